@@ -1,0 +1,72 @@
+"""The ``tutor`` command: argument parsing and dispatch, one module per subcommand.
+
+Each module in :data:`SUBCOMMANDS` defines ``register(subparsers)`` (cheap: no torch, no
+textual) and ``run(args) -> int``. With no subcommand, ``tutor`` starts the TUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tutor import __version__
+from tutor.errors import TutorError
+
+SUBCOMMANDS = (
+    "lessons",
+    "lint",
+    "schema",
+    "run",
+    "grade",
+    "diagnose",
+    "ask",
+    "start",
+    "watch",
+    "verify",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tutor.cli import common
+
+    parser = argparse.ArgumentParser(
+        prog="tutor",
+        description=(
+            "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
+            "interactive app with the bundled lessons."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    common.add_lang(parser)
+    common.add_lessons(parser)
+    common.add_data_dir(parser)
+    common.add_device(parser, default="auto")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        module = importlib.import_module(f"tutor.cli.{name}_cmd")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from tutor.cli import app_cmd
+
+            return app_cmd.run(args)
+        module = importlib.import_module(f"tutor.cli.{args.command}_cmd")
+        return int(module.run(args) or 0)
+    except TutorError as exc:
+        print(f"tutor: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tutor: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

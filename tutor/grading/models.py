@@ -1,0 +1,44 @@
+"""Verdicts: what grading says about one submission of one step."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tutor.i18n import Text
+from tutor.sandbox.models import RunResult
+
+CheckStatus = Literal["pass", "fail", "error"]
+VerdictStatus = Literal["pass", "fail", "error", "not_gradable"]
+"""``pass``: every check passed. ``fail``: ran, some check failed. ``error``: the run did
+not finish (exception where none was expected, timeout, crash...). ``not_gradable``: the
+submission does not even parse, so it is not scored."""
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Stable name, e.g. 'value:x.grad'.")
+    label: Text = Field(description="What was checked, for people.")
+    status: CheckStatus
+    points: float
+    max_points: float
+    message: Text = Field(description="Feedback that helps fix the problem (or confirms).")
+    output: str | None = Field(None, description="Capped detail, e.g. got/expected values.")
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step: str = Field(description="'LESSON/STEP'")
+    status: VerdictStatus
+    score: float
+    max_score: float
+    checks: list[CheckResult] = Field(default_factory=list)
+    message: Text | None = Field(None, description="Overall message (e.g. why not gradable).")
+    run: RunResult | None = Field(None, description="The learner's run, when there was one.")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"

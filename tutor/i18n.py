@@ -1,0 +1,65 @@
+"""Bilingual text: every learner-facing string exists in English and Simplified Chinese."""
+
+from __future__ import annotations
+
+import locale
+import os
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[Lang, ...] = ("en", "zh")
+
+
+class Text(BaseModel):
+    """A string in both languages.
+
+    In YAML a plain string stands for both languages (use it for text that is the same in
+    both, such as a formula or a code name); a mapping ``{en: ..., zh: ...}`` gives each.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: str
+    zh: str
+
+    def get(self, lang: Lang) -> str:
+        return self.zh if lang == "zh" else self.en
+
+    def format(self, **values: Any) -> Text:
+        """Fill ``{name}`` placeholders in both languages."""
+        return Text(en=self.en.format(**values), zh=self.zh.format(**values))
+
+    def __add__(self, other: Text) -> Text:
+        return Text(en=self.en + other.en, zh=self.zh + other.zh)
+
+
+def _coerce_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"en": value, "zh": value}
+    return value
+
+
+BiText = Annotated[Text, BeforeValidator(_coerce_text)]
+"""A field type that accepts a plain string or an ``{en, zh}`` mapping."""
+
+
+def T(en: str, zh: str) -> Text:  # noqa: N802 - short constructor for message tables
+    return Text(en=en, zh=zh)
+
+
+def default_lang() -> Lang:
+    """The language from the environment: ``TUTOR_LANG``, then the locale; English otherwise."""
+    explicit = os.environ.get("TUTOR_LANG", "").strip().lower()
+    if explicit in LANGS:
+        return explicit  # type: ignore[return-value]
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
