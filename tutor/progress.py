@@ -1,0 +1,281 @@
+"""Learner progress in SQLite: passed steps, attempts, last code, hints, where they left off.
+
+One database file under the user data directory, shared by the TUI and ``tutor watch``
+(which may run at the same time). Why SQLite in WAL mode: every write below is one
+transaction, so a crash or ``kill -9`` in the middle of a write leaves the previous state
+intact, and readers never block the writer. The schema version lives in
+``PRAGMA user_version`` so a later release can migrate an older file in place.
+
+Steps are named by ``LESSON/STEP`` references, the same everywhere.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from tutor.errors import TutorError
+
+SCHEMA_VERSION = 1
+APP_NAME = "autograd-tutor"
+DB_NAME = "progress.sqlite3"
+
+_SCHEMA_V1 = """
+CREATE TABLE steps (
+    step_ref       TEXT PRIMARY KEY,
+    attempts       INTEGER NOT NULL DEFAULT 0,
+    passed         INTEGER NOT NULL DEFAULT 0,
+    best_score     REAL,
+    max_score      REAL,
+    last_code      TEXT,
+    hints_revealed INTEGER NOT NULL DEFAULT 0,
+    updated_at     REAL NOT NULL
+);
+CREATE TABLE attempts (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    step_ref  TEXT NOT NULL,
+    code      TEXT NOT NULL,
+    passed    INTEGER NOT NULL,
+    score     REAL NOT NULL,
+    max_score REAL NOT NULL,
+    at        REAL NOT NULL
+);
+CREATE INDEX attempts_by_step ON attempts (step_ref);
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+class ProgressError(TutorError):
+    """The progress file cannot be opened or written (unreadable, from a newer version...)."""
+
+
+class StepProgress(BaseModel):
+    """Everything the store knows about one step, for faces that show a step's state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step_ref: str
+    attempts: int = 0
+    passed: bool = False
+    best_score: float | None = None
+    max_score: float | None = None
+    last_code: str | None = None
+    hints_revealed: int = 0
+
+
+def default_data_dir() -> Path:
+    """The per-user data directory (``platformdirs.user_data_dir("autograd-tutor")``)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def _check_ref(step_ref: str) -> None:
+    lesson, sep, step = step_ref.partition("/")
+    if not (lesson and sep and step) or "/" in step:
+        raise ValueError(f"step reference must look like 'LESSON/STEP', got {step_ref!r}")
+
+
+class ProgressStore:
+    """The learner's progress in one SQLite file. Safe for several processes and threads."""
+
+    def __init__(self, path: Path | str, *, busy_timeout_s: float = 10.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ProgressError(
+                f"cannot create the progress folder {self.path.parent}: {exc.strerror}",
+                hint="pass --data-dir with a folder you can write to",
+            ) from exc
+        try:
+            # isolation_level=None: no implicit transactions; each write says BEGIN itself.
+            self._conn = sqlite3.connect(
+                self.path,
+                timeout=busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            # FULL: a commit is on disk when it returns; progress writes are rare, so cheap.
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise ProgressError(
+                f"cannot open the progress file {self.path}: {exc}",
+                hint="move the file aside (your lessons are not affected) or pass --data-dir",
+            ) from exc
+
+    @classmethod
+    def default(cls, data_dir: Path | None = None) -> ProgressStore:
+        """The store in ``data_dir`` (default: the user data directory)."""
+        return cls((data_dir if data_dir is not None else default_data_dir()) / DB_NAME)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. IMMEDIATE takes the write lock up front, so two processes
+        never both read-then-write the same row (no lost increments)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _migrate(self) -> None:
+        with self._write() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise ProgressError(
+                    f"the progress file {self.path} was written by a newer autograd-tutor "
+                    f"(schema {version}; this one knows {SCHEMA_VERSION})",
+                    hint="upgrade autograd-tutor, or pass --data-dir to use another folder",
+                )
+            if version == 0:
+                for statement in _SCHEMA_V1.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _ensure_step(self, conn: sqlite3.Connection, step_ref: str, now: float) -> None:
+        conn.execute(
+            "INSERT OR IGNORE INTO steps (step_ref, updated_at) VALUES (?, ?)", (step_ref, now)
+        )
+
+    # ------------------------------------------------------------------ writes
+
+    def record_attempt(
+        self, step_ref: str, code: str, *, passed: bool, score: float, max_score: float
+    ) -> None:
+        """One graded submission: counts the attempt, keeps the code; a pass is for good."""
+        _check_ref(step_ref)
+        now = time.time()
+        with self._write() as conn:
+            self._ensure_step(conn, step_ref, now)
+            conn.execute(
+                "INSERT INTO attempts (step_ref, code, passed, score, max_score, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (step_ref, code, int(passed), float(score), float(max_score), now),
+            )
+            conn.execute(
+                "UPDATE steps SET attempts = attempts + 1, passed = MAX(passed, ?),"
+                " best_score = MAX(COALESCE(best_score, ?), ?), max_score = ?,"
+                " last_code = ?, updated_at = ? WHERE step_ref = ?",
+                (int(passed), score, score, max_score, code, now, step_ref),
+            )
+
+    def save_code(self, step_ref: str, code: str) -> None:
+        """Keep the code of a step without grading it (restored when the learner comes back)."""
+        _check_ref(step_ref)
+        now = time.time()
+        with self._write() as conn:
+            self._ensure_step(conn, step_ref, now)
+            conn.execute(
+                "UPDATE steps SET last_code = ?, updated_at = ? WHERE step_ref = ?",
+                (code, now, step_ref),
+            )
+
+    def set_hints_revealed(self, step_ref: str, n: int) -> None:
+        _check_ref(step_ref)
+        if n < 0:
+            raise ValueError(f"hints revealed cannot be negative, got {n}")
+        now = time.time()
+        with self._write() as conn:
+            self._ensure_step(conn, step_ref, now)
+            conn.execute(
+                "UPDATE steps SET hints_revealed = ?, updated_at = ? WHERE step_ref = ?",
+                (n, now, step_ref),
+            )
+
+    def set_position(self, lesson_id: str, step_id: str) -> None:
+        """Where the learner is; both keys change in one transaction."""
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [("position.lesson", lesson_id), ("position.step", step_id)],
+            )
+
+    # ------------------------------------------------------------------ reads
+
+    def passed_steps(self) -> set[str]:
+        return {str(row[0]) for row in self._read("SELECT step_ref FROM steps WHERE passed = 1")}
+
+    def attempts(self, step_ref: str) -> int:
+        rows = self._read("SELECT attempts FROM steps WHERE step_ref = ?", (step_ref,))
+        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+
+    def last_code(self, step_ref: str) -> str | None:
+        rows = self._read("SELECT last_code FROM steps WHERE step_ref = ?", (step_ref,))
+        return rows[0][0] if rows else None  # type: ignore[return-value]
+
+    def hints_revealed(self, step_ref: str) -> int:
+        rows = self._read("SELECT hints_revealed FROM steps WHERE step_ref = ?", (step_ref,))
+        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+
+    def position(self) -> tuple[str, str] | None:
+        rows = dict(
+            self._read(
+                "SELECT key, value FROM meta WHERE key IN ('position.lesson', 'position.step')"
+            )
+        )
+        lesson, step = rows.get("position.lesson"), rows.get("position.step")
+        if not lesson or not step:
+            return None
+        return str(lesson), str(step)
+
+    def step(self, step_ref: str) -> StepProgress:
+        """All that is known about one step (defaults when nothing is)."""
+        rows = self._read(
+            "SELECT attempts, passed, best_score, max_score, last_code, hints_revealed"
+            " FROM steps WHERE step_ref = ?",
+            (step_ref,),
+        )
+        if not rows:
+            return StepProgress(step_ref=step_ref)
+        attempts, passed, best, max_score, code, hints = rows[0]
+        return StepProgress(
+            step_ref=step_ref,
+            attempts=attempts,
+            passed=bool(passed),
+            best_score=best,
+            max_score=max_score,
+            last_code=code,
+            hints_revealed=hints,
+        )
+
+    def attempt_count_logged(self, step_ref: str) -> int:
+        """Rows in the attempt log for a step (equals :meth:`attempts`; used to audit)."""
+        rows = self._read("SELECT COUNT(*) FROM attempts WHERE step_ref = ?", (step_ref,))
+        return int(rows[0][0])  # type: ignore[call-overload]
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ProgressStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
