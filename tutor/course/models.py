@@ -6,7 +6,7 @@ unknown keys so a typo in a lesson is an error, not a silently ignored field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -139,15 +139,13 @@ class FunctionCheck(_CheckBase):
 
 
 Check = Annotated[
-    Union[
-        ValueCheck,
-        AttributeCheck,
-        ErrorCheck,
-        NoErrorCheck,
-        StdoutCheck,
-        AstCheck,
-        FunctionCheck,
-    ],
+    ValueCheck
+    | AttributeCheck
+    | ErrorCheck
+    | NoErrorCheck
+    | StdoutCheck
+    | AstCheck
+    | FunctionCheck,
     Field(discriminator="kind"),
 ]
 
@@ -219,11 +217,11 @@ class AnswerStep(_StepBase):
 
 
 Step = Annotated[
-    Union[ReadingStep, CodeStep, FixStep, QuizStep, AnswerStep],
+    ReadingStep | CodeStep | FixStep | QuizStep | AnswerStep,
     Field(discriminator="kind"),
 ]
-GradedStep = Union[CodeStep, FixStep, QuizStep, AnswerStep]
-RunnableStep = Union[CodeStep, FixStep]
+GradedStep = CodeStep | FixStep | QuizStep | AnswerStep
+RunnableStep = CodeStep | FixStep
 
 # --------------------------------------------------------------------------- lessons
 

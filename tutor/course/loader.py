@@ -1,0 +1,447 @@
+"""Loading lesson YAML into validated models, keeping the line and column of every node.
+
+Validation errors are reported as :class:`Problem` s that point at the ``path:line:col`` of
+the offending key or value, so authors can jump straight to it. The position map built
+while loading (pydantic ``loc`` tuple -> position) is kept for the linter.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.resources
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from tutor.course.models import Course, Lesson
+from tutor.errors import TutorError
+
+Loc = tuple[str | int, ...]
+"""A path into the lesson data: mapping keys and list indices, as in pydantic's ``loc``."""
+
+Severity = Literal["error", "warning"]
+
+LESSON_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with a lesson file, at a 1-based line and column."""
+
+    path: Path
+    line: int
+    col: int
+    message: str
+    severity: Severity = "error"
+
+    def format(self, display_path: str | None = None) -> str:
+        where = f"{display_path if display_path is not None else self.path}:{self.line}:{self.col}"
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{where}: {prefix}{self.message}"
+
+
+class LessonError(TutorError):
+    """A lesson file (or several) that cannot be loaded; ``problems`` says where and why."""
+
+    exit_code = 1
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = sorted(problems)
+        lines = [problem.format() for problem in self.problems[:20]]
+        if len(self.problems) > 20:
+            lines.append(f"... and {len(self.problems) - 20} more")
+        super().__init__(
+            "invalid lesson file:\n" + "\n".join(lines),
+            hint="run `tutor lint` on the file for every problem",
+        )
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a node starts (1-based). ``key`` is where the key naming it starts, if any."""
+
+    line: int
+    col: int
+    key_line: int | None = None
+    key_col: int | None = None
+
+    @property
+    def at_key(self) -> tuple[int, int]:
+        if self.key_line is not None and self.key_col is not None:
+            return self.key_line, self.key_col
+        return self.line, self.col
+
+    @property
+    def at_value(self) -> tuple[int, int]:
+        return self.line, self.col
+
+
+@dataclass
+class LoadedLesson:
+    """A lesson file as loaded: the raw data, node positions, and the model if it is valid."""
+
+    path: Path
+    text: str
+    data: Any
+    positions: dict[Loc, Position] = field(default_factory=dict)
+    lesson: Lesson | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def locate(self, loc: Sequence[str | int], *, key: bool = False) -> tuple[int, int]:
+        """The position of the deepest node of ``loc`` present in the file.
+
+        ``loc`` may be a pydantic error location: union tags in it (such as a step's
+        ``kind``) are skipped. With ``key``, a mapping entry is located at its key.
+        """
+        found = resolve_loc(self.data, loc)
+        pos = self.positions.get(found) or self.positions.get(()) or Position(1, 1)
+        return pos.at_key if key else pos.at_value
+
+    def problem(
+        self,
+        loc: Sequence[str | int],
+        message: str,
+        *,
+        key: bool = False,
+        severity: Severity = "error",
+    ) -> Problem:
+        line, col = self.locate(loc, key=key)
+        return Problem(self.path, line, col, message, severity)
+
+
+# --------------------------------------------------------------------------- finding lessons
+
+
+def bundled_lessons_dir() -> Path:
+    """The course shipped with the package (``tutor/bundled_lessons``), else ``lessons/``."""
+    try:
+        bundled = importlib.resources.files("tutor") / "bundled_lessons"
+        if bundled.is_dir():
+            return Path(str(bundled))
+    except (ModuleNotFoundError, TypeError, NotADirectoryError):  # pragma: no cover
+        pass
+    return Path(__file__).resolve().parents[2] / "lessons"
+
+
+def lesson_files(directory: Path) -> list[Path]:
+    """The lesson files of a course folder, in name order (other files are ignored)."""
+    if not directory.is_dir():
+        raise TutorError(
+            f"{directory}: no such folder of lessons",
+            hint="pass a folder that holds lesson *.yaml files",
+        )
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in LESSON_SUFFIXES)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _plain(node: Any, loc: Loc, positions: dict[Loc, Position]) -> Any:
+    """Round-trip YAML nodes to plain Python data, recording the position of each node."""
+    if isinstance(node, CommentedMap):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            child = (*loc, key) if isinstance(key, (str, int)) else (*loc, str(key))
+            key_line, key_col = node.lc.key(key)
+            value_line, value_col = node.lc.value(key)
+            # A scalar is reported where its value starts; a nested block at its key.
+            if isinstance(value, (CommentedMap, CommentedSeq)):
+                value_line, value_col = key_line, key_col
+            positions[child] = Position(value_line + 1, value_col + 1, key_line + 1, key_col + 1)
+            out[str(key) if not isinstance(key, (str, int)) else key] = _plain(
+                value, child, positions
+            )
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            line, col = node.lc.item(index)
+            positions[(*loc, index)] = Position(line + 1, col + 1)
+            items.append(_plain(value, (*loc, index), positions))
+        return items
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return node
+
+
+def parse_lesson_file(path: Path) -> LoadedLesson:
+    """Read and parse one file; YAML syntax errors become problems (no validation yet)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TutorError(f"{path}: no such lesson file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        loaded = LoadedLesson(path=path, text="", data=None)
+        loaded.problems.append(Problem(path, 1, 1, f"cannot read file: {exc}"))
+        return loaded
+    loaded = LoadedLesson(path=path, text=text, data=None)
+    try:
+        node = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        what = " ".join(part for part in (exc.context, exc.problem) if part)
+        message = f"YAML syntax error: {what or exc}"
+        if "found character '\\t'" in what:
+            message += " (indent with spaces, not tabs)"
+        loaded.problems.append(Problem(path, line, col, message))
+        return loaded
+    except YAMLError as exc:
+        loaded.problems.append(Problem(path, 1, 1, f"YAML error: {exc}"))
+        return loaded
+    root_pos = Position(1, 1)
+    if isinstance(node, (CommentedMap, CommentedSeq)) and node.lc.line is not None:
+        root_pos = Position(node.lc.line + 1, node.lc.col + 1)
+    loaded.positions[()] = root_pos
+    loaded.data = _plain(node, (), loaded.positions)
+    return loaded
+
+
+def load_lesson_with_positions(path: Path) -> LoadedLesson:
+    """Parse and validate one file. Never raises for a broken lesson: see ``.problems``."""
+    loaded = parse_lesson_file(path)
+    if loaded.problems:
+        return loaded
+    if loaded.data is None:
+        loaded.problems.append(
+            Problem(loaded.path, 1, 1, "the file is empty; a lesson is a mapping: id, title, steps")
+        )
+        return loaded
+    try:
+        loaded.lesson = Lesson.model_validate(loaded.data)
+    except ValidationError as exc:
+        loaded.problems.extend(validation_problems(loaded, exc))
+    return loaded
+
+
+def load_lesson(path: Path) -> Lesson:
+    """Load one lesson file; raises :class:`LessonError` with every problem found."""
+    loaded = load_lesson_with_positions(path)
+    if loaded.problems or loaded.lesson is None:
+        raise LessonError(loaded.problems)
+    return loaded.lesson
+
+
+def load_course(directory: Path | None = None) -> Course:
+    """Load every ``*.yaml`` lesson in ``directory`` (default: the bundled course), in name
+    order. Raises :class:`LessonError` listing the problems of every broken file, and for
+    two lessons with the same id."""
+    directory = Path(directory) if directory is not None else bundled_lessons_dir()
+    files = lesson_files(directory)
+    if not files:
+        raise TutorError(
+            f"{directory}: no lesson files (*.yaml) in this folder",
+            hint="pass --lessons DIR pointing at a folder of lesson YAML files",
+        )
+    problems: list[Problem] = []
+    lessons: list[Lesson] = []
+    first_seen: dict[str, LoadedLesson] = {}
+    for path in files:
+        loaded = load_lesson_with_positions(path)
+        problems.extend(loaded.problems)
+        if loaded.lesson is None:
+            continue
+        other = first_seen.get(loaded.lesson.id)
+        if other is not None:
+            problems.append(duplicate_lesson_problem(loaded, other))
+            continue
+        first_seen[loaded.lesson.id] = loaded
+        lessons.append(loaded.lesson)
+    if problems:
+        raise LessonError(problems)
+    return Course(lessons=lessons)
+
+
+def duplicate_lesson_problem(loaded: LoadedLesson, other: LoadedLesson) -> Problem:
+    line, _ = other.locate(("id",))
+    lesson_id = loaded.lesson.id if loaded.lesson else "?"
+    return loaded.problem(
+        ("id",), f"duplicate lesson id '{lesson_id}' (also in {other.path}:{line})"
+    )
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def resolve_loc(data: Any, loc: Sequence[str | int]) -> Loc:
+    """The longest prefix of ``loc`` that exists in ``data``, with union tags dropped."""
+    found: list[str | int] = []
+    node = data
+    parts = list(loc)
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            node = node[part]
+            found.append(part)
+        elif isinstance(node, dict) and isinstance(part, str) and i + 1 < len(parts):
+            pass  # a union tag such as the step kind 'code' in ('steps', 0, 'code', 'id')
+        else:
+            break
+        i += 1
+    return tuple(found)
+
+
+def describe_loc(data: Any, loc: Sequence[str | int]) -> str:
+    """``steps[2].checks[0].expr`` for a pydantic loc (tags dropped), for messages."""
+    out = ""
+    node = data
+    for part in loc:
+        if isinstance(node, list) and isinstance(part, int):
+            out += f"[{part}]"
+            node = node[part] if 0 <= part < len(node) else None
+        elif isinstance(node, dict) and part in node:
+            out += f".{part}" if out else str(part)
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and part == node.get("kind"):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+            node = None
+    return out or "(top level)"
+
+
+# --------------------------------------------------------------------------- validation errors
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """The concrete alternatives of a field type: Annotated/Optional/Union flattened."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    origin = typing.get_origin(tp)
+    if origin is Union or origin is types.UnionType:
+        out: list[Any] = []
+        for arg in typing.get_args(tp):
+            if arg is not type(None):
+                out.extend(_unwrap(arg))
+        return out
+    return [tp]
+
+
+def _kind_of(model: type[BaseModel]) -> str | None:
+    info = model.model_fields.get("kind")
+    if info is None:
+        return None
+    args = typing.get_args(info.annotation)
+    return args[0] if args else None
+
+
+def model_at(loc: Sequence[str | int], root: type[BaseModel] = Lesson) -> type[BaseModel] | None:
+    """The model class that the node at a pydantic ``loc`` is validated as (tags included)."""
+    candidates: list[Any] = [root]
+    for part in loc:
+        models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+        if len(models) > 1 and isinstance(part, str):
+            tagged = [m for m in models if _kind_of(m) == part]
+            if tagged:
+                candidates = tagged
+                continue
+        if isinstance(part, int):
+            nxt: list[Any] = []
+            for c in candidates:
+                if typing.get_origin(c) in (list, tuple):
+                    nxt.extend(_unwrap(typing.get_args(c)[0]))
+            candidates = nxt
+            continue
+        nxt = []
+        for m in models:
+            info = m.model_fields.get(part)
+            if info is not None:
+                nxt.extend(_unwrap(info.annotation))
+        candidates = nxt
+        if not candidates:
+            return None
+    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    return models[0] if len(models) == 1 else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def _what(data: Any, loc: Sequence[str | int]) -> str:
+    """A short name for the node at ``loc`` ('code step 'grad-of-x'', 'check #1', ...)."""
+    where = describe_loc(data, loc)
+    return f"'{where}'" if where != "(top level)" else "the lesson"
+
+
+def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Problem]:
+    """Turn pydantic errors into author-facing problems at the right line and column."""
+    problems: list[Problem] = []
+    seen: set[tuple[int, int, str]] = set()
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        kind = error["type"]
+        where = describe_loc(loaded.data, loc)
+        key = False
+        if kind == "extra_forbidden":
+            name = str(loc[-1])
+            model = model_at(loc[:-1])
+            allowed = sorted(model.model_fields) if model else []
+            hint = did_you_mean(name, allowed)
+            parent = describe_loc(loaded.data, loc[:-1])
+            message = f"unknown key '{name}' in {parent if loc[:-1] else 'the lesson'}{hint}"
+            if allowed and not hint:
+                message += f"; allowed keys: {', '.join(allowed)}"
+            key = True
+        elif kind == "missing":
+            name = str(loc[-1])
+            parent_loc = loc[:-1]
+            model = model_at(parent_loc)
+            if model is not None and model.__name__ == "Text":
+                message = (
+                    f"{describe_loc(loaded.data, parent_loc)}: missing '{name}' text "
+                    "(a translated text needs both 'en' and 'zh')"
+                )
+            else:
+                message = f"missing required key '{name}' in {_what(loaded.data, parent_loc)}"
+            key = True
+        elif kind == "union_tag_invalid":
+            ctx = error.get("ctx", {})
+            tag = str(ctx.get("tag", ""))
+            expected = str(ctx.get("expected_tags", ""))
+            tags = [t.strip().strip("'") for t in expected.split(",")]
+            loc = (*loc, "kind")
+            hint = did_you_mean(tag, tags)
+            message = f"{where}: unknown kind '{tag}'{hint}; expected one of {expected}"
+        elif kind == "union_tag_not_found":
+            ctx = error.get("ctx", {})
+            message = f"{where}: missing '{ctx.get('discriminator', 'kind')}'"
+            key = True
+        else:
+            given = error.get("input")
+            shown = repr(given) if isinstance(given, (str, int, float, bool)) else None
+            message = f"{where}: {error['msg']}"
+            if shown is not None and len(shown) <= 60:
+                message += f" (got {shown})"
+        line, col = loaded.locate(loc, key=key)
+        marker = (line, col, message)
+        if marker in seen:
+            continue
+        seen.add(marker)
+        problems.append(Problem(loaded.path, line, col, message))
+    return problems
