@@ -41,7 +41,7 @@ def _coerce_text(value: Any) -> Any:
     return value
 
 
-BiText = Annotated[Text, BeforeValidator(_coerce_text)]
+BiText = Annotated[Text, BeforeValidator(_coerce_text, json_schema_input_type=str | Text)]
 """A field type that accepts a plain string or an ``{en, zh}`` mapping."""
 
 
