@@ -1,0 +1,94 @@
+"""``tutor start``: write the exercises as Python files to edit in your own editor."""
+
+from __future__ import annotations
+
+import argparse
+
+from tutor.cli.watch_cmd import add_exercise_options
+from tutor.errors import TutorError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "start",
+        help="write the exercises as Python files for your own editor",
+        description=(
+            "Writes every code and fix-the-bug exercise of LESSON (or of the whole course) as "
+            "a Python file NN-<lesson>/MM-<step>.py with the prompt as a comment header and "
+            "the starter code (or the code you last wrote in the app). Quiz and answer steps "
+            "stay in the app. Running it again updates only files you have not changed; "
+            "files you changed are kept as they are. Then run `tutor watch`."
+        ),
+    )
+    parser.add_argument(
+        "lesson",
+        nargs="?",
+        metavar="LESSON",
+        help="a lesson id or number (default: the whole course)",
+    )
+    add_exercise_options(parser)
+
+
+def _lesson_id(course_ids: list[str], wanted: str) -> str:
+    if wanted in course_ids:
+        return wanted
+    if wanted.isdigit() and 1 <= int(wanted) <= len(course_ids):
+        return course_ids[int(wanted) - 1]
+    raise TutorError(
+        f"no lesson {wanted!r} in the course",
+        hint=f"use an id or a number 1-{len(course_ids)}: {', '.join(course_ids)}",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from tutor.cli.common import resolve_lang
+    from tutor.course import load_course
+    from tutor.i18n import Lang, T
+    from tutor.progress import ProgressStore
+    from tutor.workspace import Workspace, describe_report
+
+    workspace = Workspace(args.dir)
+    manifest = workspace.load_manifest() if workspace.exists() else None
+    lessons_dir: Path | None = getattr(args, "lessons", None)
+    if lessons_dir is None and manifest is not None and manifest.lessons_dir:
+        lessons_dir = Path(manifest.lessons_dir)
+    course = load_course(lessons_dir)
+    # an explicit --lang wins; else keep the language the files are already in
+    chosen = getattr(args, "lang", None) or (manifest.lang if manifest else resolve_lang(args))
+    lang: Lang = "zh" if chosen == "zh" else "en"
+    lesson_ids = None
+    if args.lesson:
+        lesson_ids = [_lesson_id([lesson.id for lesson in course.lessons], args.lesson)]
+    with ProgressStore.default(getattr(args, "data_dir", None)) as store:
+        report = workspace.write_course(
+            course,
+            lesson_ids=lesson_ids,
+            lang=lang,
+            lessons_dir=lessons_dir,
+            saved_code=store.last_code,
+        )
+    console = Console(highlight=False, soft_wrap=True)
+    for line in describe_report(report, workspace.root):
+        console.print(line.get(lang), markup=False)
+    if not (report.written or report.updated or report.unchanged or report.kept):
+        console.print(
+            T("No code exercises to write.", "没有需要写入的编程练习。").get(lang),
+            markup=False,
+        )
+        return 0
+    where = "" if str(args.dir) == "autograd-exercises" else f" --dir {args.dir}"
+    console.print(
+        T(
+            "Next: open the files in your editor and run `tutor watch{where}`.",
+            "下一步：在编辑器中打开这些文件，然后运行 `tutor watch{where}`。",
+        )
+        .format(where=where)
+        .get(lang),
+        style="bold",
+        markup=False,
+    )
+    return 0

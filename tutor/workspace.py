@@ -1,0 +1,346 @@
+"""Exercise files for learners who use their own editor (``tutor start`` / ``watch`` / ``verify``).
+
+A workspace is a folder of Python files, one per code or fix-the-bug step, named so they
+sort in course order (``NN-<lesson>/MM-<step>.py``, numbered as in the course so a step's
+number matches the TUI's), each with the prompt as a comment header and the starter code.
+Quiz and answer steps are not written: they are not code, and the app (``tutor``) asks them.
+
+A JSON manifest (:data:`MANIFEST_NAME`) maps files to ``LESSON/STEP`` references and keeps
+the sha256 of what was written, so a later ``tutor start`` rewrites only files the learner
+has not changed and says which it kept.
+
+This module only knows lessons and files; grading and progress are wired by the CLI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tutor.course.models import CodeStep, Course, FixStep, Lesson
+from tutor.errors import TutorError
+from tutor.i18n import Lang, T, Text
+
+MANIFEST_NAME = ".tutor-exercises.json"
+MANIFEST_VERSION = 1
+DEFAULT_DIR = Path("autograd-exercises")
+
+HEADER_END = "# " + "=" * 72
+"""Last line of the comment header; the learner's code starts below it. Language-neutral
+so a file written in one language is still understood after switching."""
+
+WRITTEN_KINDS = ("code", "fix")
+"""Step kinds that become files; quiz, answer and reading steps stay in the app."""
+
+_MSG = {
+    "kind.code": T("code exercise", "编程练习"),
+    "kind.fix": T("fix the bug", "修复错误"),
+    "hints": T(
+        "Hints: {n} locked. In `tutor watch`, press h to reveal them one at a time.",
+        "提示：{n} 条，尚未显示。在 `tutor watch` 中按 h 逐条查看。",
+    ),
+    "no_hints": T("Hints: none for this exercise.", "提示：本练习没有提示。"),
+    "how": T(
+        "Save the file and `tutor watch` grades it; `tutor verify` grades every file.",
+        "保存文件后 `tutor watch` 会自动评分；`tutor verify` 给所有文件评分。",
+    ),
+    "below": T("Write your code below this line.", "请在这条线下方编写代码。"),
+}
+
+
+class WorkspaceError(TutorError):
+    """The exercise folder is missing, unreadable, or its manifest is broken."""
+
+
+class ExerciseEntry(BaseModel):
+    """One exercise file and the step it belongs to."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: str = Field(description="'LESSON/STEP'")
+    kind: Literal["code", "fix"]
+    path: str = Field(description="Relative to the workspace, with '/' separators.")
+    sha256: str | None = Field(
+        None, description="Hash of what tutor wrote; None for a file tutor did not write."
+    )
+
+    @property
+    def lesson_id(self) -> str:
+        return self.ref.partition("/")[0]
+
+    @property
+    def step_id(self) -> str:
+        return self.ref.partition("/")[2]
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = MANIFEST_VERSION
+    lang: Lang = "en"
+    lessons_dir: str | None = Field(
+        None, description="Course the files came from; None for the bundled course."
+    )
+    exercises: list[ExerciseEntry] = Field(default_factory=list)
+
+    def entry(self, ref: str) -> ExerciseEntry | None:
+        for entry in self.exercises:
+            if entry.ref == ref:
+                return entry
+        return None
+
+
+class WriteReport(BaseModel):
+    """What ``tutor start`` did, file by file (relative paths)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    written: list[str] = Field(default_factory=list, description="New files.")
+    updated: list[str] = Field(
+        default_factory=list, description="Untouched by the learner; rewritten (e.g. language)."
+    )
+    unchanged: list[str] = Field(default_factory=list, description="Already up to date.")
+    kept: list[str] = Field(
+        default_factory=list, description="Changed by the learner: left exactly as they were."
+    )
+    not_written: list[str] = Field(
+        default_factory=list, description="Refs of quiz/answer steps (done in the app)."
+    )
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def exercise_path(lesson_no: int, lesson_id: str, step_no: int, step_id: str) -> str:
+    """``NN-<lesson>/MM-<step>.py``; numbers are 1-based positions in the course."""
+    return f"{lesson_no:02d}-{lesson_id}/{step_no:02d}-{step_id}.py"
+
+
+def _comment(text: str) -> list[str]:
+    return [f"# {line}".rstrip() for line in text.strip().splitlines()] or ["#"]
+
+
+def render_exercise(
+    lesson: Lesson, step: CodeStep | FixStep, step_no: int, lang: Lang, code: str
+) -> str:
+    """The full text of an exercise file: comment header, marker line, then ``code``."""
+    kind = _MSG[f"kind.{step.kind}"].get(lang)
+    hints = (
+        _MSG["hints"].format(n=len(step.hints)) if step.hints else _MSG["no_hints"]
+    ).get(lang)
+    lines = [
+        f"# autograd-tutor · {lesson.title.get(lang)}",
+        f"# {step_no}. {step.title.get(lang)}  ({kind}, {lesson.id}/{step.id})",
+        "#",
+        *_comment(step.prompt.get(lang)),
+        "#",
+        f"# {hints}",
+        f"# {_MSG['how'].get(lang)}",
+        f"# {_MSG['below'].get(lang)}",
+        HEADER_END,
+    ]
+    body = code if code.endswith("\n") or not code else code + "\n"
+    return "\n".join(lines) + "\n" + body
+
+
+def split_code(text: str) -> str:
+    """The learner's code: what follows the header marker (the whole text if it was removed)."""
+    marker = "\n" + HEADER_END + "\n"
+    if text.startswith(HEADER_END + "\n"):
+        return text[len(HEADER_END) + 1 :]
+    _, found, rest = text.partition(marker)
+    return rest if found else text
+
+
+class Workspace:
+    """A folder of exercise files plus its manifest."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / MANIFEST_NAME
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def path_of(self, entry: ExerciseEntry) -> Path:
+        return self.root / entry.path
+
+    # ------------------------------------------------------------------ manifest
+
+    def load_manifest(self) -> Manifest:
+        if not self.exists():
+            raise WorkspaceError(
+                f"no exercises in {self.root} (missing {MANIFEST_NAME})",
+                hint=f"run `tutor start --dir {self.root}` first",
+            )
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest = Manifest.model_validate(data)
+        except (OSError, ValueError, ValidationError) as exc:
+            raise WorkspaceError(
+                f"cannot read {self.manifest_path}: {str(exc).splitlines()[0]}",
+                hint="delete it and run `tutor start` again (files you changed are kept)",
+            ) from exc
+        if manifest.version > MANIFEST_VERSION:
+            raise WorkspaceError(
+                f"{self.manifest_path} was written by a newer autograd-tutor",
+                hint="upgrade autograd-tutor",
+            )
+        return manifest
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        """Atomic: a kill while saving leaves the old manifest or the new one, never half."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.manifest_path)
+
+    # ------------------------------------------------------------------ files
+
+    def read(self, entry: ExerciseEntry) -> str | None:
+        """The file's text, or None when it is missing."""
+        try:
+            return self.path_of(entry).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorkspaceError(f"cannot read {self.path_of(entry)}: {exc}") from exc
+
+    def changed_by_learner(self, entry: ExerciseEntry) -> bool:
+        """True when the file differs from what tutor wrote (or tutor never wrote it)."""
+        text = self.read(entry)
+        if text is None:
+            return False
+        return entry.sha256 is None or sha256_text(text) != entry.sha256
+
+    def write_exercise(self, entry: ExerciseEntry, text: str) -> ExerciseEntry:
+        """Write a file and return its entry with the new hash (caller saves the manifest)."""
+        path = self.path_of(entry)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        return entry.model_copy(update={"sha256": sha256_text(text)})
+
+    def write_course(
+        self,
+        course: Course,
+        *,
+        lesson_ids: Iterable[str] | None = None,
+        lang: Lang,
+        lessons_dir: Path | None = None,
+        saved_code: Callable[[str], str | None] | None = None,
+    ) -> WriteReport:
+        """Write the exercises of the given lessons (all when None) and update the manifest.
+
+        A file the learner changed (or that tutor did not write) is never overwritten.
+        ``saved_code(ref)`` gives code the learner already wrote elsewhere (the app), used
+        instead of the starter for files written now.
+        """
+        wanted = None if lesson_ids is None else set(lesson_ids)
+        if wanted is not None:
+            unknown = wanted - {lesson.id for lesson in course.lessons}
+            if unknown:
+                known = ", ".join(lesson.id for lesson in course.lessons)
+                raise WorkspaceError(
+                    f"no lesson {', '.join(sorted(unknown))} in the course",
+                    hint=f"lessons: {known}",
+                )
+        manifest = self.load_manifest() if self.exists() else Manifest()
+        manifest.lang = lang
+        manifest.lessons_dir = str(lessons_dir.resolve()) if lessons_dir else None
+        entries = {entry.ref: entry for entry in manifest.exercises}
+        report = WriteReport()
+        for lesson_no, lesson in enumerate(course.lessons, 1):
+            if wanted is not None and lesson.id not in wanted:
+                continue
+            for step_no, step in enumerate(lesson.steps, 1):
+                ref = f"{lesson.id}/{step.id}"
+                if not isinstance(step, (CodeStep, FixStep)):
+                    if step.kind != "reading":
+                        report.not_written.append(ref)
+                    continue
+                entry = entries.get(ref) or ExerciseEntry(
+                    ref=ref,
+                    kind=step.kind,
+                    path=exercise_path(lesson_no, lesson.id, step_no, step.id),
+                )
+                entries[ref] = self._write_one(
+                    entry, lesson, step, step_no, lang, saved_code, report
+                )
+        manifest.exercises = sorted(entries.values(), key=lambda e: e.path)
+        self.save_manifest(manifest)
+        return report
+
+    def _write_one(
+        self,
+        entry: ExerciseEntry,
+        lesson: Lesson,
+        step: CodeStep | FixStep,
+        step_no: int,
+        lang: Lang,
+        saved_code: Callable[[str], str | None] | None,
+        report: WriteReport,
+    ) -> ExerciseEntry:
+        current = self.read(entry)
+        if current is not None and self.changed_by_learner(entry):
+            report.kept.append(entry.path)
+            return entry
+        code = (saved_code(entry.ref) if saved_code else None) or (
+            split_code(current) if current is not None else step.starter
+        )
+        text = render_exercise(lesson, step, step_no, lang, code)
+        if current == text:
+            report.unchanged.append(entry.path)
+            return entry
+        (report.updated if current is not None else report.written).append(entry.path)
+        return self.write_exercise(entry, text)
+
+
+def describe_report(report: WriteReport, root: Path) -> list[Text]:
+    """Learner-facing lines summing up a :class:`WriteReport`."""
+    lines: list[Text] = []
+    if report.written:
+        lines.append(
+            T("Wrote {n} exercise files in {dir}", "在 {dir} 中写入了 {n} 个练习文件").format(
+                n=len(report.written), dir=root
+            )
+        )
+    if report.updated:
+        lines.append(
+            T(
+                "Updated {n} files you had not changed",
+                "更新了 {n} 个你尚未修改的文件",
+            ).format(n=len(report.updated))
+        )
+    if report.unchanged:
+        lines.append(
+            T("{n} files already up to date", "{n} 个文件已是最新").format(
+                n=len(report.unchanged)
+            )
+        )
+    for path in report.kept:
+        lines.append(
+            T(
+                "Kept {path}: you changed it, so it was not overwritten",
+                "保留 {path}：你已修改过它，因此没有覆盖",
+            ).format(path=path)
+        )
+    if report.not_written:
+        lines.append(
+            T(
+                "{n} quiz/answer steps are not files; do them in the app (`tutor`)",
+                "{n} 个选择题/填答案步骤不生成文件；请在应用（`tutor`）中完成",
+            ).format(n=len(report.not_written))
+        )
+    return lines
