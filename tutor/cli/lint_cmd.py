@@ -1,0 +1,108 @@
+"""``tutor lint``: check lesson files, statically and by running every reference solution."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from tutor.course.lint import LintReport, VerifyLesson
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="check lesson files and their reference solutions",
+        description=(
+            "Check lesson YAML files and print every problem as path:line:col: message, then "
+            "a summary line. Static checks: YAML syntax, unknown keys (with a did-you-mean), "
+            "wrong types, duplicate lesson and step ids, missing en/zh translations, checks "
+            "naming variables the solution never defines. Then each reference solution is run "
+            "in the sandbox: it must pass its own checks, a fix-the-bug starter must fail, an "
+            "answer step's code must run. An exercise with fewer than two hints is a warning. "
+            "Exit status: 1 on any error (or warning, with --strict), 0 when clean."
+        ),
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="lesson files or folders of them (default: the bundled course)",
+    )
+    parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="only the checks that need no torch; do not run the reference solutions",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="treat warnings (e.g. too few hints) as errors"
+    )
+    # SUPPRESS: `tutor --device cuda lint` still counts; the top level defaults to auto.
+    parser.add_argument(
+        "--device",
+        default=argparse.SUPPRESS,
+        metavar="D",
+        help="device to run the reference solutions on: auto, cpu, cuda, cuda:N, mps "
+        "(default: auto)",
+    )
+
+
+def _display(path: Path, explicit: bool) -> str:
+    """Paths as the author typed them; the bundled course relative to here when possible."""
+    if explicit:
+        return str(path)
+    real = path.resolve()
+    try:
+        return os.path.relpath(real) if real.is_relative_to(Path.cwd()) else str(real)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return str(real)
+
+
+def _verify_lesson() -> VerifyLesson:
+    try:
+        from tutor.grading.selfcheck import verify_lesson
+    except ImportError as exc:
+        raise TutorError(
+            f"running the reference solutions is not available: {exc}",
+            hint="use --static-only for the checks that need no torch",
+        ) from None
+    return verify_lesson
+
+
+def _lint(args: argparse.Namespace, paths: list[Path]) -> LintReport:
+    from tutor.course.lint import lint_paths
+
+    if args.static_only:
+        return lint_paths(paths)
+    verify = _verify_lesson()
+    from tutor.sandbox import DeviceError, Sandbox
+
+    def progress(loaded: Any) -> None:
+        if sys.stderr.isatty():
+            print(f"running solutions of {loaded.path.name} ...", file=sys.stderr)
+
+    with Sandbox() as sandbox:
+        sandbox.start()
+        try:
+            device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
+        except DeviceError as exc:
+            raise TutorError(str(exc), hint="pick one of the devices named above") from None
+        return lint_paths(paths, verify=verify, runner=sandbox, device=device, on_lesson=progress)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tutor.course import bundled_lessons_dir
+
+    explicit = bool(args.paths)
+    paths = list(args.paths) if explicit else [bundled_lessons_dir()]
+    report = _lint(args, paths)
+    for problem in report.problems:
+        print(problem.format(_display(problem.path, explicit)))
+    print(report.summary())
+    return 1 if report.failed(strict=args.strict) else 0

@@ -1,0 +1,480 @@
+"""Lint lesson files: every problem in one pass, each at ``path:line:col``.
+
+Static checks (no torch): YAML syntax, the lesson schema (unknown keys with a did-you-mean,
+wrong types, missing translations), duplicate lesson and step ids, prose given as a plain
+string where a translation is expected, checks naming variables the solution never defines,
+Python syntax errors in solutions, quizzes without a right answer, checks that cannot fail.
+
+Severity: an exercise (``code``/``fix`` step) with fewer than two hints is a *warning*, not
+an error — the lesson works, but the hint ladder (gentle, then specific) is incomplete.
+Warnings are printed and do not change the exit status unless ``strict``.
+
+Dynamic checks (reference solutions run in the sandbox) are done by a ``verify`` callable
+with the signature of ``tutor.grading.selfcheck.verify_lesson``; this module only maps what
+it reports to file positions, so the course layer stays free of torch and grading.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tutor.course.loader import (
+    LoadedLesson,
+    Loc,
+    Problem,
+    did_you_mean,
+    duplicate_lesson_problem,
+    lesson_files,
+    load_lesson_with_positions,
+)
+from tutor.course.models import (
+    AnswerStep,
+    AstCheck,
+    AttributeCheck,
+    CodeStep,
+    ErrorCheck,
+    FixStep,
+    FunctionCheck,
+    QuizStep,
+    StdoutCheck,
+    ValueCheck,
+)
+from tutor.course.python_names import BUILTIN_NAMES, defined_names, free_names
+from tutor.errors import TutorError
+
+MIN_HINTS = 2
+"""Exercises should offer a gentle hint and a specific one."""
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+_CODE_SPAN = re.compile(r"```.*?```|`[^`]*`|^\s*[\"'].*[\"']\s*$", re.S)
+"""Code spans, and a text that is wholly one quotation (an error message, verbatim)."""
+_WORD = re.compile(r"^[(\"']?[A-Za-z]{2,}[,.;:!?)\"']*$")
+PROSE_WORDS = 3
+"""A plain string with this many English words (outside `code`) is prose that needs a
+Chinese translation; fewer is taken as a name or formula, the same in both languages."""
+
+_TEXT_FIELDS_OF_STEP = ("title", "body", "prompt")
+
+
+class SelfCheckProblemLike(Protocol):
+    """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step."""
+
+    step_id: str
+    field: str
+    message: str
+
+
+VerifyLesson = Callable[..., Sequence[SelfCheckProblemLike]]
+
+
+@dataclass
+class LintReport:
+    """Everything ``tutor lint`` found, sorted by path and line."""
+
+    files: list[Path] = field(default_factory=list)
+    loaded: list[LoadedLesson] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def lessons(self) -> int:
+        return sum(1 for item in self.loaded if item.lesson is not None)
+
+    @property
+    def steps(self) -> int:
+        return sum(len(item.lesson.steps) for item in self.loaded if item.lesson is not None)
+
+    def failed(self, *, strict: bool = False) -> bool:
+        return bool(self.errors or (strict and self.warnings))
+
+    def summary(self) -> str:
+        if not self.problems:
+            return f"{_plural(self.lessons, 'lesson')}, {_plural(self.steps, 'step')}: all clean"
+        files = len({p.path for p in self.problems})
+        if not self.errors:
+            return (
+                f"{_plural(self.lessons, 'lesson')}, {_plural(self.steps, 'step')}: "
+                f"no errors, {_plural(len(self.warnings), 'warning')} in {_plural(files, 'file')}"
+            )
+        detail = f" ({_plural(len(self.warnings), 'warning')})" if self.warnings else ""
+        return f"{_plural(len(self.problems), 'problem')}{detail} in {_plural(files, 'file')}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def collect_files(paths: Iterable[Path]) -> list[Path]:
+    """Lesson files named by ``paths``: files as given, folders' ``*.yaml`` in name order."""
+    out: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            out.extend(lesson_files(path))
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise TutorError(f"{path}: no such file or folder", hint="pass lesson files or folders")
+    seen: set[Path] = set()
+    unique = []
+    for path in out:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(path)
+    return unique
+
+
+def lint_paths(
+    paths: Iterable[Path],
+    *,
+    verify: VerifyLesson | None = None,
+    runner: Any = None,
+    device: str = "cpu",
+    on_lesson: Callable[[LoadedLesson], None] | None = None,
+) -> LintReport:
+    """Lint every lesson file under ``paths``. With ``verify`` (and its ``runner``), each
+    valid lesson's reference solutions are also checked by running them."""
+    report = LintReport(files=collect_files(paths))
+    first_seen: dict[str, LoadedLesson] = {}
+    for path in report.files:
+        loaded = load_lesson_with_positions(path)
+        report.loaded.append(loaded)
+        report.problems.extend(loaded.problems)
+        if loaded.lesson is None:
+            continue
+        other = first_seen.get(loaded.lesson.id)
+        if other is not None:
+            report.problems.append(duplicate_lesson_problem(loaded, other))
+        else:
+            first_seen[loaded.lesson.id] = loaded
+        report.problems.extend(static_problems(loaded))
+        if verify is not None:
+            if on_lesson is not None:
+                on_lesson(loaded)
+            report.problems.extend(dynamic_problems(loaded, verify, runner=runner, device=device))
+    report.problems.sort()
+    return report
+
+
+# --------------------------------------------------------------------------- static checks
+
+
+def static_problems(loaded: LoadedLesson) -> list[Problem]:
+    """Problems the schema cannot see, in a lesson that validated."""
+    lesson = loaded.lesson
+    if lesson is None:
+        return []
+    problems: list[Problem] = []
+    problems.extend(_translation_problems(loaded))
+    seen_steps: dict[str, int] = {}
+    for index, step in enumerate(lesson.steps):
+        base: Loc = ("steps", index)
+        if step.id in seen_steps:
+            line, _ = loaded.locate(("steps", seen_steps[step.id], "id"))
+            problems.append(
+                loaded.problem(
+                    (*base, "id"), f"duplicate step id '{step.id}' (also on line {line})"
+                )
+            )
+        else:
+            seen_steps[step.id] = index
+        if isinstance(step, (CodeStep, FixStep)):
+            problems.extend(_exercise_problems(loaded, base, step))
+        elif isinstance(step, AnswerStep):
+            problems.extend(_answer_problems(loaded, base, step))
+        elif isinstance(step, QuizStep):
+            problems.extend(_quiz_problems(loaded, base, step))
+    return problems
+
+
+def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep) -> list[Problem]:
+    problems: list[Problem] = []
+    if len(step.hints) < MIN_HINTS:
+        problems.append(
+            loaded.problem(
+                (*base, "hints") if step.hints else base,
+                f"step '{step.id}': {len(step.hints)} hint(s); an exercise should have at least "
+                f"{MIN_HINTS} (a gentle one, then a specific one)",
+                key=True,
+                severity="warning",
+            )
+        )
+    syntax = _syntax_problem(loaded, (*base, "solution"), step.solution, "solution")
+    if syntax is not None:
+        problems.append(syntax)
+    names = defined_names(step.solution)
+    for number, check in enumerate(step.checks):
+        loc: Loc = (*base, "checks", number)
+        if isinstance(check, (ValueCheck, AttributeCheck)):
+            problems.extend(_expr_problems(loaded, (*loc, "expr"), check.expr, names, "solution"))
+        elif isinstance(check, FunctionCheck):
+            if names is not None and check.function not in names:
+                problems.append(
+                    loaded.problem(
+                        (*loc, "function"),
+                        f"check names function '{check.function}', which the solution never "
+                        f"defines{_suggest(check.function, names)}",
+                    )
+                )
+            for case_no, case in enumerate(check.cases):
+                try:
+                    ast.parse(f"f({case})", mode="eval")
+                except SyntaxError as exc:
+                    problems.append(
+                        loaded.problem(
+                            (*loc, "cases", case_no),
+                            f"case is not a Python argument list: {exc.msg}",
+                        )
+                    )
+        elif isinstance(check, StdoutCheck):
+            problems.extend(_stdout_problems(loaded, loc, check))
+        elif isinstance(check, ErrorCheck) and check.match is not None:
+            problems.extend(_regex_problems(loaded, (*loc, "match"), check.match))
+        elif isinstance(check, AstCheck):
+            needs_name = check.rule in ("calls", "does_not_call")
+            if needs_name and not check.name:
+                problems.append(
+                    loaded.problem(loc, f"ast rule '{check.rule}' needs 'name'", key=True)
+                )
+            elif not needs_name and check.name:
+                problems.append(
+                    loaded.problem(
+                        (*loc, "name"),
+                        f"'name' is only used by the rules calls/does_not_call, not '{check.rule}'",
+                        key=True,
+                    )
+                )
+    return problems
+
+
+def _answer_problems(loaded: LoadedLesson, base: Loc, step: AnswerStep) -> list[Problem]:
+    problems: list[Problem] = []
+    syntax = _syntax_problem(loaded, (*base, "code"), step.code, "code")
+    if syntax is not None:
+        problems.append(syntax)
+    names = defined_names(step.code)
+    problems.extend(_expr_problems(loaded, (*base, "expr"), step.expr, names, "code"))
+    return problems
+
+
+def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+    correct = sum(1 for choice in step.choices if choice.correct)
+    if correct == 0:
+        return [
+            loaded.problem(
+                (*base, "choices"), f"quiz '{step.id}' has no choice marked correct", key=True
+            )
+        ]
+    if correct > 1 and not step.multiple:
+        return [
+            loaded.problem(
+                (*base, "choices"),
+                f"quiz '{step.id}' has {correct} correct choices but 'multiple' is not true",
+                key=True,
+            )
+        ]
+    return []
+
+
+def _expr_problems(
+    loaded: LoadedLesson, loc: Loc, expr: str, names: set[str] | None, source: str
+) -> list[Problem]:
+    try:
+        read = free_names(expr)
+    except SyntaxError as exc:
+        return [loaded.problem(loc, f"expression {expr!r} is not valid Python: {exc.msg}")]
+    if names is None:
+        return []
+    missing = sorted(read - names - BUILTIN_NAMES)
+    return [
+        loaded.problem(
+            loc,
+            f"check reads '{name}', which the {source} never defines{_suggest(name, names)}",
+        )
+        for name in missing
+    ]
+
+
+def _stdout_problems(loaded: LoadedLesson, loc: Loc, check: StdoutCheck) -> list[Problem]:
+    if check.contains is None and check.regex is None and not check.same_as_solution:
+        return [
+            loaded.problem(
+                loc,
+                "stdout check needs 'contains', 'regex' or 'same_as_solution: true' "
+                "(as written it cannot fail)",
+                key=True,
+            )
+        ]
+    if check.regex is not None:
+        return _regex_problems(loaded, (*loc, "regex"), check.regex)
+    return []
+
+
+def _regex_problems(loaded: LoadedLesson, loc: Loc, pattern: str) -> list[Problem]:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return [loaded.problem(loc, f"invalid regular expression: {exc}")]
+    return []
+
+
+def _suggest(name: str, names: Iterable[str]) -> str:
+    return did_you_mean(name, sorted(names))
+
+
+def _syntax_problem(loaded: LoadedLesson, loc: Loc, source: str, what: str) -> Problem | None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        line, col = code_position(loaded, loc, exc.lineno or 1, (exc.offset or 1))
+        return Problem(loaded.path, line, col, f"{what} is not valid Python: {exc.msg}")
+    return None
+
+
+def code_position(loaded: LoadedLesson, loc: Loc, code_line: int, code_col: int) -> tuple[int, int]:
+    """The file position of (line, col) inside a code block stored at ``loc``.
+
+    For a block scalar (``solution: |``) the code starts on the next line at the block's
+    indentation; for an inline scalar it starts at the value (after a quote)."""
+    line, col = loaded.locate(loc)
+    lines = loaded.text.splitlines()
+    if not 0 < line <= len(lines):
+        return line, col
+    start = lines[line - 1][col - 1 :]
+    if start[:1] in ("|", ">"):
+        body = [i for i in range(line, len(lines)) if lines[i].strip()]
+        if not body:
+            return line, col
+        first = body[0]
+        indent = len(lines[first]) - len(lines[first].lstrip(" "))
+        return first + code_line, indent + code_col
+    quote = 1 if start[:1] in ("'", '"') else 0
+    return line + code_line - 1, col + quote + code_col - 1
+
+
+# --------------------------------------------------------------------------- translations
+
+
+def _is_prose(text: str) -> bool:
+    stripped = _CODE_SPAN.sub(" ", text)
+    words = [token for token in stripped.split() if _WORD.match(token)]
+    return len(words) >= PROSE_WORDS
+
+
+def _text_locs(data: Any) -> Iterable[Loc]:
+    """Where the lesson holds learner-facing bilingual text."""
+    if not isinstance(data, dict):
+        return
+    yield ("title",)
+    yield ("summary",)
+    steps = data.get("steps")
+    if not isinstance(steps, list):
+        return
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        for name in _TEXT_FIELDS_OF_STEP:
+            yield ("steps", i, name)
+        for j in range(len(step.get("hints") or [])):
+            yield ("steps", i, "hints", j)
+        for j in range(len(step.get("choices") or [])):
+            yield ("steps", i, "choices", j, "text")
+            yield ("steps", i, "choices", j, "explanation")
+        for j in range(len(step.get("checks") or [])):
+            yield ("steps", i, "checks", j, "label")
+
+
+def _get(data: Any, loc: Loc) -> Any:
+    node = data
+    for part in loc:
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _translation_problems(loaded: LoadedLesson) -> list[Problem]:
+    """Prose given once for both languages, or a ``zh`` that merely copies ``en``."""
+    problems: list[Problem] = []
+    for loc in _text_locs(loaded.data):
+        value = _get(loaded.data, loc)
+        if isinstance(value, str):
+            if _CJK.search(value):
+                problems.append(
+                    loaded.problem(
+                        loc,
+                        "Chinese text given as a plain string is shown to English readers too; "
+                        "write {en: ..., zh: ...}",
+                    )
+                )
+            elif _is_prose(value):
+                problems.append(
+                    loaded.problem(
+                        loc,
+                        "missing translation: a plain string is shown in both languages; write "
+                        "{en: ..., zh: ...} (plain strings are for code names and formulas)",
+                    )
+                )
+        elif isinstance(value, dict):
+            en, zh = value.get("en"), value.get("zh")
+            if isinstance(en, str) and en == zh and _is_prose(en):
+                problems.append(
+                    loaded.problem(
+                        (*loc, "zh"),
+                        "the 'zh' text is a copy of the 'en' text; translate it",
+                        severity="warning",
+                    )
+                )
+    return problems
+
+
+# --------------------------------------------------------------------------- dynamic checks
+
+
+def dynamic_problems(
+    loaded: LoadedLesson, verify: VerifyLesson, *, runner: Any, device: str = "cpu"
+) -> list[Problem]:
+    """Run ``verify`` (reference solutions in the sandbox) and place what it reports."""
+    lesson = loaded.lesson
+    if lesson is None:
+        return []
+    index = {step.id: i for i, step in enumerate(lesson.steps)}
+    problems: list[Problem] = []
+    for found in verify(lesson, runner=runner, device=device):
+        step_index = index.get(found.step_id)
+        if step_index is None:
+            loc: Loc = ()
+        else:
+            loc = ("steps", step_index, *_field_loc(found.field))
+        where = f"step '{found.step_id}'" + (f" {found.field}" if found.field else "")
+        problems.append(loaded.problem(loc, f"{where}: {found.message}", key=True))
+    return problems
+
+
+def _field_loc(name: str | None) -> Loc:
+    """``"checks[1].expr"`` / ``"checks.1"`` / ``"solution"`` -> a loc tuple."""
+    if not name:
+        return ()
+    parts: list[str | int] = []
+    for token in re.findall(r"[^.\[\]]+", name):
+        parts.append(int(token) if token.isdigit() else token)
+    return tuple(parts)
