@@ -151,12 +151,12 @@ class WatchSession:
 
     # ------------------------------------------------------------------ output
 
-    def _t(self, key: str, **values: object) -> str:
-        text = MSG[key]
+    def _t(self, msg: str, /, **values: object) -> str:
+        text = MSG[msg]
         return (text.format(**values) if values else text).get(self.lang)
 
-    def _say(self, key: str, *, style: str | None = None, **values: object) -> None:
-        self.console.print(self._t(key, **values), style=style, markup=False, highlight=False)
+    def _say(self, msg: str, /, *, style: str | None = None, **values: object) -> None:
+        self.console.print(self._t(msg, **values), style=style, markup=False, highlight=False)
 
     # ------------------------------------------------------------------ position
 
@@ -391,6 +391,8 @@ class WatchSession:
             if self.workspace.read(self.current) is None:
                 self._rewrite(self.current)
             self.on_change()
+        elif key == "?":
+            self._say("keys", style="dim")
         elif key.strip():
             self._say("unknown_key", style="dim", key=key)
             self._say("keys", style="dim")

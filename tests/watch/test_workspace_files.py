@@ -1,0 +1,142 @@
+"""`tutor start`'s files: header, starter, manifest hashes, and never overwriting changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor.course.models import Course
+from tutor.workspace import (
+    HEADER_END,
+    MANIFEST_NAME,
+    Workspace,
+    WorkspaceError,
+    sha256_text,
+    split_code,
+)
+
+FIRST = "01-mini-basics/02-first-backward.py"
+FIX = "02-mini-graph/01-fix-scalar.py"
+
+
+def test_writes_code_and_fix_steps_in_course_order(tmp_path: Path, mini_course: Course) -> None:
+    ws = Workspace(tmp_path / "ex")
+    report = ws.write_course(mini_course, lang="en")
+    manifest = ws.load_manifest()
+    refs = [e.ref for e in manifest.exercises]
+    expected = [
+        f"{lesson.id}/{step.id}"
+        for lesson in mini_course.lessons
+        for step in lesson.steps
+        if step.kind in ("code", "fix")
+    ]
+    assert refs == expected
+    assert [e.path for e in manifest.exercises] == sorted(report.written)
+    assert FIRST in report.written and FIX in report.written
+    # quiz and answer steps are reported, reading steps silently skipped
+    assert "mini-basics/who-tracks" in report.not_written
+    assert "mini-basics/grad-value" in report.not_written
+    assert "mini-basics/intro" not in report.not_written
+    for entry in manifest.exercises:
+        text = (ws.root / entry.path).read_text(encoding="utf-8")
+        assert entry.sha256 == sha256_text(text)
+
+
+def test_file_has_prompt_header_and_starter(workspace: Workspace, mini_course: Course) -> None:
+    lesson, step = mini_course.find("mini-graph/fix-scalar")
+    text = (workspace.root / FIX).read_text(encoding="utf-8")
+    header, _, body = text.partition(HEADER_END + "\n")
+    assert body == step.starter
+    assert split_code(text) == step.starter
+    assert all(line.startswith("#") for line in header.splitlines())
+    assert lesson.title.en in header and step.title.en in header
+    assert step.prompt.en.strip().splitlines()[0] in header
+    assert f"Hints: {len(step.hints)} locked" in header
+    assert step.hints[0].en not in header, "hints stay locked"
+    compile(text, FIX, "exec")  # the header keeps it valid Python
+
+
+def test_chinese_header(tmp_path: Path, mini_course: Course) -> None:
+    ws = Workspace(tmp_path / "zh")
+    ws.write_course(mini_course, lang="zh", lesson_ids=["mini-graph"])
+    _, step = mini_course.find("mini-graph/fix-scalar")
+    text = (ws.root / FIX).read_text(encoding="utf-8")
+    assert step.title.zh in text and "提示" in text
+    assert not (ws.root / FIRST).exists(), "only the lesson asked for"
+
+
+def test_rerun_keeps_changed_files_and_updates_untouched_ones(
+    workspace: Workspace, mini_course: Course
+) -> None:
+    changed = workspace.root / FIRST
+    mine = changed.read_text(encoding="utf-8") + "y = x * 2  # my work\n"
+    changed.write_text(mine, encoding="utf-8")
+    untouched_before = (workspace.root / FIX).read_text(encoding="utf-8")
+
+    report = workspace.write_course(mini_course, lang="zh")
+
+    assert report.kept == [FIRST]
+    assert changed.read_text(encoding="utf-8") == mine, "learner's file byte for byte"
+    assert FIX in report.updated
+    after = (workspace.root / FIX).read_text(encoding="utf-8")
+    assert after != untouched_before and "提示" in after
+    assert split_code(after) == split_code(untouched_before)
+    # and a third run with nothing new changes nothing
+    again = workspace.write_course(mini_course, lang="zh")
+    assert again.kept == [FIRST] and not again.updated and not again.written
+    assert FIX in again.unchanged
+
+
+def test_file_tutor_did_not_write_is_kept(tmp_path: Path, mini_course: Course) -> None:
+    ws = Workspace(tmp_path / "ex")
+    theirs = ws.root / FIX
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("print('my own file')\n", encoding="utf-8")
+    report = ws.write_course(mini_course, lang="en")
+    assert FIX in report.kept
+    assert theirs.read_text(encoding="utf-8") == "print('my own file')\n"
+    entry = ws.load_manifest().entry("mini-graph/fix-scalar")
+    assert entry is not None and entry.sha256 is None
+    assert ws.changed_by_learner(entry)
+
+
+def test_deleted_file_is_written_again(workspace: Workspace, mini_course: Course) -> None:
+    (workspace.root / FIX).unlink()
+    report = workspace.write_course(mini_course, lang="en")
+    assert report.written == [FIX]
+
+
+def test_saved_code_from_the_app_is_used_for_new_files(
+    tmp_path: Path, mini_course: Course
+) -> None:
+    ws = Workspace(tmp_path / "ex")
+    saved = {"mini-graph/fix-scalar": "import torch\nprint('from the app')\n"}
+    ws.write_course(mini_course, lang="en", saved_code=saved.get)
+    assert split_code((ws.root / FIX).read_text(encoding="utf-8")) == saved[
+        "mini-graph/fix-scalar"
+    ]
+
+
+def test_unknown_lesson_is_a_clear_error(tmp_path: Path, mini_course: Course) -> None:
+    with pytest.raises(WorkspaceError, match="no lesson nope") as info:
+        Workspace(tmp_path).write_course(mini_course, lang="en", lesson_ids=["nope"])
+    assert "mini-basics" in str(info.value)
+
+
+def test_missing_and_broken_manifest(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    with pytest.raises(WorkspaceError, match="tutor start"):
+        ws.load_manifest()
+    (tmp_path / MANIFEST_NAME).write_text("{not json", encoding="utf-8")
+    with pytest.raises(WorkspaceError, match="cannot read"):
+        ws.load_manifest()
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({"exercises": [{"x": 1}]}))
+    with pytest.raises(WorkspaceError, match="cannot read"):
+        ws.load_manifest()
+
+
+def test_split_code_without_header_is_the_whole_text() -> None:
+    assert split_code("x = 1\n") == "x = 1\n"
+    assert split_code(f"# a\n{HEADER_END}\nx = 1\n") == "x = 1\n"
