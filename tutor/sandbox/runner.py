@@ -1,25 +1,529 @@
-"""Public entry of the sandbox. CONTRACT (to be implemented by the sandbox work):
+"""Public entry of the sandbox: :class:`Sandbox` runs learner code in isolated processes.
 
-class DeviceError(ValueError):
-    '''Unknown or unavailable device; message names the devices that exist.'''
-    available: list[str]
+The parent side. It starts the warm server (``tutor.sandbox.server``) in the background,
+creates the pipes of each run, hands them to the server, then reads output and the result
+frame itself while enforcing the wall-time, output and (for GPU runs) memory limits. The
+result is rebuilt from validated JSON; what the child claims is checked against its real
+exit status. Thread-safe: many runs may be in flight at once (grading with ``--jobs``).
+"""
 
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from tutor.errors import TutorError
+from tutor.i18n import T, Text, default_lang
+from tutor.sandbox import protocol
+from tutor.sandbox.models import ErrorInfo, Limits, Outcome, Probe, RunResult
+
+SERVER_START_TIMEOUT_S = 120.0
+"""Importing torch takes seconds; on a loaded machine, many more."""
+POLL_S = 0.05
+_DEVICES_CODE = """
+import torch
+__tutor_devices__ = ["cpu"]
+if torch.cuda.is_available():
+    __tutor_devices__ += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+_mps = getattr(torch.backends, "mps", None)
+if _mps is not None and _mps.is_available():
+    __tutor_devices__.append("mps")
+"""
+
+
+class DeviceError(TutorError, ValueError):
+    """Unknown or unavailable device; the message names the devices that exist."""
+
+    def __init__(self, requested: str, available: list[str]) -> None:
+        self.requested = requested
+        self.available = list(available)
+        self.text: Text = T(
+            f"device '{requested}' is not available here; devices that exist: "
+            f"{', '.join(available)} (or 'auto' for the best of them)",
+            f"设备 '{requested}' 在本机不可用；可用的设备：{', '.join(available)}"
+            "（或用 'auto' 自动选择最好的）",
+        )
+        super().__init__(self.text.get(default_lang()))
+
+
+class SandboxError(TutorError):
+    """The sandbox itself could not work (the server failed to start)."""
+
+    exit_code = 3
+
+
+@runtime_checkable
 class Runner(Protocol):
-    def run(self, code: str, *, device: str = "cpu",
-            probes: Sequence[str | Probe] = (), limits: Limits | None = None) -> RunResult: ...
+    """What grading, the TUI and the CLI need of a sandbox; tests may pass fakes."""
+
+    def run(
+        self,
+        code: str,
+        *,
+        device: str = "cpu",
+        probes: Sequence[str | Probe] = (),
+        limits: Limits | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult: ...
+
     def devices(self) -> list[str]: ...
 
-class Sandbox(Runner):
-    def __init__(self) -> None: ...
-    def start(self) -> None:  # non-blocking warm-up
-    def run(...) -> RunResult  # blocks; thread-safe (several runs may be in flight: --jobs)
-    def devices(self) -> list[str]
-    def resolve_device(self, device: str) -> str   # 'auto' -> best; raises DeviceError
-    def close(self) -> None
-    def __enter__/__exit__
 
-def default_sandbox() -> Sandbox: process-wide shared instance, closed at exit.
+class _Server:
+    """One warm server process and the parent's end of its request socket."""
 
-cancel: Sandbox.run accepts ``cancel: threading.Event | None``; when set, the run is killed
-and the result's outcome is 'timeout' with error.type 'Cancelled'.
-"""
+    def __init__(self) -> None:
+        parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, env.get("PYTHONPATH", "")) if p
+        )
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.sock = parent_end
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tutor.sandbox.server", str(server_end.fileno())],
+            pass_fds=(server_end.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+        server_end.close()
+        self.lock = threading.Lock()
+        self.ready = False
+        self.torch_version = ""
+        self.failure: str | None = None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_ready(self, timeout: float) -> None:
+        with self.lock:
+            if self.ready:
+                return
+            if self.failure:
+                raise SandboxError(self.failure)
+            self.sock.settimeout(timeout)
+            try:
+                message = self.sock.recv(4096)
+            except (TimeoutError, OSError) as exc:
+                self.failure = f"the sandbox server did not start: {exc}"
+                raise SandboxError(self.failure) from exc
+            finally:
+                self.sock.settimeout(None)
+            try:
+                data = json.loads(message) if message else {}
+            except ValueError:
+                data = {}
+            if "ready" not in data:
+                self.failure = "the sandbox server could not start" + (
+                    f": {data['fatal']}" if "fatal" in data else ""
+                )
+                raise SandboxError(
+                    self.failure, hint="check that torch imports: python -c 'import torch'"
+                )
+            self.torch_version = str(data["ready"])
+            self.ready = True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class _RetryRun(Exception):
+    """The server died before the run started; start a new one and try again."""
+
+
+class Sandbox:
+    """Runs code in fresh processes forked from a warm torch server. See the module doc."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._server: _Server | None = None
+        self._devices: list[str] | None = None
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin warming up the server; returns at once."""
+        self._current_server()
+
+    def _current_server(self) -> _Server:
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the sandbox was closed")
+            if self._server is None or not self._server.alive():
+                if self._server is not None:
+                    self._server.close()
+                self._server = _Server()
+            return self._server
+
+    def _replace(self, dead: _Server) -> None:
+        with self._lock:
+            if self._server is dead:
+                dead.close()
+                self._server = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- devices -----------------------------------------------------------------------
+    def devices(self) -> list[str]:
+        """Devices that exist, asked of a forked child (never of this process), cached."""
+        if self._devices is None:
+            result = self.run(_DEVICES_CODE, device="cpu", probes=["__tutor_devices__"])
+            probe = result.probe("__tutor_devices__")
+            value = getattr(getattr(probe, "value", None), "value", None)
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise SandboxError("the sandbox could not list the devices of this machine")
+            self._devices = value
+        return list(self._devices)
+
+    def resolve_device(self, device: str) -> str:
+        """'auto' → the best device; 'cuda' → 'cuda:0'; raises DeviceError if unavailable."""
+        wanted = device.strip().lower()
+        if wanted == "cpu":
+            return "cpu"
+        known = wanted == "auto" or wanted in ("cuda", "mps") or (
+            wanted.startswith("cuda:") and wanted[5:].isdigit()
+        )
+        available = self.devices()
+        if not known:
+            raise DeviceError(device, available)
+        if wanted == "auto":
+            for candidate in ("cuda:0", "mps"):
+                if candidate in available:
+                    return candidate
+            return "cpu"
+        if wanted == "cuda":
+            wanted = "cuda:0"
+        if wanted.startswith("cuda:"):
+            wanted = f"cuda:{int(wanted[5:])}"
+        if wanted not in available:
+            raise DeviceError(device, available)
+        return wanted
+
+    # -- runs --------------------------------------------------------------------------
+    def run(
+        self,
+        code: str,
+        *,
+        device: str = "cpu",
+        probes: Sequence[str | Probe] = (),
+        limits: Limits | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult:
+        """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe."""
+        resolved = self.resolve_device(device)
+        wanted = [Probe(expr=p) if isinstance(p, str) else p for p in probes]
+        limits = limits or Limits()
+        for attempt in range(3):
+            server = self._current_server()
+            try:
+                server.wait_ready(SERVER_START_TIMEOUT_S)
+                return _Run(server, self._send_lock, code, resolved, wanted, limits,
+                            cancel).execute()
+            except _RetryRun:
+                self._replace(server)
+                if attempt == 2:
+                    raise SandboxError("the sandbox server keeps dying; no run possible") from None
+        raise AssertionError("unreachable")
+
+
+class _Run:
+    """One run seen from the parent: pipes, the select loop, and the verdict on the end."""
+
+    def __init__(self, server: _Server, send_lock: threading.Lock, code: str, device: str,
+                 probes: list[Probe], limits: Limits, cancel: threading.Event | None) -> None:
+        self.server, self.send_lock = server, send_lock
+        self.code, self.device, self.probes, self.limits = code, device, probes, limits
+        self.cancel = cancel
+        self.nonce = secrets.token_hex(16).encode()
+        self.out = bytearray()
+        self.err = bytearray()
+        self.truncated = False
+        self.kill_reason: str | None = None
+        self.frames = protocol.FrameReader()
+        self.bad_frames = False
+        self.result_payload: bytes | None = None
+        self.status: int | None = None
+        self.monitor_lost = False
+
+    def execute(self) -> RunResult:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        res_r, res_w = os.pipe()
+        cmd_r, cmd_w = os.pipe()
+        control, control_remote = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            request = {"nonce": self.nonce.decode(), "code": self.code, "device": self.device,
+                       "limits": self.limits.model_dump(), "probes": bool(self.probes)}
+            try:
+                with self.send_lock:
+                    socket.send_fds(self.server.sock, [b"run"],
+                                    [control_remote.fileno(), out_w, err_w, res_w, cmd_r])
+            except OSError:
+                raise _RetryRun() from None
+            finally:
+                control_remote.close()
+                for fd in (out_w, err_w, res_w, cmd_r):
+                    os.close(fd)
+            pid = self._await_pid(control)
+            started = time.monotonic()
+            self.pending_cmd = bytearray(_frame(request))
+            self._loop(pid, started, control, out_r, err_r, res_r, cmd_w)
+            duration_ms = (time.monotonic() - started) * 1000
+            return self._verdict(duration_ms)
+        finally:
+            control.close()
+            for fd in (out_r, err_r, res_r, cmd_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _await_pid(self, control: socket.socket) -> int:
+        while True:
+            ready, _, _ = select.select([control], [], [], 1.0)
+            if ready:
+                message = control.recv(4096)
+                if not message:
+                    raise _RetryRun()
+                return int(json.loads(message)["pid"])
+            if not self.server.alive():
+                raise _RetryRun()
+
+    def _kill(self, pid: int, reason: str | None) -> None:
+        if reason is not None and self.kill_reason is None:
+            self.kill_reason = reason
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+
+    def _loop(self, pid: int, started: float, control: socket.socket, out_r: int, err_r: int,
+              res_r: int, cmd_w: int) -> None:
+        os.set_blocking(cmd_w, False)
+        readers = {out_r: self.out, err_r: self.err, res_r: None}
+        open_readers = set(readers)
+        deadline = started + self.limits.wall_time_s
+        baseline_rss = _rss_bytes(pid) if self.device != "cpu" else 0
+        while True:
+            now = time.monotonic()
+            if now >= deadline and self.kill_reason is None:
+                self._kill(pid, "timeout")
+            if self.cancel is not None and self.cancel.is_set() and self.kill_reason is None:
+                self._kill(pid, "cancelled")
+            if baseline_rss and _rss_bytes(pid) - baseline_rss > self.limits.memory_mb << 20:
+                self._kill(pid, "memory")
+            if self.status is not None or (self.monitor_lost and not _alive(pid)):
+                break
+            wait_for = [control] if not self.monitor_lost else []
+            wait_for += list(open_readers)
+            writers = [cmd_w] if self.pending_cmd else []
+            timeout = max(0.0, min(deadline - now, POLL_S)) if self.kill_reason is None else POLL_S
+            readable, writable, _ = select.select(wait_for, writers, [], timeout)
+            if writable:
+                try:
+                    written = os.write(cmd_w, self.pending_cmd)
+                    del self.pending_cmd[:written]
+                except (BlockingIOError, BrokenPipeError):
+                    if not isinstance(sys.exc_info()[1], BlockingIOError):
+                        self.pending_cmd.clear()
+            for item in readable:
+                if item is control:
+                    message = control.recv(4096)
+                    if not message:
+                        self.monitor_lost = True  # the server died (the learner killed it?)
+                    else:
+                        with contextlib.suppress(ValueError, KeyError, TypeError):
+                            self.status = int(json.loads(message)["status"])
+                    continue
+                self._read(item, readers, open_readers, pid)
+        self._kill(pid, None)  # no orphans: the whole group goes, even after success
+        for fd in list(open_readers):  # what was written before the end is in the pipes
+            while fd in open_readers and select.select([fd], [], [], 0)[0]:
+                self._read(fd, readers, open_readers, pid)
+
+    def _read(self, fd: int, readers: dict[int, bytearray | None], open_readers: set[int],
+              pid: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            open_readers.discard(fd)
+            return
+        sink = readers[fd]
+        if sink is None:
+            self._feed_result(data)
+            return
+        room = self.limits.output_bytes - len(self.out) - len(self.err)
+        if len(data) > room:
+            sink += data[: max(room, 0)]
+            if not self.truncated:
+                self.truncated = True
+                self._kill(pid, "output_limit")
+            open_readers.discard(fd)
+        else:
+            sink += data
+
+    def _feed_result(self, data: bytes) -> None:
+        if self.bad_frames:
+            return
+        try:
+            for frame in self.frames.feed(data):
+                kind, payload = protocol.split(frame, self.nonce)
+                if kind == protocol.KIND_DONE and self.probes is not None:
+                    self.pending_cmd += _frame([p.model_dump() for p in self.probes])
+                elif kind == protocol.KIND_RESULT and self.result_payload is None:
+                    self.result_payload = payload
+        except protocol.FrameError:
+            self.bad_frames = True  # forged or broken: nothing more from this channel counts
+
+    def _claimed(self) -> RunResult | None:
+        if self.result_payload is None or self.bad_frames:
+            return None
+        try:
+            return RunResult.model_validate_json(self.result_payload)
+        except ValidationError:
+            self.bad_frames = True
+            return None
+
+    def _verdict(self, duration_ms: float) -> RunResult:
+        stdout = self.out.decode("utf-8", errors="replace")
+        stderr = self.err.decode("utf-8", errors="replace")
+        if self.truncated:
+            marker = (f"\n… [output cut: the run printed more than {self.limits.output_bytes}"
+                      " bytes] …\n")
+            if len(self.err) and len(self.err) >= len(self.out):
+                stderr += marker
+            else:
+                stdout += marker
+        base: dict[str, object] = {
+            "device": self.device, "stdout": stdout, "stderr": stderr,
+            "output_truncated": self.truncated, "duration_ms": round(duration_ms, 3),
+            "torch_version": self.server.torch_version,
+        }
+        claimed = self._claimed()
+        reason = self.kill_reason
+        if reason is not None:
+            return RunResult(outcome=_REASON_OUTCOME[reason], error=self._reason_error(reason),
+                             **base)  # type: ignore[arg-type]
+        status = self.status
+        if status is not None and os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig == signal.SIGXCPU:
+                return RunResult(outcome="timeout", error=self._reason_error("timeout"), **base)  # type: ignore[arg-type]
+            return RunResult(outcome="crashed", signal=sig, error=ErrorInfo(
+                type="Crashed", message=f"the process died from signal {sig} "
+                f"({_signal_name(sig)})"), **base)  # type: ignore[arg-type]
+        exit_code = os.WEXITSTATUS(status) if status is not None else None
+        if claimed is not None and claimed.outcome in ("ok", "error", "memory", "exited"):
+            consistent = exit_code is None or (
+                exit_code == 0 if claimed.outcome != "exited" else exit_code == claimed.exit_code
+            )
+            if consistent:
+                return claimed.model_copy(update={**base, "torch_version": claimed.torch_version
+                                                  or self.server.torch_version})
+        if exit_code is None:
+            return RunResult(outcome="crashed", error=ErrorInfo(
+                type="Crashed", message="the run's process vanished without a result"), **base)  # type: ignore[arg-type]
+        error = None
+        if self.bad_frames:
+            error = ErrorInfo(type="ProtocolError", message=(
+                "the code wrote data the sandbox could not read on its result channel; "
+                "the result was discarded"))
+        return RunResult(outcome="exited", exit_code=exit_code, error=error, **base)  # type: ignore[arg-type]
+
+    def _reason_error(self, reason: str) -> ErrorInfo:
+        messages = {
+            "timeout": f"the code ran longer than {self.limits.wall_time_s:g} s and was stopped",
+            "cancelled": "the run was cancelled",
+            "memory": f"the code used more than {self.limits.memory_mb} MB and was stopped",
+            "output_limit": f"the code printed more than {self.limits.output_bytes} bytes "
+            "and was stopped",
+        }
+        types = {"timeout": "Timeout", "cancelled": "Cancelled", "memory": "MemoryError",
+                 "output_limit": "OutputLimit"}
+        return ErrorInfo(type=types[reason], message=messages[reason])
+
+
+_REASON_OUTCOME: dict[str, Outcome] = {
+    "timeout": "timeout", "cancelled": "timeout", "memory": "memory",
+    "output_limit": "output_limit",
+}
+
+
+def _frame(value: object) -> bytes:
+    data = json.dumps(value).encode()
+    return protocol.HEADER.pack(len(data)) + data
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return "unknown"
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+_default: Sandbox | None = None
+_default_lock = threading.Lock()
+
+
+def default_sandbox() -> Sandbox:
+    """The process-wide shared sandbox, started on first use and closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Sandbox()
+            _default.start()
+            atexit.register(_default.close)
+        return _default

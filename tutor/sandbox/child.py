@@ -1,0 +1,330 @@
+"""What a run's process does once the warm server hands it a job.
+
+The process was forked from the server (torch already imported), is the leader of its own
+session, and holds only the four pipe ends it was given. It applies the limits, drops
+privileges when running as root, runs the learner's code, waits for the probes (sent only
+after the code finished), and writes one result frame of plain JSON. It never returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import gc
+import io
+import json
+import math
+import os
+import resource
+import sys
+import traceback
+import warnings
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Any, NoReturn
+
+from tutor.sandbox import protocol
+from tutor.sandbox.models import (
+    ErrorInfo,
+    FrameInfo,
+    Limits,
+    Probe,
+    ProbeResult,
+    RunResult,
+    WarningInfo,
+)
+from tutor.sandbox.snapshots import graph, snapshot
+
+LEARNER_FILE = "<learner>"
+PROBE_FILE = "<probe>"
+UID_BASE = 200_000
+"""As root, each run becomes uid UID_BASE + its pid: unprivileged, and alone in its uid, so
+RLIMIT_NPROC counts exactly the run's own processes (root ignores RLIMIT_NPROC)."""
+REPORT_HEADROOM = 256 * 1024 * 1024
+"""Address space above the learner's limit that the reporter may use after a MemoryError."""
+MAX_LOCALS = 20
+MAX_FRAMES = 50
+MAX_WARNINGS = 50
+
+
+def count_own_tasks(uid: int) -> int:
+    """Threads of ``uid`` on the machine: what RLIMIT_NPROC counts for a non-root user."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            total += int(fields[17])  # num_threads
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        data = os.read(fd, size - len(chunks))
+        if not data:
+            raise EOFError("parent closed the command pipe")
+        chunks += data
+    return bytes(chunks)
+
+
+def _read_frame(fd: int) -> Any:
+    (length,) = protocol.HEADER.unpack(_read_exact(fd, protocol.HEADER.size))
+    return json.loads(_read_exact(fd, length))
+
+
+def _write_all(write: Callable[[int, bytes], int], fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = write(fd, view)
+        view = view[written:]
+
+
+def _apply_limits(limits: Limits, device: str, own_tasks: int | None) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu_s = math.ceil(limits.wall_time_s) + 1  # backstop should the parent vanish
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    if device == "cpu":
+        # CUDA maps huge virtual ranges, so address-space limits only for CPU runs; GPU runs
+        # are watched by the parent through their resident memory instead.
+        with open("/proc/self/statm", "rb") as handle:
+            vm_bytes = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft = vm_bytes + limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (soft, soft + REPORT_HEADROOM))
+    if os.geteuid() == 0:
+        uid = UID_BASE + os.getpid()
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    else:
+        allowed = (own_tasks or 0) + limits.max_processes
+        _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard != resource.RLIM_INFINITY:
+            allowed = min(allowed, hard)
+        resource.setrlimit(resource.RLIMIT_NPROC, (allowed, allowed))
+
+
+def _learner_line_now() -> int | None:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == LEARNER_FILE:
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _is_memory_error(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and (
+        "can't allocate memory" in text or "out of memory" in text
+    )
+
+
+def _learner_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
+    frames = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == LEARNER_FILE:
+            frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
+def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> ErrorInfo:
+    def source(line: int | None) -> str:
+        if line is not None and 1 <= line <= len(lines):
+            return lines[line - 1].strip()
+        return ""
+
+    frames = _learner_frames(exc.__traceback__)
+    trace = [
+        FrameInfo(line=lineno, function=frame.f_code.co_name, source=source(lineno))
+        for frame, lineno in frames
+    ]
+    if len(trace) > MAX_FRAMES:  # deep recursion: keep the outermost and the innermost
+        trace = trace[:5] + trace[-(MAX_FRAMES - 5) :]
+    line: int | None = frames[-1][1] if frames else None
+    source_line = source(line) if line is not None else None
+    if isinstance(exc, SyntaxError) and exc.filename == LEARNER_FILE:
+        line = exc.lineno
+        source_line = (exc.text or source(line)).strip()
+    local_snaps = {}
+    if with_locals and frames:
+        import torch
+
+        for name, value in list(frames[-1][0].f_locals.items()):
+            if len(local_snaps) >= MAX_LOCALS:
+                break
+            if not name.startswith("__") and isinstance(value, torch.Tensor):
+                with contextlib.suppress(Exception):
+                    local_snaps[name] = snapshot(value)
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<{type(exc).__name__}: message could not be read>"
+    if isinstance(exc, SyntaxError):
+        message = exc.msg or message
+    return ErrorInfo(
+        type=type(exc).__name__,
+        message=message,
+        line=line,
+        source_line=source_line,
+        traceback=trace,
+        locals=local_snaps,
+    )
+
+
+def _exit_status(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    with contextlib.suppress(Exception):
+        print(code, file=sys.stderr)
+    return 1
+
+
+def _probe(probe: Probe, namespace: dict[str, Any], lines: list[str]) -> ProbeResult:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = eval(compile(probe.expr, PROBE_FILE, "eval"), namespace)
+            snap = snapshot(value)
+            drawn = graph(value, namespace) if probe.graph else None
+        return ProbeResult(expr=probe.expr, value=snap, graph=drawn)
+    except BaseException as exc:  # a probe's failure is data, including SystemExit
+        return ProbeResult(expr=probe.expr, error=error_info(exc, lines, with_locals=False))
+
+
+def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
+    """Run one job on the pipes ``fds`` = [stdout, stderr, result, command]; never returns."""
+    run_pid = os.getpid()
+    out_fd, err_fd, result_fd, command_fd = fds
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    for fd in (devnull, out_fd, err_fd):
+        os.close(fd)
+    stdout = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+        line_buffering=True,
+    )
+    stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+        line_buffering=True,
+    )
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout, sys.stderr = stdout, stderr
+    write, exit_now = os.write, os._exit  # the learner may patch the os module
+
+    def flush() -> None:
+        for stream in (stdout, stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+
+    request = _read_frame(command_fd)
+    nonce: bytes = request["nonce"].encode()
+    code: str = request["code"]
+    device: str = request["device"]
+    limits = Limits.model_validate(request["limits"])
+    _apply_limits(limits, device, own_tasks)
+
+    import random
+
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    random.seed(0)
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed(0)
+    if device != "cpu":
+        torch.set_default_device(device)
+    lines = code.splitlines()
+    import linecache
+
+    linecache.cache[LEARNER_FILE] = (len(code), None, code.splitlines(True), LEARNER_FILE)
+    namespace: dict[str, Any] = {
+        "__name__": "__main__",
+        "__builtins__": builtins,
+        "device": torch.device(device),
+    }
+    caught: list[WarningInfo] = []
+
+    def show_warning(message: Any, category: type, filename: str, lineno: int,
+                     file: Any = None, line: Any = None) -> None:
+        where = lineno if filename == LEARNER_FILE else _learner_line_now()
+        info = WarningInfo(category=category.__name__, message=str(message), line=where)
+        if info not in caught and len(caught) < MAX_WARNINGS:
+            caught.append(info)
+
+    outcome = "ok"
+    error: ErrorInfo | None = None
+    exit_code: int | None = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show_warning
+        try:
+            exec(compile(code, LEARNER_FILE, "exec"), namespace)
+        except SystemExit as exc:
+            outcome, exit_code = "exited", _exit_status(exc)
+        except BaseException as exc:
+            if os.getpid() == run_pid and _is_memory_error(exc):
+                outcome = "memory"
+                _, hard = resource.getrlimit(resource.RLIMIT_AS)
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+                namespace.clear()
+                del exc
+                gc.collect()
+                error = ErrorInfo(
+                    type="MemoryError",
+                    message=f"the code used more than its memory limit ({limits.memory_mb} MB)",
+                    line=None,
+                )
+            else:
+                outcome = "error"
+                error = error_info(exc, lines)
+    if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
+        flush()
+        exit_now(0)
+
+    probes: list[ProbeResult] = []
+    if request.get("probes") and outcome != "memory":
+        write(result_fd, protocol.encode(protocol.KIND_DONE, nonce, b"{}"))
+        for raw in _read_frame(command_fd):
+            probes.append(_probe(Probe.model_validate(raw), namespace, lines))
+        if os.getpid() != run_pid:
+            flush()
+            exit_now(0)
+    flush()
+    result = RunResult(
+        outcome=outcome,  # type: ignore[arg-type]
+        device=device,
+        error=error,
+        warnings=caught,
+        probes=probes,
+        exit_code=exit_code,
+        torch_version=torch.__version__,
+    )
+    _write_all(write, result_fd, protocol.encode(protocol.KIND_RESULT, nonce,
+                                          result.model_dump_json().encode()))
+    exit_now(exit_code if exit_code is not None else 0)
+
+
+def print_failure() -> None:
+    """Last resort inside the child: the sandbox itself failed; say so on stderr."""
+    with contextlib.suppress(Exception):
+        traceback.print_exc(file=sys.stderr)

@@ -1,0 +1,62 @@
+"""Framing of the messages between the parent, the warm server and a run's process.
+
+Everything that crosses is bytes of JSON inside length-prefixed frames. A frame from a run
+starts with its kind and the run's nonce, so bytes the learner writes to the channel by
+accident are discarded instead of being read as the result. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import struct
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = 32 * 1024 * 1024
+"""A frame longer than this is treated as garbage (a forged or broken channel)."""
+
+KIND_DONE = b"done"
+"""Child → parent: the learner's code finished; send the probes now."""
+KIND_RESULT = b"result"
+"""Child → parent: the final RunResult JSON."""
+
+
+def encode(kind: bytes, nonce: bytes, payload: bytes) -> bytes:
+    body = kind + b":" + nonce + b":" + payload
+    return HEADER.pack(len(body)) + body
+
+
+class FrameError(ValueError):
+    """The byte stream cannot be a sequence of our frames."""
+
+
+class FrameReader:
+    """Incremental reader of frames from a byte stream; raises FrameError on garbage."""
+
+    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+        self._buffer = bytearray()
+        self._max_frame = max_frame
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        frames: list[bytes] = []
+        while len(self._buffer) >= HEADER.size:
+            (length,) = HEADER.unpack_from(self._buffer)
+            if length > self._max_frame:
+                raise FrameError(f"frame of {length} bytes exceeds {self._max_frame}")
+            if len(self._buffer) < HEADER.size + length:
+                break
+            frames.append(bytes(self._buffer[HEADER.size : HEADER.size + length]))
+            del self._buffer[: HEADER.size + length]
+        return frames
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+
+def split(frame: bytes, nonce: bytes) -> tuple[bytes, bytes]:
+    """Return (kind, payload) of a frame; FrameError when it does not carry ``nonce``."""
+    kind, sep1, rest = frame.partition(b":")
+    got, sep2, payload = rest.partition(b":")
+    if not (sep1 and sep2) or got != nonce or kind not in (KIND_DONE, KIND_RESULT):
+        raise FrameError("frame without this run's nonce")
+    return kind, payload
