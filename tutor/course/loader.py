@@ -430,7 +430,8 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
             message = f"{where}: unknown kind '{tag}'{hint}; expected one of {expected}"
         elif kind == "union_tag_not_found":
             ctx = error.get("ctx", {})
-            message = f"{where}: missing '{ctx.get('discriminator', 'kind')}'"
+            name = str(ctx.get("discriminator", "kind")).strip("'")
+            message = f"{where}: missing '{name}' (the {name} decides which keys are allowed)"
             key = True
         else:
             given = error.get("input")
