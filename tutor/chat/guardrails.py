@@ -1,0 +1,184 @@
+"""Guardrails enforced in code: an answer never shows the current step's reference solution
+or its expected numbers.
+
+Every answer (offline or from an LLM) is checked before it is shown:
+
+- **solution code**: the solution's non-trivial lines (normalised: comments and spaces dropped)
+  that the learner was not already shown (starter, prompt, lesson code) must not appear, and
+  the answer's code must not share a long run of tokens with the solution;
+- **expected numbers**: literals from the step's checks (``expected``, ``cross_check``) and
+  any expected values the caller passes (e.g. from the grader's solution run). A value with
+  several elements leaks when its numbers appear in order; a single number only when it is
+  not a trivial one (0, 1, 2, ...) and the learner has not seen it in the step already.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import tokenize as pytokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tutor.course.models import AnswerStep, CodeStep, FixStep, Step, ValueCheck
+
+NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])")
+TRIVIAL_NUMBERS = frozenset({0.0, 1.0, 2.0, 3.0, -1.0, 10.0})
+"""Numbers so common that mentioning one is not giving an answer away."""
+MIN_LINE_CHARS = 12
+"""Shorter solution lines (``y.backward()``, ``import torch``) are concepts, not answers."""
+NGRAM = 10
+"""Tokens in a row shared with the solution that count as pasting it."""
+REDACTED = "…"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """What must not be shown for one step."""
+
+    solution_lines: frozenset[str] = frozenset()
+    solution_ngrams: frozenset[tuple[str, ...]] = frozenset()
+    expected: tuple[tuple[float, ...], ...] = ()
+    seen_numbers: frozenset[float] = frozenset()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.solution_lines or self.solution_ngrams or self.expected)
+
+
+@dataclass
+class LeakReport:
+    code_lines: list[str] = field(default_factory=list)
+    numbers: list[tuple[float, ...]] = field(default_factory=list)
+    ngram: bool = False
+
+    @property
+    def leaked(self) -> bool:
+        return bool(self.code_lines or self.numbers or self.ngram)
+
+
+def normalise_line(line: str) -> str:
+    line = line.split("#", 1)[0] if "#" in line and "'" not in line and '"' not in line else line
+    return re.sub(r"\s+", "", line).rstrip(";")
+
+
+def code_tokens(text: str) -> list[str]:
+    """Python tokens of ``text`` (names, operators, numbers); prose tokenises too."""
+    out: list[str] = []
+    try:
+        for tok in pytokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (pytokenize.NAME, pytokenize.OP, pytokenize.NUMBER, pytokenize.STRING):
+                out.append(tok.string)
+    except (pytokenize.TokenError, IndentationError, SyntaxError):
+        out = re.findall(r"\w+|[^\w\s]", text)
+    return out
+
+
+def _ngrams(tokens: Sequence[str], n: int = NGRAM) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def flatten_numbers(value: Any) -> list[float]:
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, str):
+        return [float(m) for m in NUMBER_RE.findall(value)]
+    if isinstance(value, dict):
+        return flatten_numbers(value.get("values", list(value.values())))
+    if isinstance(value, (list, tuple)):
+        return [n for item in value for n in flatten_numbers(item)]
+    return []
+
+
+def step_secrets(
+    step: Step | None, *, expected_values: Iterable[Any] = (), shown: Iterable[str] = ()
+) -> Secrets:
+    """The secrets of ``step``. ``shown`` is text the learner already sees (lesson code...)."""
+    shown_text = "\n".join(shown)
+    solution = ""
+    visible = shown_text
+    literals: list[Any] = list(expected_values)
+    if isinstance(step, (CodeStep, FixStep)):
+        solution = step.solution
+        visible += "\n" + step.starter + "\n" + step.prompt.en + "\n" + step.prompt.zh
+        literals += [c.expected for c in step.checks if isinstance(c, ValueCheck)]
+    elif isinstance(step, AnswerStep):
+        visible += "\n" + step.code + "\n" + step.prompt.en + "\n" + step.prompt.zh
+        literals.append(step.cross_check)
+    visible_lines = {normalise_line(line) for line in visible.splitlines()}
+    lines = frozenset(
+        n
+        for line in solution.splitlines()
+        if len(n := normalise_line(line)) >= MIN_LINE_CHARS and n not in visible_lines
+    )
+    grams = _ngrams(code_tokens(solution)) - _ngrams(code_tokens(visible))
+    expected = tuple(tuple(nums) for v in literals if (nums := flatten_numbers(v)))
+    seen = frozenset(float(m) for m in NUMBER_RE.findall(visible))
+    return Secrets(lines, frozenset(grams), expected, seen)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-4)
+
+
+def _contains_run(haystack: Sequence[float], needle: Sequence[float]) -> bool:
+    n = len(needle)
+    return any(
+        all(_close(haystack[i + k], needle[k]) for k in range(n))
+        for i in range(len(haystack) - n + 1)
+    )
+
+
+def find_leaks(text: str, secrets: Secrets, *, question: str = "") -> LeakReport:
+    report = LeakReport()
+    if secrets.empty:
+        return report
+    answer_lines = {normalise_line(line) for line in text.splitlines()}
+    flat = re.sub(r"\s+", "", text)
+    report.code_lines = sorted(
+        line for line in secrets.solution_lines if line in answer_lines or line in flat
+    )
+    report.ngram = bool(_ngrams(code_tokens(text)) & secrets.solution_ngrams)
+    numbers = [float(m) for m in NUMBER_RE.findall(text)]
+    asked = {float(m) for m in NUMBER_RE.findall(question)}
+    for value in secrets.expected:
+        if len(value) > 1:
+            if _contains_run(numbers, value):
+                report.numbers.append(value)
+        elif (
+            value[0] not in TRIVIAL_NUMBERS
+            and value[0] not in secrets.seen_numbers
+            and value[0] not in asked
+            and any(_close(n, value[0]) for n in numbers)
+        ):
+            report.numbers.append(value)
+    return report
+
+
+def redact(text: str, secrets: Secrets, report: LeakReport) -> str:
+    """``text`` with leaking code lines and expected numbers replaced by an ellipsis."""
+    out_lines = []
+    for line in text.splitlines():
+        norm = normalise_line(line)
+        leaky = any(sol in norm for sol in report.code_lines) or bool(
+            _ngrams(code_tokens(line), min(NGRAM, 6)) & _shorter(secrets.solution_ngrams, 6)
+        )
+        out_lines.append(REDACTED if leaky else line)
+    text = "\n".join(out_lines)
+    leaking = {n for value in report.numbers for n in value}
+    if leaking:
+
+        def sub(match: re.Match[str]) -> str:
+            value = float(match.group(0))
+            return REDACTED if any(_close(value, n) for n in leaking) else match.group(0)
+
+        text = NUMBER_RE.sub(sub, text)
+    return text
+
+
+def _shorter(grams: Iterable[tuple[str, ...]], n: int) -> set[tuple[str, ...]]:
+    return {g[i : i + n] for g in grams for i in range(len(g) - n + 1)}

@@ -1,0 +1,97 @@
+"""Data of the tutor chat: what it knows of the learner, what it answers, what it retrieves."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tutor.diagnosis.models import Diagnosis
+from tutor.i18n import BiText, Text
+from tutor.sandbox.models import RunResult
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChatContext(_Frozen):
+    """Where the learner is and what just happened, so answers can be about *their* run."""
+
+    lesson_id: str | None = None
+    step_id: str | None = None
+    code: str = ""
+    last_run: RunResult | None = None
+    diagnoses: list[Diagnosis] = Field(default_factory=list)
+    hints_unlocked: int = Field(0, ge=0, description="Hint levels the learner has already seen.")
+    attempts: int = Field(0, ge=0, description="Runs/submissions of this step so far.")
+    expected_values: list[Any] = Field(
+        default_factory=list,
+        description="Expected values of the step's checks known to the caller (e.g. from the "
+        "grader's solution run); never shown, only used to catch leaks.",
+    )
+
+    @property
+    def step_ref(self) -> str | None:
+        if self.lesson_id and self.step_id:
+            return f"{self.lesson_id}/{self.step_id}"
+        return None
+
+
+AnswerKind = Literal["answer", "context", "hint", "off_topic", "empty"]
+
+
+class Answer(_Frozen):
+    text: str
+    sources: list[str] = Field(
+        default_factory=list, description="'LESSON/STEP' or 'glossary:ID' / 'catalog:ID'."
+    )
+    refused: bool = Field(False, description="A solution request or off-topic question.")
+    hint_level: int | None = Field(None, description="1-based hint level given, if any.")
+    fallback_notice: str | None = Field(
+        None, description="Why the LLM answer was not used (error, timeout, leak)."
+    )
+    kind: AnswerKind = "answer"
+    lessons: list[str] = Field(
+        default_factory=list, description="Lesson ids ranked by relevance (best first)."
+    )
+    redacted: bool = Field(False, description="Something was removed because it leaked.")
+
+
+PassageSource = Literal["lesson", "glossary", "catalog"]
+
+
+class Passage(_Frozen):
+    """One retrievable unit: a lesson step (or part), a glossary entry or a catalog entry."""
+
+    id: str
+    source: PassageSource
+    lesson_id: str | None = None
+    step_id: str | None = None
+    title: Text
+    text: Text
+    code: str | None = None
+    keywords: str = Field("", description="Extra indexed words (aliases), never shown.")
+
+
+class GlossaryEntry(_Frozen):
+    id: str
+    lesson: str = Field(description="Lesson id that teaches it.")
+    terms: list[str] = Field(default_factory=list, description="API names, e.g. 'x.grad'.")
+    aliases: BiText | None = Field(None, description="Other ways learners say it.")
+    title: BiText
+    text: BiText
+    code: str | None = None
+
+
+class Glossary(_Frozen):
+    entries: list[GlossaryEntry]
+    synonyms: dict[str, str] = Field(
+        default_factory=dict, description="Query word -> word the index knows."
+    )
+    topic_words: list[str] = Field(
+        default_factory=list, description="Words that make a question about autograd/PyTorch."
+    )
+    guiding_questions: dict[str, BiText] = Field(
+        default_factory=dict, description="Lesson id -> a question that leads without telling."
+    )

@@ -1,0 +1,433 @@
+"""The tutor: answers a learner's question from the course, their last run and the glossary;
+optionally through an LLM, always behind the guardrails."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from tutor.chat import messages as msg
+from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
+from tutor.chat.intents import about_my_run, asks_for_solution
+from tutor.chat.llm import (
+    ChatBackend,
+    LLMError,
+    OpenAICompatibleBackend,
+    build_messages,
+    load_llm_config,
+)
+from tutor.chat.models import Answer, ChatContext, Glossary, Passage
+from tutor.chat.passages import (
+    catalog_passages,
+    course_passages,
+    glossary_passages,
+    load_catalog_entries,
+    load_glossary,
+)
+from tutor.chat.retrieval import Hit, Retriever, rank_lessons
+from tutor.chat.tokens import has_cjk
+from tutor.course.models import Course, Lesson, ReadingStep, Step
+from tutor.i18n import Lang, Text
+from tutor.sandbox.models import TensorSnapshot
+
+MIN_SCORE = 2.0
+"""Below this best BM25 score nothing in the course really matches the question."""
+STRONG_SCORE = 9.0
+"""A question without any autograd vocabulary is answered only if it matches this well."""
+CONFIDENT_SCORE = 4.0
+"""Below this the answer says it is unsure."""
+SUMMARY_CHARS = 650
+_GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
+_FENCE_RE = re.compile(r"```.*?```", re.DOTALL)
+
+
+def detect_lang(question: str) -> Lang:
+    return "zh" if has_cjk(question) else "en"
+
+
+def summarise(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """The first paragraphs of a markdown passage, without its code blocks."""
+    paragraphs = [p.strip() for p in _FENCE_RE.sub("", text).split("\n\n") if p.strip()]
+    out: list[str] = []
+    for para in paragraphs:
+        if out and sum(len(p) for p in out) + len(para) > limit:
+            break
+        out.append(para)
+    return "\n\n".join(out)
+
+
+class Tutor:
+    """Answers questions. Offline unless given a ``backend`` (see :meth:`from_environment`)."""
+
+    def __init__(
+        self,
+        course: Course,
+        *,
+        backend: ChatBackend | None = None,
+        glossary: Glossary | None = None,
+        catalog_entries: Iterable[Any] | None = None,
+    ):
+        self.course = course
+        self.backend = backend
+        self.glossary = glossary or load_glossary()
+        entries = load_catalog_entries() if catalog_entries is None else list(catalog_entries)
+        passages = (
+            course_passages(course) + glossary_passages(self.glossary) + catalog_passages(entries)
+        )
+        self.retriever = Retriever(passages, self.glossary)
+        self._hints_given: dict[str, tuple[int, int]] = {}
+        """step ref -> (hint level given, context.attempts when it was given)."""
+        self.last_answer: Answer | None = None
+        """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
+
+    @classmethod
+    def from_environment(
+        cls, course: Course, env: Mapping[str, str] = os.environ, **kwargs: Any
+    ) -> Tutor:
+        """A tutor that uses the configured LLM endpoint, or stays offline if none is."""
+        config = load_llm_config(env)
+        backend = OpenAICompatibleBackend(config) if config else None
+        return cls(course, backend=backend, **kwargs)
+
+    # ------------------------------------------------------------------ public
+
+    def ask(
+        self, question: str, *, lang: Lang | None = None, context: ChatContext | None = None
+    ) -> Answer:
+        lang = lang or detect_lang(question)
+        offline, hits, secrets = self._offline(question, lang, context)
+        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
+            self.last_answer = offline
+            return offline
+        messages = build_messages(
+            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+        )
+        try:
+            reply = self.backend.complete(messages)
+        except LLMError as exc:
+            answer = self._fallback(offline, msg.LLM_FAILED.format(reason=str(exc)).get(lang))
+        else:
+            if find_leaks(reply, secrets, question=question).leaked or not reply.strip():
+                answer = self._fallback(offline, msg.LLM_LEAKED.get(lang))
+            else:
+                answer = offline.model_copy(update={"text": reply.strip()})
+        self.last_answer = answer
+        return answer
+
+    def stream(
+        self, question: str, *, lang: Lang | None = None, context: ChatContext | None = None
+    ) -> Iterator[str]:
+        """Yields the answer in pieces. With an LLM, text is released a paragraph at a time,
+        each checked (with all text before it) for leaks before it is yielded."""
+        lang = lang or detect_lang(question)
+        offline, hits, secrets = self._offline(question, lang, context)
+        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
+            self.last_answer = offline
+            yield offline.text
+            return
+        messages = build_messages(
+            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+        )
+        released, pending = "", ""
+        try:
+            for chunk in self.backend.stream(messages):
+                pending += chunk
+                cut = _release_point(pending)
+                if cut == 0:
+                    continue
+                if find_leaks(released + pending, secrets, question=question).leaked:
+                    yield from self._stream_fallback(offline, msg.LLM_LEAKED.get(lang), released)
+                    return
+                yield pending[:cut]
+                released, pending = released + pending[:cut], pending[cut:]
+            if find_leaks(released + pending, secrets, question=question).leaked:
+                yield from self._stream_fallback(offline, msg.LLM_LEAKED.get(lang), released)
+                return
+        except LLMError as exc:
+            notice = msg.LLM_FAILED.format(reason=str(exc)).get(lang)
+            yield from self._stream_fallback(offline, notice, released)
+            return
+        if pending:
+            yield pending
+        text = (released + pending).strip()
+        if not text:
+            self.last_answer = self._fallback(
+                offline, msg.LLM_FAILED.format(reason="empty reply").get(lang)
+            )
+            yield self.last_answer.text
+            return
+        self.last_answer = offline.model_copy(update={"text": text})
+
+    # ------------------------------------------------------------------ offline
+
+    def _step(self, context: ChatContext | None) -> tuple[Lesson | None, Step | None]:
+        if context is None or not context.lesson_id:
+            return None, None
+        try:
+            lesson = self.course.lesson(context.lesson_id)
+        except KeyError:
+            return None, None
+        try:
+            return lesson, lesson.step(context.step_id or "")
+        except KeyError:
+            return lesson, None
+
+    def _secrets(
+        self, lesson: Lesson | None, step: Step | None, context: ChatContext | None
+    ) -> Secrets:
+        shown = [s.body.en for s in lesson.steps if isinstance(s, ReadingStep)] if lesson else []
+        expected = context.expected_values if context else []
+        return step_secrets(step, expected_values=expected, shown=shown)
+
+    def _offline(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> tuple[Answer, list[Hit], Secrets]:
+        lesson, step = self._step(context)
+        secrets = self._secrets(lesson, step, context)
+        if not question.strip():
+            return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
+        if asks_for_solution(question):
+            return self._hint(lang, context, lesson, step, secrets), [], secrets
+        hits = self.retriever.search(question)
+        lessons = rank_lessons(hits)[:3]
+        top = hits[0].score if hits else 0.0
+        on_topic = self.retriever.on_topic(question)
+        run_part = self._about_run(question, lang, context)
+        if run_part is None and (top < MIN_SCORE or (not on_topic and top < STRONG_SCORE)):
+            return Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic"), [], secrets
+        parts: list[str] = []
+        sources: list[str] = []
+        if run_part is not None:
+            parts.append(run_part[0])
+            sources.extend(run_part[1])
+        elif top < CONFIDENT_SCORE:
+            parts.append(msg.LOW_CONFIDENCE.get(lang))
+        if hits:
+            prefer = run_part[2] if run_part else None
+            parts.extend(self._compose(hits, lang, sources, prefer=prefer))
+        text = "\n\n".join(parts)
+        answer = Answer(
+            text=text,
+            sources=sources,
+            kind="context" if run_part else "answer",
+            lessons=lessons,
+        )
+        return self._guard(answer, secrets, question, lang), hits, secrets
+
+    def _compose(
+        self, hits: Sequence[Hit], lang: Lang, sources: list[str], prefer: str | None = None
+    ) -> list[str]:
+        best = hits[0].passage
+        parts = [f"**{best.title.get(lang)}**\n\n{summarise(best.text.get(lang))}"]
+        sources.append(best.id)
+        # a second view from another source, when it is nearly as relevant
+        for hit in hits[1:3]:
+            p = hit.passage
+            if (
+                hit.score >= 0.8 * hits[0].score
+                and p.lesson_id == best.lesson_id
+                and (p.source != best.source)
+            ):
+                parts.append(summarise(p.text.get(lang), SUMMARY_CHARS // 2))
+                sources.append(p.id)
+                break
+        code = next((h.passage.code for h in hits[:2] if h.passage.code), None)
+        if code and len(code.splitlines()) <= 10:
+            parts.append(f"{msg.EXAMPLE.get(lang)}\n```python\n{code}\n```")
+        read = self._read_line(prefer or _ref(best, hits), lang)
+        if read:
+            parts.append(read)
+        others = [lid for lid in rank_lessons(hits)[1:3] if lid != best.lesson_id]
+        if others:
+            items = ", ".join(self._lesson_title(lid, lang) for lid in others)
+            parts.append(msg.SEE_ALSO.format(items=items).get(lang))
+        return parts
+
+    def _lesson_title(self, lesson_id: str, lang: Lang) -> str:
+        try:
+            return f"“{self.course.lesson(lesson_id).title.get(lang)}” ({lesson_id})"
+        except KeyError:
+            return lesson_id
+
+    def _read_line(self, ref: str | None, lang: Lang) -> str | None:
+        if not ref:
+            return None
+        lesson_id, _, step_id = ref.partition("/")
+        try:
+            lesson = self.course.lesson(lesson_id)
+        except KeyError:
+            return None
+        if not step_id:
+            step_id = lesson.steps[0].id
+        try:
+            step = lesson.step(step_id)
+        except KeyError:
+            return msg.READ_LESSON.format(lesson=lesson.title.get(lang), lesson_id=lesson.id).get(
+                lang
+            )
+        return msg.READ.format(
+            lesson=lesson.title.get(lang),
+            lesson_id=lesson.id,
+            step=step.title.get(lang),
+            ref=f"{lesson.id}/{step.id}",
+        ).get(lang)
+
+    def _about_run(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> tuple[str, list[str], str | None] | None:
+        """(text, sources, lesson ref) about the learner's last run, when asked about it."""
+        if context is None or (context.last_run is None and not context.diagnoses):
+            return None
+        var_match = _GRAD_VAR_RE.search(question)
+        if not (about_my_run(question) or var_match):
+            return None
+        lines = [msg.ABOUT_RUN.get(lang)]
+        sources: list[str] = []
+        ref: str | None = None
+        run = context.last_run
+        if run is not None and run.error is not None:
+            lines.append(
+                msg.RUN_ERROR.format(
+                    type=run.error.type, line=run.error.line or "?", message=run.error.message
+                ).get(lang)
+            )
+        if var_match:
+            var = var_match.group(1)
+            snap = _snapshot(context, var)
+            if snap is not None:
+                lines.append(_explain_grad(var, snap).get(lang))
+                sources.append(f"run:{var}")
+        for diagnosis in context.diagnoses[:2]:
+            lines.append(f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}")
+            lines.append(msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang))
+            sources.append(f"diagnosis:{diagnosis.id}")
+            ref = ref or diagnosis.lesson_ref
+        if len(lines) == 1:
+            if run is None or not run.ok:
+                return None
+            lines.append(msg.RUN_OK.get(lang))
+        return "\n".join(lines), sources, ref
+
+    def _hint(
+        self,
+        lang: Lang,
+        context: ChatContext | None,
+        lesson: Lesson | None,
+        step: Step | None,
+        secrets: Secrets,
+    ) -> Answer:
+        parts = [msg.REFUSE_SOLUTION.get(lang)]
+        level: int | None = None
+        hints = list(getattr(step, "hints", []) or [])
+        if context is None or step is None or context.step_ref is None:
+            parts.append(msg.NO_STEP.get(lang))
+        elif not hints:
+            parts.append(msg.NO_HINTS.get(lang))
+        else:
+            ref = context.step_ref
+            seen = context.hints_unlocked
+            given = self._hints_given.get(ref)
+            if given is None:
+                level, repeat = min(seen + 1, len(hints)), seen >= len(hints)
+            else:
+                before = max(given[0], seen)
+                if context.attempts > given[1]:
+                    level, repeat = min(before + 1, len(hints)), before >= len(hints)
+                else:
+                    level, repeat = min(before, len(hints)), True
+            level = max(level, 1)
+            self._hints_given[ref] = (level, context.attempts)
+            parts.append(
+                msg.HINT.format(level=level, total=len(hints), hint=hints[level - 1].get(lang)).get(
+                    lang
+                )
+            )
+            if repeat and level < len(hints):
+                parts.append(msg.SAME_HINT.get(lang))
+            elif level == len(hints):
+                parts.append(msg.LAST_HINT.get(lang))
+        guiding = self.glossary.guiding_questions.get(lesson.id) if lesson else None
+        question = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
+        parts.append(msg.GUIDING.format(question=question).get(lang))
+        answer = Answer(
+            text="\n\n".join(parts),
+            sources=[context.step_ref] if context and context.step_ref and step else [],
+            refused=True,
+            hint_level=level,
+            kind="hint",
+            lessons=[lesson.id] if lesson else [],
+        )
+        return self._guard(answer, secrets, "", lang)
+
+    def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
+        report = find_leaks(answer.text, secrets, question=question)
+        if not report.leaked:
+            return answer
+        text = redact(answer.text, secrets, report)
+        if find_leaks(text, secrets, question=question).leaked:  # belt and braces
+            text = msg.REDACTED_NOTE.get(lang)
+        else:
+            text += "\n\n" + msg.REDACTED_NOTE.get(lang)
+        return answer.model_copy(update={"text": text, "redacted": True})
+
+    @staticmethod
+    def _fallback(offline: Answer, notice: str) -> Answer:
+        return offline.model_copy(
+            update={"text": f"{notice}\n\n{offline.text}", "fallback_notice": notice}
+        )
+
+    def _stream_fallback(self, offline: Answer, notice: str, released: str) -> Iterator[str]:
+        self.last_answer = self._fallback(offline, notice)
+        yield ("\n\n" if released else "") + self.last_answer.text
+
+
+def _ref(best: Passage, hits: Sequence[Hit]) -> str | None:
+    """The lesson step to read for ``best``: its own, or the best lesson passage of its lesson."""
+    if best.step_id:
+        return f"{best.lesson_id}/{best.step_id}"
+    for hit in hits:
+        p = hit.passage
+        if p.source == "lesson" and p.lesson_id == best.lesson_id and p.step_id:
+            return f"{p.lesson_id}/{p.step_id}"
+    return best.lesson_id
+
+
+def _snapshot(context: ChatContext, var: str) -> TensorSnapshot | None:
+    run = context.last_run
+    if run is None:
+        return None
+    for probe in run.probes:
+        if probe.expr == var and isinstance(probe.value, TensorSnapshot):
+            return probe.value
+    if run.error is not None and isinstance(run.error.locals.get(var), TensorSnapshot):
+        return run.error.locals[var]  # type: ignore[return-value]
+    return None
+
+
+def _explain_grad(var: str, snap: TensorSnapshot) -> Text:
+    if not snap.requires_grad:
+        return msg.GRAD_NO_REQUIRES.format(var=var)
+    if not snap.is_leaf:
+        return msg.GRAD_NON_LEAF.format(var=var, grad_fn=snap.grad_fn or "an operation")
+    if snap.grad is None:
+        return msg.GRAD_NOT_REACHED.format(var=var)
+    return msg.GRAD_PRESENT.format(var=var, shape=tuple(snap.grad.shape))
+
+
+def _release_point(text: str) -> int:
+    """How much of a streamed reply can be checked and shown: up to the last paragraph break
+    that is outside a code block (0: nothing yet)."""
+    cut = 0
+    in_fence = False
+    i = 0
+    while i < len(text):
+        if text.startswith("```", i):
+            in_fence = not in_fence
+            i += 3
+            continue
+        if not in_fence and text.startswith("\n\n", i):
+            cut = i + 2
+        i += 1
+    return cut
