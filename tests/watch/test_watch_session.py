@@ -248,3 +248,23 @@ def test_key_reader_line_mode() -> None:
     reader.close()
     assert not reader.is_tty
     assert got == ["h", "n", "q"]
+
+
+def test_a_grading_error_is_reported_and_watching_goes_on(
+    workspace: Workspace,
+    mini_course: Course,
+    store: ProgressStore,
+    console,
+    take_output,
+) -> None:
+    from tutor.errors import TutorError
+
+    def broken(lesson: object, step: object, code: str) -> Verdict:
+        raise TutorError("device cuda:0 is gone")
+
+    session = WatchSession(
+        workspace, mini_course, grader=broken, store=store, console=console, lang="en"
+    )
+    assert session.handle_key("r") is True
+    assert "Could not grade this save: device cuda:0 is gone. Still watching." in take_output()
+    assert store.attempts(FIRST) == 0

@@ -80,6 +80,7 @@ MSG: dict[str, Text] = {
     "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
     "diagnosis": T("Diagnosis", "诊断"),
     "fix": T("Fix", "修改建议"),
+    "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
     "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
     "no_hints": T("This exercise has no hints.", "本练习没有提示。"),
     "all_hints": T("That was the last hint.", "这已经是最后一条提示了。"),
@@ -94,7 +95,10 @@ MSG: dict[str, Text] = {
         "Skipping {ref}: no such step in the course any more.",
         "跳过 {ref}：课程中已没有这个步骤。",
     ),
-    "no_exercises": T("No exercise files to watch.", "没有可监视的练习文件。"),
+    "failed": T(
+        "Could not grade this save: {error}. Still watching.",
+        "这次保存无法评分：{error}。仍在监视。",
+    ),
     "bye": T("Bye. Your progress is saved.", "再见，你的进度已保存。"),
 }
 
@@ -298,7 +302,11 @@ class WatchSession:
             self._say("missing", style="yellow", path=entry.path)
             return None
         lesson, step = self.course.find(entry.ref)
-        verdict = self.grader(lesson, step, text)  # type: ignore[arg-type]
+        try:
+            verdict = self.grader(lesson, step, text)  # type: ignore[arg-type]
+        except TutorError as exc:  # e.g. the device went away: say so, keep watching
+            self._say("failed", style="red", error=exc)
+            return None
         self.store.record_attempt(
             entry.ref,
             split_code(text),
@@ -308,7 +316,10 @@ class WatchSession:
         )
         self._show_verdict(verdict)
         if not verdict.passed and verdict.run is not None and self.explain is not None:
-            self._show_diagnoses(self.explain(verdict.run, text))
+            try:
+                self._show_diagnoses(self.explain(verdict.run, text))
+            except TutorError as exc:
+                self._say("no_diagnosis", style="red", error=exc)
         if verdict.passed:
             self._advance()
         return verdict

@@ -1,0 +1,187 @@
+"""Exercise files end to end: real sandbox, grading and diagnosis; the CLI as a user calls it."""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tutor.cli import main
+from tutor.cli.watch_cmd import WatchSession
+from tutor.course.models import Course
+from tutor.progress import ProgressStore
+from tutor.workspace import HEADER_END, Workspace
+
+pytestmark = pytest.mark.slow
+
+FIX = "mini-graph/fix-scalar"
+FIRST = "mini-basics/first-backward"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def save(workspace: Workspace, ref: str, body: str) -> None:
+    entry = workspace.load_manifest().entry(ref)
+    path = workspace.path_of(entry)
+    header = path.read_text(encoding="utf-8").partition(HEADER_END + "\n")[0]
+    path.write_text(header + HEADER_END + "\n" + body, encoding="utf-8")
+
+
+def test_watch_with_real_grading_wrong_then_right(
+    sandbox, workspace: Workspace, mini_course: Course, store: ProgressStore, tmp_path: Path
+) -> None:
+    from tutor.diagnosis import explain
+    from tutor.grading import ExpectedCache, grade_step
+
+    console = Console(file=io.StringIO(), width=120, color_system=None, soft_wrap=True)
+    session = WatchSession(
+        workspace,
+        mini_course,
+        grader=functools.partial(
+            grade_step, runner=sandbox, device="cpu", cache=ExpectedCache(tmp_path / "cache")
+        ),
+        store=store,
+        console=console,
+        lang="en",
+        explain=explain,
+    )
+    session.handle_key("n")  # to the fix-the-bug exercise
+    assert session.current.ref == FIX
+
+    # the starter as written raises the seed's error: graded, diagnosed, recorded
+    assert session.handle_key("r")
+    out = console.file.getvalue()
+    assert "DID NOT FINISH" in out or "NOT YET" in out
+    assert "Diagnosis:" in out
+    assert "scalar" in out
+    assert store.attempts(FIX) == 1 and FIX not in store.passed_steps()
+
+    _, step = mini_course.find(FIX)
+    save(workspace, FIX, step.solution)
+    assert session.poll() is None
+    verdict = session.poll()
+    assert verdict is not None and verdict.passed, verdict
+    assert "PASSED" in console.file.getvalue()
+    assert FIX in store.passed_steps() and store.attempts(FIX) == 2
+    assert session.current.ref != FIX, "a pass moves on"
+
+
+def _cli(tmp_path: Path, *args: str) -> list[str]:
+    return [
+        "--lessons",
+        str(REPO / "tests" / "fixtures" / "mini_course"),
+        "--data-dir",
+        str(tmp_path / "data"),
+        *args,
+    ]
+
+
+def test_start_then_verify_then_fix_everything(
+    tmp_path: Path, mini_course: Course, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ex = tmp_path / "ex"
+    assert main(_cli(tmp_path, "start", "--dir", str(ex), "--lang", "en")) == 0
+    assert "Wrote 5 exercise files" in capsys.readouterr().out
+
+    assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 1
+    out = capsys.readouterr().out
+    assert ("fix-scalar" in out and "fail" in out) or "error" in out
+    assert "0/5 exercises pass" in out
+
+    ws = Workspace(ex)
+    for entry in ws.load_manifest().exercises:
+        save(ws, entry.ref, mini_course.find(entry.ref)[1].solution)
+    assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 0
+    assert "5/5 exercises pass" in capsys.readouterr().out
+    with ProgressStore.default(tmp_path / "data") as store:
+        assert store.passed_steps() == set(), "verify does not change progress"
+
+    # start again: every file was changed by the learner, none is overwritten
+    before = {p: p.read_bytes() for p in ex.rglob("*.py")}
+    assert main(_cli(tmp_path, "start", "--dir", str(ex))) == 0
+    out = capsys.readouterr().out
+    assert out.count("Kept ") == 5
+    assert {p: p.read_bytes() for p in ex.rglob("*.py")} == before
+
+
+def test_verify_without_start_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_cli(tmp_path, "verify", "--dir", str(tmp_path / "none"))) == 2
+    err = capsys.readouterr().err
+    assert "no exercises in" in err and "tutor start" in err and "Traceback" not in err
+
+
+def _read_until(stream: io.TextIOBase, needle: str, lines: list[str], timeout_s: float) -> None:
+    """Collect lines from ``stream`` (in a thread, so a hang cannot block the test)."""
+    done = threading.Event()
+
+    def pump() -> None:
+        for line in stream:
+            lines.append(line)
+            if needle in line:
+                done.set()
+                return
+
+    threading.Thread(target=pump, daemon=True).start()
+    assert done.wait(timeout_s), f"never saw {needle!r} in:\n{''.join(lines)}"
+
+
+@pytest.fixture
+def watch_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    ex = tmp_path / "ex"
+    assert main(_cli(tmp_path, "start", "--dir", str(ex), "--lang", "en")) == 0
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "120"}
+    command = _cli(tmp_path, "watch", "--dir", str(ex), "--device", "cpu")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tutor", *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
+    try:
+        yield proc, ex
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_watch_as_a_subprocess(
+    watch_process: tuple[subprocess.Popen[str], Path], mini_course: Course, tmp_path: Path
+) -> None:
+    proc, ex = watch_process
+    lines: list[str] = []
+    _read_until(proc.stdout, "type h, n, r or q", lines, 120)
+    assert any("Exercise 1/5" in line for line in lines)
+
+    ws = Workspace(ex)
+    save(ws, FIRST, "import torch\nx = torch.ones(2, 2, requires_grad=True)\n")
+    _read_until(proc.stdout, "score", lines, 120)
+    assert any("NOT YET" in line for line in lines)
+
+    save(ws, FIRST, mini_course.find(FIRST)[1].solution)
+    _read_until(proc.stdout, "Exercise 2/5", lines, 120)
+    assert any("PASSED" in line for line in lines)
+
+    proc.stdin.write("h\n")
+    proc.stdin.flush()
+    _read_until(proc.stdout, "Hint 1/2", lines, 60)
+    proc.stdin.write("q\n")
+    proc.stdin.flush()
+    assert proc.wait(timeout=60) == 0
+    with ProgressStore.default(tmp_path / "data") as store:
+        assert store.passed_steps() == {FIRST}
+        assert store.attempts(FIRST) == 2
+        assert store.hints_revealed(FIX) == 1
+        assert store.position() == ("mini-graph", "fix-scalar")
