@@ -1,0 +1,528 @@
+"""A learning session: the state and actions behind the TUI, with no UI in it.
+
+The TUI is a thin face over :class:`LearningSession`: every button and key calls one method
+here, so each interaction can be tested without a screen. The session holds where the
+learner is (lesson, step), the code of each step, hints unlocked, language and device, and
+does run -> grade -> diagnose -> record progress.
+
+Dependencies are passed in (runner, progress store, tutor, grading, diagnosis) so tests can
+use fakes. Nothing here imports torch: the runner does the torch work in other processes.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tutor.course.models import (
+    AnswerStep,
+    CodeStep,
+    Course,
+    FixStep,
+    Lesson,
+    QuizStep,
+    Step,
+)
+from tutor.diagnosis.models import Diagnosis
+from tutor.errors import TutorError
+from tutor.grading.models import Verdict
+from tutor.i18n import Lang, T, Text
+from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
+
+
+class ProgressLike(Protocol):
+    """What the session needs of :class:`tutor.progress.ProgressStore`."""
+
+    def record_attempt(
+        self, step_ref: str, code: str, *, passed: bool, score: float, max_score: float
+    ) -> Any: ...
+    def passed_steps(self) -> set[str]: ...
+    def attempts(self, step_ref: str) -> int: ...
+    def last_code(self, step_ref: str) -> str | None: ...
+    def save_code(self, step_ref: str, code: str) -> Any: ...
+    def set_position(self, lesson_id: str, step_id: str) -> Any: ...
+    def position(self) -> Any: ...
+    def hints_revealed(self, step_ref: str) -> int: ...
+    def set_hints_revealed(self, step_ref: str, n: int) -> Any: ...
+
+
+class RunnerLike(Protocol):
+    """The sandbox's ``Runner`` protocol (``tutor.sandbox.Runner``)."""
+
+    def run(
+        self,
+        code: str,
+        *,
+        device: str = "cpu",
+        probes: Sequence[str | Probe] = (),
+        limits: Limits | None = None,
+    ) -> RunResult: ...
+    def devices(self) -> list[str]: ...
+
+
+class GradingLike(Protocol):
+    """The grading API (``tutor.grading``); the module itself satisfies it."""
+
+    def grade_step(
+        self, lesson: Lesson, step: Any, code: str, *, runner: Any, device: str = "cpu"
+    ) -> Verdict: ...
+    def grade_answer(
+        self, lesson: Lesson, step: AnswerStep, typed: str, *, runner: Any, device: str = "cpu"
+    ) -> Verdict: ...
+    def grade_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict: ...
+
+
+Diagnose = Callable[[RunResult, str], list[Diagnosis]]
+
+
+class NotRunnable(TutorError):
+    """The current step has nothing to run (e.g. a reading step)."""
+
+
+class UnknownDevice(TutorError):
+    """A device was picked that the sandbox did not report."""
+
+
+class UnknownLesson(TutorError):
+    """A lesson or step id that the course does not have."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One graded submission of the current step, with what explains it."""
+
+    step_ref: str
+    verdict: Verdict
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def run(self) -> RunResult | None:
+        return self.verdict.run
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """The autograd graph of one expression after running the learner's code."""
+
+    expr: str
+    run: RunResult
+    probe: ProbeResult | None
+
+
+class CancellableRunner:
+    """Passes a cancel event to every run, so grading (which knows nothing of cancelling)
+    runs through a runner the UI can stop."""
+
+    def __init__(self, inner: RunnerLike, cancel: threading.Event) -> None:
+        self._inner = inner
+        self._cancel = cancel
+        self._accepts_cancel = _accepts_keyword(inner.run, "cancel")
+
+    def run(
+        self,
+        code: str,
+        *,
+        device: str = "cpu",
+        probes: Sequence[str | Probe] = (),
+        limits: Limits | None = None,
+        **extra: Any,
+    ) -> RunResult:
+        if self._accepts_cancel:
+            extra.setdefault("cancel", self._cancel)
+        return self._inner.run(code, device=device, probes=probes, limits=limits, **extra)
+
+    def devices(self) -> list[str]:
+        return self._inner.devices()
+
+    def __getattr__(self, name: str) -> Any:  # resolve_device and friends
+        return getattr(self._inner, name)
+
+
+def _accepts_keyword(func: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def step_ref(lesson: Lesson, step: Step) -> str:
+    return f"{lesson.id}/{step.id}"
+
+
+def assigned_names(code: str) -> list[str]:
+    """Names the code assigns at top level, in order: the tensors a learner may pick to see
+    the graph of. Empty when the code does not parse."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+
+    def add(target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in names:
+                names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                add(elt)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                add(target)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            add(node.target)
+        elif isinstance(node, (ast.With, ast.For)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        add(target)
+    return names
+
+
+GRADED_KINDS = (CodeStep, FixStep, QuizStep, AnswerStep)
+RUNNABLE_KINDS = (CodeStep, FixStep)
+
+
+class LearningSession:
+    """Where the learner is and what they can do there. Thread-safe enough for one UI:
+    runs happen in a worker thread, everything else on the UI thread."""
+
+    def __init__(
+        self,
+        course: Course,
+        runner: RunnerLike,
+        store: ProgressLike,
+        *,
+        tutor: Any = None,
+        lang: Lang = "en",
+        device: str = "cpu",
+        grading: GradingLike | None = None,
+        diagnose: Diagnose | None = None,
+    ) -> None:
+        if not course.lessons:
+            raise TutorError("the course has no lessons", hint="check the --lessons folder")
+        self.course = course
+        self.runner = runner
+        self.store = store
+        self.tutor = tutor
+        self.lang: Lang = lang
+        self.device = device
+        self.known_devices: list[str] | None = None
+        self._grading = grading
+        self._diagnose = diagnose
+        self.lesson: Lesson = course.lessons[0]
+        self.step_index = 0
+        self.last_attempt: Attempt | None = None
+        self.resume()
+
+    # ------------------------------------------------------------------ dependencies
+
+    @property
+    def grading(self) -> GradingLike:
+        # Imported on first use so the UI starts without loading grading's dependencies.
+        if self._grading is None:
+            self._grading = importlib.import_module("tutor.grading")  # type: ignore[assignment]
+        return self._grading  # type: ignore[return-value]
+
+    def diagnose(self, result: RunResult, code: str) -> list[Diagnosis]:
+        if self._diagnose is None:
+            self._diagnose = importlib.import_module("tutor.diagnosis").explain
+        return list(self._diagnose(result, code))  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ position
+
+    @property
+    def step(self) -> Step:
+        return self.lesson.steps[self.step_index]
+
+    @property
+    def ref(self) -> str:
+        return step_ref(self.lesson, self.step)
+
+    def resume(self) -> None:
+        """Go to where the learner left off (from the store), else the first step."""
+        position = self.store.position()
+        if position:
+            lesson_id, step_id = _unpack_position(position)
+            try:
+                self.goto(lesson_id, step_id)
+                return
+            except UnknownLesson:
+                pass  # the course changed since; start at the top
+        self.lesson, self.step_index = self.course.lessons[0], 0
+
+    def goto(self, lesson_id: str, step_id: str | None = None) -> Step:
+        try:
+            lesson = self.course.lesson(lesson_id)
+        except KeyError:
+            raise UnknownLesson(f"no lesson {lesson_id!r} in this course") from None
+        index = 0
+        if step_id is not None:
+            ids = [s.id for s in lesson.steps]
+            if step_id not in ids:
+                raise UnknownLesson(f"no step {step_id!r} in lesson {lesson_id!r}")
+            index = ids.index(step_id)
+        self.lesson, self.step_index = lesson, index
+        self.last_attempt = None
+        self.store.set_position(lesson.id, self.step.id)
+        return self.step
+
+    def open_lesson(self, lesson_id: str) -> Step:
+        """Open a lesson at its first step not yet passed (the first step if all are)."""
+        try:
+            lesson = self.course.lesson(lesson_id)
+        except KeyError:
+            raise UnknownLesson(f"no lesson {lesson_id!r} in this course") from None
+        passed = self.store.passed_steps()
+        for step in lesson.steps:
+            if isinstance(step, GRADED_KINDS) and step_ref(lesson, step) not in passed:
+                return self.goto(lesson_id, step.id)
+        return self.goto(lesson_id)
+
+    def next_step(self) -> Step | None:
+        """The next step, crossing into the next lesson; None at the end of the course."""
+        if self.step_index + 1 < len(self.lesson.steps):
+            return self.goto(self.lesson.id, self.lesson.steps[self.step_index + 1].id)
+        lessons = self.course.lessons
+        index = lessons.index(self.lesson)
+        if index + 1 < len(lessons):
+            return self.goto(lessons[index + 1].id)
+        return None
+
+    def prev_step(self) -> Step | None:
+        if self.step_index > 0:
+            return self.goto(self.lesson.id, self.lesson.steps[self.step_index - 1].id)
+        lessons = self.course.lessons
+        index = lessons.index(self.lesson)
+        if index > 0:
+            previous = lessons[index - 1]
+            return self.goto(previous.id, previous.steps[-1].id)
+        return None
+
+    # ------------------------------------------------------------------ progress
+
+    def step_passed(self, lesson: Lesson, step: Step) -> bool:
+        return step_ref(lesson, step) in self.store.passed_steps()
+
+    def lesson_progress(self, lesson: Lesson, passed: set[str] | None = None) -> tuple[int, int]:
+        """(passed, gradable) steps of a lesson."""
+        passed = self.store.passed_steps() if passed is None else passed
+        graded = [s for s in lesson.steps if isinstance(s, GRADED_KINDS)]
+        done = sum(1 for s in graded if step_ref(lesson, s) in passed)
+        return done, len(graded)
+
+    def attempts(self) -> int:
+        return self.store.attempts(self.ref)
+
+    # ------------------------------------------------------------------ code
+
+    def starter_code(self) -> str:
+        step = self.step
+        if isinstance(step, RUNNABLE_KINDS):
+            return step.starter
+        if isinstance(step, AnswerStep):
+            return step.code
+        return ""
+
+    def code(self) -> str:
+        """The code to show for the current step: the learner's last code, else the starter."""
+        step = self.step
+        if isinstance(step, RUNNABLE_KINDS):
+            saved = self.store.last_code(self.ref)
+            return saved if saved is not None else step.starter
+        return self.starter_code()
+
+    def save_code(self, code: str) -> None:
+        if isinstance(self.step, RUNNABLE_KINDS):
+            self.store.save_code(self.ref, code)
+
+    def reset_code(self) -> str:
+        """Back to the starter code (saved, so a restart shows it too)."""
+        starter = self.starter_code()
+        self.save_code(starter)
+        return starter
+
+    # ------------------------------------------------------------------ hints
+
+    def hints_shown(self) -> int:
+        return min(self.store.hints_revealed(self.ref), len(self.step.hints))
+
+    def visible_hints(self) -> list[Text]:
+        return list(self.step.hints[: self.hints_shown()])
+
+    def reveal_hint(self) -> Text | None:
+        """Unlock the next hint; None when every hint is already shown."""
+        shown = self.hints_shown()
+        if shown >= len(self.step.hints):
+            return None
+        self.store.set_hints_revealed(self.ref, shown + 1)
+        return self.step.hints[shown]
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, code: str, *, cancel: threading.Event | None = None) -> Attempt:
+        """Run the code of a code/fix step, grade it, diagnose it, record the attempt.
+
+        A cancelled run is not recorded as an attempt: the learner stopped it."""
+        lesson, step, ref = self.lesson, self.step, self.ref
+        if not isinstance(step, RUNNABLE_KINDS):
+            raise NotRunnable(
+                f"step {ref} is a {step.kind} step; there is no code to run",
+                hint="use the controls in the lesson pane",
+            )
+        self.store.save_code(ref, code)
+        cancel = cancel or threading.Event()
+        runner = CancellableRunner(self.runner, cancel)
+        verdict = self.grading.grade_step(lesson, step, code, runner=runner, device=self.device)
+        cancelled = cancel.is_set()
+        diagnoses: list[Diagnosis] = []
+        if verdict.run is not None and not cancelled:
+            diagnoses = self.diagnose(verdict.run, code)
+        attempt = Attempt(ref, verdict, diagnoses, cancelled=cancelled)
+        if not cancelled:
+            self.store.record_attempt(
+                ref, code, passed=verdict.passed, score=verdict.score, max_score=verdict.max_score
+            )
+        self.last_attempt = attempt
+        return attempt
+
+    def answer_quiz(self, selected: Sequence[int]) -> Attempt:
+        lesson, step, ref = self.lesson, self.step, self.ref
+        if not isinstance(step, QuizStep):
+            raise NotRunnable(f"step {ref} is not a quiz")
+        verdict = self.grading.grade_quiz(lesson, step, list(selected))
+        self.store.record_attempt(
+            ref,
+            ",".join(str(i) for i in selected),
+            passed=verdict.passed,
+            score=verdict.score,
+            max_score=verdict.max_score,
+        )
+        self.last_attempt = Attempt(ref, verdict)
+        return self.last_attempt
+
+    def answer_value(self, typed: str, *, cancel: threading.Event | None = None) -> Attempt:
+        """Grade a typed value (e.g. ``tensor([1., 3.])``) against torch's truth."""
+        lesson, step, ref = self.lesson, self.step, self.ref
+        if not isinstance(step, AnswerStep):
+            raise NotRunnable(f"step {ref} does not take a typed answer")
+        runner = CancellableRunner(self.runner, cancel or threading.Event())
+        try:
+            verdict = self.grading.grade_answer(
+                lesson, step, typed, runner=runner, device=self.device
+            )
+        except (TutorError, ValueError) as exc:  # an answer that does not parse
+            verdict = Verdict(
+                step=ref,
+                status="not_gradable",
+                score=0,
+                max_score=1,
+                message=T(
+                    f"Could not read your answer: {exc}",
+                    f"无法读取你的答案：{exc}",
+                ),
+            )
+        self.store.record_attempt(
+            ref, typed, passed=verdict.passed, score=verdict.score, max_score=verdict.max_score
+        )
+        self.last_attempt = Attempt(ref, verdict)
+        return self.last_attempt
+
+    def graph_of(
+        self, code: str, expr: str, *, cancel: threading.Event | None = None
+    ) -> GraphView:
+        """Run the code and return the autograd graph behind ``expr``."""
+        expr = expr.strip()
+        if not expr:
+            raise TutorError("name a tensor to draw its graph, e.g. y")
+        runner = CancellableRunner(self.runner, cancel or threading.Event())
+        result = runner.run(code, device=self.device, probes=[Probe(expr=expr, graph=True)])
+        return GraphView(expr, result, result.probe(expr))
+
+    # ------------------------------------------------------------------ device, language
+
+    def available_devices(self) -> list[str]:
+        """Ask the runner which devices exist (slow the first time: call off the UI thread)."""
+        devices = list(self.runner.devices()) or ["cpu"]
+        self.known_devices = devices
+        return devices
+
+    def set_device(self, device: str) -> None:
+        known = self.known_devices or ["cpu"]
+        if device not in known:
+            raise UnknownDevice(
+                f"device {device!r} is not available here",
+                hint="available: " + ", ".join(known),
+            )
+        self.device = device
+
+    def set_lang(self, lang: Lang) -> None:
+        if lang not in ("en", "zh"):
+            raise TutorError(f"unknown language {lang!r}", hint="use en or zh")
+        self.lang = lang
+
+    def toggle_lang(self) -> Lang:
+        self.set_lang("zh" if self.lang == "en" else "en")
+        return self.lang
+
+    # ------------------------------------------------------------------ chat
+
+    def ask(self, question: str, code: str | None = None) -> Any:
+        """Ask the tutor about the current step; returns the chat's ``Answer``."""
+        if self.tutor is None:
+            raise TutorError("the tutor chat is not available in this session")
+        context = self._chat_context(code)
+        return self.tutor.ask(question, lang=self.lang, context=context)
+
+    def _chat_context(self, code: str | None) -> Any:
+        try:
+            chat = importlib.import_module("tutor.chat")
+            context_type = chat.ChatContext
+        except (ImportError, AttributeError):
+            return None
+        attempt = self.last_attempt
+        return context_type(
+            lesson_id=self.lesson.id,
+            step_id=self.step.id,
+            code=code if code is not None else self.code(),
+            last_run=attempt.run if attempt else None,
+            diagnoses=list(attempt.diagnoses) if attempt else [],
+            hints_unlocked=self.hints_shown(),
+            attempts=self.attempts(),
+        )
+
+
+def _unpack_position(position: Any) -> tuple[str, str | None]:
+    """The store's position as (lesson_id, step_id), whatever shape it comes in."""
+    if isinstance(position, str):
+        lesson_id, _, step_id = position.partition("/")
+        return lesson_id, step_id or None
+    if isinstance(position, (tuple, list)):
+        return str(position[0]), (str(position[1]) if len(position) > 1 and position[1] else None)
+    lesson_id = getattr(position, "lesson_id", None)
+    step_id = getattr(position, "step_id", None)
+    return str(lesson_id), step_id
+
+
+__all__ = [
+    "Attempt",
+    "CancellableRunner",
+    "GradingLike",
+    "GraphView",
+    "LearningSession",
+    "NotRunnable",
+    "ProgressLike",
+    "RunnerLike",
+    "UnknownDevice",
+    "UnknownLesson",
+    "assigned_names",
+    "step_ref",
+]

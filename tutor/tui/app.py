@@ -1,0 +1,617 @@
+"""The Textual app: one screen to read a lesson, write code, run it, see the verdict, the
+diagnosis and the autograd graph, and ask the tutor.
+
+A thin face: every action calls one :class:`~tutor.learning.LearningSession` method; runs
+happen in worker threads so the UI never freezes. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import BindingsMap
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Input, OptionList, Select, Static, TextArea
+
+from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep
+from tutor.errors import TutorError
+from tutor.i18n import Lang
+from tutor.learning import (
+    RUNNABLE_KINDS,
+    Attempt,
+    Diagnose,
+    GradingLike,
+    GraphView,
+    LearningSession,
+    ProgressLike,
+    RunnerLike,
+    assigned_names,
+)
+from tutor.tui.commands import TutorCommands
+from tutor.tui.help_screen import HelpScreen
+from tutor.tui.keys import bindings
+from tutor.tui.labels import label
+from tutor.tui.lesson_list import LessonList
+from tutor.tui.result_tabs import ResultTabs
+from tutor.tui.step_pane import StepPane
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SAVE_DELAY_S = 0.8
+"""Edits are saved to the progress store this long after typing stops."""
+
+
+def _best_device(devices: list[str]) -> str:
+    for prefix in ("cuda", "mps"):
+        for device in devices:
+            if device.startswith(prefix):
+                return device
+    return "cpu"
+
+
+class TutorApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "autograd tutor"
+    COMMANDS = App.COMMANDS | {TutorCommands}
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (36, "-tall")]
+
+    running: reactive[bool] = reactive(False)
+
+    def __init__(self, session: LearningSession, *, wanted_device: str = "cpu") -> None:
+        super().__init__()
+        self.session = session
+        self.wanted_device = wanted_device
+        self.graph_view: GraphView | None = None
+        self._cancel: threading.Event | None = None
+        self._run_started = 0.0
+        self._spinner: Timer | None = None
+        self._save_timer: Timer | None = None
+        self._loading_editor = False
+        self._apply_bindings()
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="topbar", markup=False)
+        with Horizontal(id="body"):
+            yield LessonList(id="lessons")
+            yield StepPane(id="lesson-pane")
+            with Vertical(id="work-pane"):
+                yield TextArea.code_editor(language="python", id="editor")
+                with Horizontal(id="run-bar"):
+                    yield Button(id="btn-run", action="app.run", compact=True, variant="success")
+                    yield Button(
+                        id="btn-cancel", action="app.cancel_run", compact=True, variant="error"
+                    )
+                    yield Button(id="btn-reset", action="app.reset_code", compact=True)
+                    yield Select[str](
+                        [("cpu", "cpu")],
+                        value="cpu",
+                        allow_blank=False,
+                        compact=True,
+                        id="device",
+                    )
+                    yield Static(id="run-status", markup=False)
+                yield ResultTabs(id="results")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        self.query_one("#btn-cancel", Button).display = False
+        await self.render_all(new_step=True)
+        self.ask_devices()
+
+    # ------------------------------------------------------------------ language & bindings
+
+    def _apply_bindings(self) -> None:
+        """Key bindings in the session's language (the footer shows their descriptions)."""
+        base = self.__class__._merged_bindings or BindingsMap()
+        merged = BindingsMap()
+        merged.key_to_bindings = {key: list(found) for key, found in base.key_to_bindings.items()}
+        ours = BindingsMap(bindings(self.session.lang))
+        merged.key_to_bindings.update(ours.key_to_bindings)
+        self._bindings = merged
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_run":
+            return self.running  # shown in the footer only while a run is in flight
+        return True
+
+    async def action_toggle_lang(self) -> None:
+        self.session.toggle_lang()
+        self._apply_bindings()
+        self.refresh_bindings()
+        await self.render_all(new_step=False)
+        self.notify(label("lang_set", self.session.lang), timeout=2)
+
+    async def set_lang(self, lang: Lang) -> None:
+        if lang != self.session.lang:
+            await self.action_toggle_lang()
+
+    # ------------------------------------------------------------------ rendering
+
+    @property
+    def lang(self) -> Lang:
+        return self.session.lang
+
+    async def render_all(self, *, new_step: bool) -> None:
+        """Re-render every learner-facing text; ``new_step`` also reloads the editor."""
+        lang = self.lang
+        self.query_one("#btn-run", Button).label = label("btn_run", lang)
+        self.query_one("#btn-cancel", Button).label = label("btn_cancel", lang)
+        self.query_one("#btn-reset", Button).label = label("btn_reset", lang)
+        results = self.query_one(ResultTabs)
+        results.relabel(lang)
+        self.render_lessons()
+        await self.render_step(keep_choices=not new_step)
+        if new_step:
+            self.load_editor()
+            self.graph_view = None
+        elif self.query_one("#editor", TextArea).read_only:
+            self.load_editor()  # the read-only note is learner-facing text
+        results.show_attempt(self.session.last_attempt, lang)
+        results.show_graph(self.graph_view, lang)
+        self._render_chat_intro(clear=new_step)
+        self.render_topbar()
+
+    def render_topbar(self) -> None:
+        session = self.session
+        done = sum(session.lesson_progress(lesson)[0] for lesson in session.course.lessons)
+        total = sum(session.lesson_progress(lesson)[1] for lesson in session.course.lessons)
+        number = session.course.lessons.index(session.lesson) + 1
+        parts = [
+            label("app_title", self.lang),
+            f"{number}. {session.lesson.title.get(self.lang)}",
+            label("lesson_done", self.lang, done=done, total=total),
+            f"{label('device_label', self.lang)}: {session.device}",
+        ]
+        self.query_one("#topbar", Static).update(" │ ".join(parts))
+
+    def render_lessons(self) -> None:
+        session = self.session
+        passed = session.store.passed_steps()
+        progress = {
+            lesson.id: session.lesson_progress(lesson, passed) for lesson in session.course.lessons
+        }
+        self.query_one(LessonList).show(session.course, progress, session.lesson.id, self.lang)
+
+    async def render_step(self, *, keep_choices: bool = False) -> None:
+        session = self.session
+        await self.query_one(StepPane).show(
+            session.lesson,
+            session.step,
+            index=session.step_index,
+            lang=self.lang,
+            passed=session.step_passed(session.lesson, session.step),
+            attempts=session.attempts(),
+            hints=[hint.get(self.lang) for hint in session.visible_hints()],
+            keep_choices=keep_choices,
+        )
+
+    def load_editor(self) -> None:
+        """Put the step's code in the editor: the learner's last code, else the starter."""
+        session, editor = self.session, self.query_one("#editor", TextArea)
+        step = session.step
+        self._loading_editor = True
+        if isinstance(step, RUNNABLE_KINDS):
+            editor.read_only = False
+            editor.text = session.code()
+        elif isinstance(step, AnswerStep):
+            editor.read_only = True
+            editor.text = f"{label('editor_answer', self.lang)}\n\n{step.code}"
+        else:
+            editor.read_only = True
+            key = "editor_quiz" if isinstance(step, QuizStep) else "editor_reading"
+            editor.text = label(key, self.lang) + "\n"
+        self._loading_editor = False
+        runnable = isinstance(step, RUNNABLE_KINDS)
+        self.query_one("#btn-run", Button).disabled = not runnable or self.running
+        self.query_one("#btn-reset", Button).disabled = not runnable
+        self.query_one(ResultTabs).set_graph_choices(assigned_names(self._graph_code()))
+
+    def _graph_code(self) -> str:
+        step = self.session.step
+        if isinstance(step, AnswerStep):
+            return step.code
+        return self.query_one("#editor", TextArea).text if isinstance(step, RUNNABLE_KINDS) else ""
+
+    def _render_chat_intro(self, *, clear: bool) -> None:
+        results = self.query_one(ResultTabs)
+        log = results.query_one("#chat-log")
+        chat_input = results.query_one("#chat-input", Input)
+        chat_input.disabled = self.session.tutor is None
+        if clear or not log.children:
+            results.clear_chat()
+            key = "chat_welcome" if self.session.tutor is not None else "chat_unavailable"
+            results.add_chat(label("chat_tutor", self.lang), label(key, self.lang))
+
+    # ------------------------------------------------------------------ editing
+
+    @on(TextArea.Changed, "#editor")
+    def _editor_changed(self, event: TextArea.Changed) -> None:
+        if self._loading_editor or event.text_area.read_only:
+            return
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(SAVE_DELAY_S, self.flush_code)
+
+    def flush_code(self) -> None:
+        """Save the editor's code for the current step if it changed."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        editor = self.query_one("#editor", TextArea)
+        if editor.read_only or not isinstance(self.session.step, RUNNABLE_KINDS):
+            return
+        if editor.text != self.session.code():
+            self.session.save_code(editor.text)
+        self.query_one(ResultTabs).set_graph_choices(assigned_names(editor.text))
+
+    def action_reset_code(self) -> None:
+        if not isinstance(self.session.step, RUNNABLE_KINDS):
+            self.notify(label("not_runnable", self.lang), severity="warning")
+            return
+        starter = self.session.reset_code()
+        editor = self.query_one("#editor", TextArea)
+        self._loading_editor = True
+        editor.text = starter
+        self._loading_editor = False
+        self.notify(label("code_reset", self.lang), timeout=2)
+
+    # ------------------------------------------------------------------ navigation
+
+    async def open_lesson(self, lesson_id: str) -> None:
+        self.flush_code()
+        self.session.open_lesson(lesson_id)
+        await self.render_all(new_step=True)
+
+    async def action_next_step(self) -> None:
+        self.flush_code()
+        if self.session.next_step() is None:
+            self.notify(label("end_of_course", self.lang))
+            return
+        await self.render_all(new_step=True)
+
+    async def action_prev_step(self) -> None:
+        self.flush_code()
+        if self.session.prev_step() is None:
+            self.notify(label("start_of_course", self.lang))
+            return
+        await self.render_all(new_step=True)
+
+    @on(OptionList.OptionSelected, "#lessons")
+    async def _lesson_picked(self, event: OptionList.OptionSelected) -> None:
+        lesson_id = event.option.id
+        if lesson_id and lesson_id != self.session.lesson.id:
+            await self.open_lesson(lesson_id)
+
+    def action_toggle_lessons(self) -> None:
+        self.screen.toggle_class("-lessons-toggled")
+        lessons = self.query_one(LessonList)
+        if lessons.display:
+            lessons.focus()
+
+    # ------------------------------------------------------------------ hints
+
+    def action_hint(self) -> None:
+        step = self.session.step
+        hint = self.session.reveal_hint()
+        if hint is None:
+            key = "no_hints" if not step.hints else "no_more_hints"
+            self.notify(label(key, self.lang), timeout=3)
+            return
+        visible = [h.get(self.lang) for h in self.session.visible_hints()]
+        pane = self.query_one(StepPane)
+        pane.show_hints(visible, len(step.hints), self.lang)
+        pane.query_one("#step-hints").scroll_visible()
+
+    # ------------------------------------------------------------------ running
+
+    def action_run(self) -> None:
+        step = self.session.step
+        if isinstance(step, (QuizStep, AnswerStep)):
+            self.action_check()
+            return
+        if isinstance(step, ReadingStep):
+            self.notify(label("not_runnable", self.lang), timeout=3)
+            return
+        if self.running:
+            self.notify(label("already_running", self.lang), severity="warning")
+            return
+        self.flush_code()
+        code = self.query_one("#editor", TextArea).text
+        self._start_running()
+        self._run_worker(code, self._cancel_event())
+
+    def action_check(self) -> None:
+        """Submit the quiz choice or the typed answer of the current step."""
+        step, pane = self.session.step, self.query_one(StepPane)
+        if isinstance(step, QuizStep):
+            selected = pane.selected_choices()
+            if not selected:
+                self.notify(label("quiz_nothing_selected", self.lang), severity="warning")
+                return
+            self._show_attempt(self.session.answer_quiz(selected), self.session.ref)
+        elif isinstance(step, AnswerStep):
+            typed = pane.typed_answer().strip()
+            if not typed:
+                self.notify(label("answer_empty", self.lang), severity="warning")
+                return
+            if self.running:
+                self.notify(label("already_running", self.lang), severity="warning")
+                return
+            self._start_running()
+            self._answer_worker(typed, self._cancel_event())
+        else:
+            self.action_run()
+
+    @on(Input.Submitted, "#answer-input")
+    def _answer_submitted(self) -> None:
+        self.action_check()
+
+    def _cancel_event(self) -> threading.Event:
+        self._cancel = threading.Event()
+        return self._cancel
+
+    def action_cancel_run(self) -> None:
+        if not self.running or self._cancel is None:
+            self.notify(label("nothing_to_cancel", self.lang), timeout=2)
+            return
+        self._cancel.set()
+        self.notify(label("cancelled", self.lang), timeout=2)
+
+    def _start_running(self) -> None:
+        self.running = True
+        self._run_started = time.monotonic()
+
+    def watch_running(self, running: bool) -> None:
+        runnable = isinstance(self.session.step, RUNNABLE_KINDS)
+        self.query_one("#btn-run", Button).disabled = running or not runnable
+        self.query_one("#btn-cancel", Button).display = running
+        status = self.query_one("#run-status", Static)
+        if running:
+            self._tick()
+            self._spinner = self.set_interval(0.1, self._tick)
+        else:
+            if self._spinner is not None:
+                self._spinner.stop()
+                self._spinner = None
+            status.update("")
+        self.refresh_bindings()
+
+    def _tick(self) -> None:
+        elapsed = time.monotonic() - self._run_started
+        frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+        text = label("running", self.lang, device=self.session.device)
+        self.query_one("#run-status", Static).update(f"{frame} {text} {elapsed:.1f}s")
+
+    @work(thread=True, group="run", exit_on_error=False)
+    def _run_worker(self, code: str, cancel: threading.Event) -> None:
+        ref = self.session.ref
+        try:
+            attempt = self.session.run(code, cancel=cancel)
+        except TutorError as exc:
+            self.call_from_thread(self._run_failed, str(exc))
+            return
+        except Exception as exc:  # never let a bug in a lower layer kill the UI
+            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            return
+        self.call_from_thread(self._show_attempt, attempt, ref)
+
+    @work(thread=True, group="run", exit_on_error=False)
+    def _answer_worker(self, typed: str, cancel: threading.Event) -> None:
+        ref = self.session.ref
+        try:
+            attempt = self.session.answer_value(typed, cancel=cancel)
+        except Exception as exc:
+            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            return
+        self.call_from_thread(self._show_attempt, attempt, ref)
+
+    def _run_failed(self, message: str) -> None:
+        self.running = False
+        self.notify(message, severity="error", timeout=8)
+
+    def _show_attempt(self, attempt: Attempt, ref: str) -> None:
+        """Show a finished attempt; pick the tab that matters most for it."""
+        self.running = False
+        self.render_lessons()
+        self.render_topbar()
+        if ref != self.session.ref:
+            return  # the learner moved on while it ran; the progress marks are updated
+        results = self.query_one(ResultTabs)
+        results.show_attempt(attempt, self.lang)
+        self.call_later(self.render_step, keep_choices=True)
+        verdict = attempt.verdict
+        if attempt.cancelled or (verdict.run is not None and not verdict.run.ok and not (
+            attempt.diagnoses
+        )):
+            results.active = "tab-output"
+        elif attempt.diagnoses and not verdict.passed:
+            results.active = "tab-diagnosis"
+        else:
+            results.active = "tab-verdict"
+
+    # ------------------------------------------------------------------ graph
+
+    def action_draw_graph(self) -> None:
+        results = self.query_one(ResultTabs)
+        expr = results.graph_expr()
+        if not expr:
+            self.notify(label("graph_help", self.lang), timeout=3)
+            return
+        if self.running:
+            self.notify(label("already_running", self.lang), severity="warning")
+            return
+        self._start_running()
+        self._graph_worker(self._graph_code(), expr, self._cancel_event())
+
+    @work(thread=True, group="run", exit_on_error=False)
+    def _graph_worker(self, code: str, expr: str, cancel: threading.Event) -> None:
+        try:
+            view = self.session.graph_of(code, expr, cancel=cancel)
+        except Exception as exc:
+            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            return
+        self.call_from_thread(self._show_graph, view)
+
+    def _show_graph(self, view: GraphView) -> None:
+        self.running = False
+        self.graph_view = view
+        results = self.query_one(ResultTabs)
+        results.show_graph(view, self.lang)
+        results.active = "tab-graph"
+
+    # ------------------------------------------------------------------ devices
+
+    @work(thread=True, group="devices", exit_on_error=False)
+    def ask_devices(self) -> None:
+        """Ask the runner which devices exist (slow while torch warms up): off the UI thread."""
+        try:
+            devices = self.session.available_devices()
+        except Exception as exc:
+            self.call_from_thread(
+                self.notify, label("internal_error", self.lang, error=exc), severity="warning"
+            )
+            return
+        self.call_from_thread(self._devices_known, devices)
+
+    def _devices_known(self, devices: list[str]) -> None:
+        select = self.query_one("#device", Select)
+        select.set_options([(device, device) for device in devices])
+        wanted = self.wanted_device
+        if wanted == "auto":
+            wanted = _best_device(devices)
+        elif wanted not in devices and f"{wanted}:0" in devices:
+            wanted = f"{wanted}:0"
+        if wanted not in devices:
+            self.notify(
+                label("device_unavailable", self.lang, device=wanted, fallback="cpu"),
+                severity="warning",
+            )
+            wanted = "cpu"
+        self.select_device(wanted)
+
+    def select_device(self, device: str) -> None:
+        try:
+            self.session.set_device(device)
+        except TutorError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        select = self.query_one("#device", Select)
+        if select.value != device:
+            select.value = device
+        self.render_topbar()
+
+    @on(Select.Changed, "#device")
+    def _device_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.session.device:
+            self.select_device(event.value)
+            self.notify(label("device_set", self.lang, device=event.value), timeout=2)
+
+    def action_cycle_device(self) -> None:
+        devices = self.session.known_devices or ["cpu"]
+        index = devices.index(self.session.device) if self.session.device in devices else -1
+        device = devices[(index + 1) % len(devices)]
+        self.select_device(device)
+        self.notify(label("device_set", self.lang, device=device), timeout=2)
+
+    # ------------------------------------------------------------------ chat
+
+    @on(Input.Submitted, "#chat-input")
+    def _chat_submitted(self, event: Input.Submitted) -> None:
+        question = event.value.strip()
+        if not question:
+            return
+        event.input.value = ""
+        if self.session.tutor is None:
+            self.notify(label("chat_unavailable", self.lang), severity="warning")
+            return
+        self.query_one(ResultTabs).add_chat(label("chat_you", self.lang), question)
+        self._chat_worker(question, self._graph_code())
+
+    @work(thread=True, group="chat", exit_on_error=False)
+    def _chat_worker(self, question: str, code: str) -> None:
+        try:
+            answer = self.session.ask(question, code=code)
+        except Exception as exc:
+            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            return
+        self.call_from_thread(self._show_answer, answer)
+
+    def _show_answer(self, answer: Any) -> None:
+        text = str(getattr(answer, "text", answer))
+        notice = getattr(answer, "fallback_notice", None)
+        if notice:
+            text = f"{text}\n\n*{notice}*"
+        sources = list(getattr(answer, "sources", []) or [])
+        self.query_one(ResultTabs).add_chat(label("chat_tutor", self.lang), text, sources=sources)
+
+    # ------------------------------------------------------------------ clipboard, help
+
+    def action_copy_output(self) -> None:
+        from tutor.tui.render import output_plain
+
+        attempt = self.session.last_attempt
+        self._copy(output_plain(attempt.run if attempt else None, self.lang))
+
+    def action_copy_diagnosis(self) -> None:
+        from tutor.tui.render import diagnosis_markdown
+
+        attempt = self.session.last_attempt
+        self._copy(diagnosis_markdown(attempt, self.lang) if attempt else "")
+
+    def _copy(self, text: str) -> None:
+        if not text.strip():
+            self.notify(label("nothing_to_copy", self.lang), timeout=2)
+            return
+        self.copy_to_clipboard(text)
+        self.notify(label("copied", self.lang), timeout=2)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.lang))
+
+    def watch_theme(self, theme: str) -> None:
+        """The editor follows the app theme: a light syntax theme on light app themes."""
+        try:
+            editor = self.query_one("#editor", TextArea)
+        except Exception:
+            return  # not composed yet
+        editor.theme = "monokai" if self.current_theme.dark else "github_light"
+
+    async def action_quit(self) -> None:
+        self.flush_code()
+        if self._cancel is not None:
+            self._cancel.set()  # a run in flight is killed, not left behind
+        self.exit()
+
+
+def create_app(
+    *,
+    course: Course,
+    runner: RunnerLike,
+    store: ProgressLike,
+    tutor: Any = None,
+    lang: Lang = "en",
+    device: str = "cpu",
+    grading: GradingLike | None = None,
+    diagnose: Diagnose | None = None,
+) -> TutorApp:
+    """Build the app over a session. ``device`` is what the learner asked for (``auto``,
+    ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist."""
+    session = LearningSession(
+        course,
+        runner,
+        store,
+        tutor=tutor,
+        lang=lang,
+        device="cpu",
+        grading=grading,
+        diagnose=diagnose,
+    )
+    return TutorApp(session, wanted_device=device)

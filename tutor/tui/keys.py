@@ -1,0 +1,65 @@
+"""The key table: one row per action, the single source for the footer, the help screen and
+the bindings. Descriptions are label keys, so the footer follows the language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from tutor.i18n import Lang
+from tutor.tui.labels import label
+
+
+@dataclass(frozen=True)
+class Key:
+    keys: str
+    action: str
+    label: str
+    footer: bool = False
+    display: str | None = None
+
+
+KEYS: tuple[Key, ...] = (
+    # Ctrl+Enter is not used: many terminals never deliver it.
+    Key("ctrl+r,f5", "run", "key_run", footer=True, display="^r"),
+    Key("ctrl+g", "cancel_run", "key_cancel", footer=True, display="^g"),
+    Key("ctrl+t,f3", "hint", "key_hint", footer=True, display="^t"),
+    Key("ctrl+n", "next_step", "key_next", footer=True, display="^n"),
+    Key("ctrl+b", "prev_step", "key_prev"),
+    Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l"),
+    Key("f2", "toggle_lessons", "key_lessons", footer=True),
+    Key("f1", "help", "key_help", footer=True),
+    Key("f6", "cycle_device", "key_device"),
+    Key("f7", "reset_code", "key_reset"),
+    Key("f8", "copy_output", "key_copy_output"),
+    Key("f9", "copy_diagnosis", "key_copy_diagnosis"),
+    Key("f10", "change_theme", "key_theme"),
+    Key("ctrl+p", "command_palette", "key_palette"),
+    Key("ctrl+q", "quit", "key_quit"),
+)
+"""Footer: about seven keys; the rest are on the help screen and in the command palette."""
+
+APP_HANDLED = {"command_palette"}
+"""Actions Textual binds itself (listed for the help screen only)."""
+
+
+def bindings(lang: Lang) -> list[Binding]:
+    """Priority bindings, so keys work while the editor or an input has focus."""
+    return [
+        Binding(
+            key.keys,
+            key.action,
+            label(key.label, lang),
+            show=key.footer,
+            key_display=key.display,
+            priority=True,
+        )
+        for key in KEYS
+        if key.action not in APP_HANDLED
+    ]
+
+
+def help_rows(lang: Lang) -> list[tuple[str, str]]:
+    """(keys, what they do) for the help screen."""
+    return [(key.keys.replace(",", " / "), label(key.label, lang)) for key in KEYS]

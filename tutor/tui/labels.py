@@ -1,0 +1,32 @@
+"""The TUI's own words: bilingual labels loaded from ``labels.yaml`` (data, not code)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from tutor.i18n import Lang, Text
+
+_LABELS = TypeAdapter(dict[str, Text])
+
+
+@lru_cache(maxsize=1)
+def labels() -> dict[str, Text]:
+    """Every label, validated: each key must have both ``en`` and ``zh``."""
+    from ruamel.yaml import YAML
+
+    source = resources.files("tutor.tui").joinpath("labels.yaml").read_text(encoding="utf-8")
+    return _LABELS.validate_python(YAML(typ="safe").load(source))
+
+
+def label(key: str, lang: Lang, **values: Any) -> str:
+    """The label ``key`` in ``lang``, with ``{name}`` placeholders filled."""
+    text = labels()[key].get(lang)
+    return text.format(**values) if values else text
+
+
+def text(key: str) -> Text:
+    return labels()[key]

@@ -1,0 +1,247 @@
+"""What the panes show, as plain data (markdown, rich text, trees): pure functions of the
+session's models and the language, so they are tested without a screen and re-rendered
+whole when the language changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text as RichText
+
+from tutor.course.models import (
+    AnswerStep,
+    CodeStep,
+    FixStep,
+    Lesson,
+    QuizStep,
+    ReadingStep,
+    Step,
+)
+from tutor.diagnosis.models import Diagnosis
+from tutor.grading.models import Verdict
+from tutor.i18n import Lang
+from tutor.learning import Attempt, GraphView
+from tutor.sandbox.models import Graph, RunResult, TensorSnapshot
+from tutor.tui.labels import label
+
+
+def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
+    """The body of a step: its title and what to read or do."""
+    parts = [f"## {step.title.get(lang)}", ""]
+    if isinstance(step, ReadingStep):
+        parts.append(step.body.get(lang))
+    elif isinstance(step, (CodeStep, FixStep)):
+        parts.append(step.prompt.get(lang))
+    elif isinstance(step, QuizStep):
+        parts.append(step.prompt.get(lang))
+        parts += ["", f"*{label('quiz_pick_many' if step.multiple else 'quiz_pick_one', lang)}*"]
+    elif isinstance(step, AnswerStep):
+        parts += [step.prompt.get(lang), "", "```python", step.code.rstrip(), "```"]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def step_kind_label(step: Step, lang: Lang) -> str:
+    return label(f"kind_{step.kind}", lang)
+
+
+def hints_markdown(hints: list[str], total: int, lang: Lang) -> str:
+    return "\n\n".join(
+        f"**{label('hint_n', lang, n=i + 1, total=total)}** {hint}" for i, hint in enumerate(hints)
+    )
+
+
+# --------------------------------------------------------------------------- output
+
+
+def outcome_line(result: RunResult, lang: Lang) -> str:
+    """One line saying how the run ended: timeouts, crashes and cancels named as such."""
+    error = result.error
+    if result.outcome == "ok":
+        return label("outcome_ok", lang, ms=f"{result.duration_ms:.0f}", device=result.device)
+    if result.outcome == "timeout":
+        cancelled = error is not None and error.type == "Cancelled"
+        return label("outcome_cancelled" if cancelled else "outcome_timeout", lang)
+    if result.outcome == "memory":
+        return label("outcome_memory", lang)
+    if result.outcome == "output_limit":
+        return label("outcome_output_limit", lang)
+    if result.outcome == "crashed":
+        return label("outcome_crashed", lang, signal=result.signal if result.signal else "?")
+    if result.outcome == "exited":
+        return label("outcome_exited", lang, code=result.exit_code)
+    error_type = error.type if error else "Exception"
+    if error is not None and error.line is not None:
+        return label("outcome_error", lang, type=error_type, line=error.line)
+    return label("outcome_error_noline", lang, type=error_type)
+
+
+def output_text(result: RunResult | None, lang: Lang) -> RichText:
+    """The output pane: how it ended, stdout, stderr, warnings, the learner's traceback."""
+    if result is None:
+        return RichText(label("no_output_yet", lang), style="italic dim")
+    text = RichText()
+    style = "bold green" if result.ok else "bold red"
+    text.append(outcome_line(result, lang) + "\n", style=style)
+    if result.stdout:
+        text.append(f"\n── {label('stdout_title', lang)} ──\n", style="dim")
+        text.append(result.stdout.rstrip("\n") + "\n")
+    if result.stderr:
+        text.append(f"\n── {label('stderr_title', lang)} ──\n", style="dim")
+        text.append(result.stderr.rstrip("\n") + "\n", style="yellow")
+    if result.output_truncated:
+        text.append(label("output_truncated", lang) + "\n", style="italic red")
+    if result.warnings:
+        text.append(f"\n── {label('warnings_title', lang)} ──\n", style="dim")
+        for warning in result.warnings:
+            where = f"{warning.line}: " if warning.line else ""
+            text.append(f"{where}{warning.category}: {warning.message}\n", style="yellow")
+    error = result.error
+    if error is not None and result.outcome == "error":
+        text.append(f"\n── {label('traceback_title', lang)} ──\n", style="dim")
+        for frame in error.traceback:
+            text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
+            if frame.source:
+                text.append(f"    {frame.source.strip()}\n")
+        text.append(f"{error.type}: {error.message}\n", style="bold red")
+    return text
+
+
+def output_plain(result: RunResult | None, lang: Lang) -> str:
+    """The output pane as plain text (for the clipboard)."""
+    return "" if result is None else output_text(result, lang).plain
+
+
+# --------------------------------------------------------------------------- verdict
+
+_VERDICT_KEYS = {
+    "pass": "verdict_pass",
+    "fail": "verdict_fail",
+    "error": "verdict_error",
+    "not_gradable": "verdict_not_gradable",
+}
+_CHECK_MARKS = {"pass": "✓", "fail": "✗", "error": "!"}
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
+    """The verdict pane: overall status and score, then one line of feedback per check."""
+    if attempt is None:
+        return f"*{label('no_verdict_yet', lang)}*\n"
+    if attempt.cancelled:
+        return f"*{label('verdict_cancelled', lang)}*\n"
+    verdict: Verdict = attempt.verdict
+    score = label(
+        "verdict_score", lang, score=_points(verdict.score), max=_points(verdict.max_score)
+    )
+    lines = [f"### {label(_VERDICT_KEYS[verdict.status], lang)} · {score}", ""]
+    if verdict.run is not None and not verdict.run.ok:
+        lines += [f"*{outcome_line(verdict.run, lang)}*", ""]
+    if verdict.message is not None:
+        lines += [verdict.message.get(lang), ""]
+    for check in verdict.checks:
+        mark = _CHECK_MARKS[check.status]
+        pts = f"{_points(check.points)}/{_points(check.max_points)}"
+        lines.append(f"- {mark} **{check.label.get(lang)}** ({pts}) — {check.message.get(lang)}")
+        if check.output:
+            lines += ["", "  ```", *("  " + ln for ln in check.output.splitlines()), "  ```"]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+def diagnosis_markdown(attempt: Attempt | None, lang: Lang) -> str:
+    """The diagnosis pane: each diagnosis with what happened, why, and the fix."""
+    if attempt is None or attempt.cancelled:
+        return f"*{label('no_diagnosis_yet', lang)}*\n"
+    if not attempt.diagnoses:
+        return f"*{label('no_diagnosis', lang)}*\n"
+    blocks = [_diagnosis_block(d, lang) for d in attempt.diagnoses]
+    return "\n\n---\n\n".join(blocks).rstrip() + "\n"
+
+
+def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
+    where = f" · {label('diag_line', lang, line=diagnosis.line)}" if diagnosis.line else ""
+    severity = label(f"severity_{diagnosis.severity}", lang)
+    lines = [f"### {diagnosis.title.get(lang)}", "", f"*{severity}{where}*", ""]
+    lines += [diagnosis.explanation.get(lang), ""]
+    if diagnosis.details is not None:
+        lines += [diagnosis.details.get(lang), ""]
+    lines += [f"**{label('diag_fix', lang)}:** {diagnosis.fix.get(lang)}", ""]
+    if diagnosis.lesson_ref:
+        lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")
+    return "\n".join(lines).rstrip()
+
+
+# --------------------------------------------------------------------------- graph
+
+
+@dataclass
+class GraphItem:
+    """One node of the drawn graph tree."""
+
+    label: str
+    children: list[GraphItem] = field(default_factory=list)
+
+
+def _shape(shape: list[int] | None) -> str:
+    """A shape the way torch prints a tuple: ``(2,)``, ``(2, 3)``."""
+    if shape is None:
+        return ""
+    inner = ", ".join(str(n) for n in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def graph_items(graph: Graph, lang: Lang, *, max_depth: int = 40) -> GraphItem | None:
+    """The graph as a tree rooted at the tensor's ``grad_fn``. A node reached twice is drawn
+    once; later visits say so, which keeps shared subgraphs (and any cycle) finite."""
+    if graph.root is None:
+        return None
+    nodes = {node.id: node for node in graph.nodes}
+    seen: set[int] = set()
+
+    def build(node_id: int, depth: int) -> GraphItem:
+        node = nodes.get(node_id)
+        if node is None:
+            return GraphItem(f"? #{node_id}")
+        text = node.name
+        if node.name == "AccumulateGrad":
+            name = node.leaf_name or "?"
+            text += "  " + label("graph_leaf", lang, name=name, shape=_shape(node.leaf_shape))
+        if node_id in seen:
+            return GraphItem(f"{text}  {label('graph_seen', lang)}")
+        seen.add(node_id)
+        item = GraphItem(text)
+        if depth < max_depth:
+            item.children = [build(child, depth + 1) for child in node.next]
+        return item
+
+    root = build(graph.root, 0)
+    if graph.truncated:
+        root.children.append(GraphItem(label("graph_truncated", lang)))
+    return root
+
+
+def graph_message(view: GraphView, lang: Lang) -> str | None:
+    """Why there is no tree to draw, or None when there is one."""
+    probe = view.probe
+    if probe is None:
+        return label("graph_run_failed", lang)
+    if probe.error is not None:
+        return label("graph_failed", lang, expr=view.expr, error=probe.error.message)
+    if not isinstance(probe.value, TensorSnapshot):
+        kind = probe.value.type if probe.value is not None else "None"
+        return label("graph_not_tensor", lang, expr=view.expr, type=kind)
+    if probe.graph is None or probe.graph.root is None:
+        return label("graph_no_root", lang, expr=view.expr)
+    return None
+
+
+def graph_root_label(view: GraphView) -> str:
+    snapshot = view.probe.value if view.probe else None
+    if isinstance(snapshot, TensorSnapshot):
+        return f"{view.expr}  {_shape(snapshot.shape)}  grad_fn={snapshot.grad_fn}"
+    return view.expr

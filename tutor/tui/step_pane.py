@@ -1,0 +1,129 @@
+"""The lesson pane: the current step's text, its quiz choices or answer input, hints, and
+step navigation. A view: it shows what the app hands it and reports what is picked."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import (
+    Button,
+    Input,
+    Markdown,
+    RadioButton,
+    RadioSet,
+    SelectionList,
+    Static,
+)
+
+from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
+from tutor.i18n import Lang
+from tutor.tui.labels import label
+from tutor.tui.render import hints_markdown, step_kind_label, step_markdown
+
+
+class StepPane(Vertical):
+    """Step header, body (markdown), controls for quiz/answer steps, hints, navigation."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="step-header")
+        with VerticalScroll(id="step-scroll"):
+            yield Markdown(id="step-body")
+            yield Vertical(id="step-controls")
+            yield Markdown(id="step-hints")
+        with Horizontal(id="step-nav"):
+            yield Button(id="btn-prev", action="app.prev_step", compact=True)
+            yield Button(id="btn-hint", action="app.hint", compact=True)
+            yield Button(id="btn-next", action="app.next_step", compact=True, variant="primary")
+
+    async def show(
+        self,
+        lesson: Lesson,
+        step: Step,
+        *,
+        index: int,
+        lang: Lang,
+        passed: bool,
+        attempts: int,
+        hints: list[str],
+        keep_choices: bool = False,
+    ) -> None:
+        """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
+        typed (on a language switch) instead of starting fresh (a new step)."""
+        bits = [
+            label("step_of", lang, n=index + 1, total=len(lesson.steps)),
+            step_kind_label(step, lang),
+        ]
+        if passed:
+            bits.append(label("passed_mark", lang))
+        if attempts:
+            bits.append(label("attempts", lang, n=attempts))
+        header = self.query_one("#step-header", Static)
+        header.update(f"[b]{escape(lesson.title.get(lang))}[/b]\n" + " · ".join(bits))
+        self.query_one("#step-body", Markdown).update(step_markdown(lesson, step, lang))
+        self.show_hints(hints, len(step.hints), lang)
+        await self._show_controls(step, lang, keep_choices)
+        self.query_one("#btn-prev", Button).label = label("btn_prev", lang)
+        self.query_one("#btn-hint", Button).label = label("btn_hint", lang)
+        self.query_one("#btn-next", Button).label = label("btn_next", lang)
+        self.query_one("#btn-hint", Button).disabled = not step.hints
+
+    def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
+        widget = self.query_one("#step-hints", Markdown)
+        widget.display = bool(hints)
+        widget.update(hints_markdown(hints, total, lang) if hints else "")
+
+    async def _show_controls(self, step: Step, lang: Lang, keep: bool) -> None:
+        controls = self.query_one("#step-controls", Vertical)
+        previous_choice = self.selected_choices() if keep else []
+        previous_answer = self.typed_answer() if keep else ""
+        await controls.remove_children()
+        controls.display = isinstance(step, (QuizStep, AnswerStep))
+        if isinstance(step, QuizStep):
+            choices = [choice.text.get(lang) for choice in step.choices]
+            if step.multiple:
+                widget: SelectionList[int] | RadioSet = SelectionList[int](
+                    *[(text, i, i in previous_choice) for i, text in enumerate(choices)],
+                    id="quiz-choices",
+                )
+            else:
+                widget = RadioSet(
+                    *[
+                        RadioButton(text, value=i in previous_choice)
+                        for i, text in enumerate(choices)
+                    ],
+                    id="quiz-choices",
+                )
+            await controls.mount(widget)
+            await controls.mount(
+                Button(label("btn_check", lang), id="btn-check", action="app.check", compact=True)
+            )
+        elif isinstance(step, AnswerStep):
+            answer = Input(
+                value=previous_answer,
+                placeholder=label("answer_placeholder", lang),
+                id="answer-input",
+            )
+            row = Horizontal(
+                answer,
+                Button(label("btn_check", lang), id="btn-check", action="app.check", compact=True),
+                id="answer-row",
+            )
+            await controls.mount(row)
+
+    def selected_choices(self) -> list[int]:
+        """Indices of the picked choices (empty when none, or not a quiz)."""
+        for widget in self.query("#quiz-choices"):
+            if isinstance(widget, SelectionList):
+                return sorted(int(i) for i in widget.selected)
+            if isinstance(widget, RadioSet):
+                index = widget.pressed_index
+                return [index] if index >= 0 else []
+        return []
+
+    def typed_answer(self) -> str:
+        for widget in self.query("#answer-input"):
+            if isinstance(widget, Input):
+                return widget.value
+        return ""
+
