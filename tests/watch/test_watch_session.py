@@ -268,3 +268,29 @@ def test_a_grading_error_is_reported_and_watching_goes_on(
     assert session.handle_key("r") is True
     assert "Could not grade this save: device cuda:0 is gone. Still watching." in take_output()
     assert store.attempts(FIRST) == 0
+
+
+def test_key_reader_on_a_terminal_reads_single_keys_and_restores_the_mode() -> None:
+    import termios
+
+    master, slave = os.openpty()
+    stream = os.fdopen(slave, "r")
+    try:
+        before = termios.tcgetattr(slave)
+        reader = KeyReader(stream)
+        reader.start()
+        assert reader.is_tty
+        cbreak = termios.tcgetattr(slave)
+        assert not cbreak[3] & termios.ICANON and not cbreak[3] & termios.ECHO
+        os.write(master, b"h")  # no Enter: cbreak delivers it at once
+        deadline = time.monotonic() + 10
+        key = reader.get()
+        while key is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+            key = reader.get()
+        assert key == "h"
+        reader.close()
+        assert termios.tcgetattr(slave) == before
+    finally:
+        stream.close()
+        os.close(master)

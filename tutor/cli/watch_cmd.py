@@ -403,11 +403,17 @@ class WatchSession:
                 self._rewrite(self.current)
             self.on_change()
         elif key == "?":
-            self._say("keys", style="dim")
+            self.show_keys()
         elif key.strip():
             self._say("unknown_key", style="dim", key=key)
             self._say("keys", style="dim")
         return True
+
+    def show_keys(self, *, single_keys: bool = True) -> None:
+        """The key help: single keys on a terminal; letters + Enter when stdin is a pipe."""
+        self._say("keys", style="dim")
+        if not single_keys:
+            self._say("keys_lines", style="dim")
 
     def reveal_hint(self) -> None:
         entry = self.current
@@ -644,9 +650,7 @@ def run(args: argparse.Namespace) -> int:
         keys.start()
         try:
             session.begin()
-            console.print(
-                session._t("keys" if keys.is_tty else "keys_lines"), style="dim", markup=False
-            )
+            session.show_keys(single_keys=keys.is_tty)
             run_loop(session, keys.get)
         finally:
             keys.close()
