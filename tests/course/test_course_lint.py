@@ -1,0 +1,286 @@
+"""Static lint: every problem in one pass, at the right line and column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tutor.course.lint import code_position, collect_files, lint_paths
+from tutor.course.loader import load_lesson_with_positions
+from tutor.errors import TutorError
+
+HEAD = "id: demo\ntitle: {en: Demo, zh: 演示}\nsteps:\n"
+HINTS = (
+    "    hints:\n"
+    "      - {en: Look again at the task., zh: 再读一遍题目。}\n"
+    "      - {en: Write exactly what it says., zh: 照题目写。}\n"
+)
+
+
+def _code_step(solution: str, checks: str, *, hints: str = HINTS, step_id: str = "s1") -> str:
+    body = "".join(f"      {line}\n" for line in solution.splitlines())
+    return (
+        f"  - id: {step_id}\n"
+        "    kind: code\n"
+        "    title: {en: Step, zh: 步骤}\n"
+        "    prompt: {en: Do it., zh: 做吧。}\n"
+        "    solution: |\n"
+        f"{body}"
+        "    checks:\n"
+        f"{checks}"
+        f"{hints}"
+    )
+
+
+def _lint(write_lesson, text: str) -> list[tuple[int, int, str, str]]:
+    report = lint_paths([write_lesson(text)])
+    return [(p.line, p.col, p.severity, p.message) for p in report.problems]
+
+
+def test_mini_course_is_clean(mini_course: Path):
+    report = lint_paths([mini_course])
+    assert report.problems == []
+    assert report.summary() == "2 lessons, 9 steps: all clean"
+    assert not report.failed(strict=True)
+
+
+def test_check_naming_an_undefined_variable(write_lesson):
+    checks = (
+        "      - {kind: value, expr: x.grad}\n"
+        "      - {kind: value, expr: 'torch.allclose(x.grad, y_grad)'}\n"
+        "      - {kind: value, expr: '[v * 2 for v in range(3)]'}\n"
+        "      - {kind: function, function: grad_of, cases: ['x']}\n"
+    )
+    solution = "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()"
+    found = _lint(write_lesson, HEAD + _code_step(solution, checks))
+    assert [(line, col) for line, col, _, _ in found] == [(14, 29), (16, 36)]
+    assert "'y_grad', which the solution never defines" in found[0][3]
+    assert "function 'grad_of', which the solution never defines" in found[1][3]
+
+
+def test_names_from_defs_imports_loops_and_with_count_as_defined(write_lesson):
+    solution = (
+        "import torch as t\n"
+        "from math import pi\n"
+        "def f(v):\n"
+        "    return v * 2\n"
+        "for i in range(2):\n"
+        "    last = i\n"
+        "with t.no_grad():\n"
+        "    w = t.ones(1)\n"
+        "try:\n"
+        "    pass\n"
+        "except ValueError as err:\n"
+        "    pass\n"
+        "a, (b, *rest) = 1, (2, 3, 4)"
+    )
+    checks = "".join(
+        f"      - {{kind: value, expr: '{expr}'}}\n"
+        for expr in ("f(pi)", "t.zeros(i + last)", "w", "err", "a + b + len(rest)", "abs(-1)")
+    )
+    assert _lint(write_lesson, HEAD + _code_step(solution, checks)) == []
+
+
+def test_star_import_makes_names_unknowable_so_no_false_alarm(write_lesson):
+    checks = "      - {kind: value, expr: ones}\n"
+    assert _lint(write_lesson, HEAD + _code_step("from torch import *", checks)) == []
+
+
+def test_solution_syntax_error_points_into_the_block(write_lesson):
+    checks = "      - {kind: no_error}\n"
+    found = _lint(write_lesson, HEAD + _code_step("x = 1\ny = (x +\nz = 2", checks))
+    [(line, col, severity, message)] = found
+    assert severity == "error" and message.startswith("solution is not valid Python")
+    assert line in (10, 11, 12) and col >= 7
+
+
+def test_code_position_maps_block_and_inline_scalars(write_lesson):
+    path = write_lesson(
+        HEAD + "  - id: a\n    kind: answer\n    title: T\n    prompt: P\n"
+        '    code: |\n      x = 1\n      y = 2\n    expr: "y"\n'
+    )
+    loaded = load_lesson_with_positions(path)
+    assert code_position(loaded, ("steps", 0, "code"), 2, 3) == (10, 9)
+    assert code_position(loaded, ("steps", 0, "expr"), 1, 1) == (11, 12)
+
+
+def test_answer_expression_must_be_defined_by_its_code(write_lesson):
+    text = HEAD + (
+        "  - id: a\n    kind: answer\n    title: T\n    prompt: P\n"
+        "    code: |\n      x = 1\n    expr: x.gard + z\n"
+    )
+    [(line, col, _, message)] = _lint(write_lesson, text)
+    assert (line, col) == (10, 11) and "'z', which the code never defines" in message
+
+
+def test_bad_expression_syntax(write_lesson):
+    checks = "      - {kind: value, expr: 'x.grad['}\n"
+    [(line, col, _, message)] = _lint(write_lesson, HEAD + _code_step("x = 1", checks))
+    assert (line, col) == (11, 29) and "not valid Python" in message
+
+
+def test_too_few_hints_is_a_warning_that_only_strict_fails(write_lesson):
+    one_hint = "    hints:\n      - {en: Try., zh: 试试。}\n"
+    path = write_lesson(HEAD + _code_step("x = 1", "      - {kind: no_error}\n", hints=one_hint))
+    report = lint_paths([path])
+    [problem] = report.problems
+    assert problem.severity == "warning" and (problem.line, problem.col) == (12, 5)
+    assert "1 hint(s)" in problem.message
+    assert problem.format().startswith(f"{path}:12:5: warning: ")
+    assert not report.failed() and report.failed(strict=True)
+    assert report.summary() == "1 lesson, 1 step: no errors, 1 warning in 1 file"
+
+
+def test_no_hints_at_all_points_at_the_step(write_lesson):
+    path = write_lesson(HEAD + _code_step("x = 1", "      - {kind: no_error}\n", hints=""))
+    [problem] = lint_paths([path]).problems
+    assert (problem.line, problem.col, problem.severity) == (4, 5, "warning")
+
+
+def test_duplicate_step_ids(write_lesson):
+    step = "  - {id: same, kind: reading, title: T, body: B}\n"
+    [(line, col, _, message)] = _lint(write_lesson, HEAD + step + step)
+    assert (line, col) == (5, 10) and "duplicate step id 'same' (also on line 4)" in message
+
+
+def test_duplicate_lesson_ids_across_files(tmp_path: Path):
+    text = HEAD + "  - {id: a, kind: reading, title: T, body: B}\n"
+    (tmp_path / "01-one.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "02-two.yaml").write_text(text, encoding="utf-8")
+    report = lint_paths([tmp_path])
+    [problem] = report.problems
+    assert problem.path.name == "02-two.yaml" and (problem.line, problem.col) == (1, 5)
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("计算梯度", "Chinese text given as a plain string"),
+        ("Compute the gradient", "missing translation"),
+        ("x.grad", None),
+        ("`torch.no_grad()` and `detach()`", None),
+        ("y = x * 2", None),
+        ('"grad can be implicitly created only for scalar outputs"', None),
+        ("requires_grad", None),
+    ],
+)
+def test_plain_string_prose_needs_a_translation(write_lesson, title: str, expected: str | None):
+    quoted = title.replace("'", "''")
+    text = HEAD + f"  - id: a\n    kind: reading\n    title: '{quoted}'\n    body: B\n"
+    found = _lint(write_lesson, text)
+    if expected is None:
+        assert found == []
+    else:
+        [(line, col, severity, message)] = found
+        assert (line, col, severity) == (6, 12, "error") and expected in message
+
+
+def test_zh_copied_from_en_is_a_warning(write_lesson):
+    text = HEAD + (
+        "  - id: a\n    kind: reading\n    title: T\n"
+        "    body: {en: Read this carefully now., zh: Read this carefully now.}\n"
+    )
+    [(line, _, severity, message)] = _lint(write_lesson, text)
+    assert line == 7 and severity == "warning" and "copy of the 'en'" in message
+
+
+def test_quiz_needs_a_correct_choice_and_multiple_for_several(write_lesson):
+    def quiz(flags: tuple[bool, bool], multiple: bool) -> str:
+        choices = "".join(
+            f"      - {{text: C{i}, correct: {str(flag).lower()}, explanation: E}}\n"
+            for i, flag in enumerate(flags)
+        )
+        return (
+            "  - id: q\n    kind: quiz\n    title: T\n    prompt: P\n"
+            f"    multiple: {str(multiple).lower()}\n    choices:\n{choices}"
+        )
+
+    [none] = _lint(write_lesson, HEAD + quiz((False, False), False))
+    assert (none[0], none[1]) == (9, 5) and "no choice marked correct" in none[3]
+    [two] = _lint(write_lesson, HEAD + quiz((True, True), False))
+    assert "2 correct choices but 'multiple' is not true" in two[3]
+    assert _lint(write_lesson, HEAD + quiz((True, True), True)) == []
+
+
+def test_checks_that_cannot_fail_or_are_malformed(write_lesson):
+    checks = (
+        "      - {kind: stdout}\n"
+        "      - {kind: stdout, regex: '(unclosed'}\n"
+        "      - {kind: ast, rule: calls}\n"
+        "      - {kind: ast, rule: calls_backward, name: backward}\n"
+        "      - {kind: error, match: '[bad'}\n"
+        "      - {kind: function, function: f, cases: ['1,,2']}\n"
+    )
+    found = _lint(write_lesson, HEAD + _code_step("def f(a, b=0):\n    return a", checks))
+    lines = [(line, col) for line, col, _, _ in found]
+    assert lines == [(12, 9), (13, 31), (14, 9), (15, 43), (16, 30), (17, 47)]
+    messages = " | ".join(m for *_, m in found)
+    for part in (
+        "cannot fail",
+        "invalid regular expression",
+        "needs 'name'",
+        "only used by the rules calls/does_not_call",
+        "not a Python argument list",
+    ):
+        assert part in messages
+
+
+def test_all_problems_in_one_pass_sorted_by_path_and_line(broken_lessons: Path):
+    report = lint_paths([broken_lessons])
+    assert len(report.files) == 8  # README.md is not a lesson
+    keys = [(p.path, p.line, p.col) for p in report.problems]
+    assert keys == sorted(keys)
+    assert len({p.path for p in report.problems}) == 6  # two need the solutions to be run
+
+
+def test_collect_files_errors_on_a_missing_path(tmp_path: Path):
+    with pytest.raises(TutorError, match="no such file or folder"):
+        collect_files([tmp_path / "missing.yaml"])
+
+
+@dataclass(frozen=True)
+class FakeSelfCheckProblem:
+    step_id: str
+    field: str
+    message: str
+
+
+def test_dynamic_problems_are_mapped_to_the_field_of_the_step(mini_course: Path):
+    calls: list[tuple[str, object, str]] = []
+
+    def fake_verify(lesson, *, runner, device="cpu"):
+        calls.append((lesson.id, runner, device))
+        if lesson.id != "mini-graph":
+            return []
+        return [
+            FakeSelfCheckProblem("fix-scalar", "starter", "the starter passes every check"),
+            FakeSelfCheckProblem("grad-function", "solution", "check 1 failed"),
+            FakeSelfCheckProblem("no-grad-print", "checks[2]", "stdout differs"),
+            FakeSelfCheckProblem("gone", "", "unknown step"),
+        ]
+
+    runner = object()
+    report = lint_paths([mini_course], verify=fake_verify, runner=runner, device="cuda:0")
+    assert calls == [("mini-basics", runner, "cuda:0"), ("mini-graph", runner, "cuda:0")]
+    found = [(p.line, p.col, p.message) for p in report.problems]
+    assert found == [
+        (3, 1, "step 'gone': unknown step"),
+        (17, 5, "step 'fix-scalar' starter: the starter passes every check"),
+        (100, 9, "step 'no-grad-print' checks[2]: stdout differs"),
+        (142, 5, "step 'grad-function' solution: check 1 failed"),
+    ]
+    assert report.failed()
+
+
+def test_dynamic_checks_are_skipped_for_lessons_that_do_not_load(broken_lessons: Path):
+    seen: list[str] = []
+
+    def fake_verify(lesson, *, runner, device="cpu"):
+        seen.append(lesson.id)
+        return []
+
+    lint_paths([broken_lessons], verify=fake_verify, runner=None)
+    assert "unknown-key" not in seen and "wrong-type" not in seen
+    assert {"failing-solution", "fix-starter-passes", "duplicate-id"} <= set(seen)
