@@ -7,6 +7,7 @@ are never indexed.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -15,6 +16,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from tutor.chat.markdown import sections
 from tutor.chat.models import Glossary, Passage
 from tutor.course.models import Course, Lesson, ReadingStep
 from tutor.errors import TutorError
@@ -22,10 +24,9 @@ from tutor.i18n import Text
 
 GLOSSARY_PATH = Path(__file__).with_name("glossary.yaml")
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
-_HEADING_RE = re.compile(r"^#{1,6} ", re.MULTILINE)
 _PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
 MAX_CHUNK = 900
-"""Reading bodies longer than this are split at headings, so a passage stays on one idea."""
+"""Reading bodies longer than this are cut at headings, so a passage stays on one idea."""
 
 
 class GlossaryError(TutorError):
@@ -59,22 +60,6 @@ def glossary_passages(glossary: Glossary) -> list[Passage]:
     return out
 
 
-def _split_chunks(body: str) -> list[str]:
-    if len(body) <= MAX_CHUNK:
-        return [body]
-    starts = [m.start() for m in _HEADING_RE.finditer(body)]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    parts = [body[a:b] for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
-    chunks: list[str] = []
-    for part in parts:
-        if chunks and len(chunks[-1]) + len(part) <= MAX_CHUNK:
-            chunks[-1] += part
-        else:
-            chunks.append(part)
-    return [c.strip() for c in chunks if c.strip()]
-
-
 def first_code_block(markdown: str) -> str | None:
     match = _FENCE_RE.search(markdown)
     return match.group(1).strip() if match else None
@@ -85,7 +70,10 @@ def lesson_passages(lesson: Lesson) -> list[Passage]:
     for step in lesson.steps:
         keywords = f"{lesson.title.en} {lesson.title.zh}"
         if isinstance(step, ReadingStep):
-            en_chunks, zh_chunks = _split_chunks(step.body.en), _split_chunks(step.body.zh)
+            en_chunks, zh_chunks = (
+                sections(step.body.en, MAX_CHUNK),
+                sections(step.body.zh, MAX_CHUNK),
+            )
             if len(en_chunks) != len(zh_chunks):  # translations split differently: keep whole
                 en_chunks, zh_chunks = [step.body.en], [step.body.zh]
             for i, (en, zh) in enumerate(zip(en_chunks, zh_chunks, strict=True)):
@@ -148,7 +136,10 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
         text = _fill(explanation)
         if isinstance(fix, Text):
             text = text + Text(en="\n\n", zh="\n\n") + _fill(fix)
-        patterns = getattr(entry, "patterns", None) or getattr(entry, "match", None) or ""
+        match = getattr(entry, "match", None)
+        pattern = getattr(match, "message", "") if match is not None else ""
+        # the message regex is what learners paste: index its words, not its syntax
+        words = re.sub(r"\(\?P<\w+>|\\.|[\[\](){}?*+|^$]", " ", str(pattern))
         out.append(
             Passage(
                 id=f"catalog:{entry.id}",
@@ -157,7 +148,7 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
                 step_id=step_id or None,
                 title=_fill(title),
                 text=text,
-                keywords=str(patterns)[:400],
+                keywords=words[:400],
             )
         )
     return out
@@ -169,6 +160,11 @@ def load_catalog_entries() -> list[Any]:
         from tutor.diagnosis import load_catalog  # type: ignore[attr-defined]
     except ImportError:
         return []
-    catalog = load_catalog()
+    try:
+        catalog = load_catalog()
+    except TutorError as exc:
+        # the chat still answers from lessons and glossary; say why the catalog is missing
+        logging.getLogger(__name__).warning("tutor chat: diagnosis catalog not used: %s", exc)
+        return []
     entries = getattr(catalog, "entries", catalog)
     return list(entries.values() if isinstance(entries, dict) else entries)

@@ -18,6 +18,7 @@ from tutor.chat.llm import (
     build_messages,
     load_llm_config,
 )
+from tutor.chat.markdown import summary
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage
 from tutor.chat.passages import (
     catalog_passages,
@@ -40,7 +41,6 @@ CONFIDENT_SCORE = 4.0
 """Below this the answer says it is unsure."""
 SUMMARY_CHARS = 650
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
-_FENCE_RE = re.compile(r"```.*?```", re.DOTALL)
 
 
 def detect_lang(question: str) -> Lang:
@@ -48,14 +48,7 @@ def detect_lang(question: str) -> Lang:
 
 
 def summarise(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """The first paragraphs of a markdown passage, without its code blocks."""
-    paragraphs = [p.strip() for p in _FENCE_RE.sub("", text).split("\n\n") if p.strip()]
-    out: list[str] = []
-    for para in paragraphs:
-        if out and sum(len(p) for p in out) + len(para) > limit:
-            break
-        out.append(para)
-    return "\n\n".join(out)
+    return summary(text, limit)
 
 
 class Tutor:
@@ -234,7 +227,7 @@ class Tutor:
                 sources.append(p.id)
                 break
         code = next((h.passage.code for h in hits[:2] if h.passage.code), None)
-        if code and len(code.splitlines()) <= 10:
+        if code and len(code.splitlines()) <= 10 and "```" not in "".join(parts):
             parts.append(f"{msg.EXAMPLE.get(lang)}\n```python\n{code}\n```")
         read = self._read_line(prefer or _ref(best, hits), lang)
         if read:
