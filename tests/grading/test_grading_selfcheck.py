@@ -1,0 +1,61 @@
+"""verify_lesson: reference answers must pass their own checks; bugs in lessons are named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.course.models import Course, Lesson
+from tutor.grading.selfcheck import SelfCheckProblem, verify_lesson
+from tutor.sandbox import Sandbox
+
+
+def _t(s: str) -> dict[str, str]:
+    return {"en": s, "zh": s + "。"}
+
+
+def _broken_lesson() -> Lesson:
+    good = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
+    steps: list[dict[str, Any]] = [
+        {"id": "wrong-literal", "kind": "code", "title": _t("a"), "prompt": _t("p"),
+         "solution": good,
+         "checks": [{"kind": "value", "expr": "x.grad", "expected": [2.0, 2.0]}]},
+        {"id": "good-code", "kind": "code", "title": _t("b"), "prompt": _t("p"),
+         "solution": good, "checks": [{"kind": "value", "expr": "x.grad"}]},
+        {"id": "starter-passes", "kind": "fix", "title": _t("c"), "prompt": _t("p"),
+         "starter": good, "solution": good, "checks": [{"kind": "no_error"}]},
+        {"id": "code-raises", "kind": "answer", "title": _t("d"), "prompt": _t("p"),
+         "code": "import torch\nraise ValueError('oops')\n", "expr": "1"},
+        {"id": "cross-wrong", "kind": "answer", "title": _t("e"), "prompt": _t("p"),
+         "code": good, "expr": "x.grad", "cross_check": [[3.0, 3.0]]},
+        {"id": "cross-right", "kind": "answer", "title": _t("f"), "prompt": _t("p"),
+         "code": good, "expr": "x.grad", "cross_check": "tensor([3., 3.])"},
+        {"id": "no-correct", "kind": "quiz", "title": _t("g"), "prompt": _t("p"),
+         "choices": [{"text": "a", "explanation": "x"}, {"text": "b", "explanation": "y"}]},
+        {"id": "two-correct", "kind": "quiz", "title": _t("h"), "prompt": _t("p"),
+         "choices": [{"text": "a", "correct": True, "explanation": "x"},
+                     {"text": "b", "correct": True, "explanation": "y"}]},
+    ]
+    return Lesson.model_validate({"id": "broken", "title": _t("Broken"), "steps": steps})
+
+
+def test_mini_course_is_clean(mini_course: Course, sandbox: Sandbox) -> None:
+    for lesson in mini_course.lessons:
+        assert verify_lesson(lesson, runner=sandbox) == [], lesson.id
+
+
+def test_each_problem_names_step_and_field(sandbox: Sandbox) -> None:
+    problems = verify_lesson(_broken_lesson(), runner=sandbox)
+    assert all(isinstance(p, SelfCheckProblem) for p in problems)
+    found = [(p.step_id, p.field) for p in problems]
+    assert found == [
+        ("wrong-literal", "solution"),
+        ("starter-passes", "starter"),
+        ("code-raises", "code"),
+        ("cross-wrong", "cross_check"),
+        ("no-correct", "choices"),
+        ("two-correct", "choices"),
+    ]
+    by_step = {p.step_id: p.message for p in problems}
+    assert "differs at [0]: got 3.0, expected 2.0" in by_step["wrong-literal"]
+    assert "ValueError: oops" in by_step["code-raises"]
+    assert "shape (2,); expected (1, 2)" in by_step["cross-wrong"]

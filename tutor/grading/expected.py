@@ -1,0 +1,127 @@
+"""Truth from torch: runs of the reference solution, cached on disk.
+
+The solution runs in its own sandboxed process with the same probes as the learner's run.
+A run is keyed by a sha256 of (solution, probes, torch version, device), so editing a lesson
+or upgrading torch never serves a stale truth. The learner's process never sees this data:
+it is computed in another process and compared in the parent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from tutor.sandbox.models import Probe, RunResult
+
+if TYPE_CHECKING:
+    from tutor.sandbox.runner import Runner
+
+CACHE_FORMAT = 1
+CACHEABLE_OUTCOMES = frozenset({"ok", "error"})
+"""Deterministic endings; a timeout may be the machine's fault and is run again next time."""
+
+
+@cache
+def torch_version() -> str:
+    """The installed torch's version, read from its metadata (importing torch costs seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def default_cache_dir() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("autograd-tutor")) / "expected"
+
+
+def _probe_key(probe: str | Probe) -> dict[str, object]:
+    if isinstance(probe, Probe):
+        return {"expr": probe.expr, "graph": probe.graph}
+    return {"expr": probe, "graph": False}
+
+
+def cache_key(code: str, probes: Sequence[str | Probe], device: str) -> str:
+    payload = {
+        "format": CACHE_FORMAT,
+        "code": code,
+        "probes": [_probe_key(p) for p in probes],
+        "torch": torch_version(),
+        "device": device,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+class ExpectedCache:
+    """Reference-solution runs, in memory and on disk (``directory``; ``None``: the user
+    cache dir). Thread-safe: concurrent graders of one step run its solution once."""
+
+    def __init__(self, directory: Path | None = None, *, disk: bool = True) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.disk = disk
+        self._memory: dict[str, RunResult] = {}
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self.runs = 0
+        """Solution runs actually executed (not served from a cache), for tests and stats."""
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> RunResult | None:
+        if key in self._memory:
+            return self._memory[key]
+        if not self.disk:
+            return None
+        try:
+            result = RunResult.model_validate_json(self._path(key).read_bytes())
+        except (OSError, ValidationError, ValueError):
+            return None  # missing or unreadable: run again
+        self._memory[key] = result
+        return result
+
+    def put(self, key: str, result: RunResult) -> None:
+        if result.outcome not in CACHEABLE_OUTCOMES:
+            return
+        self._memory[key] = result
+        if not self.disk:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(result.model_dump_json().encode("utf-8"))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache dir only costs speed
+
+    def solution_run(
+        self, runner: Runner, code: str, probes: Sequence[str | Probe], device: str
+    ) -> RunResult:
+        """The run of ``code`` with ``probes`` on ``device``, from the cache or fresh."""
+        key = cache_key(code, probes, device)
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            cached = self.get(key)
+            if cached is not None:
+                return cached
+            result = runner.run(code, device=device, probes=list(probes))
+            with self._lock:
+                self.runs += 1
+            self.put(key, result)
+            return result

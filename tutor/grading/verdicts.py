@@ -1,0 +1,361 @@
+"""Verdicts for one submission of one step: code and fix steps, typed answers, quizzes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tutor.course.models import AnswerStep, CodeStep, ErrorCheck, FixStep, Lesson, QuizStep
+from tutor.errors import TutorError
+from tutor.grading.answers import AnswerSyntaxError, ParsedAnswer, parse_answer
+from tutor.grading.checks import FATAL_OUTCOMES, evaluate, probes_for, run_failure_message
+from tutor.grading.compare import compare
+from tutor.grading.expected import ExpectedCache
+from tutor.grading.feedback import msg
+from tutor.grading.integrity import find_violations
+from tutor.grading.models import CheckResult, Verdict, VerdictStatus
+from tutor.i18n import Text
+from tutor.sandbox.models import RunResult, TensorSnapshot, ValueSnapshot
+
+if TYPE_CHECKING:
+    from tutor.sandbox.runner import Runner
+
+RunnableStep = CodeStep | FixStep
+
+
+class QuizSelectionError(TutorError):
+    """The selection does not fit the quiz (index out of range, several picks for one)."""
+
+
+def step_ref(lesson: Lesson, step: Any) -> str:
+    return f"{lesson.id}/{step.id}"
+
+
+def _cache(cache: ExpectedCache | None) -> ExpectedCache:
+    return cache if cache is not None else _default_cache()
+
+
+_DEFAULT_CACHE: list[ExpectedCache] = []
+
+
+def _default_cache() -> ExpectedCache:
+    if not _DEFAULT_CACHE:
+        _DEFAULT_CACHE.append(ExpectedCache())
+    return _DEFAULT_CACHE[0]
+
+
+def expected_run(
+    step: RunnableStep, *, runner: Runner, device: str = "cpu", cache: ExpectedCache | None = None
+) -> RunResult:
+    """The reference solution's run with the step's probes (the truth), cached."""
+    return _cache(cache).solution_run(runner, step.solution, probes_for(step.checks), device)
+
+
+def _syntax_verdict(ref: str, step: RunnableStep, error: SyntaxError) -> Verdict:
+    max_score = float(sum(check.points for check in step.checks))
+    message = msg("not_gradable", line=str(error.lineno or "?"), message=error.msg or "")
+    return Verdict(step=ref, status="not_gradable", score=0.0, max_score=max_score, message=message)
+
+
+def _integrity_verdict(ref: str, step: RunnableStep, tree: ast.Module) -> Verdict | None:
+    violations = find_violations(tree)
+    if not violations:
+        return None
+    first = violations[0]
+    message = msg("integrity", line=str(first.line), what=first.what)
+    checks = [
+        CheckResult(
+            name="integrity",
+            label=msg("label_integrity"),
+            status="error",
+            points=0.0,
+            max_points=0.0,
+            message=message,
+            output="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
+        )
+    ]
+    max_score = float(sum(check.points for check in step.checks))
+    return Verdict(
+        step=ref, status="error", score=0.0, max_score=max_score, checks=checks, message=message
+    )
+
+
+def _verdict(
+    ref: str, checks: list[CheckResult], run: RunResult | None, step: RunnableStep
+) -> Verdict:
+    score = round(sum(c.points for c in checks), 6)
+    max_score = float(sum(c.max_points for c in checks))
+    status: VerdictStatus
+    message: Text | None = None
+    expects_error = any(isinstance(c, ErrorCheck) for c in step.checks)
+    if run is not None and (
+        run.outcome in FATAL_OUTCOMES or (run.outcome == "error" and not expects_error)
+    ):
+        status, message = "error", run_failure_message(run)
+    elif any(c.status == "error" for c in checks):
+        status = "error"
+        message = next(c.message for c in checks if c.status == "error")
+    elif all(c.status == "pass" for c in checks):
+        status, message = "pass", msg("verdict_pass")
+    else:
+        status = "fail"
+        failed = sum(1 for c in checks if c.status != "pass")
+        message = msg("verdict_fail", failed=str(failed), total=str(len(checks)))
+    return Verdict(
+        step=ref,
+        status=status,
+        score=score,
+        max_score=max_score,
+        checks=checks,
+        message=message,
+        run=run,
+    )
+
+
+def prepare(
+    lesson: Lesson, step: RunnableStep, code: str
+) -> tuple[ast.Module | None, Verdict | None]:
+    """Parse and screen a submission: a verdict now when it cannot or may not be run."""
+    ref = step_ref(lesson, step)
+    try:
+        tree = ast.parse(code, filename="<learner>")
+    except SyntaxError as error:
+        return None, _syntax_verdict(ref, step, error)
+    except ValueError as error:  # null bytes
+        return None, _syntax_verdict(ref, step, SyntaxError(str(error)))
+    return tree, _integrity_verdict(ref, step, tree)
+
+
+def grade_run(
+    lesson: Lesson,
+    step: RunnableStep,
+    code: str,
+    run: RunResult | None,
+    expected: RunResult | None,
+) -> Verdict:
+    """Grade a run already made (e.g. by the TUI, with ``probes_for(step.checks)``)."""
+    tree, early = prepare(lesson, step, code)
+    if early is not None or tree is None:
+        assert early is not None
+        return early
+    checks = evaluate(step.checks, code, tree, run, expected)
+    return _verdict(step_ref(lesson, step), checks, run, step)
+
+
+def grade_step(
+    lesson: Lesson,
+    step: RunnableStep,
+    code: str,
+    *,
+    runner: Runner,
+    device: str = "cpu",
+    cache: ExpectedCache | None = None,
+) -> Verdict:
+    """Run the learner's code once with every probe the checks need, and grade it."""
+    if not isinstance(step, (CodeStep, FixStep)):
+        raise TypeError(f"grade_step grades code and fix steps, not {step.kind!r}")
+    tree, early = prepare(lesson, step, code)
+    if early is not None or tree is None:
+        assert early is not None
+        return early
+    expected = expected_run(step, runner=runner, device=device, cache=cache)
+    run = runner.run(code, device=device, probes=probes_for(step.checks))
+    checks = evaluate(step.checks, code, tree, run, expected)
+    return _verdict(step_ref(lesson, step), checks, run, step)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def _answer_as_tensor(answer: ParsedAnswer, truth: TensorSnapshot) -> TensorSnapshot | None:
+    if answer.kind not in ("tensor", "sequence", "number", "bool"):
+        return None
+    shape = answer.shape or []
+    numel = 1
+    for dim in shape:
+        numel *= dim
+    return TensorSnapshot(
+        shape=shape,
+        dtype=truth.dtype,
+        device=truth.device,
+        requires_grad=False,
+        is_leaf=True,
+        numel=numel,
+        values=answer.value,
+    )
+
+
+def _name_matches(typed: str, truth: ValueSnapshot) -> bool:
+    candidates = {truth.type, truth.repr, truth.repr.removeprefix("torch.")}
+    return typed in candidates or typed.removeprefix("torch.") in candidates
+
+
+def compare_answer(
+    expr: str, answer: ParsedAnswer, truth: TensorSnapshot | ValueSnapshot, rtol: float, atol: float
+) -> tuple[bool, Text, str | None]:
+    """Whether a typed answer equals torch's value of ``expr``, and feedback."""
+    wrong_kind = msg(
+        "answer_wrong_kind",
+        expr=expr,
+        expected=truth.type if isinstance(truth, ValueSnapshot) else "tensor",
+    )
+    if isinstance(truth, TensorSnapshot):
+        as_tensor = _answer_as_tensor(answer, truth)
+        if as_tensor is None:
+            if answer.kind == "none" and expr.endswith(".grad"):
+                return False, msg("answer_not_none", expr=expr), None
+            return False, wrong_kind, None
+        result = compare(expr, as_tensor, truth, rtol=rtol, atol=atol)
+        return result.ok, result.message, result.output
+    if truth.type == "NoneType":
+        ok = answer.kind == "none"
+        return ok, msg("answer_ok" if ok else "answer_expected_none", expr=expr), None
+    if truth.value is not None or truth.type in ("bool", "int", "float", "str"):
+        if answer.kind == "name" and isinstance(truth.value, str):
+            typed: Any = answer.value
+        elif answer.kind in ("name", "none"):
+            return False, wrong_kind, None
+        else:
+            typed = answer.value
+        result = compare(expr, typed, truth.value, rtol=rtol, atol=atol, literal=True)
+        return result.ok, result.message, result.output
+    if answer.kind not in ("name", "string"):
+        return False, wrong_kind, None
+    typed_name = str(answer.value)
+    if _name_matches(typed_name, truth):
+        return True, msg("answer_ok", expr=expr), None
+    if typed_name + "0" == truth.type:
+        return False, msg("answer_node_version", typed=typed_name, expected=truth.type), None
+    return False, msg("answer_name_differs", expr=expr, typed=typed_name), f"got: {typed_name}"
+
+
+def _answer_verdict(
+    ref: str, status: VerdictStatus, check: CheckResult | None, message: Text
+) -> Verdict:
+    checks = [check] if check else []
+    return Verdict(
+        step=ref,
+        status=status,
+        score=check.points if check else 0.0,
+        max_score=1.0,
+        checks=checks,
+        message=message,
+    )
+
+
+def grade_answer(
+    lesson: Lesson,
+    step: AnswerStep,
+    typed: str,
+    *,
+    runner: Runner,
+    device: str = "cpu",
+    cache: ExpectedCache | None = None,
+) -> Verdict:
+    """Compare a typed value with torch's value of ``step.expr`` after ``step.code`` ran."""
+    ref = step_ref(lesson, step)
+    try:
+        answer = parse_answer(typed)
+    except AnswerSyntaxError as error:
+        return _answer_verdict(ref, "not_gradable", None, error.text)
+    truth_run = _cache(cache).solution_run(runner, step.code, [step.expr], device)
+    probe = truth_run.probe(step.expr)
+    label = msg("label_answer", expr=step.expr)
+    if probe is None or probe.value is None:
+        message = msg(
+            "truth_failed",
+            expr=step.expr,
+            type=probe.error.type if probe and probe.error else truth_run.outcome,
+            message=probe.error.message if probe and probe.error else "",
+            line="?",
+        )
+        check = CheckResult(
+            name=f"answer:{step.expr}",
+            label=label,
+            status="error",
+            points=0.0,
+            max_points=1.0,
+            message=message,
+        )
+        return _answer_verdict(ref, "error", check, message)
+    ok, message, output = compare_answer(step.expr, answer, probe.value, step.rtol, step.atol)
+    if ok:
+        message = msg("answer_ok", expr=step.expr)
+    check = CheckResult(
+        name=f"answer:{step.expr}",
+        label=label,
+        status="pass" if ok else "fail",
+        points=1.0 if ok else 0.0,
+        max_points=1.0,
+        message=message,
+        output=output,
+    )
+    return _answer_verdict(ref, "pass" if ok else "fail", check, message)
+
+
+# --------------------------------------------------------------------------- quizzes
+
+
+def grade_quiz(lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict:
+    """Single choice: one point for the right pick. Multiple choice: a point per choice
+    judged right (picked when correct, left when wrong). Every choice explains itself."""
+    ref = step_ref(lesson, step)
+    picks = sorted(set(selected))
+    if any(i < 0 or i >= len(step.choices) for i in picks):
+        raise QuizSelectionError(
+            f"{ref}: choice numbers go from 0 to {len(step.choices) - 1}; got {list(selected)}"
+        )
+    if not picks:
+        raise QuizSelectionError(f"{ref}: select at least one choice")
+    if not step.multiple and len(picks) > 1:
+        raise QuizSelectionError(f"{ref}: this question has one answer; pick one choice")
+    checks: list[CheckResult] = []
+    if step.multiple:
+        for i, choice in enumerate(step.choices):
+            picked = i in picks
+            right = picked == choice.correct
+            key = ("quiz_picked_" if picked else "quiz_left_") + ("right" if right else "wrong")
+            checks.append(
+                CheckResult(
+                    name=f"choice:{i}",
+                    label=msg("label_choice", number=str(i + 1)) + choice.text,
+                    status="pass" if right else "fail",
+                    points=1.0 if right else 0.0,
+                    max_points=1.0,
+                    message=msg(key) + choice.explanation,
+                )
+            )
+    else:
+        pick = picks[0]
+        choice = step.choices[pick]
+        message = msg("quiz_right" if choice.correct else "quiz_wrong") + choice.explanation
+        if not choice.correct:
+            correct = next(c for c in step.choices if c.correct)
+            message = (
+                message
+                + msg("quiz_right_one")
+                + correct.text
+                + msg("quiz_because")
+                + (correct.explanation)
+            )
+        checks.append(
+            CheckResult(
+                name="choice",
+                label=msg("label_choice", number=str(pick + 1)) + choice.text,
+                status="pass" if choice.correct else "fail",
+                points=1.0 if choice.correct else 0.0,
+                max_points=1.0,
+                message=message,
+            )
+        )
+    score = sum(c.points for c in checks)
+    passed = all(c.status == "pass" for c in checks)
+    return Verdict(
+        step=ref,
+        status="pass" if passed else "fail",
+        score=score,
+        max_score=float(len(checks)),
+        checks=checks,
+        message=msg("verdict_pass") if passed else msg("quiz_verdict_fail"),
+    )
