@@ -343,17 +343,20 @@ class WatchSession:
         )
         if verdict.message is not None:
             self.console.print(verdict.message.get(self.lang), markup=False, highlight=False)
+        overall = verdict.message.get(self.lang) if verdict.message is not None else None
         for check in verdict.checks:
-            mark, mstyle = ("✓", "green") if check.status == "pass" else ("✗", "red")
-            self.console.print(
-                f"  {mark} {check.label.get(self.lang)}: {check.message.get(self.lang)}",
-                style=mstyle if check.status != "pass" else None,
-                markup=False,
-                highlight=False,
-            )
-            if check.output and check.status != "pass":
-                for line in check.output.splitlines():
-                    self.console.print(f"      {line}", style="dim", markup=False)
+            mark, mstyle = ("✓", None) if check.status == "pass" else ("✗", "red")
+            message = check.message.get(self.lang)
+            # when the run did not finish every check repeats the overall message: say it once
+            line = f"  {mark} {check.label.get(self.lang)}"
+            if message != overall:
+                line += f": {message}"
+            self.console.print(line, style=mstyle, markup=False, highlight=False)
+            if check.output and check.status != "pass" and check.output not in message:
+                if overall is not None and check.output in overall:
+                    continue
+                for out_line in check.output.splitlines():
+                    self.console.print(f"      {out_line}", style="dim", markup=False)
         run = verdict.run
         if run is not None and run.stdout.strip():
             lines = run.stdout.rstrip("\n").splitlines()
