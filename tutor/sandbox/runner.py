@@ -348,6 +348,8 @@ class _Run:
                 self._kill(pid, "memory")
             if self.status is not None or (self.monitor_lost and not _alive(pid)):
                 break
+            if self.result_payload is not None and self.kill_reason is None:
+                break  # the result frame is the child's last act: no need to await its exit
             wait_for = [control] if not self.monitor_lost else []
             wait_for += list(open_readers)
             writers = [cmd_w] if self.pending_cmd else []

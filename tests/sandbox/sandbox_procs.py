@@ -1,0 +1,44 @@
+"""Looking at live processes through /proc (no psutil): what a run left behind."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def _stat(pid: str) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def alive(pid: int) -> bool:
+    fields = _stat(str(pid))
+    return fields is not None and fields[0] != b"Z"
+
+
+def in_session_or_group(leader: int) -> list[int]:
+    """Live (non-zombie) processes whose session or process group is ``leader``'s."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _stat(entry)
+        if fields is None or fields[0] == b"Z":
+            continue
+        pgrp, session = int(fields[2]), int(fields[3])
+        if leader in (pgrp, session):
+            found.append(int(entry))
+    return found
+
+
+def left_behind(run_pid: int, others: tuple[int, ...] = (), patience_s: float = 10.0) -> list[int]:
+    """Processes of a finished run still alive after ``patience_s`` (killing is async)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        remaining = in_session_or_group(run_pid) + [p for p in others if alive(p)]
+        if not remaining or time.monotonic() > deadline:
+            return sorted(set(remaining))
+        time.sleep(0.05)
