@@ -163,11 +163,15 @@ def lint_paths(
             report.problems.append(duplicate_lesson_problem(loaded, other))
         else:
             first_seen[loaded.lesson.id] = loaded
-        report.problems.extend(static_problems(loaded))
+        static = static_problems(loaded)
+        report.problems.extend(static)
         if verify is not None:
             if on_lesson is not None:
                 on_lesson(loaded)
-            report.problems.extend(dynamic_problems(loaded, verify, runner=runner, device=device))
+            # A step with a static error is reported once: running it again only echoes it.
+            broken = steps_with_errors(loaded, static)
+            found = dynamic_problems(loaded, verify, runner=runner, device=device)
+            report.problems.extend(p for step_id, p in found if step_id not in broken)
     report.problems.sort()
     return report
 
@@ -450,15 +454,33 @@ def _translation_problems(loaded: LoadedLesson) -> list[Problem]:
 # --------------------------------------------------------------------------- dynamic checks
 
 
+def steps_with_errors(loaded: LoadedLesson, problems: Iterable[Problem]) -> set[str]:
+    """Ids of the steps whose lines hold an error in ``problems``."""
+    lesson = loaded.lesson
+    if lesson is None:
+        return set()
+    starts = [loaded.locate(("steps", i))[0] for i in range(len(lesson.steps))]
+    broken: set[str] = set()
+    for problem in problems:
+        if problem.severity != "error":
+            continue
+        for i in reversed(range(len(starts))):
+            if problem.line >= starts[i]:
+                broken.add(lesson.steps[i].id)
+                break
+    return broken
+
+
 def dynamic_problems(
     loaded: LoadedLesson, verify: VerifyLesson, *, runner: Any, device: str = "cpu"
-) -> list[Problem]:
-    """Run ``verify`` (reference solutions in the sandbox) and place what it reports."""
+) -> list[tuple[str, Problem]]:
+    """Run ``verify`` (reference solutions in the sandbox) and place what it reports;
+    each problem comes with the id of its step."""
     lesson = loaded.lesson
     if lesson is None:
         return []
     index = {step.id: i for i, step in enumerate(lesson.steps)}
-    problems: list[Problem] = []
+    problems: list[tuple[str, Problem]] = []
     for found in verify(lesson, runner=runner, device=device):
         step_index = index.get(found.step_id)
         if step_index is None:
@@ -466,7 +488,7 @@ def dynamic_problems(
         else:
             loc = ("steps", step_index, *_field_loc(found.field))
         where = f"step '{found.step_id}'" + (f" {found.field}" if found.field else "")
-        problems.append(loaded.problem(loc, f"{where}: {found.message}", key=True))
+        problems.append((found.step_id, loaded.problem(loc, f"{where}: {found.message}", key=True)))
     return problems
 
 
