@@ -8,4 +8,79 @@ CONTRACT (public API, implemented by the diagnosis work)::
     diagnose_error(result: RunResult, code: str) -> Diagnosis | None
     find_pitfalls(code: str) -> list[Diagnosis]
     load_catalog() -> Catalog                      # tutor/diagnosis/catalog.yaml
+
+The catalog (``catalog.yaml``) is data; ``engine`` matches errors and warnings against it,
+``pitfalls`` holds the static rules, ``source`` reads the learner's code.
 """
+
+from __future__ import annotations
+
+from tutor.diagnosis.catalog import Catalog, CatalogError, Entry, load_catalog
+from tutor.diagnosis.models import Diagnosis, Severity
+from tutor.sandbox.models import RunResult
+
+__all__ = [
+    "Catalog",
+    "CatalogError",
+    "Diagnosis",
+    "Entry",
+    "Severity",
+    "diagnose_error",
+    "explain",
+    "find_pitfalls",
+    "load_catalog",
+]
+
+
+def diagnose_error(result: RunResult, code: str) -> Diagnosis | None:
+    """The diagnosis of the run's error (specific, or generic when no entry fits); None for
+    a run that ended normally."""
+    from tutor.diagnosis import engine
+
+    if result.error is not None and result.error.type != "Cancelled":
+        return engine.match_error(result.error, code)
+    if result.outcome in ("ok", "exited") or result.error is not None:
+        return None
+    return engine.generic_outcome(result)
+
+
+def find_pitfalls(code: str) -> list[Diagnosis]:
+    """Silent mistakes found on the syntax tree, in line order. Empty for unparsable code."""
+    from tutor.diagnosis import engine
+    from tutor.diagnosis.pitfalls import RULES
+    from tutor.diagnosis.source import Source
+
+    source = Source.of(code)
+    if source is None:
+        return []
+    found: list[Diagnosis] = []
+    for entry in load_catalog().pitfalls:
+        assert entry.pitfall is not None
+        for hit in RULES[entry.pitfall](source):
+            found.append(engine.build_pitfall(entry, hit.line, hit.variable))
+    return sorted(found, key=lambda d: (d.line or 0, d.id))
+
+
+def explain(result: RunResult, code: str) -> list[Diagnosis]:
+    """Error first, then warnings, then pitfalls not already explained by one of those."""
+    from tutor.diagnosis import engine
+    from tutor.diagnosis.source import Source
+
+    source = Source.of(code)
+    out: list[Diagnosis] = []
+    error = diagnose_error(result, code)
+    if error is not None:
+        out.append(error)
+    for warning in result.warnings:
+        diagnosis = engine.match_warning(warning, code, source)
+        if diagnosis is not None and all(
+            (d.id, d.line) != (diagnosis.id, diagnosis.line) for d in out
+        ):
+            out.append(diagnosis)
+    fired = {d.id for d in out}
+    catalog = load_catalog()
+    for pitfall in find_pitfalls(code):
+        if fired & set(catalog.get(pitfall.id).covered_by):
+            continue
+        out.append(pitfall)
+    return out

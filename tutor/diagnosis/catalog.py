@@ -1,0 +1,223 @@
+"""The diagnosis catalog as validated data: what identifies a mistake, and how to explain it.
+
+``catalog.yaml`` is the one place where diagnoses are written; these models check it on load
+(unknown keys, bad regexes and unknown placeholders are errors with the entry's id).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tutor.diagnosis.models import Severity
+from tutor.errors import TutorError
+from tutor.i18n import BiText, Text
+
+CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+
+BASE_PLACEHOLDERS = frozenset(
+    {
+        "var",  # display form of the variable the failing call was made on: `loss`
+        "var_code",  # the same as code, for snippets: loss
+        "var2",  # second operand of a binary call (torch.mm(a, b) -> `b`)
+        "var2_code",
+        "shape",  # of var, from the failing frame's locals: (4,)
+        "dtype",
+        "device",
+        "requires_grad",
+        "grad_fn",
+        "shape2",
+        "dtype2",
+        "line",
+        "call",  # the failing call as written: self.fc1(x)
+        "callee",  # what was called: self.fc1
+    }
+)
+"""Placeholders the engine fills from the run; regex named groups add more per entry."""
+
+DtypeKind = Literal["integer", "floating", "bool", "complex"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Conditions(_Strict):
+    """Facts about the run or the learner's source that pick a variant. All given must hold.
+
+    "source" means the statements that produced ``var`` (a backward slice over assignments).
+    """
+
+    line_calls: list[str] | None = Field(
+        None, description="The failing line calls one of these (last name part: 'mm', 'numpy')."
+    )
+    line_not_calls: list[str] | None = None
+    line_has_matmul_operator: bool | None = Field(None, description="The line uses `@`.")
+    line_calls_module: bool | None = Field(
+        None, description="The failing call is on a module-like callee (self.fc1(x), net(x))."
+    )
+    line_reads_grad: bool | None = Field(None, description="The line reads some `X.grad`.")
+    line_in_no_grad: bool | None = Field(None, description="Inside `with torch.no_grad()`.")
+    line_in_loop: bool | None = None
+    line_is_inplace_update: bool | None = Field(
+        None, description="An in-place update (`w -= ...`, `w.sub_(...)`) using `.grad`."
+    )
+    source_calls: list[str] | None = Field(
+        None, description="The source of var calls one of these methods/functions."
+    )
+    source_in_no_grad: bool | None = Field(
+        None, description="Part of the source of var was computed inside no_grad/inference_mode."
+    )
+    source_defined_outside_loop: bool | None = Field(
+        None, description="var was last assigned outside the loop that holds the failing line."
+    )
+    source_has_requires_grad: bool | None = Field(
+        None, description="Some tensor in the source of var was made to require grad."
+    )
+    code_sets_requires_grad_false: bool | None = None
+    var_dtype: DtypeKind | None = Field(None, description="From the failing frame's locals.")
+    var_is_leaf: bool | None = None
+    var_requires_grad: bool | None = None
+    message_types_differ_in_device: bool | None = Field(
+        None, description="The two tensor types in the message differ in 'cuda'."
+    )
+
+
+class Match(_Strict):
+    """What identifies the mistake: an exception or a warning, with a message regex."""
+
+    exception: list[str] | None = Field(None, description="Exception class names.")
+    warning: list[str] | None = Field(None, description="Warning category names.")
+    message: str = Field(description="Regex searched in the message; named groups fill text.")
+    ignore_case: bool = False
+
+    @field_validator("message")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"bad regex {value!r}: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Match:
+        if (self.exception is None) == (self.warning is None):
+            raise ValueError("give exactly one of 'exception' or 'warning'")
+        return self
+
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.message, re.IGNORECASE if self.ignore_case else 0)
+
+
+PitfallRule = Literal[
+    "missing-zero-grad",
+    "data-attribute",
+    "nonleaf-grad-read",
+    "backward-in-no-grad",
+    "requires-grad-too-late",
+]
+
+
+class Entry(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    severity: Severity
+    match: Match | None = Field(None, description="For errors and warnings.")
+    pitfall: PitfallRule | None = Field(None, description="For static pitfalls: the AST rule.")
+    focus: list[str] = Field(
+        default_factory=list,
+        description="Calls whose operands are the subject ('backward', 'mm', '@', '.grad').",
+    )
+    conditions: Conditions = Field(default_factory=Conditions)
+    covered_by: list[str] = Field(
+        default_factory=list, description="Pitfall: not reported when one of these ids fired."
+    )
+    title: BiText
+    explanation: BiText
+    fix: BiText
+    lesson_ref: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Entry:
+        if self.severity == "pitfall":
+            if self.pitfall is None or self.match is not None:
+                raise ValueError("a pitfall names its 'pitfall' rule and has no 'match'")
+        elif self.match is None or self.pitfall is not None:
+            raise ValueError("an error or warning entry has a 'match' and no 'pitfall'")
+        if self.severity == "warning" and self.match and self.match.warning is None:
+            raise ValueError("a warning entry matches a 'warning' category")
+        if self.severity == "error" and self.match and self.match.exception is None:
+            raise ValueError("an error entry matches an 'exception' type")
+        allowed = BASE_PLACEHOLDERS | set(
+            self.match.pattern().groupindex if self.match is not None else ()
+        )
+        for field in ("title", "explanation", "fix"):
+            text: Text = getattr(self, field)
+            for lang_text in (text.en, text.zh):
+                unknown = placeholders(lang_text) - allowed
+                if unknown:
+                    raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+        return self
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+class Catalog(_Strict):
+    entries: list[Entry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Catalog:
+        seen: set[str] = set()
+        for entry in self.entries:
+            if entry.id in seen:
+                raise ValueError(f"duplicate diagnosis id {entry.id!r}")
+            seen.add(entry.id)
+        return self
+
+    def get(self, entry_id: str) -> Entry:
+        for entry in self.entries:
+            if entry.id == entry_id:
+                return entry
+        raise KeyError(entry_id)
+
+    @property
+    def errors(self) -> list[Entry]:
+        return [e for e in self.entries if e.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Entry]:
+        return [e for e in self.entries if e.severity == "warning"]
+
+    @property
+    def pitfalls(self) -> list[Entry]:
+        return [e for e in self.entries if e.severity == "pitfall"]
+
+
+class CatalogError(TutorError):
+    """The catalog file is broken: names the file and the problem."""
+
+
+def parse_catalog(path: Path) -> Catalog:
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (OSError, YAMLError) as exc:
+        raise CatalogError(f"{path}: cannot read the diagnosis catalog: {exc}") from exc
+    try:
+        return Catalog.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogError(f"{path}: invalid diagnosis catalog:\n{exc}") from exc
+
+
+@cache
+def load_catalog() -> Catalog:
+    """The bundled catalog, parsed and validated once per process."""
+    return parse_catalog(CATALOG_PATH)

@@ -1,0 +1,496 @@
+"""Matches a run's error and warnings against the catalog and fills in the learner's names.
+
+Matching is deliberately strict: the exception type and a message regex must fit, and every
+condition an entry states must hold. When nothing fits, the answer is an honest generic
+diagnosis that points at the line: a wrong specific diagnosis is worse than a generic one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from tutor.diagnosis.catalog import Conditions, Entry, load_catalog
+from tutor.diagnosis.models import Diagnosis
+from tutor.diagnosis.source import (
+    INPLACE_UPDATE_METHODS,
+    CallSite,
+    Source,
+    calls_in,
+    makes_requires_grad,
+)
+from tutor.i18n import LANGS, Lang, T, Text
+from tutor.sandbox.models import ErrorInfo, RunResult, Snapshot, TensorSnapshot, WarningInfo
+
+INTEGER_DTYPES = ("int", "uint", "long", "short")
+FALLBACK: dict[str, Text] = {
+    "var": T("the tensor", "该张量"),
+    "var2": T("the other operand", "另一个操作数"),
+    "var_code": T("t", "t"),
+    "var2_code": T("other", "other"),
+    "callee": T("the layer", "该层"),
+}
+UNKNOWN = T("?", "?")
+
+
+def dtype_kind(dtype: str) -> str:
+    name = dtype.removeprefix("torch.")
+    if name == "bool":
+        return "bool"
+    if name.startswith("complex"):
+        return "complex"
+    if name.startswith(INTEGER_DTYPES):
+        return "integer"
+    return "floating"
+
+
+def shape_text(shape: list[int]) -> str:
+    return str(tuple(shape))
+
+
+@dataclass
+class Context:
+    """What the engine knows about the failing (or warning) line of one run."""
+
+    source: Source | None
+    line: int | None
+    locals: dict[str, Snapshot] = field(default_factory=dict)
+    source_line: str | None = None
+
+    @cached_property
+    def calls(self) -> list[CallSite]:
+        if self.source is None or self.line is None:
+            return []
+        return self.source.calls_at(self.line)
+
+    @cached_property
+    def statements(self) -> list[ast.stmt]:
+        if self.source is None or self.line is None:
+            return []
+        return self.source.statements_at(self.line)
+
+    def matmul_operands(self) -> tuple[str, str] | None:
+        for stmt in self.statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                    return ast.unparse(node.left), ast.unparse(node.right)
+        return None
+
+    def grad_owner(self) -> str | None:
+        """``w`` for a line that reads ``w.grad``."""
+        for stmt in self.statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Attribute) and node.attr == "grad":
+                    return ast.unparse(node.value)
+        return None
+
+    def assigned_target(self) -> str | None:
+        """``x`` for ``x = ...``, ``x.requires_grad = ...``, ``x[0] = ...``, ``x -= ...``."""
+        for stmt in self.statements:
+            targets: list[ast.expr] = []
+            if isinstance(stmt, ast.Assign):
+                targets = list(stmt.targets)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    return target.id
+                if isinstance(target, (ast.Attribute, ast.Subscript)):
+                    return ast.unparse(target.value)
+        return None
+
+    def binop_operands(self) -> tuple[str, str] | None:
+        for stmt in self.statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.BinOp):
+                    return ast.unparse(node.left), ast.unparse(node.right)
+        return None
+
+    def subject(self, focus: list[str]) -> tuple[str | None, str | None, CallSite | None]:
+        """The variable (and second operand) the failing call was made on, trying the
+        entry's focus tokens in order; without focus, the outermost call on the line."""
+        for token in focus:
+            if token == ".grad":
+                owner = self.grad_owner()
+                if owner:
+                    return owner, None, None
+            elif token == "@":
+                pair = self.matmul_operands()
+                if pair:
+                    return pair[0], pair[1], None
+            elif token == "binop":
+                pair = self.binop_operands()
+                if pair:
+                    return pair[0], pair[1], None
+            elif token == "target":
+                target = self.assigned_target()
+                if target:
+                    return target, None, None
+            elif token == "module":
+                site = next((c for c in self.calls if _module_like(c)), None)
+                if site is not None:
+                    return self._operands(site)
+            else:
+                site = next((c for c in self.calls if c.name == token), None)
+                if site is not None:
+                    return self._operands(site)
+        if not focus and self.calls:
+            return self._operands(self.calls[0])
+        return None, None, None
+
+    @staticmethod
+    def _operands(site: CallSite) -> tuple[str | None, str | None, CallSite]:
+        if site.is_method:
+            return site.receiver, site.args[0] if site.args else None, site
+        first = site.args[0] if site.args else None
+        second = site.args[1] if len(site.args) > 1 else None
+        return first, second, site
+
+    def snapshot(self, expr: str | None) -> TensorSnapshot | None:
+        if expr is None:
+            return None
+        snap = self.locals.get(expr)
+        return snap if isinstance(snap, TensorSnapshot) else None
+
+    def line_node(self) -> ast.AST | None:
+        return self.statements[0] if self.statements else None
+
+
+def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[str] | None) -> bool:
+    """Every condition the entry states holds. Unknown facts fail a condition that needs them."""
+    names = {c.name for c in ctx.calls}
+    node = ctx.line_node()
+    if cond.line_calls is not None and not names & set(cond.line_calls):
+        return False
+    if cond.line_not_calls is not None and names & set(cond.line_not_calls):
+        return False
+    if cond.line_has_matmul_operator is not None:
+        if (ctx.matmul_operands() is not None) != cond.line_has_matmul_operator:
+            return False
+    if cond.line_calls_module is not None:
+        is_module = any(_module_like(c) for c in ctx.calls)
+        if is_module != cond.line_calls_module:
+            return False
+    if cond.line_reads_grad is not None and (ctx.grad_owner() is not None) != cond.line_reads_grad:
+        return False
+    if cond.line_in_no_grad is not None:
+        if node is None or ctx.source is None:
+            return False
+        if ctx.source.in_no_grad(node) != cond.line_in_no_grad:
+            return False
+    if cond.line_in_loop is not None:
+        if node is None or ctx.source is None:
+            return False
+        if (ctx.source.enclosing_loop(node) is not None) != cond.line_in_loop:
+            return False
+    if cond.line_is_inplace_update is not None:
+        if _is_inplace_update(ctx) != cond.line_is_inplace_update:
+            return False
+    needs_source = any(
+        v is not None
+        for v in (cond.source_calls, cond.source_in_no_grad, cond.source_defined_outside_loop,
+                  cond.source_has_requires_grad)
+    )
+    if needs_source:
+        if ctx.source is None or var is None or not _source_conditions(cond, ctx, var):
+            return False
+    if cond.code_sets_requires_grad_false is not None:
+        if ctx.source is None:
+            return False
+        if _sets_requires_grad_false(ctx.source) != cond.code_sets_requires_grad_false:
+            return False
+    snap = ctx.snapshot(var)
+    if cond.var_dtype is not None and (snap is None or dtype_kind(snap.dtype) != cond.var_dtype):
+        return False
+    if cond.var_is_leaf is not None and (snap is None or snap.is_leaf != cond.var_is_leaf):
+        return False
+    if cond.var_requires_grad is not None and (
+        snap is None or snap.requires_grad != cond.var_requires_grad
+    ):
+        return False
+    if cond.message_types_differ_in_device is not None:
+        if message is None or not message.groupdict():
+            return False
+        kinds = {"cuda" in (v or "") for v in message.groupdict().values()}
+        if (len(kinds) == 2) != cond.message_types_differ_in_device:
+            return False
+    return True
+
+
+def _module_like(site: CallSite) -> bool:
+    """``self.fc1(x)``, ``net(x)``, ``model.encoder(x)``: a call of an object, not a tensor
+    method or a library function."""
+    func = site.node.func
+    if isinstance(func, ast.Attribute):
+        return isinstance(func.value, ast.Name) and func.value.id == "self" and func.attr != "forward"
+    if isinstance(func, ast.Name):
+        return func.id not in {"print", "float", "int", "len", "list", "range", "sum", "max",
+                               "min", "abs", "round", "bool", "tuple", "zip", "enumerate"}
+    return False
+
+
+def _is_inplace_update(ctx: Context) -> bool:
+    """``w -= lr * w.grad`` / ``w.sub_(lr * w.grad)``: a manual optimiser step."""
+    for stmt in ctx.statements:
+        uses_grad = any(
+            isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(stmt)
+        )
+        if not uses_grad:
+            continue
+        if isinstance(stmt, ast.AugAssign):
+            return True
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                if n.func.attr in INPLACE_UPDATE_METHODS:
+                    return True
+    return False
+
+
+def _sets_requires_grad_false(source: Source) -> bool:
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
+        ):
+            if isinstance(node.value, ast.Constant) and node.value.value is False:
+                return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "requires_grad_" and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and arg.value is False:
+                    return True
+    return False
+
+
+def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
+    assert ctx.source is not None
+    nodes = ctx.source.source_of(var, ctx.line)
+    if cond.source_calls is not None and not calls_in(nodes) & set(cond.source_calls):
+        return False
+    if cond.source_in_no_grad is not None:
+        statements = [n for n in nodes if isinstance(n, ast.stmt)]
+        inside = any(ctx.source.in_no_grad(s) for s in statements)
+        if inside != cond.source_in_no_grad:
+            return False
+    if cond.source_has_requires_grad is not None:
+        if makes_requires_grad(nodes, ctx.source) != cond.source_has_requires_grad:
+            return False
+    if cond.source_defined_outside_loop is not None:
+        node = ctx.line_node()
+        loop = ctx.source.enclosing_loop(node) if node is not None else None
+        if loop is None:
+            return False
+        direct = [s for s, _ in ctx.source.assignments_to(var)] if var.isidentifier() else []
+        outside = bool(direct) and all(
+            not (loop.lineno <= s.lineno <= (loop.end_lineno or loop.lineno)) for s in direct
+        )
+        if outside != cond.source_defined_outside_loop:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------- text
+
+
+def _values(
+    ctx: Context,
+    var: str | None,
+    var2: str | None,
+    site: CallSite | None,
+    message: re.Match[str] | None,
+    line: int | None,
+) -> dict[Lang, dict[str, str]]:
+    snap, snap2 = ctx.snapshot(var), ctx.snapshot(var2)
+    common: dict[str, str | None] = {
+        "var": f"`{var}`" if var else None,
+        "var_code": var,
+        "var2": f"`{var2}`" if var2 else None,
+        "var2_code": var2,
+        "shape": shape_text(snap.shape) if snap else None,
+        "dtype": snap.dtype if snap else None,
+        "device": snap.device if snap else None,
+        "requires_grad": str(snap.requires_grad) if snap else None,
+        "grad_fn": (snap.grad_fn or "None") if snap else None,
+        "shape2": shape_text(snap2.shape) if snap2 else None,
+        "dtype2": snap2.dtype if snap2 else None,
+        "line": str(line) if line is not None else None,
+        "call": ast.unparse(site.node) if site else None,
+        "callee": f"`{site.callee}`" if site else None,
+    }
+    if message is not None:
+        common.update(message.groupdict())
+    out: dict[Lang, dict[str, str]] = {}
+    for lang in LANGS:
+        out[lang] = {
+            key: value if value is not None else FALLBACK.get(key, UNKNOWN).get(lang)
+            for key, value in common.items()
+        }
+    return out
+
+
+def _fill(template: Text, values: dict[Lang, dict[str, str]]) -> Text:
+    return Text(en=template.en.format_map(values["en"]), zh=template.zh.format_map(values["zh"]))
+
+
+def _details(var: str | None, snap: TensorSnapshot | None) -> Text | None:
+    if var is None or snap is None:
+        return None
+    facts = (
+        f"shape {shape_text(snap.shape)}, {snap.dtype}, {snap.device}, "
+        f"requires_grad={snap.requires_grad}, is_leaf={snap.is_leaf}, "
+        f"grad_fn={snap.grad_fn or 'None'}"
+    )
+    zh_facts = (
+        f"形状 {shape_text(snap.shape)}，{snap.dtype}，{snap.device}，"
+        f"requires_grad={snap.requires_grad}，is_leaf={snap.is_leaf}，"
+        f"grad_fn={snap.grad_fn or 'None'}"
+    )
+    return T(f"`{var}`: {facts}", f"`{var}`：{zh_facts}")
+
+
+def build(entry: Entry, ctx: Context, message: re.Match[str] | None, line: int | None) -> Diagnosis:
+    var, var2, site = ctx.subject(entry.focus)
+    values = _values(ctx, var, var2, site, message, line)
+    return Diagnosis(
+        id=entry.id,
+        severity=entry.severity,
+        title=_fill(entry.title, values),
+        explanation=_fill(entry.explanation, values),
+        fix=_fill(entry.fix, values),
+        line=line,
+        variable=var,
+        details=_details(var, ctx.snapshot(var)),
+        lesson_ref=entry.lesson_ref,
+    )
+
+
+def match_error(error: ErrorInfo, code: str, source: Source | None = None) -> Diagnosis:
+    """The first catalog entry that fits the error, else a generic diagnosis."""
+    source = source if source is not None else Source.of(code)
+    ctx = Context(source=source, line=error.line, locals=dict(error.locals),
+                  source_line=error.source_line)
+    for entry in load_catalog().errors:
+        assert entry.match is not None
+        if error.type not in (entry.match.exception or ()):
+            continue
+        found = entry.match.pattern().search(error.message)
+        if found is None:
+            continue
+        var, _, _ = ctx.subject(entry.focus)
+        if _holds(entry.conditions, ctx, var, found):
+            return build(entry, ctx, found, error.line)
+    return generic_error(error, ctx)
+
+
+def match_warning(warning: WarningInfo, code: str, source: Source | None) -> Diagnosis | None:
+    ctx = Context(source=source, line=warning.line)
+    for entry in load_catalog().warnings:
+        assert entry.match is not None
+        if warning.category not in (entry.match.warning or ()):
+            continue
+        found = entry.match.pattern().search(warning.message)
+        if found is None:
+            continue
+        var, _, _ = ctx.subject(entry.focus)
+        if _holds(entry.conditions, ctx, var, found):
+            return build(entry, ctx, found, warning.line)
+    return None
+
+
+def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
+    first = error.message.strip().splitlines()[0] if error.message.strip() else error.type
+    where_en = f" on line {error.line}" if error.line else ""
+    where_zh = f"（第 {error.line} 行）" if error.line else ""
+    code_line = (error.source_line or "").strip()
+    shown = f": `{code_line}`" if code_line else ""
+    shown_zh = f"：`{code_line}`" if code_line else ""
+    var, _, _ = ctx.subject([])
+    return Diagnosis(
+        id="generic",
+        severity="error",
+        title=T(f"{error.type}{where_en}", f"{error.type}{where_zh}"),
+        explanation=T(
+            f"Python stopped{where_en}{shown} with {error.type}: {first}. This is not one of "
+            "the autograd mistakes the tutor knows, so read the message closely.",
+            f"程序{where_zh}停止{shown_zh}，错误为 {error.type}：{first}。这不是导师已知的 "
+            "autograd 常见错误，请仔细阅读这条信息。",
+        ),
+        fix=T(
+            "Look at the values on that line: print the shape, dtype and device of each tensor "
+            "it uses (`print(t.shape, t.dtype, t.device)`) and compare them with what the "
+            "call expects.",
+            "检查这一行用到的值：打印每个张量的形状、类型和设备"
+            "（`print(t.shape, t.dtype, t.device)`），与该调用的要求对比。",
+        ),
+        line=error.line,
+        variable=var,
+        details=_details(var, ctx.snapshot(var)),
+        lesson_ref="errors/intro",
+        generic=True,
+    )
+
+
+OUTCOME_TEXT: dict[str, tuple[Text, Text, Text]] = {
+    "timeout": (
+        T("The program ran too long", "程序运行时间过长"),
+        T("It did not finish within the time limit: often a loop that never ends.",
+          "程序没有在时间限制内结束：常见原因是一个永不结束的循环。"),
+        T("Check the stopping condition of every `while` loop and the ranges of `for` loops.",
+          "检查每个 `while` 循环的结束条件以及 `for` 循环的范围。"),
+    ),
+    "memory": (
+        T("The program used too much memory", "程序使用了过多内存"),
+        T("It tried to allocate more memory than a run may use: usually a tensor far larger "
+          "than intended, or a graph kept alive across many iterations.",
+          "程序申请的内存超过了限制：通常是某个张量远大于预期，或计算图在多次迭代中一直被保留。"),
+        T("Print the shapes of the big tensors; store `loss.item()` rather than `loss` in "
+          "lists so old graphs can be freed.",
+          "打印大张量的形状；在列表中保存 `loss.item()` 而不是 `loss`，以便释放旧的计算图。"),
+    ),
+    "output_limit": (
+        T("The program printed too much", "程序输出过多"),
+        T("Its output passed the size limit, so it was cut.",
+          "程序输出超过了大小限制，已被截断。"),
+        T("Print less: a summary such as `t.shape` or `t.mean()` instead of whole tensors.",
+          "减少输出：打印 `t.shape` 或 `t.mean()` 等摘要，而不是整个张量。"),
+    ),
+    "crashed": (
+        T("The program crashed", "程序崩溃"),
+        T("The process died from a signal without a Python error.",
+          "进程因信号终止，没有 Python 错误信息。"),
+        T("Run smaller pieces of the code to find the statement that crashes.",
+          "分段运行代码，找出导致崩溃的语句。"),
+    ),
+}
+
+
+def generic_outcome(result: RunResult) -> Diagnosis | None:
+    texts = OUTCOME_TEXT.get(result.outcome)
+    if texts is None:
+        return None
+    title, explanation, fix = texts
+    return Diagnosis(
+        id="generic",
+        severity="error",
+        title=title,
+        explanation=explanation,
+        fix=fix,
+        lesson_ref="errors/intro",
+        generic=True,
+    )
+
+
+def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis:
+    ctx = Context(source=None, line=line)
+    values = _values(ctx, variable, None, None, None, line)
+    return Diagnosis(
+        id=entry.id,
+        severity=entry.severity,
+        title=_fill(entry.title, values),
+        explanation=_fill(entry.explanation, values),
+        fix=_fill(entry.fix, values),
+        line=line,
+        variable=variable,
+        lesson_ref=entry.lesson_ref,
+    )

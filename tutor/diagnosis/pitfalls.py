@@ -1,0 +1,307 @@
+"""Silent pitfalls: mistakes that raise nothing, found on the syntax tree alone.
+
+Each rule returns hits ``(line, variable)``; the catalog entry with the same ``pitfall`` name
+supplies the text. The rules prefer silence to a guess: a false alarm teaches the wrong thing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from tutor.diagnosis.source import INPLACE_UPDATE_METHODS, Source, call_name, dotted
+
+FACTORIES = frozenset(
+    {"tensor", "ones", "zeros", "randn", "rand", "empty", "full", "arange", "linspace", "eye",
+     "ones_like", "zeros_like", "randn_like", "rand_like", "full_like", "empty_like",
+     "Parameter", "from_numpy", "as_tensor", "normal", "randint"}
+)
+DETACHING = frozenset({"detach", "item", "tolist", "numpy", "requires_grad_", "to"})
+TENSOR_ATTRS = frozenset({"grad", "weight", "bias"})
+
+
+@dataclass(frozen=True)
+class Hit:
+    line: int
+    variable: str | None
+
+
+def _walk_no_defs(node: ast.AST) -> Iterator[ast.AST]:
+    """Walk a loop body without entering nested function or class definitions."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def _method_calls(node: ast.AST, name: str) -> list[ast.Call]:
+    return [
+        n for n in _walk_no_defs(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+    ]
+
+
+def _reads_grad(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+
+
+def _has_update(loop: ast.AST) -> bool:
+    """An optimiser step, or a hand-written update of a tensor from its ``.grad``."""
+    if _method_calls(loop, "step"):
+        return True
+    for n in _walk_no_defs(loop):
+        if isinstance(n, ast.AugAssign) and _reads_grad(n.value):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in INPLACE_UPDATE_METHODS and any(_reads_grad(a) for a in n.args):
+                return True
+        if isinstance(n, ast.Assign) and _reads_grad(n.value) and any(
+            isinstance(t, ast.Attribute) and t.attr == "data" for t in n.targets
+        ):
+            return True
+    return False
+
+
+def _clears_grads(loop: ast.AST) -> bool:
+    if _method_calls(loop, "zero_grad"):
+        return True
+    for n in _walk_no_defs(loop):
+        # w.grad.zero_(), w.grad.data.zero_(), w.grad = None
+        if isinstance(n, ast.Call) and call_name(n) in {"zero_", "fill_"} and _reads_grad(n.func):
+            return True
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets
+        ):
+            return True
+        if isinstance(n, ast.Call) and call_name(n) == "grad" and dotted(n.func) in {
+            "torch.autograd.grad", "autograd.grad"
+        }:
+            return True  # autograd.grad does not accumulate into .grad
+    return False
+
+
+def missing_zero_grad(source: Source) -> list[Hit]:
+    hits: list[Hit] = []
+    for loop in ast.walk(source.tree):
+        if not isinstance(loop, (ast.For, ast.While)):
+            continue
+        backwards = _method_calls(loop, "backward")
+        if not backwards or not _has_update(loop) or _clears_grads(loop):
+            continue
+        # report in the innermost loop only
+        inner = [b for b in backwards if source.enclosing_loop(b) is loop]
+        if not inner:
+            continue
+        call = inner[0]
+        receiver = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        hits.append(Hit(call.lineno, receiver))
+    return hits
+
+
+def _grad_names(source: Source) -> set[str]:
+    """Names that hold tensors requiring grad: made with ``requires_grad=True``,
+    ``nn.Parameter`` or ``requires_grad_()``, and what is computed from them."""
+    names: set[str] = set()
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Assign):
+            value = node.value
+            if any(
+                isinstance(k, ast.keyword) and k.arg == "requires_grad"
+                and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                for k in ast.walk(value)
+            ) or any(isinstance(c, ast.Call) and call_name(c) in {"Parameter", "requires_grad_"}
+                     for c in ast.walk(value)):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call) and call_name(node) == "requires_grad_":
+            owner = dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            if owner and owner.isidentifier():
+                names.add(owner)
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and t.attr == "requires_grad":
+                    owner = dotted(t.value)
+                    if owner and owner.isidentifier():
+                        names.add(owner)
+    return names
+
+
+def _is_leaf_maker(value: ast.expr) -> bool:
+    if isinstance(value, ast.Call):
+        name = call_name(value)
+        if name in FACTORIES or name in DETACHING or name == "clone" and _detaches(value):
+            return True
+    return False
+
+
+def _detaches(value: ast.expr) -> bool:
+    return any(isinstance(c, ast.Call) and call_name(c) == "detach" for c in ast.walk(value))
+
+
+def nonleaf_grad_read(source: Source) -> list[Hit]:
+    grad_names = _grad_names(source)
+    non_leaf: dict[str, ast.Assign] = {}
+    # propagate: anything computed (not freshly made) from a grad name is a non-leaf
+    assigns = sorted(
+        (n for n in ast.walk(source.tree) if isinstance(n, ast.Assign)), key=lambda n: n.lineno
+    )
+    for node in assigns:
+        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if not targets:
+            continue
+        used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        if (
+            used & (grad_names | set(non_leaf))
+            and not _is_leaf_maker(node.value)
+            and not _detaches(node.value)
+            and not source.in_no_grad(node)
+        ):
+            for t in targets:
+                non_leaf[t] = node
+        else:
+            for t in targets:
+                non_leaf.pop(t, None)
+    retained = {
+        dotted(c.func.value)
+        for c in ast.walk(source.tree)
+        if isinstance(c, ast.Call) and call_name(c) == "retain_grad"
+        and isinstance(c.func, ast.Attribute)
+    }
+    hits: list[Hit] = []
+    for node in ast.walk(source.tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "grad"
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+        ):
+            name = node.value.id
+            made = non_leaf.get(name)
+            if made is None or name in retained or made.lineno > node.lineno:
+                continue
+            if name in _leaf_reassigned_between(source, name, made.lineno, node.lineno):
+                continue
+            hits.append(Hit(node.lineno, name))
+    return _first_per_line(hits)
+
+
+def _leaf_reassigned_between(source: Source, name: str, start: int, end: int) -> set[str]:
+    for stmt, value in source.assignments_to(name):
+        if start < stmt.lineno < end and _is_leaf_maker(value):
+            return {name}
+    return set()
+
+
+def data_attribute(source: Source) -> list[Hit]:
+    tensors = _grad_names(source) | _factory_names(source) | _param_loop_names(source)
+    hits: list[Hit] = []
+    for node in ast.walk(source.tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == "data"):
+            continue
+        owner = node.value
+        owner_name = dotted(owner)
+        tensorish = (
+            isinstance(owner, ast.Attribute) and owner.attr in TENSOR_ATTRS
+        ) or (isinstance(owner, ast.Name) and owner.id in tensors)
+        if tensorish:
+            hits.append(Hit(node.lineno, owner_name))
+    return _first_per_line(hits)
+
+
+def _factory_names(source: Source) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            root = dotted(func).split(".")[0] if dotted(func) else ""
+            if root == "torch" or call_name(node.value) in FACTORIES:
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _param_loop_names(source: Source) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            if call_name(node.iter) in {"parameters", "named_parameters"}:
+                names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return names
+
+
+def backward_in_no_grad(source: Source) -> list[Hit]:
+    hits = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Call) and call_name(node) == "backward" and source.in_no_grad(node):
+            receiver = ast.unparse(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            hits.append(Hit(node.lineno, receiver))
+    return hits
+
+
+def requires_grad_too_late(source: Source) -> list[Hit]:
+    hits: list[Hit] = []
+    blocks = [n.body for n in ast.walk(source.tree) if hasattr(n, "body")
+              and isinstance(getattr(n, "body"), list)]
+    for body in blocks:
+        for i, stmt in enumerate(body):
+            name = _enabled_requires_grad(stmt)
+            if name is None:
+                continue
+            produced = [
+                t.id
+                for earlier in body[:i]
+                if isinstance(earlier, ast.Assign)
+                and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(earlier.value))
+                and not _detaches(earlier.value)
+                for t in earlier.targets
+                if isinstance(t, ast.Name) and t.id != name
+            ]
+            later = body[i + 1:]
+            used_later = {
+                n.id for s in later for n in ast.walk(s)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+            reassigned = {
+                t.id for s in later if isinstance(s, ast.Assign)
+                for t in s.targets if isinstance(t, ast.Name)
+            }
+            if any(p in used_later and p not in reassigned for p in produced):
+                hits.append(Hit(stmt.lineno, name))
+    return hits
+
+
+def _enabled_requires_grad(stmt: ast.stmt) -> str | None:
+    """``x`` for ``x.requires_grad = True`` or ``x.requires_grad_()`` (not ``(False)``)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+            if isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
+                return dotted(target.value)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if call_name(call) == "requires_grad_" and isinstance(call.func, ast.Attribute):
+            if call.args and not (isinstance(call.args[0], ast.Constant) and call.args[0].value):
+                return None
+            return dotted(call.func.value)
+    return None
+
+
+def _first_per_line(hits: list[Hit]) -> list[Hit]:
+    seen: set[int] = set()
+    out = []
+    for hit in sorted(hits, key=lambda h: h.line):
+        if hit.line not in seen:
+            seen.add(hit.line)
+            out.append(hit)
+    return out
+
+
+RULES: dict[str, Callable[[Source], list[Hit]]] = {
+    "missing-zero-grad": missing_zero_grad,
+    "data-attribute": data_attribute,
+    "nonleaf-grad-read": nonleaf_grad_read,
+    "backward-in-no-grad": backward_in_no_grad,
+    "requires-grad-too-late": requires_grad_too_late,
+}

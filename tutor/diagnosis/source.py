@@ -1,0 +1,266 @@
+"""Reads the learner's source (never runs it): the failing call on a line, the statements that
+produced a variable, and whether a line sits inside ``no_grad`` or a loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
+REQUIRES_GRAD_MAKERS = frozenset({"Parameter", "requires_grad_"})
+TORCH_ROOTS = frozenset({"torch", "F", "np", "numpy", "math", "nn"})
+"""Names whose calls are library functions, never learner modules with parameters."""
+INPLACE_UPDATE_METHODS = frozenset({"sub_", "add_", "mul_", "div_", "copy_", "zero_", "fill_"})
+
+
+def parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``torch.nn.functional.relu`` for a Name/Attribute chain; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(call: ast.Call) -> str:
+    """Last part of what is called: ``backward`` for ``loss.backward()``, ``mm`` for torch.mm."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _is_grad_off_context(item: ast.withitem) -> bool:
+    expr = item.context_expr
+    if not isinstance(expr, ast.Call):
+        return False
+    if call_name(expr) not in NO_GRAD_CONTEXTS:
+        return False
+    if call_name(expr) == "set_grad_enabled":
+        arg = expr.args[0] if expr.args else None
+        return isinstance(arg, ast.Constant) and arg.value is False
+    return True
+
+
+@dataclass
+class CallSite:
+    """A call on the failing line, in the learner's own spelling."""
+
+    node: ast.Call
+    name: str
+    callee: str
+    receiver: str | None
+    args: list[str]
+
+    @property
+    def is_method(self) -> bool:
+        return self.receiver is not None
+
+
+@dataclass
+class Source:
+    """The learner's module with the lookups the engine and pitfall rules need."""
+
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, code: str) -> Source | None:
+        tree = parse(code)
+        if tree is None:
+            return None
+        return cls(tree=tree, parents=_parents(tree))
+
+    # ------------------------------------------------------------------ structure
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        while node in self.parents:
+            node = self.parents[node]
+            yield node
+
+    def in_no_grad(self, node: ast.AST) -> bool:
+        return any(
+            isinstance(a, ast.With) and any(_is_grad_off_context(i) for i in a.items)
+            for a in self.ancestors(node)
+        )
+
+    def enclosing_loop(self, node: ast.AST) -> ast.For | ast.While | None:
+        for a in self.ancestors(node):
+            if isinstance(a, (ast.For, ast.While)):
+                return a
+            if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return None
+        return None
+
+    def statements_at(self, line: int) -> list[ast.stmt]:
+        """The innermost simple statements that span ``line``."""
+        found = [
+            node
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.stmt)
+            and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If,
+                                      ast.With, ast.Try, ast.AsyncFunctionDef))
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ]
+        return found
+
+    def calls_at(self, line: int) -> list[CallSite]:
+        """Calls on the statement at ``line``, outermost first."""
+        sites: list[CallSite] = []
+        for stmt in self.statements_at(line):
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    sites.append(self.call_site(node))
+        return sites
+
+    @staticmethod
+    def call_site(node: ast.Call) -> CallSite:
+        func = node.func
+        receiver = None
+        callee = ast.unparse(func)
+        if isinstance(func, ast.Attribute):
+            root = dotted(func.value)
+            is_library = root is not None and root.split(".")[0] in TORCH_ROOTS
+            is_module_attr = isinstance(func.value, ast.Name) and func.value.id == "self"
+            if not is_library and not is_module_attr:
+                receiver = ast.unparse(func.value)
+        args = [ast.unparse(a) for a in node.args]
+        return CallSite(node=node, name=call_name(node), callee=callee, receiver=receiver,
+                        args=args)
+
+    # ------------------------------------------------------------------ data flow
+
+    def assignments_to(self, name: str) -> list[tuple[ast.stmt, ast.expr]]:
+        """Every ``name = expr`` / ``name op= expr`` / ``for name in expr`` in the module."""
+        out: list[tuple[ast.stmt, ast.expr]] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                if any(name in _target_names(t) for t in node.targets):
+                    out.append((node, node.value))
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                if node.value is not None and name in _target_names(node.target):
+                    out.append((node, node.value))
+            elif isinstance(node, ast.For) and name in _target_names(node.target):
+                out.append((node, node.iter))
+        return out
+
+    def source_of(self, expr: str | None, before_line: int | None = None) -> list[ast.AST]:
+        """The expressions that produced ``expr`` (a backward slice through assignments),
+        as (statement, value) nodes; a name assigned several times contributes each
+        assignment made before ``before_line`` (or any, in a loop or when none is before)."""
+        if not expr:
+            return []
+        try:
+            start = ast.parse(expr, mode="eval").body
+        except SyntaxError:
+            return []
+        seen: set[str] = set()
+        nodes: list[ast.AST] = [start]
+        pending = list(_names_in(start))
+        while pending and len(seen) < 60:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            assigns = self.assignments_to(name)
+            if before_line is not None:
+                earlier = [(s, v) for s, v in assigns if s.lineno <= before_line]
+                assigns = earlier or assigns
+            for stmt, value in assigns:
+                nodes.extend((stmt, value))
+                pending.extend(_names_in(value))
+                if isinstance(stmt, ast.AugAssign):
+                    pending.extend(_names_in(stmt.target))
+        return nodes
+
+    def mutations_of(self, name: str) -> list[ast.AST]:
+        """Statements that change ``name`` without assigning it: ``name.requires_grad = x``,
+        ``name.requires_grad_()``, ``name.detach_()``."""
+        out: list[ast.AST] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and dotted(target.value) == name:
+                        out.append(node)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if dotted(node.func.value) == name and node.func.attr.endswith("_"):
+                    out.append(node)
+        return out
+
+
+def _target_names(target: ast.AST) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_target_names(t) for t in target.elts)) if target.elts else set()
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return set()
+
+
+def _names_in(node: ast.AST) -> Iterable[str]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            yield sub.id
+
+
+def calls_in(nodes: Iterable[ast.AST]) -> set[str]:
+    return {call_name(n) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
+
+
+def makes_requires_grad(nodes: Iterable[ast.AST], source: Source) -> bool:
+    """Whether something in these nodes may require grad: ``requires_grad=True``,
+    ``requires_grad_()``, ``nn.Parameter``, a later ``x.requires_grad = True``, or a call of a
+    learner object (a module has parameters). Unknown counts as yes: callers use a False
+    answer to claim that nothing requires grad, so it must be certain."""
+    for node in nodes:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.keyword) and sub.arg == "requires_grad":
+                if not (isinstance(sub.value, ast.Constant) and sub.value.value is False):
+                    return True
+            if isinstance(sub, ast.Call):
+                name = call_name(sub)
+                if name in REQUIRES_GRAD_MAKERS:
+                    return True
+                func = sub.func
+                root = dotted(func.value) if isinstance(func, ast.Attribute) else None
+                if isinstance(func, ast.Name) and name[:1].isupper() is False and name not in {
+                    "float", "int", "len", "range", "list", "tuple", "abs", "sum", "min", "max",
+                    "round", "print", "zip", "enumerate"
+                }:
+                    return True  # a learner function: may use parameters
+                if isinstance(func, ast.Name) and name[:1].isupper():
+                    return True  # a class: may be a module
+                if isinstance(func, ast.Attribute) and root is not None:
+                    first = root.split(".")[0]
+                    if first == "self":
+                        return True
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                for mutation in source.mutations_of(sub.id):
+                    if isinstance(mutation, ast.Assign) and any(
+                        isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                        for t in mutation.targets
+                    ):
+                        value = mutation.value
+                        if not (isinstance(value, ast.Constant) and value.value is False):
+                            return True
+                    if isinstance(mutation, ast.Call) and call_name(mutation) == "requires_grad_":
+                        return True
+    return False
