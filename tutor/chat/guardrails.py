@@ -27,8 +27,9 @@ from tutor.course.models import AnswerStep, CodeStep, FixStep, Step, ValueCheck
 NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])")
 TRIVIAL_NUMBERS = frozenset({0.0, 1.0, 2.0, 3.0, -1.0, 10.0})
 """Numbers so common that mentioning one is not giving an answer away."""
-MIN_LINE_CHARS = 12
-"""Shorter solution lines (``y.backward()``, ``import torch``) are concepts, not answers."""
+MIN_LINE_TOKENS = 7
+"""Solution lines with fewer tokens (``y.backward()``, ``import torch``) are concepts every
+lesson shows, not answers; ``z.sum().backward()`` (9 tokens) is an answer."""
 NGRAM = 10
 """Tokens in a row shared with the solution that count as pasting it."""
 REDACTED = "…"
@@ -113,7 +114,8 @@ def step_secrets(
     lines = frozenset(
         n
         for line in solution.splitlines()
-        if len(n := normalise_line(line)) >= MIN_LINE_CHARS and n not in visible_lines
+        if len(code_tokens(line)) >= MIN_LINE_TOKENS
+        and (n := normalise_line(line)) not in visible_lines
     )
     grams = _ngrams(code_tokens(solution)) - _ngrams(code_tokens(visible))
     expected = tuple(tuple(nums) for v in literals if (nums := flatten_numbers(v)))

@@ -29,16 +29,15 @@ from tutor.chat.passages import (
 )
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.tokens import has_cjk
-from tutor.course.models import Course, Lesson, ReadingStep, Step
+from tutor.course.models import Course, Lesson, Step
 from tutor.i18n import Lang, Text
 from tutor.sandbox.models import TensorSnapshot
 
-MIN_SCORE = 2.0
-"""Below this best BM25 score nothing in the course really matches the question."""
 STRONG_SCORE = 9.0
-"""A question without any autograd vocabulary is answered only if it matches this well."""
-CONFIDENT_SCORE = 4.0
-"""Below this the answer says it is unsure."""
+"""A question without any autograd vocabulary is answered only if it matches this well;
+otherwise it is off-topic (a score alone would answer nonsense confidently)."""
+CONFIDENT_SCORE = 2.0
+"""Below this best score (or without topic vocabulary) the answer says it is unsure."""
 SUMMARY_CHARS = 650
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 
@@ -170,9 +169,10 @@ class Tutor:
     def _secrets(
         self, lesson: Lesson | None, step: Step | None, context: ChatContext | None
     ) -> Secrets:
-        shown = [s.body.en for s in lesson.steps if isinstance(s, ReadingStep)] if lesson else []
+        # lesson readings are not counted as "already seen": even when a reading shows a line
+        # of the step's solution, the tutor does not paste it for that step
         expected = context.expected_values if context else []
-        return step_secrets(step, expected_values=expected, shown=shown)
+        return step_secrets(step, expected_values=expected)
 
     def _offline(
         self, question: str, lang: Lang, context: ChatContext | None
@@ -183,19 +183,21 @@ class Tutor:
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
         if asks_for_solution(question):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
-        hits = self.retriever.search(question)
+        # the learner is looking at the current step: its own prompt is no answer
+        own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
+        hits = self.retriever.search(question, exclude=own or frozenset())
         lessons = rank_lessons(hits)[:3]
         top = hits[0].score if hits else 0.0
         on_topic = self.retriever.on_topic(question)
         run_part = self._about_run(question, lang, context)
-        if run_part is None and (top < MIN_SCORE or (not on_topic and top < STRONG_SCORE)):
+        if run_part is None and (not hits or (not on_topic and top < STRONG_SCORE)):
             return Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic"), [], secrets
         parts: list[str] = []
         sources: list[str] = []
         if run_part is not None:
             parts.append(run_part[0])
             sources.extend(run_part[1])
-        elif top < CONFIDENT_SCORE:
+        elif top < CONFIDENT_SCORE or not on_topic:
             parts.append(msg.LOW_CONFIDENCE.get(lang))
         if hits:
             prefer = run_part[2] if run_part else None

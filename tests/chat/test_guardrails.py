@@ -1,0 +1,56 @@
+"""The guardrails catch a step's solution and expected numbers in any text."""
+
+from __future__ import annotations
+
+from tutor.chat.guardrails import find_leaks, flatten_numbers, redact, step_secrets
+from tutor.course.models import Course
+
+
+def _secrets(course: Course, **kwargs):  # type: ignore[no-untyped-def]
+    return step_secrets(course.find("backward/cube")[1], **kwargs)
+
+
+def test_a_pasted_solution_line_is_caught_even_reformatted(course: Course) -> None:
+    secrets = _secrets(course)
+    text = "Try this:\n```python\ncube  =  (w**3).sum()   # the sum\n```"
+    report = find_leaks(text, secrets)
+    assert report.leaked and report.code_lines == ["cube=(w**3).sum()"]
+    assert "(w**3)" not in redact(text, secrets, report).replace(" ", "")
+
+
+def test_the_whole_solution_is_caught(course: Course) -> None:
+    solution = course.find("backward/cube")[1].solution  # type: ignore[union-attr]
+    assert find_leaks(solution, _secrets(course)).leaked
+
+
+def test_lines_the_learner_already_sees_are_not_secrets(course: Course) -> None:
+    # the starter line and a bare backward() call teach nothing the step hides
+    text = "Start from `w = torch.tensor([2., 5.])` and remember `cube.backward()`."
+    assert not find_leaks(text, _secrets(course)).leaked
+
+
+def test_expected_values_in_order_are_a_leak(course: Course) -> None:
+    secrets = _secrets(course)
+    assert find_leaks("You should get tensor([12., 75.])", secrets).leaked
+    assert find_leaks("the gradient sums to 87", secrets).leaked
+    assert not find_leaks("the gradient of a cube is 3 * w ** 2", secrets).leaked
+    report = find_leaks("you get [12.0000, 75.0000]", secrets)
+    assert "12" not in redact("you get [12.0000, 75.0000]", secrets, report)
+
+
+def test_numbers_the_learner_typed_or_was_shown_are_not_leaks(course: Course) -> None:
+    secrets = _secrets(course, expected_values=[5.0, 42.5])
+    assert not find_leaks("w starts as [2., 5.]", secrets).leaked  # 5 is in the prompt
+    assert find_leaks("the answer is 42.5", secrets).leaked
+    assert not find_leaks("is it 42.5?", secrets, question="I got 42.5, is it right?").leaked
+
+
+def test_snapshots_and_nested_lists_flatten_to_numbers() -> None:
+    assert flatten_numbers([[1, 2], [3.5, True]]) == [1.0, 2.0, 3.5]
+    assert flatten_numbers({"values": [1, 2]}) == [1.0, 2.0]
+    assert flatten_numbers("tensor([1., 3.])") == [1.0, 3.0]
+
+
+def test_a_step_without_solution_has_no_secrets(course: Course) -> None:
+    secrets = step_secrets(course.find("backward/intro")[1])
+    assert secrets.empty and not find_leaks("anything 12 75", secrets).leaked
