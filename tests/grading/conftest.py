@@ -28,7 +28,8 @@ import torch
 x = torch.tensor([2., 1.], requires_grad=True)
 y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
 z = torch.mm(x.view(1, 2), y)
-z.backward(torch.Tensor([[1., 0]]), retain_graph=True)
+# the same as the seed's z.backward(torch.Tensor([[1., 0]])): weight each output, then sum
+(z * torch.tensor([[1., 0.]])).sum().backward(retain_graph=True)
 """
 
 SQUARE_SOLUTION = """\

@@ -32,6 +32,7 @@ ALLOWED_MODULES = frozenset(
         "dataclasses",
         "copy",
         "warnings",
+        "time",
         "__future__",
     }
 )

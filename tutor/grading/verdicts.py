@@ -16,7 +16,7 @@ from tutor.grading.feedback import msg
 from tutor.grading.integrity import find_violations
 from tutor.grading.models import CheckResult, Verdict, VerdictStatus
 from tutor.i18n import Text
-from tutor.sandbox.models import RunResult, TensorSnapshot, ValueSnapshot
+from tutor.sandbox.models import Limits, RunResult, TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
@@ -151,8 +151,12 @@ def grade_step(
     runner: Runner,
     device: str = "cpu",
     cache: ExpectedCache | None = None,
+    limits: Limits | None = None,
 ) -> Verdict:
-    """Run the learner's code once with every probe the checks need, and grade it."""
+    """Run the learner's code once with every probe the checks need, and grade it.
+
+    The truth is fetched (or computed) before the learner's code runs, so nothing a
+    submission does can change the truth it is compared with."""
     if not isinstance(step, (CodeStep, FixStep)):
         raise TypeError(f"grade_step grades code and fix steps, not {step.kind!r}")
     tree, early = prepare(lesson, step, code)
@@ -160,7 +164,7 @@ def grade_step(
         assert early is not None
         return early
     expected = expected_run(step, runner=runner, device=device, cache=cache)
-    run = runner.run(code, device=device, probes=probes_for(step.checks))
+    run = runner.run(code, device=device, probes=probes_for(step.checks), limits=limits)
     checks = evaluate(step.checks, code, tree, run, expected)
     return _verdict(step_ref(lesson, step), checks, run, step)
 

@@ -1,0 +1,6 @@
+import torch
+
+x = torch.tensor([2., 1.], requires_grad=True)
+y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+z = torch.mm(x.view(1, 2), y)
+z.sum().backward()

@@ -1,0 +1,5 @@
+import torch
+
+x = torch.ones(2, requires_grad=True)
+z = x + 2
+z.backward()

@@ -1,0 +1,6 @@
+import torch
+
+
+def grad_of_square(t):
+    while True:
+        pass

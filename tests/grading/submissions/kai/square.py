@@ -1,0 +1,2 @@
+def grad_of_square(t):
+    return 2 * t
