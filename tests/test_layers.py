@@ -1,0 +1,165 @@
+"""The layers of DESIGN.md, kept by a test rather than by memory.
+
+Imports point down only: the core (course, sandbox, i18n, errors) knows nothing above it;
+the services (grading, diagnosis, chat, progress, ...) never reach the faces (tui, cli);
+the core and services never import textual; the course layer never imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "tutor"
+
+CORE_PACKAGES = (
+    "tutor.course",
+    "tutor.sandbox",
+    "tutor.grading",
+    "tutor.diagnosis",
+    "tutor.chat",
+    "tutor.progress",
+)
+
+LAYERS: dict[str, int] = {
+    "tutor": 0,
+    "tutor.errors": 0,
+    "tutor.i18n": 0,
+    "tutor.course": 0,
+    "tutor.sandbox": 0,
+    "tutor.grading": 1,
+    "tutor.diagnosis": 1,
+    "tutor.chat": 1,
+    "tutor.progress": 1,
+    "tutor.learning": 1,
+    "tutor.workspace": 1,
+    "tutor.tui": 2,
+    "tutor.cli": 2,
+    "tutor.__main__": 2,
+}
+"""Layer of each top-level part of the package; a module may import its own layer or below."""
+
+INDEPENDENT = {
+    ("tutor.course", "tutor.sandbox"): "the course knows nothing of torch or processes",
+    ("tutor.sandbox", "tutor.course"): "the sandbox knows nothing of lessons",
+}
+"""Same-layer pairs that must not import each other."""
+
+
+def _fresh_interpreter(code: str) -> dict[str, object]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_core_packages_load_without_textual_or_the_faces():
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {list(CORE_PACKAGES)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    loaded = _fresh_interpreter(code)
+    assert isinstance(loaded, list)
+    bad = [
+        name
+        for name in loaded
+        if name == "textual" or name.startswith(("textual.", "tutor.tui", "tutor.cli"))
+    ]
+    assert bad == []
+
+
+def test_the_course_layer_loads_and_lints_without_torch():
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from tutor.course import load_course\n"
+        "from tutor.course.lint import lint_paths\n"
+        "from tutor.course.schema import lesson_json_schema\n"
+        "load_course(Path('tests/fixtures/mini_course'))\n"
+        "lint_paths([Path('tests/fixtures/mini_course')])\n"
+        "lesson_json_schema()\n"
+        "print(json.dumps({'torch': 'torch' in sys.modules, 'numpy': 'numpy' in sys.modules}))\n"
+    )
+    assert _fresh_interpreter(code) == {"torch": False, "numpy": False}
+
+
+def _layer_of(module: str) -> tuple[str, int] | None:
+    parts = module.split(".")
+    for size in (2, 1):
+        key = ".".join(parts[:size])
+        if key in LAYERS:
+            return key, LAYERS[key]
+    return None
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(REPO).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> list[tuple[int, str]]:
+    """Every import in the file, including ones inside functions (lazy imports count)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+    return found
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "bundled_lessons" not in p.parts)
+
+
+def test_every_module_belongs_to_a_layer():
+    unknown = sorted({_module_name(p) for p in _sources() if _layer_of(_module_name(p)) is None})
+    assert unknown == [], "add the new top-level modules to LAYERS in tests/test_layers.py"
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_imports_point_down_only(path: Path):
+    module = _module_name(path)
+    own = _layer_of(module)
+    if own is None:
+        pytest.fail(f"{module} is in no layer")
+    own_key, own_layer = own
+    wrong = []
+    for line, target in _imports(path, module):
+        if own_layer < 2 and (target == "textual" or target.startswith("textual.")):
+            wrong.append(f"line {line}: {target} (the core never imports textual)")
+        if own_key == "tutor.course" and target.split(".")[0] in ("torch", "numpy"):
+            wrong.append(f"line {line}: {target} (the course layer knows nothing of torch)")
+        other = _layer_of(target) if target.startswith("tutor") else None
+        if other is None:
+            continue
+        other_key, other_layer = other
+        if other_layer > own_layer:
+            wrong.append(f"line {line}: {target} (layer {other_layer} above {own_layer})")
+        reason = INDEPENDENT.get((own_key, other_key))
+        if reason:
+            wrong.append(f"line {line}: {target} ({reason})")
+    assert wrong == []
