@@ -1,0 +1,149 @@
+"""``tutor run FILE``: run a file the way a learner would, then explain what went wrong."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tutor.errors import TutorError
+from tutor.i18n import T, Text
+
+if TYPE_CHECKING:
+    from tutor.diagnosis.models import Diagnosis
+    from tutor.sandbox.models import RunResult
+
+OUTCOME_TEXT: dict[str, Text] = {
+    "timeout": T("Stopped: {message}.", "已停止：{message}。"),
+    "memory": T("Stopped: the code used too much memory.", "已停止：代码占用的内存过多。"),
+    "output_limit": T("Stopped: the code printed too much output.", "已停止：代码输出过多。"),
+    "crashed": T("The process crashed (signal {signal}).", "进程崩溃（信号 {signal}）。"),
+    "exited": T("The code exited with status {code}.", "代码以状态 {code} 退出。"),
+}
+LABELS: dict[str, Text] = {
+    "traceback": T("Traceback (your code only):", "回溯（仅你的代码）："),
+    "line": T('  line {line}, in {function}', '  第 {line} 行，位于 {function}'),
+    "error_at": T("Error on line {line}: {source}", "第 {line} 行出错：{source}"),
+    "warning": T("Warning on line {line}: {category}: {message}",
+                 "第 {line} 行警告：{category}：{message}"),
+    "warning_noline": T("Warning: {category}: {message}", "警告：{category}：{message}"),
+    "explanation": T("Why", "原因"),
+    "fix": T("Fix", "修改建议"),
+    "diag_line": T("line {line}", "第 {line} 行"),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a Python file in the sandbox and explain any error",
+        description="Run FILE with torch in an isolated process, print its output, the "
+        "error with your line, and a diagnosis in plain language.",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE", help="the Python file to run")
+    parser.add_argument("--device", default=argparse.SUPPRESS, metavar="D",
+                        help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help="wall-time limit in seconds (default: 10)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the result and diagnoses as JSON")
+    parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
+                        help="language of messages (default: from TUTOR_LANG or the locale)")
+
+
+def _read_code(path: Path) -> str:
+    if not path.exists():
+        raise TutorError(f"{path}: no such file", hint="check the path and try again")
+    if path.is_dir():
+        raise TutorError(f"{path}: is a folder, not a Python file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TutorError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise TutorError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def _diagnoses(result: RunResult, code: str) -> list[Diagnosis]:
+    try:
+        from tutor.diagnosis import explain
+    except ImportError:  # the diagnosis layer is optional for a plain run
+        return []
+    return list(explain(result, code))
+
+
+def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str) -> None:
+    out, err = sys.stdout, sys.stderr
+    if result.stdout:
+        out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stderr:
+        err.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    out.flush()
+    lines: list[str] = []
+    for warning in result.warnings:
+        key = "warning" if warning.line is not None else "warning_noline"
+        lines.append(LABELS[key].format(line=warning.line, category=warning.category,
+                                        message=warning.message).get(lang))  # type: ignore[arg-type]
+    error = result.error
+    if result.outcome == "error" and error is not None:
+        if error.traceback:
+            lines.append(LABELS["traceback"].get(lang))  # type: ignore[arg-type]
+            for frame in error.traceback:
+                lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
+                             .get(lang))  # type: ignore[arg-type]
+                if frame.source:
+                    lines.append(f"    {frame.source}")
+        elif error.line is not None:
+            lines.append(LABELS["error_at"].format(line=error.line, source=error.source_line
+                                                   or "").get(lang))  # type: ignore[arg-type]
+        lines.append(f"{error.type}: {error.message}")
+    elif result.outcome in OUTCOME_TEXT:
+        message = error.message if error is not None else ""
+        lines.append(OUTCOME_TEXT[result.outcome].format(
+            message=message, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
+    for diagnosis in diagnoses:
+        title = diagnosis.title.get(lang)  # type: ignore[arg-type]
+        where = (f" ({LABELS['diag_line'].format(line=diagnosis.line).get(lang)})"  # type: ignore[arg-type]
+                 if diagnosis.line is not None else "")
+        lines.append("")
+        lines.append(f"[{diagnosis.severity}] {title}{where}")
+        lines.append(f"  {LABELS['explanation'].get(lang)}: "  # type: ignore[arg-type]
+                     f"{diagnosis.explanation.get(lang)}")  # type: ignore[arg-type]
+        lines.append(f"  {LABELS['fix'].get(lang)}: {diagnosis.fix.get(lang)}")  # type: ignore[arg-type]
+    if lines:
+        err.write("\n".join(lines) + "\n")
+
+
+def exit_status(result: RunResult) -> int:
+    """0 when the code ran without error (sys.exit(0) included), 1 otherwise."""
+    if result.outcome == "ok" or (result.outcome == "exited" and result.exit_code == 0):
+        return 0
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    from tutor.cli.common import resolve_lang
+    from tutor.sandbox import DeviceError, Limits, Sandbox
+
+    lang = resolve_lang(args)
+    code = _read_code(args.file)
+    if not args.timeout > 0:
+        raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    device = getattr(args, "device", None) or "auto"
+    with Sandbox() as sandbox:
+        try:
+            result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
+        except DeviceError as exc:
+            raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
+    diagnoses = _diagnoses(result, code)
+    if args.json:
+        payload: dict[str, Any] = {
+            "result": result.model_dump(mode="json"),
+            "diagnoses": [d.model_dump(mode="json") for d in diagnoses],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _print_result(result, diagnoses, lang)
+    return exit_status(result)
