@@ -6,13 +6,18 @@ Verify only reads: it records no attempts, so running it never changes your prog
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
 
 from tutor.cli.watch_cmd import add_device_option, add_exercise_options
 from tutor.i18n import T
 
+if TYPE_CHECKING:
+    from tutor.course.models import Course
+    from tutor.workspace import ExerciseEntry
+
 MSG = {
     "col.no": T("#", "#"),
-    "col.exercise": T("exercise", "练习"),
     "col.file": T("file", "文件"),
     "col.result": T("result", "结果"),
     "col.score": T("score", "得分"),
@@ -36,9 +41,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     add_exercise_options(parser)
     add_device_option(parser)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=min(4, os.cpu_count() or 1),
+        metavar="N",
+        help="exercises graded at once (default: up to 4, by CPU count)",
+    )
+
+
+def _in_course(course: Course, ref: str) -> bool:
+    try:
+        course.find(ref)
+    except KeyError:
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     from rich.console import Console
     from rich.table import Table
 
@@ -48,28 +70,30 @@ def run(args: argparse.Namespace) -> int:
     with open_exercises(args) as ctx:
         lang = ctx.lang
         table = Table(show_edge=False, pad_edge=False)
-        for key in ("col.no", "col.exercise", "col.file", "col.result", "col.score"):
-            table.add_column(MSG[key].get(lang), no_wrap=key != "col.exercise")
-        passed = total = 0
-        entries = ctx.workspace.load_manifest().exercises
-        for number, entry in enumerate(entries, 1):
-            try:
-                lesson, step = ctx.course.find(entry.ref)
-            except KeyError:
-                continue  # the step is no longer in the course: nothing to grade it against
-            total += 1
+        for key in ("col.no", "col.file", "col.result", "col.score"):
+            table.add_column(MSG[key].get(lang), no_wrap=True)
+        entries = [
+            entry
+            for entry in ctx.workspace.load_manifest().exercises
+            if _in_course(ctx.course, entry.ref)  # a step gone from the course cannot be graded
+        ]
+
+        def grade(entry: ExerciseEntry) -> tuple[str, str, bool]:
             text = ctx.workspace.read(entry)
             if text is None:
-                status, score = "missing", "-"
-            else:
-                verdict = ctx.grader(lesson, step, text)  # type: ignore[arg-type]
-                status = verdict.status
-                score = f"{verdict.score:g}/{verdict.max_score:g}"
-                passed += verdict.passed
+                return "missing", "-", False
+            lesson, step = ctx.course.find(entry.ref)
+            verdict = ctx.grader(lesson, step, text)  # type: ignore[arg-type]
+            return verdict.status, f"{verdict.score:g}/{verdict.max_score:g}", verdict.passed
+
+        # the sandbox runs several in parallel; results come back in file order
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(grade, entries))
+        passed, total = sum(ok for _, _, ok in results), len(entries)
+        for number, (entry, (status, score, _)) in enumerate(zip(entries, results, strict=True), 1):
             style = "green" if status == "pass" else "red"
             table.add_row(
                 str(number),
-                entry.ref,
                 entry.path,
                 f"[{style}]{MSG['status.' + status].get(lang)}[/]",
                 score,
