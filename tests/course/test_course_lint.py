@@ -284,3 +284,21 @@ def test_dynamic_checks_are_skipped_for_lessons_that_do_not_load(broken_lessons:
     lint_paths([broken_lessons], verify=fake_verify, runner=None)
     assert "unknown-key" not in seen and "wrong-type" not in seen
     assert {"failing-solution", "fix-starter-passes", "duplicate-id"} <= set(seen)
+
+
+def test_a_step_with_a_static_error_is_not_reported_again_by_the_run(write_lesson):
+    good = _code_step("x = 1", "      - {kind: value, expr: x}\n", step_id="good")
+    bad = _code_step("x = 1", "      - {kind: value, expr: y}\n", step_id="bad")
+    path = write_lesson(HEAD + good + bad)
+
+    def fake_verify(lesson, *, runner, device="cpu"):
+        return [
+            FakeSelfCheckProblem("bad", "solution", "y is not defined"),
+            FakeSelfCheckProblem("good", "solution", "fails for another reason"),
+        ]
+
+    report = lint_paths([path], verify=fake_verify, runner=None)
+    messages = [p.message for p in report.problems]
+    assert len(messages) == 2
+    assert "check reads 'y', which the solution never defines" in messages[1]
+    assert messages[0] == "step 'good' solution: fails for another reason"
