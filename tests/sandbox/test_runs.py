@@ -1,0 +1,168 @@
+"""What a run returns: output, probes, snapshots, graphs, errors, warnings, determinism."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tutor.sandbox import DeviceError, Probe, Sandbox, TensorSnapshot, ValueSnapshot
+from tutor.sandbox.protocol import FrameError, FrameReader, encode, split
+
+SEED_MM = """import torch
+x = torch.tensor([[1., 2.]], requires_grad=True)
+w = torch.tensor([[1., 0.], [1., 1.]], requires_grad=True)
+y = torch.mm(x, w)
+z = y.sum()
+z.backward(retain_graph=True)
+"""
+
+
+def tensor(result, expr: str) -> TensorSnapshot:
+    probe = result.probe(expr)
+    assert probe is not None and probe.error is None, probe
+    assert isinstance(probe.value, TensorSnapshot)
+    return probe.value
+
+
+def test_probe_snapshots_of_the_seed_mm_example(sandbox: Sandbox) -> None:
+    result = sandbox.run(SEED_MM, probes=["x", "y", "x.grad", "z.item()", "y.shape"])
+    assert result.outcome == "ok", result
+    x = tensor(result, "x")
+    assert (x.shape, x.dtype, x.is_leaf, x.requires_grad) == ([1, 2], "torch.float32", True, True)
+    assert x.grad is not None and x.grad.values == [[1.0, 2.0]]
+    y = tensor(result, "y")
+    assert y.grad_fn == "MmBackward0" and not y.is_leaf and y.grad is None
+    assert tensor(result, "x.grad").values == [[1.0, 2.0]]
+    item = result.probe("z.item()").value  # type: ignore[union-attr]
+    assert isinstance(item, ValueSnapshot) and item.value == 5.0
+    assert result.probe("y.shape").value.value == [1, 2]  # type: ignore[union-attr]
+    assert result.warnings == []  # probing a non-leaf's grad warns nobody
+
+
+def test_graph_probe_names_the_leaves(sandbox: Sandbox) -> None:
+    result = sandbox.run(SEED_MM, probes=[Probe(expr="z", graph=True)])
+    graph = result.probe("z").graph  # type: ignore[union-attr]
+    assert graph is not None and graph.root == 0
+    names = [node.name for node in graph.nodes]
+    assert names[:2] == ["SumBackward0", "MmBackward0"]
+    leaves = {node.leaf_name: node.leaf_shape for node in graph.nodes
+              if node.name == "AccumulateGrad"}
+    assert leaves == {"x": [1, 2], "w": [2, 2]}
+    assert graph.nodes[1].next == [2, 3]
+
+
+def test_probes_are_sent_only_after_the_code_ran(sandbox: Sandbox) -> None:
+    code = ("import os, select\n"
+            "seen = [fd for fd in range(3, 32) if os.path.exists(f'/proc/self/fd/{fd}')\n"
+            "        and select.select([fd], [], [], 0)[0]]\n")
+    result = sandbox.run(code, probes=["len(seen)", "'hidden' * 2"])
+    assert result.probe("len(seen)").value.value == 0  # type: ignore[union-attr]
+    assert result.probe("'hidden' * 2").value.value == "hiddenhidden"  # type: ignore[union-attr]
+
+
+def test_probe_errors_are_separate(sandbox: Sandbox) -> None:
+    result = sandbox.run("a = 1", probes=["b", "a + 1", "1 / 0"])
+    assert result.outcome == "ok"
+    assert result.probe("b").error.type == "NameError"  # type: ignore[union-attr]
+    assert result.probe("a + 1").value.value == 2  # type: ignore[union-attr]
+    assert result.probe("1 / 0").error.type == "ZeroDivisionError"  # type: ignore[union-attr]
+
+
+def test_nan_inf_and_size_cap(sandbox: Sandbox) -> None:
+    code = "import torch\nv = torch.tensor([float('nan'), float('inf'), -float('inf'), 1.0])\n"
+    code += "big = torch.zeros(5000)\n"
+    result = sandbox.run(code, probes=["v", "big"])
+    assert tensor(result, "v").values == ["nan", "inf", "-inf", 1.0]
+    big = tensor(result, "big")
+    assert big.values is None and big.truncated and big.numel == 5000
+
+
+def test_error_has_learner_line_traceback_and_tensor_locals(sandbox: Sandbox) -> None:
+    code = ("import torch\n"
+            "def step(t):\n"
+            "    z = t * 2\n"
+            "    z.backward()\n"
+            "    return z\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "step(x)\n")
+    result = sandbox.run(code)
+    assert result.outcome == "error"
+    error = result.error
+    assert error is not None
+    assert error.type == "RuntimeError"
+    assert "scalar outputs" in error.message
+    assert (error.line, error.source_line) == (4, "z.backward()")
+    assert [(f.line, f.function) for f in error.traceback] == [(7, "<module>"), (4, "step")]
+    assert set(error.locals) == {"t", "z"}
+    assert error.locals["z"].shape == [2]  # type: ignore[union-attr]
+
+
+def test_syntax_error_has_its_line(sandbox: Sandbox) -> None:
+    result = sandbox.run("x = 1\ny = (2\n")
+    assert result.outcome == "error"
+    assert result.error is not None and result.error.type == "SyntaxError"
+    assert result.error.line == 2
+
+
+def test_warnings_are_captured_with_the_learner_line(sandbox: Sandbox) -> None:
+    code = ("import torch, warnings\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "y = x * 2\n"
+            "print(y.grad)\n"
+            "warnings.warn('mine')\n")
+    result = sandbox.run(code)
+    assert result.outcome == "ok"
+    assert [(w.category, w.line) for w in result.warnings] == [
+        ("UserWarning", 4), ("UserWarning", 5)]
+    assert "not a leaf" in result.warnings[0].message
+    assert result.stderr == ""
+
+
+def test_runs_are_deterministic(sandbox: Sandbox) -> None:
+    code = ("import torch, random\nimport numpy as np\n"
+            "print(torch.rand(3).tolist(), random.random(), np.random.rand())")
+    first, second = sandbox.run(code), sandbox.run(code)
+    assert first.outcome == "ok" and first.stdout == second.stdout
+
+
+def test_device_is_bound_and_recorded(sandbox: Sandbox) -> None:
+    result = sandbox.run("import torch\nt = torch.ones(1)", probes=["device", "t"])
+    assert result.device == "cpu"
+    assert result.probe("device").value.value == "cpu"  # type: ignore[union-attr]
+    assert tensor(result, "t").device == "cpu"
+
+
+def test_devices_and_resolution(sandbox: Sandbox) -> None:
+    devices = sandbox.devices()
+    assert devices[0] == "cpu"
+    assert sandbox.resolve_device("auto") in devices
+    assert sandbox.resolve_device(" CPU ") == "cpu"
+    with pytest.raises(DeviceError) as caught:
+        sandbox.resolve_device("tpu")
+    assert "cpu" in str(caught.value) and caught.value.available == devices
+    if "cuda:0" not in devices:
+        with pytest.raises(DeviceError):
+            sandbox.run("x = 1", device="cuda")
+
+
+def test_cancel_stops_a_run(sandbox: Sandbox) -> None:
+    cancel = threading.Event()
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    result = sandbox.run("import time\ntime.sleep(60)", cancel=cancel)
+    timer.cancel()
+    assert result.outcome == "timeout"
+    assert result.error is not None and result.error.type == "Cancelled"
+
+
+def test_frames_reject_garbage_and_foreign_nonces() -> None:
+    reader = FrameReader(max_frame=100)
+    frame = encode(b"result", b"abc", b"{}")
+    assert reader.feed(frame[:3]) == []
+    [whole] = reader.feed(frame[3:])
+    assert split(whole, b"abc") == (b"result", b"{}")
+    with pytest.raises(FrameError):
+        split(whole, b"other")
+    with pytest.raises(FrameError):
+        FrameReader(max_frame=100).feed(b"\xff\xff\xff\xff")
