@@ -94,3 +94,22 @@ def test_bundled_course_solutions_pass_their_own_checks(tutor_cli):
     result = tutor_cli("lint", "--device", "cpu")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].endswith(": all clean")
+
+
+@pytest.mark.slow
+def test_cli_unknown_device_is_one_clear_error(tutor_cli, mini_course: Path):
+    result = tutor_cli("lint", "--device", "tpu", str(mini_course))
+    assert result.returncode == 2
+    assert result.stderr.startswith("tutor: error:") and "tpu" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_cli_mini_course_solutions_pass_on_cuda(tutor_cli, mini_course: Path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device here")
+    result = tutor_cli("lint", "--device", "cuda", str(mini_course))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == ["2 lessons, 9 steps: all clean"]

@@ -81,7 +81,7 @@ def _lint(args: argparse.Namespace, paths: list[Path]) -> LintReport:
     if args.static_only:
         return lint_paths(paths)
     verify = _verify_lesson()
-    from tutor.sandbox import DeviceError, Sandbox
+    from tutor.sandbox import Sandbox
 
     def progress(loaded: Any) -> None:
         if sys.stderr.isatty():
@@ -89,10 +89,8 @@ def _lint(args: argparse.Namespace, paths: list[Path]) -> LintReport:
 
     with Sandbox() as sandbox:
         sandbox.start()
-        try:
-            device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
-        except DeviceError as exc:
-            raise TutorError(str(exc), hint="pick one of the devices named above") from None
+        # An unknown device raises DeviceError, a TutorError naming the devices there are.
+        device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         return lint_paths(paths, verify=verify, runner=sandbox, device=device, on_lesson=progress)
 
 
