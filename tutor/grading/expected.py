@@ -9,6 +9,7 @@ it is computed in another process and compared in the parent.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import tempfile
@@ -67,7 +68,12 @@ def cache_key(code: str, probes: Sequence[str | Probe], device: str) -> str:
 
 class ExpectedCache:
     """Reference-solution runs, in memory and on disk (``directory``; ``None``: the user
-    cache dir). Thread-safe: concurrent graders of one step run its solution once."""
+    cache dir). Thread-safe: concurrent graders of one step run its solution once.
+
+    Disk entries carry an HMAC made with a random key kept beside them (mode 0600), so a
+    file written by anyone without the key (a submission, a stale copy) is not trusted: it
+    is ignored and the solution runs again.
+    """
 
     def __init__(self, directory: Path | None = None, *, disk: bool = True) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
@@ -81,13 +87,34 @@ class ExpectedCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    def _secret(self) -> bytes:
+        path = self.directory / "key"
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            pass
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_bytes()
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(32))
+        return path.read_bytes()
+
+    def _mac(self, key: str, body: bytes) -> str:
+        return hmac.new(self._secret(), key.encode() + b"\0" + body, "sha256").hexdigest()
+
     def get(self, key: str) -> RunResult | None:
         if key in self._memory:
             return self._memory[key]
         if not self.disk:
             return None
         try:
-            result = RunResult.model_validate_json(self._path(key).read_bytes())
+            mac, _, body = self._path(key).read_bytes().partition(b"\n")
+            if not hmac.compare_digest(mac.decode("ascii"), self._mac(key, body)):
+                return None  # not written by a holder of the key: run again
+            result = RunResult.model_validate_json(body)
         except (OSError, ValidationError, ValueError):
             return None  # missing or unreadable: run again
         self._memory[key] = result
@@ -102,9 +129,11 @@ class ExpectedCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            body = result.model_dump_json().encode("utf-8")
+            mac = self._mac(key, body).encode("ascii")
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
-                handle.write(result.model_dump_json().encode("utf-8"))
+                handle.write(mac + b"\n" + body)
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache dir only costs speed
