@@ -126,7 +126,8 @@ def evaluate(tutor: Tutor, cases: Sequence[QuestionCase]) -> Report:
         words = all(w.lower() in text for w in case.expect) if case.expect else None
         leaked = bool(secrets and find_leaks(answer.text, secrets).leaked)
         results.append(
-            CaseResult(case=case, answer=answer, top1=top1, top3=top3, words=words,
-                       leaked=leaked, ms=ms)
+            CaseResult(
+                case=case, answer=answer, top1=top1, top3=top3, words=words, leaked=leaked, ms=ms
+            )
         )
     return Report(results=results)

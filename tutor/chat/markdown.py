@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 def blocks(text: str) -> list[str]:
     """Paragraphs, headings and whole fenced code blocks, in order."""
@@ -60,18 +62,35 @@ def sections(text: str, limit: int) -> list[str]:
     return ["\n\n".join(p) for p in pieces if p]
 
 
-def summary(text: str, limit: int, *, max_code_lines: int = 8) -> str:
-    """The first blocks of ``text`` up to ``limit`` characters; short code blocks are kept,
-    long ones and headings dropped; stops before a block that would not fit."""
-    out: list[str] = []
+def summary(
+    text: str,
+    limit: int,
+    *,
+    max_code_lines: int = 8,
+    relevance: Callable[[str], float] | None = None,
+) -> str:
+    """About ``limit`` characters of ``text``, in its own order, without headings or long code.
+
+    Without ``relevance`` the first blocks are taken; with it (a score per block, e.g. how
+    many of the question's terms a block has) the most relevant blocks are, so a long
+    passage answers with the part that is about the question.
+    """
+    candidates = [
+        (i, b)
+        for i, b in enumerate(blocks(text))
+        if not is_heading(b) and not (is_code(b) and b.count("\n") - 1 > max_code_lines)
+    ]
+    if relevance is not None:
+        # prose explains; code only illustrates, so it counts half
+        scored = [(relevance(b) * (0.5 if is_code(b) else 1.0), i, b) for i, b in candidates]
+        if any(score > 0 for score, _, _ in scored):
+            order = sorted(scored, key=lambda t: (-t[0], t[1]))
+            candidates = [(i, b) for score, i, b in order if score > 0]
+    chosen: list[tuple[int, str]] = []
     size = 0
-    for block in blocks(text):
-        if is_heading(block):
-            continue
-        if is_code(block) and block.count("\n") - 1 > max_code_lines:
-            continue
-        if out and size + len(block) > limit:
+    for i, block in candidates:
+        if chosen and size + len(block) > limit:
             break
-        out.append(block)
+        chosen.append((i, block))
         size += len(block)
-    return "\n\n".join(out)
+    return "\n\n".join(b for _, b in sorted(chosen))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(
@@ -42,6 +43,7 @@ ZH_STOP_BIGRAMS = frozenset(
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light English stemmer: enough to meet "gradients"/"gradient", "computed"/"compute"."""
     if len(word) <= 4 or "_" in word:

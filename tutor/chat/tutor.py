@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tutor.chat import messages as msg
@@ -46,8 +46,16 @@ def detect_lang(question: str) -> Lang:
     return "zh" if has_cjk(question) else "en"
 
 
-def summarise(text: str, limit: int = SUMMARY_CHARS) -> str:
-    return summary(text, limit)
+def summarise(
+    text: str,
+    limit: int = SUMMARY_CHARS,
+    query: set[str] | None = None,
+    tokens: Callable[[str], list[str]] | None = None,
+) -> str:
+    """``text`` cut to ``limit``, keeping the blocks that share most terms with ``query``."""
+    if not query or tokens is None:
+        return summary(text, limit)
+    return summary(text, limit, relevance=lambda block: len(query & set(tokens(block))))
 
 
 class Tutor:
@@ -201,7 +209,8 @@ class Tutor:
             parts.append(msg.LOW_CONFIDENCE.get(lang))
         if hits:
             prefer = run_part[2] if run_part else None
-            parts.extend(self._compose(hits, lang, sources, prefer=prefer))
+            query = set(self.retriever.tokens(self.retriever.correct(question)))
+            parts.extend(self._compose(hits, lang, sources, prefer=prefer, query=query))
         text = "\n\n".join(parts)
         answer = Answer(
             text=text,
@@ -212,10 +221,17 @@ class Tutor:
         return self._guard(answer, secrets, question, lang), hits, secrets
 
     def _compose(
-        self, hits: Sequence[Hit], lang: Lang, sources: list[str], prefer: str | None = None
+        self,
+        hits: Sequence[Hit],
+        lang: Lang,
+        sources: list[str],
+        prefer: str | None = None,
+        query: set[str] | None = None,
     ) -> list[str]:
         best = hits[0].passage
-        parts = [f"**{best.title.get(lang)}**\n\n{summarise(best.text.get(lang))}"]
+        tokens = self.retriever.tokens
+        body = summarise(best.text.get(lang), query=query, tokens=tokens)
+        parts = [f"**{best.title.get(lang)}**\n\n{body}"]
         sources.append(best.id)
         # a second view from another source, when it is nearly as relevant
         for hit in hits[1:3]:
@@ -225,7 +241,7 @@ class Tutor:
                 and p.lesson_id == best.lesson_id
                 and (p.source != best.source)
             ):
-                parts.append(summarise(p.text.get(lang), SUMMARY_CHARS // 2))
+                parts.append(summarise(p.text.get(lang), SUMMARY_CHARS // 2, query, tokens))
                 sources.append(p.id)
                 break
         code = next((h.passage.code for h in hits[:2] if h.passage.code), None)

@@ -1,0 +1,69 @@
+"""Tutor chat figures on the question sets: top-1/top-3 lesson retrieval, answers with the
+expected words, solution requests refused with a hint, off-topic declined, latency.
+
+    .venv/bin/python benchmarks/bench_chat.py [--set PATH ...] [--misses]
+
+Default sets: tests/chat/questions.yaml (written with the engine) and
+tests/chat/heldout.yaml (written afterwards, never tuned to).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tutor.chat import Tutor  # noqa: E402
+from tutor.chat.evaluation import OFF_TOPIC, SOLUTION_REQUEST, Report, evaluate, load_cases  # noqa: E402
+from tutor.course import load_course  # noqa: E402
+
+DEFAULT_SETS = [ROOT / "tests/chat/questions.yaml", ROOT / "tests/chat/heldout.yaml"]
+
+
+def print_report(name: str, report: Report, *, misses: bool) -> None:
+    refused, total = report.refused_with_hint
+    off = report.subset(OFF_TOPIC)
+    print(f"== {name}: {len(report.results)} questions")
+    print(f"  top-1 accuracy              {report.top1:6.1%}")
+    print(f"  top-3 accuracy              {report.top3:6.1%}")
+    print(f"  answers with expected words {report.words:6.1%}")
+    print(f"  solution requests refused   {refused}/{total} with a hint")
+    print(f"  off-topic declined          {sum(r.top1 for r in off)}/{len(off)}")
+    print(f"  answers leaking a solution  {report.leaks}")
+    print(
+        f"  latency p50 / p95           {report.latency(0.5):.1f} ms / "
+        f"{report.latency(0.95):.1f} ms"
+    )
+    if misses:
+        for r in report.failures():
+            got = (
+                r.answer.kind
+                if r.case.topic in (OFF_TOPIC, SOLUTION_REQUEST)
+                else (r.answer.lessons[:3])
+            )
+            print(f"  miss: [{r.case.topic}] got {got} words={r.words}: {r.case.q}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, action="append", help="question set YAML")
+    parser.add_argument("--misses", action="store_true", help="list the questions missed")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    tutor = Tutor(load_course())
+    print(
+        f"index built in {(time.perf_counter() - start) * 1000:.0f} ms "
+        f"({len(tutor.retriever.passages)} passages)"
+    )
+    for path in args.set or DEFAULT_SETS:
+        if path.exists():
+            print_report(path.name, evaluate(tutor, load_cases(path)), misses=args.misses)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

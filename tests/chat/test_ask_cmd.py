@@ -1,0 +1,85 @@
+"""`tutor ask`: the command in-process and, where the whole CLI builds, as a subprocess."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import ask_cmd
+from tutor.errors import TutorError
+
+ROOT = Path(__file__).resolve().parents[2]
+MINI = ROOT / "tests" / "fixtures" / "mini_course"
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    ask_cmd.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["ask", *argv])
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for var in ("TUTOR_LLM_BASE_URL", "TUTOR_LLM_MODEL", "TUTOR_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TUTOR_LLM_CONFIG", str(tmp_path / "no-llm.yaml"))
+
+
+def test_json_answer_names_lessons(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ask_cmd.run(_args("--json", "why does backward need a scalar?")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["lang"] == "en" and out["kind"] == "answer" and out["lessons"]
+    assert out["lessons"][0] == "non-scalar"
+
+
+def test_chinese_question_gets_a_chinese_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ask_cmd.run(_args("梯度为什么会累加？")) == 0
+    assert "累加" in capsys.readouterr().out
+
+
+def test_solution_request_on_a_step_gives_its_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    args = _args(
+        "--lessons", str(MINI), "--step", "mini-graph/fix-scalar", "--json", "just give me the code"
+    )
+    assert ask_cmd.run(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["refused"] and out["hint_level"] == 1
+
+
+def test_unknown_step_is_a_clear_error() -> None:
+    with pytest.raises(TutorError, match="no such lesson step"):
+        ask_cmd.run(_args("--step", "nope/none", "what?"))
+
+
+def _cli_builds() -> bool:
+    try:
+        from tutor.cli import build_parser
+
+        build_parser()
+    except (ImportError, SystemExit):
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _cli_builds(), reason="other subcommands of the CLI not landed yet")
+def test_tutor_ask_as_a_user_calls_it(tmp_path: Path) -> None:
+    env = {**os.environ, "TUTOR_LLM_CONFIG": str(tmp_path / "none.yaml"), "PYTHONPATH": str(ROOT)}
+    env.pop("TUTOR_LLM_BASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "ask", "--lang", "zh", "what is requries_grad?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "requires_grad" in done.stdout and "参阅" in done.stdout

@@ -1,0 +1,72 @@
+"""The tutor on the question set (tests/chat/questions.yaml) over the bundled course.
+
+Floors, not per-question expectations: the set measures concepts, nobody tunes to it.
+`benchmarks/bench_chat.py` prints the figures and the misses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.chat import Tutor
+from tutor.chat.evaluation import (
+    OFF_TOPIC,
+    SOLUTION_REQUEST,
+    QuestionCase,
+    Report,
+    evaluate,
+    load_cases,
+)
+from tutor.chat.tokens import has_cjk
+from tutor.course import load_course
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[QuestionCase]:
+    return load_cases(HERE / "questions.yaml")
+
+
+@pytest.fixture(scope="module")
+def report(cases: list[QuestionCase]) -> Report:
+    return evaluate(Tutor(load_course()), cases)
+
+
+def test_the_set_is_realistic_and_balanced(cases: list[QuestionCase]) -> None:
+    assert len(cases) >= 60
+    zh = sum(has_cjk(c.q) for c in cases)
+    assert abs(zh - (len(cases) - zh)) <= 2, "half Chinese, half English"
+    topics = {c.topic for c in cases}
+    assert {OFF_TOPIC, SOLUTION_REQUEST} <= topics and len(topics) >= 14
+    assert all(c.expect for c in cases if c.topic not in (OFF_TOPIC, SOLUTION_REQUEST))
+
+
+def test_retrieval_finds_the_right_lesson(report: Report) -> None:
+    assert report.top1 >= 0.85, [r.case.q for r in report.failures()]
+    assert report.top3 >= 0.95
+
+
+def test_answers_contain_the_expected_words(report: Report) -> None:
+    assert report.words >= 0.85
+
+
+def test_every_solution_request_is_refused_with_a_hint(report: Report) -> None:
+    refused, total = report.refused_with_hint
+    assert total >= 6 and refused == total
+    assert report.leaks == 0
+
+
+def test_off_topic_questions_are_all_declined_and_only_they(report: Report) -> None:
+    off = report.subset(OFF_TOPIC)
+    assert off and all(r.answer.kind == "off_topic" for r in off)
+    on = [r for r in report.results if r.case.topic not in (OFF_TOPIC, SOLUTION_REQUEST)]
+    assert not [r.case.q for r in on if r.answer.kind == "off_topic"]
+
+
+def test_answers_are_in_the_language_of_the_question(report: Report) -> None:
+    for r in report.results:
+        if r.answer.kind in ("answer", "hint", "off_topic"):
+            assert has_cjk(r.answer.text) == has_cjk(r.case.q), r.case.q
