@@ -263,6 +263,17 @@ def _sets_requires_grad_false(source: Source) -> bool:
     return False
 
 
+def _locals_require_grad(ctx: Context, nodes: list[ast.AST]) -> bool:
+    """A tensor the failing frame holds, named in the source of var, requires grad: the
+    run itself contradicts a claim that nothing requires grad."""
+    names = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(
+        isinstance(snap, TensorSnapshot) and snap.requires_grad
+        for name, snap in ctx.locals.items()
+        if name in names
+    )
+
+
 def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
     assert ctx.source is not None
     nodes = ctx.source.source_of(var, ctx.line)
@@ -274,7 +285,8 @@ def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
         if inside != cond.source_in_no_grad:
             return False
     if cond.source_has_requires_grad is not None:
-        if makes_requires_grad(nodes, ctx.source) != cond.source_has_requires_grad:
+        found = makes_requires_grad(nodes, ctx.source) or _locals_require_grad(ctx, nodes)
+        if found != cond.source_has_requires_grad:
             return False
     if cond.source_defined_outside_loop is not None:
         node = ctx.line_node()

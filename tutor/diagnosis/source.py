@@ -11,6 +11,7 @@ NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
 REQUIRES_GRAD_MAKERS = frozenset({"Parameter", "requires_grad_"})
 TORCH_ROOTS = frozenset({"torch", "F", "np", "numpy", "math", "nn"})
 """Names whose calls are library functions, never learner modules with parameters."""
+CONTAINER_FILLERS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 INPLACE_UPDATE_METHODS = frozenset({"sub_", "add_", "mul_", "div_", "copy_", "zero_", "fill_"})
 
 
@@ -159,6 +160,20 @@ class Source:
                     out.append((node, node.value))
             elif isinstance(node, ast.For) and name in _target_names(node.target):
                 out.append((node, node.iter))
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                # values.append(expr): the container now holds what expr computed
+                call = node.value
+                if (
+                    isinstance(call.func, ast.Attribute)
+                    and call.func.attr in CONTAINER_FILLERS
+                    and dotted(call.func.value) == name
+                ):
+                    out.extend((node, arg) for arg in call.args)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript) and dotted(target.value) == name:
+                        out.append((node, node.value))
         return out
 
     def source_of(self, expr: str | None, before_line: int | None = None) -> list[ast.AST]:

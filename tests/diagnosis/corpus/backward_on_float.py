@@ -1,0 +1,7 @@
+# expect: backward-on-python-number
+import torch
+
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+running = (w ** 2).sum().item()
+print("loss", running)
+running.backward()

@@ -1,0 +1,6 @@
+# expect: bool-ambiguous
+import torch
+
+grads = torch.tensor([0.01, 0.5, 0.002])
+if grads > 0.1:
+    print("large gradient")

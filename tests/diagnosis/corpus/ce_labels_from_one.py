@@ -1,0 +1,7 @@
+# expect: ce-target-out-of-bounds
+import torch
+import torch.nn.functional as F
+
+logits = torch.randn(4, 3, requires_grad=True)
+classes = torch.tensor([1, 2, 3, 1])
+loss = F.cross_entropy(logits, classes)

@@ -1,0 +1,7 @@
+# expect: conv-input-rank
+import torch
+import torch.nn as nn
+
+conv = nn.Conv2d(1, 4, 3)
+image = torch.rand(28, 28)
+feature_map = conv(image)

@@ -1,0 +1,6 @@
+# expect: item-multi-element
+import torch
+
+probs = torch.softmax(torch.tensor([1.0, 2.0, 3.0]), dim=0)
+best = float(probs)
+print(best)

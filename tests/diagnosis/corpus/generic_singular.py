@@ -1,0 +1,6 @@
+# expect: generic
+import torch
+
+A = torch.tensor([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+A_inv = torch.linalg.inv(A)
+A_inv.sum().backward()

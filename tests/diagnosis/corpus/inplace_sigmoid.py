@@ -1,0 +1,8 @@
+# expect: inplace-modified-output
+import torch
+
+x = torch.randn(4, requires_grad=True)
+gate = torch.sigmoid(x)
+gate *= 2
+total = gate.sum()
+total.backward()

@@ -1,0 +1,6 @@
+# expect: int-requires-grad
+import torch
+
+ages = torch.tensor([23, 35, 41], requires_grad=True)
+mean_age = ages.mean()
+print(mean_age)

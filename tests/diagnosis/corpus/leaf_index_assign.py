@@ -1,0 +1,7 @@
+# expect: leaf-view-inplace
+import torch
+
+embedding = torch.randn(5, 2, requires_grad=True)
+padding_idx = 0
+embedding[padding_idx] = 0.0
+print(embedding.sum())

@@ -1,0 +1,6 @@
+# expect: dtype-long-float
+import torch
+
+x = torch.randn(2, 2)
+kernel = torch.tensor([[1, 0], [0, 1]])
+y = x @ kernel

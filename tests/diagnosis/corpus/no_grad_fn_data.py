@@ -1,0 +1,7 @@
+# expect: no-grad-fn
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x = torch.ones(3)
+loss = (w.data * x).sum()
+loss.backward()

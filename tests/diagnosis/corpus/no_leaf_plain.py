@@ -1,0 +1,8 @@
+# expect: no-grad-fn-no-leaf
+import torch
+
+x = torch.tensor([1.0, 2.0, 3.0])
+w = torch.tensor([0.1, 0.2, 0.3])
+y = (x * w).sum()
+y.backward()
+print(w.grad)

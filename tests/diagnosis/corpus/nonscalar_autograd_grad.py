@@ -1,0 +1,10 @@
+# expect: non-scalar-backward
+import torch
+
+def f(t):
+    return torch.sin(t) * t
+
+points = torch.linspace(0, 3, 7, requires_grad=True)
+values = f(points)
+(slope,) = torch.autograd.grad(values, points)
+print(slope)

@@ -1,0 +1,8 @@
+# expect: none
+import torch
+
+w = torch.tensor([0.3, 0.7], requires_grad=True)
+curve = (w * torch.tensor([2.0, 3.0])).cumsum(0)
+print(curve.detach().numpy())
+curve.sum().backward()
+print(w.grad)

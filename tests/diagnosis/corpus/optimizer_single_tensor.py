@@ -1,0 +1,5 @@
+# expect: optimizer-params-tensor
+import torch
+
+w = torch.zeros(3, requires_grad=True)
+opt = torch.optim.SGD(w, lr=0.1)

@@ -1,0 +1,10 @@
+# expect: requires-grad-too-late
+import torch
+
+x = torch.tensor([1.0, 2.0])
+w = torch.tensor([0.5, 0.5], requires_grad=True)
+scaled = x * 10
+x.requires_grad_()
+total = (scaled * w).sum()
+total.backward()
+print(x.grad)

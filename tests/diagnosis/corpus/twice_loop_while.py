@@ -1,0 +1,10 @@
+# expect: backward-twice-loop
+import torch
+
+theta = torch.zeros(1, requires_grad=True)
+objective = torch.exp(theta) * (theta - 2) ** 2
+step = 0
+while step < 4:
+    objective.backward()
+    step += 1
+print(theta.grad)

@@ -1,0 +1,8 @@
+# expect: nonleaf-grad-warning
+import torch
+
+x = torch.tensor(2.0, requires_grad=True)
+y = x ** 3
+z = 2 * y + 1
+z.backward()
+print("dz/dx =", x.grad, "dz/dy =", y.grad)

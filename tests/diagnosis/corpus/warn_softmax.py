@@ -1,0 +1,7 @@
+# expect: softmax-implicit-dim
+import torch
+import torch.nn.functional as F
+
+logits = torch.randn(2, 3)
+probs = F.softmax(logits)
+print(probs.sum())
