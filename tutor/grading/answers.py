@@ -92,6 +92,13 @@ def _shape(value: Any) -> list[int]:
     return [len(value), *inner[0]]
 
 
+def _plain_keyword_value(node: ast.AST) -> bool:
+    """``True``, ``'cuda:0'``, ``torch.float64``: what torch prints after the data."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (bool, str))
+    return _dotted(node) is not None
+
+
 def _tensor_call(node: ast.Call, name: str) -> ParsedAnswer:
     if len(node.args) != 1:
         raise _fail(f"{name}(...) takes one list of numbers")
@@ -99,6 +106,8 @@ def _tensor_call(node: ast.Call, name: str) -> ParsedAnswer:
     for keyword in node.keywords:
         if keyword.arg not in _IGNORED_KEYWORDS:
             raise _fail(f"unknown argument {keyword.arg}=")
+        if not _plain_keyword_value(keyword.value):
+            raise _fail(f"{keyword.arg}= takes a plain value")
         if keyword.arg == "dtype":
             dtype = _dotted(keyword.value)
     value = _literal(node.args[0])
