@@ -111,14 +111,28 @@ def course_passages(course: Course) -> list[Passage]:
     return [p for lesson in course.lessons for p in lesson_passages(lesson)]
 
 
-_GENERIC_NAMES = {"var": "x", "shape": "(2,)", "dtype": "torch.float32", "device": "cpu"}
+_GENERIC_NAMES = {
+    "var": "`x`",
+    "var_code": "x",
+    "var2": "`w`",
+    "var2_code": "w",
+    "shape": "(2,)",
+    "shape2": "(3,)",
+    "dtype": "torch.float32",
+    "dtype2": "torch.float64",
+    "device": "cpu",
+    "device2": "cuda:0",
+    "requires_grad": "False",
+    "grad_fn": "None",
+}
+"""Stand-ins for a diagnosis template's placeholders when it is read as general advice."""
 
 
 def _fill(text: Text) -> Text:
     """Catalog templates have ``{var}``-style placeholders; show them with neutral names."""
 
     def sub(match: re.Match[str]) -> str:
-        return _GENERIC_NAMES.get(match.group(1), match.group(1))
+        return _GENERIC_NAMES.get(match.group(1), "…")
 
     return Text(en=_PLACEHOLDER_RE.sub(sub, text.en), zh=_PLACEHOLDER_RE.sub(sub, text.zh))
 
