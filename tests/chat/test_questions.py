@@ -69,7 +69,9 @@ def test_off_topic_questions_are_all_declined_and_only_they(report: Report) -> N
 def test_answers_are_in_the_language_of_the_question(report: Report) -> None:
     for r in report.results:
         if r.answer.kind in ("answer", "hint", "off_topic"):
-            assert has_cjk(r.answer.text) == has_cjk(r.case.q), r.case.q
+            # lesson titles may quote the other language ("Errors (报错)"): count, don't test
+            cjk = sum(has_cjk(ch) for ch in r.answer.text) / len(r.answer.text)
+            assert (cjk > 0.1) == has_cjk(r.case.q), r.case.q
 
 
 def test_held_out_questions_clear_a_lower_floor() -> None:
