@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import ctypes
 import gc
 import io
 import json
@@ -102,13 +103,46 @@ def _apply_limits(limits: Limits, device: str, own_tasks: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
         os.setgroups([])
         os.setresgid(uid, uid, uid)
+        _libc().prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
         os.setresuid(uid, uid, uid)
+        _keep_only_read_search()
     else:
         allowed = (own_tasks or 0) + limits.max_processes
         _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         if hard != resource.RLIM_INFINITY:
             allowed = min(allowed, hard)
         resource.setrlimit(resource.RLIMIT_NPROC, (allowed, allowed))
+
+
+PR_SET_KEEPCAPS = 8
+CAP_DAC_READ_SEARCH = 2
+_CAP_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _keep_only_read_search() -> None:
+    """After dropping root, keep the one capability to read files root can read.
+
+    The interpreter's own files may live under a private home (/root/.pyenv): a run must
+    still import modules lazily. Nothing else is kept: no kill, no setuid, no limits.
+    """
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = 1 << CAP_DAC_READ_SEARCH
+    if _libc().capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def _learner_line_now() -> int | None:

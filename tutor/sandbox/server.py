@@ -201,6 +201,9 @@ def _warm_up() -> str:
     import numpy.random  # lazily imported by numpy 2: 20 ms a run if left to the child
     import torch
 
+    # backward(gradient=...) imports sympy through torch's symbolic shapes: seconds a run.
+    import torch.fx.experimental.symbolic_shapes
+
     import tutor.sandbox.child
     import tutor.sandbox.snapshots  # noqa: F401
 
