@@ -1,0 +1,307 @@
+"""``tutor grade``: headless grading of submissions, for teachers and CI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tutor.errors import TutorError
+from tutor.i18n import T
+
+if TYPE_CHECKING:
+    from tutor.course.models import Course
+    from tutor.grading.batch import Submission, Unmatched
+    from tutor.grading.reports import SubmissionEntry
+
+LABELS = {
+    "student": T("student", "学生"),
+    "exercise": T("exercise", "练习"),
+    "status": T("status", "状态"),
+    "score": T("score", "得分"),
+    "passed": T("passed", "通过"),
+    "feedback": T("feedback", "反馈"),
+    "grading": T("grading", "评分中"),
+    "total": T(
+        "{submissions} submissions: {passed} passed, {failed} failed, {errors} errors, "
+        "{not_gradable} not gradable; score {score:g}/{max_score:g} ({percent:.1f}%)",
+        "共 {submissions} 份提交：{passed} 份通过，{failed} 份未通过，{errors} 份出错，"
+        "{not_gradable} 份无法评分；得分 {score:g}/{max_score:g}（{percent:.1f}%）",
+    ),
+    "resumed": T(
+        "{count} unchanged submissions taken from {path}",
+        "{count} 份未改动的提交沿用了 {path} 中的结果",
+    ),
+    "unmatched": T("skipped {file}: {reason}", "已跳过 {file}：{reason}"),
+    "fail_under": T(
+        "score {percent:.1f}% is under --fail-under {limit:g}%",
+        "得分 {percent:.1f}% 低于 --fail-under {limit:g}%",
+    ),
+    "wrote": T("wrote {path}", "已写入 {path}"),
+}
+STATUS = {
+    "pass": T("pass", "通过"),
+    "fail": T("fail", "未通过"),
+    "error": T("error", "出错"),
+    "not_gradable": T("not gradable", "无法评分"),
+}
+STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "grade",
+        help="grade submissions headless (JSON, JUnit XML, CSV gradebook)",
+        description=(
+            "Grade learner code against the lessons' checks, without the app. Either one "
+            "exercise: `tutor grade --exercise LESSON/STEP FILE...`, or a course: `tutor grade "
+            "SUBMISSIONS_DIR` laid out as <student>/<step-id>.py (a step id found in several "
+            "lessons is named <student>/<lesson>--<step>.py or <student>/<lesson>/<step>.py). "
+            "A submission that crashes, hangs or attacks the grader is scored zero with the "
+            "reason, and grading goes on. Exit status: 0 when grading completed (whatever the "
+            "scores), 1 under --fail-under, 2 for bad input."
+        ),
+    )
+    parser.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH",
+        help="SUBMISSIONS_DIR, or with --exercise the files to grade",
+    )
+    parser.add_argument(
+        "--exercise", metavar="LESSON/STEP", default=None,
+        help="grade the given files against this one exercise",
+    )
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=None, metavar="N",
+        help="submissions graded at once (default: the number of cores)",
+    )
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write the versioned JSON report here")
+    parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write JUnit XML here (CI, GitHub Classroom)")
+    parser.add_argument("--csv", type=Path, default=None, metavar="FILE",
+                        help="write a gradebook here: a row per student, a column per exercise")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="reuse results from the --json FILE for submissions whose content is unchanged",
+    )
+    parser.add_argument(
+        "--fail-under", type=float, default=None, metavar="PCT",
+        help="exit 1 when the total score is under PCT percent (for CI)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S",
+        help="wall-time limit of one submission's run in seconds (default: 10)",
+    )
+    parser.add_argument("--lessons", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+                        help="folder of lesson YAML files (default: the bundled course)")
+    parser.add_argument("--device", default=argparse.SUPPRESS, metavar="D",
+                        help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
+                        help="language of the feedback (default: from TUTOR_LANG or the locale)")
+
+
+def _exercise_submissions(
+    course: Course, ref: str, files: list[Path]
+) -> list[Submission]:
+    from tutor.course.models import CodeStep, FixStep
+    from tutor.grading.batch import read_submission
+
+    try:
+        lesson, step = course.find(ref)
+    except KeyError:
+        raise TutorError(
+            f"no exercise {ref!r} in the course",
+            hint="`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
+        ) from None
+    if not isinstance(step, (CodeStep, FixStep)):
+        raise TutorError(f"{ref} is a {step.kind} step; only code and fix steps take files")
+    submissions = []
+    for path in files:
+        if not path.is_file():
+            raise TutorError(f"{path}: no such file", hint="give the learner's .py files")
+        submissions.append(read_submission(path, str(path), str(path), lesson, step))
+    return submissions
+
+
+def _directory_submissions(
+    course: Course, paths: list[Path]
+) -> tuple[list[Submission], list[Unmatched]]:
+    from tutor.grading.batch import discover
+
+    if len(paths) != 1:
+        raise TutorError(
+            "give one SUBMISSIONS_DIR, or --exercise LESSON/STEP with the files to grade"
+        )
+    directory = paths[0]
+    if not directory.is_dir():
+        raise TutorError(
+            f"{directory}: not a folder",
+            hint="lay submissions out as SUBMISSIONS_DIR/<student>/<step-id>.py, or use "
+            "--exercise LESSON/STEP FILE...",
+        )
+    submissions, unmatched = discover(directory, course)
+    if not submissions:
+        found = "".join(f"\n  {item}" for item in unmatched[:10])
+        raise TutorError(
+            f"{directory}: no submissions found{found}",
+            hint="expected <student>/<step-id>.py files; `tutor lessons` lists the step ids",
+        )
+    return submissions, unmatched
+
+
+def _previous(args: argparse.Namespace) -> list[SubmissionEntry]:
+    from tutor.grading.reports import load_json
+
+    if not args.resume:
+        return []
+    if args.json is None:
+        raise TutorError("--resume reads the results of the last run from --json FILE; give it")
+    if not args.json.exists():
+        return []
+    return load_json(args.json).submissions
+
+
+def _summary_table(
+    entries: list[SubmissionEntry], lang: str, per_file: bool, order: list[str]
+) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    if per_file:
+        for key in ("student", "status", "score", "feedback"):
+            table.add_column(LABELS[key].get(lang))  # type: ignore[arg-type]
+        for entry in entries:
+            style = STATUS_STYLE[entry.status]
+            failing = [t.message for t in entry.tests if t.status != "pass"]
+            note = failing[0] if failing and entry.status != "pass" else entry.message
+            table.add_row(
+                escape(entry.file), f"[{style}]{STATUS[entry.status].get(lang)}[/]",  # type: ignore[arg-type]
+                f"{entry.score:g}/{entry.max_score:g}", escape(note),
+            )
+        return table
+    graded = {e.exercise for e in entries}
+    exercises = [ref for ref in order if ref in graded]
+    students = sorted({e.student for e in entries})
+    table.add_column(LABELS["student"].get(lang))  # type: ignore[arg-type]
+    for exercise in exercises:
+        table.add_column(escape(exercise), justify="right")
+    table.add_column(LABELS["score"].get(lang), justify="right")  # type: ignore[arg-type]
+    by_key = {(e.student, e.exercise): e for e in entries}
+    for student in students:
+        cells = []
+        score = max_score = 0.0
+        for exercise in exercises:
+            entry = by_key.get((student, exercise))
+            if entry is None:
+                cells.append("")
+                continue
+            score += entry.score
+            max_score += entry.max_score
+            cells.append(f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
+        table.add_row(escape(student), *cells, f"{score:g}/{max_score:g}")
+    return table
+
+
+def _course_order(course: Course) -> list[str]:
+    return [f"{lesson.id}/{step.id}" for lesson in course.lessons for step in lesson.steps]
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from tutor import __version__
+    from tutor.cli.common import resolve_lang
+    from tutor.course import load_course
+    from tutor.grading.batch import grade_submissions
+    from tutor.grading.expected import ExpectedCache, torch_version
+    from tutor.grading.reports import (
+        GradeReport,
+        summarize,
+        write_csv,
+        write_json,
+        write_junit,
+    )
+    from tutor.sandbox import Limits, Sandbox
+
+    lang = resolve_lang(args)
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if args.jobs is not None and args.jobs < 1:
+        raise TutorError("--jobs must be at least 1")
+    if args.timeout <= 0:
+        raise TutorError("--timeout must be a positive number of seconds")
+    course = load_course(getattr(args, "lessons", None))
+    unmatched: list[Unmatched] = []
+    if args.exercise:
+        submissions = _exercise_submissions(course, args.exercise, args.paths)
+    else:
+        submissions, unmatched = _directory_submissions(course, args.paths)
+    previous = _previous(args)
+    jobs = args.jobs or os.cpu_count() or 1
+
+    for item in unmatched:
+        err.print(LABELS["unmatched"].format(file=item.file, reason=item.reason).get(lang),  # type: ignore[arg-type]
+                  style="yellow", markup=False)
+
+    resumed = 0
+    with Sandbox() as sandbox:
+        sandbox.start()
+        device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
+        progress_bar = None
+        task = None
+        if err.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            progress_bar = Progress(
+                "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), console=err, transient=True,
+            )
+            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))  # type: ignore[arg-type]
+            progress_bar.start()
+
+        def progress(entry: SubmissionEntry, was_resumed: bool) -> None:
+            nonlocal resumed
+            resumed += was_resumed
+            if progress_bar is not None and task is not None:
+                progress_bar.advance(task)
+
+        try:
+            entries = grade_submissions(
+                submissions, runner=sandbox, jobs=jobs, device=device, cache=ExpectedCache(),
+                limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,  # type: ignore[arg-type]
+                progress=progress,
+            )
+        finally:
+            if progress_bar is not None:
+                progress_bar.stop()
+
+    report = GradeReport(
+        tool_version=__version__, torch_version=torch_version(), device=device,
+        lang=lang,  # type: ignore[arg-type]
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        summary=summarize(entries), submissions=entries,
+        unmatched=[str(item) for item in unmatched],
+    )
+    out.print(_summary_table(entries, lang, bool(args.exercise), _course_order(course)))
+    out.print(LABELS["total"].format(**report.summary.model_dump()).get(lang))  # type: ignore[arg-type]
+    if resumed:
+        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+    for path, write in ((args.json, write_json), (args.junit, write_junit)):
+        if path is not None:
+            write(report, path)
+            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
+    if args.csv is not None:
+        write_csv(report, args.csv, _course_order(course))
+        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
+    if args.fail_under is not None and report.summary.percent < args.fail_under:
+        print(
+            LABELS["fail_under"].format(percent=report.summary.percent, limit=args.fail_under)
+            .get(lang),  # type: ignore[arg-type]
+            file=sys.stderr,
+        )
+        return 1
+    return 0

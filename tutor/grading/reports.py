@@ -1,0 +1,253 @@
+"""Grading reports: the versioned JSON document, JUnit XML and a CSV gradebook.
+
+The JSON format is documented in ``REPORT_FORMAT.md``; it mirrors the fields of Exercism's
+results v3 and Gradescope's results.json so a wrapper for either is a few lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tutor.errors import TutorError
+from tutor.grading.models import CheckStatus, Verdict, VerdictStatus
+from tutor.i18n import Lang
+
+REPORT_VERSION = 1
+REPORT_OUTPUT_CAP = 500
+"""Characters of a check's output kept in reports (Exercism caps ``output`` at 500)."""
+
+
+class ReportError(TutorError):
+    """A report file cannot be read (for ``--resume``) or written."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TestEntry(_Model):
+    """One check of one submission."""
+
+    name: str
+    label: str
+    status: CheckStatus
+    score: float
+    max_score: float
+    message: str
+    output: str | None = None
+
+
+class SubmissionEntry(_Model):
+    """One graded file."""
+
+    student: str
+    exercise: str = Field(description="'LESSON/STEP'")
+    lesson: str
+    step: str
+    file: str = Field(description="Path relative to the submissions folder.")
+    sha256: str = Field(description="Of the file's bytes; --resume skips an unchanged file.")
+    status: VerdictStatus
+    score: float
+    max_score: float
+    message: str = ""
+    tests: list[TestEntry] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+class Summary(_Model):
+    submissions: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    not_gradable: int = 0
+    score: float = 0.0
+    max_score: float = 0.0
+    percent: float = Field(0.0, description="100 * score / max_score over all submissions.")
+
+
+class GradeReport(_Model):
+    version: Literal[1] = REPORT_VERSION
+    tool: str = "autograd-tutor"
+    tool_version: str = ""
+    torch_version: str = ""
+    device: str = "cpu"
+    lang: Lang = "en"
+    created: str = Field("", description="ISO 8601 time the grading finished (UTC).")
+    summary: Summary = Field(default_factory=Summary)
+    submissions: list[SubmissionEntry] = Field(default_factory=list)
+    unmatched: list[str] = Field(
+        default_factory=list, description="Files that matched no exercise, with the reason."
+    )
+
+
+def _cap(text: str | None) -> str | None:
+    if text is None or len(text) <= REPORT_OUTPUT_CAP:
+        return text
+    return text[: REPORT_OUTPUT_CAP - 15] + " ... [truncated]"
+
+
+def entry_from_verdict(
+    verdict: Verdict, *, student: str, file: str, sha256: str, lang: Lang,
+    duration_ms: float = 0.0,
+) -> SubmissionEntry:
+    lesson, _, step = verdict.step.partition("/")
+    return SubmissionEntry(
+        student=student, exercise=verdict.step, lesson=lesson, step=step, file=file,
+        sha256=sha256, status=verdict.status, score=verdict.score,
+        max_score=verdict.max_score,
+        message=verdict.message.get(lang) if verdict.message else "",
+        tests=[
+            TestEntry(
+                name=check.name, label=check.label.get(lang), status=check.status,
+                score=check.points, max_score=check.max_points,
+                message=check.message.get(lang), output=_cap(check.output),
+            )
+            for check in verdict.checks
+        ],
+        duration_ms=round(duration_ms, 3),
+    )
+
+
+def summarize(entries: list[SubmissionEntry]) -> Summary:
+    score = round(sum(e.score for e in entries), 6)
+    max_score = round(sum(e.max_score for e in entries), 6)
+    return Summary(
+        submissions=len(entries),
+        passed=sum(e.status == "pass" for e in entries),
+        failed=sum(e.status == "fail" for e in entries),
+        errors=sum(e.status == "error" for e in entries),
+        not_gradable=sum(e.status == "not_gradable" for e in entries),
+        score=score,
+        max_score=max_score,
+        percent=round(100.0 * score / max_score, 2) if max_score else 0.0,
+    )
+
+
+def _write_atomic(path: Path, data: str) -> None:
+    """Write through a temporary file so an interrupted run never leaves half a report."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_json(report: GradeReport, path: Path) -> None:
+    _write_atomic(path, report.model_dump_json(indent=2) + "\n")
+
+
+def load_json(path: Path) -> GradeReport:
+    """A report written by :func:`write_json` (for ``--resume``)."""
+    try:
+        return GradeReport.model_validate_json(Path(path).read_bytes())
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ReportError(
+            f"{path} is not a tutor grading report (version {REPORT_VERSION}): "
+            f"{where}: {first['msg']}",
+            hint="write a fresh one without --resume, or point --json at another file",
+        ) from None
+
+
+def _junit_text(entry: SubmissionEntry) -> str:
+    lines = [entry.message] if entry.message else []
+    for test in entry.tests:
+        lines.append(
+            f"[{test.status}] {test.name} ({test.score:g}/{test.max_score:g}): {test.message}"
+        )
+        if test.output and test.status != "pass":
+            lines += ["    " + line for line in test.output.splitlines()]
+    return "\n".join(lines)
+
+
+def junit_xml(report: GradeReport) -> str:
+    """JUnit XML: a test suite per student, a test case per submitted exercise."""
+    root = ET.Element("testsuites", name="autograd-tutor")
+    students: dict[str, list[SubmissionEntry]] = {}
+    for entry in report.submissions:
+        students.setdefault(entry.student, []).append(entry)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for student, entries in students.items():
+        failures = sum(e.status == "fail" for e in entries)
+        errors = sum(e.status in ("error", "not_gradable") for e in entries)
+        suite = ET.SubElement(
+            root, "testsuite", name=student, tests=str(len(entries)),
+            failures=str(failures), errors=str(errors),
+            time=f"{sum(e.duration_ms for e in entries) / 1000:.3f}",
+        )
+        totals["tests"] += len(entries)
+        totals["failures"] += failures
+        totals["errors"] += errors
+        for entry in entries:
+            case = ET.SubElement(
+                suite, "testcase", classname=student, name=entry.exercise,
+                file=entry.file, time=f"{entry.duration_ms / 1000:.3f}",
+            )
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="score", value=f"{entry.score:g}")
+            ET.SubElement(props, "property", name="max_score", value=f"{entry.max_score:g}")
+            if entry.status != "pass":
+                tag = "failure" if entry.status == "fail" else "error"
+                node = ET.SubElement(case, tag, message=entry.message or entry.status,
+                                     type=entry.status)
+                node.text = _junit_text(entry)
+            else:
+                ET.SubElement(case, "system-out").text = _junit_text(entry)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def write_junit(report: GradeReport, path: Path) -> None:
+    _write_atomic(path, junit_xml(report) + "\n")
+
+
+def gradebook_csv(report: GradeReport, exercises: list[str] | None = None) -> str:
+    """A row per student, a column per exercise (its score), then total, max and percent.
+
+    ``exercises`` orders the columns (course order); a missing submission is an empty cell
+    and counts zero towards the total."""
+    columns = list(exercises or [])
+    max_of: dict[str, float] = {}
+    for entry in report.submissions:
+        if entry.exercise not in columns:
+            columns.append(entry.exercise)
+        max_of[entry.exercise] = max(max_of.get(entry.exercise, 0.0), entry.max_score)
+    columns = [c for c in columns if c in max_of]
+    scores: dict[str, dict[str, float]] = {}
+    for entry in report.submissions:
+        scores.setdefault(entry.student, {})[entry.exercise] = entry.score
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", *columns, "total", "max_total", "percent"])
+    writer.writerow(["(max)", *(f"{max_of[c]:g}" for c in columns), "", "", ""])
+    max_total = sum(max_of.values())
+    for student in sorted(scores):
+        row = scores[student]
+        total = sum(row.values())
+        percent = 100.0 * total / max_total if max_total else 0.0
+        writer.writerow([
+            student, *(f"{row[c]:g}" if c in row else "" for c in columns),
+            f"{total:g}", f"{max_total:g}", f"{percent:.1f}",
+        ])
+    return buffer.getvalue()
+
+
+def write_csv(report: GradeReport, path: Path, exercises: list[str] | None = None) -> None:
+    _write_atomic(path, gradebook_csv(report, exercises))
