@@ -201,3 +201,13 @@ def test_model_at_follows_lists_unions_and_texts():
     assert model_at(("steps", 0, "code", "checks", 1, "value")) is ValueCheck
     assert model_at(("title",)) is Text
     assert model_at(("steps", 0, "code", "hints", 0)) is Text
+
+
+def test_load_course_rejects_duplicate_step_ids(tmp_path: Path, broken_lessons: Path):
+    (tmp_path / "01-dup.yaml").write_text(
+        (broken_lessons / "duplicate_id.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    with pytest.raises(LessonError) as info:
+        load_course(tmp_path)
+    [problem] = info.value.problems
+    assert (problem.line, problem.col) == (8, 9) and "duplicate step id 'intro'" in problem.message

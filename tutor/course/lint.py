@@ -29,6 +29,7 @@ from tutor.course.loader import (
     Problem,
     did_you_mean,
     duplicate_lesson_problem,
+    duplicate_step_problems,
     lesson_files,
     load_lesson_with_positions,
 )
@@ -186,18 +187,9 @@ def static_problems(loaded: LoadedLesson) -> list[Problem]:
         return []
     problems: list[Problem] = []
     problems.extend(_translation_problems(loaded))
-    seen_steps: dict[str, int] = {}
+    problems.extend(duplicate_step_problems(loaded))
     for index, step in enumerate(lesson.steps):
         base: Loc = ("steps", index)
-        if step.id in seen_steps:
-            line, _ = loaded.locate(("steps", seen_steps[step.id], "id"))
-            problems.append(
-                loaded.problem(
-                    (*base, "id"), f"duplicate step id '{step.id}' (also on line {line})"
-                )
-            )
-        else:
-            seen_steps[step.id] = index
         if isinstance(step, (CodeStep, FixStep)):
             problems.extend(_exercise_problems(loaded, base, step))
         elif isinstance(step, AnswerStep):

@@ -268,9 +268,29 @@ def load_course(directory: Path | None = None) -> Course:
             continue
         first_seen[loaded.lesson.id] = loaded
         lessons.append(loaded.lesson)
+        problems.extend(duplicate_step_problems(loaded))
     if problems:
         raise LessonError(problems)
     return Course(lessons=lessons)
+
+
+def duplicate_step_problems(loaded: LoadedLesson) -> list[Problem]:
+    """Step ids repeated within a lesson (``LESSON/STEP`` references must be unique)."""
+    problems: list[Problem] = []
+    if loaded.lesson is None:
+        return problems
+    first: dict[str, int] = {}
+    for index, step in enumerate(loaded.lesson.steps):
+        if step.id not in first:
+            first[step.id] = index
+            continue
+        line, _ = loaded.locate(("steps", first[step.id], "id"))
+        problems.append(
+            loaded.problem(
+                ("steps", index, "id"), f"duplicate step id '{step.id}' (also on line {line})"
+            )
+        )
+    return problems
 
 
 def duplicate_lesson_problem(loaded: LoadedLesson, other: LoadedLesson) -> Problem:
