@@ -480,7 +480,12 @@ class LearningSession:
         if self.tutor is None:
             raise TutorError("the tutor chat is not available in this session")
         context = self._chat_context(code)
-        return self.tutor.ask(question, lang=self.lang, context=context)
+        answer = self.tutor.ask(question, lang=self.lang, context=context)
+        level = getattr(answer, "hint_level", None)
+        if isinstance(level, int) and level > self.hints_shown():
+            # a hint given in the chat counts as unlocked, so the hints pane shows it too
+            self.store.set_hints_revealed(self.ref, min(level, len(self.step.hints)))
+        return answer
 
     def _chat_context(self, code: str | None) -> Any:
         try:

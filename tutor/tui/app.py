@@ -73,6 +73,7 @@ class TutorApp(App[None]):
         self._spinner: Timer | None = None
         self._save_timer: Timer | None = None
         self._loading_editor = False
+        self._base_bindings: BindingsMap | None = None
         self._apply_bindings()
 
     # ------------------------------------------------------------------ layout
@@ -110,7 +111,9 @@ class TutorApp(App[None]):
 
     def _apply_bindings(self) -> None:
         """Key bindings in the session's language (the footer shows their descriptions)."""
-        base = self.__class__._merged_bindings or BindingsMap()
+        if self._base_bindings is None:  # Textual's own (incl. the palette key) come first
+            self._base_bindings = self._bindings
+        base = self._base_bindings
         merged = BindingsMap()
         merged.key_to_bindings = {key: list(found) for key, found in base.key_to_bindings.items()}
         ours = BindingsMap(bindings(self.session.lang))
@@ -193,6 +196,17 @@ class TutorApp(App[None]):
             keep_choices=keep_choices,
         )
 
+    def render_step_header(self) -> None:
+        session = self.session
+        self.query_one(StepPane).show_header(
+            session.lesson,
+            session.step,
+            index=session.step_index,
+            lang=self.lang,
+            passed=session.step_passed(session.lesson, session.step),
+            attempts=session.attempts(),
+        )
+
     def load_editor(self) -> None:
         """Put the step's code in the editor: the learner's last code, else the starter."""
         session, editor = self.session, self.query_one("#editor", TextArea)
@@ -245,7 +259,10 @@ class TutorApp(App[None]):
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
-        editor = self.query_one("#editor", TextArea)
+        editors = self.query("#editor").results(TextArea)
+        editor = next(editors, None)
+        if editor is None:
+            return  # shutting down: the last edit was saved by action_quit
         if editor.read_only or not isinstance(self.session.step, RUNNABLE_KINDS):
             return
         if editor.text != self.session.code():
@@ -388,7 +405,8 @@ class TutorApp(App[None]):
         elapsed = time.monotonic() - self._run_started
         frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
         text = label("running", self.lang, device=self.session.device)
-        self.query_one("#run-status", Static).update(f"{frame} {text} {elapsed:.1f}s")
+        for status in self.query("#run-status").results(Static):
+            status.update(f"{frame} {text} {elapsed:.1f}s")
 
     @work(thread=True, group="run", exit_on_error=False)
     def _run_worker(self, code: str, cancel: threading.Event) -> None:
@@ -426,7 +444,7 @@ class TutorApp(App[None]):
             return  # the learner moved on while it ran; the progress marks are updated
         results = self.query_one(ResultTabs)
         results.show_attempt(attempt, self.lang)
-        self.call_later(self.render_step, keep_choices=True)
+        self.render_step_header()
         verdict = attempt.verdict
         if attempt.cancelled or (verdict.run is not None and not verdict.run.ok and not (
             attempt.diagnoses

@@ -50,6 +50,21 @@ class StepPane(Vertical):
     ) -> None:
         """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
         typed (on a language switch) instead of starting fresh (a new step)."""
+        self.show_header(
+            lesson, step, index=index, lang=lang, passed=passed, attempts=attempts
+        )
+        self.query_one("#step-body", Markdown).update(step_markdown(lesson, step, lang))
+        self.show_hints(hints, len(step.hints), lang)
+        await self._show_controls(step, lang, keep_choices)
+        self.query_one("#btn-prev", Button).label = label("btn_prev", lang)
+        self.query_one("#btn-hint", Button).label = label("btn_hint", lang)
+        self.query_one("#btn-next", Button).label = label("btn_next", lang)
+        self.query_one("#btn-hint", Button).disabled = not step.hints
+
+    def show_header(
+        self, lesson: Lesson, step: Step, *, index: int, lang: Lang, passed: bool, attempts: int
+    ) -> None:
+        """Lesson title, step n/N, kind, passed mark, attempts."""
         bits = [
             label("step_of", lang, n=index + 1, total=len(lesson.steps)),
             step_kind_label(step, lang),
@@ -60,13 +75,6 @@ class StepPane(Vertical):
             bits.append(label("attempts", lang, n=attempts))
         header = self.query_one("#step-header", Static)
         header.update(f"[b]{escape(lesson.title.get(lang))}[/b]\n" + " · ".join(bits))
-        self.query_one("#step-body", Markdown).update(step_markdown(lesson, step, lang))
-        self.show_hints(hints, len(step.hints), lang)
-        await self._show_controls(step, lang, keep_choices)
-        self.query_one("#btn-prev", Button).label = label("btn_prev", lang)
-        self.query_one("#btn-hint", Button).label = label("btn_hint", lang)
-        self.query_one("#btn-next", Button).label = label("btn_next", lang)
-        self.query_one("#btn-hint", Button).disabled = not step.hints
 
     def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
         widget = self.query_one("#step-hints", Markdown)

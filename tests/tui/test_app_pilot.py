@@ -1,0 +1,541 @@
+"""Pilot tests: every interaction of the app, driven by keys and clicks, with fakes for
+torch-related parts (see tui_fakes.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Input,
+    Markdown,
+    RadioSet,
+    Select,
+    SelectionList,
+    Static,
+    TextArea,
+    Tree,
+)
+from tui_fakes import CRASH, HANG, FakeRunner
+
+from tutor.progress import ProgressStore
+from tutor.tui.app import TutorApp
+from tutor.tui.lesson_list import LessonList
+from tutor.tui.result_tabs import ResultTabs
+
+Scenario = Callable[[TutorApp, Pilot[Any]], Awaitable[None]]
+
+
+def drive(app: TutorApp, scenario: Scenario, size: tuple[int, int] = (120, 40)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+
+
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 5) -> None:
+    """Let workers finish: poll the condition while the app processes messages."""
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+def text_of(app: TutorApp, selector: str) -> str:
+    widget = app.query_one(selector)
+    if isinstance(widget, Markdown):
+        return widget.source
+    if isinstance(widget, Static):
+        return str(widget.render())
+    raise TypeError(selector)
+
+
+async def go_to(app: TutorApp, pilot: Pilot[Any], lesson: str, step: str) -> None:
+    app.session.goto(lesson, step)
+    await app.render_all(new_step=True)
+    await pilot.pause()
+
+
+def test_opens_a_lesson_from_the_list(make_app) -> None:
+    app = make_app()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.session.ref == "mini-basics/intro"
+        assert "Tracking gradients" in text_of(app, "#step-body")
+        lessons = app.query_one(LessonList)
+        assert lessons.display  # wide screen: the list is shown
+        lessons.focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.session.lesson.id == "mini-graph"
+        assert app.session.ref == "mini-graph/fix-scalar"
+        assert "Fix the non-scalar backward" in text_of(app, "#step-body")
+        editor = app.query_one("#editor", TextArea)
+        assert "z.backward()" in editor.text and not editor.read_only
+        assert "2. Mini: non-scalar" in text_of(app, "#topbar")
+
+    drive(app, scenario)
+
+
+def test_lesson_list_toggles_on_narrow_screens(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        lessons = app.query_one(LessonList)
+        assert not lessons.display  # 80 columns: hidden until F2
+        await pilot.press("f2")
+        await pilot.pause()
+        assert lessons.display and lessons.has_focus
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not lessons.display
+
+    drive(make_app(), scenario, size=(80, 24))
+
+
+def test_edit_is_saved_and_reset_restores_starter(make_app, store: ProgressStore) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("ctrl+n")  # intro -> first-backward
+        await pilot.pause()
+        assert app.session.ref == "mini-basics/first-backward"
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        await pilot.press(*"y = x + 2")
+        await wait_until(
+            pilot, lambda: (store.last_code("mini-basics/first-backward") or "").endswith("x + 2")
+        )
+        await pilot.click("#btn-reset")
+        await pilot.pause()
+        starter = app.session.step.starter  # type: ignore[union-attr]
+        assert editor.text == starter
+        assert store.last_code("mini-basics/first-backward") == starter
+
+    drive(make_app(), scenario)
+
+
+def test_run_and_pass(make_app, store: ProgressStore) -> None:
+    runner = FakeRunner()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        editor.text = app.session.step.solution  # type: ignore[union-attr]
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: not app.running and app.session.last_attempt is not None)
+        results = app.query_one(ResultTabs)
+        assert results.active == "tab-verdict"
+        verdict = text_of(app, "#verdict")
+        assert "✓ Passed" in verdict and "score 2/2" in verdict
+        assert "ran to the end" in text_of(app, "#output")
+        assert "mini-basics/first-backward" in store.passed_steps()
+        assert "✓ passed" in text_of(app, "#step-header")
+        assert "◐" in str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        assert runner.calls[-1]["code"] == editor.text
+
+    drive(make_app(runner=runner), scenario)
+
+
+def test_run_with_f5_and_the_button(make_app) -> None:
+    runner = FakeRunner()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        await pilot.press("f5")
+        await wait_until(pilot, lambda: len(runner.calls) == 1 and not app.running)
+        await pilot.click("#btn-run")
+        await wait_until(pilot, lambda: len(runner.calls) == 2 and not app.running)
+        assert app.session.attempts() == 2
+
+    drive(make_app(runner=runner), scenario)
+
+
+def test_run_and_fail_with_a_diagnosis(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-graph", "fix-scalar")
+        app.query_one("#editor", TextArea).text = "import torch\nraise RuntimeError('x')\n"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
+        assert app.query_one(ResultTabs).active == "tab-diagnosis"
+        diagnosis = text_of(app, "#diagnosis")
+        assert "backward() on a non-scalar" in diagnosis
+        assert "z.sum().backward()" in diagnosis and "line 2" in diagnosis
+        output = text_of(app, "#output")
+        assert "raised RuntimeError on line 2" in output
+        assert "only for scalar outputs" in output
+        assert "did not finish" in text_of(app, "#verdict")
+        assert "attempts: 1" in text_of(app, "#step-header")
+
+    drive(make_app(), scenario)
+
+
+def test_crash_and_timeout_are_named(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        app.query_one("#editor", TextArea).text = f"import os\n{CRASH}\n"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
+        assert "crashed (signal 6)" in text_of(app, "#output")
+        assert app.query_one(ResultTabs).active == "tab-output"
+
+    drive(make_app(), scenario)
+
+
+def test_cancel_a_hanging_run(make_app) -> None:
+    runner = FakeRunner()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        app.query_one("#editor", TextArea).text = f"{HANG}:\n    pass\n"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: runner.started.is_set() and app.running)
+        assert app.query_one("#btn-cancel", Button).display
+        assert "running on cpu" in text_of(app, "#run-status")
+        assert app.query_one("#btn-run", Button).disabled
+        shown = {k.binding.action for k in app.screen.active_bindings.values() if k.enabled}
+        assert "cancel_run" in shown  # the footer shows Cancel while running
+        await pilot.press("ctrl+r")  # a second run is refused while one is in flight
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: not app.running)
+        assert "cancelled" in text_of(app, "#output")
+        assert "not counted" in text_of(app, "#verdict")
+        assert app.session.attempts() == 0
+        assert len(runner.calls) == 1
+        assert not app.query_one("#btn-cancel", Button).display
+        assert text_of(app, "#run-status") == ""
+
+    drive(make_app(runner=runner), scenario)
+
+
+def test_hints_revealed_one_at_a_time(make_app, store: ProgressStore) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        hints = app.query_one("#step-hints", Markdown)
+        assert not hints.display
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert hints.display
+        assert "Hint 1/2" in hints.source and "Hint 2/2" not in hints.source
+        await pilot.click("#btn-hint")
+        await pilot.pause()
+        assert "Hint 2/2" in hints.source
+        await pilot.press("f3")  # no third hint: nothing changes
+        await pilot.pause()
+        assert hints.source.count("Hint ") == 2
+        assert store.hints_revealed("mini-basics/first-backward") == 2
+
+    drive(make_app(), scenario)
+
+
+def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        assert app.query_one("#editor", TextArea).read_only
+        assert app.query_one("#btn-run", Button).disabled
+        await pilot.click("#btn-check")  # nothing picked yet: a warning, no attempt
+        await pilot.pause()
+        assert app.session.attempts() == 0
+        choices = app.query_one("#quiz-choices", RadioSet)
+        choices.focus()
+        await pilot.press("down", "enter")  # second choice: False (correct)
+        await pilot.pause()
+        assert choices.pressed_index == 1
+        await pilot.click("#btn-check")
+        await pilot.pause()
+        assert "✓ Passed" in text_of(app, "#verdict")
+        assert "Only tensors created with" in text_of(app, "#verdict")
+        assert "mini-basics/who-tracks" in store.passed_steps()
+
+    drive(make_app(), scenario)
+
+
+def test_multiple_choice_quiz(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-graph", "what-stops-tracking")
+        choices = app.query_one("#quiz-choices", SelectionList)
+        choices.select(0)
+        await pilot.press("ctrl+r")  # run on a quiz step checks the answer
+        await pilot.pause()
+        assert "Not yet" in text_of(app, "#verdict")
+        choices.select(1)
+        await pilot.click("#btn-check")
+        await pilot.pause()
+        assert "✓ Passed" in text_of(app, "#verdict")
+
+    drive(make_app(), scenario)
+
+
+def test_answer_step(make_app, store: ProgressStore) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        assert "z.sum().backward()" in app.query_one("#editor", TextArea).text
+        box = app.query_one("#answer-input", Input)
+        box.focus()
+        await pilot.press(*"oops", "enter")
+        await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
+        assert "Could not grade" in text_of(app, "#verdict")
+        box.value = ""
+        await pilot.press(*"tensor([1., 1.])", "enter")
+        await wait_until(
+            pilot, lambda: "mini-basics/grad-value" in store.passed_steps() and not app.running
+        )
+        assert "✓ Passed" in text_of(app, "#verdict")
+
+    drive(make_app(), scenario)
+
+
+def test_devices_listed_when_known_and_switched(make_app) -> None:
+    runner = FakeRunner(devices=["cpu", "cuda:0"], device_delay=0.2)
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        select = app.query_one("#device", Select)
+        assert app.session.device == "cpu"  # until the runner answers, cpu
+        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await pilot.pause()
+        assert app.session.device == "cpu"  # asked for cpu explicitly
+        select.value = "cuda:0"
+        await pilot.pause()
+        assert app.session.device == "cuda:0"
+        assert "device: cuda:0" in text_of(app, "#topbar")
+        await pilot.press("f6")  # cycle back to cpu
+        await pilot.pause()
+        assert app.session.device == "cpu" and select.value == "cpu"
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        await pilot.press("f6", "ctrl+r")
+        await wait_until(pilot, lambda: bool(runner.calls) and not app.running)
+        assert runner.calls[-1]["device"] == "cuda:0"
+
+    drive(make_app(runner=runner), scenario)
+
+
+def test_auto_device_and_unavailable_device(make_app) -> None:
+    async def auto(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await pilot.pause()
+        assert app.session.device == "cuda:0"
+
+    drive(make_app(runner=FakeRunner(devices=["cpu", "cuda:0"]), device="auto"), auto)
+
+    async def missing(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await pilot.pause()
+        assert app.session.device == "cpu"
+        assert app.query_one("#device", Select).value == "cpu"
+
+    drive(make_app(runner=FakeRunner(devices=["cpu"]), device="cuda"), missing)
+
+
+def test_language_switch_changes_every_text(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        app.query_one("#quiz-choices", RadioSet).focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert app.session.lang == "zh"
+        assert "谁会追踪历史" in text_of(app, "#step-body")
+        assert "第 3/4 步" in text_of(app, "#step-header")
+        assert "迷你课" in str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        assert str(app.query_one("#btn-next", Button).label) == "下一步 ▶"
+        tabs = app.query_one(ResultTabs).tabs
+        assert str(tabs.get_tab("tab-diagnosis").label) == "诊断"
+        assert "在左侧课程区" in app.query_one("#editor", TextArea).text
+        assert app.query_one("#quiz-choices", RadioSet).pressed_index == 1  # choice kept
+        descriptions = {b.binding.description for b in app.screen.active_bindings.values()}
+        assert {"运行", "提示", "English"} <= descriptions
+        assert "autograd 导师" in text_of(app, "#topbar")
+        await pilot.press("f4")
+        await pilot.pause()
+        assert app.session.lang == "en"
+        assert "Who tracks history?" in text_of(app, "#step-body")
+
+    drive(make_app(), scenario)
+
+
+def test_graph_of_a_picked_tensor(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        app.query_one("#editor", TextArea).text = app.session.step.solution  # type: ignore[union-attr]
+        app.flush_code()
+        select = app.query_one("#graph-expr", Select)
+        assert select.value == "x"  # kept from the starter code, still assigned
+        select.value = "z"  # offered now that the code assigns it (else Select would raise)
+        app.query_one(ResultTabs).active = "tab-graph"
+        await pilot.pause()
+        await pilot.click("#btn-graph")
+        await wait_until(pilot, lambda: app.graph_view is not None and not app.running)
+        tree = app.query_one("#graph-tree", Tree)
+        assert tree.display
+        assert "grad_fn=SumBackward0" in str(tree.root.label)
+        first = tree.root.children[0]
+        assert str(first.label) == "SumBackward0"
+        leaf = first.children[0].children[0]
+        assert "AccumulateGrad" in str(leaf.label) and "leaf x (2,)" in str(leaf.label)
+        select.value = "x"  # a leaf: no graph, said so
+        await pilot.click("#btn-graph")
+        await wait_until(pilot, lambda: app.graph_view.expr == "x" and not app.running)
+        assert not tree.display
+        assert "no grad_fn" in text_of(app, "#graph-message")
+
+    drive(make_app(), scenario)
+
+
+def test_ask_the_tutor(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        app.query_one(ResultTabs).active = "tab-chat"
+        await pilot.pause()
+        box = app.query_one("#chat-input", Input)
+        box.focus()
+        await pilot.press(*"what is grad", "enter")
+        await wait_until(pilot, lambda: len(app.query(".chat-message")) == 3)
+        messages = [m.source for m in app.query(".chat-message").results(Markdown)]
+        assert "what is grad" in messages[1]
+        assert "holds the gradient" in messages[2] and "mini-basics/intro" in messages[2]
+        assert box.value == ""
+
+    drive(make_app(), scenario)
+
+
+def test_chat_disabled_without_a_tutor(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.query_one("#chat-input", Input).disabled
+        assert "not available" in app.query_one(".chat-message", Markdown).source
+
+    drive(make_app(tutor=None), scenario)
+
+
+def test_copy_output_and_diagnosis(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        await pilot.press("f8")  # nothing yet
+        assert app.clipboard == ""
+        app.query_one("#editor", TextArea).text = "print(1)\nraise RuntimeError\n"
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
+        await pilot.press("f8")
+        assert "RuntimeError" in app.clipboard and "── stdout ──" in app.clipboard
+        await pilot.press("f9")
+        assert "backward() on a non-scalar" in app.clipboard
+
+    drive(make_app(), scenario)
+
+
+def test_help_screen_lists_every_binding(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("f1")
+        await pilot.pause()
+        table = app.screen.query_one("#help-table", DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        keys = {row[0] for row in rows}
+        assert {"ctrl+r / f5", "ctrl+g", "f7", "f8", "f9", "f10", "ctrl+p"} <= keys
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.screen.query("#help-table")
+
+    drive(make_app(), scenario)
+
+
+def test_footer_is_short(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.query_one(Footer)
+        shown = {
+            b.binding.action
+            for b in app.screen.active_bindings.values()
+            if b.binding.show and b.enabled
+        }
+        assert shown == {"run", "hint", "next_step", "toggle_lang", "toggle_lessons", "help"}
+
+    drive(make_app(), scenario)
+
+
+def test_command_palette_jumps_to_a_lesson(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: "CommandPalette" in type(app.screen).__name__)
+        await pilot.press(*"open non-scalar")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.session.lesson.id == "mini-graph")
+
+    drive(make_app(), scenario)
+
+
+def test_next_and_back_cross_lessons(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.session.ref == "mini-graph/fix-scalar"
+        await pilot.click("#btn-prev")
+        await pilot.pause()
+        assert app.session.ref == "mini-basics/grad-value"
+
+    drive(make_app(), scenario)
+
+
+def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None:
+    edited = "import torch\n\nx = torch.ones(2, 2, requires_grad=True)\ny = x * 5\n"
+
+    async def first(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        app.query_one("#quiz-choices", RadioSet).focus()
+        await pilot.press("down", "enter")
+        await pilot.click("#btn-check")
+        await pilot.pause()
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        app.query_one("#editor", TextArea).text = edited
+        await pilot.press("ctrl+t")
+        await pilot.press("ctrl+q")  # quitting saves the editor at once
+
+    drive(make_app(), first)
+
+    async def second(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.session.ref == "mini-basics/first-backward"
+        assert app.query_one("#editor", TextArea).text == edited
+        assert "Hint 1/2" in app.query_one("#step-hints", Markdown).source
+        prompt = str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        assert prompt.startswith("◐")
+
+    drive(make_app(), second)
+
+
+def test_startup_never_imports_torch(make_app) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = """
+import asyncio, sys
+sys.path.insert(0, "tests/tui")
+from pathlib import Path
+import tempfile
+from tui_fakes import FakeRunner, FakeTutor
+from tutor.course import load_course
+from tutor.progress import ProgressStore
+from tutor.tui.app import create_app
+
+course = load_course(Path("tests/fixtures/mini_course"))
+store = ProgressStore(Path(tempfile.mkdtemp()) / "p.sqlite")
+app = create_app(course=course, runner=FakeRunner(), store=store, tutor=FakeTutor())
+async def main():
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+n", "ctrl+l", "f1", "escape")
+        await pilot.pause()
+asyncio.run(main())
+print("torch" in sys.modules)
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
