@@ -1,0 +1,47 @@
+"""``tutor run``: output, the learner's error line, JSON, and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import run_cmd
+from tutor.errors import TutorError
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    run_cmd.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["run", *argv])
+
+
+def test_error_run_prints_line_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "broken.py"
+    script.write_text("import torch\nx = torch.ones(2, requires_grad=True)\nprint('hi')\n"
+                      "(x * 2).backward()\n")
+    assert run_cmd.run(parse(str(script), "--device", "cpu", "--json", "--lang", "en")) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["result"]["outcome"] == "error"
+    assert payload["result"]["stdout"] == "hi\n"
+    assert payload["result"]["error"]["line"] == 4
+    assert isinstance(payload["diagnoses"], list)
+
+
+def test_plain_output_and_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "fine.py"
+    script.write_text("print('你好', 1 + 1)\n")
+    assert run_cmd.run(parse(str(script), "--device", "cpu", "--lang", "zh")) == 0
+    assert capsys.readouterr().out == "你好 2\n"
+
+
+def test_missing_file_and_bad_timeout_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(TutorError) as caught:
+        run_cmd.run(parse(str(tmp_path / "nope.py")))
+    assert caught.value.exit_code == 2 and "no such file" in str(caught.value)
+    script = tmp_path / "x.py"
+    script.write_text("pass\n")
+    with pytest.raises(TutorError):
+        run_cmd.run(parse(str(script), "--timeout", "0"))
