@@ -19,6 +19,7 @@ from tutor.diagnosis.source import (
     CallSite,
     Source,
     calls_in,
+    code_text,
     makes_requires_grad,
 )
 from tutor.i18n import LANGS, Lang, T, Text
@@ -75,7 +76,7 @@ class Context:
         for stmt in self.statements:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-                    return ast.unparse(node.left), ast.unparse(node.right)
+                    return code_text(node.left), code_text(node.right)
         return None
 
     def grad_owner(self) -> str | None:
@@ -83,7 +84,7 @@ class Context:
         for stmt in self.statements:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Attribute) and node.attr == "grad":
-                    return ast.unparse(node.value)
+                    return code_text(node.value)
         return None
 
     def assigned_target(self) -> str | None:
@@ -98,14 +99,14 @@ class Context:
                 if isinstance(target, ast.Name):
                     return target.id
                 if isinstance(target, (ast.Attribute, ast.Subscript)):
-                    return ast.unparse(target.value)
+                    return code_text(target.value)
         return None
 
     def binop_operands(self) -> tuple[str, str] | None:
         for stmt in self.statements:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.BinOp):
-                    return ast.unparse(node.left), ast.unparse(node.right)
+                    return code_text(node.left), code_text(node.right)
         return None
 
     def subject(self, focus: list[str]) -> tuple[str | None, str | None, CallSite | None]:

@@ -4,6 +4,7 @@ produced a variable, and whether a line sits inside ``no_grad`` or a loop."""
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -142,9 +143,26 @@ class Source:
             is_module_attr = isinstance(func.value, ast.Name) and func.value.id == "self"
             if not is_library and not is_module_attr:
                 receiver = ast.unparse(func.value)
-        args = [ast.unparse(a) for a in node.args]
+            if receiver is not None:
+                receiver = code_text(func.value)
+        args = [code_text(a) for a in node.args]
         return CallSite(node=node, name=call_name(node), callee=callee, receiver=receiver,
                         args=args)
+
+    def bound_names(self) -> set[str]:
+        """Names the module binds by import, def, class, assignment or loop."""
+        names: set[str] = set(dir(builtins))
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+        return names
 
     # ------------------------------------------------------------------ data flow
 
@@ -220,6 +238,13 @@ class Source:
         return out
 
 
+def code_text(node: ast.expr) -> str:
+    """The expression as code that stays valid with a method call appended: ``(x * 2)``."""
+    text = ast.unparse(node)
+    simple = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+    return text if isinstance(node, simple) else f"({text})"
+
+
 def _target_names(target: ast.AST) -> set[str]:
     if isinstance(target, ast.Name):
         return {target.id}
@@ -244,7 +269,13 @@ def makes_requires_grad(nodes: Iterable[ast.AST], source: Source) -> bool:
     """Whether something in these nodes may require grad: ``requires_grad=True``,
     ``requires_grad_()``, ``nn.Parameter``, a later ``x.requires_grad = True``, or a call of a
     learner object (a module has parameters). Unknown counts as yes: callers use a False
-    answer to claim that nothing requires grad, so it must be certain."""
+    answer to claim that nothing requires grad, so it must be certain: a name the code never
+    binds (the code is partial, or it comes from elsewhere) counts as yes."""
+    bound = source.bound_names()
+    for node in nodes:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in bound:
+                return True
     for node in nodes:
         for sub in ast.walk(node):
             if isinstance(sub, ast.keyword) and sub.arg == "requires_grad":

@@ -1,0 +1,101 @@
+"""The catalog is valid data: enough entries, both languages, known placeholders, refs that
+resolve in the bundled course, and clear errors for a broken file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tutor.diagnosis import load_catalog
+from tutor.diagnosis.catalog import CatalogError, parse_catalog
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_catalog_has_at_least_thirty_distinct_diagnoses() -> None:
+    catalog = load_catalog()
+    ids = [e.id for e in catalog.entries]
+    assert len(ids) == len(set(ids))
+    assert len(catalog.errors) >= 30
+    assert {e.pitfall for e in catalog.pitfalls} == {
+        "missing-zero-grad", "data-attribute", "nonleaf-grad-read", "backward-in-no-grad",
+        "requires-grad-too-late",
+    }
+    assert catalog.warnings
+
+
+@pytest.mark.parametrize("entry", load_catalog().entries, ids=lambda e: e.id)
+def test_every_entry_is_written_in_both_languages(entry) -> None:
+    for text in (entry.title, entry.explanation, entry.fix):
+        assert text.en.strip() and text.zh.strip()
+        assert CJK.search(text.zh), f"{entry.id}: zh text has no Chinese: {text.zh!r}"
+        assert not CJK.search(text.en), f"{entry.id}: en text has Chinese: {text.en!r}"
+
+
+def test_every_lesson_ref_resolves_in_the_bundled_course() -> None:
+    course_loader = pytest.importorskip("tutor.course.loader")
+    course = course_loader.load_course()
+    missing = []
+    for entry in load_catalog().entries:
+        try:
+            course.find(entry.lesson_ref)
+        except KeyError:
+            missing.append(f"{entry.id} -> {entry.lesson_ref}")
+    assert not missing, missing
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "catalog.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+ENTRY = """entries:
+- id: {id}
+  severity: error
+  match:
+    exception: [RuntimeError]
+    message: "{regex}"
+  title: "{title}"
+  explanation: {{en: "e", zh: "解释"}}
+  fix: {{en: "f", zh: "修改"}}
+  lesson_ref: graph/intro
+"""
+
+
+def test_a_valid_minimal_file_parses(tmp_path: Path) -> None:
+    catalog = parse_catalog(_write(tmp_path, ENTRY.format(id="x", regex="boom (?P<n>\\\\d+)",
+                                                          title="{n} and {var}")))
+    assert catalog.get("x").match.pattern().search("boom 3")
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"id": "x", "regex": "ok", "title": "uses {nope}"}, "unknown placeholders"),
+        ({"id": "x", "regex": "bad(", "title": "t"}, "bad regex"),
+        ({"id": "Bad Id", "regex": "ok", "title": "t"}, "id"),
+    ],
+)
+def test_a_broken_file_names_the_file_and_the_problem(
+    tmp_path: Path, fields: dict[str, str], problem: str
+) -> None:
+    path = _write(tmp_path, ENTRY.format(**fields))
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(path)
+    assert str(path) in str(caught.value)
+    assert problem in str(caught.value)
+
+
+def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
+    one = ENTRY.format(id="x", regex="a", title="t")
+    two = one + one.removeprefix("entries:\n")
+    with pytest.raises(CatalogError, match="duplicate diagnosis id 'x'"):
+        parse_catalog(_write(tmp_path, two))
+
+
+def test_unreadable_yaml_is_a_catalog_error(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="cannot read"):
+        parse_catalog(_write(tmp_path, "entries: [\n  - {"))

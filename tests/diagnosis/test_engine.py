@@ -1,0 +1,166 @@
+"""The engine on hand-built runs: messages torch prints where this machine cannot produce
+them (CUDA), the learner's names in the text, strict matching, generic fallbacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.diagnosis import diagnose_error, explain
+from tutor.sandbox.models import RunResult, WarningInfo
+
+from .runs import clean, failed, tensor
+
+NON_SCALAR = "grad can be implicitly created only for scalar outputs"
+
+
+def test_non_scalar_fix_is_in_the_learners_names() -> None:
+    code = "import torch\nw = torch.ones(4, requires_grad=True)\nloss = w * 3\nloss.backward()\n"
+    run = failed(code, "RuntimeError", NON_SCALAR, 4,
+                 loss=tensor([4], requires_grad=True, is_leaf=False, grad_fn="MulBackward0"))
+    diagnosis = diagnose_error(run, code)
+    assert diagnosis is not None
+    assert (diagnosis.id, diagnosis.variable, diagnosis.line) == ("non-scalar-backward", "loss", 4)
+    assert "`loss` has shape (4,)" in diagnosis.explanation.en
+    assert "`loss.sum().backward()`" in diagnosis.fix.en
+    assert "gradient=torch.ones_like(loss)" in diagnosis.fix.en
+    assert "(4,)" in diagnosis.explanation.zh and "loss.mean()" in diagnosis.fix.zh
+    assert diagnosis.details is not None and "MulBackward0" in diagnosis.details.en
+    assert diagnosis.lesson_ref == "non-scalar/fix-scalar"
+
+
+def test_the_receiver_may_be_an_expression() -> None:
+    code = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 2).backward()\n"
+    diagnosis = diagnose_error(failed(code, "RuntimeError", NON_SCALAR, 3), code)
+    assert diagnosis is not None and diagnosis.variable == "(x * 2)"
+    assert "`(x * 2).sum().backward()`" in diagnosis.fix.en
+
+
+def test_mm_names_both_operands() -> None:
+    code = "import torch\nA = torch.ones(2, 3)\nB = torch.ones(2, 3)\nC = torch.mm(A, B)\n"
+    run = failed(code, "RuntimeError", "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)",
+                 4)
+    diagnosis = diagnose_error(run, code)
+    assert diagnosis is not None and diagnosis.id == "mm-shape-mismatch"
+    assert "`A` gives 2x3 and `B` gives 2x3" in diagnosis.explanation.en
+    assert "torch.mm(A, B.t())" in diagnosis.fix.en
+
+
+def test_same_message_from_a_layer_is_the_in_features_diagnosis() -> None:
+    code = "h = self.fc1(x)\n"
+    run = failed(code, "RuntimeError", "mat1 and mat2 shapes cannot be multiplied (1x256 and "
+                 "400x120)", 1, x=tensor([1, 256]))
+    diagnosis = diagnose_error(run, code)
+    assert diagnosis is not None and diagnosis.id == "linear-in-features"
+    assert "`self.fc1` expects 400 input features but gets 256" == diagnosis.title.en
+    assert "nn.Linear(256, 120)" in diagnosis.fix.en
+
+
+@pytest.mark.parametrize(
+    ("type_", "message", "expected"),
+    [
+        # strings as torch builds them for CUDA (from libtorch); this machine has no GPU
+        ("RuntimeError", "Expected all tensors to be on the same device, but found at least "
+         "two devices, cuda:0 and cpu!", "device-mismatch"),
+        ("RuntimeError", "Input type (torch.cuda.FloatTensor) and weight type "
+         "(torch.FloatTensor) should be the same", "device-mismatch-layer"),
+        ("RuntimeError", "Input type (double) and bias type (float) should be the same",
+         "dtype-double-float"),
+        ("RuntimeError", "Input type (long int) and bias type (float) should be the same",
+         "dtype-long-float"),
+        ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+         "copy the tensor to host memory first.", "numpy-on-gpu"),
+        ("RuntimeError", "No CUDA GPUs are available", "cuda-not-available"),
+        ("AssertionError", "Torch not compiled with CUDA enabled", "cuda-not-available"),
+        ("RuntimeError", "mat1 and mat2 must have the same dtype, but got Half and Float",
+         "dtype-mismatch"),
+    ],
+)
+def test_messages_this_machine_cannot_produce(type_: str, message: str, expected: str) -> None:
+    code = "import torch\nout = model(x)\n"
+    diagnosis = diagnose_error(failed(code, type_, message, 2), code)
+    assert diagnosis is not None and diagnosis.id == expected
+
+
+def test_the_right_message_with_the_wrong_exception_type_is_generic() -> None:
+    code = "raise ValueError('grad can be implicitly created only for scalar outputs')\n"
+    diagnosis = diagnose_error(failed(code, "ValueError", NON_SCALAR, 1), code)
+    assert diagnosis is not None and diagnosis.generic and diagnosis.id == "generic"
+
+
+def test_unknown_errors_are_generic_and_point_at_the_line() -> None:
+    code = "import torch\nscores = {'a': 1}\nprint(scores['b'])\n"
+    diagnosis = diagnose_error(failed(code, "KeyError", "'b'", 3), code)
+    assert diagnosis is not None and diagnosis.generic
+    assert diagnosis.line == 3
+    assert "line 3" in diagnosis.title.en and "第 3 行" in diagnosis.title.zh
+    assert "print(scores['b'])" in diagnosis.explanation.en
+
+
+def test_none_on_a_grad_line_that_is_not_the_grad_stays_generic() -> None:
+    # the None is `cfg.lr`, not a .grad: grad-none would be a wrong diagnosis
+    code = "w.grad.zero_()\nstep = cfg.lr * 2\n"
+    run = failed(code, "TypeError", "unsupported operand type(s) for *: 'NoneType' and 'int'", 2,
+                 w=tensor([2], requires_grad=True))
+    diagnosis = diagnose_error(run, code)
+    assert diagnosis is not None and diagnosis.generic
+
+
+def test_a_condition_that_needs_a_missing_fact_does_not_fire() -> None:
+    # no locals: whether the tensor is integer is unknown, so the integer variant is not claimed
+    code = "loss.backward()\n"
+    message = "element 0 of tensors does not require grad and does not have a grad_fn"
+    diagnosis = diagnose_error(failed(code, "RuntimeError", message, 1), code)
+    assert diagnosis is not None and diagnosis.id == "no-grad-fn"
+
+
+def test_unparsable_code_still_gets_a_diagnosis_with_neutral_words() -> None:
+    code = "loss.backward(\n"
+    diagnosis = diagnose_error(failed(code, "RuntimeError", NON_SCALAR, 1), code)
+    assert diagnosis is not None and diagnosis.id == "non-scalar-backward"
+    assert "the tensor" in diagnosis.title.en and "该张量" in diagnosis.title.zh
+
+
+def test_runs_that_did_not_raise() -> None:
+    assert diagnose_error(clean(), "x = 1\n") is None
+    timeout = RunResult(outcome="timeout", device="cpu")
+    diagnosis = diagnose_error(timeout, "while True:\n    pass\n")
+    assert diagnosis is not None and diagnosis.generic and "too long" in diagnosis.title.en
+
+
+def test_explain_orders_error_warnings_pitfalls_and_drops_covered_pitfalls() -> None:
+    code = (
+        "import torch\n"
+        "x = torch.ones(2, requires_grad=True)\n"
+        "y = x * 2\n"
+        "y.sum().backward()\n"
+        "print(y.grad)\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "print(w.data)\n"
+    )
+    warning = WarningInfo(category="UserWarning", line=5, message=(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+        "attribute won't be populated during autograd.backward()."))
+    ids = [(d.id, d.line) for d in explain(clean([warning]), code)]
+    # the static nonleaf-grad-read pitfall is covered by the runtime warning
+    assert ids == [("nonleaf-grad-warning", 5), ("data-attribute", 7)]
+
+
+def test_warnings_nobody_catalogued_are_left_out() -> None:
+    warning = WarningInfo(category="DeprecationWarning", message="something old", line=1)
+    assert explain(clean([warning]), "x = 1\n") == []
+
+
+@pytest.mark.cuda
+def test_device_mismatch_on_a_real_gpu(sandbox) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    code = (
+        "import torch\n"
+        "w = torch.randn(3, 3, device='cuda', requires_grad=True)\n"
+        "x = torch.randn(2, 3)\n"
+        "y = x @ w\n"
+    )
+    result = sandbox.run(code, device="cuda")
+    diagnosis = diagnose_error(result, code)
+    assert diagnosis is not None and diagnosis.id == "device-mismatch"
