@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ DYNAMIC = {
     "fix_starter_passes.yaml": (8, 5, "step 'nothing-to-fix' starter: "),
 }
 """File -> where the problem found by running the reference solutions is reported."""
-
-needs_selfcheck = pytest.mark.xfail(
-    importlib.util.find_spec("tutor.grading.selfcheck") is None,
-    reason="tutor.grading.selfcheck (running reference solutions) has not landed yet",
-    strict=True,
-)
 
 
 def _expected_lines(folder: Path, table: dict[str, tuple[int, int, str]]) -> list[str]:
@@ -61,7 +54,6 @@ def test_cli_static_only_prints_every_problem_and_exits_1(tutor_cli):
     assert "Traceback" not in result.stderr
 
 
-@needs_selfcheck
 @pytest.mark.slow
 def test_cli_runs_solutions_and_reports_failing_solution_and_passing_starter(
     tutor_cli, broken_lessons: Path
@@ -74,7 +66,6 @@ def test_cli_runs_solutions_and_reports_failing_solution_and_passing_starter(
     assert summary == "8 problems in 8 files"
 
 
-@needs_selfcheck
 @pytest.mark.slow
 def test_cli_mini_course_is_clean_when_solutions_run(tutor_cli, mini_course: Path):
     result = tutor_cli("lint", "--device", "cpu", str(mini_course))
@@ -88,7 +79,6 @@ def test_bundled_course_is_statically_clean(tutor_cli):
     assert result.stdout.splitlines()[-1].endswith(": all clean")
 
 
-@needs_selfcheck
 @pytest.mark.slow
 def test_bundled_course_solutions_pass_their_own_checks(tutor_cli):
     result = tutor_cli("lint", "--device", "cpu")

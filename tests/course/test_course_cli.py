@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tutor.cli import main
 
 
-@pytest.fixture
-def cli_ready(tutor_cli) -> None:
-    """The in-process ``main`` needs every subcommand module, as the subprocess does."""
-
-
-@pytest.mark.usefixtures("cli_ready")
 def test_lessons_lists_lessons_steps_and_kinds(capsys, mini_course: Path):
     assert main(["lessons", "--lessons", str(mini_course), "--lang", "en"]) == 0
     out = capsys.readouterr().out
@@ -31,14 +23,12 @@ def test_lessons_lists_lessons_steps_and_kinds(capsys, mini_course: Path):
         assert text in out
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_lessons_in_chinese_and_options_before_the_subcommand(capsys, mini_course: Path):
     assert main(["--lang", "zh", "--lessons", str(mini_course), "lessons"]) == 0
     out = capsys.readouterr().out
     assert "课程" in out and "first-backward (编程)" in out and "迷你课" in out
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_lessons_on_a_broken_folder_is_one_clear_error(capsys, broken_lessons: Path):
     assert main(["lessons", "--lessons", str(broken_lessons)]) == 1
     err = capsys.readouterr().err
@@ -46,25 +36,21 @@ def test_lessons_on_a_broken_folder_is_one_clear_error(capsys, broken_lessons: P
     assert "unknown_key.yaml:8:5:" in err and "Traceback" not in err
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_lessons_on_a_missing_folder(capsys, tmp_path: Path):
     assert main(["lessons", "--lessons", str(tmp_path / "nope")]) == 2
     assert "no such folder" in capsys.readouterr().err
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_schema_output_to_an_unwritable_place_is_a_clear_error(capsys, tmp_path: Path):
     assert main(["schema", "--output", str(tmp_path / "missing" / "x.json")]) == 2
     assert "cannot write the schema" in capsys.readouterr().err
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_lint_missing_path_is_a_clear_error(capsys, tmp_path: Path):
     assert main(["lint", "--static-only", str(tmp_path / "nope.yaml")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
 
-@pytest.mark.usefixtures("cli_ready")
 def test_lint_strict_fails_on_warnings(capsys, tmp_path: Path):
     lesson = tmp_path / "01-one-hint.yaml"
     lesson.write_text(
