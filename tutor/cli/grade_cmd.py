@@ -157,9 +157,7 @@ def _previous(args: argparse.Namespace) -> list[SubmissionEntry]:
 
     if not args.resume:
         return []
-    if args.json is None:
-        raise TutorError("--resume reads the results of the last run from --json FILE; give it")
-    if not args.json.exists():
+    if args.json is None or not args.json.exists():
         return []
     return load_json(args.json).submissions
 
@@ -234,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
         raise TutorError("--jobs must be at least 1")
     if args.timeout <= 0:
         raise TutorError("--timeout must be a positive number of seconds")
+    if args.resume and args.json is None:
+        raise TutorError("--resume reads the results of the last run from --json FILE; give it")
     course = load_course(getattr(args, "lessons", None))
     unmatched: list[Unmatched] = []
     if args.exercise:

@@ -1,0 +1,109 @@
+"""`tutor grade` end to end: the CLI as a subprocess, the way a teacher or CI calls it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tutor.course.models import Lesson
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).resolve().parent / "submissions"
+
+pytestmark = pytest.mark.slow
+
+
+def tutor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), TUTOR_LANG="en", NO_COLOR="1", COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=300,
+    )
+
+
+@pytest.fixture
+def course_dir(tmp_path: Path, seed_lesson: Lesson) -> Path:
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    # JSON is YAML: the seed lesson as a lesson file
+    (lessons / "90-seed.yaml").write_text(
+        json.dumps(seed_lesson.model_dump(mode="json", exclude_none=True)), encoding="utf-8"
+    )
+    return lessons
+
+
+def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    for rel in ["ana/nonscalar.py", "ana/square.py", "chen/nonscalar.py", "eli/nonscalar.py",
+                "gus/nonscalar.py", "ivo/nonscalar.py"]:
+        (subs / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CORPUS / rel, subs / rel)
+    (subs / "ana" / "scratch.py").write_text("x = 1\n", encoding="utf-8")
+    common = ["--lessons", str(course_dir), "--json", "out/r.json", "--timeout", "3",
+              "--jobs", "2"]
+    first = tutor("grade", "subs", *common, "--junit", "out/r.xml", "--csv", "out/r.csv",
+                  cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "6 submissions: 2 passed, 1 failed, 2 errors, 1 not gradable" in first.stdout
+    assert "skipped ana/scratch.py" in first.stderr
+    assert "Traceback" not in first.stderr
+    report = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
+    assert report["version"] == 1 and report["torch_version"].startswith("2.")
+    statuses = {s["file"]: (s["status"], s["score"]) for s in report["submissions"]}
+    assert statuses == {
+        "ana/nonscalar.py": ("pass", 5.0), "ana/square.py": ("pass", 3.0),
+        "chen/nonscalar.py": ("fail", 3.0), "eli/nonscalar.py": ("error", 1.0),
+        "gus/nonscalar.py": ("error", 0.0), "ivo/nonscalar.py": ("not_gradable", 0.0),
+    }
+    assert report["unmatched"] == ["ana/scratch.py: no code or fix-the-bug step has the id "
+                                   "'scratch'"]
+    assert ET.parse(tmp_path / "out" / "r.xml").getroot().get("tests") == "6"
+    gradebook = (tmp_path / "out" / "r.csv").read_text(encoding="utf-8").splitlines()
+    assert gradebook[0] == "student,seed/nonscalar,seed/square,total,max_total,percent"
+
+    # edit one file; --resume regrades only it; --fail-under decides the exit status
+    shutil.copy(CORPUS / "ana" / "nonscalar.py", subs / "chen" / "nonscalar.py")
+    second = tutor("grade", "subs", *common, "--resume", "--fail-under", "90", cwd=tmp_path)
+    assert second.returncode == 1, second.stderr
+    assert "5 unchanged submissions taken from out/r.json" in second.stdout
+    assert "under --fail-under 90%" in second.stderr
+    again = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
+    assert {s["file"]: s["status"] for s in again["submissions"]}["chen/nonscalar.py"] == "pass"
+
+
+def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None:
+    result = tutor("grade", "--exercise", "seed/nonscalar", str(CORPUS / "dara/nonscalar.py"),
+                   str(CORPUS / "ana/nonscalar.py"), "--lessons", str(course_dir),
+                   "--lang", "zh", "--device", "cpu", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "的形状是 (1, 2)；应为 (2,)" in result.stdout
+    assert "共 2 份提交：1 份通过" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["nowhere"], "nowhere: not a folder"),
+        (["--exercise", "seed/nope", "x.py"], "no exercise 'seed/nope'"),
+        (["--exercise", "seed/nonscalar", "missing.py"], "missing.py: no such file"),
+        (["--exercise", "seed/mm-xgrad", "x.py"], "only code and fix steps take files"),
+        (["subs", "--resume"], "--resume reads the results"),
+        (["empty"], "no submissions found"),
+    ],
+)
+def test_user_errors_are_one_clear_message(
+    args: list[str], says: str, course_dir: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "x.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    result = tutor("grade", *args, "--lessons", str(course_dir), cwd=tmp_path)
+    assert result.returncode == 2
+    assert says in result.stderr and "Traceback" not in result.stderr
