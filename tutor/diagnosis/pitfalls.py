@@ -137,6 +137,15 @@ def _is_leaf_maker(value: ast.expr) -> bool:
     return False
 
 
+def _makes_grad_leaf_inside(value: ast.expr) -> bool:
+    """``torch.randn(3, requires_grad=True) * 0.01``: a leaf is made, then used."""
+    return any(
+        isinstance(k, ast.keyword) and k.arg == "requires_grad"
+        and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in ast.walk(value)
+    )
+
+
 def _detaches(value: ast.expr) -> bool:
     return any(isinstance(c, ast.Call) and call_name(c) == "detach" for c in ast.walk(value))
 
@@ -154,7 +163,7 @@ def nonleaf_grad_read(source: Source) -> list[Hit]:
             continue
         used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
         if (
-            used & (grad_names | set(non_leaf))
+            (used & (grad_names | set(non_leaf)) or _makes_grad_leaf_inside(node.value))
             and not _is_leaf_maker(node.value)
             and not _detaches(node.value)
             and not source.in_no_grad(node)

@@ -1,0 +1,79 @@
+"""``tutor diagnose`` as a user calls it: catalog listing, a file run and explained,
+static-only mode, JSON, clear errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import common, diagnose_cmd
+from tutor.errors import TutorError
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def call(*argv: str) -> int:
+    """Parse the way ``tutor`` does (a global --lang, then the subcommand) and run."""
+    parser = argparse.ArgumentParser(prog="tutor")
+    common.add_lang(parser)
+    subparsers = parser.add_subparsers(dest="command")
+    diagnose_cmd.register(subparsers)
+    return diagnose_cmd.run(parser.parse_args(["diagnose", *argv]))
+
+
+def test_list_shows_the_catalog_in_english_and_chinese(capsys: pytest.CaptureFixture[str]) -> None:
+    assert call("--list", "--lang", "en") == 0
+    out = capsys.readouterr().out
+    assert "non-scalar-backward" in out and "Diagnosis catalog" in out
+    assert call("--list", "--lang", "zh") == 0
+    assert "诊断目录" in capsys.readouterr().out
+
+
+def test_list_as_json_is_the_catalog_data(capsys: pytest.CaptureFixture[str]) -> None:
+    assert call("--list", "--json") == 0
+    entries = json.loads(capsys.readouterr().out)["entries"]
+    assert len(entries) >= 30 and entries[0]["id"] == "non-scalar-backward"
+
+
+def test_a_file_is_run_and_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    status = call(str(CORPUS / "nonscalar_square.py"), "--lang", "en", "--device", "cpu")
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "RuntimeError on line 7" in out
+    assert "[error] `y` is not a scalar" in out
+    assert "`y.sum().backward()`" in out
+
+
+def test_static_mode_does_not_run_and_can_print_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "train.py"
+    source.write_text((CORPUS / "pitfall_no_zero_grad.py").read_text(encoding="utf-8")
+                      + "\nraise SystemExit('a static check never runs this')\n")
+    assert call(str(source), "--static", "--json") == 0
+    (found,) = json.loads(capsys.readouterr().out)
+    assert (found["id"], found["severity"], found["line"]) == ("missing-zero-grad", "pitfall", 13)
+
+
+def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "ok.py"
+    source.write_text("print(1 + 1)\n")
+    assert call(str(source), "--static", "--lang", "zh") == 0
+    assert "没有发现问题" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((), "nothing to diagnose"),
+        (("missing.py",), "missing.py: no such file"),
+        (("x.py", "--list"), "either FILE or --list"),
+    ],
+)
+def test_bad_input_is_one_clear_error(argv: tuple[str, ...], message: str) -> None:
+    with pytest.raises(TutorError, match=message):
+        call(*argv)

@@ -1,0 +1,150 @@
+"""Static pitfalls: each rule finds its mistake and stays quiet on the correct variants."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tutor.diagnosis import find_pitfalls
+
+
+def hits(code: str) -> list[tuple[str, int | None, str | None]]:
+    return [(d.id, d.line, d.variable) for d in find_pitfalls(textwrap.dedent(code))]
+
+
+LOOP_WITHOUT_ZERO = """
+import torch
+w = torch.zeros(2, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for step in range(10):
+    loss = (w - 1).pow(2).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_training_loop_without_zero_grad() -> None:
+    assert hits(LOOP_WITHOUT_ZERO) == [("missing-zero-grad", 7, "loss")]
+
+
+@pytest.mark.parametrize(
+    "clear",
+    ["opt.zero_grad()", "w.grad = None", "w.grad.zero_()", "w.grad.data.zero_()",
+     "opt.zero_grad(set_to_none=True)"],
+)
+def test_any_way_of_clearing_gradients_counts(clear: str) -> None:
+    code = LOOP_WITHOUT_ZERO.replace("    loss = ", f"    {clear}\n    loss = ")
+    assert "missing-zero-grad" not in [h[0] for h in hits(code)]
+
+
+def test_a_loop_that_only_accumulates_on_purpose_is_not_a_training_loop() -> None:
+    code = """
+    import torch
+    x = torch.tensor(1.0, requires_grad=True)
+    for i in range(3):
+        (x * x).backward()
+    print(x.grad)
+    """
+    assert hits(code) == []
+
+
+def test_manual_update_loop_without_clearing() -> None:
+    code = """
+    import torch
+    b = torch.zeros(1, requires_grad=True)
+    while True:
+        err = (b - 4).abs().sum()
+        err.backward()
+        with torch.no_grad():
+            b -= 0.5 * b.grad
+        break
+    """
+    assert [h[0] for h in hits(code)] == ["missing-zero-grad"]
+
+
+def test_data_attribute_on_tensors_only() -> None:
+    code = """
+    import torch
+    w = torch.randn(3, requires_grad=True)
+    print(w.data.norm())
+    for p in model.parameters():
+        p.data -= 0.1 * p.grad.data
+    dataset = load()
+    print(dataset.data.shape)
+    """
+    assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 4), ("data-attribute", 6)]
+
+
+def test_reading_grad_of_a_non_leaf() -> None:
+    code = """
+    import torch
+    w = torch.randn(3, requires_grad=True) * 0.01
+    loss = (w ** 2).sum()
+    loss.backward()
+    print(w.grad)
+    """
+    assert hits(code) == [("nonleaf-grad-read", 6, "w")]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        "w = torch.randn(3, requires_grad=True)",
+        "w = (torch.randn(3) * 0.01).requires_grad_()",
+        "w = torch.randn(3).mul(0.01).detach().requires_grad_(True)",
+        "w = torch.randn(3, requires_grad=True) * 0.01\nw.retain_grad()",
+    ],
+)
+def test_leaves_and_retained_grads_are_fine(make: str) -> None:
+    code = f"import torch\n{make}\nloss = (w ** 2).sum()\nloss.backward()\nprint(w.grad)\n"
+    assert hits(code) == []
+
+
+def test_backward_inside_no_grad() -> None:
+    code = """
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    loss = (w * 3).sum()
+    with torch.no_grad():
+        loss.backward()
+    """
+    assert hits(code) == [("backward-in-no-grad", 6, "loss")]
+
+
+def test_requires_grad_turned_on_after_use() -> None:
+    code = """
+    import torch
+    x = torch.tensor([1.0, 2.0])
+    y = x * 3
+    x.requires_grad = True
+    y.sum().backward()
+    """
+    assert hits(code) == [("requires-grad-too-late", 5, "x")]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # flag set before the operations
+        "import torch\nx = torch.ones(2)\nx.requires_grad_()\ny = x * 3\ny.sum().backward()\n",
+        # result recomputed after the flag is on
+        "import torch\nx = torch.ones(2)\ny = x * 3\nx.requires_grad_()\ny = x * 3\n"
+        "y.sum().backward()\n",
+        # turning it off is not this mistake
+        "import torch\nx = torch.ones(2)\ny = x * 3\nx.requires_grad_(False)\nprint(y)\n",
+    ],
+)
+def test_requires_grad_in_time_is_fine(code: str) -> None:
+    assert hits(code) == []
+
+
+def test_unparsable_code_has_no_pitfalls() -> None:
+    assert find_pitfalls("for i in range(3)\n    pass\n") == []
+
+
+def test_pitfall_text_names_the_learners_variable_in_both_languages() -> None:
+    (diagnosis,) = find_pitfalls(textwrap.dedent(LOOP_WITHOUT_ZERO))
+    assert diagnosis.severity == "pitfall"
+    assert "line 7" in diagnosis.explanation.en and "第 7 行" in diagnosis.explanation.zh
+    assert diagnosis.lesson_ref == "accumulation/forgot-zero"
