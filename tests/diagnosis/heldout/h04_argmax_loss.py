@@ -1,0 +1,7 @@
+# expect: no-grad-fn-integer
+import torch
+
+logits = torch.randn(5, 4, requires_grad=True)
+guess = logits.argmax(dim=1)
+wrong = (guess != torch.tensor([0, 1, 2, 3, 0])).sum()
+wrong.backward()

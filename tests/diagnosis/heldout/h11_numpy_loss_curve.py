@@ -1,0 +1,8 @@
+# expect: numpy-requires-grad
+import numpy as np
+import torch
+
+params = torch.randn(2, requires_grad=True)
+grid = torch.linspace(0, 1, 4)
+values = params[0] * grid + params[1]
+table = np.asarray(values.numpy())

@@ -1,0 +1,7 @@
+# expect: ce-target-dtype
+import torch
+import torch.nn.functional as F
+
+log_probs = F.log_softmax(torch.randn(3, 4, requires_grad=True), dim=1)
+gold = torch.tensor([1.0, 0.0, 3.0])
+nll = F.nll_loss(log_probs, gold)

@@ -1,0 +1,8 @@
+# expect: ce-probabilities-long
+import torch
+import torch.nn as nn
+
+scores = torch.randn(4, 3, requires_grad=True)
+labels = torch.tensor([0, 2, 1, 2])
+one_hot = nn.functional.one_hot(labels, num_classes=3)
+loss = nn.CrossEntropyLoss()(scores, one_hot)

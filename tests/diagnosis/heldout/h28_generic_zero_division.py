@@ -1,0 +1,6 @@
+# expect: generic
+import torch
+
+losses = []
+w = torch.tensor(1.0, requires_grad=True)
+average = sum(losses) / len(losses)

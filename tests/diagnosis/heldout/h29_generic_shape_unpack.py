@@ -1,0 +1,5 @@
+# expect: generic
+import torch
+
+images = torch.randn(4, 3, 8, 8)
+n, c, h = images.shape

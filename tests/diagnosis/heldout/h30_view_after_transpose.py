@@ -1,0 +1,6 @@
+# expect: view-not-contiguous
+import torch
+
+seq = torch.randn(2, 5, 8)
+swapped = seq.transpose(0, 1)
+flat = swapped.view(10, 8)
