@@ -42,7 +42,7 @@ def test_a_file_is_run_and_explained(capsys: pytest.CaptureFixture[str]) -> None
     status = call(str(CORPUS / "nonscalar_square.py"), "--lang", "en", "--device", "cpu")
     out = capsys.readouterr().out
     assert status == 1
-    assert "RuntimeError on line 7" in out
+    assert "RuntimeError on line 8" in out
     assert "[error] `y` is not a scalar" in out
     assert "`y.sum().backward()`" in out
 
@@ -55,7 +55,7 @@ def test_static_mode_does_not_run_and_can_print_json(
                       + "\nraise SystemExit('a static check never runs this')\n")
     assert call(str(source), "--static", "--json") == 0
     (found,) = json.loads(capsys.readouterr().out)
-    assert (found["id"], found["severity"], found["line"]) == ("missing-zero-grad", "pitfall", 13)
+    assert (found["id"], found["severity"], found["line"]) == ("missing-zero-grad", "pitfall", 14)
 
 
 def test_a_clean_file_says_so_in_chinese(tmp_path: Path,

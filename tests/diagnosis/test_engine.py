@@ -51,7 +51,7 @@ def test_same_message_from_a_layer_is_the_in_features_diagnosis() -> None:
                  "400x120)", 1, x=tensor([1, 256]))
     diagnosis = diagnose_error(run, code)
     assert diagnosis is not None and diagnosis.id == "linear-in-features"
-    assert "`self.fc1` expects 400 input features but gets 256" == diagnosis.title.en
+    assert diagnosis.title.en == "`self.fc1` expects 400 input features but gets 256"
     assert "nn.Linear(256, 120)" in diagnosis.fix.en
 
 

@@ -79,14 +79,17 @@ def diagnosis_panel(diagnosis: Diagnosis, lang: Lang) -> RenderableType:
     )
 
 
+NEUTRAL_NAMES: dict[str, str] = {
+    "var": "`x`", "var_code": "x", "var2": "`y`", "var2_code": "y", "callee": "`layer`",
+    "fn": "softmax",
+}
+
+
 class _Neutral(dict):  # type: ignore[type-arg]
     """Placeholder values for showing a template without a run: `x`, `y`, ``…``."""
 
-    NAMES = {"var": "`x`", "var_code": "x", "var2": "`y`", "var2_code": "y",
-             "callee": "`layer`", "fn": "softmax"}
-
     def __missing__(self, key: str) -> str:
-        return self.NAMES.get(key, "…")
+        return NEUTRAL_NAMES.get(key, "…")
 
 
 def neutral(template: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,6 +19,7 @@ from tutor.diagnosis.source import (
     INPLACE_UPDATE_METHODS,
     CallSite,
     Source,
+    call_name,
     calls_in,
     code_text,
     makes_requires_grad,
@@ -160,64 +162,51 @@ class Context:
 
 
 def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[str] | None) -> bool:
-    """Every condition the entry states holds. Unknown facts fail a condition that needs them."""
+    """Every condition the entry states holds. A fact that cannot be known (no parsed source,
+    no snapshot of the variable) fails the condition that needs it: no guessing."""
     names = {c.name for c in ctx.calls}
-    node = ctx.line_node()
     if cond.line_calls is not None and not names & set(cond.line_calls):
         return False
     if cond.line_not_calls is not None and names & set(cond.line_not_calls):
         return False
-    if cond.line_has_matmul_operator is not None:
-        if (ctx.matmul_operands() is not None) != cond.line_has_matmul_operator:
-            return False
-    if cond.line_calls_module is not None:
-        is_module = any(_module_like(c) for c in ctx.calls)
-        if is_module != cond.line_calls_module:
-            return False
-    if cond.line_reads_grad is not None and (ctx.grad_owner() is not None) != cond.line_reads_grad:
-        return False
-    if cond.line_in_no_grad is not None:
-        if node is None or ctx.source is None:
-            return False
-        if ctx.source.in_no_grad(node) != cond.line_in_no_grad:
-            return False
-    if cond.line_in_loop is not None:
-        if node is None or ctx.source is None:
-            return False
-        if (ctx.source.enclosing_loop(node) is not None) != cond.line_in_loop:
-            return False
-    if cond.line_is_inplace_update is not None:
-        if _is_inplace_update(ctx) != cond.line_is_inplace_update:
+    node = ctx.line_node()
+    source = ctx.source
+    snap = ctx.snapshot(var)
+    facts: list[tuple[object, Callable[[], object]]] = [
+        (cond.line_has_matmul_operator, lambda: ctx.matmul_operands() is not None),
+        (cond.line_calls_module, lambda: any(_module_like(c) for c in ctx.calls)),
+        (cond.line_reads_grad, lambda: ctx.grad_owner() is not None),
+        (cond.line_in_no_grad,
+         lambda: None if node is None or source is None else source.in_no_grad(node)),
+        (cond.line_in_loop,
+         lambda: None if node is None or source is None
+         else source.enclosing_loop(node) is not None),
+        (cond.line_is_inplace_update, lambda: _is_inplace_update(ctx)),
+        (cond.code_sets_requires_grad_false,
+         lambda: None if source is None else _sets_requires_grad_false(source)),
+        (cond.var_dtype, lambda: None if snap is None else dtype_kind(snap.dtype)),
+        (cond.var_is_leaf, lambda: None if snap is None else snap.is_leaf),
+        (cond.var_requires_grad, lambda: None if snap is None else snap.requires_grad),
+        (cond.message_types_differ_in_device, lambda: _types_differ_in_device(message)),
+    ]
+    for wanted, fact in facts:
+        if wanted is not None and fact() != wanted:
             return False
     needs_source = any(
         v is not None
         for v in (cond.source_calls, cond.source_in_no_grad, cond.source_defined_outside_loop,
                   cond.source_has_requires_grad)
     )
-    if needs_source:
-        if ctx.source is None or var is None or not _source_conditions(cond, ctx, var):
-            return False
-    if cond.code_sets_requires_grad_false is not None:
-        if ctx.source is None:
-            return False
-        if _sets_requires_grad_false(ctx.source) != cond.code_sets_requires_grad_false:
-            return False
-    snap = ctx.snapshot(var)
-    if cond.var_dtype is not None and (snap is None or dtype_kind(snap.dtype) != cond.var_dtype):
-        return False
-    if cond.var_is_leaf is not None and (snap is None or snap.is_leaf != cond.var_is_leaf):
-        return False
-    if cond.var_requires_grad is not None and (
-        snap is None or snap.requires_grad != cond.var_requires_grad
-    ):
-        return False
-    if cond.message_types_differ_in_device is not None:
-        if message is None or not message.groupdict():
-            return False
-        kinds = {"cuda" in (v or "") for v in message.groupdict().values()}
-        if (len(kinds) == 2) != cond.message_types_differ_in_device:
-            return False
-    return True
+    return not needs_source or (
+        source is not None and var is not None and _source_conditions(cond, ctx, var)
+    )
+
+
+def _types_differ_in_device(message: re.Match[str] | None) -> bool | None:
+    """For 'Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)'."""
+    if message is None or not message.groupdict():
+        return None
+    return len({"cuda" in (v or "") for v in message.groupdict().values()}) == 2
 
 
 def _module_like(site: CallSite) -> bool:
@@ -225,7 +214,8 @@ def _module_like(site: CallSite) -> bool:
     method or a library function."""
     func = site.node.func
     if isinstance(func, ast.Attribute):
-        return isinstance(func.value, ast.Name) and func.value.id == "self" and func.attr != "forward"
+        on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
+        return on_self and func.attr != "forward"
     if isinstance(func, ast.Name):
         return func.id not in {"print", "float", "int", "len", "list", "range", "sum", "max",
                                "min", "abs", "round", "bool", "tuple", "zip", "enumerate"}
@@ -242,25 +232,37 @@ def _is_inplace_update(ctx: Context) -> bool:
             continue
         if isinstance(stmt, ast.AugAssign):
             return True
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                if n.func.attr in INPLACE_UPDATE_METHODS:
-                    return True
+        if any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in INPLACE_UPDATE_METHODS
+            for n in ast.walk(stmt)
+        ):
+            return True
     return False
 
 
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
 def _sets_requires_grad_false(source: Source) -> bool:
+    """``p.requires_grad = False`` or ``p.requires_grad_(False)`` anywhere in the code."""
     for node in ast.walk(source.tree):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                    for t in node.targets)
+            and _is_false(node.value)
         ):
-            if isinstance(node.value, ast.Constant) and node.value.value is False:
-                return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr == "requires_grad_" and node.args:
-                arg = node.args[0]
-                if isinstance(arg, ast.Constant) and arg.value is False:
-                    return True
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and call_name(node) == "requires_grad_"
+            and node.args
+            and _is_false(node.args[0])
+        ):
+            return True
     return False
 
 

@@ -56,9 +56,13 @@ def _has_update(loop: ast.AST) -> bool:
     for n in _walk_no_defs(loop):
         if isinstance(n, ast.AugAssign) and _reads_grad(n.value):
             return True
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            if n.func.attr in INPLACE_UPDATE_METHODS and any(_reads_grad(a) for a in n.args):
-                return True
+        if (
+            isinstance(n, ast.Call)
+            and call_name(n) in INPLACE_UPDATE_METHODS
+            and isinstance(n.func, ast.Attribute)
+            and any(_reads_grad(a) for a in n.args)
+        ):
+            return True
         if isinstance(n, ast.Assign) and _reads_grad(n.value) and any(
             isinstance(t, ast.Attribute) and t.attr == "data" for t in n.targets
         ):
@@ -132,7 +136,7 @@ def _grad_names(source: Source) -> set[str]:
 def _is_leaf_maker(value: ast.expr) -> bool:
     if isinstance(value, ast.Call):
         name = call_name(value)
-        if name in FACTORIES or name in DETACHING or name == "clone" and _detaches(value):
+        if name in FACTORIES or name in DETACHING or (name == "clone" and _detaches(value)):
             return True
     return False
 
@@ -234,9 +238,12 @@ def _factory_names(source: Source) -> set[str]:
 def _param_loop_names(source: Source) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(source.tree):
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
-            if call_name(node.iter) in {"parameters", "named_parameters"}:
-                names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and call_name(node.iter) in {"parameters", "named_parameters"}
+        ):
+            names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
     return names
 
 
@@ -244,7 +251,8 @@ def backward_in_no_grad(source: Source) -> list[Hit]:
     hits = []
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Call) and call_name(node) == "backward" and source.in_no_grad(node):
-            receiver = ast.unparse(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            func = node.func
+            receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else None
             hits.append(Hit(node.lineno, receiver))
     return hits
 
@@ -252,7 +260,7 @@ def backward_in_no_grad(source: Source) -> list[Hit]:
 def requires_grad_too_late(source: Source) -> list[Hit]:
     hits: list[Hit] = []
     blocks = [n.body for n in ast.walk(source.tree) if hasattr(n, "body")
-              and isinstance(getattr(n, "body"), list)]
+              and isinstance(n.body, list)]
     for body in blocks:
         for i, stmt in enumerate(body):
             name = _enabled_requires_grad(stmt)
@@ -285,9 +293,13 @@ def _enabled_requires_grad(stmt: ast.stmt) -> str | None:
     """``x`` for ``x.requires_grad = True`` or ``x.requires_grad_()`` (not ``(False)``)."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
-        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
-            if isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
-                return dotted(target.value)
+        if (
+            isinstance(target, ast.Attribute)
+            and target.attr == "requires_grad"
+            and isinstance(stmt.value, ast.Constant)
+            and stmt.value.value is True
+        ):
+            return dotted(target.value)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if call_name(call) == "requires_grad_" and isinstance(call.func, ast.Attribute):

@@ -232,9 +232,13 @@ class Source:
                 for target in node.targets:
                     if isinstance(target, ast.Attribute) and dotted(target.value) == name:
                         out.append(node)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if dotted(node.func.value) == name and node.func.attr.endswith("_"):
-                    out.append(node)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and dotted(node.func.value) == name
+                and node.func.attr.endswith("_")
+            ):
+                out.append(node)
         return out
 
 
@@ -278,9 +282,12 @@ def makes_requires_grad(nodes: Iterable[ast.AST], source: Source) -> bool:
                 return True
     for node in nodes:
         for sub in ast.walk(node):
-            if isinstance(sub, ast.keyword) and sub.arg == "requires_grad":
-                if not (isinstance(sub.value, ast.Constant) and sub.value.value is False):
-                    return True
+            if (
+                isinstance(sub, ast.keyword)
+                and sub.arg == "requires_grad"
+                and not (isinstance(sub.value, ast.Constant) and sub.value.value is False)
+            ):
+                return True
             if isinstance(sub, ast.Call):
                 name = call_name(sub)
                 if name in REQUIRES_GRAD_MAKERS:

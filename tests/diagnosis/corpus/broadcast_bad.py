@@ -1,4 +1,5 @@
 # expect: broadcast-mismatch
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 prices = torch.tensor([10.0, 12.0, 9.0])

@@ -1,4 +1,5 @@
 # expect: ce-batch-mismatch
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
 # expect: ce-target-shape
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn.functional as F
 

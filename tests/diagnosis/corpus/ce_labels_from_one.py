@@ -1,4 +1,5 @@
 # expect: ce-target-out-of-bounds
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn.functional as F
 

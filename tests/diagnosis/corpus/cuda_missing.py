@@ -1,4 +1,5 @@
 # expect: cuda-not-available
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.randn(3, requires_grad=True)

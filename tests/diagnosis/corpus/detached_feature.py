@@ -1,4 +1,5 @@
 # expect: no-grad-fn-detached
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 encoder_w = torch.randn(4, 4, requires_grad=True)

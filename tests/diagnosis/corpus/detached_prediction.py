@@ -1,4 +1,5 @@
 # expect: no-grad-fn-detached
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 params = torch.randn(2, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: generic
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 weights = torch.randn(3, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: grad-none
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.ones(3, requires_grad=True)

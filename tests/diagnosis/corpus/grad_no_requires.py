@@ -1,4 +1,5 @@
 # expect: grad-none-no-requires-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 bias = torch.zeros(2)

@@ -1,4 +1,5 @@
 # expect: gradient-shape-mismatch
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 a = torch.ones(2, 3, requires_grad=True)

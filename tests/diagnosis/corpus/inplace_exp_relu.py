@@ -1,4 +1,5 @@
 # expect: inplace-modified-output
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 logits = torch.randn(3, 4, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: inplace-modified-input
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 scale = torch.tensor([1.0, 2.0, 3.0])

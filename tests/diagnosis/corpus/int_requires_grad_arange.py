@@ -1,4 +1,5 @@
 # expect: int-requires-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 positions = torch.arange(10)

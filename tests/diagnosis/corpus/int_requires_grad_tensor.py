@@ -1,4 +1,5 @@
 # expect: int-requires-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 ages = torch.tensor([23, 35, 41], requires_grad=True)

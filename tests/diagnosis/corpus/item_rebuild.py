@@ -1,4 +1,5 @@
 # expect: no-grad-fn-python-number
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.tensor(3.0, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: leaf-inplace
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 counts = torch.zeros(4, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: leaf-view-inplace
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 embedding = torch.randn(5, 2, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: leaf-inplace
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 theta = torch.tensor([0.1, 0.2], requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: mm-needs-matrix
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 row = torch.tensor([1.0, 2.0])

@@ -1,4 +1,5 @@
 # expect: mm-shape-mismatch
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 X = torch.randn(5, 3)

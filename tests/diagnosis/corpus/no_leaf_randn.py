@@ -1,4 +1,5 @@
 # expect: no-grad-fn-no-leaf
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 torch.manual_seed(1)

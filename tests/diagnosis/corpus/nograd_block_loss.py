@@ -1,4 +1,5 @@
 # expect: no-grad-fn-no-grad-block
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.tensor([1.0, -1.0], requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: no-grad-fn-integer
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 scores = torch.tensor([0.2, 0.9, 0.4], requires_grad=True)

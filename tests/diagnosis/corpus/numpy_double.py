@@ -1,4 +1,5 @@
 # expect: dtype-double-float
+# ruff: noqa  (a learner's program, mistakes included)
 import numpy as np
 import torch
 import torch.nn as nn

@@ -1,4 +1,5 @@
 # expect: none
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 x = torch.tensor(1.0, requires_grad=True)

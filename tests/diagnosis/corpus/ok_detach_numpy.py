@@ -1,4 +1,5 @@
 # expect: none
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.tensor([0.3, 0.7], requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: none
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 x = torch.ones(3, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: optimizer-params-tensor
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.zeros(3, requires_grad=True)

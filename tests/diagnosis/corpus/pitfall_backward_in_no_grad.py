@@ -1,4 +1,5 @@
 # expect: backward-in-no-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.tensor([1.0, 2.0], requires_grad=True)

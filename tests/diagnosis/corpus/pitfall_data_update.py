@@ -1,4 +1,5 @@
 # expect: data-attribute
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.randn(2, requires_grad=True)

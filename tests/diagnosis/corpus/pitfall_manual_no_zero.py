@@ -1,4 +1,5 @@
 # expect: missing-zero-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 a = torch.tensor(0.0, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: retain-grad-no-requires-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 inp = torch.randn(3)

@@ -1,4 +1,5 @@
 # expect: linear-in-features
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 # expect: leaf-inplace-update
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 w = torch.tensor([2.0, -1.0], requires_grad=True)

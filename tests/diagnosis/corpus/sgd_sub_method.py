@@ -1,4 +1,5 @@
 # expect: leaf-inplace-update
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 bias = torch.zeros(1, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: backward-twice-loop
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 weight = torch.tensor([0.5, -0.3], requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: backward-twice-loop
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 theta = torch.zeros(1, requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: view-invalid-shape
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 batch = torch.randn(4, 16, 5, 5)

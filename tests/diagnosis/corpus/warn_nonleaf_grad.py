@@ -1,4 +1,5 @@
 # expect: nonleaf-grad-warning
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 x = torch.tensor(2.0, requires_grad=True)

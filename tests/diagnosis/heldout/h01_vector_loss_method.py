@@ -1,4 +1,5 @@
 # expect: non-scalar-backward
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 class Model(torch.nn.Module):

@@ -1,4 +1,5 @@
 # expect: backward-twice
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 def step(loss):

@@ -1,4 +1,5 @@
 # expect: no-grad-fn-integer
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 logits = torch.randn(5, 4, requires_grad=True)

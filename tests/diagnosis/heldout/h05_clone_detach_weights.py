@@ -1,4 +1,5 @@
 # expect: no-grad-fn-detached
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 W = torch.randn(3, 2, requires_grad=True)

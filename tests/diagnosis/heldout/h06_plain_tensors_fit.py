@@ -1,4 +1,5 @@
 # expect: no-grad-fn-no-leaf
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 xs = torch.tensor([0.0, 1.0, 2.0, 3.0])

@@ -1,4 +1,5 @@
 # expect: leaf-inplace
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 kernel = torch.empty(3, 3, requires_grad=True)

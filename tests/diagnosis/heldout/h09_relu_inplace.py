@@ -1,4 +1,5 @@
 # expect: inplace-modified-output
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 x = torch.randn(5, requires_grad=True)

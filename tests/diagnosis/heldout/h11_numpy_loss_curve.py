@@ -1,4 +1,5 @@
 # expect: numpy-requires-grad
+# ruff: noqa  (a learner's program, mistakes included)
 import numpy as np
 import torch
 

@@ -1,4 +1,5 @@
 # expect: item-multi-element
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn.functional as F
 

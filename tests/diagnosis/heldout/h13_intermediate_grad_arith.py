@@ -1,4 +1,5 @@
 # expect: grad-none-nonleaf
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 a = torch.tensor([2.0, 3.0], requires_grad=True)

@@ -1,4 +1,5 @@
 # expect: mm-shape-mismatch
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 embeddings = torch.randn(10, 16)

@@ -1,4 +1,5 @@
 # expect: conv-input-rank
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 # expect: ce-probabilities-long
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 import torch.nn as nn
 

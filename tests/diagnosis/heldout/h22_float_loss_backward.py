@@ -1,4 +1,5 @@
 # expect: backward-on-python-number
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 def compute_loss(w):

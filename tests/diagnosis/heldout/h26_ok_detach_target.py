@@ -1,4 +1,5 @@
 # expect: none
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 online = torch.nn.Linear(3, 3)

@@ -1,4 +1,5 @@
 # expect: view-not-contiguous
+# ruff: noqa  (a learner's program, mistakes included)
 import torch
 
 seq = torch.randn(2, 5, 8)
