@@ -1,0 +1,145 @@
+"""Batch grading throughput against the naive way, on the seed's non-scalar exercise.
+
+Grades 500 distinct submissions (correct in several styles, wrong value, wrong shape,
+crashing) with ``--jobs 2`` against one warm sandbox, the way ``tutor grade`` does, and
+prints submissions per second. Then the naive way on a small sample: one ``python`` process
+per submission that imports torch, runs the code and prints ``x.grad`` for a parent to
+compare. Prints both rates and their ratio. Targets on a 2-core machine: >= 80
+submissions/s and >= 50x naive. Figures only: nothing here asserts a time.
+
+    python benchmarks/bench_grade.py [--submissions 500] [--jobs 2] [--naive 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tutor.course.models import Lesson
+from tutor.grading.batch import Submission, grade_submissions
+from tutor.sandbox import Sandbox
+
+SOLUTION = """\
+import torch
+
+x = torch.ones(2, requires_grad=True)
+z = x + 2
+z.sum().backward()
+"""
+
+LESSON = Lesson.model_validate({
+    "id": "seed",
+    "title": {"en": "Non-scalar backward", "zh": "非标量 backward"},
+    "steps": [{
+        "id": "nonscalar",
+        "kind": "code",
+        "title": {"en": "Fill x.grad", "zh": "填充 x.grad"},
+        "prompt": {"en": "z = x + 2 is not a scalar: fill x.grad.",
+                   "zh": "z = x + 2 不是标量：请填充 x.grad。"},
+        "solution": SOLUTION,
+        "checks": [
+            {"kind": "no_error"},
+            {"kind": "value", "expr": "x.grad", "points": 2},
+            {"kind": "attribute", "expr": "x.grad", "attribute": "shape"},
+            {"kind": "ast", "rule": "grad_from_backward"},
+        ],
+    }],
+})
+
+STYLES = {
+    "sum": SOLUTION,
+    "torch_sum": "import torch\nx = torch.ones(2, requires_grad=True)\n"
+    "torch.sum(x + 2).backward()\n",
+    "gradient_arg": "import torch\nx = torch.ones(2, requires_grad=True)\nz = x + 2\n"
+    "z.backward(torch.ones_like(z))\n",
+    "wrong_value": "import torch\nx = torch.ones(2, requires_grad=True)\nz = x + 2\n"
+    "z.mean().backward()\n",
+    "wrong_shape": "import torch\nx = torch.ones(1, 2, requires_grad=True)\nz = x + 2\n"
+    "z.sum().backward()\n",
+    "crash": "import torch\nx = torch.ones(2, requires_grad=True)\nz = x + 2\nz.backward()\n",
+}
+
+NAIVE_DRIVER = """\
+import json, sys
+import torch
+namespace = {}
+try:
+    exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
+    grad = namespace["x"].grad
+    print(json.dumps(None if grad is None else grad.tolist()))
+except Exception as exc:
+    print(json.dumps({"error": type(exc).__name__}))
+"""
+
+
+def submissions(count: int) -> list[Submission]:
+    step = LESSON.steps[0]
+    assert step.kind == "code"
+    names = sorted(STYLES)
+    out = []
+    for i in range(count):
+        style = names[i % len(names)]
+        code = f"# student {i:04d}\n" + STYLES[style]
+        out.append(Submission(
+            student=f"s{i:04d}", lesson=LESSON, step=step, path=Path(f"s{i:04d}.py"),
+            file=f"s{i:04d}/nonscalar.py", code=code, sha256=f"{i:064x}",
+        ))
+    return out
+
+
+def naive(sample: list[Submission]) -> float:
+    """Seconds per submission, one fresh ``python`` that imports torch for each."""
+    with tempfile.TemporaryDirectory() as tmp:
+        driver = Path(tmp) / "driver.py"
+        driver.write_text(NAIVE_DRIVER, encoding="utf-8")
+        started = time.perf_counter()
+        for submission in sample:
+            path = Path(tmp) / "submission.py"
+            path.write_text(submission.code, encoding="utf-8")
+            done = subprocess.run([sys.executable, str(driver), str(path)], capture_output=True,
+                                  text=True, timeout=120, check=False)
+            json.loads(done.stdout.strip().splitlines()[-1])
+        return (time.perf_counter() - started) / len(sample)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--submissions", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--naive", type=int, default=5, help="sample size for the naive way")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+
+    batch = submissions(args.submissions)
+    from tutor.grading.expected import ExpectedCache
+
+    with Sandbox() as sandbox:
+        sandbox.start()
+        sandbox.run("pass")  # wait for the warm server: `tutor grade` starts it once
+        started = time.perf_counter()
+        entries = grade_submissions(batch, runner=sandbox, jobs=args.jobs, device=args.device,
+                                    cache=ExpectedCache(disk=False))
+        elapsed = time.perf_counter() - started
+    rate = len(entries) / elapsed
+    statuses = Counter(entry.status for entry in entries)
+    per_naive = naive(batch[: args.naive])
+    naive_rate = 1.0 / per_naive
+    print(f"graded {len(entries)} submissions with --jobs {args.jobs} in {elapsed:.2f} s "
+          f"({dict(sorted(statuses.items()))})")
+    print(f"warm sandbox : {rate:8.1f} submissions/s  ({1000 * elapsed / len(entries):.1f} ms "
+          "each, truth included)")
+    print(f"naive python : {naive_rate:8.2f} submissions/s  ({per_naive * 1000:.0f} ms each, "
+          f"sample of {args.naive})")
+    print(f"ratio        : {rate / naive_rate:8.1f}x   (targets: >= 80 submissions/s, >= 50x)")
+
+
+if __name__ == "__main__":
+    main()
