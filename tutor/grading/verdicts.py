@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +38,15 @@ def _cache(cache: ExpectedCache | None) -> ExpectedCache:
 
 
 _DEFAULT_CACHE: list[ExpectedCache] = []
+_DEFAULT_CACHE_LOCK = threading.Lock()
 
 
 def _default_cache() -> ExpectedCache:
-    if not _DEFAULT_CACHE:
-        _DEFAULT_CACHE.append(ExpectedCache())
-    return _DEFAULT_CACHE[0]
+    """One process-wide cache in the user cache dir, for callers that pass none."""
+    with _DEFAULT_CACHE_LOCK:
+        if not _DEFAULT_CACHE:
+            _DEFAULT_CACHE.append(ExpectedCache())
+        return _DEFAULT_CACHE[0]
 
 
 def expected_run(
@@ -334,8 +338,8 @@ def grade_quiz(lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdi
         pick = picks[0]
         choice = step.choices[pick]
         message = msg("quiz_right" if choice.correct else "quiz_wrong") + choice.explanation
-        if not choice.correct:
-            correct = next(c for c in step.choices if c.correct)
+        correct = next((c for c in step.choices if c.correct), None)
+        if not choice.correct and correct is not None:  # no right choice at all: lint's job
             message = (
                 message
                 + msg("quiz_right_one")
