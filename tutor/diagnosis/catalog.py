@@ -62,6 +62,9 @@ class Conditions(_Strict):
         None, description="The failing call is on a module-like callee (self.fc1(x), net(x))."
     )
     line_reads_grad: bool | None = Field(None, description="The line reads some `X.grad`.")
+    none_is_grad: bool | None = Field(
+        None, description="The None in a NoneType error is an `X.grad` on the failing line."
+    )
     line_in_no_grad: bool | None = Field(None, description="Inside `with torch.no_grad()`.")
     line_in_loop: bool | None = None
     line_is_inplace_update: bool | None = Field(

@@ -176,6 +176,7 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
         (cond.line_has_matmul_operator, lambda: ctx.matmul_operands() is not None),
         (cond.line_calls_module, lambda: any(_module_like(c) for c in ctx.calls)),
         (cond.line_reads_grad, lambda: ctx.grad_owner() is not None),
+        (cond.none_is_grad, lambda: _none_is_grad(ctx, message)),
         (cond.line_in_no_grad,
          lambda: None if node is None or source is None else source.in_no_grad(node)),
         (cond.line_in_loop,
@@ -200,6 +201,35 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
     return not needs_source or (
         source is not None and var is not None and _source_conditions(cond, ctx, var)
     )
+
+
+def _none_is_grad(ctx: Context, message: re.Match[str] | None) -> bool:
+    """The failing line uses an ``X.grad`` the way the NoneType error says the None was used:
+    ``X.grad.attr`` for "has no attribute 'attr'", ``X.grad[...]`` for "not subscriptable",
+    an operand of ``+ - * /`` for "unsupported operand"."""
+    if message is None:
+        return False
+    text = message.group(0)
+    attr = message.groupdict().get("attr")
+
+    def is_grad(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "grad"
+
+    for stmt in ctx.statements:
+        for node in ast.walk(stmt):
+            if attr:
+                used = isinstance(node, ast.Attribute) and node.attr == attr and is_grad(node.value)
+            elif "subscriptable" in text:
+                used = isinstance(node, ast.Subscript) and is_grad(node.value)
+            elif isinstance(node, ast.BinOp):
+                used = is_grad(node.left) or is_grad(node.right)
+            elif isinstance(node, ast.AugAssign):
+                used = is_grad(node.target) or is_grad(node.value)
+            else:
+                used = False
+            if used:
+                return True
+    return False
 
 
 def _types_differ_in_device(message: re.Match[str] | None) -> bool | None:
