@@ -155,12 +155,27 @@ class TutorApp(App[None]):
         if new_step:
             self.load_editor()
             self.graph_view = None
+            self._focus_step()
         elif self.query_one("#editor", TextArea).read_only:
             self.load_editor()  # the read-only note is learner-facing text
-        results.show_attempt(self.session.last_attempt, lang)
+        await results.show_attempt(self.session.last_attempt, lang)
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)
         self.render_topbar()
+
+    def _focus_step(self) -> None:
+        """Focus where the learner acts on this step; mark the step kind for the styles."""
+        step = self.session.step
+        for kind in ("reading", "code", "fix", "quiz", "answer"):
+            self.screen.set_class(step.kind == kind, f"-step-{kind}")
+        if isinstance(step, RUNNABLE_KINDS):
+            self.query_one("#editor", TextArea).focus()
+        elif isinstance(step, (QuizStep, AnswerStep)):
+            target = "#quiz-choices" if isinstance(step, QuizStep) else "#answer-input"
+            for widget in self.query(target):
+                widget.focus()
+        else:
+            self.query_one("#btn-next", Button).focus()
 
     def render_topbar(self) -> None:
         session = self.session
@@ -315,7 +330,7 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ hints
 
-    def action_hint(self) -> None:
+    async def action_hint(self) -> None:
         step = self.session.step
         hint = self.session.reveal_hint()
         if hint is None:
@@ -324,7 +339,7 @@ class TutorApp(App[None]):
             return
         visible = [h.get(self.lang) for h in self.session.visible_hints()]
         pane = self.query_one(StepPane)
-        pane.show_hints(visible, len(step.hints), self.lang)
+        await pane.show_hints(visible, len(step.hints), self.lang)
         pane.query_one("#step-hints").scroll_visible()
 
     # ------------------------------------------------------------------ running
@@ -353,7 +368,8 @@ class TutorApp(App[None]):
             if not selected:
                 self.notify(label("quiz_nothing_selected", self.lang), severity="warning")
                 return
-            self._show_attempt(self.session.answer_quiz(selected), self.session.ref)
+            attempt = self.session.answer_quiz(selected)
+            self.call_later(self._show_attempt, attempt, self.session.ref)
         elif isinstance(step, AnswerStep):
             typed = pane.typed_answer().strip()
             if not typed:
@@ -435,7 +451,7 @@ class TutorApp(App[None]):
         self.running = False
         self.notify(message, severity="error", timeout=8)
 
-    def _show_attempt(self, attempt: Attempt, ref: str) -> None:
+    async def _show_attempt(self, attempt: Attempt, ref: str) -> None:
         """Show a finished attempt; pick the tab that matters most for it."""
         self.running = False
         self.render_lessons()
@@ -443,7 +459,7 @@ class TutorApp(App[None]):
         if ref != self.session.ref:
             return  # the learner moved on while it ran; the progress marks are updated
         results = self.query_one(ResultTabs)
-        results.show_attempt(attempt, self.lang)
+        await results.show_attempt(attempt, self.lang)
         self.render_step_header()
         verdict = attempt.verdict
         if attempt.cancelled or (verdict.run is not None and not verdict.run.ok and not (
@@ -459,6 +475,7 @@ class TutorApp(App[None]):
 
     def action_draw_graph(self) -> None:
         results = self.query_one(ResultTabs)
+        results.active = "tab-graph"
         expr = results.graph_expr()
         if not expr:
             self.notify(label("graph_help", self.lang), timeout=3)
@@ -501,7 +518,8 @@ class TutorApp(App[None]):
 
     def _devices_known(self, devices: list[str]) -> None:
         select = self.query_one("#device", Select)
-        select.set_options([(device, device) for device in devices])
+        with select.prevent(Select.Changed):  # only the learner's picks are changes
+            select.set_options([(device, device) for device in devices])
         wanted = self.wanted_device
         if wanted == "auto":
             wanted = _best_device(devices)
@@ -521,13 +539,16 @@ class TutorApp(App[None]):
         except TutorError as exc:
             self.notify(str(exc), severity="error")
             return
-        select = self.query_one("#device", Select)
-        if select.value != device:
-            select.value = device
+        for select in self.query("#device").results(Select):
+            if select.value != device:
+                with select.prevent(Select.Changed):
+                    select.value = device
         self.render_topbar()
 
     @on(Select.Changed, "#device")
     def _device_changed(self, event: Select.Changed) -> None:
+        if event.value != event.select.value:
+            return  # stale: a later programmatic change already replaced this value
         if isinstance(event.value, str) and event.value != self.session.device:
             self.select_device(event.value)
             self.notify(label("device_set", self.lang, device=event.value), timeout=2)
@@ -540,6 +561,11 @@ class TutorApp(App[None]):
         self.notify(label("device_set", self.lang, device=device), timeout=2)
 
     # ------------------------------------------------------------------ chat
+
+    def action_focus_chat(self) -> None:
+        results = self.query_one(ResultTabs)
+        results.active = "tab-chat"
+        results.query_one("#chat-input", Input).focus()
 
     @on(Input.Submitted, "#chat-input")
     def _chat_submitted(self, event: Input.Submitted) -> None:

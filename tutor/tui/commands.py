@@ -29,6 +29,9 @@ class TutorCommands(Provider):
         yield label("key_reset", lang), label("key_reset", lang), app.action_reset_code
         yield label("key_copy_output", lang), "", app.action_copy_output
         yield label("key_copy_diagnosis", lang), "", app.action_copy_diagnosis
+        yield label("key_graph", lang), label("graph_help", lang), app.action_draw_graph
+        yield label("key_focus_chat", lang), label("chat_placeholder", lang), app.action_focus_chat
+        yield label("key_theme", lang), "", app.action_change_theme
         yield label("key_help", lang), "", app.action_help
         for device in session.known_devices or ["cpu"]:
             yield (

@@ -36,7 +36,7 @@ def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
         parts.append(step.prompt.get(lang))
         parts += ["", f"*{label('quiz_pick_many' if step.multiple else 'quiz_pick_one', lang)}*"]
     elif isinstance(step, AnswerStep):
-        parts += [step.prompt.get(lang), "", "```python", step.code.rstrip(), "```"]
+        parts.append(step.prompt.get(lang))  # the code itself is in the (read-only) editor
     return "\n".join(parts).rstrip() + "\n"
 
 

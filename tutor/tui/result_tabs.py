@@ -21,6 +21,7 @@ from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import RunResult
 from tutor.tui.labels import label
+from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.render import (
     GraphItem,
     diagnosis_markdown,
@@ -45,9 +46,9 @@ class ResultTabs(Vertical):
         with TabPane("Output", id="tab-output"), VerticalScroll(classes="pane-scroll"):
             yield Static(id="output", markup=False)
         with TabPane("Verdict", id="tab-verdict"), VerticalScroll(classes="pane-scroll"):
-            yield Markdown(id="verdict")
+            yield MarkdownView(id="verdict")
         with TabPane("Diagnosis", id="tab-diagnosis"), VerticalScroll(classes="pane-scroll"):
-            yield Markdown(id="diagnosis")
+            yield MarkdownView(id="diagnosis")
         with TabPane("Graph", id="tab-graph"):
             with Horizontal(id="graph-bar"):
                 yield Select[str]([], id="graph-expr", compact=True, prompt="tensor")
@@ -84,10 +85,10 @@ class ResultTabs(Vertical):
     def show_output(self, result: RunResult | None, lang: Lang) -> None:
         self.query_one("#output", Static).update(output_text(result, lang))
 
-    def show_attempt(self, attempt: Attempt | None, lang: Lang) -> None:
+    async def show_attempt(self, attempt: Attempt | None, lang: Lang) -> None:
         self.show_output(attempt.run if attempt else None, lang)
-        self.query_one("#verdict", Markdown).update(verdict_markdown(attempt, lang))
-        self.query_one("#diagnosis", Markdown).update(diagnosis_markdown(attempt, lang))
+        await self.query_one("#verdict", MarkdownView).show(verdict_markdown(attempt, lang))
+        await self.query_one("#diagnosis", MarkdownView).show(diagnosis_markdown(attempt, lang))
 
     def set_graph_choices(self, names: list[str]) -> None:
         select = self.query_one("#graph-expr", Select)

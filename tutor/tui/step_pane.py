@@ -9,7 +9,6 @@ from textual.markup import escape
 from textual.widgets import (
     Button,
     Input,
-    Markdown,
     RadioButton,
     RadioSet,
     SelectionList,
@@ -19,6 +18,7 @@ from textual.widgets import (
 from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.tui.labels import label
+from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.render import hints_markdown, step_kind_label, step_markdown
 
 
@@ -28,9 +28,9 @@ class StepPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="step-header")
         with VerticalScroll(id="step-scroll"):
-            yield Markdown(id="step-body")
+            yield MarkdownView(id="step-body")
             yield Vertical(id="step-controls")
-            yield Markdown(id="step-hints")
+            yield MarkdownView(id="step-hints")
         with Horizontal(id="step-nav"):
             yield Button(id="btn-prev", action="app.prev_step", compact=True)
             yield Button(id="btn-hint", action="app.hint", compact=True)
@@ -53,8 +53,8 @@ class StepPane(Vertical):
         self.show_header(
             lesson, step, index=index, lang=lang, passed=passed, attempts=attempts
         )
-        self.query_one("#step-body", Markdown).update(step_markdown(lesson, step, lang))
-        self.show_hints(hints, len(step.hints), lang)
+        await self.query_one("#step-body", MarkdownView).show(step_markdown(lesson, step, lang))
+        await self.show_hints(hints, len(step.hints), lang)
         await self._show_controls(step, lang, keep_choices)
         self.query_one("#btn-prev", Button).label = label("btn_prev", lang)
         self.query_one("#btn-hint", Button).label = label("btn_hint", lang)
@@ -76,10 +76,10 @@ class StepPane(Vertical):
         header = self.query_one("#step-header", Static)
         header.update(f"[b]{escape(lesson.title.get(lang))}[/b]\n" + " · ".join(bits))
 
-    def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
-        widget = self.query_one("#step-hints", Markdown)
+    async def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
+        widget = self.query_one("#step-hints", MarkdownView)
         widget.display = bool(hints)
-        widget.update(hints_markdown(hints, total, lang) if hints else "")
+        await widget.show(hints_markdown(hints, total, lang) if hints else "")
 
     async def _show_controls(self, step: Step, lang: Lang, keep: bool) -> None:
         controls = self.query_one("#step-controls", Vertical)
@@ -111,6 +111,7 @@ class StepPane(Vertical):
                 value=previous_answer,
                 placeholder=label("answer_placeholder", lang),
                 id="answer-input",
+                compact=True,
             )
             row = Horizontal(
                 answer,

@@ -1,0 +1,80 @@
+"""Snapshot tests of the main screens in English and Chinese, at 80x24 and 160x50.
+
+Fakes make them deterministic. Update with ``pytest tests/tui/test_snapshots.py
+--snapshot-update`` and look at the SVGs before committing them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, RadioSet, TextArea
+
+from tutor.tui.app import TutorApp
+
+SIZES = [(80, 24), (160, 50)]
+LANGS = ["en", "zh"]
+
+
+async def settle(app: TutorApp, pilot: Pilot[Any]) -> None:
+    """Wait for runs to finish, then stop cursors blinking so the picture is stable."""
+    for _ in range(250):
+        if not app.running and not app.workers:
+            break
+        await pilot.pause(0.02)
+    for editor in app.query(TextArea):
+        editor.cursor_blink = False
+    for box in app.query(Input):
+        box.cursor_blink = False
+    await pilot.pause(0.3)
+
+
+def failed_run(lesson: str, step: str, code: str):
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        app.session.goto(lesson, step)
+        await app.render_all(new_step=True)
+        await pilot.pause()
+        app.query_one("#editor", TextArea).text = code
+        await pilot.press("ctrl+t")
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_code_step_with_diagnosis(snap_compare, make_app, lang: str, size) -> None:
+    app = make_app(lang=lang)
+    code = "import torch\n\nx = torch.ones(2, requires_grad=True)\nz = x + 2\nraise RuntimeError\n"
+    assert snap_compare(
+        app, terminal_size=size, run_before=failed_run("mini-graph", "fix-scalar", code)
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_quiz_step_answered(snap_compare, make_app, lang: str, size) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        app.session.goto("mini-basics", "who-tracks")
+        await app.render_all(new_step=True)
+        await pilot.pause()
+        app.query_one("#quiz-choices", RadioSet).focus()
+        await pilot.press("down", "enter")
+        await pilot.click("#btn-check")
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
+
+
+def test_help_screen(snap_compare, make_app) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.press("f1")
+        await settle(pilot.app, pilot)  # type: ignore[arg-type]
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
