@@ -54,7 +54,7 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list the questions missed")
     args = parser.parse_args()
     start = time.perf_counter()
-    tutor = Tutor(load_course())
+    tutor = Tutor(load_course(), cache_dir=None)
     print(
         f"index built in {(time.perf_counter() - start) * 1000:.0f} ms "
         f"({len(tutor.retriever.passages)} passages)"

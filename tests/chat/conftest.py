@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
 
 from tutor.chat import Tutor
@@ -70,6 +73,18 @@ LESSONS = [
         ],
     },
 ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tutor caches its index under the user cache dir: keep tests out of the real one."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
 
 
 @pytest.fixture(scope="session")

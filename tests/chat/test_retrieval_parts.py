@@ -58,7 +58,7 @@ def test_bm25_prefers_rare_shared_terms() -> None:
 
 def test_retriever_corrects_typos_in_questions() -> None:
     glossary = load_glossary()
-    retriever = Retriever(glossary_passages(glossary), glossary)
+    retriever = Retriever.build(glossary_passages(glossary), glossary)
     assert "requires_grad" in retriever.correct("what is requries_grad")
     hits = retriever.search("what is requries_grad")
     assert hits[0].passage.lesson_id == "requires-grad"

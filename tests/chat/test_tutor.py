@@ -39,8 +39,10 @@ def test_answers_carry_a_short_code_example(tutor: Tutor) -> None:
 
 
 def test_typos_in_api_names_are_understood(tutor: Tutor) -> None:
-    assert tutor.ask("what does requries_grad do").lessons[0] == "requires-grad"
-    assert tutor.ask("how does retian_graph work?").lessons[0] == "matrix-mm"
+    assert tutor.ask("what does backwrad do").lessons[0] == "backward"
+    assert tutor.ask("when should I use detatch()?").lessons[0] == "detach"
+    # only the course's own lessons are named, even where the glossary knows more
+    assert set(tutor.ask("how does retian_graph work?").lessons) <= {"backward", "detach"}
 
 
 def test_off_topic_questions_are_declined_honestly(tutor: Tutor) -> None:

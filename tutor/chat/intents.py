@@ -1,16 +1,27 @@
-"""What a question asks for beyond its topic: the solution, or something about the learner's
-own run. Patterns live in ``intents.yaml``."""
+"""What a question asks for beyond its topic: the solution, something about the learner's own
+run, and what kind of answer it wants (a definition, a reason, a procedure, an error
+explained). Patterns live in ``intents.yaml``."""
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")
+
+
+class QuestionKind(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    patterns: list[str]
+    prefer: dict[str, float] = Field(
+        default_factory=dict, description="Passage kind -> score multiplier."
+    )
 
 
 class Intents(BaseModel):
@@ -18,21 +29,46 @@ class Intents(BaseModel):
 
     solution_request: list[str]
     about_my_run: list[str]
+    question_kinds: dict[str, QuestionKind] = Field(default_factory=dict)
+
+
+class _Compiled:
+    def __init__(self, data: Intents):
+        self.solution = [re.compile(p, re.IGNORECASE) for p in data.solution_request]
+        self.run = [re.compile(p, re.IGNORECASE) for p in data.about_my_run]
+        self.kinds = {
+            name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
+            for name, kind in data.question_kinds.items()
+        }
 
 
 @lru_cache(maxsize=1)
-def _compiled() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+def _compiled() -> _Compiled:
     data = Intents.model_validate(YAML(typ="safe").load(INTENTS_PATH.read_text(encoding="utf-8")))
-
-    def compile_all(patterns: list[str]) -> list[re.Pattern[str]]:
-        return [re.compile(p, re.IGNORECASE) for p in patterns]
-
-    return compile_all(data.solution_request), compile_all(data.about_my_run)
+    return _Compiled(data)
 
 
 def asks_for_solution(question: str) -> bool:
-    return any(p.search(question) for p in _compiled()[0])
+    return any(p.search(question) for p in _compiled().solution)
 
 
 def about_my_run(question: str) -> bool:
-    return any(p.search(question) for p in _compiled()[1])
+    return any(p.search(question) for p in _compiled().run)
+
+
+def question_kinds(question: str) -> list[str]:
+    """The kinds of answer ``question`` wants, e.g. ``['definition']`` or ``['reason']``."""
+    return [
+        name
+        for name, (patterns, _) in _compiled().kinds.items()
+        if any(p.search(question) for p in patterns)
+    ]
+
+
+def kind_preference(kinds: list[str]) -> dict[str, float]:
+    """Passage kind -> multiplier for a question of ``kinds`` (1 where nothing is said)."""
+    out: dict[str, float] = {}
+    for name in kinds:
+        for passage_kind, factor in _compiled().kinds[name][1].items():
+            out[passage_kind] = out.get(passage_kind, 1.0) * factor
+    return {k: v for k, v in out.items() if not math.isclose(v, 1.0)}

@@ -72,6 +72,9 @@ class Passage(_Frozen):
     text: Text
     code: str | None = None
     keywords: str = Field("", description="Extra indexed words (aliases), never shown.")
+    pattern: str | None = Field(
+        None, description="Catalog entries: the regex of the error message the entry explains."
+    )
 
 
 class GlossaryEntry(_Frozen):

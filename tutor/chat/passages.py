@@ -163,6 +163,7 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
                 title=_fill(title),
                 text=text,
                 keywords=words[:400],
+                pattern=str(pattern) or None,
             )
         )
     return out

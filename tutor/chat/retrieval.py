@@ -1,25 +1,47 @@
-"""Retrieval: BM25 over passages, with query-side typo correction and synonyms.
+"""Retrieval by concept first, passage second, with one explainable fused score.
 
-A passage is indexed in both languages at once, so a Chinese question finds the Chinese half
-of a passage and an English one the English half, and code names match in either.
+Two BM25 indexes over the same tokens (English words, Chinese bigrams, API names):
+
+- **concept**: one document per lesson (title, summary, plain-words description from
+  ``concepts.yaml``, step titles, readings). It says which lesson's *topic* a question is
+  about, including questions that name no API ("the values I pass into backward(...)").
+- **passages**: reading parts, exercise prompts, glossary entries, catalog entries. They say
+  which text answers it. A passage votes for the lessons of its own topic (``IndexData.topics``:
+  a catalog entry is shared among the lessons its words are about, not only its lesson_ref).
+
+Each lesson's score is ``prior * (W_CONCEPT * concept + W_PASSAGE * best passage vote)``, both
+parts scaled to the best lesson; a passage's score is its BM25 score times its kind's weight,
+the question kind's preference (a "what is" question prefers definitions, a pasted error the
+catalog entry whose message regex it matches) and the score of the lesson it is about.
+:meth:`Retriever.explain` prints all of it for one question.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tutor.chat.bm25 import BM25
+from tutor.chat.index import IndexData, build_index, joinable_words
+from tutor.chat.intents import kind_preference, question_kinds
 from tutor.chat.models import Glossary, Passage
 from tutor.chat.spelling import Speller
-from tutor.chat.tokens import identifiers, tokenize
+from tutor.chat.tokens import has_cjk, identifiers, tokenize
 
-_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SOURCE_WEIGHT = {"glossary": 1.0, "lesson": 1.0, "catalog": 0.9}
-"""Catalog entries are about errors; slightly below concept text when both fit."""
-TITLE_REPEAT = 2
-"""A passage's title is indexed this many times: the title says what the passage is about."""
+W_CONCEPT = 0.4
+W_PASSAGE = 0.6
+KIND_WEIGHT = {"reading": 1.0, "glossary": 1.0, "catalog": 0.85, "exercise": 0.75}
+"""Readings teach the concept; glossary entries define it; catalog entries explain one error;
+an exercise prompt describes a task, so it answers a question least often."""
+PASTED_ERROR = 1.6
+"""A catalog entry whose message regex matches the question: the learner pasted that error."""
+ORPHAN_SUPPORT = 0.5
+"""A passage about a lesson the course lacks (a glossary entry) still answers, at half weight."""
+COVERAGE_ON_TOPIC = 0.6
+"""An English question without autograd vocabulary is on topic if this share of its terms
+(weighted by rarity) is in the best lesson's concept document."""
 
 
 @dataclass(frozen=True)
@@ -28,30 +50,61 @@ class Hit:
     score: float
 
 
+@dataclass
+class Retrieval:
+    """The outcome of one question: passages and lessons, best first, and the evidence."""
+
+    hits: list[Hit]
+    lessons: list[str]
+    lesson_scores: dict[str, float] = field(default_factory=dict)
+    concept_scores: dict[str, float] = field(default_factory=dict)
+    top_score: float = 0.0
+    """The best raw BM25 score of a passage: how well the words matched at all."""
+    coverage: float = 0.0
+    kinds: list[str] = field(default_factory=list)
+    query: list[str] = field(default_factory=list)
+
+
 class Retriever:
-    def __init__(self, passages: Sequence[Passage], glossary: Glossary):
-        self.passages = list(passages)
-        self.glossary = glossary
-        self.joinable = {
-            t.lower().lstrip(".") for e in glossary.entries for t in e.terms if "_" in t
-        } | {w for w in glossary.topic_words if "_" in w}
-        docs = [self._doc_tokens(p) for p in self.passages]
-        self.index = BM25(docs)
-        corpus_words = {w.lower() for p in self.passages for w in _WORD_RE.findall(_raw(p))}
+    def __init__(self, data: IndexData):
+        self.data = data
+        self.passages = data.passages
+        self.glossary = data.glossary
+        self.joinable = joinable_words(data.glossary)
+        self.index = BM25(data.passage_tokens)
+        self.lesson_index = BM25(data.lesson_tokens) if data.lesson_tokens else None
+        self._lesson_terms = [set(tokens) for tokens in data.lesson_tokens]
+        self.kinds = _passage_kinds(data)
+        self.main_topic = [max(t, key=t.__getitem__) if t else None for t in data.topics]
+        self.patterns = {
+            i: re.compile(p.pattern, re.IGNORECASE)
+            for i, p in enumerate(self.passages)
+            if p.pattern and _compiles(p.pattern)
+        }
         targets = {
             part
-            for e in glossary.entries
+            for e in data.glossary.entries
             for t in e.terms
             for part in t.lower().split(".")
             if len(part) >= 4
-        } | {w for w in glossary.topic_words if w.isascii() and " " not in w}
-        self.speller = Speller(targets, corpus_words)
-        self.topic_tokens = {tok for word in glossary.topic_words for tok in self.tokens(word)}
+        } | {w for w in data.glossary.topic_words if w.isascii() and " " not in w}
+        self.speller = Speller(targets, data.corpus_words)
+        self.topic_tokens = {tok for word in data.glossary.topic_words for tok in self.tokens(word)}
+        self._known_terms = {
+            t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
+        }
 
-    def _doc_tokens(self, passage: Passage) -> list[str]:
-        title = f"{passage.title.en} {passage.title.zh} "
-        text = title * TITLE_REPEAT + f"{passage.text.en} {passage.text.zh} {passage.keywords}"
-        return tokenize(text, joinable=self.joinable)
+    @classmethod
+    def build(
+        cls,
+        passages: Sequence[Passage],
+        glossary: Glossary,
+        lesson_docs: dict[str, str] | None = None,
+        priors: dict[str, float] | None = None,
+    ) -> Retriever:
+        return cls(build_index(passages, glossary, lesson_docs, priors))
+
+    # ------------------------------------------------------------------ query side
 
     def correct(self, question: str) -> str:
         """The question with misspelt API names and words fixed and synonyms mapped."""
@@ -72,37 +125,160 @@ class Retriever:
     def tokens(self, text: str) -> list[str]:
         return tokenize(text, joinable=self.joinable)
 
-    def search(
-        self, question: str, *, limit: int = 8, exclude: frozenset[str] = frozenset()
-    ) -> list[Hit]:
-        query = self.tokens(self.correct(question))
-        scores = self.index.scores(query)
-        hits = [
-            Hit(self.passages[i], s * SOURCE_WEIGHT[self.passages[i].source])
-            for i, s in scores.items()
-            if self.passages[i].id not in exclude
-        ]
-        hits.sort(key=lambda h: (-h.score, h.passage.id))
-        return hits[:limit]
-
     def on_topic(self, question: str) -> bool:
         """Whether the question uses any autograd/PyTorch vocabulary (after corrections)."""
         corrected = self.correct(question)
         if set(self.tokens(corrected)) & self.topic_tokens:
             return True
-        known_terms = {t.lower() for e in self.glossary.entries for t in e.terms if len(t) > 3}
-        return any(i.lower() in known_terms or "." in i for i in identifiers(corrected))
+        return any(i.lower() in self._known_terms or "." in i for i in identifiers(corrected))
+
+    # ------------------------------------------------------------------ scoring
+
+    def retrieve(
+        self, question: str, *, limit: int = 8, exclude: frozenset[str] = frozenset()
+    ) -> Retrieval:
+        query = self.tokens(self.correct(question))
+        kinds = question_kinds(question)
+        prefer = kind_preference(kinds)
+        raw = self.index.scores(query)
+        for i, pattern in self.patterns.items():  # a pasted error counts even if few words match
+            if pattern.search(question):
+                raw[i] = max(raw.get(i, 0.0), 1.0) * PASTED_ERROR
+        adjusted = {
+            i: s * KIND_WEIGHT[self.kinds[i]] * prefer.get(self.kinds[i], 1.0)
+            for i, s in raw.items()
+            if self.passages[i].id not in exclude
+        }
+        concept = self._concept_scores(query)
+        votes: dict[str, float] = {}
+        known = set(self.data.lesson_ids)
+        for i, s in adjusted.items():
+            for lesson, share in self.data.topics[i].items():
+                if lesson in known or not known:  # a glossary may name lessons not in the course
+                    votes[lesson] = max(votes.get(lesson, 0.0), s * share)
+        fused = _fuse(concept, votes, self.data.priors)
+        lessons = sorted(fused, key=lambda k: (-fused[k], k))
+        best = fused[lessons[0]] if lessons else 0.0
+        scored = {
+            i: s * self._support(i, fused, known) / (best or 1.0) for i, s in adjusted.items()
+        }
+        order = sorted(scored, key=lambda i: (-scored[i], self.passages[i].id))
+        order = self._lead_with(order, lessons[0] if lessons else None, exclude)
+        hits = [Hit(self.passages[i], scored.get(i, 0.0)) for i in order[:limit]]
+        return Retrieval(
+            hits=hits,
+            lessons=lessons,
+            lesson_scores=fused,
+            concept_scores=concept,
+            top_score=max(raw.values(), default=0.0),
+            coverage=self._coverage(query, lessons[0] if lessons else None),
+            kinds=kinds,
+            query=query,
+        )
+
+    def search(
+        self, question: str, *, limit: int = 8, exclude: frozenset[str] = frozenset()
+    ) -> list[Hit]:
+        return self.retrieve(question, limit=limit, exclude=exclude).hits
+
+    def _support(self, i: int, fused: dict[str, float], known: set[str]) -> float:
+        """How much the lessons passage ``i`` is about count for this question."""
+        topic = self.data.topics[i]
+        if known and not (set(topic) & known):  # about a lesson this course does not have
+            return ORPHAN_SUPPORT * max(fused.values(), default=1.0)
+        return sum(share * fused.get(lesson, 0.0) for lesson, share in topic.items())
+
+    def _concept_scores(self, query: list[str]) -> dict[str, float]:
+        if self.lesson_index is None:
+            return {}
+        scores = self.lesson_index.scores(query)
+        return {self.data.lesson_ids[i]: s for i, s in scores.items()}
+
+    def _lead_with(
+        self, order: list[int], lesson: str | None, exclude: frozenset[str]
+    ) -> list[int]:
+        """``order`` with the best passage about ``lesson`` first, so the text shown is about
+        the lesson named first; the lesson's first reading if none of its passages matched."""
+        first = self.main_topic[order[0]] if order else None
+        if lesson is None or (order and (first == lesson or first not in self.data.lesson_ids)):
+            return order  # already about it, or a glossary entry for a lesson the course lacks
+        for pos, i in enumerate(order):
+            if self.main_topic[i] == lesson:
+                return [i, *order[:pos], *order[pos + 1 :]]
+        for i, p in enumerate(self.passages):
+            if self.main_topic[i] == lesson and self.kinds[i] == "reading" and p.id not in exclude:
+                return [i, *order]
+        return order
+
+    def _coverage(self, query: list[str], lesson: str | None) -> float:
+        """Share of the query's weight (idf over lessons) found in ``lesson``'s document."""
+        if lesson not in self.data.lesson_ids or self.lesson_index is None or not query:
+            return 0.0
+        terms = self._lesson_terms[self.data.lesson_ids.index(lesson)]
+        size = self.lesson_index.size
+        unknown = math.log(1 + (size + 0.5) / 0.5)
+        total = found = 0.0
+        for token in set(query):
+            idf = self.lesson_index.idf.get(token, unknown)
+            total += idf
+            if token in terms:
+                found += idf
+        return found / total if total else 0.0
+
+    def plain_words_on_topic(self, question: str, retrieval: Retrieval) -> bool:
+        """An English question in everyday words that the concept documents cover well."""
+        return not has_cjk(question) and retrieval.coverage >= COVERAGE_ON_TOPIC
+
+    def explain(self, question: str) -> str:
+        """Why the question went where it went: kinds, lesson scores, best passages."""
+        r = self.retrieve(question)
+        lines = [f"query: {r.query}", f"kinds: {r.kinds}  coverage: {r.coverage:.2f}"]
+        for lesson in r.lessons[:4]:
+            lines.append(
+                f"  {lesson:14} fused {r.lesson_scores[lesson]:.3f}  "
+                f"concept {r.concept_scores.get(lesson, 0.0):6.2f}  "
+                f"prior {self.data.priors.get(lesson, 1.0):.2f}"
+            )
+        for hit in r.hits[:4]:
+            lines.append(f"  {hit.score:7.2f}  {hit.passage.id}")
+        return "\n".join(lines)
+
+
+def _fuse(
+    concept: dict[str, float], votes: dict[str, float], priors: dict[str, float]
+) -> dict[str, float]:
+    top_concept = max(concept.values(), default=0.0) or 1.0
+    top_vote = max(votes.values(), default=0.0) or 1.0
+    return {
+        lesson: priors.get(lesson, 1.0)
+        * (
+            W_CONCEPT * concept.get(lesson, 0.0) / top_concept
+            + W_PASSAGE * votes.get(lesson, 0.0) / top_vote
+        )
+        for lesson in set(concept) | set(votes)
+    }
+
+
+def _passage_kinds(data: IndexData) -> list[str]:
+    return [
+        p.source if p.source != "lesson" else ("reading" if data.readings[i] else "exercise")
+        for i, p in enumerate(data.passages)
+    ]
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern, re.IGNORECASE)
+    except re.error:
+        return False
+    return True
 
 
 def rank_lessons(hits: Sequence[Hit]) -> list[str]:
-    """Lesson ids by their best passage's score, best first."""
+    """Lesson ids by their best passage's score, best first (for a plain list of hits)."""
     best: dict[str, float] = {}
     for hit in hits:
         lesson = hit.passage.lesson_id
         if lesson and hit.score > best.get(lesson, 0.0):
             best[lesson] = hit.score
     return sorted(best, key=lambda k: -best[k])
-
-
-def _raw(passage: Passage) -> str:
-    return " ".join([passage.title.en, passage.text.en, passage.keywords, passage.code or ""])

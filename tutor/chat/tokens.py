@@ -90,7 +90,7 @@ def tokenize(text: str, *, joinable: Iterable[str] = ()) -> list[str]:
             tokens.extend(_identifier_tokens(ident))
             continue
         words.append(ident)
-        if ident not in EN_STOPWORDS:
+        if ident not in EN_STOPWORDS and len(ident) > 1:  # x, y, z: a variable, not a topic
             tokens.append(stem(ident))
     if join_set:
         for left, right in itertools.pairwise(words):

@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from tutor.chat import messages as msg
+from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
+from tutor.chat.index import build_course_index, default_cache_dir, load_index
 from tutor.chat.intents import about_my_run, asks_for_solution
 from tutor.chat.llm import (
     ChatBackend,
@@ -20,13 +23,7 @@ from tutor.chat.llm import (
 )
 from tutor.chat.markdown import summary
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage
-from tutor.chat.passages import (
-    catalog_passages,
-    course_passages,
-    glossary_passages,
-    load_catalog_entries,
-    load_glossary,
-)
+from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import Course, Lesson, Step
@@ -68,15 +65,21 @@ class Tutor:
         backend: ChatBackend | None = None,
         glossary: Glossary | None = None,
         catalog_entries: Iterable[Any] | None = None,
+        cache_dir: Path | Literal["default"] | None = "default",
     ):
+        """``glossary``/``catalog_entries`` replace the bundled ones (then nothing is cached);
+        ``cache_dir``: where the built index is kept (default: the user cache dir; None: build
+        it every time)."""
         self.course = course
         self.backend = backend
-        self.glossary = glossary or load_glossary()
-        entries = load_catalog_entries() if catalog_entries is None else list(catalog_entries)
-        passages = (
-            course_passages(course) + glossary_passages(self.glossary) + catalog_passages(entries)
-        )
-        self.retriever = Retriever(passages, self.glossary)
+        if glossary is None and catalog_entries is None:
+            cache = default_cache_dir() if cache_dir == "default" else cache_dir
+            data = load_index(course, cache)
+        else:
+            entries = load_catalog_entries() if catalog_entries is None else catalog_entries
+            data = build_course_index(course, glossary or load_glossary(), entries, load_concepts())
+        self.glossary = data.glossary
+        self.retriever = Retriever(data)
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -193,10 +196,13 @@ class Tutor:
             return self._hint(lang, context, lesson, step, secrets), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
         own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
-        hits = self.retriever.search(question, exclude=own or frozenset())
-        lessons = rank_lessons(hits)[:3]
-        top = hits[0].score if hits else 0.0
-        on_topic = self.retriever.on_topic(question)
+        found = self.retriever.retrieve(question, exclude=own or frozenset())
+        hits = found.hits
+        lessons = found.lessons[:3] if hits else []
+        top = found.top_score
+        on_topic = self.retriever.on_topic(question) or self.retriever.plain_words_on_topic(
+            question, found
+        )
         run_part = self._about_run(question, lang, context)
         if run_part is None and (not hits or (not on_topic and top < STRONG_SCORE)):
             return Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic"), [], secrets
@@ -209,8 +215,11 @@ class Tutor:
             parts.append(msg.LOW_CONFIDENCE.get(lang))
         if hits:
             prefer = run_part[2] if run_part else None
-            query = set(self.retriever.tokens(self.retriever.correct(question)))
-            parts.extend(self._compose(hits, lang, sources, prefer=prefer, query=query))
+            parts.extend(
+                self._compose(
+                    hits, lang, sources, prefer=prefer, query=set(found.query), lessons=lessons
+                )
+            )
         text = "\n\n".join(parts)
         answer = Answer(
             text=text,
@@ -227,6 +236,7 @@ class Tutor:
         sources: list[str],
         prefer: str | None = None,
         query: set[str] | None = None,
+        lessons: Sequence[str] = (),
     ) -> list[str]:
         best = hits[0].passage
         tokens = self.retriever.tokens
@@ -250,7 +260,8 @@ class Tutor:
         read = self._read_line(prefer or _ref(best, hits), lang)
         if read:
             parts.append(read)
-        others = [lid for lid in rank_lessons(hits)[1:3] if lid != best.lesson_id]
+        ranked = list(lessons) or rank_lessons(hits)
+        others = [lid for lid in ranked[1:3] if lid != best.lesson_id]
         if others:
             items = ", ".join(self._lesson_title(lid, lang) for lid in others)
             parts.append(msg.SEE_ALSO.format(items=items).get(lang))

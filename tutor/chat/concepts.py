@@ -1,0 +1,63 @@
+"""One document per lesson: what its concept is about, from the lesson data and
+``concepts.yaml``. Which lesson a question is about is decided mostly here, by concept, and
+only then which passage of that lesson answers it (see ``retrieval.py``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from ruamel.yaml import YAML
+
+from tutor.course.models import Lesson
+from tutor.errors import TutorError
+from tutor.i18n import BiText
+
+CONCEPTS_PATH = Path(__file__).with_name("concepts.yaml")
+TITLE_REPEAT = 3
+"""The lesson title names the concept: it counts three times."""
+ABOUT_REPEAT = 2
+"""The plain-words description is the concept distilled: it counts twice, the readings once."""
+
+
+class Concept(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    about: BiText
+    weight: float = Field(1.0, gt=0, le=1.0, description="Prior of the lesson (see the YAML).")
+
+
+class Concepts(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lessons: dict[str, Concept]
+
+
+class ConceptsError(TutorError):
+    """The concepts data file is missing or invalid (a packaging problem, not the learner's)."""
+
+
+@lru_cache(maxsize=4)
+def load_concepts(path: Path = CONCEPTS_PATH) -> Concepts:
+    try:
+        return Concepts.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        raise ConceptsError(f"{path}: cannot load the tutor's concept descriptions: {exc}") from exc
+
+
+def lesson_document(lesson: Lesson, concept: Concept | None) -> str:
+    """The text indexed for ``lesson`` as a whole, both languages together.
+
+    Only what names the concept: title, summary, the plain-words description and the step
+    titles. The readings' full text is indexed as passages (the primary source of answers);
+    here its many incidental words would let long lessons match any question.
+    """
+    parts = [f"{lesson.title.en} {lesson.title.zh}"] * TITLE_REPEAT
+    if lesson.summary is not None:
+        parts.append(f"{lesson.summary.en} {lesson.summary.zh}")
+    if concept is not None:
+        parts.extend([f"{concept.about.en} {concept.about.zh}"] * ABOUT_REPEAT)
+    for step in lesson.steps:
+        parts.append(f"{step.title.en} {step.title.zh}")
+    return "\n".join(parts)
