@@ -77,3 +77,22 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
 def test_bad_input_is_one_clear_error(argv: tuple[str, ...], message: str) -> None:
     with pytest.raises(TutorError, match=message):
         call(*argv)
+
+
+@pytest.mark.slow
+def test_end_to_end_as_a_subprocess(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    source = tmp_path / "twice.py"
+    source.write_text((CORPUS / "twice_seed_mm.py").read_text(encoding="utf-8"))
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "diagnose", str(source), "--lang", "zh",
+         "--device", "cpu"],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "第二次对同一张计算图做反向传播" in done.stdout
+    assert "retain_graph=True" in done.stdout
+    assert "Traceback" not in done.stderr
