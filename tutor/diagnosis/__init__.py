@@ -72,7 +72,7 @@ def explain(result: RunResult, code: str) -> list[Diagnosis]:
     if error is not None:
         out.append(error)
     for warning in result.warnings:
-        diagnosis = engine.match_warning(warning, code, source)
+        diagnosis = engine.match_warning(warning, source)
         if diagnosis is not None and all(
             (d.id, d.line) != (diagnosis.id, diagnosis.line) for d in out
         ):

@@ -61,7 +61,6 @@ class Conditions(_Strict):
     line_calls_module: bool | None = Field(
         None, description="The failing call is on a module-like callee (self.fc1(x), net(x))."
     )
-    line_reads_grad: bool | None = Field(None, description="The line reads some `X.grad`.")
     none_is_grad: bool | None = Field(
         None, description="The None in a NoneType error is an `X.grad` on the failing line."
     )

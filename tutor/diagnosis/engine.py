@@ -34,6 +34,10 @@ FALLBACK: dict[str, Text] = {
     "var_code": T("t", "t"),
     "var2_code": T("other", "other"),
     "callee": T("the layer", "该层"),
+    "shape": T("(not recorded)", "（未记录）"),
+    "dtype": T("(not recorded)", "（未记录）"),
+    "device": T("(not recorded)", "（未记录）"),
+    "grad_fn": T("(not recorded)", "（未记录）"),
 }
 UNKNOWN = T("?", "?")
 
@@ -60,7 +64,6 @@ class Context:
     source: Source | None
     line: int | None
     locals: dict[str, Snapshot] = field(default_factory=dict)
-    source_line: str | None = None
 
     @cached_property
     def calls(self) -> list[CallSite]:
@@ -175,7 +178,6 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
     facts: list[tuple[object, Callable[[], object]]] = [
         (cond.line_has_matmul_operator, lambda: ctx.matmul_operands() is not None),
         (cond.line_calls_module, lambda: any(_module_like(c) for c in ctx.calls)),
-        (cond.line_reads_grad, lambda: ctx.grad_owner() is not None),
         (cond.none_is_grad, lambda: _none_is_grad(ctx, message)),
         (cond.line_in_no_grad,
          lambda: None if node is None or source is None else source.in_no_grad(node)),
@@ -413,8 +415,7 @@ def build(entry: Entry, ctx: Context, message: re.Match[str] | None, line: int |
 def match_error(error: ErrorInfo, code: str, source: Source | None = None) -> Diagnosis:
     """The first catalog entry that fits the error, else a generic diagnosis."""
     source = source if source is not None else Source.of(code)
-    ctx = Context(source=source, line=error.line, locals=dict(error.locals),
-                  source_line=error.source_line)
+    ctx = Context(source=source, line=error.line, locals=dict(error.locals))
     for entry in load_catalog().errors:
         assert entry.match is not None
         if error.type not in (entry.match.exception or ()):
@@ -428,7 +429,8 @@ def match_error(error: ErrorInfo, code: str, source: Source | None = None) -> Di
     return generic_error(error, ctx)
 
 
-def match_warning(warning: WarningInfo, code: str, source: Source | None) -> Diagnosis | None:
+def match_warning(warning: WarningInfo, source: Source | None) -> Diagnosis | None:
+    """The first catalog entry that fits the warning; None for warnings nobody catalogued."""
     ctx = Context(source=source, line=warning.line)
     for entry in load_catalog().warnings:
         assert entry.match is not None
