@@ -66,6 +66,13 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
     assert "没有发现问题" in capsys.readouterr().out
 
 
+def test_static_mode_on_broken_syntax_names_the_line(tmp_path: Path) -> None:
+    source = tmp_path / "broken.py"
+    source.write_text("import torch\nfor i in range(3)\n    print(i)\n")
+    with pytest.raises(TutorError, match=r"broken.py:2: cannot be parsed"):
+        call(str(source), "--static")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -52,6 +52,19 @@ def _read_code(path: Path) -> str:
         raise TutorError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
+def _require_syntax(path: Path, code: str) -> None:
+    """A static check needs a syntax tree: say where the code cannot be parsed."""
+    import ast
+
+    try:
+        ast.parse(code, filename=str(path))
+    except SyntaxError as exc:
+        raise TutorError(
+            f"{path}:{exc.lineno}: cannot be parsed ({exc.msg})",
+            hint="fix the syntax, or run without --static to see the error explained",
+        ) from exc
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -76,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     code = _read_code(args.file)
     status = 0
     if args.static:
+        _require_syntax(args.file, code)
         diagnoses = find_pitfalls(code)
         header = None
     else:

@@ -20,9 +20,9 @@ LABELS: dict[str, Text] = {
     "details": T("Values", "取值"),
     "lesson": T("Lesson", "课程"),
     "generic": T("(no specific diagnosis)", "（没有具体诊断）"),
-    "id": T("id", "编号"),
-    "severity": T("kind", "类型"),
-    "title": T("title", "标题"),
+    "id": T("ID", "编号"),
+    "severity": T("Kind", "类型"),
+    "title": T("Title", "标题"),
     "catalog": T("Diagnosis catalog: {count} entries", "诊断目录：共 {count} 条"),
     "pitfall_rule": T("static check", "静态检查"),
 }
