@@ -54,3 +54,54 @@ def test_snapshots_and_nested_lists_flatten_to_numbers() -> None:
 def test_a_step_without_solution_has_no_secrets(course: Course) -> None:
     secrets = step_secrets(course.find("backward/intro")[1])
     assert secrets.empty and not find_leaks("anything 12 75", secrets).leaked
+
+
+def test_a_single_value_stated_as_its_expressions_value_is_caught(course: Course) -> None:
+    # the step's x.grad is a scalar 4.0: trivial-looking numbers are answers when bound to it
+    secrets = _secrets(
+        course, expected_by_expr={"x.grad": 4.0, "len(params)": 10, "b.is_leaf": False}
+    )
+    for text in [
+        "After backward, `x.grad` is 4.",
+        "print(x.grad)  # tensor(4.)",
+        "so x.grad == 4.0 here",
+        "x.grad 是 4.0",
+        "len(params) should be 10",
+        "`b.is_leaf` is False",
+    ]:
+        report = find_leaks(text, secrets)
+        assert report.bound, text
+        assert "…" in redact(text, secrets, report), text
+
+
+def test_the_same_numbers_elsewhere_in_prose_are_not_flagged(course: Course) -> None:
+    secrets = _secrets(course, expected_by_expr={"x.grad": 4.0, "w": 1.0, "len(params)": 10})
+    for text in [
+        "Multiply by 4 and look at x.grad again.",  # 4 not stated as x.grad's value
+        "x.grad is a tensor with 1 element",  # the value of x.grad is not 1
+        "x.grad_fn is 4 levels deep",  # another expression
+        "a w is 1 of the weights",  # 'is' does not bind a one-letter name
+        "Count 10 layers, then call len(params).",
+        "y.grad is 4.",  # another tensor
+    ]:
+        assert not find_leaks(text, secrets).bound, text
+    assert find_leaks("w = 1.", secrets).bound  # a sign does bind it
+
+
+def test_answer_steps_guard_their_own_expression(course: Course) -> None:
+    from tutor.course.models import AnswerStep
+
+    step = AnswerStep.model_validate(
+        {
+            "id": "count",
+            "kind": "answer",
+            "title": {"en": "Count", "zh": "数一数"},
+            "prompt": {"en": "How many?", "zh": "几个？"},
+            "code": "params = list(net.parameters())",
+            "expr": "len(params)",
+            "cross_check": 10,
+        }
+    )
+    secrets = step_secrets(step)
+    assert find_leaks("Here len(params) → 10", secrets).leaked
+    assert not find_leaks("Lesson 10 explains parameters.", secrets).leaked

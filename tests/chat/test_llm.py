@@ -19,6 +19,7 @@ from tutor.chat.llm import load_llm_config
 from tutor.course.models import Course
 
 LEAK = "Here you go:\n\n```python\ncube = (w ** 3).sum()\ncube.backward()\n```\n\nDone."
+VALUE = "Nearly there.\n\nWith that change `w.grad[0]` is 1., as it should be."
 GOOD = "Autograd records operations.\n\nCall `backward()` on a scalar.\n\nRead backward/intro."
 
 
@@ -46,7 +47,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mode == "slow":
             time.sleep(1.5)
-        text = LEAK if mode == "leak" else GOOD
+        text = {"leak": LEAK, "value": VALUE}.get(mode, GOOD)
         if body.get("stream"):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -139,6 +140,15 @@ def test_a_reply_that_leaks_the_solution_is_withheld(course: Course, server: str
     )
     assert "(w ** 3)" not in streamed and "withheld" in streamed
     assert streamed.startswith("Here you go:")  # the clean first paragraph was shown
+
+
+def test_a_reply_stating_a_small_expected_value_is_withheld(course: Course, server: str) -> None:
+    # 1. is a "trivial" number, but stated as the value of the checked expression it is the answer
+    ctx = CTX.model_copy(update={"expected_by_expr": {"w.grad[0]": 1.0}})
+    answer = _tutor(course, server, "value").ask("is my gradient right now?", context=ctx)
+    assert answer.fallback_notice and "is 1." not in answer.text
+    plain = _tutor(course, server, "good").ask("is my gradient right now?", context=ctx)
+    assert plain.fallback_notice is None and plain.text.startswith("Autograd records")
 
 
 def test_solution_requests_and_off_topic_never_reach_the_llm(course: Course, server: str) -> None:

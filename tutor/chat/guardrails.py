@@ -8,8 +8,12 @@ Every answer (offline or from an LLM) is checked before it is shown:
   the answer's code must not share a long run of tokens with the solution;
 - **expected numbers**: literals from the step's checks (``expected``, ``cross_check``) and
   any expected values the caller passes (e.g. from the grader's solution run). A value with
-  several elements leaks when its numbers appear in order; a single number only when it is
-  not a trivial one (0, 1, 2, ...) and the learner has not seen it in the step already.
+  several elements leaks when its numbers appear in order; a single number anywhere when it
+  is not a trivial one (0, 1, 2, ...) and the learner has not seen it in the step already;
+- **a single expected value stated as the value of its expression**: whatever the number (a
+  trivial ``4.``, ``10``, ``-1``) or a bool/name (``False``, ``SumBackward0``), "``x.grad`` is
+  4.", "``print(x.grad)  # tensor(4.)``", "``x.grad`` 是 4" give the answer of the step whose
+  check is ``x.grad``, while a "1" elsewhere in prose does not.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import io
 import math
 import re
 import tokenize as pytokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, Step, ValueCheck
@@ -43,10 +48,12 @@ class Secrets:
     solution_ngrams: frozenset[tuple[str, ...]] = frozenset()
     expected: tuple[tuple[float, ...], ...] = ()
     seen_numbers: frozenset[float] = frozenset()
+    bound: tuple[tuple[str, float | str], ...] = ()
+    """(expression, its single expected value): a number, or a bool/str as written."""
 
     @property
     def empty(self) -> bool:
-        return not (self.solution_lines or self.solution_ngrams or self.expected)
+        return not (self.solution_lines or self.solution_ngrams or self.expected or self.bound)
 
 
 @dataclass
@@ -54,10 +61,12 @@ class LeakReport:
     code_lines: list[str] = field(default_factory=list)
     numbers: list[tuple[float, ...]] = field(default_factory=list)
     ngram: bool = False
+    bound: list[tuple[int, int]] = field(default_factory=list)
+    """Spans of expected values stated as the value of their expression."""
 
     @property
     def leaked(self) -> bool:
-        return bool(self.code_lines or self.numbers or self.ngram)
+        return bool(self.code_lines or self.numbers or self.ngram or self.bound)
 
 
 def normalise_line(line: str) -> str:
@@ -96,20 +105,32 @@ def flatten_numbers(value: Any) -> list[float]:
 
 
 def step_secrets(
-    step: Step | None, *, expected_values: Iterable[Any] = (), shown: Iterable[str] = ()
+    step: Step | None,
+    *,
+    expected_values: Iterable[Any] = (),
+    shown: Iterable[str] = (),
+    expected_by_expr: Mapping[str, Any] | None = None,
 ) -> Secrets:
-    """The secrets of ``step``. ``shown`` is text the learner already sees (lesson code...)."""
+    """The secrets of ``step``. ``shown`` is text the learner already sees (lesson code...);
+    ``expected_values``/``expected_by_expr``: expected values known to the caller (e.g. from
+    the solution run), without or with the expression they are the value of."""
     shown_text = "\n".join(shown)
     solution = ""
     visible = shown_text
-    literals: list[Any] = list(expected_values)
+    named: dict[str, Any] = {}
     if isinstance(step, (CodeStep, FixStep)):
         solution = step.solution
         visible += "\n" + step.starter + "\n" + step.prompt.en + "\n" + step.prompt.zh
-        literals += [c.expected for c in step.checks if isinstance(c, ValueCheck)]
+        named |= {
+            c.expr: c.expected
+            for c in step.checks
+            if isinstance(c, ValueCheck) and c.expected is not None
+        }
     elif isinstance(step, AnswerStep):
         visible += "\n" + step.code + "\n" + step.prompt.en + "\n" + step.prompt.zh
-        literals.append(step.cross_check)
+        named[step.expr] = step.cross_check
+    named |= dict(expected_by_expr or {})
+    literals: list[Any] = [*expected_values, *named.values()]
     visible_lines = {normalise_line(line) for line in visible.splitlines()}
     lines = frozenset(
         n
@@ -120,7 +141,55 @@ def step_secrets(
     grams = _ngrams(code_tokens(solution)) - _ngrams(code_tokens(visible))
     expected = tuple(tuple(nums) for v in literals if (nums := flatten_numbers(v)))
     seen = frozenset(float(m) for m in NUMBER_RE.findall(visible))
-    return Secrets(lines, frozenset(grams), expected, seen)
+    bound = tuple((expr, v) for expr, value in named.items() if (v := _single(value)) is not None)
+    return Secrets(lines, frozenset(grams), expected, seen, bound)
+
+
+def _single(value: Any) -> float | str | None:
+    """A value that is one number, bool or name (what a bound statement can give away)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*", value.strip()):
+        return value.strip()
+    numbers = flatten_numbers(value)
+    return numbers[0] if len(numbers) == 1 and not isinstance(value, str) else None
+
+
+_BINDER = (
+    r"(?:==|=>|->|→|=|:|#|,|，|：|\bis\b|\bequals?\b|\bbecomes\b|\b(?:will|should|would)\s+be\b"
+    r"|\bgives\b|\bcomes\s+out\s+(?:as|to)\b|是|为|等于|变成|得到)"
+)
+_SYMBOL_BINDER = r"(?:==|=>|->|→|=|:|#|：)"
+_FILLER = r"[\s`'\"*]*"
+_VALUE_PREFIX = r"(?:tensor\(\s*)?(?:\[\s*)*"
+
+
+@lru_cache(maxsize=256)
+def _binding_re(expr: str) -> re.Pattern[str]:
+    """``expr`` followed by a word or sign that states its value, then the value."""
+    # a one- or two-letter name ("a", "w") is too common a word for "is"/"是" to bind it
+    short = re.fullmatch(r"\w{1,2}", expr) is not None
+    binder = _SYMBOL_BINDER if short else _BINDER
+    return re.compile(
+        rf"(?<![\w.]){re.escape(expr)}(?![\w(\[])\)?{_FILLER}(?:{binder}{_FILLER})+{_VALUE_PREFIX}"
+        rf"(?P<value>-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[A-Za-z_]\w*)",
+        re.IGNORECASE,
+    )
+
+
+def bound_spans(text: str, bound: Iterable[tuple[str, float | str]]) -> list[tuple[int, int]]:
+    """Where ``text`` states one of the expected values as the value of its expression."""
+    spans = []
+    for expr, value in bound:
+        for match in _binding_re(expr).finditer(text):
+            got = match.group("value")
+            if isinstance(value, float):
+                hit = NUMBER_RE.fullmatch(got) is not None and _close(float(got), value)
+            else:
+                hit = got == value
+            if hit:
+                spans.append(match.span("value"))
+    return sorted(set(spans))
 
 
 def _close(a: float, b: float) -> bool:
@@ -145,6 +214,7 @@ def find_leaks(text: str, secrets: Secrets, *, question: str = "") -> LeakReport
         line for line in secrets.solution_lines if line in answer_lines or line in flat
     )
     report.ngram = bool(_ngrams(code_tokens(text)) & secrets.solution_ngrams)
+    report.bound = bound_spans(text, secrets.bound)
     numbers = [float(m) for m in NUMBER_RE.findall(text)]
     asked = {float(m) for m in NUMBER_RE.findall(question)}
     for value in secrets.expected:
@@ -163,6 +233,8 @@ def find_leaks(text: str, secrets: Secrets, *, question: str = "") -> LeakReport
 
 def redact(text: str, secrets: Secrets, report: LeakReport) -> str:
     """``text`` with leaking code lines and expected numbers replaced by an ellipsis."""
+    for start, end in sorted(report.bound, reverse=True):  # spans of the original text
+        text = text[:start] + REDACTED + text[end:]
     out_lines = []
     for line in text.splitlines():
         norm = normalise_line(line)

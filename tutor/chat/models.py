@@ -30,6 +30,12 @@ class ChatContext(_Frozen):
         description="Expected values of the step's checks known to the caller (e.g. from the "
         "grader's solution run); never shown, only used to catch leaks.",
     )
+    expected_by_expr: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Expected values by the expression they are the value of (a check's "
+        "expr, e.g. 'x.grad'): also caught when stated as that expression's value, even a "
+        "small number like 1. or 0.",
+    )
 
     @property
     def step_ref(self) -> str | None:

@@ -182,8 +182,13 @@ class Tutor:
     ) -> Secrets:
         # lesson readings are not counted as "already seen": even when a reading shows a line
         # of the step's solution, the tutor does not paste it for that step
-        expected = context.expected_values if context else []
-        return step_secrets(step, expected_values=expected)
+        if context is None:
+            return step_secrets(step)
+        return step_secrets(
+            step,
+            expected_values=context.expected_values,
+            expected_by_expr=context.expected_by_expr,
+        )
 
     def _offline(
         self, question: str, lang: Lang, context: ChatContext | None
