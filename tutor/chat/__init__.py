@@ -4,8 +4,9 @@ Public API::
 
     ChatContext(lesson_id, step_id, code, last_run: RunResult | None,
                 diagnoses: list[Diagnosis], hints_unlocked: int, attempts: int,
-                expected_values: list = [])
-    Tutor(course: Course, *, backend: ChatBackend | None = None)
+                expected_values: list = [], expected_by_expr: dict = {})
+    Tutor(course: Course, *, backend: ChatBackend | None = None,
+          cache_dir: Path | "default" | None = "default")   # index cached under the user cache dir
     Tutor.from_environment(course)      # uses the LLM configured by env/config file, if any
         .ask(question: str, *, lang: Lang | None, context: ChatContext | None = None) -> Answer
         .stream(question, *, lang, context) -> Iterator[str]   # LLM streaming; offline: one chunk
