@@ -78,10 +78,10 @@ def _answer(lesson: Lesson, step_id: str) -> AnswerStep:
         ("[1, 3]", True, "Right"),
         ("1, 3", True, "Right"),
         ("tensor([1.0000001, 3.])", True, "Right"),
-        ("[[1., 3.]]", False, "`x.grad` has shape (1, 2); expected (2,)"),
-        ("[1., 2.]", False, "`x.grad` differs at [1]: got 2.0, expected 3.0"),
+        ("[[1., 3.]]", False, "Your answer has shape (1, 2), but `x.grad` has shape (2,)."),
+        ("[1., 2.]", False, "Your answer differs from `x.grad` at [1]: you wrote 2.0."),
         ("None", False, "is not None here"),
-        ("MmBackward0", False, "is a tensor"),
+        ("MmBackward0", False, "different kind of value from `x.grad`, which is a tensor"),
     ],
 )
 def test_answer_against_torch(
@@ -91,8 +91,11 @@ def test_answer_against_torch(
     verdict = grade_answer(seed_lesson, _answer(seed_lesson, "mm-xgrad"), typed,
                            runner=sandbox, cache=shared_cache)
     assert verdict.passed is passed
-    assert says in verdict.checks[0].message.en
+    message = verdict.checks[0].message
+    assert says in message.en and message.zh
     assert verdict.score == (1.0 if passed else 0.0)
+    if not passed:  # the feedback does not give the value away
+        assert "3.0" not in message.en and "3." not in (verdict.checks[0].output or "")
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tutor.grading.feedback import cap, fmt_index, fmt_scalar, fmt_shape, fmt_values, msg
+from tutor.grading.feedback import (
+    cap,
+    catalog,
+    fmt_index,
+    fmt_scalar,
+    fmt_shape,
+    fmt_values,
+    msg,
+)
 from tutor.i18n import Text
 from tutor.sandbox.models import Snapshot, TensorSnapshot, ValueSnapshot
 
@@ -131,14 +140,29 @@ def _detail(got: Normal, expected: Normal) -> str:
     return cap(line("got", got) + "\n" + line("expected", expected))
 
 
+Say = Callable[..., Text]
+
+
+def _sayer(answer: bool) -> Say:
+    """Message lookup: for a typed answer, the ``answer_`` variant of a key where one exists
+    (it speaks of "your answer" and does not give the expected value away)."""
+
+    def say(key: str, **values: Any) -> Text:
+        if answer and f"answer_{key}" in catalog():
+            key = f"answer_{key}"
+        return msg(key, **values)
+
+    return say
+
+
 def _compare_arrays(
-    expr: str, got: Normal, expected: Normal, rtol: float, atol: float
+    expr: str, got: Normal, expected: Normal, rtol: float, atol: float, say: Say
 ) -> Comparison:
     detail = _detail(got, expected)
     if got.shape != expected.shape:
         return Comparison(
             False,
-            msg(
+            say(
                 "shape_mismatch",
                 expr=expr,
                 got=fmt_shape(got.shape or ()),
@@ -147,7 +171,7 @@ def _compare_arrays(
             detail,
         )
     if got.flat is None or expected.flat is None:
-        return Comparison(False, msg("too_large", expr=expr), detail)
+        return Comparison(False, say("too_large", expr=expr), detail)
     for i, (a, b) in enumerate(zip(got.flat, expected.flat, strict=True)):
         if not elements_equal(a, b, rtol, atol):
             key = "nan_differs" if _is_nan(a) or _is_nan(b) else "value_differs"
@@ -156,10 +180,10 @@ def _compare_arrays(
                 key = "nan_scalar" if key == "nan_differs" else "scalar_differs"
             return Comparison(
                 False,
-                msg(key, expr=expr, index=where, got=fmt_scalar(a), expected=fmt_scalar(b)),
+                say(key, expr=expr, index=where, got=fmt_scalar(a), expected=fmt_scalar(b)),
                 detail,
             )
-    return Comparison(True, msg("value_ok", expr=expr), detail)
+    return Comparison(True, say("value_ok", expr=expr), detail)
 
 
 def _is_nan(value: Any) -> bool:
@@ -175,55 +199,58 @@ def compare(
     atol: float = 1e-6,
     check_dtype: bool = False,
     literal: bool = False,
+    answer: bool = False,
 ) -> Comparison:
     """Compare the learner's value of ``expr`` with the truth.
 
     ``literal`` means the truth was written in the lesson (a number or nested list): then a
     tensor, a list and a number compare by shape and values alone. When the truth is the
     reference solution's value, the learner's value must also be of the same kind.
+    ``answer`` words the feedback for a typed answer.
     """
+    say = _sayer(answer)
     g, e = normalize(got), normalize(expected)
     detail = _detail(g, e)
     arrays = ("tensor", "sequence", "number")
     if expr.endswith(".grad") and g.kind == "none" and e.kind in arrays:
-        return Comparison(False, msg("grad_is_none", expr=expr, var=expr[: -len(".grad")]), detail)
+        return Comparison(False, say("grad_is_none", expr=expr, var=expr[: -len(".grad")]), detail)
     if e.kind == "tensor" and g.kind != "tensor":
         if g.kind == "none":
-            return Comparison(False, msg("got_none_expected_tensor", expr=expr), detail)
+            return Comparison(False, say("got_none_expected_tensor", expr=expr), detail)
         return Comparison(
             False,
-            msg("not_a_tensor", expr=expr, got=g.type_name, expected=fmt_shape(e.shape or ())),
+            say("not_a_tensor", expr=expr, got=g.type_name, expected=fmt_shape(e.shape or ())),
             detail,
         )
     if check_dtype and e.dtype and g.dtype != e.dtype:
         return Comparison(
-            False, msg("dtype_mismatch", expr=expr, got=g.dtype, expected=e.dtype), detail
+            False, say("dtype_mismatch", expr=expr, got=g.dtype, expected=e.dtype), detail
         )
     if e.kind in arrays and g.kind in arrays:
         if e.kind == "number" and g.kind == "tensor" and not literal:
-            return Comparison(False, msg("tensor_not_number", expr=expr, expected=e.text), detail)
+            return Comparison(False, say("tensor_not_number", expr=expr, expected=e.text), detail)
         if e.kind == "sequence" and g.kind == "tensor" and not literal:
             return Comparison(
-                False, msg("wrong_type", expr=expr, got="Tensor", expected=e.type_name), detail
+                False, say("wrong_type", expr=expr, got="Tensor", expected=e.type_name), detail
             )
-        return _compare_arrays(expr, g, e, 0.0 if e.kind == "bool" else rtol, atol)
+        return _compare_arrays(expr, g, e, 0.0 if e.kind == "bool" else rtol, atol, say)
     if e.kind == "bool" and g.kind == "tensor" and literal and g.shape in ((), (1,)) and g.flat:
         ok = g.flat[0] == e.scalar
         key = "value_ok" if ok else "scalar_differs"
         return Comparison(
-            ok, msg(key, expr=expr, got=fmt_scalar(g.flat[0]), expected=e.text), detail
+            ok, say(key, expr=expr, got=fmt_scalar(g.flat[0]), expected=e.text), detail
         )
     if g.kind != e.kind:
         return Comparison(
-            False, msg("wrong_type", expr=expr, got=g.type_name, expected=e.type_name), detail
+            False, say("wrong_type", expr=expr, got=g.type_name, expected=e.type_name), detail
         )
     if e.kind in ("bool", "str", "none"):
         ok = g.scalar == e.scalar
         key = "value_ok" if ok else "scalar_differs"
-        return Comparison(ok, msg(key, expr=expr, got=g.text, expected=e.text), detail)
+        return Comparison(ok, say(key, expr=expr, got=g.text, expected=e.text), detail)
     # other objects: same type and the same printed form, memory addresses aside
     ok = g.type_name == e.type_name and _ADDRESS.sub("", g.text) == _ADDRESS.sub("", e.text)
     key = "value_ok" if ok else "scalar_differs"
     return Comparison(
-        ok, msg(key, expr=expr, got=cap(g.text, 80), expected=cap(e.text, 80)), detail
+        ok, say(key, expr=expr, got=cap(g.text, 80), expected=cap(e.text, 80)), detail
     )

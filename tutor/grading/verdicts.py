@@ -199,14 +199,27 @@ def _name_matches(typed: str, truth: ValueSnapshot) -> bool:
     return typed in candidates or typed.removeprefix("torch.") in candidates
 
 
+def _kind_of(truth: TensorSnapshot | ValueSnapshot) -> Text:
+    if isinstance(truth, TensorSnapshot):
+        return msg("kind_tensor")
+    if truth.value is not None or truth.type in ("bool", "int", "float", "str"):
+        return msg("kind_python", type=truth.type)
+    return msg("kind_object")
+
+
 def compare_answer(
-    expr: str, answer: ParsedAnswer, truth: TensorSnapshot | ValueSnapshot, rtol: float, atol: float
+    expr: str,
+    answer: ParsedAnswer,
+    truth: TensorSnapshot | ValueSnapshot,
+    rtol: float,
+    atol: float,
 ) -> tuple[bool, Text, str | None]:
-    """Whether a typed answer equals torch's value of ``expr``, and feedback."""
-    wrong_kind = msg(
-        "answer_wrong_kind",
-        expr=expr,
-        expected=truth.type if isinstance(truth, ValueSnapshot) else "tensor",
+    """Whether a typed answer equals torch's value of ``expr``, and feedback that does not
+    give the value away (the shape, yes: that is often the lesson)."""
+    kind = _kind_of(truth)
+    wrong_kind = Text(
+        en=msg("answer_wrong_kind", expr=expr, expected=kind.en).en,
+        zh=msg("answer_wrong_kind", expr=expr, expected=kind.zh).zh,
     )
     if isinstance(truth, TensorSnapshot):
         as_tensor = _answer_as_tensor(answer, truth)
@@ -214,11 +227,16 @@ def compare_answer(
             if answer.kind == "none" and expr.endswith(".grad"):
                 return False, msg("answer_not_none", expr=expr), None
             return False, wrong_kind, None
-        result = compare(expr, as_tensor, truth, rtol=rtol, atol=atol)
-        return result.ok, result.message, result.output
+        result = compare(expr, as_tensor, truth, rtol=rtol, atol=atol, answer=True)
+        return result.ok, result.message, None
     if truth.type == "NoneType":
         ok = answer.kind == "none"
         return ok, msg("answer_ok" if ok else "answer_expected_none", expr=expr), None
+    if truth.type == "dtype" and answer.kind in ("name", "string"):
+        typed_dtype = str(answer.value).removeprefix("torch.")
+        ok = typed_dtype == str(truth.value or truth.repr).removeprefix("torch.")
+        key = "answer_ok" if ok else "answer_name_differs"
+        return ok, msg(key, expr=expr, typed=str(answer.value)), None
     if truth.value is not None or truth.type in ("bool", "int", "float", "str"):
         if answer.kind == "name" and isinstance(truth.value, str):
             typed: Any = answer.value
@@ -226,8 +244,9 @@ def compare_answer(
             return False, wrong_kind, None
         else:
             typed = answer.value
-        result = compare(expr, typed, truth.value, rtol=rtol, atol=atol, literal=True)
-        return result.ok, result.message, result.output
+        result = compare(expr, typed, truth.value, rtol=rtol, atol=atol, literal=True,
+                         answer=True)
+        return result.ok, result.message, None
     if answer.kind not in ("name", "string"):
         return False, wrong_kind, None
     typed_name = str(answer.value)
@@ -235,7 +254,7 @@ def compare_answer(
         return True, msg("answer_ok", expr=expr), None
     if typed_name + "0" == truth.type:
         return False, msg("answer_node_version", typed=typed_name, expected=truth.type), None
-    return False, msg("answer_name_differs", expr=expr, typed=typed_name), f"got: {typed_name}"
+    return False, msg("answer_name_differs", expr=expr, typed=typed_name), None
 
 
 def _answer_verdict(
