@@ -142,6 +142,9 @@ EVASIONS = {
     "torch.load": "import torch\nw = torch.load('/tmp/expected.pt')\n",
     "from torch import os": "from torch import os\n",
     "vars()": "v = vars()\n",
+    "torch.save over a file": "import torch\ntorch.save({}, 'lessons/01.yaml')\n",
+    "numpy memmap": "import numpy\nm = numpy.lib.format.open_memmap('x')\n",
+    "torch multiprocessing": "import torch\ntorch.multiprocessing.Process(target=print).start()\n",
 }
 
 

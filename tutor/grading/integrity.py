@@ -93,7 +93,7 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "shutil",
         "socket",
         "_C",
-        # reading files through torch / numpy
+        # reading files or loading code through torch / numpy
         "load",
         "loadtxt",
         "genfromtxt",
@@ -105,6 +105,18 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "cpp_extension",
         "package",
         "serialization",
+        "open_memmap",
+        "fromregex",
+        "lib",
+        "load_library",
+        # writing files, starting processes
+        "save",
+        "savetxt",
+        "savez",
+        "savez_compressed",
+        "tofile",
+        "multiprocessing",
+        "distributed",
     }
 )
 
