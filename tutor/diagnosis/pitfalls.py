@@ -208,8 +208,31 @@ def _leaf_reassigned_between(source: Source, name: str, start: int, end: int) ->
     return set()
 
 
+NON_TENSOR_RESULTS = frozenset(
+    {"item", "tolist", "numpy", "len", "float", "int", "str", "bool", "print", "size", "dim",
+     "numel", "list", "tuple", "dict", "range"}
+)
+
+
+def _tensor_names(source: Source) -> set[str]:
+    """Names that hold tensors: made by torch or as parameters, and what is computed from
+    them (in line order), unless the outermost call turns the result into something else."""
+    names = _grad_names(source) | _factory_names(source) | _param_loop_names(source)
+    assigns = sorted(
+        (n for n in ast.walk(source.tree) if isinstance(n, ast.Assign)), key=lambda n: n.lineno
+    )
+    for node in assigns:
+        value = node.value
+        if isinstance(value, ast.Call) and call_name(value) in NON_TENSOR_RESULTS:
+            continue
+        used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        if used & names and isinstance(value, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Subscript)):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
 def data_attribute(source: Source) -> list[Hit]:
-    tensors = _grad_names(source) | _factory_names(source) | _param_loop_names(source)
+    tensors = _tensor_names(source)
     hits: list[Hit] = []
     for node in ast.walk(source.tree):
         if not (isinstance(node, ast.Attribute) and node.attr == "data"):
