@@ -17,7 +17,7 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tutor.course.models import (
     AnswerStep,
@@ -28,11 +28,13 @@ from tutor.course.models import (
     QuizStep,
     Step,
 )
-from tutor.diagnosis.models import Diagnosis
 from tutor.errors import TutorError
-from tutor.grading.models import Verdict
 from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
+
+if TYPE_CHECKING:  # importing these packages loads grading and diagnosis: not at start-up
+    from tutor.diagnosis.models import Diagnosis
+    from tutor.grading.models import Verdict
 
 
 class ProgressLike(Protocol):
@@ -77,7 +79,7 @@ class GradingLike(Protocol):
     def grade_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict: ...
 
 
-Diagnose = Callable[[RunResult, str], list[Diagnosis]]
+Diagnose = Callable[[RunResult, str], "list[Diagnosis]"]
 
 
 class NotRunnable(TutorError):
@@ -414,6 +416,8 @@ class LearningSession:
         lesson, step, ref = self.lesson, self.step, self.ref
         if not isinstance(step, AnswerStep):
             raise NotRunnable(f"step {ref} does not take a typed answer")
+        from tutor.grading.models import Verdict
+
         runner = CancellableRunner(self.runner, cancel or threading.Event())
         try:
             verdict = self.grading.grade_answer(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -115,7 +116,14 @@ class TutorApp(App[None]):
             self._base_bindings = self._bindings
         base = self._base_bindings
         merged = BindingsMap()
-        merged.key_to_bindings = {key: list(found) for key, found in base.key_to_bindings.items()}
+        palette = label("key_palette", self.session.lang)
+        merged.key_to_bindings = {
+            key: [
+                replace(b, description=palette) if b.action == "command_palette" else b
+                for b in found
+            ]
+            for key, found in base.key_to_bindings.items()
+        }
         ours = BindingsMap(bindings(self.session.lang))
         merged.key_to_bindings.update(ours.key_to_bindings)
         self._bindings = merged

@@ -5,6 +5,7 @@ whole when the language changes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.text import Text as RichText
 
@@ -17,12 +18,14 @@ from tutor.course.models import (
     ReadingStep,
     Step,
 )
-from tutor.diagnosis.models import Diagnosis
-from tutor.grading.models import Verdict
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import Graph, RunResult, TensorSnapshot
 from tutor.tui.labels import label
+
+if TYPE_CHECKING:
+    from tutor.diagnosis.models import Diagnosis
+    from tutor.grading.models import Verdict
 
 
 def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
