@@ -107,3 +107,27 @@ def test_user_errors_are_one_clear_message(
     result = tutor("grade", *args, "--lessons", str(course_dir), cwd=tmp_path)
     assert result.returncode == 2
     assert says in result.stderr and "Traceback" not in result.stderr
+
+
+def test_summary_table_stays_readable_with_many_exercises() -> None:
+    from rich.console import Console
+
+    from tutor.cli.grade_cmd import MAX_EXERCISE_COLUMNS, _summary_table
+    from tutor.grading.reports import SubmissionEntry
+
+    refs = [f"lesson/step-{i}" for i in range(MAX_EXERCISE_COLUMNS + 1)]
+    entries = [
+        SubmissionEntry(student="amy", exercise=ref, lesson="lesson", step=ref[7:],
+                        file=f"amy/{ref[7:]}.py", sha256="0" * 64,
+                        status="pass" if i % 2 else "fail", score=float(i % 2), max_score=1.0)
+        for i, ref in enumerate(refs)
+    ]
+    console = Console(record=True, width=100)
+    console.print(_summary_table(entries, "en", False, refs))
+    text = console.export_text()
+    assert "passed" in text and "3/7" in text.splitlines()[3]
+    assert "step-0" not in text
+    narrow = Console(record=True, width=120)
+    narrow.print(_summary_table(entries[:3], "zh", False, refs))
+    few = narrow.export_text()
+    assert "lesson/step-0" in few and "学生" in few

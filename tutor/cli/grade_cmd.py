@@ -48,6 +48,8 @@ STATUS = {
     "error": T("error", "出错"),
     "not_gradable": T("not gradable", "无法评分"),
 }
+MAX_EXERCISE_COLUMNS = 6
+"""More exercises than this and the summary shows passed/score per student instead."""
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
 
 
@@ -184,22 +186,27 @@ def _summary_table(
     graded = {e.exercise for e in entries}
     exercises = [ref for ref in order if ref in graded]
     students = sorted({e.student for e in entries})
-    table.add_column(LABELS["student"].get(lang))  # type: ignore[arg-type]
-    for exercise in exercises:
-        table.add_column(escape(exercise), justify="right")
-    table.add_column(LABELS["score"].get(lang), justify="right")  # type: ignore[arg-type]
     by_key = {(e.student, e.exercise): e for e in entries}
-    for student in students:
-        cells = []
-        score = max_score = 0.0
+    wide = len(exercises) <= MAX_EXERCISE_COLUMNS  # else one summary column per student
+    table.add_column(LABELS["student"].get(lang))  # type: ignore[arg-type]
+    if wide:
         for exercise in exercises:
-            entry = by_key.get((student, exercise))
-            if entry is None:
-                cells.append("")
-                continue
-            score += entry.score
-            max_score += entry.max_score
-            cells.append(f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
+            table.add_column(escape(exercise), justify="right")
+    else:
+        table.add_column(LABELS["passed"].get(lang), justify="right")  # type: ignore[arg-type]
+    table.add_column(LABELS["score"].get(lang), justify="right")  # type: ignore[arg-type]
+    for student in students:
+        mine = [by_key[(student, x)] for x in exercises if (student, x) in by_key]
+        score = sum(e.score for e in mine)
+        max_score = sum(e.max_score for e in mine)
+        if wide:
+            cells = []
+            for exercise in exercises:
+                entry = by_key.get((student, exercise))
+                cells.append("" if entry is None else
+                             f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
+        else:
+            cells = [f"{sum(e.status == 'pass' for e in mine)}/{len(mine)}"]
         table.add_row(escape(student), *cells, f"{score:g}/{max_score:g}")
     return table
 
