@@ -164,3 +164,14 @@ def test_device_mismatch_on_a_real_gpu(sandbox) -> None:
     result = sandbox.run(code, device="cuda")
     diagnosis = diagnose_error(result, code)
     assert diagnosis is not None and diagnosis.id == "device-mismatch"
+
+
+def test_a_warning_is_not_repeated_when_the_error_already_says_it() -> None:
+    code = "import torch\nx = torch.ones(2, requires_grad=True)\nh = x * 2\nh.sum().backward()\n" \
+           "g = h.grad * 2\n"
+    run = failed(code, "TypeError", "unsupported operand type(s) for *: 'NoneType' and 'int'", 5,
+                 h=tensor([2], requires_grad=True, is_leaf=False, grad_fn="MulBackward0"))
+    warning = WarningInfo(category="UserWarning", line=5, message=(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed."))
+    run = run.model_copy(update={"warnings": [warning]})
+    assert [d.id for d in explain(run, code)] == ["grad-none-nonleaf"]

@@ -153,3 +153,27 @@ def test_pitfall_text_names_the_learners_variable_in_both_languages() -> None:
     assert diagnosis.severity == "pitfall"
     assert "line 7" in diagnosis.explanation.en and "第 7 行" in diagnosis.explanation.zh
     assert diagnosis.lesson_ref == "accumulation/forgot-zero"
+
+
+def test_recording_gradients_in_a_loop_without_clearing() -> None:
+    code = """
+    import torch
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    grads = []
+    for scale in [1.0, 2.0]:
+        (scale * x ** 2).sum().backward()
+        grads.append(x.grad.clone())
+    """
+    assert [h[0] for h in hits(code)] == ["missing-zero-grad"]
+
+
+def test_printing_gradients_to_show_accumulation_is_not_flagged() -> None:
+    code = """
+    import torch
+    x = torch.tensor(1.0, requires_grad=True)
+    y = x * x
+    for i in range(3):
+        y.backward(retain_graph=True)
+        print(i, x.grad)
+    """
+    assert hits(code) == []

@@ -71,16 +71,19 @@ def explain(result: RunResult, code: str) -> list[Diagnosis]:
     error = diagnose_error(result, code)
     if error is not None:
         out.append(error)
+    catalog = load_catalog()
+
+    def covered(diagnosis: Diagnosis) -> bool:
+        fired = {d.id for d in out}
+        return bool(fired & set(catalog.get(diagnosis.id).covered_by)) or any(
+            (d.id, d.line) == (diagnosis.id, diagnosis.line) for d in out
+        )
+
     for warning in result.warnings:
         diagnosis = engine.match_warning(warning, source)
-        if diagnosis is not None and all(
-            (d.id, d.line) != (diagnosis.id, diagnosis.line) for d in out
-        ):
+        if diagnosis is not None and not covered(diagnosis):
             out.append(diagnosis)
-    fired = {d.id for d in out}
-    catalog = load_catalog()
     for pitfall in find_pitfalls(code):
-        if fired & set(catalog.get(pitfall.id).covered_by):
-            continue
-        out.append(pitfall)
+        if not covered(pitfall):
+            out.append(pitfall)
     return out

@@ -137,7 +137,8 @@ class Entry(_Strict):
     )
     conditions: Conditions = Field(default_factory=Conditions)
     covered_by: list[str] = Field(
-        default_factory=list, description="Pitfall: not reported when one of these ids fired."
+        default_factory=list,
+        description="Warning or pitfall: not reported when one of these ids was already given.",
     )
     title: BiText
     explanation: BiText

@@ -70,6 +70,20 @@ def _has_update(loop: ast.AST) -> bool:
     return False
 
 
+def _uses_grad_values(loop: ast.AST) -> bool:
+    """The loop does something with a ``.grad`` besides printing it (a demo of accumulation
+    prints; recording or updating uses the value)."""
+    printed: set[ast.AST] = set()
+    for n in _walk_no_defs(loop):
+        if isinstance(n, ast.Call) and call_name(n) == "print":
+            printed.update(ast.walk(n))
+    return any(
+        isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.ctx, ast.Load)
+        and n not in printed
+        for n in _walk_no_defs(loop)
+    )
+
+
 def _clears_grads(loop: ast.AST) -> bool:
     if _method_calls(loop, "zero_grad"):
         return True
@@ -94,7 +108,9 @@ def missing_zero_grad(source: Source) -> list[Hit]:
         if not isinstance(loop, (ast.For, ast.While)):
             continue
         backwards = _method_calls(loop, "backward")
-        if not backwards or not _has_update(loop) or _clears_grads(loop):
+        if not backwards or _clears_grads(loop):
+            continue
+        if not (_has_update(loop) or _uses_grad_values(loop)):
             continue
         # report in the innermost loop only
         inner = [b for b in backwards if source.enclosing_loop(b) is loop]
