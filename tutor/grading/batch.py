@@ -4,8 +4,10 @@ Layout: ``SUBMISSIONS_DIR/<student>/<step-id>.py``. A step id that several lesso
 ambiguous; name such a file ``<lesson>--<step>.py`` or put it in ``<student>/<lesson>/<step>.py``.
 Every file is read (and hashed) before any submission runs, and the truth of every exercise
 is computed before any submission runs, so nothing a submission does on disk can change what
-the others are graded with. Parallelism is threads: each grading waits on its own sandbox
-run (a forked process), so the GIL is not the limit and there is one warm torch server.
+the others are graded with. Parallelism is threads against one warm sandbox: measured with a
+canned runner, the grader's own work is about 1.6 ms of Python per submission, against tens of
+ms waiting on the forked run, so the GIL is not the limit, and threads share one torch server
+and one in-memory truth cache where processes would each need their own.
 """
 
 from __future__ import annotations

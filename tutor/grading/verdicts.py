@@ -7,7 +7,15 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tutor.course.models import AnswerStep, CodeStep, ErrorCheck, FixStep, Lesson, QuizStep
+from tutor.course.models import (
+    AnswerStep,
+    CodeStep,
+    ErrorCheck,
+    FixStep,
+    Lesson,
+    QuizStep,
+    RunnableStep,
+)
 from tutor.errors import TutorError
 from tutor.grading.answers import AnswerSyntaxError, ParsedAnswer, parse_answer
 from tutor.grading.checks import FATAL_OUTCOMES, evaluate, probes_for, run_failure_message
@@ -21,9 +29,6 @@ from tutor.sandbox.models import Limits, RunResult, TensorSnapshot, ValueSnapsho
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
-
-RunnableStep = CodeStep | FixStep
-
 
 class QuizSelectionError(TutorError):
     """The selection does not fit the quiz (index out of range, several picks for one)."""
