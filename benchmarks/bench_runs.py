@@ -5,22 +5,31 @@ the same for cold runs (a new interpreter importing torch each time), their rati
 server's resident memory. Targets on a 2-core machine: warm p50 <= 10 ms, >= 100x faster
 than cold, server RSS <= 500 MB. Figures only: nothing here asserts a time.
 
-    python benchmarks/bench_runs.py [--runs 200] [--cold-runs 5] [--device cpu]
+The machine is shared, so wall time alone says little: the load average is printed, CPU
+time per run is counted (parent + server + the run's process, exit included), and a traced
+pass breaks a run into phases (request → standby ready → code start → code end → probes →
+result frame → parent validated → process reaped) with the CPU each phase used.
+
+    python benchmarks/bench_runs.py [--runs 200] [--traced-runs 100] [--cold-runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tutor.sandbox import Sandbox
+from tutor.sandbox.trace import RunTrace
 
 SNIPPETS: dict[str, str] = {
     "requires_grad": "import torch\nx = torch.ones(2, 2, requires_grad=True)\ny = x + 2\n"
@@ -52,35 +61,106 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[index]
 
 
-def server_rss_mb(sandbox: Sandbox) -> float:
+def server_pid(sandbox: Sandbox) -> int:
     server = sandbox._server
     if server is None:
-        return float("nan")
-    with open(f"/proc/{server.proc.pid}/status") as handle:
+        raise SystemExit("the sandbox has no server")
+    return server.proc.pid
+
+
+def server_rss_mb(sandbox: Sandbox) -> float:
+    with open(f"/proc/{server_pid(sandbox)}/status") as handle:
         for line in handle:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
 
 
-def warm_runs(sandbox: Sandbox, runs: int, device: str) -> list[float]:
-    names = list(SNIPPETS)
-    for name in names:  # warm-up, and a check that every snippet runs cleanly
-        result = sandbox.run(SNIPPETS[name], device=device)
+def server_cpu_s(pid: int) -> tuple[float, float]:
+    """(the server's own CPU, CPU of its reaped children = the runs) in seconds."""
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        fields = handle.read().rsplit(b")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def check_snippets(sandbox: Sandbox, device: str) -> None:
+    for name, code in SNIPPETS.items():  # warm-up, and a check that every snippet runs cleanly
+        result = sandbox.run(code, device=device)
         if result.outcome != "ok":
             raise SystemExit(f"snippet {name!r} failed: {result.error}")
+
+
+def warm_runs(sandbox: Sandbox, runs: int, device: str) -> tuple[list[float], dict[str, float]]:
+    """Latency of each run as a caller sees it, and the CPU all processes spent per run."""
+    names = list(SNIPPETS)
+    pid = server_pid(sandbox)
+    own0, (server0, runs0) = time.process_time(), server_cpu_s(pid)
     times = []
     for index in range(runs):
         code = SNIPPETS[names[index % len(names)]]
         started = time.perf_counter()
         sandbox.run(code, device=device)
         times.append((time.perf_counter() - started) * 1000)
-    return times
+    time.sleep(0.2)  # let the server reap the last run
+    own1, (server1, runs1) = time.process_time(), server_cpu_s(pid)
+    cpu = {"parent": own1 - own0, "server": server1 - server0, "runs": runs1 - runs0}
+    return times, {key: value * 1000 / runs for key, value in cpu.items()}
 
 
-def cold_runs(runs: int) -> list[float]:
+def traced_runs(runs: int, device: str) -> list[RunTrace]:
+    traces: list[RunTrace] = []
+    names = list(SNIPPETS)
+    with Sandbox(trace=traces.append) as sandbox:
+        check_snippets(sandbox, device)
+        traces.clear()
+        for index in range(runs):
+            sandbox.run(SNIPPETS[names[index % len(names)]], device=device)
+    return traces
+
+
+def print_phases(traces: list[RunTrace]) -> None:
+    walls: dict[str, list[float]] = defaultdict(list)
+    cpus: dict[str, list[float]] = defaultdict(list)
+    order: dict[str, float] = {}
+    for trace in traces:
+        for position, phase in enumerate(trace.phases()):
+            walls[phase.name].append(phase.wall_ns / 1e6)
+            order.setdefault(phase.name, position)
+            if phase.cpu_ns is not None:
+                cpus[phase.name].append(phase.cpu_ns / 1e6)
+    print(f"phases of a traced run (median of {len(traces)}; each ends at the named mark):")
+    print(f"  {'phase':28} {'wall ms':>8} {'cpu ms':>8}")
+    for name in sorted(walls, key=order.__getitem__):
+        cpu = f"{statistics.median(cpus[name]):8.2f}" if cpus[name] else f"{'':8}"
+        print(f"  {name:28} {statistics.median(walls[name]):8.2f} {cpu}")
+
+    def median_of(values: list[float]) -> str:
+        return f"{statistics.median(values):7.2f} ms" if values else "      n/a"
+
+    spans = {"request → result frame": ("parent:request", "parent:result"),
+             "request → validated": ("parent:request", "parent:validated"),
+             "code start → code end": ("run:code_start", "run:code_end")}
+    for label, (start, end) in spans.items():
+        found = [span / 1e6 for trace in traces
+                 if (span := trace.wall_ns(start, end)) is not None]
+        print(f"  {label:28} {median_of(found)} wall")
+    run_cpu = [t.run_cpu_ns / 1e6 for t in traces if t.run_cpu_ns is not None]
+    server_cpu = [t.server_cpu_ns / 1e6 for t in traces if t.server_cpu_ns is not None]
+    faults = [float(t.run_minor_faults) for t in traces if t.run_minor_faults is not None]
+    print(f"  run process CPU (fork to exit): {median_of(run_cpu)}; "
+          f"minor faults {statistics.median(faults) if faults else float('nan'):.0f}")
+    print(f"  server CPU per run:             {median_of(server_cpu)}")
+
+
+def cold_runs(runs: int) -> tuple[list[float], float]:
     names = list(SNIPPETS)
     times = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as folder:
         for index in range(runs):
             path = Path(folder) / "snippet.py"
@@ -88,30 +168,42 @@ def cold_runs(runs: int) -> list[float]:
             started = time.perf_counter()
             subprocess.run([sys.executable, str(path)], check=True, capture_output=True)
             times.append((time.perf_counter() - started) * 1000)
-    return times
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000 / runs
+    return times, cpu
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--traced-runs", type=int, default=100)
     parser.add_argument("--cold-runs", type=int, default=5)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    print(f"{os.cpu_count()} cores, {load()} (start)")
     with Sandbox() as sandbox:
         started = time.perf_counter()
         sandbox.run("pass")
         print(f"server warm-up (first run):  {(time.perf_counter() - started) * 1000:8.1f} ms")
-        warm = warm_runs(sandbox, args.runs, args.device)
+        check_snippets(sandbox, args.device)
+        warm, cpu = warm_runs(sandbox, args.runs, args.device)
         rss = server_rss_mb(sandbox)
     p50, p95 = percentile(warm, 0.5), percentile(warm, 0.95)
     print(f"warm runs ({len(warm)}, {args.device}):  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   "
           f"mean {statistics.fmean(warm):7.1f} ms")
+    print(f"CPU per warm run:            {sum(cpu.values()):8.2f} ms  (parent "
+          f"{cpu['parent']:.2f}, server {cpu['server']:.2f}, run process {cpu['runs']:.2f})")
     print(f"server RSS:                  {rss:8.1f} MB")
+    if args.traced_runs > 0:
+        print_phases(traced_runs(args.traced_runs, args.device))
     if args.cold_runs > 0:
-        cold = cold_runs(args.cold_runs)
+        cold, cold_cpu = cold_runs(args.cold_runs)
         c50, c95 = percentile(cold, 0.5), percentile(cold, 0.95)
-        print(f"cold runs ({len(cold)}, python file.py): p50 {c50:7.1f} ms   p95 {c95:7.1f} ms")
-        print(f"speed-up (cold p50 / warm p50): {c50 / p50:6.0f}x")
+        print(f"cold runs ({len(cold)}, python file.py): p50 {c50:7.1f} ms   p95 {c95:7.1f} ms   "
+              f"CPU {cold_cpu:7.1f} ms a run")
+        print(f"speed-up (cold p50 / warm p50): {c50 / p50:6.0f}x;  by CPU per run: "
+              f"{cold_cpu / sum(cpu.values()):6.0f}x")
+    print(f"{load()} (end)")
     return 0
 
 

@@ -18,6 +18,7 @@ import math
 import os
 import resource
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -239,8 +240,24 @@ def _probe(probe: Probe, namespace: dict[str, Any], lines: list[str]) -> ProbeRe
         return ProbeResult(expr=probe.expr, error=error_info(exc, lines, with_locals=False))
 
 
-def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
-    """Run one job on the pipes ``fds`` = [stdout, stderr, result, command]; never returns."""
+Marks = list[tuple[str, int, int]]
+"""Phase marks of a run: (name, perf_counter_ns, thread_time_ns); see tutor.sandbox.trace."""
+
+
+def mark(marks: Marks, name: str) -> None:
+    """Note the wall clock and the CPU time of this (the run's main) thread.
+
+    The thread's clock, not the process's: once RLIMIT_CPU arms the process CPU timer, the
+    process clock only advances at scheduler ticks (4 ms), too coarse for these phases.
+    """
+    marks.append((name, time.perf_counter_ns(), time.thread_time_ns()))
+
+
+def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
+    """Run one job on the pipes ``fds`` = [stdout, stderr, result, command]; never returns.
+
+    ``marks`` holds the standby's own marks; they travel to the parent only if it asked.
+    """
     run_pid = os.getpid()
     out_fd, err_fd, result_fd, command_fd = fds
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -267,18 +284,20 @@ def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
                 stream.flush()
 
     request = _read_frame(command_fd)
+    mark(marks, "request")
     nonce: bytes = request["nonce"].encode()
     code: str = request["code"]
     device: str = request["device"]
     limits = Limits.model_validate(request["limits"])
     _apply_limits(limits, device, own_tasks)
+    mark(marks, "limits")
 
     import random
 
     import torch
 
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    _seed(torch, device)
     random.seed(0)
     with contextlib.suppress(ImportError):
         import numpy
@@ -296,6 +315,7 @@ def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
         "device": torch.device(device),
     }
     caught: list[WarningInfo] = []
+    mark(marks, "code_start")
 
     def show_warning(message: Any, category: type, filename: str, lineno: int,
                      file: Any = None, line: Any = None) -> None:
@@ -334,6 +354,7 @@ def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
         flush()
         exit_now(0)
+    mark(marks, "code_end")
 
     probes: list[ProbeResult] = []
     if request.get("probes") and outcome != "memory":
@@ -343,6 +364,7 @@ def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
         if os.getpid() != run_pid:
             flush()
             exit_now(0)
+        mark(marks, "probes")
     flush()
     result = RunResult(
         outcome=outcome,  # type: ignore[arg-type]
@@ -353,9 +375,27 @@ def serve(fds: list[int], own_tasks: int | None) -> NoReturn:
         exit_code=exit_code,
         torch_version=torch.__version__,
     )
-    _write_all(write, result_fd, protocol.encode(protocol.KIND_RESULT, nonce,
-                                          result.model_dump_json().encode()))
+    payload = result.model_dump_json().encode()
+    if request.get("trace"):
+        mark(marks, "result_built")
+        _write_all(write, result_fd, protocol.encode(protocol.KIND_TRACE, nonce,
+                                                     json.dumps(marks).encode()))
+    _write_all(write, result_fd, protocol.encode(protocol.KIND_RESULT, nonce, payload))
     exit_now(exit_code if exit_code is not None else 0)
+
+
+def _seed(torch: Any, device: str) -> None:
+    """Seed the generators a run on ``device`` uses, identically every run.
+
+    ``torch.manual_seed`` also queues lazy seeding for CUDA, XPU and MTIA, each capturing
+    ``traceback.format_stack()`` (reading source files): milliseconds of a CPU run. The
+    server's warm-up already queued those seeds with 0, and no device is initialised before
+    a run, so for CPU the default generator is all there is to reseed.
+    """
+    if device == "cpu":
+        torch.default_generator.manual_seed(0)
+    else:
+        torch.manual_seed(0)
 
 
 def print_failure() -> None:

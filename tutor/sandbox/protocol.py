@@ -17,6 +17,9 @@ KIND_DONE = b"done"
 """Child → parent: the learner's code finished; send the probes now."""
 KIND_RESULT = b"result"
 """Child → parent: the final RunResult JSON."""
+KIND_TRACE = b"trace"
+"""Child → parent, only when the request asked for it: the run's phase marks (JSON)."""
+KINDS = (KIND_DONE, KIND_RESULT, KIND_TRACE)
 
 
 def encode(kind: bytes, nonce: bytes, payload: bytes) -> bytes:
@@ -57,6 +60,6 @@ def split(frame: bytes, nonce: bytes) -> tuple[bytes, bytes]:
     """Return (kind, payload) of a frame; FrameError when it does not carry ``nonce``."""
     kind, sep1, rest = frame.partition(b":")
     got, sep2, payload = rest.partition(b":")
-    if not (sep1 and sep2) or got != nonce or kind not in (KIND_DONE, KIND_RESULT):
+    if not (sep1 and sep2) or got != nonce or kind not in KINDS:
         raise FrameError("frame without this run's nonce")
     return kind, payload

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -31,10 +31,13 @@ from tutor.errors import TutorError
 from tutor.i18n import T, Text, default_lang
 from tutor.sandbox import protocol
 from tutor.sandbox.models import ErrorInfo, Limits, Outcome, Probe, RunResult
+from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
 
 SERVER_START_TIMEOUT_S = 120.0
 """Importing torch takes seconds; on a loaded machine, many more."""
 POLL_S = 0.05
+TRACE_REAP_WAIT_S = 2.0
+"""Traced runs only: how long to wait for the server's report that the run was reaped."""
 _DEVICES_CODE = """
 import torch
 __tutor_devices__ = ["cpu"]
@@ -110,6 +113,8 @@ class _Server:
         self.ready = False
         self.torch_version = ""
         self.failure: str | None = None
+        self.last_cpu_ns: int | None = None
+        """Server CPU time reported with the previous run's pid (traced runs only)."""
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -159,7 +164,9 @@ class _RetryRun(Exception):
 class Sandbox:
     """Runs code in fresh processes forked from a warm torch server. See the module doc."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, trace: Callable[[RunTrace], None] | None = None) -> None:
+        """``trace``: benchmarks only; called with each run's phase marks (costs a little)."""
+        self._trace = trace
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._server: _Server | None = None
@@ -248,6 +255,7 @@ class Sandbox:
         cancel: threading.Event | None = None,
     ) -> RunResult:
         """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe."""
+        called_ns = time.perf_counter_ns()
         resolved = self.resolve_device(device)
         wanted = [Probe(expr=p) if isinstance(p, str) else p for p in probes]
         limits = limits or Limits()
@@ -256,7 +264,7 @@ class Sandbox:
             try:
                 server.wait_ready(SERVER_START_TIMEOUT_S)
                 return _Run(server, self._send_lock, code, resolved, wanted, limits,
-                            cancel).execute()
+                            cancel, self._trace, called_ns).execute()
             except _RetryRun:
                 self._replace(server)
                 if attempt == 2:
@@ -268,8 +276,15 @@ class _Run:
     """One run seen from the parent: pipes, the select loop, and the verdict on the end."""
 
     def __init__(self, server: _Server, send_lock: threading.Lock, code: str, device: str,
-                 probes: list[Probe], limits: Limits, cancel: threading.Event | None) -> None:
+                 probes: list[Probe], limits: Limits, cancel: threading.Event | None,
+                 trace: Callable[[RunTrace], None] | None = None, called_ns: int = 0) -> None:
         self.server, self.send_lock = server, send_lock
+        self.trace = trace
+        self.marks: list[tuple[str, int, int]] = [
+            ("request", called_ns or time.perf_counter_ns(), time.thread_time_ns())]
+        self.run_marks: bytes | None = None
+        self.pid_report: dict[str, object] = {}
+        self.status_report: dict[str, object] = {}
         self.code, self.device, self.probes, self.limits = code, device, probes, limits
         self.cancel = cancel
         self.nonce = secrets.token_hex(16).encode()
@@ -291,7 +306,8 @@ class _Run:
         control, control_remote = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             request = {"nonce": self.nonce.decode(), "code": self.code, "device": self.device,
-                       "limits": self.limits.model_dump(), "probes": bool(self.probes)}
+                       "limits": self.limits.model_dump(), "probes": bool(self.probes),
+                       "trace": self.trace is not None}
             try:
                 with self.send_lock:
                     socket.send_fds(self.server.sock, [b"run"],
@@ -302,12 +318,18 @@ class _Run:
                 control_remote.close()
                 for fd in (out_w, err_w, res_w, cmd_r):
                     os.close(fd)
+            self._mark("sent")
             pid = self._await_pid(control)
+            self._mark("pid")
             started = time.monotonic()
             self.pending_cmd = bytearray(_frame(request))
             self._loop(pid, started, control, out_r, err_r, res_r, cmd_w)
             duration_ms = (time.monotonic() - started) * 1000
-            return self._verdict(duration_ms)
+            verdict = self._verdict(duration_ms)
+            self._mark("validated")
+            if self.trace is not None:
+                self._report_trace(control)
+            return verdict
         finally:
             control.close()
             for fd in (out_r, err_r, res_r, cmd_w):
@@ -321,7 +343,8 @@ class _Run:
                 message = control.recv(4096)
                 if not message:
                     raise _RetryRun()
-                return int(json.loads(message)["pid"])
+                self.pid_report = json.loads(message)
+                return int(self.pid_report["pid"])
             if not self.server.alive():
                 raise _RetryRun()
 
@@ -369,7 +392,8 @@ class _Run:
                         self.monitor_lost = True  # the server died (the learner killed it?)
                     else:
                         with contextlib.suppress(ValueError, KeyError, TypeError):
-                            self.status = int(json.loads(message)["status"])
+                            self.status_report = json.loads(message)
+                            self.status = int(self.status_report["status"])
                     continue
                 self._read(item, readers, open_readers, pid)
         self._kill(pid, None)  # no orphans: the whole group goes, even after success
@@ -410,8 +434,48 @@ class _Run:
                     self.pending_cmd += _frame([p.model_dump() for p in self.probes])
                 elif kind == protocol.KIND_RESULT and self.result_payload is None:
                     self.result_payload = payload
+                    self._mark("result")
+                elif kind == protocol.KIND_TRACE and self.run_marks is None:
+                    self.run_marks = payload
         except protocol.FrameError:
             self.bad_frames = True  # forged or broken: nothing more from this channel counts
+
+    def _mark(self, name: str) -> None:
+        if self.trace is not None:
+            self.marks.append((name, time.perf_counter_ns(), time.thread_time_ns()))
+
+    def _report_trace(self, control: socket.socket) -> None:
+        """Traced runs: await the server's reap report, then hand the marks to the callback."""
+        if self.status is None and not self.monitor_lost:
+            ready, _, _ = select.select([control], [], [], TRACE_REAP_WAIT_S)
+            if ready:
+                with contextlib.suppress(OSError, ValueError, TypeError):
+                    self.status_report = json.loads(control.recv(4096) or b"{}")
+        marks = [Mark(process="parent", name=name, wall_ns=wall, cpu_ns=cpu)
+                 for name, wall, cpu in self.marks]
+        pid_report, status = self.pid_report, self.status_report
+        for name, key in (("received", "received_ns"), ("handed", "handed_ns")):
+            if isinstance(pid_report.get(key), int):
+                marks.append(Mark(process="server", name=name, wall_ns=pid_report[key]))  # type: ignore[arg-type]
+        if isinstance(status.get("reaped_ns"), int):
+            marks.append(Mark(process="server", name="reaped", wall_ns=status["reaped_ns"]))  # type: ignore[arg-type]
+        with contextlib.suppress(ValueError, TypeError, LookupError, ValidationError):
+            raw = json.loads(self.run_marks or b"[]")
+            if isinstance(raw, list) and len(raw) <= MAX_MARKS:
+                marks += [Mark(process="run", name=item[0], wall_ns=item[1], cpu_ns=item[2])
+                          for item in raw]
+        server_cpu = pid_report.get("cpu_ns")
+        server_delta = None
+        if isinstance(server_cpu, int):
+            if self.server.last_cpu_ns is not None:
+                server_delta = server_cpu - self.server.last_cpu_ns
+            self.server.last_cpu_ns = server_cpu
+        run_cpu, faults = status.get("cpu_ns"), status.get("minflt")
+        self.trace(RunTrace(  # type: ignore[misc]
+            marks=marks, server_cpu_ns=server_delta,
+            run_cpu_ns=run_cpu if isinstance(run_cpu, int) else None,
+            run_minor_faults=faults if isinstance(faults, int) else None,
+        ))
 
     def _claimed(self) -> RunResult | None:
         if self.result_payload is None or self.bad_frames:

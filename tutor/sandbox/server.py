@@ -27,6 +27,12 @@ from dataclasses import dataclass, field
 
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_SECONDS = 1.0
+SWEEP_AFTER_RUN_S = 0.05
+"""A finished run's stragglers are swept this soon after it is reaped: late enough that a
+burst of runs shares one sweep (a /proc scan costs a millisecond or two of CPU), soon
+enough that nothing a run left behind outlives it noticeably."""
+MADV_COLLAPSE = 25
+HUGE_PAGE = 2 << 20
 SWEEP_ROUNDS = 5
 """How many ticks a finished run's uid is watched for stragglers."""
 
@@ -71,13 +77,16 @@ def _fork_standby(state: _State) -> _Standby:
             keep = child_end.fileno()
             os.closerange(3, keep)
             os.closerange(keep + 1, 1 << 20)
+            from tutor.sandbox.child import mark, serve
+
+            marks: list[tuple[str, int, int]] = []
+            mark(marks, "standby_ready")
             _, fds, _, _ = socket.recv_fds(child_end, 1024, 8)
+            mark(marks, "go")
             os.close(keep)
             if len(fds) != 4:
                 os._exit(status)
-            from tutor.sandbox.child import serve
-
-            serve(fds, own_tasks)
+            serve(fds, own_tasks, marks)
         except BaseException:
             from tutor.sandbox.child import print_failure
 
@@ -107,8 +116,13 @@ def _sweep(state: _State) -> None:
         if pid in known or pid == me:
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                ppid = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)  # raw: 3 syscalls, not 7
+            try:
+                ppid = int(os.read(fd, 4096).rsplit(b")", 1)[1].split()[1])
+            finally:
+                os.close(fd)
+            # The directory, not the stat file: a run that changed uid is not dumpable,
+            # so its files read as root's; the directory keeps the real owner.
             owned = watched and os.stat(f"/proc/{entry}").st_uid in watched
         except (OSError, ValueError, IndexError):
             continue
@@ -126,17 +140,21 @@ def _reap(state: _State) -> bool:
     finished = False
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if pid == 0:
             break
+        reaped_ns = time.perf_counter_ns()
         _kill_group(pid)
         control = state.runs.pop(pid, None)
         if control is not None:
             finished = True
+            cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
+            report = {"status": status, "reaped_ns": reaped_ns, "cpu_ns": cpu_ns,
+                      "minflt": usage.ru_minflt}
             with contextlib.suppress(OSError):
-                control.send(json.dumps({"status": status}).encode())
+                control.send(json.dumps(report).encode())
             control.close()
             if os.geteuid() == 0:
                 from tutor.sandbox.child import UID_BASE
@@ -154,6 +172,7 @@ def _dispatch(state: _State) -> bool:
         message, fds, _, _ = socket.recv_fds(state.sock, 4096, 8)
     except OSError:
         return False
+    received_ns = time.perf_counter_ns()
     if not message and not fds:
         return False
     if len(fds) != 5:
@@ -166,8 +185,11 @@ def _dispatch(state: _State) -> bool:
     standby, state.standby = state.standby, None
     try:
         socket.send_fds(standby.handoff, [b"go"], fds[1:])
+        handed_ns = time.perf_counter_ns()
         state.runs[standby.pid] = control
-        control.send(json.dumps({"pid": standby.pid}).encode())
+        control.send(json.dumps({"pid": standby.pid, "received_ns": received_ns,
+                                 "handed_ns": handed_ns,
+                                 "cpu_ns": time.process_time_ns()}).encode())
     except OSError:
         control.close()
         _kill_group(standby.pid)
@@ -216,7 +238,33 @@ def _warm_up() -> str:
     # Children must not touch (and so copy) the server's heap: freeze it out of the gc.
     gc.collect()
     gc.freeze()
+    _collapse_into_huge_pages()
     return torch.__version__
+
+
+def _collapse_into_huge_pages() -> None:
+    """Back the server's heap with 2 MB pages where the kernel can (Linux >= 6.1).
+
+    A fork copies one page-table entry per 4 kB resident page and an exit frees them: with
+    ~190 MB of heap (torch, numpy, sympy) that was ~14 ms of CPU per fork and more per exit.
+    Huge pages cut both to a few ms. Copy-on-write still copies 4 kB at a time, and without
+    MADV_HUGEPAGE new memory of a run keeps normal pages. Nothing changes where it fails.
+    """
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        with open("/proc/self/maps") as handle:
+            lines = handle.read().splitlines()
+        for line in lines:
+            fields = line.split()
+            path = fields[5] if len(fields) > 5 else ""
+            if fields[1] != "rw-p" or path not in ("", "[heap]"):
+                continue  # anonymous private memory only: not files, stacks or vdso
+            low, high = (int(bound, 16) for bound in fields[0].split("-"))
+            start = (low + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+            end = high & ~(HUGE_PAGE - 1)
+            if end - start >= HUGE_PAGE:
+                libc.madvise(start, end - start, MADV_COLLAPSE)
 
 
 def main(argv: list[str]) -> int:
@@ -253,7 +301,7 @@ def main(argv: list[str]) -> int:
                 elif not _dispatch(state):
                     return 0
             if _reap(state):
-                _sweep(state)
+                next_sweep = min(next_sweep, time.monotonic() + SWEEP_AFTER_RUN_S)
             if state.standby is None:
                 state.standby = _fork_standby(state)
             if time.monotonic() >= next_sweep:
