@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
+BUILTIN_NAMES = frozenset(dir(builtins))
 REQUIRES_GRAD_MAKERS = frozenset({"Parameter", "requires_grad_"})
 TORCH_ROOTS = frozenset({"torch", "F", "np", "numpy", "math", "nn"})
 """Names whose calls are library functions, never learner modules with parameters."""
@@ -151,7 +152,7 @@ class Source:
 
     def bound_names(self) -> set[str]:
         """Names the module binds by import, def, class, assignment or loop."""
-        names: set[str] = set(dir(builtins))
+        names: set[str] = set(BUILTIN_NAMES)
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names.update((a.asname or a.name).split(".")[0] for a in node.names)
@@ -282,38 +283,42 @@ def makes_requires_grad(nodes: Iterable[ast.AST], source: Source) -> bool:
                 return True
     for node in nodes:
         for sub in ast.walk(node):
-            if (
-                isinstance(sub, ast.keyword)
-                and sub.arg == "requires_grad"
-                and not (isinstance(sub.value, ast.Constant) and sub.value.value is False)
+            if isinstance(sub, ast.keyword) and sub.arg == "requires_grad" and not _is_false(
+                sub.value
             ):
                 return True
-            if isinstance(sub, ast.Call):
-                name = call_name(sub)
-                if name in REQUIRES_GRAD_MAKERS:
-                    return True
-                func = sub.func
-                root = dotted(func.value) if isinstance(func, ast.Attribute) else None
-                if isinstance(func, ast.Name) and name[:1].isupper() is False and name not in {
-                    "float", "int", "len", "range", "list", "tuple", "abs", "sum", "min", "max",
-                    "round", "print", "zip", "enumerate"
-                }:
-                    return True  # a learner function: may use parameters
-                if isinstance(func, ast.Name) and name[:1].isupper():
-                    return True  # a class: may be a module
-                if isinstance(func, ast.Attribute) and root is not None:
-                    first = root.split(".")[0]
-                    if first == "self":
-                        return True
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                for mutation in source.mutations_of(sub.id):
-                    if isinstance(mutation, ast.Assign) and any(
-                        isinstance(t, ast.Attribute) and t.attr == "requires_grad"
-                        for t in mutation.targets
-                    ):
-                        value = mutation.value
-                        if not (isinstance(value, ast.Constant) and value.value is False):
-                            return True
-                    if isinstance(mutation, ast.Call) and call_name(mutation) == "requires_grad_":
-                        return True
+            if isinstance(sub, ast.Call) and _may_bring_parameters(sub):
+                return True
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and any(
+                _turns_requires_grad_on(m) for m in source.mutations_of(sub.id)
+            ):
+                return True
     return False
+
+
+def _may_bring_parameters(call: ast.Call) -> bool:
+    """``nn.Parameter(...)``, ``x.requires_grad_()``, or a call of a learner function or class
+    (a module has parameters); builtins such as ``len`` and ``float`` do not."""
+    name = call_name(call)
+    if name in REQUIRES_GRAD_MAKERS:
+        return not (call.args and _is_false(call.args[0]))
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id not in BUILTIN_NAMES
+    root = dotted(func.value) if isinstance(func, ast.Attribute) else None
+    return root is not None and root.split(".")[0] == "self"
+
+
+def _turns_requires_grad_on(mutation: ast.AST) -> bool:
+    """``x.requires_grad = True`` (or any non-False value) or ``x.requires_grad_()``."""
+    if isinstance(mutation, ast.Assign):
+        return any(
+            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in mutation.targets
+        ) and not _is_false(mutation.value)
+    if isinstance(mutation, ast.Call) and call_name(mutation) == "requires_grad_":
+        return not (mutation.args and _is_false(mutation.args[0]))
+    return False
+
+
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
