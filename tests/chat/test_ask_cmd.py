@@ -43,13 +43,53 @@ def test_chinese_question_gets_a_chinese_answer(capsys: pytest.CaptureFixture[st
     assert "累加" in capsys.readouterr().out
 
 
-def test_solution_request_on_a_step_gives_its_hint(capsys: pytest.CaptureFixture[str]) -> None:
-    args = _args(
-        "--lessons", str(MINI), "--step", "mini-graph/fix-scalar", "--json", "just give me the code"
-    )
-    assert ask_cmd.run(args) == 0
-    out = json.loads(capsys.readouterr().out)
+def _ask_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert ask_cmd.run(_args(*argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_solution_request_on_a_step_gives_its_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    step = ("--lessons", str(MINI), "--step", "mini-graph/fix-scalar", "--data-dir", str(tmp_path))
+    out = _ask_json(capsys, *step, "--json", "just give me the code")
     assert out["refused"] and out["hint_level"] == 1
+
+
+def test_hint_level_persists_across_runs_and_unlocks_only_after_an_attempt(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each run is a new Tutor, as a new `tutor ask` process is: only the progress store
+    carries what was seen and tried."""
+    from tutor.progress import ProgressStore
+
+    ref = "mini-graph/fix-scalar"
+    step = ("--lessons", str(MINI), "--step", ref, "--data-dir", str(tmp_path), "--json")
+    assert _ask_json(capsys, *step, "just give me the code")["hint_level"] == 1
+    with ProgressStore.default(tmp_path) as store:
+        assert store.hints_revealed(ref) == 1
+    again = _ask_json(capsys, *step, "直接把这一步的代码发我")
+    assert again["hint_level"] == 1 and again["refused"]
+    with ProgressStore.default(tmp_path) as store:
+        assert store.hints_revealed(ref) == 1
+        store.record_attempt(ref, "y.backward()", passed=False, score=0, max_score=1)
+    assert _ask_json(capsys, *step, "what's the answer to this step?")["hint_level"] == 2
+    assert _ask_json(capsys, *step, "what's the answer to this step?")["hint_level"] == 2
+    with ProgressStore.default(tmp_path) as store:
+        assert store.hints_revealed(ref) == 2
+
+
+def test_plain_output_also_records_the_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tutor.progress import ProgressStore
+
+    ref = "mini-graph/fix-scalar"
+    args = _args("--lessons", str(MINI), "--step", ref, "--data-dir", str(tmp_path), "solution?")
+    assert ask_cmd.run(args) == 0
+    assert "Hint 1 of 2" in capsys.readouterr().out
+    with ProgressStore.default(tmp_path) as store:
+        assert store.hints_revealed(ref) == 1
 
 
 def test_unknown_step_is_a_clear_error() -> None:

@@ -77,6 +77,31 @@ def test_hints_the_learner_already_saw_are_not_repeated_as_new(tutor: Tutor) -> 
     assert tutor.ask("what's the answer?", context=ctx).hint_level == 3
 
 
+def test_a_fresh_tutor_unlocks_at_most_one_hint_level_per_attempt(course: Course) -> None:
+    """A new process knows only the persisted hints_unlocked/attempts: asking again there
+    repeats the hint already seen until a new attempt is made."""
+    seen_one = ChatContext(lesson_id="backward", step_id="cube", hints_unlocked=1, attempts=0)
+    again = Tutor(course, catalog_entries=[]).ask("just give me the code", context=seen_one)
+    assert again.hint_level == 1 and "next one unlocks" in again.text
+    tried = seen_one.model_copy(update={"attempts": 1})
+    assert Tutor(course, catalog_entries=[]).ask("答案？", context=tried).hint_level == 2
+
+
+def test_help_me_write_something_else_is_declined_not_hinted(tutor: Tutor) -> None:
+    ctx = ChatContext(lesson_id="backward", step_id="cube", attempts=1)
+    for question in ("help me write an email to my landlord", "帮我写一封请假邮件"):
+        answer = tutor.ask(question, context=ctx)
+        assert answer.kind == "off_topic" and answer.hint_level is None
+    assert tutor.ask("help me write this step", context=ctx).kind == "hint"
+
+
+def test_asking_the_value_of_the_checked_expression_is_refused(tutor: Tutor) -> None:
+    ctx = ChatContext(lesson_id="backward", step_id="cube", attempts=1)
+    answer = tutor.ask("what should w.grad be at the end?", context=ctx)
+    assert answer.kind == "hint" and "12" not in answer.text
+    assert tutor.ask("what does w.grad hold after backward?").kind == "answer"
+
+
 def test_solution_request_without_a_step_still_refuses(tutor: Tutor) -> None:
     answer = tutor.ask("give me the full code")
     assert answer.refused and answer.hint_level is None and "--step" in answer.text

@@ -1,6 +1,7 @@
-"""What a question asks for beyond its topic: the solution, something about the learner's own
-run, and what kind of answer it wants (a definition, a reason, a procedure, an error
-explained). Patterns live in ``intents.yaml``."""
+"""What a question asks for beyond its topic: something about the learner's own run, and
+what kind of answer it wants (a definition, a reason, a procedure, an error
+explained). Patterns live in ``intents.yaml``; whether it asks for the solution is
+``solution_requests.py``."""
 
 from __future__ import annotations
 
@@ -27,14 +28,12 @@ class QuestionKind(BaseModel):
 class Intents(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    solution_request: list[str]
     about_my_run: list[str]
     question_kinds: dict[str, QuestionKind] = Field(default_factory=dict)
 
 
 class _Compiled:
     def __init__(self, data: Intents):
-        self.solution = [re.compile(p, re.IGNORECASE) for p in data.solution_request]
         self.run = [re.compile(p, re.IGNORECASE) for p in data.about_my_run]
         self.kinds = {
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
@@ -46,10 +45,6 @@ class _Compiled:
 def _compiled() -> _Compiled:
     data = Intents.model_validate(YAML(typ="safe").load(INTENTS_PATH.read_text(encoding="utf-8")))
     return _Compiled(data)
-
-
-def asks_for_solution(question: str) -> bool:
-    return any(p.search(question) for p in _compiled().solution)
 
 
 def about_my_run(question: str) -> bool:

@@ -13,7 +13,7 @@ from tutor.chat import messages as msg
 from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
 from tutor.chat.index import build_course_index, default_cache_dir, load_index
-from tutor.chat.intents import about_my_run, asks_for_solution
+from tutor.chat.intents import about_my_run
 from tutor.chat.llm import (
     ChatBackend,
     LLMError,
@@ -25,8 +25,18 @@ from tutor.chat.markdown import summary
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
+from tutor.chat.solution_requests import asks_for_solution
 from tutor.chat.tokens import has_cjk
-from tutor.course.models import Course, Lesson, Step
+from tutor.course.models import (
+    AnswerStep,
+    AttributeCheck,
+    CodeStep,
+    Course,
+    FixStep,
+    Lesson,
+    Step,
+    ValueCheck,
+)
 from tutor.i18n import Lang, Text
 from tutor.sandbox.models import TensorSnapshot
 
@@ -197,7 +207,12 @@ class Tutor:
         secrets = self._secrets(lesson, step, context)
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
-        if asks_for_solution(question):
+        if asks_for_solution(
+            question,
+            on_step=step is not None,
+            step_exprs=_checked_exprs(step, context),
+            about_course=lambda: self.retriever.on_topic(question),
+        ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
         own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
@@ -354,17 +369,20 @@ class Tutor:
             parts.append(msg.NO_HINTS.get(lang))
         else:
             ref = context.step_ref
-            seen = context.hints_unlocked
+            # One new hint level per attempt, the first for free: the learner's persisted
+            # hints_unlocked/attempts alone keep a fresh process (a new `tutor ask`) from
+            # unlocking more than attempts + 1 levels by asking again. Within this process
+            # a repeated question without a new attempt never unlocks one.
+            seen = min(context.hints_unlocked, len(hints))
             given = self._hints_given.get(ref)
-            if given is None:
-                level, repeat = min(seen + 1, len(hints)), seen >= len(hints)
+            if given is not None:
+                seen = max(seen, given[0])
+            if given is not None and context.attempts <= given[1]:
+                new = False
             else:
-                before = max(given[0], seen)
-                if context.attempts > given[1]:
-                    level, repeat = min(before + 1, len(hints)), before >= len(hints)
-                else:
-                    level, repeat = min(before, len(hints)), True
-            level = max(level, 1)
+                new = seen < min(context.attempts + 1, len(hints))
+            level = max(seen + 1 if new else seen, 1)
+            repeat = not new and seen > 0
             self._hints_given[ref] = (level, context.attempts)
             parts.append(
                 msg.HINT.format(level=level, total=len(hints), hint=hints[level - 1].get(lang)).get(
@@ -419,6 +437,22 @@ def _ref(best: Passage, hits: Sequence[Hit]) -> str | None:
         if p.source == "lesson" and p.lesson_id == best.lesson_id and p.step_id:
             return f"{p.lesson_id}/{p.step_id}"
     return best.lesson_id
+
+
+def _checked_exprs(step: Step | None, context: ChatContext | None) -> list[str]:
+    """The expressions the step checks ("x.grad", "z.grad_fn"): asking for their value on
+    that step is asking for its answer."""
+    exprs = list(context.expected_by_expr) if context else []
+    if isinstance(step, (CodeStep, FixStep)):
+        for check in step.checks:
+            if isinstance(check, ValueCheck):
+                exprs.append(check.expr)
+            elif isinstance(check, AttributeCheck):
+                attr = "grad" if check.attribute == "grad_is_none" else check.attribute
+                exprs.append(f"{check.expr}.{attr}")
+    elif isinstance(step, AnswerStep):
+        exprs.append(step.expr)
+    return exprs
 
 
 def _snapshot(context: ChatContext, var: str) -> TensorSnapshot | None:

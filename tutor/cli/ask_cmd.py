@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tutor.cli.common import add_data_dir
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -19,7 +21,8 @@ def register(subparsers: Any) -> None:
             "OpenAI-compatible endpoint is configured (TUTOR_LLM_BASE_URL, TUTOR_LLM_MODEL, "
             "TUTOR_LLM_API_KEY, or llm.yaml in the user config dir) it is used, with the "
             "offline answer as fallback. The tutor never gives a step's solution: asked for "
-            "it, it gives the step's next hint (with --step)."
+            "it, it gives the step's next hint (with --step): one new hint level per attempt "
+            "recorded in your progress, so asking again does not unlock another."
         ),
     )
     parser.add_argument("question", help="the question, in English or Chinese")
@@ -42,9 +45,7 @@ def register(subparsers: Any) -> None:
         metavar="LESSON/STEP",
         help="the exercise you are on, so hints and guardrails apply to it",
     )
-    parser.add_argument(
-        "--attempts", type=int, default=0, metavar="N", help="runs of that step so far"
-    )
+    add_data_dir(parser)
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     parser.add_argument(
         "--offline", action="store_true", help="do not use a configured LLM endpoint"
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     course = load_course(getattr(args, "lessons", None))
     context = None
+    store = None
     if args.step:
         try:
             course.find(args.step)
@@ -66,17 +68,35 @@ def run(args: argparse.Namespace) -> int:
                 f"--step {args.step}: no such lesson step ({exc})",
                 hint="use LESSON/STEP as listed by `tutor lessons`",
             ) from exc
+        from tutor.progress import ProgressStore
+
+        # hints seen and attempts made persist, so a new `tutor ask` continues from them
+        store = ProgressStore.default(args.data_dir)
         lesson_id, _, step_id = args.step.partition("/")
-        context = ChatContext(lesson_id=lesson_id, step_id=step_id, attempts=max(args.attempts, 0))
+        context = ChatContext(
+            lesson_id=lesson_id,
+            step_id=step_id,
+            hints_unlocked=store.hints_revealed(args.step),
+            attempts=store.attempts(args.step),
+        )
     tutor = Tutor(course) if args.offline else Tutor.from_environment(course)
     lang = getattr(args, "lang", None) or detect_lang(args.question)
-    if args.json:
-        answer = tutor.ask(args.question, lang=lang, context=context)
-        out = {"question": args.question, "lang": lang, **answer.model_dump()}
-        print(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
-    for chunk in tutor.stream(args.question, lang=lang, context=context):
-        sys.stdout.write(chunk)
-        sys.stdout.flush()
-    sys.stdout.write("\n")
+    try:
+        if args.json:
+            answer = tutor.ask(args.question, lang=lang, context=context)
+            out = {"question": args.question, "lang": lang, **answer.model_dump()}
+            print(json.dumps(out, ensure_ascii=False, indent=2))
+        else:
+            for chunk in tutor.stream(args.question, lang=lang, context=context):
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+            sys.stdout.write("\n")
+            answer = tutor.last_answer
+        if store is not None and context is not None and answer is not None:
+            level = answer.hint_level
+            if level is not None and level > context.hints_unlocked:
+                store.set_hints_revealed(args.step, level)  # the hints pane shows it too
+    finally:
+        if store is not None:
+            store.close()
     return 0

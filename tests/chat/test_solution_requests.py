@@ -1,0 +1,111 @@
+"""The compositional solution-request detector: ask + answer object, code/value on a step,
+a value ask about the step's own expression, do-for-me about the course, explanatory vetoes.
+
+Wordings here are deliberately not the question sets' ones: the parts must generalise."""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.chat.solution_requests import clauses, detect, step_expressions
+
+ON_STEP = {"on_step": True, "step_exprs": ["x.grad", "z.grad_fn"]}
+
+
+@pytest.mark.parametrize(
+    ("question", "reason"),
+    [
+        ("could you post the finished version of the exercise", "answer"),
+        ("spell out the correct answer for me", "answer"),
+        ("send the solution already", "answer"),
+        ("把参考答案贴出来", "answer"),
+        ("能不能发一下能跑的代码", "answer"),
+        ("solution??", "answer"),
+        ("答案？", "answer"),
+    ],
+)
+def test_ask_plus_answer_object_is_a_request_anywhere(question: str, reason: str) -> None:
+    ev = detect(question)
+    assert ev.request and ev.reason == reason
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "just show me the code",
+        "what value do I type here",
+        "tell me the number",
+        "把代码给我",
+        "结果是多少，直接说",
+    ],
+)
+def test_code_or_value_requests_need_the_step(question: str) -> None:
+    assert detect(question, on_step=True).request
+    # without a step and without pointing at one, it is a general question for retrieval
+    assert not detect(question).request
+
+
+def test_pointing_at_the_exercise_is_as_good_as_being_on_it() -> None:
+    assert detect("what number should go in the blank").request
+    assert detect("第二个空填什么", on_step=False).request is False  # no pointer word: 第二个空
+    assert detect("那个空填什么").request
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what will x.grad be after that", "z.grad_fn 应该是什么", "x.grad comes out as what?"],
+)
+def test_asking_the_value_of_the_steps_own_expression_is_a_request(question: str) -> None:
+    ev = detect(question, **ON_STEP)  # type: ignore[arg-type]
+    assert ev.request and ev.reason in ("expression", "value")
+
+
+def test_the_same_expression_elsewhere_or_explained_is_not() -> None:
+    assert not detect("what will y.grad be after that", **ON_STEP).request  # type: ignore[arg-type]
+    assert not detect("what will x.grad be after that").request  # not on the step
+    assert not detect("why does x.grad come out as None", **ON_STEP).request  # type: ignore[arg-type]
+    assert not detect("what is x.grad", **ON_STEP).request  # type: ignore[arg-type]  # a definition
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "why is the answer a tensor and not a number",
+        "what is the difference between my code and the solution",
+        "how does the solution avoid the error",
+        "为什么答案是 None",
+        "标准答案和我的写法有什么区别",
+        "what is wrong with my code",
+    ],
+)
+def test_explanatory_questions_are_never_requests(question: str) -> None:
+    ev = detect(question, on_step=True)
+    assert not ev.request and ev.reason == "explanatory"
+
+
+def test_help_me_write_is_a_request_only_about_the_course() -> None:
+    course = lambda: True  # noqa: E731
+    elsewhere = lambda: False  # noqa: E731
+    assert detect("help me write the loop that clears gradients", about_course=course).request
+    assert not detect("help me write a cover letter", about_course=elsewhere).request
+    assert detect("帮我把这一步写完", about_course=elsewhere).request  # points at the step
+    assert not detect("帮我写一首关于春天的诗", about_course=elsewhere).request
+    # "does pytorch do it for me" is a question about pytorch, not an order to the tutor
+    assert not detect("does torch compute it for me or do i", about_course=course).request
+
+
+def test_answer_as_a_verb_is_not_an_answer_object() -> None:
+    assert not detect("just answer this: what is a leaf").request
+
+
+def test_clauses_split_at_punctuation_but_not_inside_names() -> None:
+    assert clauses("ok i give up, paste x.grad. then what") == [
+        "ok i give up",
+        "paste x.grad",
+        "then what",
+    ]
+    assert clauses("别给提示了，直接发我") == ["别给提示了", "直接发我"]
+
+
+def test_one_letter_variables_are_not_step_expressions() -> None:
+    assert step_expressions(["x", "x.grad", "loss.item()", "ab"]) == ["x.grad", "loss.item()"]

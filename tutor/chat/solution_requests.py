@@ -1,0 +1,152 @@
+"""Is the learner asking to be given the step's answer? A compositional detector.
+
+A fixed phrase list misses every new wording ("paste the working version", "这个空填多少").
+Requests are composed of parts instead, each a short list of patterns in
+``solution_requests.yaml``: an *ask* (give/tell/paste/what is/should be/fill in, 给/发/告诉/
+直接/填/是多少) combined, in one clause, with an *answer object* (the answer, the solution,
+the working version, 答案/完整代码); or with code or a value (code, number, result, 代码/
+多少/值) when the learner is on a step or points at it ("the box", "这一步"); or a value ask
+about one of the step's own expressions ("what should x.grad be"). "Help me write X" is a
+request only when X is about the course; explanatory questions (why/how does/what is the
+difference, 为什么/怎么理解) and questions about something going wrong never are.
+:func:`detect` also says which composition decided.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from ruamel.yaml import YAML
+
+PATH = Path(__file__).with_name("solution_requests.yaml")
+_CLAUSE_RE = re.compile(r"[,;!?，；！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
+
+
+class _Patterns(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: list[str] = []
+    zh: list[str] = []
+
+
+class RequestParts(BaseModel):
+    """The parts a solution request is composed of (see the YAML)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ask: _Patterns
+    answer_object: _Patterns
+    code_object: _Patterns
+    value_object: _Patterns
+    pointer: _Patterns
+    value_ask: _Patterns
+    do_for_me: _Patterns
+    explanatory: _Patterns
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What matched in one question, and the verdict."""
+
+    request: bool
+    reason: str
+    """Which composition decided: 'answer', 'code', 'value', 'expression', 'do-for-me',
+    'explanatory' (a cue that vetoed), or '' (nothing asked for)."""
+
+
+class _Compiled:
+    def __init__(self, parts: RequestParts):
+        def both(p: _Patterns) -> re.Pattern[str]:
+            return re.compile("|".join(f"(?:{x})" for x in [*p.en, *p.zh]), re.IGNORECASE)
+
+        self.ask = both(parts.ask)
+        self.answer = both(parts.answer_object)
+        self.code = both(parts.code_object)
+        self.value = both(parts.value_object)
+        self.pointer = both(parts.pointer)
+        self.value_ask = both(parts.value_ask)
+        self.do_for_me = both(parts.do_for_me)
+        self.explanatory = both(parts.explanatory)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> _Compiled:
+    data = YAML(typ="safe").load(PATH.read_text(encoding="utf-8"))
+    return _Compiled(RequestParts.model_validate(data))
+
+
+def clauses(question: str) -> list[str]:
+    """``question`` cut at punctuation and clause joints (a dot inside ``x.grad`` stays)."""
+    return [c.strip() for c in _CLAUSE_RE.split(question) if c and c.strip()]
+
+
+def _mentions(text: str, expr: str) -> bool:
+    """Whether ``text`` names ``expr`` as written (``x.grad`` not inside ``xx.grad``)."""
+    end = r"(?![\w(])" if expr[-1:].isalnum() or expr[-1:] == "_" else ""
+    return re.search(rf"(?<![\w.]){re.escape(expr)}{end}", text) is not None
+
+
+def step_expressions(exprs: Iterable[str]) -> list[str]:
+    """The expressions worth recognising in a question: a one-letter variable ("x") says
+    nothing; ``x.grad``, ``z.grad_fn``, ``loss.item()`` do."""
+    out = []
+    for expr in exprs:
+        e = expr.strip()
+        if len(e) >= 3 and re.search(r"[.(\[]", e):
+            out.append(e)
+    return out
+
+
+def detect(
+    question: str,
+    *,
+    on_step: bool = False,
+    step_exprs: Iterable[str] = (),
+    about_course: Callable[[], bool] | None = None,
+) -> Evidence:
+    """Whether ``question`` asks for the answer. ``on_step``: the learner is on an exercise;
+    ``step_exprs``: that step's checked expressions; ``about_course``: whether the question
+    is about autograd at all (asked only for "help me write X")."""
+    c = _compiled()
+    if c.explanatory.search(question):
+        return Evidence(False, "explanatory")
+    pointed = on_step or c.pointer.search(question) is not None
+    exprs = step_expressions(step_exprs) if on_step else []
+    for clause in clauses(question):
+        if c.answer.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
+            return Evidence(True, "answer")
+        if not c.ask.search(clause):
+            continue
+        if c.answer.search(clause):
+            return Evidence(True, "answer")
+        if pointed and c.code.search(clause):
+            return Evidence(True, "code")
+        if pointed and c.value.search(clause):
+            return Evidence(True, "value")
+    for clause in clauses(question):
+        if exprs and c.value_ask.search(clause) and any(_mentions(clause, e) for e in exprs):
+            return Evidence(True, "expression")
+    if c.do_for_me.search(question) and (
+        c.pointer.search(question) is not None
+        or any(_mentions(question, e) for e in exprs)
+        or (about_course is not None and about_course())
+    ):
+        return Evidence(True, "do-for-me")
+    return Evidence(False, "")
+
+
+def asks_for_solution(
+    question: str,
+    *,
+    on_step: bool = False,
+    step_exprs: Iterable[str] = (),
+    about_course: Callable[[], bool] | None = None,
+) -> bool:
+    return detect(
+        question, on_step=on_step, step_exprs=step_exprs, about_course=about_course
+    ).request
