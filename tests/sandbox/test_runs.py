@@ -166,3 +166,26 @@ def test_frames_reject_garbage_and_foreign_nonces() -> None:
         split(whole, b"other")
     with pytest.raises(FrameError):
         FrameReader(max_frame=100).feed(b"\xff\xff\xff\xff")
+
+
+def test_random_numbers_match_a_fresh_seeded_interpreter(sandbox: Sandbox) -> None:
+    """The standby's rehearsal and the server's warm-up leave no trace in the generators."""
+    import random
+
+    import numpy
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    numpy.random.seed(0)
+    expected = [torch.rand(3).tolist(), random.random(), float(numpy.random.rand())]
+    code = ("import torch, random\nimport numpy as np\n"
+            "got = [torch.rand(3).tolist(), random.random(), float(np.random.rand())]\n")
+    result = sandbox.run(code, probes=["got"])
+    assert result.probe("got").value.value == expected  # type: ignore[union-attr]
+
+
+def test_rehearsal_leaves_nothing_in_the_learner_namespace(sandbox: Sandbox) -> None:
+    result = sandbox.run("names = sorted(k for k in globals() if not k.startswith('__'))",
+                         probes=["names"])
+    assert result.probe("names").value.value == ["device"]  # type: ignore[union-attr]

@@ -18,6 +18,7 @@ import ctypes
 import gc
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -77,8 +78,13 @@ def _fork_standby(state: _State) -> _Standby:
             keep = child_end.fileno()
             os.closerange(3, keep)
             os.closerange(keep + 1, 1 << 20)
-            from tutor.sandbox.child import mark, serve
+            from tutor.sandbox.child import mark, prepare, serve
 
+            unprepared: Exception | None = None
+            try:
+                prepare(lambda: bool(select.select([child_end], [], [], 0)[0]))
+            except Exception as exc:  # told on the run's stderr: a dying standby would loop
+                unprepared = exc
             marks: list[tuple[str, int, int]] = []
             mark(marks, "standby_ready")
             _, fds, _, _ = socket.recv_fds(child_end, 1024, 8)
@@ -86,6 +92,9 @@ def _fork_standby(state: _State) -> _Standby:
             os.close(keep)
             if len(fds) != 4:
                 os._exit(status)
+            if unprepared is not None:
+                os.dup2(fds[1], 2)
+                raise unprepared
             serve(fds, own_tasks, marks)
         except BaseException:
             from tutor.sandbox.child import print_failure
