@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tutor.chat.bm25 import BM25
 from tutor.chat.concepts import CONCEPTS_PATH, Concepts, lesson_document, load_concepts
+from tutor.chat.cues import CUES_PATH, cue_tokens
 from tutor.chat.models import Glossary, Passage
 from tutor.chat.passages import (
     GLOSSARY_PATH,
@@ -50,6 +51,7 @@ _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENGINE_FILES = (
     "bm25.py",
     "concepts.py",
+    "cues.py",
     "index.py",
     "markdown.py",
     "models.py",
@@ -88,6 +90,27 @@ def joinable_words(glossary: Glossary) -> frozenset[str]:
     )
 
 
+def synonym_tokens(glossary: Glossary) -> dict[str, list[str]]:
+    """Token -> the tokens it stands for, from the glossary's synonyms ("derivatives" ->
+    "gradient", "导数" -> "梯度"), applied to lessons and questions alike so both sides
+    say the same word."""
+    out: dict[str, list[str]] = {}
+    for word, replacement in glossary.synonyms.items():
+        key = tokenize(word)
+        if len(key) == 1 and (value := tokenize(replacement)) and value != key:
+            out[key[0]] = value
+    return out
+
+
+def index_tokens(
+    text: str, *, joinable: frozenset[str], synonyms: Mapping[str, list[str]]
+) -> list[str]:
+    """The tokens retrieval compares, for a document and a question alike: words, bigrams
+    and API names with synonyms mapped, plus the concept cues the text expresses."""
+    tokens = [out for tok in tokenize(text, joinable=joinable) for out in synonyms.get(tok, [tok])]
+    return tokens + cue_tokens(text)
+
+
 def passage_document(passage: Passage) -> str:
     title = f"{passage.title.en} {passage.title.zh} "
     return title * TITLE_REPEAT + f"{passage.text.en} {passage.text.zh} {passage.keywords}"
@@ -105,10 +128,15 @@ def build_index(
     every lesson passage counts as reading)."""
     readings_refs = set(reading_steps) if reading_steps is not None else None
     joinable = joinable_words(glossary)
-    passage_tokens = [tokenize(passage_document(p), joinable=joinable) for p in passages]
+    synonyms = synonym_tokens(glossary)
+
+    def tokens(text: str) -> list[str]:
+        return index_tokens(text, joinable=joinable, synonyms=synonyms)
+
+    passage_tokens = [tokens(passage_document(p)) for p in passages]
     lesson_docs = dict(lesson_docs or {})
     lesson_ids = list(lesson_docs)
-    lesson_tokens = [tokenize(lesson_docs[lid], joinable=joinable) for lid in lesson_ids]
+    lesson_tokens = [tokens(lesson_docs[lid]) for lid in lesson_ids]
     lesson_index = BM25(lesson_tokens) if lesson_tokens else None
     topics = [
         _topic(p, tokens, lesson_index, lesson_ids)
@@ -204,7 +232,7 @@ def cache_key(course: Course) -> str:
     digest.update(course.model_dump_json().encode("utf-8"))
     here = Path(__file__).parent
     catalog = _catalog_path()
-    files = [GLOSSARY_PATH, CONCEPTS_PATH, *(here / name for name in _ENGINE_FILES)]
+    files = [GLOSSARY_PATH, CONCEPTS_PATH, CUES_PATH, *(here / name for name in _ENGINE_FILES)]
     for path in [*files, *([catalog] if catalog else [])]:
         digest.update(path.name.encode())
         try:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tutor.chat.bm25 import BM25
-from tutor.chat.index import IndexData, build_index, joinable_words
+from tutor.chat.index import IndexData, build_index, index_tokens, joinable_words, synonym_tokens
 from tutor.chat.intents import kind_preference, question_kinds
 from tutor.chat.models import Glossary, Passage
 from tutor.chat.spelling import Speller
@@ -71,6 +71,7 @@ class Retriever:
         self.passages = data.passages
         self.glossary = data.glossary
         self.joinable = joinable_words(data.glossary)
+        self.synonyms = synonym_tokens(data.glossary)
         self.index = BM25(data.passage_tokens)
         self.lesson_index = BM25(data.lesson_tokens) if data.lesson_tokens else None
         self._lesson_terms = [set(tokens) for tokens in data.lesson_tokens]
@@ -89,7 +90,12 @@ class Retriever:
             if len(part) >= 4
         } | {w for w in data.glossary.topic_words if w.isascii() and " " not in w}
         self.speller = Speller(targets, data.corpus_words)
-        self.topic_tokens = {tok for word in data.glossary.topic_words for tok in self.tokens(word)}
+        # plain tokens: a concept cue ("~grows") does not make a question about autograd
+        self.topic_tokens = {
+            tok
+            for word in data.glossary.topic_words
+            for tok in tokenize(word, joinable=self.joinable)
+        }
         self._known_terms = {
             t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
         }
@@ -123,7 +129,7 @@ class Retriever:
         return corrected
 
     def tokens(self, text: str) -> list[str]:
-        return tokenize(text, joinable=self.joinable)
+        return index_tokens(text, joinable=self.joinable, synonyms=self.synonyms)
 
     def on_topic(self, question: str) -> bool:
         """Whether the question uses any autograd/PyTorch vocabulary (after corrections)."""
