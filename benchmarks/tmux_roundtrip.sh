@@ -71,10 +71,9 @@ shot "code exercise: the starter runs but fails its checks"
 
 keys C-t
 wait_for "Hint 1/"
-# Edit line 3 `x = torch.ones(2, 2)  # make autograd track x` and the last comment line.
-keys Down Down End
-for _ in $(seq 26); do tmux send-keys -t "$SESSION" BSpace; done
-keys ", requires_grad=True)"
+# Retype line 3 (`x = torch.ones(2, 2)  # make autograd track x`) and the last comment line.
+keys Down Down Home C-k
+keys "x = torch.ones(2, 2, requires_grad=True)"
 keys Down Down Down Home C-k
 keys "s.backward()"
 keys C-r

@@ -13,7 +13,6 @@ from textual.widgets import (
     DataTable,
     Footer,
     Input,
-    Markdown,
     RadioSet,
     Select,
     SelectionList,
@@ -26,6 +25,7 @@ from tui_fakes import CRASH, HANG, FakeRunner
 from tutor.progress import ProgressStore
 from tutor.tui.app import TutorApp
 from tutor.tui.lesson_list import LessonList
+from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.result_tabs import ResultTabs
 
 Scenario = Callable[[TutorApp, Pilot[Any]], Awaitable[None]]
@@ -51,7 +51,7 @@ async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: 
 
 def text_of(app: TutorApp, selector: str) -> str:
     widget = app.query_one(selector)
-    if isinstance(widget, Markdown):
+    if isinstance(widget, MarkdownView):
         return widget.source
     if isinstance(widget, Static):
         return str(widget.render())
@@ -216,7 +216,7 @@ def test_cancel_a_hanging_run(make_app) -> None:
 def test_hints_revealed_one_at_a_time(make_app, store: ProgressStore) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         await go_to(app, pilot, "mini-basics", "first-backward")
-        hints = app.query_one("#step-hints", Markdown)
+        hints = app.query_one("#step-hints", MarkdownView)
         assert not hints.display
         await pilot.press("ctrl+t")
         await pilot.pause()
@@ -365,8 +365,7 @@ def test_graph_of_a_picked_tensor(make_app) -> None:
         app.query_one("#editor", TextArea).text = app.session.step.solution  # type: ignore[union-attr]
         app.flush_code()
         select = app.query_one("#graph-expr", Select)
-        assert select.value == "x"  # kept from the starter code, still assigned
-        select.value = "z"  # offered now that the code assigns it (else Select would raise)
+        assert select.value == "z"  # the last assigned name: usually the result
         app.query_one(ResultTabs).active = "tab-graph"
         await pilot.pause()
         await pilot.click("#btn-graph")
@@ -379,6 +378,10 @@ def test_graph_of_a_picked_tensor(make_app) -> None:
         leaf = first.children[0].children[0]
         assert "AccumulateGrad" in str(leaf.label) and "leaf x (2,)" in str(leaf.label)
         select.value = "x"  # a leaf: no graph, said so
+        await pilot.pause()
+        app.query_one("#editor", TextArea).text += "\nw = z * 2\n"
+        app.flush_code()
+        assert select.value == "x"  # the learner's pick is kept while the code assigns it
         await pilot.click("#btn-graph")
         await wait_until(pilot, lambda: app.graph_view.expr == "x" and not app.running)
         assert not tree.display
@@ -395,7 +398,7 @@ def test_ask_the_tutor(make_app) -> None:
         box.focus()
         await pilot.press(*"what is grad", "enter")
         await wait_until(pilot, lambda: len(app.query(".chat-message")) == 3)
-        messages = [m.source for m in app.query(".chat-message").results(Markdown)]
+        messages = [m.source for m in app.query(".chat-message").results(MarkdownView)]
         assert "what is grad" in messages[1]
         assert "holds the gradient" in messages[2] and "mini-basics/intro" in messages[2]
         assert box.value == ""
@@ -406,7 +409,7 @@ def test_ask_the_tutor(make_app) -> None:
 def test_chat_disabled_without_a_tutor(make_app) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         assert app.query_one("#chat-input", Input).disabled
-        assert "not available" in app.query_one(".chat-message", Markdown).source
+        assert "not available" in app.query_one(".chat-message", MarkdownView).source
 
     drive(make_app(tutor=None), scenario)
 
@@ -499,7 +502,7 @@ def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None
     async def second(app: TutorApp, pilot: Pilot[Any]) -> None:
         assert app.session.ref == "mini-basics/first-backward"
         assert app.query_one("#editor", TextArea).text == edited
-        assert "Hint 1/2" in app.query_one("#step-hints", Markdown).source
+        assert "Hint 1/2" in app.query_one("#step-hints", MarkdownView).source
         prompt = str(app.query_one(LessonList).get_option_at_index(0).prompt)
         assert prompt.startswith("◐")
 

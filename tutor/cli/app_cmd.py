@@ -1,8 +1,9 @@
 """``tutor`` with no subcommand: the interactive Textual app.
 
-Start-up must not wait for torch: the sandbox warms up in the background, the tutor chat
-builds its index on the first question, and the device list arrives when the sandbox can
-answer (until then runs use cpu).
+Start-up must not wait for torch: the sandbox warms up in the background once the first
+screen is drawn, the tutor chat builds its index on the first question, the course comes
+from a JSON cache, and the device list arrives when the sandbox can answer (until then runs
+use cpu).
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
     data_dir = getattr(args, "data_dir", None)
     course = load_course_cached(getattr(args, "lessons", None), _cache_dir(data_dir))
     store = ProgressStore.default(data_dir)
+    # Not started here: the app asks for the devices once its first screen is drawn, which
+    # starts the torch server in the background.
     sandbox = Sandbox()
-    sandbox.start()  # returns at once; torch is imported in the server process
     try:
         app = create_app(
             course=course,

@@ -47,6 +47,17 @@ SAVE_DELAY_S = 0.8
 """Edits are saved to the progress store this long after typing stops."""
 
 
+def set_editor_text(editor: TextArea, text: str) -> None:
+    """Replace the editor's text as one edit on the same document: assigning ``.text``
+    builds a new syntax-aware document and recompiles the highlight query (slow), and
+    clearing the history keeps undo from crossing into another step's code."""
+    if editor.text == text:
+        return
+    editor.replace(text, (0, 0), editor.document.end, maintain_selection_offset=False)
+    editor.history.clear()
+    editor.move_cursor((0, 0))
+
+
 def _best_device(devices: list[str]) -> str:
     for prefix in ("cuda", "mps"):
         for device in devices:
@@ -106,7 +117,9 @@ class TutorApp(App[None]):
     async def on_mount(self) -> None:
         self.query_one("#btn-cancel", Button).display = False
         await self.render_all(new_step=True)
-        self.ask_devices()
+        # Asking for the devices starts the torch server: after the first frame, so its
+        # import does not compete with drawing the first screen.
+        self.call_after_refresh(self.ask_devices)
 
     # ------------------------------------------------------------------ language & bindings
 
@@ -174,8 +187,13 @@ class TutorApp(App[None]):
     def _focus_step(self) -> None:
         """Focus where the learner acts on this step; mark the step kind for the styles."""
         step = self.session.step
-        for kind in ("reading", "code", "fix", "quiz", "answer"):
-            self.screen.set_class(step.kind == kind, f"-step-{kind}")
+        # A reading step has nothing to edit or run: the text gets the room. Set on the few
+        # widgets concerned (a class on the screen would restyle every widget).
+        reading = isinstance(step, ReadingStep)
+        self.query_one("#lesson-pane").styles.width = "3fr" if reading else "2fr"
+        self.query_one("#work-pane").styles.width = "2fr" if reading else "3fr"
+        self.query_one("#editor").display = not reading
+        self.query_one("#run-bar").display = not reading
         if isinstance(step, RUNNABLE_KINDS):
             self.query_one("#editor", TextArea).focus()
         elif isinstance(step, (QuizStep, AnswerStep)):
@@ -237,14 +255,14 @@ class TutorApp(App[None]):
         self._loading_editor = True
         if isinstance(step, RUNNABLE_KINDS):
             editor.read_only = False
-            editor.text = session.code()
+            set_editor_text(editor, session.code())
         elif isinstance(step, AnswerStep):
             editor.read_only = True
-            editor.text = f"{label('editor_answer', self.lang)}\n\n{step.code}"
+            set_editor_text(editor, f"{label('editor_answer', self.lang)}\n\n{step.code}")
         else:
             editor.read_only = True
             key = "editor_quiz" if isinstance(step, QuizStep) else "editor_reading"
-            editor.text = label(key, self.lang) + "\n"
+            set_editor_text(editor, label(key, self.lang) + "\n")
         self._loading_editor = False
         runnable = isinstance(step, RUNNABLE_KINDS)
         self.query_one("#btn-run", Button).disabled = not runnable or self.running
@@ -299,7 +317,7 @@ class TutorApp(App[None]):
         starter = self.session.reset_code()
         editor = self.query_one("#editor", TextArea)
         self._loading_editor = True
-        editor.text = starter
+        set_editor_text(editor, starter)
         self._loading_editor = False
         self.notify(label("code_reset", self.lang), timeout=2)
 

@@ -1,23 +1,30 @@
-"""A Markdown widget that can be re-rendered often.
+"""Markdown drawn by Rich inside one ``Static``.
 
-Textual's ``Markdown.update`` picks the blocks to remove before taking its lock, so two
-updates in quick succession can both mount their blocks and show old and new text at once.
-``MarkdownView.show`` serialises updates and skips ones that change nothing.
+Textual's ``Markdown`` widget mounts a widget per block; with lesson text, verdicts and
+diagnoses re-rendered on every step and run, that styling work dominated start-up and step
+changes. One Static per pane keeps both fast. (It also avoids ``Markdown.update`` picking
+the blocks to remove before taking its lock, which let quick updates show old and new
+text together.)
 """
 
 from __future__ import annotations
 
-import asyncio
+from typing import Any
 
-from textual.widgets import Markdown
+from rich.markdown import Markdown as RichMarkdown
+from textual.widgets import Static
 
 
-class MarkdownView(Markdown):
-    def __init__(self, markdown: str | None = None, **kwargs: object) -> None:
-        super().__init__(markdown, **kwargs)  # type: ignore[arg-type]
-        self._show_lock = asyncio.Lock()
+class MarkdownView(Static):
+    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
+        super().__init__(RichMarkdown(markdown), **kwargs)
+        self.source = markdown
 
     async def show(self, markdown: str) -> None:
-        async with self._show_lock:
-            if markdown != self.source:
-                await self.update(markdown)
+        """Render ``markdown`` (async to keep the call sites' await points)."""
+        self.set_markdown(markdown)
+
+    def set_markdown(self, markdown: str) -> None:
+        if markdown != self.source:
+            self.source = markdown
+            self.update(RichMarkdown(markdown, code_theme="monokai", inline_code_theme="monokai"))

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
     """The body of a step: its title and what to read or do."""
-    parts = [f"## {step.title.get(lang)}", ""]
+    parts = [f"**{step.title.get(lang)}**", ""]  # Rich centres headings: bold reads better
     if isinstance(step, ReadingStep):
         parts.append(step.body.get(lang))
     elif isinstance(step, (CodeStep, FixStep)):
@@ -139,7 +139,7 @@ def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
     score = label(
         "verdict_score", lang, score=_points(verdict.score), max=_points(verdict.max_score)
     )
-    lines = [f"### {label(_VERDICT_KEYS[verdict.status], lang)} · {score}", ""]
+    lines = [f"**{label(_VERDICT_KEYS[verdict.status], lang)} · {score}**", ""]
     if verdict.run is not None and not verdict.run.ok:
         lines += [f"*{outcome_line(verdict.run, lang)}*", ""]
     if verdict.message is not None:
@@ -169,7 +169,7 @@ def diagnosis_markdown(attempt: Attempt | None, lang: Lang) -> str:
 def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
     where = f" · {label('diag_line', lang, line=diagnosis.line)}" if diagnosis.line else ""
     severity = label(f"severity_{diagnosis.severity}", lang)
-    lines = [f"### {diagnosis.title.get(lang)}", "", f"*{severity}{where}*", ""]
+    lines = [f"**{diagnosis.title.get(lang)}**", "", f"*{severity}{where}*", ""]
     lines += [diagnosis.explanation.get(lang), ""]
     if diagnosis.details is not None:
         lines += [diagnosis.details.get(lang), ""]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import (
     Button,
     Input,
-    Markdown,
     Select,
     Static,
     TabbedContent,
@@ -37,6 +37,10 @@ TABS = ("output", "verdict", "diagnosis", "graph", "chat")
 
 class ResultTabs(Vertical):
     """Five panes in tabs; ``show_*`` methods render data handed in by the app."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._graph_pick: str | None = None
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="result-tabs", initial="tab-output"):
@@ -91,13 +95,21 @@ class ResultTabs(Vertical):
         await self.query_one("#diagnosis", MarkdownView).show(diagnosis_markdown(attempt, lang))
 
     def set_graph_choices(self, names: list[str]) -> None:
+        """Offer the names the code assigns; keep the learner's pick while it exists, else
+        pick the last assigned (usually the result). Code that does not parse (mid-edit)
+        gives no names: the previous choices stay."""
+        if not names:
+            return
         select = self.query_one("#graph-expr", Select)
-        current = select.value
-        select.set_options([(name, name) for name in names])
-        if isinstance(current, str) and current in names:
-            select.value = current
-        elif names:
-            select.value = names[-1]
+        pick = self._graph_pick if self._graph_pick in names else names[-1]
+        with select.prevent(Select.Changed):  # only the learner's picks post Changed
+            select.set_options([(name, name) for name in names])
+            select.value = pick
+
+    @on(Select.Changed, "#graph-expr")
+    def _graph_picked(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self._graph_pick = event.value
 
     def graph_expr(self) -> str:
         value = self.query_one("#graph-expr", Select).value
@@ -128,7 +140,7 @@ class ResultTabs(Vertical):
         body = f"**{who}:** {text}"
         if sources:
             body += "\n\n*" + ", ".join(sources) + "*"
-        log.mount(Markdown(body, classes="chat-message"))
+        log.mount(MarkdownView(body, classes="chat-message"))
         log.scroll_end(animate=False)
 
     def clear_chat(self) -> None:
