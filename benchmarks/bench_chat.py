@@ -4,8 +4,10 @@ expected words, solution requests refused with a hint, off-topic declined, laten
     .venv/bin/python benchmarks/bench_chat.py [--set PATH ...] [--misses]
 
 Default sets: tests/chat/questions.yaml (written with the engine), tests/chat/heldout.yaml
-(written after round 1's engine; round 2 looked at its misses) and tests/chat/heldout2.yaml
-(written before round 2 changed anything, measured once at its end).
+(written after round 1's engine; round 2 looked at its misses), tests/chat/heldout2.yaml
+(written before round 2 changed anything, measured once at its end; round 3 looked at its
+misses) and tests/chat/heldout3.yaml (written by someone who never read the chat code,
+measured once at the end of round 3).
 
 Index figures: built from the sources (what the first start pays), and read back from the
 on-disk cache (every later start), both without loading the course, which is timed apart.
@@ -31,6 +33,7 @@ DEFAULT_SETS = [
     ROOT / "tests/chat/questions.yaml",
     ROOT / "tests/chat/heldout.yaml",
     ROOT / "tests/chat/heldout2.yaml",
+    ROOT / "tests/chat/heldout3.yaml",
 ]
 
 

@@ -23,7 +23,13 @@ class ChatContext(_Frozen):
     code: str = ""
     last_run: RunResult | None = None
     diagnoses: list[Diagnosis] = Field(default_factory=list)
-    hints_unlocked: int = Field(0, ge=0, description="Hint levels the learner has already seen.")
+    hints_unlocked: int = Field(
+        0,
+        ge=0,
+        description="Hint levels the learner has already seen (persisted, e.g. "
+        "ProgressStore.hints_revealed): a solution request unlocks at most one more, and only "
+        "while hints_unlocked <= attempts, so asking again in a new process unlocks nothing.",
+    )
     attempts: int = Field(0, ge=0, description="Runs/submissions of this step so far.")
     expected_values: list[Any] = Field(
         default_factory=list,

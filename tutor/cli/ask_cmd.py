@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,16 +83,7 @@ def run(args: argparse.Namespace) -> int:
     tutor = Tutor(course) if args.offline else Tutor.from_environment(course)
     lang = getattr(args, "lang", None) or detect_lang(args.question)
     try:
-        if args.json:
-            answer = tutor.ask(args.question, lang=lang, context=context)
-            out = {"question": args.question, "lang": lang, **answer.model_dump()}
-            print(json.dumps(out, ensure_ascii=False, indent=2))
-        else:
-            for chunk in tutor.stream(args.question, lang=lang, context=context):
-                sys.stdout.write(chunk)
-                sys.stdout.flush()
-            sys.stdout.write("\n")
-            answer = tutor.last_answer
+        answer = _answer(tutor, args.question, lang, context, as_json=args.json)
         if store is not None and context is not None and answer is not None:
             level = answer.hint_level
             if level is not None and level > context.hints_unlocked:
@@ -100,3 +92,23 @@ def run(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     return 0
+
+
+def _answer(tutor: Any, question: str, lang: str, context: Any, *, as_json: bool) -> Any:
+    """Print the answer (streamed unless JSON) and return it. A reader that stops early
+    (``| head``) only ends the output: the answer still counts."""
+    try:
+        if as_json:
+            answer = tutor.ask(question, lang=lang, context=context)
+            out = {"question": question, "lang": lang, **answer.model_dump()}
+            print(json.dumps(out, ensure_ascii=False, indent=2))
+            return answer
+        for chunk in tutor.stream(question, lang=lang, context=context):
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # keep Python from complaining again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return tutor.last_answer
