@@ -23,7 +23,8 @@ SOLUTION_REQUEST = "solution-request"
 
 
 class QuestionCase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # an expected word written as a bare YAML number (expect: [400]) is still a word
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     q: str
     topic: str
