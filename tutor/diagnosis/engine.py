@@ -309,6 +309,31 @@ def _locals_require_grad(ctx: Context, nodes: list[ast.AST]) -> bool:
     )
 
 
+def _assigned_only_outside(ctx: Context, name: str, loop: ast.For | ast.While) -> bool:
+    assert ctx.source is not None
+    statements = [s for s, _ in ctx.source.assignments_to(name)] if name.isidentifier() else []
+    end = loop.end_lineno or loop.lineno
+    return bool(statements) and all(not (loop.lineno <= s.lineno <= end) for s in statements)
+
+
+def _built_before_loop(
+    ctx: Context, var: str, loop: ast.For | ast.While, nodes: list[ast.AST]
+) -> bool:
+    """The graph that ``var.backward()`` walks was (partly) built once, before the loop:
+    ``var`` itself, or a tensor with history in its backward slice, is assigned only
+    outside the loop. Each pass then goes back through the same, already freed, part."""
+    if _assigned_only_outside(ctx, var, loop):
+        return True
+    names = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(
+        isinstance(snap, TensorSnapshot)
+        and snap.grad_fn is not None
+        and _assigned_only_outside(ctx, name, loop)
+        for name, snap in ctx.locals.items()
+        if name in names
+    )
+
+
 def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
     assert ctx.source is not None
     nodes = ctx.source.source_of(var, ctx.line)
@@ -328,10 +353,7 @@ def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
         loop = ctx.source.enclosing_loop(node) if node is not None else None
         if loop is None:
             return False
-        direct = [s for s, _ in ctx.source.assignments_to(var)] if var.isidentifier() else []
-        outside = bool(direct) and all(
-            not (loop.lineno <= s.lineno <= (loop.end_lineno or loop.lineno)) for s in direct
-        )
+        outside = _built_before_loop(ctx, var, loop, nodes)
         if outside != cond.source_defined_outside_loop:
             return False
     return True
