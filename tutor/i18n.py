@@ -45,7 +45,7 @@ BiText = Annotated[Text, BeforeValidator(_coerce_text, json_schema_input_type=st
 """A field type that accepts a plain string or an ``{en, zh}`` mapping."""
 
 
-def T(en: str, zh: str) -> Text:  # noqa: N802 - short constructor for message tables
+def T(en: str, zh: str) -> Text:  # short constructor for message tables
     return Text(en=en, zh=zh)
 
 

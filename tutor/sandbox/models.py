@@ -6,7 +6,7 @@ unpickled, and nothing from the child is trusted beyond being data of this shape
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,7 +15,7 @@ Outcome = Literal["ok", "error", "timeout", "memory", "output_limit", "crashed",
 limit; ``memory`` hit the memory limit; ``output_limit`` printed too much; ``crashed`` died
 from a signal (e.g. a segfault); ``exited`` called ``sys.exit``/``os._exit``."""
 
-Scalar = Union[bool, int, float, str, None]
+Scalar = bool | int | float | str | None
 """Tensor element in a snapshot. Non-finite floats travel as the strings ``"nan"``,
 ``"inf"`` and ``"-inf"`` so the data stays strict JSON."""
 
@@ -47,7 +47,7 @@ class ValueSnapshot(_Data):
     value: Any = Field(None, description="JSON value for bool/int/float/str/None/lists of them.")
 
 
-Snapshot = Annotated[Union[TensorSnapshot, ValueSnapshot], Field(discriminator="kind")]
+Snapshot = Annotated[TensorSnapshot | ValueSnapshot, Field(discriminator="kind")]
 
 
 class GraphNode(_Data):
