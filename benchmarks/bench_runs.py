@@ -126,18 +126,23 @@ def traced_runs(runs: int, device: str) -> list[RunTrace]:
 def print_phases(traces: list[RunTrace]) -> None:
     walls: dict[str, list[float]] = defaultdict(list)
     cpus: dict[str, list[float]] = defaultdict(list)
-    order: dict[str, float] = {}
+    offsets: dict[str, list[float]] = defaultdict(list)
     for trace in traces:
-        for position, phase in enumerate(trace.phases()):
+        start = next(m.wall_ns for m in trace.marks if m.process == "parent"
+                     and m.name == "request")
+        for mark in trace.marks:
+            offsets[f"{mark.process}:{mark.name}"].append((mark.wall_ns - start) / 1e6)
+        for phase in trace.phases():
             walls[phase.name].append(phase.wall_ns / 1e6)
-            order.setdefault(phase.name, position)
             if phase.cpu_ns is not None:
                 cpus[phase.name].append(phase.cpu_ns / 1e6)
-    print(f"phases of a traced run (median of {len(traces)}; each ends at the named mark):")
-    print(f"  {'phase':28} {'wall ms':>8} {'cpu ms':>8}")
-    for name in sorted(walls, key=order.__getitem__):
+    print(f"phases of a traced run (median of {len(traces)}); a phase ends at its mark and "
+          "starts at the one before it in that run; 'at' is the mark's time after the request:")
+    print(f"  {'phase':24} {'at ms':>8} {'wall ms':>8} {'cpu ms':>8}")
+    for name in sorted(offsets, key=lambda key: statistics.median(offsets[key])):
+        wall = f"{statistics.median(walls[name]):8.2f}" if walls[name] else f"{'':8}"
         cpu = f"{statistics.median(cpus[name]):8.2f}" if cpus[name] else f"{'':8}"
-        print(f"  {name:28} {statistics.median(walls[name]):8.2f} {cpu}")
+        print(f"  {name:24} {statistics.median(offsets[name]):8.2f} {wall} {cpu}")
 
     def median_of(values: list[float]) -> str:
         return f"{statistics.median(values):7.2f} ms" if values else "      n/a"

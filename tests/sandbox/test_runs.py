@@ -189,3 +189,11 @@ def test_rehearsal_leaves_nothing_in_the_learner_namespace(sandbox: Sandbox) -> 
     result = sandbox.run("names = sorted(k for k in globals() if not k.startswith('__'))",
                          probes=["names"])
     assert result.probe("names").value.value == ["device"]  # type: ignore[union-attr]
+
+
+def test_code_larger_than_a_pipe_buffer_arrives_whole(sandbox: Sandbox) -> None:
+    """The request is written before the run exists; what the pipe cannot take yet follows."""
+    filler = "".join(f"v{i} = {i}\n" for i in range(30_000))  # ~300 kB of code
+    result = sandbox.run(filler + "total = v0 + v29999\n", probes=["total"])
+    assert result.outcome == "ok", result.error
+    assert result.probe("total").value.value == 29_999  # type: ignore[union-attr]

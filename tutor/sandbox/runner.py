@@ -308,6 +308,12 @@ class _Run:
             request = {"nonce": self.nonce.decode(), "code": self.code, "device": self.device,
                        "limits": self.limits.model_dump(), "probes": bool(self.probes),
                        "trace": self.trace is not None}
+            # The request goes into the command pipe before the pipes travel: the run reads it
+            # as soon as it holds them, without waiting for this thread to learn its pid.
+            self.pending_cmd = bytearray(_frame(request))
+            os.set_blocking(cmd_w, False)
+            self._write_command(cmd_w)
+            started = time.monotonic()  # the wall-time limit counts from the hand-off
             try:
                 with self.send_lock:
                     socket.send_fds(self.server.sock, [b"run"],
@@ -321,8 +327,6 @@ class _Run:
             self._mark("sent")
             pid = self._await_pid(control)
             self._mark("pid")
-            started = time.monotonic()
-            self.pending_cmd = bytearray(_frame(request))
             self._loop(pid, started, control, out_r, err_r, res_r, cmd_w)
             duration_ms = (time.monotonic() - started) * 1000
             verdict = self._verdict(duration_ms)
@@ -356,7 +360,6 @@ class _Run:
 
     def _loop(self, pid: int, started: float, control: socket.socket, out_r: int, err_r: int,
               res_r: int, cmd_w: int) -> None:
-        os.set_blocking(cmd_w, False)
         readers = {out_r: self.out, err_r: self.err, res_r: None}
         open_readers = set(readers)
         deadline = started + self.limits.wall_time_s
@@ -379,12 +382,7 @@ class _Run:
             timeout = max(0.0, min(deadline - now, POLL_S)) if self.kill_reason is None else POLL_S
             readable, writable, _ = select.select(wait_for, writers, [], timeout)
             if writable:
-                try:
-                    written = os.write(cmd_w, self.pending_cmd)
-                    del self.pending_cmd[:written]
-                except (BlockingIOError, BrokenPipeError):
-                    if not isinstance(sys.exc_info()[1], BlockingIOError):
-                        self.pending_cmd.clear()
+                self._write_command(cmd_w)
             for item in readable:
                 if item is control:
                     message = control.recv(4096)
@@ -400,6 +398,16 @@ class _Run:
         for fd in list(open_readers):  # what was written before the end is in the pipes
             while fd in open_readers and select.select([fd], [], [], 0)[0]:
                 self._read(fd, readers, open_readers, pid)
+
+    def _write_command(self, cmd_w: int) -> None:
+        """Write what the pipe takes now of the pending command (cmd_w is non-blocking)."""
+        try:
+            written = os.write(cmd_w, self.pending_cmd)
+            del self.pending_cmd[:written]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.pending_cmd.clear()
 
     def _read(self, fd: int, readers: dict[int, bytearray | None], open_readers: set[int],
               pid: int) -> None:
