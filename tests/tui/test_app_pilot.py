@@ -257,9 +257,16 @@ def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
 
 def test_multiple_choice_quiz(make_app) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await go_to(app, pilot, "mini-graph", "what-stops-tracking")
+        await go_to(app, pilot, "mini-graph", "grad-function")
+        await pilot.press("ctrl+n")  # arrive the way a learner does
+        await pilot.pause()
+        assert app.session.ref == "mini-graph/what-stops-tracking"
         choices = app.query_one("#quiz-choices", SelectionList)
-        choices.select(0)
+        assert choices.has_focus
+        await pilot.press("space")  # the first choice is highlighted on focus
+        await pilot.pause()
+        assert choices.selected == [0]
+        assert "3. `x * 2`" in text_of(app, "#step-body")  # every choice in full
         await pilot.press("ctrl+r")  # run on a quiz step checks the answer
         await pilot.pause()
         assert "Not yet" in text_of(app, "#verdict")

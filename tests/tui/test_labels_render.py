@@ -158,3 +158,11 @@ def test_graph_messages() -> None:
     )
     probe = ProbeResult(expr="x", value=leaf, graph=Graph(root=None))
     assert "叶子" in graph_message(GraphView("x", ran, probe), "zh")
+
+
+def test_inline_code_parts() -> None:
+    from tutor.tui.render import inline_code_parts
+
+    assert inline_code_parts("`x.detach()` cuts") == [("x.detach()", True), (" cuts", False)]
+    assert inline_code_parts("a `b` c") == [("a ", False), ("b", True), (" c", False)]
+    assert inline_code_parts("odd ` tick") == [("odd ` tick", False)]

@@ -36,7 +36,10 @@ def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
     elif isinstance(step, (CodeStep, FixStep)):
         parts.append(step.prompt.get(lang))
     elif isinstance(step, QuizStep):
-        parts.append(step.prompt.get(lang))
+        # The choices in full here (markdown wraps); the selector below numbers them and
+        # may cut long ones to one line.
+        parts += [step.prompt.get(lang), ""]
+        parts += [f"{i}. {choice.text.get(lang)}" for i, choice in enumerate(step.choices, 1)]
         parts += ["", f"*{label('quiz_pick_many' if step.multiple else 'quiz_pick_one', lang)}*"]
     elif isinstance(step, AnswerStep):
         parts.append(step.prompt.get(lang))  # the code itself is in the (read-only) editor
@@ -45,6 +48,15 @@ def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
 
 def step_kind_label(step: Step, lang: Lang) -> str:
     return label(f"kind_{step.kind}", lang)
+
+
+def inline_code_parts(text: str) -> list[tuple[str, bool]]:
+    """Split text on markdown inline code: (segment, is_code) pairs, backticks dropped.
+    For one-line labels (quiz choices) that are not drawn as markdown."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: show the text as it is
+        return [(text, False)]
+    return [(part, index % 2 == 1) for index, part in enumerate(parts) if part]
 
 
 def hints_markdown(hints: list[str], total: int, lang: Lang) -> str:

@@ -61,7 +61,7 @@ class ResultTabs(Vertical):
             yield Tree("graph", id="graph-tree")
         with TabPane("Tutor", id="tab-chat"):
             yield VerticalScroll(id="chat-log")
-            yield Input(id="chat-input")
+            yield Input(id="chat-input", compact=True)
 
     @property
     def tabs(self) -> TabbedContent:

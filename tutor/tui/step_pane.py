@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.markup import escape
 from textual.widgets import (
     Button,
@@ -19,7 +20,12 @@ from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
-from tutor.tui.render import hints_markdown, step_kind_label, step_markdown
+from tutor.tui.render import (
+    hints_markdown,
+    inline_code_parts,
+    step_kind_label,
+    step_markdown,
+)
 
 
 class StepPane(Vertical):
@@ -88,7 +94,9 @@ class StepPane(Vertical):
         await controls.remove_children()
         controls.display = isinstance(step, (QuizStep, AnswerStep))
         if isinstance(step, QuizStep):
-            choices = [choice.text.get(lang) for choice in step.choices]
+            choices = [
+                _inline(f"{i}. {choice.text.get(lang)}") for i, choice in enumerate(step.choices, 1)
+            ]
             if step.multiple:
                 widget: SelectionList[int] | RadioSet = SelectionList[int](
                     *[(text, i, i in previous_choice) for i, text in enumerate(choices)],
@@ -136,3 +144,9 @@ class StepPane(Vertical):
                 return widget.value
         return ""
 
+
+def _inline(text: str) -> Content:
+    """A quiz choice with its `code` spans drawn as code, not as backticks."""
+    return Content.assemble(
+        *[(part, "bold $accent") if code else part for part, code in inline_code_parts(text)]
+    )
