@@ -107,6 +107,11 @@ class Glossary(_Frozen):
     topic_words: list[str] = Field(
         default_factory=list, description="Words that make a question about autograd/PyTorch."
     )
+    broad_topic_words: list[str] = Field(
+        default_factory=list,
+        description="Words that place a question near PyTorch (a GPU, a model) without making "
+        "it about autograd: half the weight of topic_words in the on-topic judgement.",
+    )
     guiding_questions: dict[str, BiText] = Field(
         default_factory=dict, description="Lesson id -> a question that leads without telling."
     )

@@ -24,11 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tutor.chat.bm25 import BM25
+from tutor.chat.cues import PREFIX as CUE_PREFIX
 from tutor.chat.index import IndexData, build_index, index_tokens, joinable_words, synonym_tokens
 from tutor.chat.intents import kind_preference, question_kinds
 from tutor.chat.models import Glossary, Passage
 from tutor.chat.spelling import Speller
-from tutor.chat.tokens import has_cjk, identifiers, tokenize
+from tutor.chat.tokens import identifiers, tokenize
+from tutor.chat.topicality import Topicality, TopicEvidence
 
 W_CONCEPT = 0.4
 W_PASSAGE = 0.6
@@ -39,9 +41,6 @@ PASTED_ERROR = 1.6
 """A catalog entry whose message regex matches the question: the learner pasted that error."""
 ORPHAN_SUPPORT = 0.5
 """A passage about a lesson the course lacks (a glossary entry) still answers, at half weight."""
-COVERAGE_ON_TOPIC = 0.6
-"""An English question without autograd vocabulary is on topic if this share of its terms
-(weighted by rarity) is in the best lesson's concept document."""
 
 
 @dataclass(frozen=True)
@@ -88,17 +87,40 @@ class Retriever:
             for t in e.terms
             for part in t.lower().split(".")
             if len(part) >= 4
-        } | {w for w in data.glossary.topic_words if w.isascii() and " " not in w}
+        } | {
+            w
+            for w in [*data.glossary.topic_words, *data.glossary.broad_topic_words]
+            if w.isascii() and " " not in w
+        }
         self.speller = Speller(targets, data.corpus_words)
         # plain tokens: a concept cue ("~grows") does not make a question about autograd
-        self.topic_tokens = {
-            tok
-            for word in data.glossary.topic_words
-            for tok in tokenize(word, joinable=self.joinable)
-        }
+        self.topic_tokens = self._word_tokens(data.glossary.topic_words)
+        self.broad_tokens = self._word_tokens(data.glossary.broad_topic_words)
+        self.topicality = Topicality(
+            tokens=self.tokens,
+            topic_words=data.glossary.topic_words,
+            broad_words=data.glossary.broad_topic_words,
+            api_parts={
+                part.strip("()")
+                for e in data.glossary.entries
+                for t in e.terms
+                for part in t.lower().split(".")
+                if len(part.strip("()")) >= 2
+            },
+            vocabulary={
+                tok
+                for tokens in [*data.passage_tokens, *data.lesson_tokens]
+                for tok in tokens
+                if not tok.startswith(CUE_PREFIX)
+            },
+            joinable=self.joinable,
+        )
         self._known_terms = {
             t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
         }
+
+    def _word_tokens(self, words: Sequence[str]) -> set[str]:
+        return {tok for word in words for tok in tokenize(word, joinable=self.joinable)}
 
     @classmethod
     def build(
@@ -132,11 +154,27 @@ class Retriever:
         return index_tokens(text, joinable=self.joinable, synonyms=self.synonyms)
 
     def on_topic(self, question: str) -> bool:
-        """Whether the question uses any autograd/PyTorch vocabulary (after corrections)."""
+        """Whether the question uses any autograd/PyTorch vocabulary (after corrections): a
+        precondition, not the judgement (see :meth:`judge`)."""
         corrected = self.correct(question)
-        if set(self.tokens(corrected)) & self.topic_tokens:
+        if set(self.tokens(corrected)) & (self.topic_tokens | self.broad_tokens):
             return True
         return any(i.lower() in self._known_terms or "." in i for i in identifiers(corrected))
+
+    def judge(self, question: str, retrieval: Retrieval | None = None) -> TopicEvidence:
+        """Whether ``question`` is about autograd, with the evidence (see ``topicality.py``);
+        ``retrieval``: this question's, if already done (else only the words are weighed)."""
+        corrected = self.correct(question)
+        pasted = any(p.search(question) for p in self.patterns.values())
+        if retrieval is None:
+            return self.topicality.judge(corrected, pasted_error=pasted)
+        return self.topicality.judge(
+            corrected,
+            top_score=retrieval.top_score,
+            coverage=retrieval.coverage,
+            lesson_scores=retrieval.lesson_scores,
+            pasted_error=pasted,
+        )
 
     # ------------------------------------------------------------------ scoring
 
@@ -231,14 +269,16 @@ class Retriever:
                 found += idf
         return found / total if total else 0.0
 
-    def plain_words_on_topic(self, question: str, retrieval: Retrieval) -> bool:
-        """An English question in everyday words that the concept documents cover well."""
-        return not has_cjk(question) and retrieval.coverage >= COVERAGE_ON_TOPIC
-
     def explain(self, question: str) -> str:
         """Why the question went where it went: kinds, lesson scores, best passages."""
         r = self.retrieve(question)
-        lines = [f"query: {r.query}", f"kinds: {r.kinds}  coverage: {r.coverage:.2f}"]
+        t = self.judge(question, r)
+        lines = [
+            f"query: {r.query}",
+            f"kinds: {r.kinds}  coverage: {r.coverage:.2f}  topic: {t.reason} (anchors "
+            f"{t.anchors}, foreign {sorted(t.foreign)}, vocabulary {t.vocabulary:.2f}, "
+            f"margin {t.margin:.2f})",
+        ]
         for lesson in r.lessons[:4]:
             lines.append(
                 f"  {lesson:14} fused {r.lesson_scores[lesson]:.3f}  "

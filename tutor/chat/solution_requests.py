@@ -140,6 +140,11 @@ def detect(
     return Evidence(False, "")
 
 
+def points_at_step(question: str) -> bool:
+    """Whether ``question`` points at the exercise itself ("this step", "这道题")."""
+    return _compiled().pointer.search(question) is not None
+
+
 def asks_for_solution(
     question: str,
     *,

@@ -25,7 +25,7 @@ from tutor.chat.markdown import summary
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
-from tutor.chat.solution_requests import asks_for_solution
+from tutor.chat.solution_requests import asks_for_solution, points_at_step
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
     AnswerStep,
@@ -40,11 +40,8 @@ from tutor.course.models import (
 from tutor.i18n import Lang, Text
 from tutor.sandbox.models import TensorSnapshot
 
-STRONG_SCORE = 9.0
-"""A question without any autograd vocabulary is answered only if it matches this well;
-otherwise it is off-topic (a score alone would answer nonsense confidently)."""
 CONFIDENT_SCORE = 2.0
-"""Below this best score (or without topic vocabulary) the answer says it is unsure."""
+"""Below this best score (or on topic by plain words only) the answer says it is unsure."""
 SUMMARY_CHARS = 650
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 
@@ -207,11 +204,16 @@ class Tutor:
         secrets = self._secrets(lesson, step, context)
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
+        off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
+        # about another domain (buying a GPU, a flask app, a weekly report): neither a
+        # request for this step's answer nor a question about the learner's run
+        if self.retriever.judge(question).reason == "foreign":
+            return off_topic, [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
             step_exprs=_checked_exprs(step, context),
-            about_course=lambda: self.retriever.on_topic(question),
+            about_course=lambda: self.retriever.judge(question).on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
@@ -220,18 +222,18 @@ class Tutor:
         hits = found.hits
         lessons = found.lessons[:3] if hits else []
         top = found.top_score
-        on_topic = self.retriever.on_topic(question) or self.retriever.plain_words_on_topic(
-            question, found
-        )
+        topic = self.retriever.judge(question, found)
         run_part = self._about_run(question, lang, context)
-        if run_part is None and (not hits or (not on_topic and top < STRONG_SCORE)):
-            return Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic"), [], secrets
+        # "how do I do this step?" on a step is about the course, whatever its words
+        about_step = step is not None and points_at_step(question)
+        if run_part is None and (not hits or not (topic.on_topic or about_step)):
+            return off_topic, [], secrets
         parts: list[str] = []
         sources: list[str] = []
         if run_part is not None:
             parts.append(run_part[0])
             sources.extend(run_part[1])
-        elif top < CONFIDENT_SCORE or not on_topic:
+        elif top < CONFIDENT_SCORE or topic.reason != "anchor":
             parts.append(msg.LOW_CONFIDENCE.get(lang))
         if hits:
             prefer = run_part[2] if run_part else None

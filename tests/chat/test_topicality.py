@@ -1,0 +1,90 @@
+"""The on-topic judgement: a question must be ABOUT autograd, not only name something near it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from tutor.chat import ChatContext, Tutor
+from tutor.chat.topicality import TopicEvidence, foreign_words
+from tutor.course import load_course
+
+GATE = YAML(typ="safe").load((Path(__file__).parent / "topic_gate.yaml").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Tutor:
+    return Tutor(load_course())
+
+
+@pytest.mark.parametrize("question", GATE["off"])
+def test_questions_about_another_domain_are_declined(bundled: Tutor, question: str) -> None:
+    answer = bundled.ask(question)
+    assert answer.kind == "off_topic" and answer.refused, bundled.retriever.explain(question)
+
+
+@pytest.mark.parametrize("question", GATE["on"])
+def test_autograd_questions_that_mention_another_domain_are_answered(
+    bundled: Tutor, question: str
+) -> None:
+    answer = bundled.ask(question)
+    assert answer.kind == "answer" and answer.lessons, bundled.retriever.explain(question)
+
+
+def test_the_phrasings_cover_both_languages_and_both_verdicts() -> None:
+    for side in ("off", "on"):
+        zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in q) for q in GATE[side])
+        assert len(GATE[side]) >= 20 and zh >= len(GATE[side]) // 3
+
+
+def test_foreign_words_are_distinct_and_name_their_domain() -> None:
+    found = foreign_words("which gpu should I buy for gaming, budget 500 dollars? I'll buy one")
+    assert found == {
+        "buy": "shopping",
+        "gaming": "everyday",
+        "budget": "shopping",
+        "dollars": "shopping",
+    }
+    assert foreign_words("帮我写一份周报") == {"写一份": "writing", "周报": "writing"}
+    # autograd's own words that look like another domain's are not foreign
+    assert foreign_words("the graph node keeps its history; 显存一直涨；吃显存；3 元素") == {}
+
+
+def test_one_field_word_does_not_outweigh_a_foreign_topic(bundled: Tutor) -> None:
+    gaming = bundled.retriever.judge("best gpu for gaming under 500")
+    assert gaming.reason == "foreign" and gaming.anchors == 0.5  # a broad word: half
+    report = bundled.retriever.judge("帮我写一份周报，这周学了pytorch")
+    assert report.reason == "foreign"
+    # the same foreign word, outweighed by what the question is about
+    served = bundled.retriever.judge("my flask app calls loss.backward() and x.grad is None")
+    assert served.reason == "anchor" and served.foreign
+
+
+def test_synonyms_count_once_and_course_code_names_anchor(bundled: Tutor) -> None:
+    # 导数 is indexed as 梯度: one anchor, so two exam words outweigh it
+    exam = bundled.retriever.judge("高考数学导数大题怎么做")
+    assert exam.anchors == 1.0 and exam.reason == "foreign"
+    fc1 = bundled.retriever.judge("fc1 那个 16*5*5 是怎么算出来的")  # the course's Net
+    assert fc1.topic_anchor
+    assert not bundled.retriever.judge("rtx4090 和 rtx4080 哪个好").topic_anchor
+
+
+def test_without_an_anchor_both_the_words_and_the_retrieval_must_carry_it() -> None:
+    plain = dict(anchors=0.0, topic_anchor=False, foreign={}, coverage=0.0)
+    assert TopicEvidence(**plain, vocabulary=0.9, top_score=12.0, margin=0.5).on_topic
+    assert not TopicEvidence(**plain, vocabulary=0.9, top_score=12.0, margin=0.05).on_topic
+    assert not TopicEvidence(**plain, vocabulary=0.4, top_score=12.0, margin=0.5).on_topic
+    broad = dict(plain, anchors=0.5)
+    assert TopicEvidence(**broad, vocabulary=0.9, top_score=1.0, margin=0.0).on_topic
+    assert TopicEvidence(**broad, vocabulary=0.3, top_score=12.0, margin=0.5).on_topic
+    assert not TopicEvidence(**broad, vocabulary=0.3, top_score=3.0, margin=0.5).on_topic
+
+
+def test_a_foreign_question_is_declined_even_with_a_run_or_a_step(bundled: Tutor) -> None:
+    context = ChatContext(lesson_id="accumulation", step_id="forgot-zero", attempts=1)
+    answer = bundled.ask("my flask app returns 500 when someone logs in, fix it", context=context)
+    assert answer.kind == "off_topic"
+    # pointing at the step on which the learner is stays on topic in any words
+    assert bundled.ask("how do I start on this exercise?", context=context).kind != "off_topic"

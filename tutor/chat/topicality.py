@@ -1,0 +1,204 @@
+"""Is a question ABOUT autograd, tensors and training in PyTorch? The on-topic judgement.
+
+One PyTorch-sounding word does not make a question about the course: "the best GPU for
+gaming under 500", "fix my flask app, it returns 500", "write my weekly report, say I learnt
+PyTorch" name the field but are about buying, a web app, a writing task. The judgement weighs
+three kinds of evidence (:class:`TopicEvidence` keeps them, for tests and ``explain``):
+
+- **anchors**: the course's own vocabulary in the question: topic words (gradient, backward,
+  张量) count 1, broad words that only place it near PyTorch (GPU, model, 显卡) 1/2; an API
+  expression (``x.grad``, ``torch.cuda.is_available()``), a code name of the course (``fc1``,
+  ``mat1``) or a pasted error message the diagnosis catalog knows count 1;
+- **foreign**: distinct words of other domains (``domains.yaml``: web frameworks, shopping,
+  writing tasks, other school subjects, everyday life);
+- **vocabulary**: the share of the question's content words the course uses at all, and the
+  retrieval's own evidence (the best passage's score, the best lesson's coverage of the
+  question and its margin over the next lesson).
+
+A question with more foreign words than anchors is about the other domain. One with a topic
+anchor is on topic. One with only broad anchors must be carried by its content words (most of
+them in the course's vocabulary) or by a retrieval that found one clear lesson for them; one
+with no anchor at all by both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from ruamel.yaml import YAML
+
+from tutor.chat.concepts import ConceptsError
+from tutor.chat.tokens import CJK_RE, ZH_STOP_BIGRAMS, identifiers, tokenize
+
+DOMAINS_PATH = Path(__file__).with_name("domains.yaml")
+BROAD_WEIGHT = 0.5
+"""A broad word (GPU, model, 训练) is half an anchor: it places, it does not make, a topic."""
+VOCABULARY_ON_TOPIC = 0.7
+"""Without a topic anchor: this share of the content words are words the course uses..."""
+STRONG_SCORE = 9.0
+"""...and/or the retrieval found one clear lesson: the best passage matches this well (BM25)
+(with the margin below)..."""
+COVERAGE_ON_TOPIC = 0.6
+"""...or the best lesson's concept document holds this share of the question's weight."""
+MARGIN_ON_TOPIC = 0.15
+"""A strong match spread evenly over several lessons is a coincidence of common words: the
+best lesson must lead the next by this share of its score."""
+_CJK_RUN_RE = re.compile(f"{CJK_RE.pattern}+")
+_CODE_NAME_RE = re.compile(r"[a-z]+[0-9]+|[a-z]+_[a-z_0-9]+")
+"""A code name (``fc1``, ``mat2``, ``grad_fn``): one the course uses is an anchor."""
+
+
+class Domains(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    domains: dict[str, list[str]]
+
+
+@lru_cache(maxsize=4)
+def _domain_patterns(path: Path = DOMAINS_PATH) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    try:
+        data = Domains.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+        return tuple(
+            (name, re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
+            for name, patterns in data.domains.items()
+        )
+    except (OSError, ValueError, re.error) as exc:
+        raise ConceptsError(f"{path}: cannot load the tutor's other domains: {exc}") from exc
+
+
+def foreign_words(question: str, path: Path = DOMAINS_PATH) -> dict[str, str]:
+    """Distinct other-domain words in ``question`` (lowercased) -> their domain."""
+    out: dict[str, str] = {}
+    for name, pattern in _domain_patterns(path):
+        for match in pattern.finditer(question):
+            out.setdefault(re.sub(r"\s+", " ", match.group(0).lower().strip()), name)
+    return out
+
+
+@dataclass(frozen=True)
+class TopicEvidence:
+    anchors: float
+    """Topic words 1, broad words 1/2, API expressions 1 (distinct)."""
+    topic_anchor: bool
+    """At least one topic word or API expression (not only broad words)."""
+    foreign: dict[str, str]
+    vocabulary: float
+    """Share of content words (English words, Chinese characters) the course uses."""
+    top_score: float
+    coverage: float
+    margin: float
+
+    @property
+    def reason(self) -> str:
+        """'foreign' (about another domain), 'anchor' (names autograd), 'content' (on topic
+        by its content words and the retrieval) or 'none'."""
+        if self.foreign and len(self.foreign) > self.anchors:
+            return "foreign"
+        if self.topic_anchor:
+            return "anchor"
+        found = self.coverage >= COVERAGE_ON_TOPIC or (
+            self.top_score >= STRONG_SCORE and self.margin >= MARGIN_ON_TOPIC
+        )
+        known = self.vocabulary >= VOCABULARY_ON_TOPIC
+        # near PyTorch (a GPU, a model): the course's words or one clear lesson decide;
+        # in plain words only: both must
+        if (self.anchors > 0 and (known or found)) or (known and found):
+            return "content"
+        return "none"
+
+    @property
+    def on_topic(self) -> bool:
+        return self.reason in ("anchor", "content")
+
+
+class Topicality:
+    """Judges questions against one course's vocabulary (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        tokens: Callable[[str], list[str]],
+        topic_words: Iterable[str],
+        broad_words: Iterable[str],
+        api_parts: Iterable[str],
+        vocabulary: Iterable[str],
+        joinable: frozenset[str],
+    ):
+        """``tokens``: the retrieval's tokenizer (synonyms mapped, so "导数" and "梯度" are one
+        anchor, not two); ``vocabulary``: every token of the course's passages and lessons."""
+        self.tokens = tokens
+        self.topic_tokens = frozenset(t for w in topic_words for t in tokens(w))
+        self.broad_tokens = frozenset(t for w in broad_words for t in tokens(w)) - self.topic_tokens
+        self.api_parts = frozenset(api_parts)
+        self.vocabulary = frozenset(vocabulary)
+        self.joinable = joinable
+
+    def anchors(self, question: str, *, pasted_error: bool = False) -> tuple[float, bool]:
+        """(weight of the course's vocabulary in ``question``, whether a topic anchor is in)."""
+        tokens = set(self.tokens(question))
+        topic = tokens & self.topic_tokens
+        broad = (tokens & self.broad_tokens) - topic
+        apis = {i.lower() for i in identifiers(question) if self._is_api(i)}
+        names = {t for t in tokens if _CODE_NAME_RE.fullmatch(t) and t in self.vocabulary}
+        strong = len(topic) + len(apis | names) + int(pasted_error)
+        return strong + BROAD_WEIGHT * len(broad), strong > 0
+
+    def _is_api(self, ident: str) -> bool:
+        """``x.grad``, ``torch.cuda.is_available``, ``loss.item``: a dotted name with a part the
+        course's API uses (``node.js``, ``main.py`` are not)."""
+        parts = [p for p in ident.lower().split(".") if p]
+        if len(parts) < 2:
+            return False
+        return parts[0] in ("torch", "nn", "f") or any(
+            p in self.api_parts or p in self.topic_tokens for p in parts[1:]
+        )
+
+    def vocabulary_share(self, question: str) -> float:
+        """Share of the content words of ``question`` the course uses: English words (stemmed,
+        no stop words) and Chinese characters (a character counts when a bigram it is part of
+        is in the course; characters only in filler bigrams are left out)."""
+        words = [t for t in tokenize(_without_cjk(question), joinable=self.joinable) if t.isascii()]
+        units = len(words)
+        known = sum(w in self.vocabulary for w in words)
+        for run in _CJK_RUN_RE.findall(question):
+            for i, ch in enumerate(run):
+                grams = [run[j : j + 2] for j in (i - 1, i) if j >= 0 and j + 2 <= len(run)]
+                content = [g for g in grams if g not in ZH_STOP_BIGRAMS] or ([] if grams else [ch])
+                if not content:
+                    continue
+                units += 1
+                known += any(g in self.vocabulary for g in content)
+        return known / units if units else 0.0
+
+    def judge(
+        self,
+        question: str,
+        *,
+        top_score: float = 0.0,
+        coverage: float = 0.0,
+        lesson_scores: dict[str, float] | None = None,
+        pasted_error: bool = False,
+    ) -> TopicEvidence:
+        """The evidence for ``question`` (already typo-corrected), with the retrieval's figures;
+        ``pasted_error``: it contains an error message the diagnosis catalog explains."""
+        anchors, topic_anchor = self.anchors(question, pasted_error=pasted_error)
+        scores = sorted((lesson_scores or {}).values(), reverse=True)
+        margin = (scores[0] - scores[1]) / scores[0] if len(scores) > 1 and scores[0] else 1.0
+        return TopicEvidence(
+            anchors=anchors,
+            topic_anchor=topic_anchor,
+            foreign=foreign_words(question),
+            vocabulary=self.vocabulary_share(question),
+            top_score=top_score,
+            coverage=coverage,
+            margin=margin,
+        )
+
+
+def _without_cjk(text: str) -> str:
+    return _CJK_RUN_RE.sub(" ", text)
