@@ -16,6 +16,7 @@ result frame → parent validated → process reaped) with the CPU each phase us
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -95,14 +96,20 @@ def check_snippets(sandbox: Sandbox, device: str) -> None:
             raise SystemExit(f"snippet {name!r} failed: {result.error}")
 
 
-def warm_runs(sandbox: Sandbox, runs: int, device: str) -> tuple[list[float], dict[str, float]]:
-    """Latency of each run as a caller sees it, and the CPU all processes spent per run."""
+def warm_runs(sandbox: Sandbox, runs: int, device: str,
+              pause_s: float = 0.0) -> tuple[list[float], dict[str, float]]:
+    """Latency of each run as a caller sees it, and the CPU all processes spent per run.
+
+    ``pause_s`` between runs: a learner pressing Run, with the standby ready and rehearsed;
+    without it, back to back, each standby prepares while the previous run is going.
+    """
     names = list(SNIPPETS)
     pid = server_pid(sandbox)
     own0, (server0, runs0) = time.process_time(), server_cpu_s(pid)
     times = []
     for index in range(runs):
         code = SNIPPETS[names[index % len(names)]]
+        time.sleep(pause_s)
         started = time.perf_counter()
         sandbox.run(code, device=device)
         times.append((time.perf_counter() - started) * 1000)
@@ -154,6 +161,17 @@ def print_phases(traces: list[RunTrace]) -> None:
         found = [span / 1e6 for trace in traces
                  if (span := trace.wall_ns(start, end)) is not None]
         print(f"  {label:28} {median_of(found)} wall")
+    critical, ready = [], 0
+    for trace in traces:
+        cpu = {f"{m.process}:{m.name}": m.cpu_ns for m in trace.marks if m.cpu_ns is not None}
+        wall = {f"{m.process}:{m.name}": m.wall_ns for m in trace.marks}
+        ready += wall["run:standby_ready"] < wall["parent:request"]
+        with contextlib.suppress(KeyError):
+            critical.append((cpu["parent:validated"] - cpu["parent:request"]
+                             + cpu["run:result_built"] - cpu["run:go"]) / 1e6)
+    print(f"  CPU on the critical path:       {median_of(critical)} (parent request → "
+          "validated, run go → result built; the server's hand-off is not counted)")
+    print(f"  standby ready before the request: {ready} of {len(traces)} runs")
     run_cpu = [t.run_cpu_ns / 1e6 for t in traces if t.run_cpu_ns is not None]
     server_cpu = [t.server_cpu_ns / 1e6 for t in traces if t.server_cpu_ns is not None]
     faults = [float(t.run_minor_faults) for t in traces if t.run_minor_faults is not None]
@@ -183,6 +201,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--traced-runs", type=int, default=100)
     parser.add_argument("--cold-runs", type=int, default=5)
+    parser.add_argument("--paced-runs", type=int, default=50,
+                        help="runs 100 ms apart, as a learner would start them")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, {load()} (start)")
@@ -192,10 +212,14 @@ def main() -> int:
         print(f"server warm-up (first run):  {(time.perf_counter() - started) * 1000:8.1f} ms")
         check_snippets(sandbox, args.device)
         warm, cpu = warm_runs(sandbox, args.runs, args.device)
+        paced = warm_runs(sandbox, args.paced_runs, args.device, 0.1)[0] if args.paced_runs else []
         rss = server_rss_mb(sandbox)
     p50, p95 = percentile(warm, 0.5), percentile(warm, 0.95)
     print(f"warm runs ({len(warm)}, {args.device}):  p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   "
           f"mean {statistics.fmean(warm):7.1f} ms")
+    if paced:
+        print(f"paced runs ({len(paced)}, 100 ms apart): p50 {percentile(paced, 0.5):7.1f} ms   "
+              f"p95 {percentile(paced, 0.95):7.1f} ms")
     print(f"CPU per warm run:            {sum(cpu.values()):8.2f} ms  (parent "
           f"{cpu['parent']:.2f}, server {cpu['server']:.2f}, run process {cpu['runs']:.2f})")
     print(f"server RSS:                  {rss:8.1f} MB")

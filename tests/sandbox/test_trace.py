@@ -69,3 +69,24 @@ def test_phase_cpu_is_per_process_delta() -> None:
     assert trace.wall_ns("run:a", "parent:d") == 35
     assert trace.wall_ns("run:a", "run:zzz") is None
 
+
+
+def test_rehearsal_runs_every_step_without_error() -> None:
+    from tutor.sandbox.child import REHEARSAL, _rehearse
+
+    asked: list[int] = []
+    _rehearse(lambda: bool(asked.append(1)))  # errors here would be swallowed in a standby
+    assert len(asked) >= len(REHEARSAL)
+
+
+def test_rehearsal_stops_as_soon_as_a_request_waits() -> None:
+    from tutor.sandbox.child import _rehearse
+
+    asked: list[int] = []
+
+    def waiting() -> bool:
+        asked.append(1)
+        return len(asked) >= 2
+
+    _rehearse(waiting)
+    assert len(asked) == 2

@@ -1,9 +1,11 @@
 """What a run's process does once the warm server hands it a job.
 
-The process was forked from the server (torch already imported), is the leader of its own
-session, and holds only the four pipe ends it was given. It applies the limits, drops
-privileges when running as root, runs the learner's code, waits for the probes (sent only
-after the code finished), and writes one result frame of plain JSON. It never returns.
+The process was forked from the server (torch already imported) and is the leader of its
+own session. As a standby, before any request, it drops privileges when running as root and
+rehearses a typical run (:func:`prepare`), so the request's path is short. Then it holds only
+the four pipe ends it was given: it applies the request's limits, runs the learner's code,
+waits for the probes (sent only after the code finished), and writes one result frame of
+plain JSON. It never returns.
 """
 
 from __future__ import annotations
@@ -164,11 +166,24 @@ the first backward and print of a run cost ~7 ms of CPU more than later ones. Th
 pays that before its request arrives; the request never waits for more than one step."""
 
 
+def _backward_starts_no_device_threads(torch: Any) -> bool:
+    """False where torch has a GPU backend: there a process's first backward asks the
+    driver for its devices (initialising CUDA, say) to start a thread per device, which
+    a standby must not do for runs that never call backward."""
+    xpu = getattr(torch, "xpu", None)
+    return not (torch.backends.cuda.is_built() or torch.backends.mps.is_built()
+                or (xpu is not None and getattr(xpu, "_is_compiled", lambda: False)()))
+
+
 def _rehearse(request_waiting: Callable[[], bool]) -> None:
+    import torch
+
     namespace: dict[str, Any] = {"__name__": "__rehearsal__", "__builtins__": builtins}
+    codes = [code for code in REHEARSAL
+             if code != "y.backward()\n" or _backward_starts_no_device_threads(torch)]
     steps: list[Callable[[], object]] = [
         lambda code=code: exec(compile(code, "<rehearsal>", "exec"), namespace)  # type: ignore[misc]
-        for code in REHEARSAL
+        for code in codes
     ]
     steps.append(lambda: ProbeResult(expr="x", value=snapshot(namespace["x"]),
                                      graph=graph(namespace["y"], namespace)))
@@ -192,7 +207,8 @@ def prepare(request_waiting: Callable[[], bool]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.geteuid() == 0:
         _drop_privileges()
-    _rehearse(request_waiting)
+    with contextlib.suppress(Exception):  # only ever a head start: a run works without it
+        _rehearse(request_waiting)
 
 
 def _learner_line_now() -> int | None:

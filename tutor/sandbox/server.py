@@ -5,8 +5,10 @@ where FD is its end of a SOCK_SEQPACKET socket pair. Never initialises CUDA (chi
 
 Per request the parent sends a small JSON message with five descriptors: a control socket
 (the server answers on it with the run's pid, later its wait status) and the four pipes of
-the run. A standby child, forked before the request arrived, receives the pipes and runs
-the job; the server then forks the next standby. The server is a child subreaper, so
+the run. A standby child, forked before the request arrived and already prepared (see
+:func:`tutor.sandbox.child.prepare`), receives the pipes and runs the job; the server then
+forks the next standby. The heap is backed by huge pages after warm-up, which makes each
+fork (and each run's exit) several times cheaper. The server is a child subreaper, so
 processes a run leaves behind are reparented to it and killed; as root every run has its own
 uid, and any process still holding a finished run's uid is killed too.
 """
