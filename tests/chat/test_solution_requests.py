@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tutor.chat.solution_requests import clauses, detect, step_expressions
+from tutor.chat.solution_requests import clauses, detect, step_code_parts, step_expressions
 
 ON_STEP = {"on_step": True, "step_exprs": ["x.grad", "z.grad_fn"]}
 
@@ -109,3 +109,56 @@ def test_clauses_split_at_punctuation_but_not_inside_names() -> None:
 
 def test_one_letter_variables_are_not_step_expressions() -> None:
     assert step_expressions(["x", "x.grad", "loss.item()", "ab"]) == ["x.grad", "loss.item()"]
+
+
+PARTS = {
+    "on_step": True,
+    "step_parts": step_code_parts(
+        "class Net(nn.Module):\n    def __init__(self):\n        pass\n\n"
+        "    def forward(self, x):\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["ok write out forward", "把 forward 函数写给我", "post the forward method"],
+)
+def test_asking_to_be_handed_a_part_of_the_steps_code_is_a_request(question: str) -> None:
+    ev = detect(question, **PARTS)  # type: ignore[arg-type]
+    assert ev.request and ev.reason == "part"
+    assert not detect(question).request  # the same words off the step: a general question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "paste your loop, i'll copy it",
+        "give me something so i can copy paste it",
+        "我直接复制就行，发一下",
+    ],
+)
+def test_asking_for_something_to_copy_is_a_request_on_the_step(question: str) -> None:
+    ev = detect(question, on_step=True)
+    assert ev.request and ev.reason == "copy"
+    assert not detect(question).request
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what does forward do",
+        "I write forward like this: x = self.fc1(x), is that ok",
+        "给我讲讲 forward 是干嘛的",
+        "can I copy the tensor instead of detaching it",
+        "we write forward in the class, right?",
+    ],
+)
+def test_naming_a_part_or_copying_a_tensor_is_not_a_request(question: str) -> None:
+    assert not detect(question, **PARTS).request  # type: ignore[arg-type]
+
+
+def test_code_parts_are_the_names_the_step_defines() -> None:
+    code = "import torch\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert step_code_parts(code) == ["Net", "forward"]
+    assert step_code_parts("x = torch.ones(2)\ny = x * 2\n") == []

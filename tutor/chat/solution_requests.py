@@ -6,7 +6,9 @@ Requests are composed of parts instead, each a short list of patterns in
 直接/填/是多少) combined, in one clause, with an *answer object* (the answer, the solution,
 the working version, 答案/完整代码); or with code or a value (code, number, result, 代码/
 多少/值) when the learner is on a step or points at it ("the box", "这一步"); or a value ask
-about one of the step's own expressions ("what should x.grad be"). "Help me write X" is a
+about one of the step's own expressions ("what should x.grad be"); a named part of the step's
+code handed over ("write forward out for me"); anything asked for to copy ("我抄一下就行").
+"Help me write X" is a
 request only when X is about the course; explanatory questions (why/how does/what is the
 difference, 为什么/怎么理解) and questions about something going wrong never are.
 :func:`detect` also says which composition decided.
@@ -24,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
+_PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _CLAUSE_RE = re.compile(r"[,;!?，；！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
 
 
@@ -45,6 +48,8 @@ class RequestParts(BaseModel):
     value_object: _Patterns
     pointer: _Patterns
     value_ask: _Patterns
+    produce: _Patterns
+    copy_intent: _Patterns
     do_for_me: _Patterns
     explanatory: _Patterns
 
@@ -55,8 +60,8 @@ class Evidence:
 
     request: bool
     reason: str
-    """Which composition decided: 'answer', 'code', 'value', 'expression', 'do-for-me',
-    'explanatory' (a cue that vetoed), or '' (nothing asked for)."""
+    """Which composition decided: 'answer', 'code', 'value', 'expression', 'part', 'copy',
+    'do-for-me', 'explanatory' (a cue that vetoed), or '' (nothing asked for)."""
 
 
 class _Compiled:
@@ -70,6 +75,8 @@ class _Compiled:
         self.value = both(parts.value_object)
         self.pointer = both(parts.pointer)
         self.value_ask = both(parts.value_ask)
+        self.produce = both(parts.produce)
+        self.copy_intent = both(parts.copy_intent)
         self.do_for_me = both(parts.do_for_me)
         self.explanatory = both(parts.explanatory)
 
@@ -102,21 +109,32 @@ def step_expressions(exprs: Iterable[str]) -> list[str]:
     return out
 
 
+def step_code_parts(code: str) -> list[str]:
+    """The named parts of a step's code (``def forward``, ``class Net``): asking to be
+    handed one of them on that step is asking for its solution."""
+    return sorted(set(_PART_RE.findall(code)))
+
+
 def detect(
     question: str,
     *,
     on_step: bool = False,
     step_exprs: Iterable[str] = (),
+    step_parts: Iterable[str] = (),
     about_course: Callable[[], bool] | None = None,
 ) -> Evidence:
     """Whether ``question`` asks for the answer. ``on_step``: the learner is on an exercise;
-    ``step_exprs``: that step's checked expressions; ``about_course``: whether the question
-    is about autograd at all (asked only for "help me write X")."""
+    ``step_exprs``: that step's checked expressions; ``step_parts``: the names of the code
+    parts it has the learner write (:func:`step_code_parts`); ``about_course``: whether the
+    question is about autograd at all (asked only for "help me write X")."""
     c = _compiled()
     if c.explanatory.search(question):
         return Evidence(False, "explanatory")
     pointed = on_step or c.pointer.search(question) is not None
     exprs = step_expressions(step_exprs) if on_step else []
+    parts = [p for p in step_parts if len(p) >= 3] if on_step else []
+    if pointed and c.copy_intent.search(question) and c.ask.search(question):
+        return Evidence(True, "copy")
     for clause in clauses(question):
         if c.answer.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
             return Evidence(True, "answer")
@@ -131,6 +149,8 @@ def detect(
     for clause in clauses(question):
         if exprs and c.value_ask.search(clause) and any(_mentions(clause, e) for e in exprs):
             return Evidence(True, "expression")
+        if parts and c.produce.search(clause) and any(_mentions(clause, p) for p in parts):
+            return Evidence(True, "part")
     if c.do_for_me.search(question) and (
         c.pointer.search(question) is not None
         or any(_mentions(question, e) for e in exprs)
@@ -150,8 +170,13 @@ def asks_for_solution(
     *,
     on_step: bool = False,
     step_exprs: Iterable[str] = (),
+    step_parts: Iterable[str] = (),
     about_course: Callable[[], bool] | None = None,
 ) -> bool:
     return detect(
-        question, on_step=on_step, step_exprs=step_exprs, about_course=about_course
+        question,
+        on_step=on_step,
+        step_exprs=step_exprs,
+        step_parts=step_parts,
+        about_course=about_course,
     ).request

@@ -25,7 +25,7 @@ from tutor.chat.markdown import summary
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
-from tutor.chat.solution_requests import asks_for_solution, points_at_step
+from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
     AnswerStep,
@@ -213,6 +213,7 @@ class Tutor:
             question,
             on_step=step is not None,
             step_exprs=_checked_exprs(step, context),
+            step_parts=_code_parts(step),
             about_course=lambda: self.retriever.judge(question).on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
@@ -455,6 +456,13 @@ def _checked_exprs(step: Step | None, context: ChatContext | None) -> list[str]:
     elif isinstance(step, AnswerStep):
         exprs.append(step.expr)
     return exprs
+
+
+def _code_parts(step: Step | None) -> list[str]:
+    """The functions/classes the step's starter has the learner write or complete."""
+    if isinstance(step, (CodeStep, FixStep)):
+        return step_code_parts(step.starter)
+    return []
 
 
 def _snapshot(context: ChatContext, var: str) -> TensorSnapshot | None:
