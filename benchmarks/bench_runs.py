@@ -119,18 +119,19 @@ def warm_runs(sandbox: Sandbox, runs: int, device: str,
     return times, {key: value * 1000 / runs for key, value in cpu.items()}
 
 
-def traced_runs(runs: int, device: str) -> list[RunTrace]:
+def traced_runs(runs: int, device: str, pause_s: float) -> list[RunTrace]:
     traces: list[RunTrace] = []
     names = list(SNIPPETS)
     with Sandbox(trace=traces.append) as sandbox:
         check_snippets(sandbox, device)
         traces.clear()
         for index in range(runs):
+            time.sleep(pause_s)
             sandbox.run(SNIPPETS[names[index % len(names)]], device=device)
     return traces
 
 
-def print_phases(traces: list[RunTrace]) -> None:
+def print_phases(title: str, traces: list[RunTrace]) -> None:
     walls: dict[str, list[float]] = defaultdict(list)
     cpus: dict[str, list[float]] = defaultdict(list)
     offsets: dict[str, list[float]] = defaultdict(list)
@@ -143,8 +144,8 @@ def print_phases(traces: list[RunTrace]) -> None:
             walls[phase.name].append(phase.wall_ns / 1e6)
             if phase.cpu_ns is not None:
                 cpus[phase.name].append(phase.cpu_ns / 1e6)
-    print(f"phases of a traced run (median of {len(traces)}); a phase ends at its mark and "
-          "starts at the one before it in that run; 'at' is the mark's time after the request:")
+    print(f"phases of {title} traced runs (median of {len(traces)}); a phase ends at its mark "
+          "and starts at the one before it; 'at' is the mark's time after the request:")
     print(f"  {'phase':24} {'at ms':>8} {'wall ms':>8} {'cpu ms':>8}")
     for name in sorted(offsets, key=lambda key: statistics.median(offsets[key])):
         wall = f"{statistics.median(walls[name]):8.2f}" if walls[name] else f"{'':8}"
@@ -224,7 +225,9 @@ def main() -> int:
           f"{cpu['parent']:.2f}, server {cpu['server']:.2f}, run process {cpu['runs']:.2f})")
     print(f"server RSS:                  {rss:8.1f} MB")
     if args.traced_runs > 0:
-        print_phases(traced_runs(args.traced_runs, args.device))
+        print_phases("back-to-back", traced_runs(args.traced_runs, args.device, 0.0))
+        print_phases("paced (100 ms apart)",
+                     traced_runs(max(10, args.traced_runs // 2), args.device, 0.1))
     if args.cold_runs > 0:
         cold, cold_cpu = cold_runs(args.cold_runs)
         c50, c95 = percentile(cold, 0.5), percentile(cold, 0.95)

@@ -106,7 +106,10 @@ wait_for "第 5/6 步"
 keys C-n
 wait_for "第 6/6 步"
 wait_for "在左侧课程区"   # the editor note is set after the choices are mounted and focused
-keys " " Down " " C-r
+keys " "
+keys Down
+keys " "
+keys C-r
 wait_for "通过"
 sleep 2
 shot "quiz in Chinese"

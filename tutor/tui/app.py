@@ -39,6 +39,7 @@ from tutor.tui.help_screen import HelpScreen
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
+from tutor.tui.relabel import set_label
 from tutor.tui.result_tabs import ResultTabs
 from tutor.tui.step_pane import StepPane
 
@@ -166,9 +167,9 @@ class TutorApp(App[None]):
     async def render_all(self, *, new_step: bool) -> None:
         """Re-render every learner-facing text; ``new_step`` also reloads the editor."""
         lang = self.lang
-        self.query_one("#btn-run", Button).label = label("btn_run", lang)
-        self.query_one("#btn-cancel", Button).label = label("btn_cancel", lang)
-        self.query_one("#btn-reset", Button).label = label("btn_reset", lang)
+        set_label(self.query_one("#btn-run", Button), label("btn_run", lang))
+        set_label(self.query_one("#btn-cancel", Button), label("btn_cancel", lang))
+        set_label(self.query_one("#btn-reset", Button), label("btn_reset", lang))
         results = self.query_one(ResultTabs)
         results.relabel(lang)
         self.render_lessons()

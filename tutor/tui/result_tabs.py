@@ -22,6 +22,7 @@ from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import RunResult
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.relabel import set_label
 from tutor.tui.render import (
     GraphItem,
     diagnosis_markdown,
@@ -79,8 +80,8 @@ class ResultTabs(Vertical):
 
     def relabel(self, lang: Lang) -> None:
         for name in TABS:
-            self.tabs.get_tab(f"tab-{name}").label = label(f"tab_{name}", lang)
-        self.query_one("#btn-graph", Button).label = label("btn_graph", lang)
+            set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", lang))
+        set_label(self.query_one("#btn-graph", Button), label("btn_graph", lang))
         self.query_one("#graph-expr", Select).prompt = label("graph_pick", lang)
         self.query_one("#chat-input", Input).placeholder = label("chat_placeholder", lang)
 

@@ -20,6 +20,7 @@ from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.relabel import set_label
 from tutor.tui.render import (
     hints_markdown,
     inline_code_parts,
@@ -62,9 +63,9 @@ class StepPane(Vertical):
         await self.query_one("#step-body", MarkdownView).show(step_markdown(lesson, step, lang))
         await self.show_hints(hints, len(step.hints), lang)
         await self._show_controls(step, lang, keep_choices)
-        self.query_one("#btn-prev", Button).label = label("btn_prev", lang)
-        self.query_one("#btn-hint", Button).label = label("btn_hint", lang)
-        self.query_one("#btn-next", Button).label = label("btn_next", lang)
+        set_label(self.query_one("#btn-prev", Button), label("btn_prev", lang))
+        set_label(self.query_one("#btn-hint", Button), label("btn_hint", lang))
+        set_label(self.query_one("#btn-next", Button), label("btn_next", lang))
         self.query_one("#btn-hint", Button).disabled = not step.hints
 
     def show_header(
