@@ -190,6 +190,7 @@ def _rehearse(request_waiting: Callable[[], bool]) -> None:
     steps.append(lambda: RunResult(outcome="ok", device="cpu", warnings=[
         WarningInfo(category="UserWarning", message="", line=1)]).model_dump_json())
     steps.append(lambda: Limits.model_validate(json.loads(json.dumps(Limits().model_dump()))))
+    steps.append(_rehearse_setup)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -201,12 +202,35 @@ def _rehearse(request_waiting: Callable[[], bool]) -> None:
         namespace.clear()
 
 
+def _rehearse_setup() -> None:
+    """The first touches of what :func:`serve` does around the learner's code."""
+    import random
+
+    import torch
+
+    _seed(torch, "cpu")
+    random.seed(0)
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed(0)
+    torch.device("cpu")
+    stream = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                              errors="backslashreplace", line_buffering=True)
+    stream.close()  # closefd=False: descriptor 1 stays open
+    for limit in (resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_NPROC):
+        resource.getrlimit(limit)
+
+
 def prepare(request_waiting: Callable[[], bool]) -> None:
     """What a standby does before its request arrives: everything that does not depend on
     the request, so the request's own path is short. Never touches CUDA."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.geteuid() == 0:
         _drop_privileges()
+    import torch
+
+    torch.set_num_threads(1)  # the server has one thread too (OMP_NUM_THREADS=1)
     with contextlib.suppress(Exception):  # only ever a head start: a run works without it
         _rehearse(request_waiting)
 
@@ -361,7 +385,6 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
 
     import torch
 
-    torch.set_num_threads(1)
     _seed(torch, device)
     random.seed(0)
     with contextlib.suppress(ImportError):
