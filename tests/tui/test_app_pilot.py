@@ -452,6 +452,21 @@ def test_help_screen_lists_every_binding(make_app) -> None:
     drive(make_app(), scenario)
 
 
+def test_theme_switch_reaches_the_editor(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        editor = app.query_one("#editor", TextArea)
+        assert editor.theme == "monokai"
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert editor.theme == "github_light"
+        await pilot.press("f10")  # Textual's theme picker
+        await pilot.pause()
+        assert "CommandPalette" in type(app.screen).__name__
+        await pilot.press("escape")
+
+    drive(make_app(), scenario)
+
+
 def test_footer_is_short(make_app) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         assert app.query_one(Footer)

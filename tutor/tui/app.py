@@ -254,6 +254,8 @@ class TutorApp(App[None]):
         session, editor = self.session, self.query_one("#editor", TextArea)
         step = session.step
         self._loading_editor = True
+        # Code scrolls sideways like code; the read-only notes wrap to the pane.
+        editor.soft_wrap = not isinstance(step, RUNNABLE_KINDS)
         if isinstance(step, RUNNABLE_KINDS):
             editor.read_only = False
             set_editor_text(editor, session.code())

@@ -18,6 +18,8 @@ class Key:
     label: str
     footer: bool = False
     display: str | None = None
+    help: str | None = None
+    """Label for the help screen when the footer's short one is not clear on its own."""
 
 
 KEYS: tuple[Key, ...] = (
@@ -27,7 +29,7 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+t,f3", "hint", "key_hint", footer=True, display="^t"),
     Key("ctrl+n", "next_step", "key_next", footer=True, display="^n"),
     Key("ctrl+b", "prev_step", "key_prev"),
-    Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l"),
+    Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l", help="lang_help"),
     Key("f2", "toggle_lessons", "key_lessons", footer=True),
     Key("f1", "help", "key_help", footer=True),
     Key("f6", "cycle_device", "key_device"),
@@ -62,4 +64,4 @@ def bindings(lang: Lang) -> list[Binding]:
 
 def help_rows(lang: Lang) -> list[tuple[str, str]]:
     """(keys, what they do) for the help screen."""
-    return [(key.keys.replace(",", " / "), label(key.label, lang)) for key in KEYS]
+    return [(key.keys.replace(",", " / "), label(key.help or key.label, lang)) for key in KEYS]
