@@ -90,3 +90,46 @@ def test_synonyms_apply_to_the_indexed_text_too() -> None:
     ]
     retriever = Retriever.build(passages, glossary)
     assert retriever.retrieve("who computes the gradient").lessons[0] == "backward"
+
+
+@pytest.mark.parametrize(
+    ("text", "cues"),
+    [
+        # keeping values across iterations, and the memory it costs
+        ("i store every loss in a list and RAM keeps going up", {"~keeps_values", "~memory"}),
+        ("logging the losses makes the GPU memory explode", {"~keeps_values", "~memory"}),
+        ("把每步的 loss 存到列表里，内存越来越大", {"~keeps_values", "~memory"}),
+        ("显存一直涨", {"~memory", "~grows"}),
+        # the gradient handed back instead of stored
+        ("can backward return the gradients to me", {"~returns_gradient"}),
+        (
+            "I want the grads returned, instead of accumulating them into .grad",
+            {"~returns_gradient"},
+        ),
+        ("能不能直接返回梯度", {"~returns_gradient"}),
+        ("梯度不要存到 .grad", {"~returns_gradient"}),
+        # sizes multiplied out
+        ("why 16 * 5 * 5 inputs", {"~shape_arithmetic"}),
+        ("my image is 3x224x224", {"~shape_arithmetic"}),
+        # everything at once
+        ("a cheat sheet of the whole process", {"~overview"}),
+        ("把整个流程从头梳理一下顺序", {"~overview"}),
+    ],
+)
+def test_new_ideas_are_recognised_in_many_wordings(text: str, cues: set[str]) -> None:
+    assert cues <= set(cue_tokens(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("backward returns None", "~returns_gradient"),
+        ("return x * 2 from forward", "~returns_gradient"),
+        ("the gradient has the shape 2x", "~shape_arithmetic"),
+        ("x = 5 * 3", "~shape_arithmetic"),
+        ("the whole tensor requires grad", "~overview"),
+        ("the same memory address", "~keeps_values"),
+    ],
+)
+def test_the_new_ideas_do_not_fire_on_their_neighbours(text: str, cue: str) -> None:
+    assert cue not in cue_tokens(text)

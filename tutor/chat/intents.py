@@ -23,6 +23,11 @@ class QuestionKind(BaseModel):
     prefer: dict[str, float] = Field(
         default_factory=dict, description="Passage kind -> score multiplier."
     )
+    whole_lessons: bool = Field(
+        False,
+        description="The question is about everything at once: the lessons that gather the "
+        "others (lower priors in concepts.yaml) compete at full weight.",
+    )
 
 
 class Intents(BaseModel):
@@ -39,6 +44,7 @@ class _Compiled:
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
             for name, kind in data.question_kinds.items()
         }
+        self.whole = {name for name, kind in data.question_kinds.items() if kind.whole_lessons}
 
 
 @lru_cache(maxsize=1)
@@ -58,6 +64,11 @@ def question_kinds(question: str) -> list[str]:
         for name, (patterns, _) in _compiled().kinds.items()
         if any(p.search(question) for p in patterns)
     ]
+
+
+def about_whole_lessons(kinds: list[str]) -> bool:
+    """Whether a question of ``kinds`` is about everything at once (a recap, a checklist)."""
+    return bool(_compiled().whole & set(kinds))
 
 
 def kind_preference(kinds: list[str]) -> dict[str, float]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from tutor.chat.bm25 import BM25
 from tutor.chat.cues import PREFIX as CUE_PREFIX
 from tutor.chat.index import IndexData, build_index, index_tokens, joinable_words, synonym_tokens
-from tutor.chat.intents import kind_preference, question_kinds
+from tutor.chat.intents import about_whole_lessons, kind_preference, question_kinds
 from tutor.chat.models import Glossary, Passage
 from tutor.chat.spelling import Speller
 from tutor.chat.tokens import identifiers, tokenize
@@ -200,7 +200,7 @@ class Retriever:
             for lesson, share in self.data.topics[i].items():
                 if lesson in known or not known:  # a glossary may name lessons not in the course
                     votes[lesson] = max(votes.get(lesson, 0.0), s * share)
-        fused = _fuse(concept, votes, self.data.priors)
+        fused = _fuse(concept, votes, {} if about_whole_lessons(kinds) else self.data.priors)
         lessons = sorted(fused, key=lambda k: (-fused[k], k))
         best = fused[lessons[0]] if lessons else 0.0
         scored = {

@@ -207,14 +207,15 @@ class Tutor:
         off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
         # about another domain (buying a GPU, a flask app, a weekly report): neither a
         # request for this step's answer nor a question about the learner's run
-        if self.retriever.judge(question).reason == "foreign":
+        words = self.retriever.judge(question)
+        if words.reason == "foreign":
             return off_topic, [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
             step_exprs=_checked_exprs(step, context),
             step_parts=_code_parts(step),
-            about_course=lambda: self.retriever.judge(question).on_topic,
+            about_course=lambda: words.on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
