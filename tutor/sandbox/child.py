@@ -222,7 +222,13 @@ def _rehearse_setup() -> None:
         resource.getrlimit(limit)
 
 
-def prepare(request_waiting: Callable[[], bool]) -> None:
+REHEARSE_AFTER_IDLE_S = 0.03
+"""A standby rehearses only once no request came for this long: back-to-back runs (batch
+grading) would pay for a rehearsal they have no time to use, in CPU taken from the run in
+flight; a learner's next run is seconds away."""
+
+
+def prepare(request_waiting: Callable[[float], bool]) -> None:
     """What a standby does before its request arrives: everything that does not depend on
     the request, so the request's own path is short. Never touches CUDA."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -231,8 +237,10 @@ def prepare(request_waiting: Callable[[], bool]) -> None:
     import torch
 
     torch.set_num_threads(1)  # the server has one thread too (OMP_NUM_THREADS=1)
+    if request_waiting(REHEARSE_AFTER_IDLE_S):
+        return
     with contextlib.suppress(Exception):  # only ever a head start: a run works without it
-        _rehearse(request_waiting)
+        _rehearse(lambda: request_waiting(0.0))
 
 
 def _learner_line_now() -> int | None:

@@ -84,7 +84,7 @@ def _fork_standby(state: _State) -> _Standby:
 
             unprepared: Exception | None = None
             try:
-                prepare(lambda: bool(select.select([child_end], [], [], 0)[0]))
+                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]))
             except Exception as exc:  # told on the run's stderr: a dying standby would loop
                 unprepared = exc
             marks: list[tuple[str, int, int]] = []
