@@ -2,7 +2,8 @@
 test (not the question sets'): memory that grows because values are kept (detach) or because
 nothing turns recording off (no-grad), a gradient returned instead of stored (backward, which
 teaches torch.autograd.grad), where a layer's input size comes from (nn-module), and a recap
-or checklist of everything in order (review)."""
+or checklist of everything in order (review), the derivative's value at a point (backward)
+and switching tracking on for a tensor that already exists (requires-grad)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ def bundled() -> Tutor:
         ("give me a recap of everything in the course, in order", "review", "requires_grad"),
         ("what is the right order of the steps in one training iteration", "review", "zero"),
         ("把整个自动求导的要点列个清单给我", "review", "requires_grad"),
+        ("what number does autograd give for the slope of x cubed at x = 2", "backward", ".grad"),
+        ("求 y = x 的三次方在 x=2 处的导数值，pytorch 里怎么拿到", "backward", ".grad"),
+        (
+            "can i switch on gradient tracking for a tensor i created earlier without making it "
+            "again",
+            "requires-grad",
+            "requires_grad",
+        ),
+        ("张量已经建好了，现在才想让它需要梯度，要重新创建吗", "requires-grad", "requires_grad"),
     ],
 )
 def test_the_concept_reaches_its_lesson(

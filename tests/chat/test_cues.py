@@ -114,6 +114,12 @@ def test_synonyms_apply_to_the_indexed_text_too() -> None:
         # everything at once
         ("a cheat sheet of the whole process", {"~overview"}),
         ("把整个流程从头梳理一下顺序", {"~overview"}),
+        # a derivative's value at a point; a tensor that already exists
+        ("the slope at x = 2", {"~derivative_value"}),
+        ("dy/dx of my function", {"~derivative_value"}),
+        ("求在 x=1 处的导数", {"~derivative_value"}),
+        ("I already have the tensor, must I recreate it", {"~after_creation"}),
+        ("张量已经建好了", {"~after_creation"}),
     ],
 )
 def test_new_ideas_are_recognised_in_many_wordings(text: str, cues: set[str]) -> None:
@@ -129,6 +135,8 @@ def test_new_ideas_are_recognised_in_many_wordings(text: str, cues: set[str]) ->
         ("x = 5 * 3", "~shape_arithmetic"),
         ("the whole tensor requires grad", "~overview"),
         ("the same memory address", "~keeps_values"),
+        ("gradient descent with lr = 0.1", "~derivative_value"),
+        ("backward 之后 grad 是 None", "~after_creation"),
     ],
 )
 def test_the_new_ideas_do_not_fire_on_their_neighbours(text: str, cue: str) -> None:
