@@ -6,8 +6,11 @@ expected words, solution requests refused with a hint, off-topic declined, laten
 Default sets: tests/chat/questions.yaml (written with the engine), tests/chat/heldout.yaml
 (written after round 1's engine; round 2 looked at its misses), tests/chat/heldout2.yaml
 (written before round 2 changed anything, measured once at its end; round 3 looked at its
-misses) and tests/chat/heldout3.yaml (written by someone who never read the chat code,
-measured once at the end of round 3).
+misses), tests/chat/heldout3.yaml (written by someone who never read the chat code,
+measured once at the end of round 3; round 4 read its misses) and tests/chat/heldout4.yaml
+(the same, placed at the end of round 4 and measured once; skipped if absent). The topic gate
+phrasings (tests/chat/topic_gate.yaml, written in round 4 before its thresholds) are reported
+as declined/answered counts.
 
 Index figures: built from the sources (what the first start pays), and read back from the
 on-disk cache (every later start), both without loading the course, which is timed apart.
@@ -34,7 +37,9 @@ DEFAULT_SETS = [
     ROOT / "tests/chat/heldout.yaml",
     ROOT / "tests/chat/heldout2.yaml",
     ROOT / "tests/chat/heldout3.yaml",
+    ROOT / "tests/chat/heldout4.yaml",
 ]
+GATE = ROOT / "tests/chat/topic_gate.yaml"
 
 
 def print_report(name: str, report: Report, *, misses: bool) -> None:
@@ -59,6 +64,22 @@ def print_report(name: str, report: Report, *, misses: bool) -> None:
                 else (r.answer.lessons[:3])
             )
             print(f"  miss: [{r.case.topic}] got {got} words={r.words}: {r.case.q}")
+
+
+def print_gate(tutor: Tutor, path: Path, *, misses: bool) -> None:
+    """Off-domain questions declined and autograd questions answered, of the gate phrasings."""
+    from ruamel.yaml import YAML
+
+    gate = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    off = [(q, tutor.ask(q).kind == "off_topic") for q in gate["off"]]
+    on = [(q, tutor.ask(q).kind == "answer") for q in gate["on"]]
+    print(f"== {path.name}: {len(off) + len(on)} questions")
+    print(f"  other domains declined      {sum(ok for _, ok in off)}/{len(off)}")
+    print(f"  autograd questions answered {sum(ok for _, ok in on)}/{len(on)}")
+    if misses:
+        for q, ok in off + on:
+            if not ok:
+                print(f"  miss: {q}")
 
 
 def main() -> int:
@@ -86,6 +107,8 @@ def main() -> int:
     for path in args.set or DEFAULT_SETS:
         if path.exists():
             print_report(path.name, evaluate(tutor, load_cases(path)), misses=args.misses)
+    if not args.set and GATE.exists():
+        print_gate(tutor, GATE, misses=args.misses)
     return 0
 
 

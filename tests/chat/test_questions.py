@@ -95,3 +95,17 @@ def test_second_held_out_set_clears_a_floor_set_before_it_was_measured() -> None
     refused, total = report.refused_with_hint
     assert total == 4 and refused == total and report.leaks == 0
     assert all(r.top1 for r in report.subset(OFF_TOPIC))
+
+
+def test_third_held_out_set_keeps_what_round_four_fixed() -> None:
+    """Written by someone who never read the chat code; measured once at the end of round 3
+    (65% top-1, 5/6 solution requests refused, 1/4 off-topic declined). Round 4 read its
+    misses and fixed them by concept (95% top-1, 6/6, 4/4): no longer held out, so this is a
+    regression floor with room for honest misses, not a measure of generalisation."""
+    cases = load_cases(HERE / "heldout3.yaml")
+    assert len(cases) == 40 and sum(has_cjk(c.q) for c in cases) == 20
+    report = evaluate(Tutor(load_course()), cases)
+    assert report.top1 >= 0.85 and report.top3 >= 0.9
+    refused, total = report.refused_with_hint
+    assert total == 6 and refused == total and report.leaks == 0
+    assert all(r.top1 for r in report.subset(OFF_TOPIC))
