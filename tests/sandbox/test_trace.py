@@ -38,7 +38,10 @@ def test_each_run_reports_every_phase_in_causal_order(traces: list[RunTrace]) ->
     assert len(traces) == 2
     for trace in traces:
         when = {f"{mark.process}:{mark.name}": mark.wall_ns for mark in trace.marks}
+        rehearsed = when.pop("run:rehearsed", None)  # only when the standby had idle time
         assert sorted(when) == sorted(ORDER)
+        if rehearsed is not None:
+            assert when["run:standby_ready"] <= rehearsed <= when["run:go"]
         for before, after in CAUSAL:
             assert when[before] <= when[after], (before, after)
         assert trace.wall_ns("parent:request", "parent:validated") == (
@@ -49,7 +52,7 @@ def test_each_run_reports_every_phase_in_causal_order(traces: list[RunTrace]) ->
 
 def test_phases_measure_cpu_per_process(traces: list[RunTrace]) -> None:
     phases = traces[-1].phases()
-    assert len(phases) == len(ORDER) - 1
+    assert len(phases) == len(traces[-1].marks) - 1 >= len(ORDER) - 1
     assert all(phase.wall_ns >= 0 for phase in phases)
     by_name = {phase.name: phase for phase in phases}
     assert by_name["run:code_end"].cpu_ns is not None and by_name["run:code_end"].cpu_ns > 0

@@ -51,6 +51,19 @@ MAX_FRAMES = 50
 MAX_WARNINGS = 50
 
 
+Marks = list[tuple[str, int, int]]
+"""Phase marks of a run: (name, perf_counter_ns, thread_time_ns); see tutor.sandbox.trace."""
+
+
+def mark(marks: Marks, name: str) -> None:
+    """Note the wall clock and the CPU time of this (the run's main) thread.
+
+    The thread's clock, not the process's: once RLIMIT_CPU arms the process CPU timer, the
+    process clock only advances at scheduler ticks (4 ms), too coarse for these phases.
+    """
+    marks.append((name, time.perf_counter_ns(), time.thread_time_ns()))
+
+
 def count_own_tasks(uid: int) -> int:
     """Threads of ``uid`` on the machine: what RLIMIT_NPROC counts for a non-root user."""
     total = 0
@@ -228,19 +241,25 @@ grading) would pay for a rehearsal they have no time to use, in CPU taken from t
 flight; a learner's next run is seconds away."""
 
 
-def prepare(request_waiting: Callable[[float], bool]) -> None:
+def prepare(request_waiting: Callable[[float], bool], marks: Marks) -> None:
     """What a standby does before its request arrives: everything that does not depend on
-    the request, so the request's own path is short. Never touches CUDA."""
+    the request, so the request's own path is short. Never touches CUDA.
+
+    ``request_waiting(timeout)`` tells whether the request is there (waiting up to timeout).
+    Marks "standby_ready" once the run could start, "rehearsed" if the rehearsal ran.
+    """
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.geteuid() == 0:
         _drop_privileges()
     import torch
 
     torch.set_num_threads(1)  # the server has one thread too (OMP_NUM_THREADS=1)
+    mark(marks, "standby_ready")
     if request_waiting(REHEARSE_AFTER_IDLE_S):
         return
     with contextlib.suppress(Exception):  # only ever a head start: a run works without it
         _rehearse(lambda: request_waiting(0.0))
+        mark(marks, "rehearsed")
 
 
 def _learner_line_now() -> int | None:
@@ -335,19 +354,6 @@ def _probe(probe: Probe, namespace: dict[str, Any], lines: list[str]) -> ProbeRe
         return ProbeResult(expr=probe.expr, value=snap, graph=drawn)
     except BaseException as exc:  # a probe's failure is data, including SystemExit
         return ProbeResult(expr=probe.expr, error=error_info(exc, lines, with_locals=False))
-
-
-Marks = list[tuple[str, int, int]]
-"""Phase marks of a run: (name, perf_counter_ns, thread_time_ns); see tutor.sandbox.trace."""
-
-
-def mark(marks: Marks, name: str) -> None:
-    """Note the wall clock and the CPU time of this (the run's main) thread.
-
-    The thread's clock, not the process's: once RLIMIT_CPU arms the process CPU timer, the
-    process clock only advances at scheduler ticks (4 ms), too coarse for these phases.
-    """
-    marks.append((name, time.perf_counter_ns(), time.thread_time_ns()))
 
 
 def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:

@@ -83,12 +83,11 @@ def _fork_standby(state: _State) -> _Standby:
             from tutor.sandbox.child import mark, prepare, serve
 
             unprepared: Exception | None = None
+            marks: list[tuple[str, int, int]] = []
             try:
-                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]))
+                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]), marks)
             except Exception as exc:  # told on the run's stderr: a dying standby would loop
                 unprepared = exc
-            marks: list[tuple[str, int, int]] = []
-            mark(marks, "standby_ready")
             _, fds, _, _ = socket.recv_fds(child_end, 1024, 8)
             mark(marks, "go")
             os.close(keep)
