@@ -18,15 +18,15 @@ LANGS = ["en", "zh"]
 
 
 async def settle(app: TutorApp, pilot: Pilot[Any]) -> None:
-    """Wait for runs to finish, then stop cursors blinking so the picture is stable."""
+    """Wait for runs to finish, then take focus off the editor and inputs: a blinking
+    cursor would make the picture depend on the moment it is taken."""
     for _ in range(250):
         if not app.running and not app.workers:
             break
         await pilot.pause(0.02)
-    for editor in app.query(TextArea):
-        editor.cursor_blink = False
-    for box in app.query(Input):
-        box.cursor_blink = False
+    for widget in [*app.query(TextArea), *app.query(Input)]:
+        widget.cursor_blink = False
+    app.set_focus(None)
     await pilot.pause(0.3)
 
 
