@@ -7,6 +7,7 @@ while loading (pydantic ``loc`` tuple -> position) is kept for the linter.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.resources
 import types
@@ -21,6 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from tutor.course.cache import cached_lesson, store_lesson
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 
@@ -254,6 +256,9 @@ def load_course(directory: Path | None = None) -> Course:
             f"{directory}: no lesson files (*.yaml) in this folder",
             hint="pass --lessons DIR pointing at a folder of lesson YAML files",
         )
+    cached = _cached_course(files)
+    if cached is not None:
+        return cached
     problems: list[Problem] = []
     lessons: list[Lesson] = []
     first_seen: dict[str, LoadedLesson] = {}
@@ -271,6 +276,26 @@ def load_course(directory: Path | None = None) -> Course:
         problems.extend(duplicate_step_problems(loaded))
     if problems:
         raise LessonError(problems)
+    for path, lesson in zip(files, lessons, strict=True):
+        with contextlib.suppress(OSError):
+            store_lesson(path.read_bytes(), lesson)
+    return Course(lessons=lessons)
+
+
+def _cached_course(files: Sequence[Path]) -> Course | None:
+    """The course from the lesson cache when every file is cached and the ids are unique;
+    otherwise None, and the slow path finds (and places) any problem."""
+    lessons: list[Lesson] = []
+    for path in files:
+        try:
+            lesson = cached_lesson(path.read_bytes())
+        except OSError:
+            return None
+        if lesson is None:
+            return None
+        lessons.append(lesson)
+    if len({lesson.id for lesson in lessons}) != len(lessons):
+        return None
     return Course(lessons=lessons)
 
 
