@@ -15,16 +15,19 @@ import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from tutor.course.cache import cached_lesson, store_lesson
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+# ruamel.yaml is imported where a file is parsed, not here: importing it costs about half a
+# second, and the app loads the course from the lesson cache without it.
 
 Loc = tuple[str | int, ...]
 """A path into the lesson data: mapping keys and list indices, as in pydantic's ``loc``."""
@@ -147,6 +150,8 @@ def lesson_files(directory: Path) -> list[Path]:
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     return yaml
@@ -154,6 +159,8 @@ def _yaml() -> YAML:
 
 def _plain(node: Any, loc: Loc, positions: dict[Loc, Position]) -> Any:
     """Round-trip YAML nodes to plain Python data, recording the position of each node."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}
         for key, value in node.items():
@@ -188,6 +195,9 @@ def _plain(node: Any, loc: Loc, positions: dict[Loc, Position]) -> Any:
 
 def parse_lesson_file(path: Path) -> LoadedLesson:
     """Read and parse one file; YAML syntax errors become problems (no validation yet)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
