@@ -185,7 +185,7 @@ def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
     lines += [diagnosis.explanation.get(lang), ""]
     if diagnosis.details is not None:
         lines += [diagnosis.details.get(lang), ""]
-    lines += [f"**{label('diag_fix', lang)}:** {diagnosis.fix.get(lang)}", ""]
+    lines += [f"**{label('diag_fix', lang)}** {diagnosis.fix.get(lang)}", ""]
     if diagnosis.lesson_ref:
         lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")
     return "\n".join(lines).rstrip()
