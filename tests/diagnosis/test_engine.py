@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tutor.diagnosis import diagnose_error, explain
-from tutor.sandbox.models import RunResult, WarningInfo
+from tutor.sandbox.models import ErrorInfo, RunResult, WarningInfo
 
 from .runs import clean, failed, tensor
 
@@ -92,7 +92,9 @@ def test_unknown_errors_are_generic_and_point_at_the_line() -> None:
     diagnosis = diagnose_error(failed(code, "KeyError", "'b'", 3), code)
     assert diagnosis is not None and diagnosis.generic
     assert diagnosis.line == 3
-    assert "line 3" in diagnosis.title.en and "第 3 行" in diagnosis.title.zh
+    # the line is shown beside the title by every face, so the title does not repeat it
+    assert diagnosis.title.en == "KeyError" and "line" not in diagnosis.title.en
+    assert "line 3" in diagnosis.explanation.en and "第 3 行" in diagnosis.explanation.zh
     assert "print(scores['b'])" in diagnosis.explanation.en
 
 
@@ -175,3 +177,33 @@ def test_a_warning_is_not_repeated_when_the_error_already_says_it() -> None:
         "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed."))
     run = run.model_copy(update={"warnings": [warning]})
     assert [d.id for d in explain(run, code)] == ["grad-none-nonleaf"]
+
+
+def test_a_syntax_error_gets_syntax_advice_not_tensor_advice() -> None:
+    code = "import torch\nx = torch.ones(2 requires_grad=True)\n"
+    message = "invalid syntax. Perhaps you forgot a comma?"
+    diagnosis = diagnose_error(failed(code, "SyntaxError", message, 2), code)
+    assert diagnosis is not None and diagnosis.generic and diagnosis.line == 2
+    assert "comma" in diagnosis.fix.en and "逗号" in diagnosis.fix.zh
+    assert "shape" not in diagnosis.fix.en and diagnosis.details is None
+    assert "comma?." not in diagnosis.explanation.en
+
+
+@pytest.mark.parametrize(("outcome", "type_", "words"), [
+    ("timeout", "Timeout", "too long"),
+    ("memory", "MemoryError", "memory"),
+    ("output_limit", "OutputLimit", "printed too much"),
+    ("crashed", "Crashed", "crashed"),
+])
+def test_a_run_stopped_by_a_limit_says_what_the_limit_means(
+    outcome: str, type_: str, words: str
+) -> None:
+    # the sandbox reports a stopped run with an ErrorInfo too; that must not read as an
+    # unknown Python error with advice to print tensor shapes
+    code = "while True:\n    pass\n"
+    run = RunResult(outcome=outcome, device="cpu",  # type: ignore[arg-type]
+                    error=ErrorInfo(type=type_, message="the code ran longer than 2 s"))
+    diagnosis = diagnose_error(run, code)
+    assert diagnosis is not None and diagnosis.generic
+    assert words in diagnosis.title.en
+    assert "print(t.shape" not in diagnosis.fix.en

@@ -38,7 +38,13 @@ def diagnose_error(result: RunResult, code: str) -> Diagnosis | None:
     from tutor.diagnosis import engine
 
     if result.error is not None and result.error.type != "Cancelled":
-        return engine.match_error(result.error, code)
+        found = engine.match_error(result.error, code)
+        # the sandbox describes a stopped run as an error too (type "Timeout", ...): unless
+        # the catalog knows it, say what the limit means rather than a generic error
+        stopped = engine.generic_outcome(result) if found.generic else None
+        if stopped is not None:
+            return stopped.model_copy(update={"line": result.error.line})
+        return found
     if result.outcome in ("ok", "exited") or result.error is not None:
         return None
     return engine.generic_outcome(result)

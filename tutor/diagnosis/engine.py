@@ -467,34 +467,49 @@ def match_warning(warning: WarningInfo, source: Source | None) -> Diagnosis | No
     return None
 
 
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+GENERIC_FIX = T(
+    "Look at the values on that line: print the shape, dtype and device of each tensor "
+    "it uses (`print(t.shape, t.dtype, t.device)`) and compare them with what the "
+    "call expects.",
+    "检查这一行用到的值：打印每个张量的形状、类型和设备"
+    "（`print(t.shape, t.dtype, t.device)`），与该调用的要求对比。",
+)
+# Nothing ran, so there are no values to print: point at the spelling of the line instead.
+SYNTAX_FIX = T(
+    "Python could not read the code, so nothing ran. Check that line (and the one above it) "
+    "for a missing comma, bracket, colon or quote, or wrong indentation.",
+    "Python 无法读懂这段代码，所以什么都没有运行。检查这一行（以及上一行）是否缺少逗号、"
+    "括号、冒号或引号，或者缩进不对。",
+)
+
+
 def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
+    # the faces show the line next to the title, so the title itself does not repeat it
     first = error.message.strip().splitlines()[0] if error.message.strip() else error.type
+    first = first.rstrip(".。")
+    stop_en = "" if first.endswith(("?", "!")) else "."
     where_en = f" on line {error.line}" if error.line else ""
     where_zh = f"（第 {error.line} 行）" if error.line else ""
     code_line = (error.source_line or "").strip()
     shown = f": `{code_line}`" if code_line else ""
     shown_zh = f"：`{code_line}`" if code_line else ""
     var, _, _ = ctx.subject([])
+    syntax = error.type in SYNTAX_ERRORS
     return Diagnosis(
         id="generic",
         severity="error",
-        title=T(f"{error.type}{where_en}", f"{error.type}{where_zh}"),
+        title=T(error.type, error.type),
         explanation=T(
-            f"Python stopped{where_en}{shown} with {error.type}: {first}. This is not one of "
-            "the autograd mistakes the tutor knows, so read the message closely.",
+            f"Python stopped{where_en}{shown} with {error.type}: {first}{stop_en} This is not "
+            "one of the autograd mistakes the tutor knows, so read the message closely.",
             f"程序{where_zh}停止{shown_zh}，错误为 {error.type}：{first}。这不是导师已知的 "
             "autograd 常见错误，请仔细阅读这条信息。",
         ),
-        fix=T(
-            "Look at the values on that line: print the shape, dtype and device of each tensor "
-            "it uses (`print(t.shape, t.dtype, t.device)`) and compare them with what the "
-            "call expects.",
-            "检查这一行用到的值：打印每个张量的形状、类型和设备"
-            "（`print(t.shape, t.dtype, t.device)`），与该调用的要求对比。",
-        ),
+        fix=SYNTAX_FIX if syntax else GENERIC_FIX,
         line=error.line,
-        variable=var,
-        details=_details(var, ctx.snapshot(var)),
+        variable=None if syntax else var,
+        details=None if syntax else _details(var, ctx.snapshot(var)),
         lesson_ref="errors/intro",
         generic=True,
     )
@@ -535,6 +550,7 @@ OUTCOME_TEXT: dict[str, tuple[Text, Text, Text]] = {
 
 
 def generic_outcome(result: RunResult) -> Diagnosis | None:
+    """A run stopped by a limit (time, memory, output) or a crash: what that usually means."""
     texts = OUTCOME_TEXT.get(result.outcome)
     if texts is None:
         return None
