@@ -44,6 +44,30 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def read_source(path: Path, lang: str) -> str:
+    """The text of a learner's Python file; every way it can fail is one clear message in
+    the learner's language (``tutor run`` and ``tutor diagnose`` share it)."""
+    from tutor.errors import TutorError
+    from tutor.i18n import T
+
+    if not path.exists():
+        raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在").get(lang),  # type: ignore[arg-type]
+                         hint=T("check the path and try again",
+                                "检查路径后再试一次").get(lang))  # type: ignore[arg-type]
+    if path.is_dir():
+        raise TutorError(T(f"{path}: is a folder, not a Python file",
+                           f"{path}：这是一个文件夹，不是 Python 文件").get(lang))  # type: ignore[arg-type]
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TutorError(T(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                           f"{path}：不是 UTF-8 文本（第 {exc.start} 字节：{exc.reason}）")
+                         .get(lang)) from exc  # type: ignore[arg-type]
+    except OSError as exc:
+        raise TutorError(T(f"{path}: cannot be read ({exc.strerror})",
+                           f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc  # type: ignore[arg-type]
+
+
 def resolve_lang(args: argparse.Namespace) -> str:
     from tutor.i18n import default_lang
 

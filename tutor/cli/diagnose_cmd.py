@@ -39,19 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="language of messages (default: from TUTOR_LANG or the locale)")
 
 
-def _read_code(path: Path) -> str:
-    if not path.exists():
-        raise TutorError(f"{path}: no such file", hint="check the path and try again")
-    if path.is_dir():
-        raise TutorError(f"{path}: is a folder, not a Python file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TutorError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise TutorError(f"{path}: cannot be read ({exc.strerror})") from exc
-
-
 def _require_syntax(path: Path, code: str) -> None:
     """A static check needs a syntax tree: say where the code cannot be parsed."""
     import ast
@@ -69,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from tutor.cli import diagnosis_view
-    from tutor.cli.common import resolve_lang
+    from tutor.cli.common import read_source, resolve_lang
     from tutor.diagnosis import explain, find_pitfalls, load_catalog
 
     lang = resolve_lang(args)
@@ -86,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.file is None:
         raise TutorError("nothing to diagnose", hint="give a FILE, or --list for the catalog")
-    code = _read_code(args.file)
+    code = read_source(args.file, lang)
     status = 0
     if args.static:
         _require_syntax(args.file, code)
@@ -102,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
             except DeviceError as exc:
-                raise TutorError(str(exc)) from exc
+                raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
         diagnoses = explain(result, code)
         header = None
         if result.error is not None:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from tutor.sandbox.models import RunResult
 
 OUTCOME_TEXT: dict[str, Text] = {
-    "timeout": T("Stopped: {message}.", "已停止：{message}。"),
+    "timeout": T("Stopped: the code ran longer than {timeout:g} s.",
+                 "已停止：代码运行超过 {timeout:g} 秒。"),
     "memory": T("Stopped: the code used too much memory.", "已停止：代码占用的内存过多。"),
     "output_limit": T("Stopped: the code printed too much output.", "已停止：代码输出过多。"),
     "crashed": T("The process crashed (signal {signal}).", "进程崩溃（信号 {signal}）。"),
@@ -29,9 +30,6 @@ LABELS: dict[str, Text] = {
     "warning": T("Warning on line {line}: {category}: {message}",
                  "第 {line} 行警告：{category}：{message}"),
     "warning_noline": T("Warning: {category}: {message}", "警告：{category}：{message}"),
-    "explanation": T("Why", "原因"),
-    "fix": T("Fix", "修改建议"),
-    "diag_line": T("line {line}", "第 {line} 行"),
 }
 
 
@@ -53,19 +51,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="language of messages (default: from TUTOR_LANG or the locale)")
 
 
-def _read_code(path: Path) -> str:
-    if not path.exists():
-        raise TutorError(f"{path}: no such file", hint="check the path and try again")
-    if path.is_dir():
-        raise TutorError(f"{path}: is a folder, not a Python file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TutorError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise TutorError(f"{path}: cannot be read ({exc.strerror})") from exc
-
-
 def _diagnoses(result: RunResult, code: str) -> list[Diagnosis]:
     try:
         from tutor.diagnosis import explain
@@ -74,7 +59,8 @@ def _diagnoses(result: RunResult, code: str) -> list[Diagnosis]:
     return list(explain(result, code))
 
 
-def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str) -> None:
+def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
+                  timeout: float = 10.0) -> None:
     out, err = sys.stdout, sys.stderr
     if result.stdout:
         out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
@@ -100,18 +86,14 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str) -> N
                                                    or "").get(lang))  # type: ignore[arg-type]
         lines.append(f"{error.type}: {error.message}")
     elif result.outcome in OUTCOME_TEXT:
-        message = error.message if error is not None else ""
         lines.append(OUTCOME_TEXT[result.outcome].format(
-            message=message, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
+            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
+    # the same block as `tutor diagnose` prints: translated kind, the values, the lesson
+    from tutor.cli.diagnosis_view import format_diagnosis
+
     for diagnosis in diagnoses:
-        title = diagnosis.title.get(lang)  # type: ignore[arg-type]
-        where = (f" ({LABELS['diag_line'].format(line=diagnosis.line).get(lang)})"  # type: ignore[arg-type]
-                 if diagnosis.line is not None else "")
         lines.append("")
-        lines.append(f"[{diagnosis.severity}] {title}{where}")
-        lines.append(f"  {LABELS['explanation'].get(lang)}: "  # type: ignore[arg-type]
-                     f"{diagnosis.explanation.get(lang)}")  # type: ignore[arg-type]
-        lines.append(f"  {LABELS['fix'].get(lang)}: {diagnosis.fix.get(lang)}")  # type: ignore[arg-type]
+        lines.append(format_diagnosis(diagnosis, lang))  # type: ignore[arg-type]
     if lines:
         err.write("\n".join(lines) + "\n")
 
@@ -124,11 +106,11 @@ def exit_status(result: RunResult) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tutor.cli.common import resolve_lang
+    from tutor.cli.common import read_source, resolve_lang
     from tutor.sandbox import DeviceError, Limits, Sandbox
 
     lang = resolve_lang(args)
-    code = _read_code(args.file)
+    code = read_source(args.file, lang)
     if not args.timeout > 0:
         raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
     device = getattr(args, "device", None) or "auto"
@@ -145,5 +127,5 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
-        _print_result(result, diagnoses, lang)
+        _print_result(result, diagnoses, lang, args.timeout)
     return exit_status(result)

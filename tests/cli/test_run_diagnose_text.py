@@ -1,0 +1,56 @@
+"""``tutor run`` / ``tutor diagnose`` as a Chinese-speaking learner sees them: a bad path and
+a stopped run are told in the learner's language, and diagnoses look the same in both."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from tutor.cli import diagnose_cmd, run_cmd
+from tutor.diagnosis.models import Diagnosis
+from tutor.errors import TutorError
+from tutor.i18n import T
+from tutor.sandbox.models import ErrorInfo, RunResult
+
+
+def parse(module: object, name: str, *argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    module.register(parser.add_subparsers(dest="command"))  # type: ignore[attr-defined]
+    return parser.parse_args([name, *argv])
+
+
+@pytest.mark.parametrize(("module", "name"), [(run_cmd, "run"), (diagnose_cmd, "diagnose")])
+def test_bad_paths_are_explained_in_chinese(module: object, name: str, tmp_path: Path) -> None:
+    with pytest.raises(TutorError) as missing:
+        module.run(parse(module, name, str(tmp_path / "nope.py"), "--lang", "zh"))  # type: ignore[attr-defined]
+    assert "文件不存在" in str(missing.value) and "检查路径" in str(missing.value)
+    assert missing.value.exit_code == 2
+    with pytest.raises(TutorError) as folder:
+        module.run(parse(module, name, str(tmp_path), "--lang", "zh"))  # type: ignore[attr-defined]
+    assert "文件夹" in str(folder.value)
+    binary = tmp_path / "b.py"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(TutorError) as undecodable:
+        module.run(parse(module, name, str(binary), "--lang", "zh"))  # type: ignore[attr-defined]
+    assert "UTF-8" in str(undecodable.value) and "不是" in str(undecodable.value)
+
+
+def test_a_timeout_is_reported_in_the_learners_language(capsys: pytest.CaptureFixture[str]) -> None:
+    result = RunResult(outcome="timeout", device="cpu", error=ErrorInfo(
+        type="Timeout", message="the code ran longer than 2 s and was stopped"))
+    run_cmd._print_result(result, [], "zh", timeout=2)
+    err = capsys.readouterr().err
+    assert "已停止：代码运行超过 2 秒。" in err and "the code ran" not in err
+
+
+def test_run_prints_a_diagnosis_like_diagnose_does(capsys: pytest.CaptureFixture[str]) -> None:
+    diagnosis = Diagnosis(id="x", severity="error", title=T("Title", "标题"),
+                          explanation=T("Because", "因为"), fix=T("Do this", "这样做"),
+                          line=3, details=T("`z`: shape (2,)", "`z`：形状 (2,)"),
+                          lesson_ref="non-scalar/fix-scalar")
+    run_cmd._print_result(RunResult(outcome="ok", device="cpu"), [diagnosis], "zh")
+    err = capsys.readouterr().err
+    assert "[错误] 标题 (第 3 行)" in err
+    assert "形状 (2,)" in err and "non-scalar/fix-scalar" in err
