@@ -131,3 +131,22 @@ def test_summary_table_stays_readable_with_many_exercises() -> None:
     narrow.print(_summary_table(entries[:3], "zh", False, refs))
     few = narrow.export_text()
     assert "lesson/step-0" in few and "学生" in few
+
+
+def test_resume_keeps_nothing_from_a_report_graded_another_way() -> None:
+    # a report in English, reused for a --lang zh run, would mix English feedback into a
+    # report that says lang: zh; a different device or torch may give other scores
+    from tutor.cli.grade_cmd import reusable
+    from tutor.grading.reports import GradeReport, SubmissionEntry
+
+    entry = SubmissionEntry(student="ana", exercise="seed/nonscalar", lesson="seed",
+                            step="nonscalar", file="ana/nonscalar.py", sha256="0" * 64,
+                            status="pass", score=1.0, max_score=1.0, message="All checks pass.")
+    report = GradeReport(tool_version="0.1.0", torch_version="2.13.0+cpu", device="cpu",
+                         lang="en", submissions=[entry])
+    same = {"lang": "en", "device": "cpu", "torch_version": "2.13.0+cpu", "tool_version": "0.1.0"}
+    assert reusable(report, **same) == [entry]
+    assert reusable(None, **same) == []
+    for key, other in [("lang", "zh"), ("device", "cuda:0"), ("torch_version", "2.14.0"),
+                       ("tool_version", "0.2.0")]:
+        assert reusable(report, **{**same, key: other}) == [], key

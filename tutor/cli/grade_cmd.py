@@ -15,7 +15,7 @@ from tutor.i18n import T
 if TYPE_CHECKING:
     from tutor.course.models import Course
     from tutor.grading.batch import Submission, Unmatched
-    from tutor.grading.reports import SubmissionEntry
+    from tutor.grading.reports import GradeReport, SubmissionEntry
 
 LABELS = {
     "student": T("student", "学生"),
@@ -154,14 +154,26 @@ def _directory_submissions(
     return submissions, unmatched
 
 
-def _previous(args: argparse.Namespace) -> list[SubmissionEntry]:
+def _previous(args: argparse.Namespace) -> GradeReport | None:
     from tutor.grading.reports import load_json
 
     if not args.resume:
-        return []
+        return None
     if args.json is None or not args.json.exists():
+        return None
+    return load_json(args.json)
+
+
+def reusable(previous: GradeReport | None, *, lang: str, device: str, torch_version: str,
+             tool_version: str) -> list[SubmissionEntry]:
+    """The entries --resume may keep: only from a report graded the same way. Feedback is
+    written in the report's language and scores depend on device and versions, so a report
+    made under other settings is regraded in full rather than mixed into this one."""
+    if previous is None:
         return []
-    return load_json(args.json).submissions
+    same = (previous.lang, previous.device, previous.torch_version, previous.tool_version) == (
+        lang, device, torch_version, tool_version)
+    return previous.submissions if same else []
 
 
 def _summary_table(
@@ -247,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
         submissions = _exercise_submissions(course, args.exercise, args.paths)
     else:
         submissions, unmatched = _directory_submissions(course, args.paths)
-    previous = _previous(args)
+    previous_report = _previous(args)
     jobs = args.jobs or os.cpu_count() or 1
 
     for item in unmatched:
@@ -258,6 +270,8 @@ def run(args: argparse.Namespace) -> int:
     with Sandbox() as sandbox:
         sandbox.start()
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
+        previous = reusable(previous_report, lang=lang, device=device,
+                            torch_version=torch_version(), tool_version=__version__)
         progress_bar = None
         task = None
         if err.is_terminal:
