@@ -302,3 +302,11 @@ def test_a_step_with_a_static_error_is_not_reported_again_by_the_run(write_lesso
     assert len(messages) == 2
     assert "check reads 'y', which the solution never defines" in messages[1]
     assert messages[0] == "step 'good' solution: fails for another reason"
+
+
+def test_a_folder_without_lesson_files_is_not_a_clean_course(tmp_path: Path):
+    # `tutor lint emptydir` used to print "0 lessons, 0 steps: all clean" and exit 0
+    (tmp_path / "notes.txt").write_text("not a lesson\n", encoding="utf-8")
+    with pytest.raises(TutorError) as caught:
+        collect_files([tmp_path])
+    assert "no lesson files" in str(caught.value) and caught.value.exit_code == 2

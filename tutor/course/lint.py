@@ -126,7 +126,11 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         path = Path(path)
         if path.is_dir():
-            out.extend(lesson_files(path))
+            found = lesson_files(path)
+            if not found:  # "0 lessons: all clean" would pass a typo'd folder in CI
+                raise TutorError(f"{path}: no lesson files (*.yaml) in this folder",
+                                 hint="pass a folder that holds lesson *.yaml files")
+            out.extend(found)
         elif path.is_file():
             out.append(path)
         else:
