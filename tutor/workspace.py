@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +57,19 @@ _MSG = {
 
 class WorkspaceError(TutorError):
     """The exercise folder is missing, unreadable, or its manifest is broken."""
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A folder that cannot be created or written (a typo'd --dir, no permission, a full
+    disk) is the user's to fix: one message, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            hint="pass --dir with a folder you can write to",
+        ) from exc
 
 
 class ExerciseEntry(BaseModel):
@@ -200,10 +214,11 @@ class Workspace:
 
     def save_manifest(self, manifest: Manifest) -> None:
         """Atomic: a kill while saving leaves the old manifest or the new one, never half."""
-        self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
+        with _writing(self.manifest_path):
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, self.manifest_path)
 
     # ------------------------------------------------------------------ files
 
@@ -226,10 +241,11 @@ class Workspace:
     def write_exercise(self, entry: ExerciseEntry, text: str) -> ExerciseEntry:
         """Write a file and return its entry with the new hash (caller saves the manifest)."""
         path = self.path_of(entry)
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        with _writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
         return entry.model_copy(update={"sha256": sha256_text(text)})
 
     def write_course(

@@ -140,3 +140,21 @@ def test_missing_and_broken_manifest(tmp_path: Path) -> None:
 def test_split_code_without_header_is_the_whole_text() -> None:
     assert split_code("x = 1\n") == "x = 1\n"
     assert split_code(f"# a\n{HEADER_END}\nx = 1\n") == "x = 1\n"
+
+
+def test_a_folder_that_cannot_be_written_is_a_clear_error(
+    tmp_path: Path, mini_course: Course, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `tutor start --dir /proc/x` printed a raw FileNotFoundError traceback; a full disk
+    # fails the same way, at the write
+    import errno
+    import os
+
+    def no_space(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("tutor.workspace.os.replace", no_space)
+    with pytest.raises(WorkspaceError) as caught:
+        Workspace(tmp_path / "ex").write_course(mini_course, lang="en")
+    assert "cannot write" in str(caught.value) and "--dir" in str(caught.value)
+    assert os.strerror(errno.ENOSPC) in str(caught.value)
