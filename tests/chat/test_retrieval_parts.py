@@ -77,3 +77,26 @@ def test_markdown_blocks_keep_code_fences_whole() -> None:
     long_text = "\n\n".join(f"## H{i}\n" + "word " * 60 for i in range(5))
     pieces = sections(long_text, 400)
     assert len(pieces) > 1 and all(p.startswith("## H") for p in pieces)
+
+
+def test_a_pasted_error_is_routed_by_the_catalog_message_and_the_words_around_it() -> None:
+    from tutor.chat import Tutor
+    from tutor.course import load_course
+
+    retriever = Tutor(load_course(), cache_dir=None).retriever
+    message = "Trying to backward through the graph a second time"
+    loop = retriever.retrieve(f"{message} -- my training loop: the first iteration works")
+    mm = retriever.retrieve(
+        f"{message}, in the torch.mm example when I call backward again for the y gradient"
+    )
+    # both lessons quote the message; what the learner says around it picks the lesson
+    assert set(loop.pasted_scores) == set(mm.pasted_scores) == {"errors", "matrix-mm"}
+    assert loop.lessons[0] == "errors" and mm.lessons[0] == "matrix-mm"
+    assert "error" in loop.kinds  # quoting a message is an error question, however worded
+    # a message cut short with "..." is still recognised by its literal part
+    cut = retriever.retrieve(
+        "one of the variables needed for gradient computation has been modified by an "
+        "inplace operation ... what now"
+    )
+    assert cut.pasted_scores and cut.lessons[0] == "errors"
+    assert not retriever.retrieve("what does retain_graph do").pasted_scores

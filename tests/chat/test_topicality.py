@@ -88,3 +88,32 @@ def test_a_foreign_question_is_declined_even_with_a_run_or_a_step(bundled: Tutor
     assert answer.kind == "off_topic"
     # pointing at the step on which the learner is stays on topic in any words
     assert bundled.ask("how do I start on this exercise?", context=context).kind != "off_topic"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "帮我写一首关于梯度下降的诗，七言的",
+        "write me a short poem about backpropagation and loss.backward()",
+        "线代作业 求矩阵 [[1,2],[3,4]] 的特征值和特征向量 要写过程",
+    ],
+)
+def test_a_writing_or_homework_task_is_declined_even_about_autograd(
+    bundled: Tutor, question: str
+) -> None:
+    answer = bundled.ask(question)
+    assert answer.kind == "off_topic", bundled.retriever.explain(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "我在写周报，顺便问一下 detach 和 .data 有什么区别",
+        "why does my essay-style notes example of loss.backward() leave x.grad None?",
+    ],
+)
+def test_a_question_that_mentions_a_writing_task_still_asks_to_understand(
+    bundled: Tutor, question: str
+) -> None:
+    evidence = bundled.retriever.judge(question)
+    assert not evidence.task and bundled.ask(question).kind == "answer"

@@ -26,6 +26,11 @@ class Concept(BaseModel):
 
     about: BiText
     weight: float = Field(1.0, gt=0, le=1.0, description="Prior of the lesson (see the YAML).")
+    home_of: list[str] = Field(
+        default_factory=list,
+        description="Question kinds (intents.yaml) this lesson is about as a whole: for them "
+        "its weight does not apply (the error table for a pasted error).",
+    )
 
 
 class Concepts(BaseModel):

@@ -78,6 +78,8 @@ class IndexData(BaseModel):
     lesson_ids: list[str]
     lesson_tokens: list[list[str]]
     priors: dict[str, float]
+    homes: dict[str, list[str]] = {}
+    """Lesson -> question kinds it is the home of (its prior does not apply to them)."""
     corpus_words: list[str]
     """Every English word of the passages: the typo layer leaves real words alone."""
 
@@ -122,6 +124,7 @@ def build_index(
     lesson_docs: Mapping[str, str] | None = None,
     priors: Mapping[str, float] | None = None,
     reading_steps: Iterable[str] | None = None,
+    homes: Mapping[str, list[str]] | None = None,
 ) -> IndexData:
     """Tokenise ``passages`` and ``lesson_docs`` (lesson id -> concept document) and give
     every passage its topic. ``reading_steps``: 'LESSON/STEP' of reading steps (default:
@@ -156,6 +159,7 @@ def build_index(
         lesson_ids=lesson_ids,
         lesson_tokens=lesson_tokens,
         priors={lid: float((priors or {}).get(lid, 1.0)) for lid in lesson_ids},
+        homes={lid: list(kinds) for lid, kinds in (homes or {}).items() if kinds},
         corpus_words=sorted(words),
     )
 
@@ -206,7 +210,8 @@ def build_course_index(
         for step in lesson.steps
         if isinstance(step, ReadingStep)
     ]
-    return build_index(passages, glossary, docs, priors, readings)
+    homes = {lid: c.home_of for lid, c in concepts.lessons.items()}
+    return build_index(passages, glossary, docs, priors, readings, homes)
 
 
 # ---------------------------------------------------------------------------- disk cache

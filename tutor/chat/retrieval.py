@@ -10,9 +10,14 @@ Two BM25 indexes over the same tokens (English words, Chinese bigrams, API names
   a catalog entry is shared among the lessons its words are about, not only its lesson_ref).
 
 Each lesson's score is ``prior * (W_CONCEPT * concept + W_PASSAGE * best passage vote)``, both
-parts scaled to the best lesson; a passage's score is its BM25 score times its kind's weight,
-the question kind's preference (a "what is" question prefers definitions, a pasted error the
-catalog entry whose message regex it matches) and the score of the lesson it is about.
+parts scaled to the best lesson, plus ``W_PASTED * pasted-error vote`` when the question quotes
+an error message the diagnosis catalog knows (its own message regexes decide, not word overlap):
+the lessons whose steps quote that message vote with their best such step's score for this
+question (a loop question goes to the step about the loop), or, where no lesson quotes it, the
+matching catalog entries vote for their ``lesson_ref``. A passage's score is its BM25 score
+times its kind's weight, the question kind's preference (a "what is" question prefers
+definitions, a pasted error the catalog entry whose message regex it matches) and the score of
+the lesson it is about.
 :meth:`Retriever.explain` prints all of it for one question.
 """
 
@@ -39,6 +44,9 @@ KIND_WEIGHT = {"reading": 1.0, "glossary": 1.0, "catalog": 0.85, "exercise": 0.7
 an exercise prompt describes a task, so it answers a question least often."""
 PASTED_ERROR = 1.6
 """A catalog entry whose message regex matches the question: the learner pasted that error."""
+W_PASTED = 0.6
+"""Weight of the pasted-error vote: a quoted message says which lessons teach it more surely
+than the words around it, but the words still pick among those lessons."""
 ORPHAN_SUPPORT = 0.5
 """A passage about a lesson the course lacks (a glossary entry) still answers, at half weight."""
 
@@ -57,6 +65,8 @@ class Retrieval:
     lessons: list[str]
     lesson_scores: dict[str, float] = field(default_factory=dict)
     concept_scores: dict[str, float] = field(default_factory=dict)
+    pasted_scores: dict[str, float] = field(default_factory=dict)
+    """Lesson -> vote from a pasted error message (empty when none was pasted)."""
     top_score: float = 0.0
     """The best raw BM25 score of a passage: how well the words matched at all."""
     coverage: float = 0.0
@@ -81,6 +91,18 @@ class Retriever:
             for i, p in enumerate(self.passages)
             if p.pattern and _compiles(p.pattern)
         }
+        self.fragments = {
+            i: _literal_fragments(self.passages[i].pattern or "") for i in self.patterns
+        }
+        self.quoting = {
+            i: [
+                j
+                for j, q in enumerate(self.passages)
+                if q.source == "lesson" and self._quotes(i, _quotable(q))
+            ]
+            for i in self.patterns
+        }
+        """Catalog passage -> the lesson passages that quote its error message."""
         targets = {
             part
             for e in data.glossary.entries
@@ -165,7 +187,7 @@ class Retriever:
         """Whether ``question`` is about autograd, with the evidence (see ``topicality.py``);
         ``retrieval``: this question's, if already done (else only the words are weighed)."""
         corrected = self.correct(question)
-        pasted = any(p.search(question) for p in self.patterns.values())
+        pasted = any(self._quotes(i, question) for i in self.patterns)
         if retrieval is None:
             return self.topicality.judge(corrected, pasted_error=pasted)
         return self.topicality.judge(
@@ -183,11 +205,14 @@ class Retriever:
     ) -> Retrieval:
         query = self.tokens(self.correct(question))
         kinds = question_kinds(question)
-        prefer = kind_preference(kinds)
         raw = self.index.scores(query)
-        for i, pattern in self.patterns.items():  # a pasted error counts even if few words match
-            if pattern.search(question):
-                raw[i] = max(raw.get(i, 0.0), 1.0) * PASTED_ERROR
+        pasted = [i for i in self.patterns if self._quotes(i, question)]
+        if pasted and "error" not in kinds:  # a quoted message is an error question, however worded
+            kinds = [*kinds, "error"]
+        prefer = kind_preference(kinds)
+        pasted_set = set(pasted)
+        for i in pasted:  # a pasted error counts even if few words match
+            raw[i] = max(raw.get(i, 0.0), 1.0) * PASTED_ERROR
         adjusted = {
             i: s * KIND_WEIGHT[self.kinds[i]] * prefer.get(self.kinds[i], 1.0)
             for i, s in raw.items()
@@ -197,10 +222,20 @@ class Retriever:
         votes: dict[str, float] = {}
         known = set(self.data.lesson_ids)
         for i, s in adjusted.items():
+            if i in pasted_set:  # its routing is the pasted vote: the same evidence once
+                continue
             for lesson, share in self.data.topics[i].items():
                 if lesson in known or not known:  # a glossary may name lessons not in the course
                     votes[lesson] = max(votes.get(lesson, 0.0), s * share)
-        fused = _fuse(concept, votes, {} if about_whole_lessons(kinds) else self.data.priors)
+        context = (
+            self.index.scores(self.tokens(self.correct(self._without_messages(question, pasted))))
+            if pasted
+            else {}
+        )
+        pasted_votes = self._pasted_votes(pasted, context, raw, exclude)
+        fused = _fuse(
+            concept, votes, {} if about_whole_lessons(kinds) else self._priors(kinds), pasted_votes
+        )
         lessons = sorted(fused, key=lambda k: (-fused[k], k))
         best = fused[lessons[0]] if lessons else 0.0
         scored = {
@@ -214,6 +249,7 @@ class Retriever:
             lessons=lessons,
             lesson_scores=fused,
             concept_scores=concept,
+            pasted_scores=pasted_votes,
             top_score=max(raw.values(), default=0.0),
             coverage=self._coverage(query, lessons[0] if lessons else None),
             kinds=kinds,
@@ -224,6 +260,54 @@ class Retriever:
         self, question: str, *, limit: int = 8, exclude: frozenset[str] = frozenset()
     ) -> list[Hit]:
         return self.retrieve(question, limit=limit, exclude=exclude).hits
+
+    def _priors(self, kinds: list[str]) -> dict[str, float]:
+        """Lesson priors for a question of ``kinds``: none for a lesson that is its home."""
+        homes = self.data.homes
+        return {
+            lid: 1.0 if set(homes.get(lid, ())) & set(kinds) else prior
+            for lid, prior in self.data.priors.items()
+        }
+
+    def _without_messages(self, question: str, pasted: list[int]) -> str:
+        """``question`` less the error messages it quotes: what the learner says around them."""
+        for i in pasted:
+            question = self.patterns[i].sub(" ", question)
+            for fragment in self.fragments[i]:
+                question = re.sub(re.escape(fragment), " ", question, flags=re.IGNORECASE)
+        return question
+
+    def _quotes(self, i: int, text: str) -> bool:
+        """Whether ``text`` quotes the error message of catalog passage ``i``: its regex
+        matches, or a long literal part of it is there (a message cut short with "...")."""
+        if self.patterns[i].search(text):
+            return True
+        lowered = text.lower()
+        return any(fragment in lowered for fragment in self.fragments[i])
+
+    def _pasted_votes(
+        self,
+        pasted: list[int],
+        context: dict[int, float],
+        raw: dict[int, float],
+        exclude: frozenset[str],
+    ) -> dict[str, float]:
+        """Lesson -> vote for a question quoting the messages of catalog passages ``pasted``:
+        the best score of the lesson's steps that quote a message on the words *around* the
+        message (``context``: where the learner says what they did, which picks the step);
+        for a message no step quotes, the score of each matching entry for its lesson_ref."""
+        votes: dict[str, float] = {}
+        known = set(self.data.lesson_ids)
+        for i in pasted:
+            quoting = [j for j in self.quoting[i] if self.passages[j].id not in exclude]
+            if quoting:
+                for j in quoting:
+                    lesson = self.passages[j].lesson_id or ""
+                    # a quoting step the question's words miss still teaches the message
+                    votes[lesson] = max(votes.get(lesson, 0.0), context.get(j, 0.0) + 1.0)
+            elif (lesson := self.passages[i].lesson_id) and (lesson in known or not known):
+                votes[lesson] = max(votes.get(lesson, 0.0), raw.get(i, 0.0))
+        return votes
 
     def _support(self, i: int, fused: dict[str, float], known: set[str]) -> float:
         """How much the lessons passage ``i`` is about count for this question."""
@@ -283,6 +367,7 @@ class Retriever:
             lines.append(
                 f"  {lesson:14} fused {r.lesson_scores[lesson]:.3f}  "
                 f"concept {r.concept_scores.get(lesson, 0.0):6.2f}  "
+                f"pasted {r.pasted_scores.get(lesson, 0.0):6.2f}  "
                 f"prior {self.data.priors.get(lesson, 1.0):.2f}"
             )
         for hit in r.hits[:4]:
@@ -291,18 +376,47 @@ class Retriever:
 
 
 def _fuse(
-    concept: dict[str, float], votes: dict[str, float], priors: dict[str, float]
+    concept: dict[str, float],
+    votes: dict[str, float],
+    priors: dict[str, float],
+    pasted: dict[str, float] | None = None,
 ) -> dict[str, float]:
+    pasted = pasted or {}
     top_concept = max(concept.values(), default=0.0) or 1.0
     top_vote = max(votes.values(), default=0.0) or 1.0
+    top_pasted = max(pasted.values(), default=0.0) or 1.0
     return {
         lesson: priors.get(lesson, 1.0)
         * (
             W_CONCEPT * concept.get(lesson, 0.0) / top_concept
             + W_PASSAGE * votes.get(lesson, 0.0) / top_vote
         )
-        for lesson in set(concept) | set(votes)
+        + W_PASTED * pasted.get(lesson, 0.0) / top_pasted
+        for lesson in set(concept) | set(votes) | set(pasted)
     }
+
+
+FRAGMENT_CHARS = 24
+"""A literal part of a message regex this long is quoted, not said in passing."""
+
+
+def _literal_fragments(pattern: str) -> list[str]:
+    """The literal runs of a message regex (lowercased) of FRAGMENT_CHARS or more: the parts
+    of the message a learner pastes even when they cut the rest."""
+    text = re.sub(r"\(?P<\w+>[^)]*\)|\(\?[:!=][^)]*\)", "\0", pattern)  # groups: unknown text
+    text = re.sub(r"\\([^A-Za-z0-9])", r"\1", text)  # escaped punctuation is literal
+    runs = re.split(r"\\[A-Za-z]|[\0\[\](){}?*+|^$]|\.(?=[*+?])", text)
+    out = []
+    for run in runs:
+        run = run.strip(" :;,.!").lower()
+        if len(run) >= FRAGMENT_CHARS:
+            out.append(run)
+    return out
+
+
+def _quotable(passage: Passage) -> str:
+    """The text of a lesson passage an error message can be quoted in."""
+    return " ".join([passage.text.en, passage.code or "", passage.keywords])
 
 
 def _passage_kinds(data: IndexData) -> list[str]:

@@ -57,6 +57,41 @@ class Domains(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     domains: dict[str, list[str]]
+    task_domains: list[str] = []
+    """Domains whose words name a thing to produce (a poem, homework): a request for one is
+    another job, whatever its subject, unless the question also asks to understand."""
+    produce: list[str] = []
+    """A request to produce or do something (write, compose, solve, show the working)."""
+    understand: list[str] = []
+    """Asking to understand something (why, what is, I don't get): a question, not a task."""
+
+
+@lru_cache(maxsize=4)
+def _task_patterns(
+    path: Path = DOMAINS_PATH,
+) -> tuple[frozenset[str], re.Pattern[str], re.Pattern[str]]:
+    never = r"(?!x)x"
+    try:
+        data = Domains.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+        return (
+            frozenset(data.task_domains),
+            re.compile("|".join(f"(?:{p})" for p in data.produce) or never, re.IGNORECASE),
+            re.compile("|".join(f"(?:{p})" for p in data.understand) or never, re.IGNORECASE),
+        )
+    except (OSError, ValueError, re.error) as exc:
+        raise ConceptsError(f"{path}: cannot load the tutor's task requests: {exc}") from exc
+
+
+def task_request(question: str, foreign: dict[str, str], path: Path = DOMAINS_PATH) -> bool:
+    """Whether ``question`` asks to produce a piece of writing or another subject's homework
+    (by the words of a task domain and a request to produce), and not to understand anything:
+    "write a poem about gradient descent" is a writing job even though it names autograd."""
+    domains, produce, understand = _task_patterns(path)
+    return (
+        any(domain in domains for domain in foreign.values())
+        and produce.search(question) is not None
+        and understand.search(question) is None
+    )
 
 
 @lru_cache(maxsize=4)
@@ -92,12 +127,14 @@ class TopicEvidence:
     top_score: float
     coverage: float
     margin: float
+    task: bool = False
+    """A request to produce writing or another subject's homework (see ``task_request``)."""
 
     @property
     def reason(self) -> str:
         """'foreign' (about another domain), 'anchor' (names autograd), 'content' (on topic
         by its content words and the retrieval) or 'none'."""
-        if self.foreign and len(self.foreign) > self.anchors:
+        if self.task or (self.foreign and len(self.foreign) > self.anchors):
             return "foreign"
         if self.topic_anchor:
             return "anchor"
@@ -189,10 +226,12 @@ class Topicality:
         anchors, topic_anchor = self.anchors(question, pasted_error=pasted_error)
         scores = sorted((lesson_scores or {}).values(), reverse=True)
         margin = (scores[0] - scores[1]) / scores[0] if len(scores) > 1 and scores[0] else 1.0
+        foreign = foreign_words(question)
         return TopicEvidence(
             anchors=anchors,
             topic_anchor=topic_anchor,
-            foreign=foreign_words(question),
+            foreign=foreign,
+            task=task_request(question, foreign),
             vocabulary=self.vocabulary_share(question),
             top_score=top_score,
             coverage=coverage,
