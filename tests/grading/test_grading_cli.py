@@ -90,7 +90,9 @@ def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["nowhere"], "nowhere: not a folder"),
+        (["nowhere"], "nowhere: no such folder"),
+        (["x.py"], "x.py: not a folder"),
+        (["subs", "--fail-under", "150"], "--fail-under is a percentage from 0 to 100"),
         (["--exercise", "seed/nope", "x.py"], "no exercise 'seed/nope'"),
         (["--exercise", "seed/nonscalar", "missing.py"], "missing.py: no such file"),
         (["--exercise", "seed/mm-xgrad", "x.py"], "only code and fix steps take files"),
@@ -150,3 +152,16 @@ def test_resume_keeps_nothing_from_a_report_graded_another_way() -> None:
     for key, other in [("lang", "zh"), ("device", "cuda:0"), ("torch_version", "2.14.0"),
                        ("tool_version", "0.2.0")]:
         assert reusable(report, **{**same, key: other}) == [], key
+
+
+def test_report_paths_that_cannot_be_written_are_refused_before_grading(tmp_path: Path) -> None:
+    # `tutor grade subs --junit /tmp` graded every submission, then failed on the write
+    from tutor.cli.grade_cmd import check_outputs
+    from tutor.errors import TutorError
+
+    (tmp_path / "a-file").write_text("x\n", encoding="utf-8")
+    check_outputs([None, tmp_path / "out" / "new" / "r.json", tmp_path / "r.csv"])
+    with pytest.raises(TutorError, match="is a folder"):
+        check_outputs([tmp_path])
+    with pytest.raises(TutorError, match="is a file, not a folder"):
+        check_outputs([tmp_path / "a-file" / "r.xml"])

@@ -140,7 +140,7 @@ def _directory_submissions(
     directory = paths[0]
     if not directory.is_dir():
         raise TutorError(
-            f"{directory}: not a folder",
+            f"{directory}: {'not a folder' if directory.exists() else 'no such folder'}",
             hint="lay submissions out as SUBMISSIONS_DIR/<student>/<step-id>.py, or use "
             "--exercise LESSON/STEP FILE...",
         )
@@ -152,6 +152,21 @@ def _directory_submissions(
             hint="expected <student>/<step-id>.py files; `tutor lessons` lists the step ids",
         )
     return submissions, unmatched
+
+
+def check_outputs(paths: list[Path | None]) -> None:
+    """Refuse a report path that can never be written before grading, not after minutes of
+    it: a folder, or a file under something that is not a folder."""
+    for path in paths:
+        if path is None:
+            continue
+        if path.is_dir():
+            raise TutorError(f"{path}: is a folder; give a file name for the report")
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise TutorError(f"{path}: {parent} is a file, not a folder")
+        if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
+            raise TutorError(f"{path}: cannot write in {parent} (permission denied)")
 
 
 def _previous(args: argparse.Namespace) -> GradeReport | None:
@@ -251,6 +266,9 @@ def run(args: argparse.Namespace) -> int:
         raise TutorError("--jobs must be at least 1")
     if args.timeout <= 0:
         raise TutorError("--timeout must be a positive number of seconds")
+    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
+        raise TutorError(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}")
+    check_outputs([args.json, args.junit, args.csv])
     if args.resume and args.json is None:
         raise TutorError("--resume reads the results of the last run from --json FILE; give it")
     course = load_course(getattr(args, "lessons", None))
