@@ -73,6 +73,11 @@ def test_discover_layouts_and_unmatched(seed_lesson: Lesson, tmp_path: Path) -> 
     assert set(reasons) == {"ana/nonscalar.py", "bo/notes.py", "bo/mm-xgrad.py", "loose.py"}
     assert "several lessons (seed, twin)" in reasons["ana/nonscalar.py"]
     assert "<lesson>--nonscalar.py" in reasons["ana/nonscalar.py"]
+    # a Chinese-speaking teacher reads why each file was skipped in Chinese too
+    said = {u.file: u.said("zh") for u in unmatched}
+    twin = said["ana/nonscalar.py"]
+    assert "多个课程" in twin and "<课程>--nonscalar.py" in twin
+    assert "文件夹" in said["loose.py"] and said["bo/notes.py"].startswith("bo/notes.py: ")
 
 
 class FlakyRunner:

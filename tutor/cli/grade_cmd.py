@@ -281,7 +281,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
 
     for item in unmatched:
-        err.print(LABELS["unmatched"].format(file=item.file, reason=item.reason).get(lang),  # type: ignore[arg-type]
+        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)  # type: ignore[arg-type]
+                                             if item.text else item.reason).get(lang),  # type: ignore[arg-type]
                   style="yellow", markup=False)
 
     resumed = 0
@@ -323,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         lang=lang,  # type: ignore[arg-type]
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         summary=summarize(entries), submissions=entries,
-        unmatched=[str(item) for item in unmatched],
+        unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
     )
     out.print(_summary_table(entries, lang, bool(args.exercise), _course_order(course)))
     out.print(LABELS["total"].format(**report.summary.model_dump()).get(lang))  # type: ignore[arg-type]

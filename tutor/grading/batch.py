@@ -27,7 +27,7 @@ from tutor.grading.feedback import msg
 from tutor.grading.models import Verdict
 from tutor.grading.reports import SubmissionEntry, entry_from_verdict
 from tutor.grading.verdicts import expected_run, grade_step, step_ref
-from tutor.i18n import Lang
+from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import Limits
 
 if TYPE_CHECKING:
@@ -58,9 +58,18 @@ class Submission:
 class Unmatched:
     file: str
     reason: str
+    text: Text | None = None  # the reason in both languages; ``reason`` is its English
 
     def __str__(self) -> str:
         return f"{self.file}: {self.reason}"
+
+    def said(self, lang: Lang) -> str:
+        """``file: reason`` in the teacher's language."""
+        return f"{self.file}: {self.text.get(lang) if self.text else self.reason}"
+
+
+def _unmatched(file: str, text: Text) -> Unmatched:
+    return Unmatched(file, text.en, text)
 
 
 class StepIndex:
@@ -75,27 +84,32 @@ class StepIndex:
                     self.by_ref[f"{lesson.id}/{step.id}"] = (lesson, step)
                     self.by_step.setdefault(step.id, []).append((lesson, step))
 
-    def find(self, parts: Sequence[str]) -> tuple[Lesson, CodeStep | FixStep] | str:
+    def find(self, parts: Sequence[str]) -> tuple[Lesson, CodeStep | FixStep] | Text:
         """``parts``: the path under the student's folder. The match, or why there is none."""
         if len(parts) == 2:
             ref = f"{parts[0]}/{Path(parts[1]).stem}"
-            return self.by_ref.get(ref) or f"no exercise {ref}"
+            return self.by_ref.get(ref) or T(f"no exercise {ref}", f"没有练习 {ref}")
         if len(parts) != 1:
-            return "too deep: use <student>/<step>.py or <student>/<lesson>/<step>.py"
+            return T("too deep: use <student>/<step>.py or <student>/<lesson>/<step>.py",
+                     "目录太深：请用 <学生>/<步骤>.py 或 <学生>/<课程>/<步骤>.py")
         stem = Path(parts[0]).stem
         if LESSON_STEP_SEPARATOR in stem:
             lesson_id, _, step_id = stem.partition(LESSON_STEP_SEPARATOR)
             ref = f"{lesson_id}/{step_id}"
-            return self.by_ref.get(ref) or f"no exercise {ref}"
+            return self.by_ref.get(ref) or T(f"no exercise {ref}", f"没有练习 {ref}")
         matches = self.by_step.get(stem, [])
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            return f"no code or fix-the-bug step has the id {stem!r}"
+            return T(f"no code or fix-the-bug step has the id {stem!r}",
+                     f"没有编程或改错步骤的 id 是 {stem!r}")
         lessons = ", ".join(lesson.id for lesson, _ in matches)
-        return (
+        sep = LESSON_STEP_SEPARATOR
+        return T(
             f"step id {stem!r} is in several lessons ({lessons}); name the file "
-            f"<lesson>{LESSON_STEP_SEPARATOR}{stem}.py or put it in <student>/<lesson>/"
+            f"<lesson>{sep}{stem}.py or put it in <student>/<lesson>/",
+            f"步骤 id {stem!r} 出现在多个课程中（{lessons}）；请把文件命名为 "
+            f"<课程>{sep}{stem}.py，或放进 <学生>/<课程>/ 文件夹",
         )
 
 
@@ -116,11 +130,12 @@ def discover(directory: Path, course: Course) -> tuple[list[Submission], list[Un
         rel = path.relative_to(directory)
         file = rel.as_posix()
         if len(rel.parts) < 2:
-            unmatched.append(Unmatched(file, "put submissions in a folder per student"))
+            unmatched.append(_unmatched(file, T("put submissions in a folder per student",
+                                                "请把提交放在每个学生各自的文件夹里")))
             continue
         found = index.find(rel.parts[1:])
-        if isinstance(found, str):
-            unmatched.append(Unmatched(file, found))
+        if isinstance(found, Text):
+            unmatched.append(_unmatched(file, found))
             continue
         submissions.append(read_submission(path, file, rel.parts[0], *found))
     return submissions, unmatched
