@@ -211,3 +211,21 @@ def test_load_course_rejects_duplicate_step_ids(tmp_path: Path, broken_lessons: 
         load_course(tmp_path)
     [problem] = info.value.problems
     assert (problem.line, problem.col) == (8, 9) and "duplicate step id 'intro'" in problem.message
+
+
+def test_a_non_mapping_file_is_explained_in_lesson_words(write_lesson):
+    # `tutor lint notes.py` said "Input should be a valid dictionary or instance of Lesson"
+    listed = load_lesson_with_positions(write_lesson("- id: demo\n", "list.yaml"))
+    assert "a lesson is a mapping" in listed.problems[0].message
+    assert "holds a list" in listed.problems[0].message
+    script = load_lesson_with_positions(write_lesson("print(1)\n", "notes.py"))
+    assert "valid dictionary" not in script.problems[0].message
+    assert "lessons are *.yaml" in script.problems[0].message
+
+
+def test_lessons_pointing_at_a_file_says_so(tmp_path: Path):
+    # `tutor --lessons lesson.yaml` said "no such folder" about a file that exists
+    lesson = tmp_path / "01-a.yaml"
+    lesson.write_text("id: a\n", encoding="utf-8")
+    with pytest.raises(TutorError, match="a file, not a folder of lessons"):
+        load_course(lesson)

@@ -140,7 +140,8 @@ def lesson_files(directory: Path) -> list[Path]:
     """The lesson files of a course folder, in name order (other files are ignored)."""
     if not directory.is_dir():
         raise TutorError(
-            f"{directory}: no such folder of lessons",
+            f"{directory}: " + ("a file, not a folder of lessons" if directory.exists()
+                                else "no such folder of lessons"),
             hint="pass a folder that holds lesson *.yaml files",
         )
     return sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in LESSON_SUFFIXES)
@@ -239,6 +240,15 @@ def load_lesson_with_positions(path: Path) -> LoadedLesson:
         loaded.problems.append(
             Problem(loaded.path, 1, 1, "the file is empty; a lesson is a mapping: id, title, steps")
         )
+        return loaded
+    if not isinstance(loaded.data, dict):
+        # pydantic would say "Input should be a valid dictionary or instance of Lesson"
+        found = "a list" if isinstance(loaded.data, list) else "plain text"
+        suffix = "" if loaded.path.suffix in LESSON_SUFFIXES else (
+            f" (is this a lesson file? lessons are *.yaml, this is '{loaded.path.suffix}')")
+        loaded.problems.append(Problem(
+            loaded.path, 1, 1,
+            f"a lesson is a mapping (id:, title:, steps:), but this file holds {found}{suffix}"))
         return loaded
     try:
         loaded.lesson = Lesson.model_validate(loaded.data)
