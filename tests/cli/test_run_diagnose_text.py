@@ -54,3 +54,19 @@ def test_run_prints_a_diagnosis_like_diagnose_does(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert "[错误] 标题 (第 3 行)" in err
     assert "形状 (2,)" in err and "non-scalar/fix-scalar" in err
+
+
+def test_catalog_table_keeps_every_lesson_ref_whole_in_80_columns() -> None:
+    # `tutor diagnose --list` in 80 columns cut refs to "non-scalar/gradient-argum…"
+    from rich.console import Console
+
+    from tutor.cli.diagnosis_view import catalog_table
+    from tutor.diagnosis import load_catalog
+
+    console = Console(width=80, record=True, color_system=None)
+    catalog = load_catalog()
+    console.print(catalog_table(catalog, "en"))
+    cells = "".join(line.split("│")[-2].strip() for line in console.export_text().splitlines()
+                    if line.count("│") >= 4)
+    for entry in catalog.entries:
+        assert entry.lesson_ref in cells, entry.lesson_ref

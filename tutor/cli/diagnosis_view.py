@@ -103,7 +103,8 @@ def catalog_table(catalog: Catalog, lang: Lang) -> RenderableType:
     table = Table(title=_label("catalog", lang, count=len(catalog.entries)))
     table.add_column(_label("id", lang), style="cyan", no_wrap=True)
     table.add_column(_label("severity", lang), no_wrap=True)
-    table.add_column(f"{_label('title', lang)} / {_label('lesson', lang)}")
+    # fold, not "…": a lesson ref such as non-scalar/gradient-argument has no space to wrap at
+    table.add_column(f"{_label('title', lang)} / {_label('lesson', lang)}", overflow="fold")
     for entry in catalog.entries:
         if entry.match is not None:
             kinds = "\n".join(entry.match.exception or entry.match.warning or [])
