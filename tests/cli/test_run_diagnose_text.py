@@ -70,3 +70,15 @@ def test_catalog_table_keeps_every_lesson_ref_whole_in_80_columns() -> None:
                     if line.count("│") >= 4)
     for entry in catalog.entries:
         assert entry.lesson_ref in cells, entry.lesson_ref
+
+
+@pytest.mark.parametrize(("question", "lang", "says"), [
+    ("", "en", "the question is empty"), ("   ", "zh", "问题是空的"),
+])
+def test_an_empty_question_is_a_usage_error(question: str, lang: str, says: str) -> None:
+    # `tutor ask ""` printed a prompt and exited 0, so a script could not tell it failed
+    from tutor.cli import ask_cmd
+
+    with pytest.raises(TutorError) as caught:
+        ask_cmd.run(parse(ask_cmd, "ask", question, "--lang", lang))
+    assert caught.value.exit_code == 2 and says in str(caught.value)

@@ -58,6 +58,13 @@ def run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
     from tutor.errors import TutorError
 
+    if not args.question.strip():
+        # nothing to answer is a usage error (exit 2), not an answer (exit 0)
+        from tutor.cli.common import resolve_lang
+        from tutor.i18n import T
+
+        raise TutorError(T("the question is empty", "问题是空的").get(resolve_lang(args)),  # type: ignore[arg-type]
+                         hint='tutor ask "why is x.grad None?"')
     course = load_course(getattr(args, "lessons", None))
     context = None
     store = None
