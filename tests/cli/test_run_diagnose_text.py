@@ -82,3 +82,11 @@ def test_an_empty_question_is_a_usage_error(question: str, lang: str, says: str)
     with pytest.raises(TutorError) as caught:
         ask_cmd.run(parse(ask_cmd, "ask", question, "--lang", lang))
     assert caught.value.exit_code == 2 and says in str(caught.value)
+
+
+def test_verify_refuses_jobs_zero_like_grade(tmp_path: Path) -> None:
+    from tutor.cli import verify_cmd
+
+    with pytest.raises(TutorError, match="--jobs must be at least 1") as caught:
+        verify_cmd.run(parse(verify_cmd, "verify", "--dir", str(tmp_path), "--jobs", "0"))
+    assert caught.value.exit_code == 2

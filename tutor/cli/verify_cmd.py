@@ -65,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from tutor.cli.watch_cmd import open_exercises
+    from tutor.errors import TutorError
 
+    if args.jobs < 1:  # as `tutor grade --jobs 0` says, rather than quietly using 1
+        raise TutorError("--jobs must be at least 1")
     console = Console(highlight=False, soft_wrap=True)
     with open_exercises(args) as ctx:
         lang = ctx.lang
