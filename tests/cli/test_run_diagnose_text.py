@@ -90,3 +90,31 @@ def test_verify_refuses_jobs_zero_like_grade(tmp_path: Path) -> None:
     with pytest.raises(TutorError, match="--jobs must be at least 1") as caught:
         verify_cmd.run(parse(verify_cmd, "verify", "--dir", str(tmp_path), "--jobs", "0"))
     assert caught.value.exit_code == 2
+
+
+class _StoppedSandbox:
+    """Stands in for the sandbox: every run hits the time limit."""
+
+    def __enter__(self) -> _StoppedSandbox:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+    def run(self, code: str, **_kwargs: object) -> RunResult:
+        return RunResult(outcome="timeout", device="cpu", error=ErrorInfo(
+            type="Timeout", message="the code ran longer than 2 s and was stopped"))
+
+
+def test_diagnose_says_a_timeout_in_chinese(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the header was "Timeout：the code ran longer than 2 s and was stopped" under --lang zh
+    monkeypatch.setattr("tutor.sandbox.Sandbox", _StoppedSandbox)
+    script = tmp_path / "loop.py"
+    script.write_text("while True:\n    pass\n", encoding="utf-8")
+    assert diagnose_cmd.run(parse(diagnose_cmd, "diagnose", str(script), "--timeout", "2",
+                                  "--lang", "zh")) == 1
+    out = capsys.readouterr().out
+    assert "已停止：代码运行超过 2 秒。" in out and "the code ran" not in out
+    assert "程序运行时间过长" in out

@@ -92,7 +92,15 @@ def run(args: argparse.Namespace) -> int:
                 raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
         diagnoses = explain(result, code)
         header = None
-        if result.error is not None:
+        if result.outcome not in ("ok", "error"):
+            # a stopped run: the sandbox's reason is English, so say it in the learner's words
+            from tutor.cli.run_cmd import OUTCOME_TEXT
+
+            text = OUTCOME_TEXT.get(result.outcome)
+            if text is not None:
+                header = text.format(timeout=args.timeout, signal=result.signal,
+                                     code=result.exit_code).get(lang)  # type: ignore[arg-type]
+        elif result.error is not None:
             first = result.error.message.strip().splitlines()[0] if result.error.message else ""
             key = "error_line" if result.error.line else "error"
             header = STATUS[key].format(type=result.error.type, line=result.error.line,
