@@ -13,6 +13,18 @@ import builtins
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+def dotted(node: ast.AST) -> str | None:
+    """``torch.nn.functional.relu`` for a Name/Attribute chain; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
 class _ModuleBindings(ast.NodeVisitor):
     """Names bound at module level: assignments, defs, imports, for/with/except targets,
     walrus, and ``global`` declarations inside functions. Function and class bodies are

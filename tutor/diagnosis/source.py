@@ -8,6 +8,8 @@ import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from tutor.course.python_names import dotted
+
 NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
 BUILTIN_NAMES = frozenset(dir(builtins))
 REQUIRES_GRAD_MAKERS = frozenset({"Parameter", "requires_grad_"})
@@ -22,18 +24,6 @@ def parse(code: str) -> ast.Module | None:
         return ast.parse(code)
     except (SyntaxError, ValueError):
         return None
-
-
-def dotted(node: ast.AST) -> str | None:
-    """``torch.nn.functional.relu`` for a Name/Attribute chain; None for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def call_name(call: ast.Call) -> str:

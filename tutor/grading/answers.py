@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tutor.course.python_names import dotted
 from tutor.errors import TutorError
 from tutor.grading.feedback import msg
 from tutor.i18n import Text
@@ -54,17 +55,6 @@ def _fail(reason: str) -> AnswerSyntaxError:
     return AnswerSyntaxError(msg("answer_syntax", reason=reason))
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _literal(node: ast.AST) -> Any:
     """Numbers, bools and (nested) lists/tuples of them; nothing else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
@@ -96,7 +86,7 @@ def _plain_keyword_value(node: ast.AST) -> bool:
     """``True``, ``'cuda:0'``, ``torch.float64``: what torch prints after the data."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (bool, str))
-    return _dotted(node) is not None
+    return dotted(node) is not None
 
 
 def _tensor_call(node: ast.Call, name: str) -> ParsedAnswer:
@@ -109,7 +99,7 @@ def _tensor_call(node: ast.Call, name: str) -> ParsedAnswer:
         if not _plain_keyword_value(keyword.value):
             raise _fail(f"{keyword.arg}= takes a plain value")
         if keyword.arg == "dtype":
-            dtype = _dotted(keyword.value)
+            dtype = dotted(keyword.value)
     value = _literal(node.args[0])
     if name in _SIZE_CALLS:
         if not isinstance(value, list) or any(not isinstance(v, int) for v in value):
@@ -148,12 +138,12 @@ def parse_answer(typed: str) -> ParsedAnswer:
     if isinstance(body, ast.Name) and body.id not in _SPECIAL_FLOATS:
         return ParsedAnswer(kind="name", value=body.id, text=text)
     if isinstance(body, ast.Call):
-        name = _dotted(body.func)
+        name = dotted(body.func)
         if name in _TENSOR_CALLS or name in _SIZE_CALLS:
             return _tensor_call(body, name).model_copy(update={"text": text})
         raise _fail(f"{name or 'this'}(...) is not a value")
     if isinstance(body, ast.Attribute):
-        name = _dotted(body)
+        name = dotted(body)
         if name and name.startswith("torch."):  # torch.float32 typed for a dtype
             return ParsedAnswer(kind="name", value=name, text=text)
         raise _fail(f"{name or 'an attribute'} is not a value")

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstRule
+from tutor.course.python_names import dotted
 
 GRAD_WRITE_METHODS_ALLOWED = frozenset({"zero_", "requires_grad_"})
 """In-place methods that may be called on ``.grad``: zeroing between steps is the lesson."""
@@ -23,18 +24,16 @@ class RuleOutcome:
 
 
 def dotted_name(node: ast.AST) -> str | None:
-    """``torch.autograd.grad`` for that attribute chain; ``None`` for anything else."""
+    """``torch.autograd.grad`` for that attribute chain; ``?.backward`` for a method on an
+    expression such as ``(a + b).backward``; ``None`` for anything else."""
+    name = dotted(node)
+    if name is not None or not isinstance(node, ast.Attribute):
+        return name
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    if parts:  # a method on an expression: ``(a + b).backward`` -> ``?.backward``
-        parts.append("?")
-        return ".".join(reversed(parts))
-    return None
+    return ".".join(["?", *reversed(parts)])
 
 
 def import_aliases(tree: ast.AST) -> dict[str, str]:
