@@ -45,3 +45,31 @@ def test_missing_file_and_bad_timeout_are_user_errors(tmp_path: Path) -> None:
     script.write_text("pass\n")
     with pytest.raises(TutorError):
         run_cmd.run(parse(str(script), "--timeout", "0"))
+
+
+def test_learner_files_named_like_modules_do_not_shadow_them(tmp_path: Path) -> None:
+    """Beginners name files after what they study: a ``numpy.py`` or ``torch.py`` in the
+    folder they run from must not replace the real module in the sandbox server."""
+    import subprocess
+    import sys
+
+    if sys.version_info < (3, 11):
+        pytest.skip("python -P (used here to start the CLI like its console script) is 3.11+")
+
+    for name in ("numpy", "torch", "random"):
+        (tmp_path / f"{name}.py").write_text(f"raise ImportError('shadowed {name}')\n")
+    (tmp_path / "lesson.py").write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
+        "print(x.grad)\n"
+    )
+    # -P: like the `tutor` console script, the CLI itself does not import from the folder.
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "tutor", "run", "lesson.py", "--device", "cpu"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "tensor([3., 3.])\n"

@@ -87,6 +87,12 @@ class Runner(Protocol):
     def devices(self) -> list[str]: ...
 
 
+_SAFE_PATH = ("-P",) if sys.version_info >= (3, 11) else ()
+"""``-m`` would put the current folder first on ``sys.path``: a learner's ``numpy.py`` or
+``torch.py`` there would shadow the real module in the server. ``tutor`` itself is found
+through ``PYTHONPATH`` (below); on 3.10 the server drops the folder once it starts."""
+
+
 class _Server:
     """One warm server process and the parent's end of its request socket."""
 
@@ -100,7 +106,7 @@ class _Server:
         env.setdefault("OMP_NUM_THREADS", "1")
         self.sock = parent_end
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tutor.sandbox.server", str(server_end.fileno())],
+            [sys.executable, *_SAFE_PATH, "-m", "tutor.sandbox.server", str(server_end.fileno())],
             pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -277,7 +277,15 @@ def _collapse_into_huge_pages() -> None:
                 libc.madvise(start, end - start, MADV_COLLAPSE)
 
 
+def _drop_current_folder_from_path() -> None:
+    """Python 3.10 has no ``-P``: take the learner's folder off ``sys.path`` before torch,
+    numpy and the rest are imported, so files there cannot shadow them."""
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
+
+
 def main(argv: list[str]) -> int:
+    _drop_current_folder_from_path()
     sock = socket.socket(fileno=int(argv[1]))
     os.setpgid(0, 0)  # our own group: a Ctrl-C in the terminal is the parent's to handle
     signal.signal(signal.SIGINT, signal.SIG_IGN)
