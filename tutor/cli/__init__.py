@@ -61,11 +61,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(f"tutor.cli.{args.command}_cmd")
         return int(module.run(args) or 0)
     except TutorError as exc:
-        print(f"tutor: error: {exc}", file=sys.stderr)
+        print(_error_text(exc, args), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("tutor: interrupted", file=sys.stderr)
         return 130
+
+
+def _error_text(exc: TutorError, args: argparse.Namespace) -> str:
+    """``tutor: error: ...`` with its hint, the labels in the user's language."""
+    from tutor.cli.common import resolve_lang
+
+    error, hint = ("错误", "提示") if resolve_lang(args) == "zh" else ("error", "hint")
+    text = f"tutor: {error}: {exc.message}"
+    return f"{text}\n  {hint}: {exc.hint}" if exc.hint else text
 
 
 if __name__ == "__main__":  # pragma: no cover
