@@ -9,15 +9,33 @@ text together.)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Static
 
+_CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
+_CJK_SOFT_BREAK = re.compile(rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})")
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+
+
+def join_cjk_soft_breaks(markdown: str) -> str:
+    """Markdown turns a line break inside a paragraph into a space; between two Chinese
+    characters that space is wrong (“张量 y。 然后”). Join such lines, outside code."""
+    out: list[str] = []
+    last = 0
+    for fence in _FENCE.finditer(markdown):
+        out.append(_CJK_SOFT_BREAK.sub("", markdown[last : fence.start()]))
+        out.append(fence.group(0))
+        last = fence.end()
+    out.append(_CJK_SOFT_BREAK.sub("", markdown[last:]))
+    return "".join(out)
+
 
 class MarkdownView(Static):
     def __init__(self, markdown: str = "", **kwargs: Any) -> None:
-        super().__init__(RichMarkdown(markdown), **kwargs)
+        super().__init__(RichMarkdown(join_cjk_soft_breaks(markdown)), **kwargs)
         self.source = markdown
 
     async def show(self, markdown: str) -> None:
@@ -27,4 +45,10 @@ class MarkdownView(Static):
     def set_markdown(self, markdown: str) -> None:
         if markdown != self.source:
             self.source = markdown
-            self.update(RichMarkdown(markdown, code_theme="monokai", inline_code_theme="monokai"))
+            self.update(
+                RichMarkdown(
+                    join_cjk_soft_breaks(markdown),
+                    code_theme="monokai",
+                    inline_code_theme="monokai",
+                )
+            )

@@ -1,0 +1,19 @@
+"""Chinese paragraphs wrapped in the YAML are joined without a stray space."""
+
+from __future__ import annotations
+
+from tutor.tui.markdown_view import join_cjk_soft_breaks
+
+
+def test_a_line_break_between_chinese_characters_is_dropped() -> None:
+    assert join_cjk_soft_breaks("张量 y。\n然后计算") == "张量 y。然后计算"
+
+
+def test_breaks_next_to_latin_text_and_paragraphs_stay() -> None:
+    text = "梯度\nx.grad 会\n\n新的一段\nEnglish follows"
+    assert join_cjk_soft_breaks(text) == text
+
+
+def test_code_blocks_are_left_alone() -> None:
+    text = "说明\n文字\n```python\n# 第一行注释\n# 第二行注释\n```\n"
+    assert join_cjk_soft_breaks(text) == "说明文字\n```python\n# 第一行注释\n# 第二行注释\n```\n"
