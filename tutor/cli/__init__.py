@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    common.add_lang(parser)
-    common.add_lessons(parser)
-    common.add_data_dir(parser)
+    common.add_lang(parser, top_level=True)
+    common.add_lessons(parser, top_level=True)
+    common.add_data_dir(parser, top_level=True)
     common.add_device(parser, default="auto")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:

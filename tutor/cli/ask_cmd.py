@@ -6,10 +6,9 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from tutor.cli.common import add_data_dir
+from tutor.cli.common import add_data_dir, add_lang, add_lessons
 
 
 def register(subparsers: Any) -> None:
@@ -27,19 +26,8 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("question", help="the question, in English or Chinese")
-    parser.add_argument(
-        "--lang",
-        choices=["en", "zh"],
-        default=argparse.SUPPRESS,
-        help="language of the answer (default: the question's language)",
-    )
-    parser.add_argument(
-        "--lessons",
-        type=Path,
-        default=argparse.SUPPRESS,
-        metavar="DIR",
-        help="folder of lesson YAML files (default: the bundled course)",
-    )
+    add_lang(parser, "language of the answer (default: the question's language)")
+    add_lessons(parser)
     parser.add_argument(
         "--step",
         default=None,

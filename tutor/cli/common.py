@@ -5,23 +5,31 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+# On the top-level parser the options default to None; on a subcommand they default to
+# SUPPRESS, so `tutor --lang zh run f.py` and `tutor run f.py --lang zh` both count.
 
-def add_lang(parser: argparse.ArgumentParser) -> None:
+
+def _default(top_level: bool, value: object = None) -> object:
+    return value if top_level else argparse.SUPPRESS
+
+
+def add_lang(
+    parser: argparse.ArgumentParser,
+    help: str = "language of messages (default: from TUTOR_LANG or the locale)",
+    *,
+    top_level: bool = False,
+) -> None:
+    parser.add_argument("--lang", choices=["en", "zh"], default=_default(top_level), help=help)
+
+
+def add_lessons(
+    parser: argparse.ArgumentParser,
+    help: str = "folder of lesson YAML files (default: the bundled course)",
+    *,
+    top_level: bool = False,
+) -> None:
     parser.add_argument(
-        "--lang",
-        choices=["en", "zh"],
-        default=None,
-        help="language of messages (default: from TUTOR_LANG or the locale)",
-    )
-
-
-def add_lessons(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lessons",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="folder of lesson YAML files (default: the bundled course)",
+        "--lessons", type=Path, default=_default(top_level), metavar="DIR", help=help
     )
 
 
@@ -34,11 +42,11 @@ def add_device(parser: argparse.ArgumentParser, default: str = "cpu") -> None:
     )
 
 
-def add_data_dir(parser: argparse.ArgumentParser) -> None:
+def add_data_dir(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=None,
+        default=_default(top_level),
         metavar="DIR",
         help="where progress is kept (default: the user data directory)",
     )

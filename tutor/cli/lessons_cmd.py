@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tutor.cli.common import add_lang, add_lessons
 
 if TYPE_CHECKING:
     from tutor.i18n import Text
@@ -37,20 +38,8 @@ def register(subparsers: Any) -> None:
             "titles and steps, each step with its kind: reading, code, fix, quiz or answer."
         ),
     )
-    # SUPPRESS: the same options given before the subcommand still count.
-    parser.add_argument(
-        "--lang",
-        choices=["en", "zh"],
-        default=argparse.SUPPRESS,
-        help="language of titles (default: from TUTOR_LANG or the locale)",
-    )
-    parser.add_argument(
-        "--lessons",
-        type=Path,
-        default=argparse.SUPPRESS,
-        metavar="DIR",
-        help="folder of lesson YAML files (default: the bundled course)",
-    )
+    add_lang(parser, "language of titles (default: from TUTOR_LANG or the locale)")
+    add_lessons(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from tutor.cli.common import add_data_dir, add_lang, add_lessons
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -547,23 +548,9 @@ def add_exercise_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=f"the exercise folder (default: ./{DEFAULT_DIR})",
     )
-    parser.add_argument(
-        "--lang", choices=["en", "zh"], default=argparse.SUPPRESS, help="language of messages"
-    )
-    parser.add_argument(
-        "--lessons",
-        type=Path,
-        default=argparse.SUPPRESS,
-        metavar="DIR",
-        help="folder of lesson YAML files (default: the one the exercises came from)",
-    )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        metavar="DIR",
-        help="where progress is kept (default: the user data directory)",
-    )
+    add_lang(parser)
+    add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
+    add_data_dir(parser)
 
 
 def add_device_option(parser: argparse.ArgumentParser) -> None:
