@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_lang(parser, top_level=True)
     common.add_lessons(parser, top_level=True)
     common.add_data_dir(parser, top_level=True)
-    common.add_device(parser, default="auto")
+    common.add_device(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"tutor.cli.{name}_cmd")

@@ -33,13 +33,13 @@ def add_lessons(
     )
 
 
-def add_device(parser: argparse.ArgumentParser, default: str = "cpu") -> None:
-    parser.add_argument(
-        "--device",
-        default=default,
-        metavar="D",
-        help=f"auto, cpu, cuda, cuda:N or mps (default: {default})",
-    )
+def add_device(
+    parser: argparse.ArgumentParser,
+    help: str = "auto, cpu, cuda, cuda:N or mps (default: auto)",
+    *,
+    top_level: bool = False,
+) -> None:
+    parser.add_argument("--device", default=_default(top_level, "auto"), metavar="D", help=help)
 
 
 def add_data_dir(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from tutor.cli.common import add_device, add_lang
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -31,12 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--static", action="store_true",
                         help="do not run FILE: only look for silent pitfalls in its source")
     parser.add_argument("--json", action="store_true", help="print the diagnoses as JSON")
-    parser.add_argument("--device", default=argparse.SUPPRESS, metavar="D",
-                        help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    add_device(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="wall-time limit in seconds (default: 10)")
-    parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
-                        help="language of messages (default: from TUTOR_LANG or the locale)")
+    add_lang(parser)
 
 
 def _require_syntax(path: Path, code: str) -> None:

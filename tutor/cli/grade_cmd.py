@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.cli.common import add_device, add_lang, add_lessons
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -97,12 +98,9 @@ def register(subparsers: Any) -> None:
         "--timeout", type=float, default=10.0, metavar="S",
         help="wall-time limit of one submission's run in seconds (default: 10)",
     )
-    parser.add_argument("--lessons", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                        help="folder of lesson YAML files (default: the bundled course)")
-    parser.add_argument("--device", default=argparse.SUPPRESS, metavar="D",
-                        help="auto, cpu, cuda, cuda:N or mps (default: auto)")
-    parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
-                        help="language of the feedback (default: from TUTOR_LANG or the locale)")
+    add_lessons(parser)
+    add_device(parser)
+    add_lang(parser, "language of the feedback (default: from TUTOR_LANG or the locale)")
 
 
 def _exercise_submissions(

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.cli.common import add_device
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:
@@ -43,13 +44,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="treat warnings (e.g. too few hints) as errors"
     )
-    # SUPPRESS: `tutor --device cuda lint` still counts; the top level defaults to auto.
-    parser.add_argument(
-        "--device",
-        default=argparse.SUPPRESS,
-        metavar="D",
-        help="device to run the reference solutions on: auto, cpu, cuda, cuda:N, mps "
-        "(default: auto)",
+    add_device(
+        parser,
+        "device to run the reference solutions on: auto, cpu, cuda, cuda:N, mps (default: auto)",
     )
 
 

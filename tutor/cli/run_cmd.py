@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.cli.common import add_device, add_lang
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 
@@ -41,14 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "error with your line, and a diagnosis in plain language.",
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="the Python file to run")
-    parser.add_argument("--device", default=argparse.SUPPRESS, metavar="D",
-                        help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    add_device(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="wall-time limit in seconds (default: 10)")
     parser.add_argument("--json", action="store_true",
                         help="print the result and diagnoses as JSON")
-    parser.add_argument("--lang", choices=["en", "zh"], default=argparse.SUPPRESS,
-                        help="language of messages (default: from TUTOR_LANG or the locale)")
+    add_lang(parser)
 
 
 def _diagnoses(result: RunResult, code: str) -> list[Diagnosis]:

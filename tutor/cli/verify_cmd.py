@@ -9,7 +9,8 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from tutor.cli.watch_cmd import add_device_option, add_exercise_options
+from tutor.cli.common import add_device
+from tutor.cli.watch_cmd import add_exercise_options
 from tutor.i18n import T
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     add_exercise_options(parser)
-    add_device_option(parser)
+    add_device(parser)
     parser.add_argument(
         "--jobs",
         type=int,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tutor.cli.common import add_data_dir, add_lang, add_lessons
+from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -553,15 +553,6 @@ def add_exercise_options(parser: argparse.ArgumentParser) -> None:
     add_data_dir(parser)
 
 
-def add_device_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--device",
-        default=argparse.SUPPRESS,
-        metavar="D",
-        help="auto, cpu, cuda, cuda:N or mps (default: auto)",
-    )
-
-
 @dataclass
 class ExerciseContext:
     """What start/watch/verify work with, opened from the command line."""
@@ -629,7 +620,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     add_exercise_options(parser)
-    add_device_option(parser)
+    add_device(parser)
 
 
 def run(args: argparse.Namespace) -> int:
