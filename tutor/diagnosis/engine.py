@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 from tutor.diagnosis.catalog import Conditions, Entry, load_catalog
 from tutor.diagnosis.models import Diagnosis
@@ -438,32 +439,38 @@ def match_error(error: ErrorInfo, code: str, source: Source | None = None) -> Di
     """The first catalog entry that fits the error, else a generic diagnosis."""
     source = source if source is not None else Source.of(code)
     ctx = Context(source=source, line=error.line, locals=dict(error.locals))
-    for entry in load_catalog().errors:
-        assert entry.match is not None
-        if error.type not in (entry.match.exception or ()):
-            continue
-        found = entry.match.pattern().search(error.message)
-        if found is None:
-            continue
-        var, _, _ = ctx.subject(entry.focus)
-        if _holds(entry.conditions, ctx, var, found):
-            return build(entry, ctx, found, error.line)
-    return generic_error(error, ctx)
+    entries = load_catalog().errors
+    found = _first_fit(entries, "exception", error.type, error.message, ctx, error.line)
+    return found if found is not None else generic_error(error, ctx)
 
 
 def match_warning(warning: WarningInfo, source: Source | None) -> Diagnosis | None:
     """The first catalog entry that fits the warning; None for warnings nobody catalogued."""
     ctx = Context(source=source, line=warning.line)
-    for entry in load_catalog().warnings:
+    entries = load_catalog().warnings
+    return _first_fit(entries, "warning", warning.category, warning.message, ctx, warning.line)
+
+
+def _first_fit(
+    entries: Iterable[Entry],
+    kind: Literal["exception", "warning"],
+    name: str,
+    message: str,
+    ctx: Context,
+    line: int | None,
+) -> Diagnosis | None:
+    """The first entry whose ``kind`` names ``name``, whose regex finds ``message`` and whose
+    conditions hold for the run."""
+    for entry in entries:
         assert entry.match is not None
-        if warning.category not in (entry.match.warning or ()):
+        if name not in (getattr(entry.match, kind) or ()):
             continue
-        found = entry.match.pattern().search(warning.message)
+        found = entry.match.pattern().search(message)
         if found is None:
             continue
         var, _, _ = ctx.subject(entry.focus)
         if _holds(entry.conditions, ctx, var, found):
-            return build(entry, ctx, found, warning.line)
+            return build(entry, ctx, found, line)
     return None
 
 
