@@ -9,6 +9,7 @@ answer (until then runs use cpu).
 from __future__ import annotations
 
 import argparse
+import gc
 import threading
 from typing import Any
 
@@ -36,6 +37,16 @@ class LazyTutor:
 
 
 def run(args: argparse.Namespace) -> int:
+    # No garbage collection until the first screen is drawn (the app freezes what start-up
+    # built and turns it back on): its passes over the modules being imported are pure cost.
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
     from tutor.progress import ProgressStore

@@ -7,6 +7,7 @@ happen in worker threads so the UI never freezes. Nothing here imports torch.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import replace
@@ -34,6 +35,7 @@ from tutor.learning import (
     RunnerLike,
     assigned_names,
 )
+from tutor.tui.code_editor import CodeEditor
 from tutor.tui.commands import TutorCommands
 from tutor.tui.help_screen import HelpScreen
 from tutor.tui.keys import bindings
@@ -97,7 +99,7 @@ class TutorApp(App[None]):
             yield LessonList(id="lessons")
             yield StepPane(id="lesson-pane")
             with Vertical(id="work-pane"):
-                yield TextArea.code_editor(language="python", id="editor")
+                yield CodeEditor.code_editor(language="python", id="editor")
                 with Horizontal(id="run-bar"):
                     yield Button(id="btn-run", action="app.run", compact=True, variant="success")
                     yield Button(
@@ -120,7 +122,16 @@ class TutorApp(App[None]):
         await self.render_all(new_step=True)
         # Asking for the devices starts the torch server: after the first frame, so its
         # import does not compete with drawing the first screen.
-        self.call_after_refresh(self.ask_devices)
+        self.call_after_refresh(self._first_frame_drawn)
+
+    def _first_frame_drawn(self) -> None:
+        if not gc.isenabled():
+            # ``tutor`` starts with the garbage collector off (its passes over the freshly
+            # imported modules cost ~0.2 s of start-up); freeze what start-up built so later
+            # passes skip it, and collect normally from here on.
+            gc.freeze()
+            gc.enable()
+        self.ask_devices()
 
     # ------------------------------------------------------------------ language & bindings
 
