@@ -421,7 +421,16 @@ def _details(var: str | None, snap: TensorSnapshot | None) -> Text | None:
 
 def build(entry: Entry, ctx: Context, message: re.Match[str] | None, line: int | None) -> Diagnosis:
     var, var2, site = ctx.subject(entry.focus)
-    values = _values(ctx, var, var2, site, message, line)
+    return _diagnosis(entry, ctx, var, _values(ctx, var, var2, site, message, line), line)
+
+
+def _diagnosis(
+    entry: Entry,
+    ctx: Context,
+    var: str | None,
+    values: dict[Lang, dict[str, str]],
+    line: int | None,
+) -> Diagnosis:
     return Diagnosis(
         id=entry.id,
         severity=entry.severity,
@@ -575,14 +584,4 @@ def generic_outcome(result: RunResult) -> Diagnosis | None:
 
 def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis:
     ctx = Context(source=None, line=line)
-    values = _values(ctx, variable, None, None, None, line)
-    return Diagnosis(
-        id=entry.id,
-        severity=entry.severity,
-        title=_fill(entry.title, values),
-        explanation=_fill(entry.explanation, values),
-        fix=_fill(entry.fix, values),
-        line=line,
-        variable=variable,
-        lesson_ref=entry.lesson_ref,
-    )
+    return _diagnosis(entry, ctx, variable, _values(ctx, variable, None, None, None, line), line)
