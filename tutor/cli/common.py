@@ -52,6 +52,22 @@ def add_data_dir(parser: argparse.ArgumentParser, *, top_level: bool = False) ->
     )
 
 
+def add_timeout(
+    parser: argparse.ArgumentParser,
+    help: str = "wall-time limit in seconds (default: 10)",
+) -> None:
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S", help=help)
+
+
+def wall_time(args: argparse.Namespace) -> float:
+    """``--timeout``, checked: a run needs a positive limit."""
+    from tutor.errors import TutorError
+
+    if not args.timeout > 0:
+        raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    return float(args.timeout)
+
+
 def read_source(path: Path, lang: str) -> str:
     """The text of a learner's Python file; every way it can fail is one clear message in
     the learner's language (``tutor run`` and ``tutor diagnose`` share it)."""

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from tutor.cli.common import add_device, add_lang
+from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -33,8 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="do not run FILE: only look for silent pitfalls in its source")
     parser.add_argument("--json", action="store_true", help="print the diagnoses as JSON")
     add_device(parser)
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                        help="wall-time limit in seconds (default: 10)")
+    add_timeout(parser)
     add_lang(parser)
 
 
@@ -81,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tutor.sandbox import DeviceError, Limits, Sandbox
 
-        if not args.timeout > 0:
-            raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+        wall_time(args)
         device = getattr(args, "device", None) or "auto"
         with Sandbox() as sandbox:
             try:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import add_device, add_lang, add_lessons
+from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -94,10 +94,7 @@ def register(subparsers: Any) -> None:
         "--fail-under", type=float, default=None, metavar="PCT",
         help="exit 1 when the total score is under PCT percent (for CI)",
     )
-    parser.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S",
-        help="wall-time limit of one submission's run in seconds (default: 10)",
-    )
+    add_timeout(parser, "wall-time limit of one submission's run in seconds (default: 10)")
     add_lessons(parser)
     add_device(parser)
     add_lang(parser, "language of the feedback (default: from TUTOR_LANG or the locale)")
@@ -262,8 +259,7 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if args.jobs is not None and args.jobs < 1:
         raise TutorError("--jobs must be at least 1")
-    if args.timeout <= 0:
-        raise TutorError("--timeout must be a positive number of seconds")
+    wall_time(args)
     if args.fail_under is not None and not 0 <= args.fail_under <= 100:
         raise TutorError(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}")
     check_outputs([args.json, args.junit, args.csv])

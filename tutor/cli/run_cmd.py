@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import add_device, add_lang
+from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 
@@ -43,8 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="the Python file to run")
     add_device(parser)
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                        help="wall-time limit in seconds (default: 10)")
+    add_timeout(parser)
     parser.add_argument("--json", action="store_true",
                         help="print the result and diagnoses as JSON")
     add_lang(parser)
@@ -110,8 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
     lang = resolve_lang(args)
     code = read_source(args.file, lang)
-    if not args.timeout > 0:
-        raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    wall_time(args)
     device = getattr(args, "device", None) or "auto"
     with Sandbox() as sandbox:
         try:
