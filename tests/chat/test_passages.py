@@ -103,3 +103,22 @@ def test_the_real_catalog_is_indexed() -> None:
     assert len(passages) == len(entries)
     assert all(p.lesson_id for p in passages)
     assert any("scalar outputs" in p.keywords for p in passages)
+
+
+def test_a_catalog_summary_replaces_the_run_template() -> None:
+    @dataclass
+    class _WithSummary(_Entry):
+        summary: Text
+
+    entry = _WithSummary(
+        "x",
+        T("{var} is not a scalar", "{var} 不是标量"),
+        T("On line {line}, {var} has shape {shape}.", "第 {line} 行，{var} 的形状是 {shape}。"),
+        T("Reduce {var}.", "归约 {var}。"),
+        "non-scalar/intro",
+        T("backward() needs a scalar.", "backward() 需要标量。"),
+    )
+    (passage,) = catalog_passages([entry])
+    assert passage.text.en.startswith("backward() needs a scalar.")
+    assert passage.text.zh.startswith("backward() 需要标量。")
+    assert "line" not in passage.text.en and "…" not in passage.text.en

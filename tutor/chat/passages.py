@@ -147,7 +147,10 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
             continue
         ref = getattr(entry, "lesson_ref", None) or ""
         lesson_id, _, step_id = ref.partition("/")
-        text = _fill(explanation)
+        # the run-independent summary reads as general advice; the explanation is a template
+        # for one run, kept only for entries without a summary
+        summary_text = getattr(entry, "summary", None)
+        text = summary_text if isinstance(summary_text, Text) else _fill(explanation)
         if isinstance(fix, Text):
             text = text + Text(en="\n\n", zh="\n\n") + _fill(fix)
         match = getattr(entry, "match", None)

@@ -144,6 +144,11 @@ class Entry(_Strict):
     explanation: BiText
     fix: BiText
     lesson_ref: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$")
+    summary: BiText | None = Field(
+        None,
+        description="The mistake in one or two run-independent sentences (no placeholders): "
+        "how the tutor chat explains it as general advice, where no run fills the templates.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Entry:
@@ -165,6 +170,10 @@ class Entry(_Strict):
                 unknown = placeholders(lang_text) - allowed
                 if unknown:
                     raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+        if self.summary is not None:
+            for lang_text in (self.summary.en, self.summary.zh):
+                if placeholders(lang_text):
+                    raise ValueError("summary is read without a run: it has no placeholders")
         return self
 
 
