@@ -310,3 +310,97 @@ def test_a_folder_without_lesson_files_is_not_a_clean_course(tmp_path: Path):
     with pytest.raises(TutorError) as caught:
         collect_files([tmp_path])
     assert "no lesson files" in str(caught.value) and caught.value.exit_code == 2
+
+
+def _step_with_starter(starter_yaml: str) -> str:
+    return (
+        "  - id: s1\n"
+        "    kind: fix\n"
+        "    title: {en: Step, zh: 步骤}\n"
+        "    prompt: {en: Do it., zh: 做吧。}\n"
+        f"{starter_yaml}"
+        "    solution: |\n"
+        "      x = 1\n"
+        "    checks:\n"
+        "      - {kind: no_error}\n"
+        f"{HINTS}"
+    )
+
+
+def test_translated_starter_may_differ_only_in_comments_and_strings(write_lesson):
+    starter = (
+        "    starter:\n"
+        "      en: |\n"
+        "        x = 1  # make it one\n"
+        "        print('the value', x, f'of x: {x}')\n"
+        "      zh: |\n"
+        "        x = 1  # 让它等于一\n"
+        "        # 多出来的一行注释\n"
+        "        print('值', x, f'{x} 是 x 的值')\n"
+    )
+    assert _lint(write_lesson, HEAD + _step_with_starter(starter)) == []
+
+
+def test_translated_starter_that_is_another_program_is_an_error_at_the_zh_line(write_lesson):
+    starter = (
+        "    starter:\n"
+        "      en: |\n"
+        "        x = 1\n"
+        "        y = x + 2  # add two\n"
+        "      zh: |\n"
+        "        x = 1\n"
+        "        # 加三\n"
+        "        y = x + 3\n"
+    )
+    [(line, col, severity, message)] = _lint(write_lesson, HEAD + _step_with_starter(starter))
+    assert severity == "error"
+    assert (line, col) == (15, 9), "points at `y = x + 3` in the zh block"
+    assert "different programs" in message
+    assert "en line 2 `y = x + 2  # add two` vs zh line 3 `y = x + 3`" in message
+    assert "only comments and strings may differ" in message
+
+
+def test_translated_starter_missing_a_statement_says_which(write_lesson):
+    starter = (
+        "    starter:\n      en: |\n        x = 1\n        y = 2\n      zh: |\n        x = 1\n"
+    )
+    [(_, _, _, message)] = _lint(write_lesson, HEAD + _step_with_starter(starter))
+    assert "en line 2 `y = 2` is missing in zh" in message
+
+
+def test_plain_starter_with_english_comments_is_a_warning(write_lesson):
+    plain = "    starter: |\n      x = 0\n      # compute the value here\n"
+    [(line, _, severity, message)] = _lint(write_lesson, HEAD + _step_with_starter(plain))
+    assert (line, severity) == (8, "warning")
+    assert "starter: {en: ..., zh: ...}" in message
+    # a name or a short tag is not prose, and code without comments needs no translation
+    short = "    starter: |\n      x = 0  # TODO\n      y = x\n"
+    assert _lint(write_lesson, HEAD + _step_with_starter(short)) == []
+
+
+def test_zh_starter_with_english_comments_is_a_warning(write_lesson):
+    starter = (
+        "    starter:\n      en: |\n        x = 0  # compute the value here\n"
+        "      zh: |\n        x = 0  # compute the value here, please\n"
+    )
+    [(_, _, severity, message)] = _lint(write_lesson, HEAD + _step_with_starter(starter))
+    assert severity == "warning" and "still English" in message
+
+
+def test_bundled_translated_starters_are_one_program_with_chinese_comments():
+    from tutor.course import load_course
+    from tutor.course.lint import code_comments, program_difference
+
+    translated = 0
+    for lesson in load_course().lessons:
+        for step in lesson.steps:
+            if step.kind not in ("code", "fix"):
+                continue
+            en, zh = step.starter_for("en"), step.starter_for("zh")
+            if en == zh:
+                assert not code_comments(en) or all(len(c.split()) < 3 for c in code_comments(en))
+                continue
+            translated += 1
+            assert program_difference(en, zh) is None, step.id
+            assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c) for c in code_comments(zh))
+    assert translated >= 5

@@ -59,3 +59,23 @@ def test_each_problem_names_step_and_field(sandbox: Sandbox) -> None:
     assert "differs at [0]: got 3.0, expected 2.0" in by_step["wrong-literal"]
     assert "ValueError: oops" in by_step["code-raises"]
     assert "shape (2,); expected (1, 2)" in by_step["cross-wrong"]
+
+
+def test_each_translated_starter_of_a_fix_step_must_fail(sandbox: Sandbox) -> None:
+    """The zh starter is graded on its own: one that lost the bug is named by language."""
+    buggy = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).backward()  # {c}\n"
+    fixed = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
+    step = {"id": "fix-me", "kind": "fix", "title": _t("c"), "prompt": _t("p"),
+            "solution": fixed, "checks": [{"kind": "no_error"}]}
+
+    def lesson(starter: Any) -> Lesson:
+        return Lesson.model_validate(
+            {"id": "tr", "title": _t("T"), "steps": [{**step, "starter": starter}]})
+
+    both_fail = {"en": buggy.format(c="the bug"), "zh": buggy.format(c="这里有错")}
+    assert verify_lesson(lesson(both_fail), runner=sandbox) == []
+
+    zh_fixed = {"en": buggy.format(c="the bug"), "zh": fixed + "# 已经修好了\n"}
+    [problem] = verify_lesson(lesson(zh_fixed), runner=sandbox)
+    assert (problem.step_id, problem.field) == ("fix-me", "starter.zh")
+    assert "zh version" in problem.message

@@ -17,7 +17,9 @@ it reports to file positions, so the course layer stays free of torch and gradin
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,6 +220,7 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
     syntax = _syntax_problem(loaded, (*base, "solution"), step.solution, "solution")
     if syntax is not None:
         problems.append(syntax)
+    problems.extend(_starter_problems(loaded, (*base, "starter")))
     names = defined_names(step.solution)
     for number, check in enumerate(step.checks):
         loc: Loc = (*base, "checks", number)
@@ -366,6 +369,147 @@ def code_position(loaded: LoadedLesson, loc: Loc, code_line: int, code_col: int)
         return first + code_line, indent + code_col
     quote = 1 if start[:1] in ("'", '"') else 0
     return line + code_line - 1, col + quote + code_col - 1
+
+
+# --------------------------------------------------------------------------- starters
+
+
+def _starter_problems(loaded: LoadedLesson, loc: Loc) -> list[Problem]:
+    """A translated starter must be the same program in both languages; a plain one whose
+    comments are English prose is shown untranslated to Chinese readers."""
+    raw = _get(loaded.data, loc)
+    if isinstance(raw, str):
+        if any(_is_prose(c) and not _CJK.search(c) for c in code_comments(raw)):
+            return [
+                loaded.problem(
+                    loc,
+                    "starter comments are shown in English in both languages; write "
+                    "starter: {en: ..., zh: ...} with the comments translated",
+                    key=True,
+                    severity="warning",
+                )
+            ]
+        return []
+    if not isinstance(raw, dict):
+        return []
+    en, zh = raw.get("en"), raw.get("zh")
+    if not isinstance(en, str) or not isinstance(zh, str):
+        return []  # the schema reports it
+    difference = program_difference(en, zh)
+    if difference is not None:
+        _, line_zh, what = difference
+        line, col = code_position(loaded, (*loc, "zh"), line_zh, 1)
+        return [
+            Problem(
+                loaded.path,
+                line,
+                col,
+                f"the en and zh starters are different programs: {what}; only comments "
+                "and strings may differ",
+            )
+        ]
+    if en != zh and not any(_CJK.search(c) for c in code_comments(zh)) and any(
+        _is_prose(c) for c in code_comments(zh)
+    ):
+        return [
+            loaded.problem(
+                (*loc, "zh"),
+                "the zh starter's comments are still English; translate them",
+                severity="warning",
+            )
+        ]
+    return []
+
+
+def code_comments(code: str) -> list[str]:
+    """The ``#`` comments of a piece of Python (none when it does not tokenize)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [tok.string.lstrip("#").strip() for tok in tokens if tok.type == tokenize.COMMENT]
+
+
+class _NoStrings(ast.NodeTransformer):
+    """Blank every string constant and drop f-strings' literal parts: text may be translated."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            return ast.copy_location(ast.Constant(value=""), node)
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        node.values = [self.visit(v) for v in node.values if not isinstance(v, ast.Constant)]
+        return node
+
+
+def program_difference(en: str, zh: str) -> tuple[int, int, str] | None:
+    """Where two versions of a starter stop being the same program, comments and strings
+    aside: ``(en line, zh line, what)``; None when they are the same (or both do not parse,
+    which the sandbox reports)."""
+    trees: list[ast.AST] = []
+    for code in (en, zh):
+        try:
+            trees.append(_NoStrings().visit(ast.parse(code)))
+        except SyntaxError as exc:
+            trees.append(exc)  # type: ignore[arg-type]
+    tree_en, tree_zh = trees
+    if isinstance(tree_en, SyntaxError) and isinstance(tree_zh, SyntaxError):
+        return None
+    if isinstance(tree_en, SyntaxError) or isinstance(tree_zh, SyntaxError):
+        bad = tree_en if isinstance(tree_en, SyntaxError) else tree_zh
+        lang = "en" if bad is tree_en else "zh"
+        line = bad.lineno or 1
+        return (line if lang == "en" else 1, line if lang == "zh" else 1,
+                f"the {lang} version is not valid Python: {bad.msg} (line {line})")
+    found = _first_difference(tree_en, tree_zh, 1, 1)
+    if found is None:
+        return None
+    line_en, line_zh = found
+    if not line_zh:
+        return line_en, 1, f"en line {line_en} `{_source_line(en, line_en)}` is missing in zh"
+    if not line_en:
+        return 1, line_zh, f"zh line {line_zh} `{_source_line(zh, line_zh)}` is not in en"
+    return (
+        line_en,
+        line_zh,
+        f"en line {line_en} `{_source_line(en, line_en)}` vs "
+        f"zh line {line_zh} `{_source_line(zh, line_zh)}`",
+    )
+
+
+def _source_line(code: str, line: int) -> str:
+    lines = code.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _first_difference(a: Any, b: Any, line_a: int, line_b: int) -> tuple[int, int] | None:
+    line_a = getattr(a, "lineno", line_a)
+    line_b = getattr(b, "lineno", line_b)
+    if type(a) is not type(b):
+        return line_a, line_b
+    if not isinstance(a, ast.AST):
+        return None if a == b else (line_a, line_b)
+    for name, value_a in ast.iter_fields(a):
+        value_b = getattr(b, name, None)
+        if isinstance(value_a, list) and isinstance(value_b, list):
+            for item_a, item_b in zip(value_a, value_b, strict=False):  # lengths: below
+                found = _first_difference(item_a, item_b, line_a, line_b)
+                if found is not None:
+                    return found
+            if len(value_a) != len(value_b):
+                extra_a = value_a[len(value_b):]
+                extra_b = value_b[len(value_a):]
+                # 0: that side has nothing where the other goes on
+                return (
+                    getattr(extra_a[0], "lineno", line_a) if extra_a else 0,
+                    getattr(extra_b[0], "lineno", line_b) if extra_b else 0,
+                )
+        else:
+            found = _first_difference(value_a, value_b, line_a, line_b)
+            if found is not None:
+                return found
+    return None
 
 
 # --------------------------------------------------------------------------- translations

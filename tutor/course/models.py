@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.i18n import BiText
+from tutor.i18n import BiText, Lang, Text
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 """Lesson and step ids: lowercase slugs, used in file names and ``LESSON/STEP`` references."""
@@ -34,7 +34,8 @@ Topic = Literal[
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # serialize_by_alias: a dump (the lesson cache) reads back as the YAML keys it came from
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
 
 # --------------------------------------------------------------------------- checks
@@ -167,22 +168,51 @@ class ReadingStep(_StepBase):
     body: BiText
 
 
-class CodeStep(_StepBase):
+STARTER_DESCRIPTION = (
+    "Code the learner starts from: one program for both languages, or {en: ..., zh: ...} "
+    "when its comments (or strings) are translated; the two must be the same program."
+)
+
+
+class _Exercise:
+    """Starter code in the learner's language, for code and fix steps.
+
+    The YAML key ``starter`` is stored as the bilingual ``starters``; ``starter`` stays the
+    English code, so code written before starters were translated keeps working.
+    """
+
+    starters: Text
+
+    @property
+    def starter(self) -> str:
+        return self.starters.en
+
+    def starter_for(self, lang: Lang) -> str:
+        return self.starters.get(lang)
+
+    def is_starter(self, code: str) -> bool:
+        """Is ``code`` the starter, untouched, in either language (trailing blanks aside)?"""
+        return code.rstrip() in (self.starters.en.rstrip(), self.starters.zh.rstrip())
+
+
+class CodeStep(_Exercise, _StepBase):
     """Write code that passes the checks; ``solution`` is the reference (truth from torch)."""
 
     kind: Literal["code"]
     prompt: BiText
-    starter: str = ""
+    starters: BiText = Field(
+        "", alias="starter", validate_default=True, description=STARTER_DESCRIPTION
+    )
     solution: str
     checks: list[Check] = Field(min_length=1)
 
 
-class FixStep(_StepBase):
+class FixStep(_Exercise, _StepBase):
     """Fix the bug: ``starter`` must fail (raise, or fail a check); ``solution`` passes."""
 
     kind: Literal["fix"]
     prompt: BiText
-    starter: str
+    starters: BiText = Field(alias="starter", description=STARTER_DESCRIPTION)
     solution: str
     checks: list[Check] = Field(min_length=1)
 

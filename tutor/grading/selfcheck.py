@@ -52,13 +52,31 @@ def _runnable(
             )
         )
     if isinstance(step, FixStep):
-        starter = grade_step(lesson, step, step.starter, runner=runner, device=device, cache=cache)
-        if starter.passed:
+        problems += _passing_starters(lesson, step, runner, device, cache)
+    return problems
+
+
+def _passing_starters(
+    lesson: Lesson, step: FixStep, runner: Runner, device: str, cache: ExpectedCache
+) -> list[SelfCheckProblem]:
+    """A fix-the-bug starter must fail in every language it is written in: a translated
+    starter is graded on its own, so a zh version that lost the bug is caught too."""
+    versions = {"en": step.starters.en, "zh": step.starters.zh}
+    translated = versions["en"] != versions["zh"]
+    problems: list[SelfCheckProblem] = []
+    for lang, code in versions.items():
+        if lang == "zh" and not translated:
+            break
+        verdict = grade_step(lesson, step, code, runner=runner, device=device, cache=cache)
+        if verdict.passed:
+            which = "the buggy starter"
+            if translated:
+                which = f"the {lang} version of the buggy starter"
             problems.append(
                 SelfCheckProblem(
                     step_id=step.id,
-                    field="starter",
-                    message="the buggy starter already passes every check; a fix-the-bug step's "
+                    field=f"starter.{lang}" if translated else "starter",
+                    message=f"{which} already passes every check; a fix-the-bug step's "
                     "starter must raise or fail a check",
                 )
             )
