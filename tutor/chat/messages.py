@@ -98,3 +98,9 @@ REDACTED_NOTE = T(
     "(Parts that would give away this step's answer were left out.)",
     "（会泄露本步答案的部分已被省略。）",
 )
+
+SYMPTOM = T(
+    "**{title}** — the usual causes, the most likely first:",
+    "**{title}** —— 常见原因（最可能的排在前面）：",
+)
+CAUSE = T("{n}. **{title}** — {text}\n   {read}", "{n}. **{title}** —— {text}\n   {read}")

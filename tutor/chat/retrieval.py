@@ -269,6 +269,12 @@ class Retriever:
             for lid, prior in self.data.priors.items()
         }
 
+    def without_quoted_messages(self, question: str) -> str:
+        """``question`` less the catalog error messages it quotes (the learner's own words)."""
+        return self._without_messages(
+            question, [i for i in self.patterns if self._quotes(i, question)]
+        )
+
     def _without_messages(self, question: str, pasted: list[int]) -> str:
         """``question`` less the error messages it quotes: what the learner says around them."""
         for i in pasted:

@@ -26,6 +26,7 @@ from tutor.chat.models import Answer, ChatContext, Glossary, Passage
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
+from tutor.chat.symptoms import Diagnosed, SymptomMatcher
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
     AnswerStep,
@@ -43,6 +44,8 @@ from tutor.sandbox.models import TensorSnapshot
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
 SUMMARY_CHARS = 650
+MAX_CAUSES = 5
+"""Causes listed for a symptom: the likely ones, not every catalog variant."""
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 
 
@@ -87,6 +90,7 @@ class Tutor:
             data = build_course_index(course, glossary or load_glossary(), entries, load_concepts())
         self.glossary = data.glossary
         self.retriever = Retriever(data)
+        self.symptoms = SymptomMatcher({p.id: p for p in data.passages})
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -226,18 +230,30 @@ class Tutor:
         top = found.top_score
         topic = self.retriever.judge(question, found)
         run_part = self._about_run(question, lang, context)
+        # "x.grad is None", "the grad keeps growing": answered by the symptom's likely causes,
+        # whose lessons come before what the words alone would pick
+        symptom = self.symptoms.match(self.retriever.without_quoted_messages(question))
+        if symptom is not None:
+            lessons = [*symptom.lessons, *(lid for lid in lessons if lid not in symptom.lessons)]
+            lessons = lessons[:3]
         # "how do I do this step?" on a step is about the course, whatever its words
         about_step = step is not None and points_at_step(question)
-        if run_part is None and (not hits or not (topic.on_topic or about_step)):
+        if (
+            run_part is None
+            and symptom is None
+            and (not hits or not (topic.on_topic or about_step))
+        ):
             return off_topic, [], secrets
         parts: list[str] = []
         sources: list[str] = []
         if run_part is not None:
             parts.append(run_part[0])
             sources.extend(run_part[1])
-        elif top < CONFIDENT_SCORE or topic.reason != "anchor":
+        elif symptom is None and (top < CONFIDENT_SCORE or topic.reason != "anchor"):
             parts.append(msg.LOW_CONFIDENCE.get(lang))
-        if hits:
+        if symptom is not None:
+            parts.extend(self._compose_symptom(symptom, lang, sources))
+        elif hits:
             prefer = run_part[2] if run_part else None
             parts.extend(
                 self._compose(
@@ -290,6 +306,19 @@ class Tutor:
             items = ", ".join(self._lesson_title(lid, lang) for lid in others)
             parts.append(msg.SEE_ALSO.format(items=items).get(lang))
         return parts
+
+    def _compose_symptom(self, found: Diagnosed, lang: Lang, sources: list[str]) -> list[str]:
+        """The symptom's likely causes, each explained in general terms with its lesson."""
+        lines = [msg.SYMPTOM.format(title=found.symptom.title.get(lang)).get(lang)]
+        for n, cause in enumerate(found.causes[:MAX_CAUSES], start=1):
+            read = self._read_line(cause.ref, lang) or ""
+            lines.append(
+                msg.CAUSE.format(
+                    n=n, title=cause.title.get(lang), text=cause.text.get(lang), read=read
+                ).get(lang)
+            )
+            sources.append(cause.source)
+        return ["\n".join(lines)]
 
     def _lesson_title(self, lesson_id: str, lang: Lang) -> str:
         try:

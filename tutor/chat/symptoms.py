@@ -1,0 +1,146 @@
+"""Symptom questions ("x.grad is None", "the grad keeps growing"): recognised from how
+learners describe them and answered by their likely causes, each with the lesson for it.
+
+The data is ``symptoms.yaml``; a cause points at a passage (a diagnosis catalog entry, whose
+run-independent summary explains it, or a glossary entry). Causes the question names an
+ingredient of ("intermediate", "detach", "no_grad") come first; the rest keep the file's
+order, the usual one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from ruamel.yaml import YAML
+
+from tutor.chat.models import Passage
+from tutor.i18n import BiText, Text
+
+PATH = Path(__file__).with_name("symptoms.yaml")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Patterns(_Strict):
+    en: list[str] = Field(default_factory=list)
+    zh: list[str] = Field(default_factory=list)
+
+    def compiled(self) -> re.Pattern[str] | None:
+        parts = [*self.en, *self.zh]
+        if not parts:
+            return None
+        return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)
+
+
+class Cause(_Strict):
+    ref: str = Field(pattern=r"^(catalog|glossary):[a-z0-9-]+$", description="A passage id.")
+    title: BiText | None = Field(None, description="When the passage's title is about a run.")
+    text: BiText | None = Field(None, description="When the passage's text is about more.")
+    lesson: str | None = Field(
+        None, pattern=r"^[a-z0-9-]+/[a-z0-9-]+$", description="Overrides the passage's lesson."
+    )
+    evidence: Patterns = Field(default_factory=Patterns)
+
+
+class Symptom(_Strict):
+    id: str
+    title: BiText
+    says: Patterns
+    causes: list[Cause] = Field(min_length=1)
+
+
+class Symptoms(_Strict):
+    symptoms: list[Symptom]
+
+
+@lru_cache(maxsize=1)
+def load_symptoms(path: Path = PATH) -> Symptoms:
+    return Symptoms.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class Likely:
+    """One cause of a recognised symptom, resolved to its passage."""
+
+    title: Text
+    text: Text
+    ref: str
+    """LESSON/STEP to read."""
+    source: str
+    """The passage id ('catalog:grad-none')."""
+    evidenced: bool
+
+
+@dataclass(frozen=True)
+class Diagnosed:
+    symptom: Symptom
+    causes: list[Likely]
+
+    @property
+    def lessons(self) -> list[str]:
+        """The causes' lessons, most likely first, each once."""
+        out: list[str] = []
+        for cause in self.causes:
+            lesson = cause.ref.partition("/")[0]
+            if lesson not in out:
+                out.append(lesson)
+        return out
+
+
+class SymptomMatcher:
+    """Recognises symptoms in a question; causes resolved against the index's passages."""
+
+    def __init__(self, passages: Mapping[str, Passage], symptoms: Symptoms | None = None):
+        self.symptoms = (symptoms or load_symptoms()).symptoms
+        self.passages = passages
+        self._says = {s.id: s.says.compiled() for s in self.symptoms}
+        self._evidence = {
+            (s.id, i): c.evidence.compiled() for s in self.symptoms for i, c in enumerate(s.causes)
+        }
+
+    def match(self, question: str) -> Diagnosed | None:
+        """The first symptom ``question`` describes, with its causes ordered for it."""
+        for symptom in self.symptoms:
+            says = self._says[symptom.id]
+            if says is None or not says.search(question):
+                continue
+            causes = [
+                cause
+                for i, c in enumerate(symptom.causes)
+                if (cause := self._resolve(symptom, i, c, question)) is not None
+            ]
+            if not causes:
+                continue  # its passages are not in this index (no catalog): not answerable
+            causes.sort(key=lambda c: not c.evidenced)  # stable: the file's order otherwise
+            return Diagnosed(symptom, causes)
+        return None
+
+    def _resolve(self, symptom: Symptom, i: int, cause: Cause, question: str) -> Likely | None:
+        passage = self.passages.get(cause.ref)
+        if passage is None:
+            return None
+        ref = cause.lesson or (
+            f"{passage.lesson_id}/{passage.step_id}" if passage.step_id else passage.lesson_id
+        )
+        if not ref:
+            return None
+        evidence = self._evidence[(symptom.id, i)]
+        return Likely(
+            title=cause.title or passage.title,
+            text=cause.text or _first_block(passage.text),
+            ref=ref,
+            source=cause.ref,
+            evidenced=bool(evidence and evidence.search(question)),
+        )
+
+
+def _first_block(text: Text) -> Text:
+    """A catalog passage is its summary, then its fix: the summary says the cause."""
+    return Text(en=text.en.split("\n\n")[0].strip(), zh=text.zh.split("\n\n")[0].strip())
