@@ -326,20 +326,31 @@ class LearningSession:
 
     # ------------------------------------------------------------------ code
 
-    def starter_code(self) -> str:
+    def starter_code(self, lang: Lang | None = None) -> str:
+        """The step's starting code in ``lang`` (default: the session's language)."""
         step = self.step
         if isinstance(step, RUNNABLE_KINDS):
-            return step.starter
+            return step.starter_for(lang or self.lang)
         if isinstance(step, AnswerStep):
             return step.code
         return ""
 
+    def is_starter(self, code: str) -> bool:
+        """Is ``code`` the current step's starter, untouched, in either language? The UI
+        reloads such code when the language changes; edited code is left as it is."""
+        step = self.step
+        return isinstance(step, RUNNABLE_KINDS) and step.is_starter(code)
+
     def code(self) -> str:
-        """The code to show for the current step: the learner's last code, else the starter."""
+        """The code to show for the current step: the learner's last code, else the starter.
+
+        Saved code that is an untouched starter (e.g. after a reset) is shown in the
+        session's language; anything the learner changed is shown exactly as they left it."""
         step = self.step
         if isinstance(step, RUNNABLE_KINDS):
             saved = self.store.last_code(self.ref)
-            return saved if saved is not None else step.starter
+            if saved is not None and not step.is_starter(saved):
+                return saved
         return self.starter_code()
 
     def save_code(self, code: str) -> None:
@@ -347,7 +358,8 @@ class LearningSession:
             self.store.save_code(self.ref, code)
 
     def reset_code(self) -> str:
-        """Back to the starter code (saved, so a restart shows it too)."""
+        """Back to the starter code in the session's language (saved, so a restart shows
+        the starter too, not the code it replaced)."""
         starter = self.starter_code()
         self.save_code(starter)
         return starter

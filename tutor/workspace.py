@@ -313,8 +313,10 @@ class Workspace:
             report.kept.append(entry.path)
             return entry
         code = (saved_code(entry.ref) if saved_code else None) or (
-            split_code(current) if current is not None else step.starter
+            split_code(current) if current is not None else None
         )
+        if code is None or step.is_starter(code):  # an untouched starter follows the language
+            code = step.starter_for(lang)
         text = render_exercise(lesson, step, step_no, lang, code)
         if current == text:
             report.unchanged.append(entry.path)

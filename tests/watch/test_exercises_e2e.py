@@ -185,3 +185,30 @@ def test_watch_as_a_subprocess(
         assert store.attempts(FIRST) == 2
         assert store.hints_revealed(FIX) == 1
         assert store.position() == ("mini-graph", "fix-scalar")
+
+
+def test_watch_with_piped_commands_runs_them_and_exits_at_the_end_of_input(
+    tmp_path: Path,
+) -> None:
+    """`printf 'hint\\nr\\n' | tutor watch`: each line is a command; EOF quits with 0."""
+    ex = tmp_path / "ex"
+    assert main(_cli(tmp_path, "start", "--dir", str(ex), "--lang", "zh")) == 0
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "120"}
+    command = _cli(tmp_path, "watch", "--dir", str(ex), "--device", "cpu")
+    result = subprocess.run(
+        [sys.executable, "-m", "tutor", *command],
+        input="hint\n提示\nr\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "提示 1/2" in out and "提示 2/2" in out, out
+    assert "得分" in out, "r graded the file"
+    assert out.rstrip().endswith("再见，你的进度已保存。")
+    with ProgressStore.default(tmp_path / "data") as store:
+        assert store.hints_revealed(FIRST) == 2
+        assert store.attempts(FIRST) == 1

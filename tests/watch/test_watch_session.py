@@ -239,7 +239,7 @@ def test_key_reader_line_mode() -> None:
     reader.start()
     got = []
     deadline = time.monotonic() + 10
-    while len(got) < 3 and time.monotonic() < deadline:
+    while len(got) < 4 and time.monotonic() < deadline:
         key = reader.get()
         if key is None:
             time.sleep(0.01)
@@ -247,7 +247,7 @@ def test_key_reader_line_mode() -> None:
             got.append(key)
     reader.close()
     assert not reader.is_tty
-    assert got == ["h", "n", "q"]
+    assert got == ["h", "next", "q", "\x04"], "a line is a command; the end of input quits"
 
 
 def test_a_grading_error_is_reported_and_watching_goes_on(
@@ -294,3 +294,30 @@ def test_key_reader_on_a_terminal_reads_single_keys_and_restores_the_mode() -> N
     finally:
         stream.close()
         os.close(master)
+
+
+def test_command_words_work_like_keys(
+    make_session: Callable[..., WatchSession], store: ProgressStore, take_output
+) -> None:
+    session = make_session(lang="zh")
+    assert session.handle_key("hint") and session.handle_key(" 提示 ")
+    assert store.hints_revealed(FIRST) == 2
+    assert session.handle_key("NEXT")
+    assert session.current.ref == FIX
+    take_output()
+    assert session.handle_key("nope")
+    assert "未知按键 'nope'" in take_output()
+    assert session.handle_key("退出") is False
+    assert session.handle_key("\x04") is False, "the end of piped input quits"
+
+
+def test_a_missing_file_is_written_again_with_the_starter_of_the_session_language(
+    make_session: Callable[..., WatchSession], workspace: Workspace
+) -> None:
+    session = make_session(lang="zh")
+    entry = session.current
+    assert entry.ref == FIRST
+    workspace.path_of(entry).unlink()
+    session.handle_key("r")
+    text = workspace.read(session.entries[session.index]) or ""
+    assert "# 在这里写你的代码" in text and "# your code here" not in text

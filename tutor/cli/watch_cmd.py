@@ -56,8 +56,9 @@ MSG: dict[str, Text] = {
         "按键：h 提示 · n 下一个练习 · r 重新运行 · q 退出",
     ),
     "keys_lines": T(
-        "type h, n, r or q and press Enter",
-        "输入 h、n、r 或 q 后按回车",
+        "type h, n, r or q (or hint, next, run, quit) and press Enter; "
+        "the end of the input quits",
+        "输入 h、n、r 或 q（或 提示、下一个、运行、退出）后按回车；输入结束时退出",
     ),
     "watching": T(
         "Watching {n} exercise files in {dir}. Save a file to grade it.",
@@ -105,6 +106,16 @@ MSG: dict[str, Text] = {
     ),
     "bye": T("Bye. Your progress is saved.", "再见，你的进度已保存。"),
 }
+
+
+QUIT_KEYS = ("q", "\x04")
+"""``q``, or Ctrl+D / the end of piped input (:class:`KeyReader` sends it at EOF)."""
+
+COMMAND_WORDS = {
+    "hint": "h", "next": "n", "run": "r", "quit": "q", "exit": "q", "help": "?",
+    "提示": "h", "下一个": "n", "运行": "r", "退出": "q", "帮助": "?",
+}
+"""Whole words a line of piped input may give instead of the key (en and zh)."""
 
 
 @dataclass
@@ -199,7 +210,8 @@ class WatchSession:
 
         lesson, step = self.course.find(entry.ref)
         step_no = lesson.steps.index(step) + 1
-        text = render_exercise(lesson, step, step_no, self.lang, step.starter)  # type: ignore[arg-type]
+        code = step.starter_for(self.lang)  # type: ignore[union-attr]
+        text = render_exercise(lesson, step, step_no, self.lang, code)  # type: ignore[arg-type]
         new_entry = self.workspace.write_exercise(entry, text)
         self.entries[self.entries.index(entry)] = new_entry
         self.manifest.exercises = [
@@ -399,9 +411,10 @@ class WatchSession:
     # ------------------------------------------------------------------ keys
 
     def handle_key(self, key: str) -> bool:
-        """React to one key; False means quit."""
-        key = key.lower()
-        if key in ("q", "\x04"):
+        """React to one key (or a command word such as ``hint``); False means quit."""
+        key = key.strip().lower() if key.strip() else key
+        key = COMMAND_WORDS.get(key, key)
+        if key in QUIT_KEYS:
             self._say("bye")
             return False
         if key == "h":
@@ -455,8 +468,9 @@ class KeyReader:
     """Keys from stdin without blocking the watch loop.
 
     On a terminal, a thread reads single characters in cbreak mode (no Enter needed; Ctrl+C
-    still interrupts); otherwise (a pipe) it reads lines and passes on their first
-    character. The terminal mode is restored by :meth:`close`.
+    still interrupts); otherwise (a pipe) it reads lines, passes on each as a command
+    (``h`` or ``hint``), and at the end of the input passes on Ctrl+D, which quits. The
+    terminal mode is restored by :meth:`close`.
     """
 
     def __init__(self, stream: TextIO | None = None) -> None:
@@ -493,11 +507,14 @@ class KeyReader:
             self.keys.put(data.decode("utf-8", "replace"))
 
     def _read_lines(self, _fd: int) -> None:
-        # EOF (stdin is /dev/null, or closed): stop reading keys, keep watching.
+        # Each line is one command: a key (`h`) or a word (`hint`, `提示`). The end of the
+        # input ends the session, as Ctrl+D does on a terminal: `printf 'r\n' | tutor watch`
+        # grades once and exits 0 instead of watching forever with no way to be told to stop.
         for line in self.stream:
-            key = line.strip()[:1]
-            if key:
-                self.keys.put(key)
+            command = line.strip()
+            if command:
+                self.keys.put(command)
+        self.keys.put(QUIT_KEYS[1])
 
     def get(self) -> str | None:
         try:
