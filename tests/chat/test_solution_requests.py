@@ -162,3 +162,55 @@ def test_code_parts_are_the_names_the_step_defines() -> None:
     code = "import torch\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n"
     assert step_code_parts(code) == ["Net", "forward"]
     assert step_code_parts("x = torch.ones(2)\ny = x * 2\n") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "reasons"),
+    [
+        # indirect: the value of the step's own expression, the numbers, the whole code
+        ("ok so what should x.grad come out as here", {"expression"}),
+        ("这题答案是多少", {"answer"}),
+        ("just tell me the numbers", {"value"}),
+        ("完整代码发我", {"answer"}),
+        ("can you give me the code for this one", {"code"}),
+        # the change that fixes it
+        ("第二行到底改成什么？", {"fix"}),
+        ("what do i change the dtype to, just say it", {"fix"}),
+        ("send me the fixed line pls", {"fix", "answer", "code"}),
+        # what the grader accepts is the answer
+        ("post a version that passes the checks", {"answer"}),
+        ("给我一个能通过检查的写法", {"answer"}),
+        ("what's the method body here", {"code"}),
+        # an error names which exercise; another clause asks for the answer
+        ("the one that crashes with the device error: give me its first line", {"code"}),
+        ("报错的那一步，直接告诉我那一行", {"code"}),
+        # an explicit answer is asked for, whatever else is said
+        ("改错题的参考答案发一下", {"answer"}),
+        ("my run errors out, just paste the solution", {"answer"}),
+    ],
+)
+def test_requests_by_structure_in_both_languages(question: str, reasons: set[str]) -> None:
+    ev = detect(question, **ON_STEP)  # type: ignore[arg-type]
+    assert ev.request and ev.reason in reasons, ev
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "why should x.grad be 4 here",
+        "怎么理解这一步的答案",
+        "这一步报错了，是什么意思",
+        "my code for this step fails, what is going on",
+        "explain what the fixed line does",
+        "为什么要改成 float",
+        "what is the difference between the fixed version and mine",
+    ],
+)
+def test_asking_to_understand_or_about_trouble_is_not_a_request(question: str) -> None:
+    ev = detect(question, **ON_STEP)  # type: ignore[arg-type]
+    assert not ev.request and ev.reason == "explanatory"
+
+
+def test_a_change_asked_for_is_a_request_only_on_a_step() -> None:
+    assert detect("第一行改成啥", on_step=True).request
+    assert not detect("第一行改成啥").request  # nothing to change: a general question

@@ -7,10 +7,11 @@ Requests are composed of parts instead, each a short list of patterns in
 the working version, 答案/完整代码); or with code or a value (code, number, result, 代码/
 多少/值) when the learner is on a step or points at it ("the box", "这一步"); or a value ask
 about one of the step's own expressions ("what should x.grad be"); a named part of the step's
-code handed over ("write forward out for me"); anything asked for to copy ("我抄一下就行").
-"Help me write X" is a
-request only when X is about the course; explanatory questions (why/how does/what is the
-difference, 为什么/怎么理解) and questions about something going wrong never are.
+code handed over ("write forward out for me"); anything asked for to copy ("我抄一下就行");
+the change that fixes the step ("第一行改成啥", "what do I change it to"). "Help me write X"
+is a request only when X is about the course; explanatory questions (why/how does/what is
+the difference, 为什么/怎么理解) never are, and a clause about something going wrong
+("报错的那题") asks about the trouble, not for the answer (another clause may still ask).
 :func:`detect` also says which composition decided.
 """
 
@@ -27,7 +28,7 @@ from ruamel.yaml import YAML
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
-_CLAUSE_RE = re.compile(r"[,;!?，；！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
+_CLAUSE_RE = re.compile(r"[,;:!?，；：！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
 
 
 class _Patterns(BaseModel):
@@ -46,12 +47,14 @@ class RequestParts(BaseModel):
     answer_object: _Patterns
     code_object: _Patterns
     value_object: _Patterns
+    fix_object: _Patterns
     pointer: _Patterns
     value_ask: _Patterns
     produce: _Patterns
     copy_intent: _Patterns
     do_for_me: _Patterns
     explanatory: _Patterns
+    trouble: _Patterns
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,9 @@ class Evidence:
 
     request: bool
     reason: str
-    """Which composition decided: 'answer', 'code', 'value', 'expression', 'part', 'copy',
-    'do-for-me', 'explanatory' (a cue that vetoed), or '' (nothing asked for)."""
+    """Which composition decided: 'answer', 'fix', 'code', 'value', 'expression', 'part',
+    'copy', 'do-for-me', 'explanatory' (an explanatory or trouble cue that vetoed), or ''
+    (nothing asked for)."""
 
 
 class _Compiled:
@@ -73,12 +77,14 @@ class _Compiled:
         self.answer = both(parts.answer_object)
         self.code = both(parts.code_object)
         self.value = both(parts.value_object)
+        self.fix = both(parts.fix_object)
         self.pointer = both(parts.pointer)
         self.value_ask = both(parts.value_ask)
         self.produce = both(parts.produce)
         self.copy_intent = both(parts.copy_intent)
         self.do_for_me = both(parts.do_for_me)
         self.explanatory = both(parts.explanatory)
+        self.trouble = both(parts.trouble)
 
 
 @lru_cache(maxsize=1)
@@ -138,26 +144,37 @@ def detect(
     for clause in clauses(question):
         if c.answer.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
             return Evidence(True, "answer")
+        if pointed and c.fix.search(clause):  # "第一行改成啥": the change itself
+            return Evidence(True, "fix")
         if not c.ask.search(clause):
             continue
-        if c.answer.search(clause):
+        if c.answer.search(clause):  # naming the answer asks for it, trouble or not
             return Evidence(True, "answer")
+        if c.trouble.search(clause):  # this clause is about what went wrong
+            continue
         if pointed and c.code.search(clause):
             return Evidence(True, "code")
         if pointed and c.value.search(clause):
             return Evidence(True, "value")
     for clause in clauses(question):
+        if c.trouble.search(clause):
+            continue
         if exprs and c.value_ask.search(clause) and any(_mentions(clause, e) for e in exprs):
             return Evidence(True, "expression")
         if parts and c.produce.search(clause) and any(_mentions(clause, p) for p in parts):
             return Evidence(True, "part")
-    if c.do_for_me.search(question) and (
-        c.pointer.search(question) is not None
-        or any(_mentions(question, e) for e in exprs)
-        or (about_course is not None and about_course())
+    trouble = c.trouble.search(question) is not None
+    if (
+        not trouble
+        and c.do_for_me.search(question)
+        and (
+            c.pointer.search(question) is not None
+            or any(_mentions(question, e) for e in exprs)
+            or (about_course is not None and about_course())
+        )
     ):
         return Evidence(True, "do-for-me")
-    return Evidence(False, "")
+    return Evidence(False, "explanatory" if trouble else "")
 
 
 def points_at_step(question: str) -> bool:
