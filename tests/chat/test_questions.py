@@ -123,3 +123,16 @@ def test_fourth_held_out_set_keeps_what_round_five_fixed() -> None:
     refused, total = report.refused_with_hint
     assert total == 6 and refused == total and report.leaks == 0
     assert all(r.top1 for r in report.subset(OFF_TOPIC))
+
+
+def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
+    """Written by someone who never read the chat code; measured once at the end of round 5
+    (85% top-1, 3/6 solution requests refused, 5/6 off-topic declined). Round 6 read its
+    misses and changed the model (symptoms answered by their causes, a solution request's
+    trouble cue vetoing only its own clause): 92.5% top-1, 6/6. A regression floor."""
+    cases = load_cases(HERE / "heldout5.yaml")
+    assert len(cases) == 40 and sum(has_cjk(c.q) for c in cases) == 20
+    report = evaluate(Tutor(load_course()), cases)
+    assert report.top1 >= 0.85 and report.top3 >= 0.9
+    refused, total = report.refused_with_hint
+    assert total == 6 and refused == total and report.leaks == 0
