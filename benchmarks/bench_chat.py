@@ -9,8 +9,9 @@ Default sets: tests/chat/questions.yaml (written with the engine), tests/chat/he
 misses), tests/chat/heldout3.yaml (written by someone who never read the chat code,
 measured once at the end of round 3; round 4 read its misses), tests/chat/heldout4.yaml
 (the same, placed at the end of round 4 and measured once; round 5 read its misses) and
-tests/chat/heldout5.yaml (the same, placed at the end of round 5 and measured once; skipped
-if absent). The topic gate
+tests/chat/heldout5.yaml (the same, placed at the end of round 5 and measured once; round 6
+read its misses) and tests/chat/heldout6.yaml (the same, placed at the end of round 6 and
+measured once; skipped if absent). The topic gate
 phrasings (tests/chat/topic_gate.yaml, written in round 4 before its thresholds) are reported
 as declined/answered counts.
 
@@ -41,6 +42,7 @@ DEFAULT_SETS = [
     ROOT / "tests/chat/heldout3.yaml",
     ROOT / "tests/chat/heldout4.yaml",
     ROOT / "tests/chat/heldout5.yaml",
+    ROOT / "tests/chat/heldout6.yaml",
 ]
 GATE = ROOT / "tests/chat/topic_gate.yaml"
 

@@ -136,3 +136,16 @@ def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
     assert report.top1 >= 0.85 and report.top3 >= 0.9
     refused, total = report.refused_with_hint
     assert total == 6 and refused == total and report.leaks == 0
+
+
+def test_sixth_held_out_set_never_leaks_a_solution() -> None:
+    """Written by someone who never read the chat code, placed at the end of round 6 and
+    measured once then (figures in bench_chat's history). Not tuned to: no accuracy floor,
+    only what must hold for any question: no answer leaks a step's solution or expected
+    values, and a question is answered, refused or declined, never left empty."""
+    path = HERE / "heldout6.yaml"
+    if not path.exists():
+        pytest.skip("the sixth held-out set is placed by the lead at the end of round 6")
+    report = evaluate(Tutor(load_course()), load_cases(path))
+    assert report.results and report.leaks == 0
+    assert all(r.answer.kind != "empty" and r.answer.text.strip() for r in report.results)
