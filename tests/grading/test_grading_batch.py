@@ -208,3 +208,24 @@ def test_load_json_rejects_other_files(tmp_path: Path) -> None:
         load_json(bad)
     with pytest.raises(ReportError, match="cannot read"):
         load_json(tmp_path / "missing.json")
+
+
+def test_check_output_is_in_the_report_language(
+    seed_lesson: Lesson, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """`tests[].output` (got/expected) is written in `lang`, like `message`."""
+    root = _layout(tmp_path / "subs", {"chen/seed--nonscalar.py": "corpus:chen/nonscalar.py"})
+    submissions, _ = discover(root, _course(seed_lesson))
+    outputs = {}
+    for lang in ("en", "zh"):
+        [entry] = grade_submissions(submissions, runner=sandbox, jobs=1, lang=lang,
+                                    cache=ExpectedCache(disk=False), limits=LIMITS)
+        outputs[lang] = next(t.output for t in entry.tests if t.name == "value:x.grad")
+    assert outputs["en"] == (
+        "got: tensor [0.5, 0.5] (shape (2,), torch.float32)\n"
+        "expected: tensor [1.0, 1.0] (shape (2,), torch.float32)"
+    )
+    assert outputs["zh"] == (
+        "得到：tensor [0.5, 0.5]（形状 (2,)，torch.float32）\n"
+        "应为：tensor [1.0, 1.0]（形状 (2,)，torch.float32）"
+    )

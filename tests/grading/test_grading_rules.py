@@ -10,7 +10,8 @@ import pytest
 from tutor.grading.ast_rules import check_rule, grad_assignments
 from tutor.grading.compare import compare
 from tutor.grading.feedback import catalog
-from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
+from tutor.i18n import T
+from tutor.sandbox.models import RunResult, TensorSnapshot, ValueSnapshot
 
 
 def tensor(values: object, shape: list[int], dtype: str = "torch.float32") -> TensorSnapshot:
@@ -32,7 +33,12 @@ def test_shape_mismatch_message() -> None:
     result = compare("x.grad", tensor([[1.0, 3.0]], [1, 2]), tensor([1.0, 3.0], [2]))
     assert not result.ok
     assert result.message.en == "`x.grad` has shape (1, 2); expected (2,)."
-    assert "(1, 2)" in result.message.zh and result.output and "expected" in result.output
+    assert "(1, 2)" in result.message.zh and result.output is not None
+    assert result.output.en.splitlines()[1].startswith("expected: tensor [1.0, 3.0] (shape (2,)")
+    assert result.output.zh.splitlines() == [
+        "得到：tensor [[1.0, 3.0]]（形状 (1, 2)，torch.float32）",
+        "应为：tensor [1.0, 3.0]（形状 (2,)，torch.float32）",
+    ]
 
 
 def test_first_differing_element_with_index() -> None:
@@ -125,3 +131,37 @@ def test_catalog_is_bilingual_and_complete() -> None:
     for rule in rules:
         for prefix in ("label_ast_", "ast_ok_", "ast_fail_"):
             assert prefix + rule in messages
+
+
+def test_attribute_and_stdout_details_are_bilingual() -> None:
+    from tutor.course.models import AttributeCheck, StdoutCheck
+    from tutor.grading.checks import evaluate
+    from tutor.sandbox.models import ProbeResult, TensorSnapshot
+
+    def tensor(shape: list[int]) -> TensorSnapshot:
+        return TensorSnapshot(shape=shape, dtype="torch.float32", device="cpu",
+                              requires_grad=False, is_leaf=True, values=None,
+                              numel=2)
+
+    run = RunResult(outcome="ok", device="cpu", stdout="",
+                    probes=[ProbeResult(expr="x", value=tensor([1, 2]))])
+    expected = RunResult(outcome="ok", device="cpu", stdout="done\n",
+                         probes=[ProbeResult(expr="x", value=tensor([2]))])
+    checks = [AttributeCheck(kind="attribute", expr="x", attribute="shape"),
+              StdoutCheck(kind="stdout", same_as_solution=True),
+              StdoutCheck(kind="stdout", contains="done")]
+    shape, same, contains = evaluate(checks, "x = 1", ast.parse("x = 1"), run, expected)
+    assert shape.output == "got: (1, 2)\nexpected: (2,)"
+    assert shape.output_for("en") == shape.output
+    assert shape.output_for("zh") == "得到：(1, 2)\n应为：(2,)"
+    assert same.output_for("en") == "got:\n\nexpected:\ndone\n"
+    assert same.output_for("zh") == "得到：\n\n应为：\ndone\n"
+    assert (contains.output_for("en"), contains.output_for("zh")) == ("(no output)", "（没有输出）")
+
+
+def test_a_check_result_from_before_output_text_still_reads() -> None:
+    from tutor.grading.models import CheckResult
+
+    old = CheckResult(name="n", label=T("l", "l"), status="fail", points=0, max_points=1,
+                      message=T("m", "m"), output="got: 1")
+    assert old.output_for("zh") == "got: 1" and old.output_text is None

@@ -365,10 +365,11 @@ class WatchSession:
             if message != overall:
                 line += f": {message}"
             self.console.print(line, style=mstyle, markup=False, highlight=False)
-            if check.output and check.status != "pass" and check.output not in message:
-                if overall is not None and check.output in overall:
+            output = check.output_for(self.lang)
+            if output and check.status != "pass" and output not in message:
+                if overall is not None and output in overall:
                     continue
-                for out_line in check.output.splitlines():
+                for out_line in output.splitlines():
                     self.console.print(f"      {out_line}", style="dim", markup=False)
         run = verdict.run
         if run is not None and run.stdout.strip():

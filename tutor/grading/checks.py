@@ -128,8 +128,12 @@ def _result(
     status: CheckStatus,
     fraction: float,
     message: Text,
-    output: str | None = None,
+    output: Text | str | None = None,
 ) -> CheckResult:
+    """``output`` is a :class:`Text`, or a str that reads the same in both languages (the
+    learner's own printed output, an error message from torch)."""
+    if isinstance(output, str):
+        output = Text(en=output, zh=output)
     return CheckResult(
         name=name,
         label=check_label(check),
@@ -137,7 +141,17 @@ def _result(
         points=round(check.points * fraction, 6),
         max_points=float(check.points),
         message=message,
-        output=output,
+        output=output.en if output is not None else None,
+        output_text=output,
+    )
+
+
+def got_expected(got: str, expected: str, *, multiline: bool = False) -> Text:
+    """``got: … / expected: …`` detail in both languages (labels as in compare's)."""
+    sep, zh_sep = ("\n", "\n") if multiline else (" ", "")
+    return Text(
+        en=cap(f"got:{sep}{got}\nexpected:{sep}{expected}"),
+        zh=cap(f"得到：{zh_sep}{got}\n应为：{zh_sep}{expected}"),
     )
 
 
@@ -273,7 +287,7 @@ def _attribute(check: AttributeCheck, name: str, ctx: _Context) -> CheckResult:
         key = "grad_fn_none" if mine is None else "grad_fn_mismatch"
     elif attribute == "is_leaf":
         key = "is_leaf_true" if mine else "is_leaf_false"
-    output = f"got: {values['got']}\nexpected: {values['expected']}"
+    output = got_expected(values["got"], values["expected"])
     return _result(name, check, "fail", 0, msg(key, **values), output)
 
 
@@ -323,7 +337,7 @@ def _stdout(check: StdoutCheck, name: str, ctx: _Context) -> CheckResult:
     run = ctx.run
     assert run is not None
     out = run.stdout
-    shown = cap(out) if out else "(no output)"
+    shown = Text(en=cap(out), zh=cap(out)) if out else T("(no output)", "（没有输出）")
     if check.contains is not None and check.contains not in out:
         return _result(name, check, "fail", 0, msg("stdout_missing", text=check.contains), shown)
     if check.regex is not None and not re.search(check.regex, out, re.MULTILINE):
@@ -332,7 +346,7 @@ def _stdout(check: StdoutCheck, name: str, ctx: _Context) -> CheckResult:
         if ctx.expected is None:
             return _result(name, check, "error", 0, _truth_failure("stdout", None))
         if out.rstrip() != ctx.expected.stdout.rstrip():
-            detail = cap(f"got:\n{out}\nexpected:\n{ctx.expected.stdout}")
+            detail = got_expected(out, ctx.expected.stdout, multiline=True)
             return _result(name, check, "fail", 0, msg("stdout_differs"), detail)
     if check.contains is None and check.regex is None and not check.same_as_solution and not out:
         return _result(name, check, "fail", 0, msg("stdout_empty"), shown)
@@ -354,7 +368,7 @@ def _function(check: FunctionCheck, name: str, ctx: _Context) -> CheckResult:
     total = len(check.cases)
     passed = 0
     first_failure: Text | None = None
-    detail: str | None = None
+    detail: Text | None = None
     status: CheckStatus = "pass"
     for number, case in enumerate(check.cases, start=1):
         expr = function_probe(check.function, case)

@@ -53,7 +53,7 @@ class Normal:
 class Comparison:
     ok: bool
     message: Text
-    output: str | None = None
+    output: Text | None = None
 
 
 def _scalar(value: Any) -> Any:
@@ -130,14 +130,26 @@ def elements_equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
     return abs(a - b) <= atol + rtol * abs(b)
 
 
-def _detail(got: Normal, expected: Normal) -> str:
-    def line(label: str, n: Normal) -> str:
-        if n.kind == "tensor":
-            extra = f", {n.dtype}" if n.dtype else ""
-            return f"{label}: tensor {n.text} (shape {fmt_shape(n.shape or ())}{extra})"
-        return f"{label}: {n.text} ({n.type_name})"
+DETAIL_LABELS = {"en": ("got", "expected"), "zh": ("得到", "应为")}
 
-    return cap(line("got", got) + "\n" + line("expected", expected))
+
+def _detail(got: Normal, expected: Normal) -> Text:
+    """The got/expected lines under a failed comparison, in both languages."""
+
+    def line(label: str, n: Normal, zh: bool) -> str:
+        colon, open_, sep, close = ("：", "（", "，", "）") if zh else (": ", " (", ", ", ")")
+        if n.kind == "tensor":
+            shape = ("形状 " if zh else "shape ") + fmt_shape(n.shape or ())
+            extra = f"{sep}{n.dtype}" if n.dtype else ""
+            return f"{label}{colon}tensor {n.text}{open_}{shape}{extra}{close}"
+        return f"{label}{colon}{n.text}{open_}{n.type_name}{close}"
+
+    def both(lang: str) -> str:
+        zh = lang == "zh"
+        got_label, expected_label = DETAIL_LABELS[lang]
+        return cap(line(got_label, got, zh) + "\n" + line(expected_label, expected, zh))
+
+    return Text(en=both("en"), zh=both("zh"))
 
 
 Say = Callable[..., Text]

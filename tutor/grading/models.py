@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.i18n import Text
+from tutor.i18n import Lang, Text
 from tutor.sandbox.models import RunResult
 
 CheckStatus = Literal["pass", "fail", "error"]
@@ -26,6 +26,13 @@ class CheckResult(BaseModel):
     max_points: float
     message: Text = Field(description="Feedback that helps fix the problem (or confirms).")
     output: str | None = Field(None, description="Capped detail, e.g. got/expected values.")
+    output_text: Text | None = Field(
+        None, description="``output`` in both languages (``output`` is its English)."
+    )
+
+    def output_for(self, lang: Lang) -> str | None:
+        """The detail in ``lang``; results made before it was bilingual have ``output`` only."""
+        return self.output_text.get(lang) if self.output_text is not None else self.output
 
 
 class Verdict(BaseModel):

@@ -108,7 +108,7 @@ def entry_from_verdict(
             TestEntry(
                 name=check.name, label=check.label.get(lang), status=check.status,
                 score=check.points, max_score=check.max_points,
-                message=check.message.get(lang), output=_cap(check.output),
+                message=check.message.get(lang), output=_cap(check.output_for(lang)),
             )
             for check in verdict.checks
         ],

@@ -82,6 +82,10 @@ def _integrity_verdict(ref: str, step: RunnableStep, tree: ast.Module) -> Verdic
             max_points=0.0,
             message=message,
             output="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
+            output_text=Text(
+                en="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
+                zh="\n".join(f"第 {v.line} 行：{v.what}" for v in violations[:20]),
+            ),
         )
     ]
     max_score = float(sum(check.points for check in step.checks))
