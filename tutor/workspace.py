@@ -66,9 +66,11 @@ def _writing(path: Path) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
+        reason = exc.strerror or exc
         raise WorkspaceError(
-            f"cannot write {path}: {exc.strerror or exc}",
-            hint="pass --dir with a folder you can write to",
+            T(f"cannot write {path}: {reason}", f"无法写入 {path}：{reason}"),
+            hint=T("pass --dir with a folder you can write to",
+                   "用 --dir 指定一个你能写入的文件夹"),
         ) from exc
 
 
@@ -194,21 +196,27 @@ class Workspace:
     def load_manifest(self) -> Manifest:
         if not self.exists():
             raise WorkspaceError(
-                f"no exercises in {self.root} (missing {MANIFEST_NAME})",
-                hint=f"run `tutor start --dir {self.root}` first",
+                T(f"no exercises in {self.root} (missing {MANIFEST_NAME})",
+                  f"{self.root} 中没有练习（缺少 {MANIFEST_NAME}）"),
+                hint=T(f"run `tutor start --dir {self.root}` first",
+                       f"请先运行 `tutor start --dir {self.root}`"),
             )
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
             manifest = Manifest.model_validate(data)
         except (OSError, ValueError, ValidationError) as exc:
+            why = str(exc).splitlines()[0]
             raise WorkspaceError(
-                f"cannot read {self.manifest_path}: {str(exc).splitlines()[0]}",
-                hint="delete it and run `tutor start` again (files you changed are kept)",
+                T(f"cannot read {self.manifest_path}: {why}",
+                  f"无法读取 {self.manifest_path}：{why}"),
+                hint=T("delete it and run `tutor start` again (files you changed are kept)",
+                       "删除它后重新运行 `tutor start`（你改过的文件会保留）"),
             ) from exc
         if manifest.version > MANIFEST_VERSION:
             raise WorkspaceError(
-                f"{self.manifest_path} was written by a newer autograd-tutor",
-                hint="upgrade autograd-tutor",
+                T(f"{self.manifest_path} was written by a newer autograd-tutor",
+                  f"{self.manifest_path} 是由更新版本的 autograd-tutor 写入的"),
+                hint=T("upgrade autograd-tutor", "请升级 autograd-tutor"),
             )
         return manifest
 
@@ -229,7 +237,10 @@ class Workspace:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            raise WorkspaceError(f"cannot read {self.path_of(entry)}: {exc}") from exc
+            path = self.path_of(entry)
+            raise WorkspaceError(
+                T(f"cannot read {path}: {exc}", f"无法读取 {path}：{exc}")
+            ) from exc
 
     def changed_by_learner(self, entry: ExerciseEntry) -> bool:
         """True when the file differs from what tutor wrote (or tutor never wrote it)."""
@@ -268,9 +279,10 @@ class Workspace:
             unknown = wanted - {lesson.id for lesson in course.lessons}
             if unknown:
                 known = ", ".join(lesson.id for lesson in course.lessons)
+                missing = ", ".join(sorted(unknown))
                 raise WorkspaceError(
-                    f"no lesson {', '.join(sorted(unknown))} in the course",
-                    hint=f"lessons: {known}",
+                    T(f"no lesson {missing} in the course", f"课程中没有课程 {missing}"),
+                    hint=T(f"lessons: {known}", f"现有课程：{known}"),
                 )
         manifest = self.load_manifest() if self.exists() else Manifest()
         manifest.lang = lang

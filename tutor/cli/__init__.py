@@ -72,9 +72,11 @@ def _error_text(exc: TutorError, args: argparse.Namespace) -> str:
     """``tutor: error: ...`` with its hint, the labels in the user's language."""
     from tutor.cli.common import resolve_lang
 
-    error, hint = ("错误", "提示") if resolve_lang(args) == "zh" else ("error", "hint")
-    text = f"tutor: {error}: {exc.message}"
-    return f"{text}\n  {hint}: {exc.hint}" if exc.hint else text
+    lang = resolve_lang(args)
+    error, hint = ("错误", "提示") if lang == "zh" else ("error", "hint")
+    text = f"tutor: {error}: {exc.message_in(lang)}"
+    hint_text = exc.hint_in(lang)
+    return f"{text}\n  {hint}: {hint_text}" if hint_text else text
 
 
 if __name__ == "__main__":  # pragma: no cover

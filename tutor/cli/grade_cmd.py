@@ -26,12 +26,6 @@ LABELS = {
     "passed": T("passed", "通过"),
     "feedback": T("feedback", "反馈"),
     "grading": T("grading", "评分中"),
-    "total": T(
-        "{submissions} submissions: {passed} passed, {failed} failed, {errors} errors, "
-        "{not_gradable} not gradable; score {score:g}/{max_score:g} ({percent:.1f}%)",
-        "共 {submissions} 份提交：{passed} 份通过，{failed} 份未通过，{errors} 份出错，"
-        "{not_gradable} 份无法评分；得分 {score:g}/{max_score:g}（{percent:.1f}%）",
-    ),
     "resumed": T(
         "{count} unchanged submissions taken from {path}",
         "{count} 份未改动的提交沿用了 {path} 中的结果",
@@ -49,6 +43,11 @@ STATUS = {
     "error": T("error", "出错"),
     "not_gradable": T("not gradable", "无法评分"),
 }
+TOTAL_ZH = (
+    "共 {submissions} 份提交：{passed} 份通过，{failed} 份未通过，{errors} 份出错，"
+    "{not_gradable} 份无法评分；得分 {score:g}/{max_score:g}（{percent:.1f}%）"
+)
+"""The summary line in Chinese; English is built by :func:`total_line` for its plurals."""
 MAX_EXERCISE_COLUMNS = 6
 """More exercises than this and the summary shows passed/score per student instead."""
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
@@ -110,15 +109,18 @@ def _exercise_submissions(
         lesson, step = course.find(ref)
     except KeyError:
         raise TutorError(
-            f"no exercise {ref!r} in the course",
-            hint="`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
+            T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
+            hint=T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
+                   "`tutor lessons` 会列出课程和步骤；请写成 LESSON/STEP"),
         ) from None
     if not isinstance(step, (CodeStep, FixStep)):
-        raise TutorError(f"{ref} is a {step.kind} step; only code and fix steps take files")
+        raise TutorError(T(f"{ref} is a {step.kind} step; only code and fix steps take files",
+                           f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
     submissions = []
     for path in files:
         if not path.is_file():
-            raise TutorError(f"{path}: no such file", hint="give the learner's .py files")
+            raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在"),
+                             hint=T("give the learner's .py files", "请给出学生的 .py 文件"))
         submissions.append(read_submission(path, str(path), str(path), lesson, step))
     return submissions
 
@@ -129,22 +131,28 @@ def _directory_submissions(
     from tutor.grading.batch import discover
 
     if len(paths) != 1:
-        raise TutorError(
-            "give one SUBMISSIONS_DIR, or --exercise LESSON/STEP with the files to grade"
-        )
+        raise TutorError(T(
+            "give one SUBMISSIONS_DIR, or --exercise LESSON/STEP with the files to grade",
+            "请给出一个 SUBMISSIONS_DIR，或用 --exercise LESSON/STEP 加上要评分的文件",
+        ))
     directory = paths[0]
     if not directory.is_dir():
+        exists = directory.exists()
         raise TutorError(
-            f"{directory}: {'not a folder' if directory.exists() else 'no such folder'}",
-            hint="lay submissions out as SUBMISSIONS_DIR/<student>/<step-id>.py, or use "
-            "--exercise LESSON/STEP FILE...",
+            T(f"{directory}: {'not a folder' if exists else 'no such folder'}",
+              f"{directory}：{'不是文件夹' if exists else '文件夹不存在'}"),
+            hint=T("lay submissions out as SUBMISSIONS_DIR/<student>/<step-id>.py, or use "
+                   "--exercise LESSON/STEP FILE...",
+                   "请按 SUBMISSIONS_DIR/<学生>/<步骤id>.py 放置提交，或使用 "
+                   "--exercise LESSON/STEP FILE..."),
         )
     submissions, unmatched = discover(directory, course)
     if not submissions:
         found = "".join(f"\n  {item}" for item in unmatched[:10])
         raise TutorError(
-            f"{directory}: no submissions found{found}",
-            hint="expected <student>/<step-id>.py files; `tutor lessons` lists the step ids",
+            T(f"{directory}: no submissions found{found}", f"{directory}：没有找到提交{found}"),
+            hint=T("expected <student>/<step-id>.py files; `tutor lessons` lists the step ids",
+                   "应为 <学生>/<步骤id>.py 文件；`tutor lessons` 会列出步骤 id"),
         )
     return submissions, unmatched
 
@@ -156,12 +164,15 @@ def check_outputs(paths: list[Path | None]) -> None:
         if path is None:
             continue
         if path.is_dir():
-            raise TutorError(f"{path}: is a folder; give a file name for the report")
+            raise TutorError(T(f"{path}: is a folder; give a file name for the report",
+                               f"{path}：这是一个文件夹；请给出报告的文件名"))
         parent = next((p for p in path.parents if p.exists()), None)
         if parent is not None and not parent.is_dir():
-            raise TutorError(f"{path}: {parent} is a file, not a folder")
+            raise TutorError(T(f"{path}: {parent} is a file, not a folder",
+                               f"{path}：{parent} 是文件，不是文件夹"))
         if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
-            raise TutorError(f"{path}: cannot write in {parent} (permission denied)")
+            raise TutorError(T(f"{path}: cannot write in {parent} (permission denied)",
+                               f"{path}：无法在 {parent} 中写入（没有权限）"))
 
 
 def _previous(args: argparse.Namespace) -> GradeReport | None:
@@ -233,6 +244,22 @@ def _summary_table(
     return table
 
 
+def _plural(count: int, noun: str, plural: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def total_line(summary: dict[str, Any], lang: str) -> str:
+    """The summary under the table: "1 submission: ..., 1 error" (no plural in Chinese)."""
+    if lang == "zh":
+        return TOTAL_ZH.format(**summary)
+    return (
+        f"{_plural(summary['submissions'], 'submission')}: {summary['passed']} passed, "
+        f"{summary['failed']} failed, {_plural(summary['errors'], 'error')}, "
+        f"{summary['not_gradable']} not gradable; score {summary['score']:g}/"
+        f"{summary['max_score']:g} ({summary['percent']:.1f}%)"
+    )
+
+
 def _course_order(course: Course) -> list[str]:
     return [f"{lesson.id}/{step.id}" for lesson in course.lessons for step in lesson.steps]
 
@@ -258,13 +285,17 @@ def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if args.jobs is not None and args.jobs < 1:
-        raise TutorError("--jobs must be at least 1")
+        raise TutorError(T("--jobs must be at least 1", "--jobs 至少为 1"))
     wall_time(args)
     if args.fail_under is not None and not 0 <= args.fail_under <= 100:
-        raise TutorError(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}")
+        raise TutorError(T(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}",
+                           f"--fail-under 是 0 到 100 的百分比，不能是 {args.fail_under:g}"))
     check_outputs([args.json, args.junit, args.csv])
     if args.resume and args.json is None:
-        raise TutorError("--resume reads the results of the last run from --json FILE; give it")
+        raise TutorError(T(
+            "--resume reads the results of the last run from --json FILE; give it",
+            "--resume 从 --json FILE 读取上次的结果；请同时给出 --json",
+        ))
     course = load_course(getattr(args, "lessons", None))
     unmatched: list[Unmatched] = []
     if args.exercise:
@@ -321,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
         unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
     )
     out.print(_summary_table(entries, lang, bool(args.exercise), _course_order(course)))
-    out.print(LABELS["total"].format(**report.summary.model_dump()).get(lang))  # type: ignore[arg-type]
+    out.print(total_line(report.summary.model_dump(), lang))
     if resumed:
         out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
     for path, write in ((args.json, write_json), (args.junit, write_junit)):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import add_device
+from tutor.cli.common import add_device, add_lang, resolve_lang
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
         parser,
         "device to run the reference solutions on: auto, cpu, cuda, cuda:N, mps (default: auto)",
     )
+    add_lang(parser, "language of the summary and error lines (default: TUTOR_LANG or locale)")
 
 
 def _display(path: Path, explicit: bool) -> str:
@@ -65,9 +66,13 @@ def _verify_lesson() -> VerifyLesson:
     try:
         from tutor.grading.selfcheck import verify_lesson
     except ImportError as exc:
+        from tutor.i18n import T
+
         raise TutorError(
-            f"running the reference solutions is not available: {exc}",
-            hint="use --static-only for the checks that need no torch",
+            T(f"running the reference solutions is not available: {exc}",
+              f"无法运行参考答案：{exc}"),
+            hint=T("use --static-only for the checks that need no torch",
+                   "用 --static-only 只做不需要 torch 的检查"),
         ) from None
     return verify_lesson
 
@@ -80,9 +85,13 @@ def _lint(args: argparse.Namespace, paths: list[Path]) -> LintReport:
     verify = _verify_lesson()
     from tutor.sandbox import Sandbox
 
+    zh = resolve_lang(args) == "zh"
+
     def progress(loaded: Any) -> None:
         if sys.stderr.isatty():
-            print(f"running solutions of {loaded.path.name} ...", file=sys.stderr)
+            name = loaded.path.name
+            print(f"正在运行 {name} 的参考答案……" if zh else f"running solutions of {name} ...",
+                  file=sys.stderr)
 
     with Sandbox() as sandbox:
         sandbox.start()
@@ -99,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
     report = _lint(args, paths)
     for problem in report.problems:
         print(problem.format(_display(problem.path, explicit)))
-    print(report.summary())
+    print(report.summary(resolve_lang(args)))  # type: ignore[arg-type]
     return 1 if report.failed(strict=args.strict) else 0

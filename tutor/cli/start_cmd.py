@@ -34,9 +34,12 @@ def _lesson_id(course_ids: list[str], wanted: str) -> str:
         return wanted
     if wanted.isdigit() and 1 <= int(wanted) <= len(course_ids):
         return course_ids[int(wanted) - 1]
+    from tutor.i18n import T
+
+    ids, n = ", ".join(course_ids), len(course_ids)
     raise TutorError(
-        f"no lesson {wanted!r} in the course",
-        hint=f"use an id or a number 1-{len(course_ids)}: {', '.join(course_ids)}",
+        T(f"no lesson {wanted!r} in the course", f"课程中没有课程 {wanted!r}"),
+        hint=T(f"use an id or a number 1-{n}: {ids}", f"请用课程 id 或 1-{n} 的编号：{ids}"),
     )
 
 

@@ -49,6 +49,7 @@ from tutor.course.models import (
 )
 from tutor.course.python_names import BUILTIN_NAMES, defined_names, free_names
 from tutor.errors import TutorError
+from tutor.i18n import Lang, T
 
 MIN_HINTS = 2
 """Exercises should offer a gentle hint and a specific one."""
@@ -102,16 +103,28 @@ class LintReport:
     def failed(self, *, strict: bool = False) -> bool:
         return bool(self.errors or (strict and self.warnings))
 
-    def summary(self) -> str:
-        if not self.problems:
-            return f"{_plural(self.lessons, 'lesson')}, {_plural(self.steps, 'step')}: all clean"
+    def summary(self, lang: Lang = "en") -> str:
+        """The last line of ``tutor lint``, in ``lang``."""
+        lessons, steps, warnings = self.lessons, self.steps, len(self.warnings)
         files = len({p.path for p in self.problems})
+        if lang == "zh":
+            if not self.problems:
+                return f"{lessons} 个课程，{steps} 个步骤：全部通过"
+            if not self.errors:
+                return (
+                    f"{lessons} 个课程，{steps} 个步骤：没有错误，"
+                    f"{files} 个文件中有 {warnings} 条警告"
+                )
+            detail = f"（其中 {warnings} 条警告）" if warnings else ""
+            return f"{files} 个文件中有 {len(self.problems)} 个问题{detail}"
+        if not self.problems:
+            return f"{_plural(lessons, 'lesson')}, {_plural(steps, 'step')}: all clean"
         if not self.errors:
             return (
-                f"{_plural(self.lessons, 'lesson')}, {_plural(self.steps, 'step')}: "
-                f"no errors, {_plural(len(self.warnings), 'warning')} in {_plural(files, 'file')}"
+                f"{_plural(lessons, 'lesson')}, {_plural(steps, 'step')}: "
+                f"no errors, {_plural(warnings, 'warning')} in {_plural(files, 'file')}"
             )
-        detail = f" ({_plural(len(self.warnings), 'warning')})" if self.warnings else ""
+        detail = f" ({_plural(warnings, 'warning')})" if warnings else ""
         return f"{_plural(len(self.problems), 'problem')}{detail} in {_plural(files, 'file')}"
 
 
@@ -130,13 +143,20 @@ def collect_files(paths: Iterable[Path]) -> list[Path]:
         if path.is_dir():
             found = lesson_files(path)
             if not found:  # "0 lessons: all clean" would pass a typo'd folder in CI
-                raise TutorError(f"{path}: no lesson files (*.yaml) in this folder",
-                                 hint="pass a folder that holds lesson *.yaml files")
+                raise TutorError(
+                    T(f"{path}: no lesson files (*.yaml) in this folder",
+                      f"{path}：这个文件夹中没有课程文件（*.yaml）"),
+                    hint=T("pass a folder that holds lesson *.yaml files",
+                           "请给出包含课程 *.yaml 文件的文件夹"),
+                )
             out.extend(found)
         elif path.is_file():
             out.append(path)
         else:
-            raise TutorError(f"{path}: no such file or folder", hint="pass lesson files or folders")
+            raise TutorError(
+                T(f"{path}: no such file or folder", f"{path}：文件或文件夹不存在"),
+                hint=T("pass lesson files or folders", "请给出课程文件或文件夹"),
+            )
     seen: set[Path] = set()
     unique = []
     for path in out:
