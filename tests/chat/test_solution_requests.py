@@ -214,3 +214,49 @@ def test_asking_to_understand_or_about_trouble_is_not_a_request(question: str) -
 def test_a_change_asked_for_is_a_request_only_on_a_step() -> None:
     assert detect("第一行改成啥", on_step=True).request
     assert not detect("第一行改成啥").request  # nothing to change: a general question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "can u post the repaired code, skip the explanation",
+        "i'd like to see the version that works",
+        "发一下修好的那版，不需要原理",
+        "把跑通的代码贴出来",
+    ],
+)
+def test_a_version_someone_already_fixed_is_the_answer_anywhere(question: str) -> None:
+    assert detect(question).request
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["mind sharing yours? want to diff it against what i have", "你写的发我对照一下"],
+)
+def test_the_tutors_own_version_is_asked_for_on_a_step(question: str) -> None:
+    assert detect(question, on_step=True).request
+    assert not detect(question).request  # off a step there is nothing of "yours" to give
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "no need to explain, just give me the solution",
+        "I don't understand any of it. just post the answer",
+        "看不懂原理，直接给答案吧",
+    ],
+)
+def test_an_explanation_turned_down_or_in_another_clause_does_not_veto(question: str) -> None:
+    assert detect(question, on_step=True).request
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "why does the working version call zero_grad first",
+        "what's the difference between yours and mine",
+        "修好的版本为什么要加 no_grad",
+    ],
+)
+def test_asking_to_understand_a_fixed_version_is_not_a_request(question: str) -> None:
+    assert not detect(question, on_step=True).request

@@ -117,3 +117,44 @@ def test_a_question_that_mentions_a_writing_task_still_asks_to_understand(
 ) -> None:
     evidence = bundled.retriever.judge(question)
     assert not evidence.task and bundled.ask(question).kind == "answer"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "NameError: name 'requests' is not defined, my crawler stopped at page 2",
+        "KeyError: 'name' 读字典的时候报的，怎么回事",
+        'IndexError: string index out of range\n  File "parse_log.py", line 9\nwhat now',
+        # a message plain Python raises that the catalog also knows, in another program
+        "AttributeError: 'NoneType' object has no attribute 'text'\n  File \"crawl.py\", line 4,"
+        " in get\n    name = page.find('span').text",
+    ],
+)
+def test_a_plain_python_error_without_autograd_around_it_is_declined(
+    bundled: Tutor, question: str
+) -> None:
+    ev = bundled.retriever.judge(question)
+    assert ev.plain_error and ev.reason == "plain-error"
+    assert bundled.ask(question).kind == "off_topic"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "KeyError: 'fc3.weight' when i load the state dict into my nn.Module",
+        "RuntimeError: Expected all tensors to be on the same device, but found cuda:0 and cpu",
+        "w.grad * lr 报 TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'",
+        # the catalog's plain-Python message alone, in the course's words
+        "TypeError: unsupported operand type(s) for -: 'NoneType' and 'float'",
+    ],
+)
+def test_an_error_about_tensors_or_the_courses_own_is_answered(
+    bundled: Tutor, question: str
+) -> None:
+    assert bundled.ask(question).kind == "answer", bundled.retriever.explain(question)
+
+
+def test_a_plain_error_on_an_exercise_is_the_learners_course_code(bundled: Tutor) -> None:
+    question = "KeyError: 'w' what did i do wrong here"
+    assert bundled.retriever.judge(question).reason == "plain-error"
+    assert not bundled.retriever.judge(question, on_step=True).plain_error

@@ -183,19 +183,32 @@ class Retriever:
             return True
         return any(i.lower() in self._known_terms or "." in i for i in identifiers(corrected))
 
-    def judge(self, question: str, retrieval: Retrieval | None = None) -> TopicEvidence:
+    def judge(
+        self, question: str, retrieval: Retrieval | None = None, *, on_step: bool = False
+    ) -> TopicEvidence:
         """Whether ``question`` is about autograd, with the evidence (see ``topicality.py``);
-        ``retrieval``: this question's, if already done (else only the words are weighed)."""
+        ``retrieval``: this question's, if already done (else only the words are weighed);
+        ``on_step``: the learner is on an exercise."""
         corrected = self.correct(question)
-        pasted = any(self._quotes(i, question) for i in self.patterns)
+        # a pasted catalog message is evidence when it is an autograd error: one whose own
+        # words are the course's ("element 0 of tensors does not require grad"), not one plain
+        # Python raises too ("'NoneType' object is not subscriptable")
+        quoted = [q for i in self.patterns if (q := self._quoted(i, question))]
+        pasted = any(self.topicality.anchors(q)[0] > 0 for q in quoted)
+        # on an exercise, a plain Python error is the learner's course code's
+        plain = not on_step and self.topicality.plain_error(question, autograd_error=pasted)
         if retrieval is None:
-            return self.topicality.judge(corrected, pasted_error=pasted)
+            return self.topicality.judge(
+                corrected, pasted_error=pasted, plain_error=plain, catalog_error=bool(quoted)
+            )
         return self.topicality.judge(
             corrected,
             top_score=retrieval.top_score,
             coverage=retrieval.coverage,
             lesson_scores=retrieval.lesson_scores,
             pasted_error=pasted,
+            plain_error=plain,
+            catalog_error=bool(quoted),
         )
 
     # ------------------------------------------------------------------ scoring
@@ -290,6 +303,14 @@ class Retriever:
             return True
         lowered = text.lower()
         return any(fragment in lowered for fragment in self.fragments[i])
+
+    def _quoted(self, i: int, text: str) -> str:
+        """The part of ``text`` that quotes catalog passage ``i``'s message ('' if none)."""
+        match = self.patterns[i].search(text)
+        if match:
+            return match.group(0)
+        lowered = text.lower()
+        return next((f for f in self.fragments[i] if f in lowered), "")
 
     def _pasted_votes(
         self,

@@ -8,10 +8,11 @@ the working version, 答案/完整代码); or with code or a value (code, number
 多少/值) when the learner is on a step or points at it ("the box", "这一步"); or a value ask
 about one of the step's own expressions ("what should x.grad be"); a named part of the step's
 code handed over ("write forward out for me"); anything asked for to copy ("我抄一下就行");
-the change that fixes the step ("第一行改成啥", "what do I change it to"). "Help me write X"
-is a request only when X is about the course; explanatory questions (why/how does/what is
-the difference, 为什么/怎么理解) never are, and a clause about something going wrong
-("报错的那题") asks about the trouble, not for the answer (another clause may still ask).
+the change that fixes the step ("第一行改成啥", "what do I change it to"); a version someone
+already has (the corrected/working one, yours, 改好的/你的代码). "Help me write X" is a request
+only when X is about the course. A clause that asks to understand (why/how does/what is the
+difference, 为什么/怎么理解) or is about something going wrong ("报错的那题") asks about that,
+not for the answer; another clause may still ask ("no need for the why, paste it").
 :func:`detect` also says which composition decided.
 """
 
@@ -53,6 +54,7 @@ class RequestParts(BaseModel):
     produce: _Patterns
     copy_intent: _Patterns
     do_for_me: _Patterns
+    no_explanation: _Patterns
     explanatory: _Patterns
     trouble: _Patterns
 
@@ -83,6 +85,7 @@ class _Compiled:
         self.produce = both(parts.produce)
         self.copy_intent = both(parts.copy_intent)
         self.do_for_me = both(parts.do_for_me)
+        self.no_explanation = both(parts.no_explanation)
         self.explanatory = both(parts.explanatory)
         self.trouble = both(parts.trouble)
 
@@ -134,8 +137,14 @@ def detect(
     parts it has the learner write (:func:`step_code_parts`); ``about_course``: whether the
     question is about autograd at all (asked only for "help me write X")."""
     c = _compiled()
-    if c.explanatory.search(question):
-        return Evidence(False, "explanatory")
+    # "i don't need the why" turns an explanation down; a clause that asks to understand
+    # ("why is the answer 4") is no request, but another clause may still ask for the answer
+    said = c.no_explanation.sub(" ", question)
+    kept = [clause for clause in clauses(said) if not c.explanatory.search(clause)]
+    if not kept:
+        return Evidence(False, "explanatory" if c.explanatory.search(said) else "")
+    explained = len(kept) < len(clauses(said))
+    question = "\n".join(kept)
     pointed = on_step or c.pointer.search(question) is not None
     exprs = step_expressions(step_exprs) if on_step else []
     parts = [p for p in step_parts if len(p) >= 3] if on_step else []
@@ -163,7 +172,7 @@ def detect(
             return Evidence(True, "expression")
         if parts and c.produce.search(clause) and any(_mentions(clause, p) for p in parts):
             return Evidence(True, "part")
-    trouble = c.trouble.search(question) is not None
+    trouble = c.trouble.search(question) is not None or explained
     if (
         not trouble
         and c.do_for_me.search(question)

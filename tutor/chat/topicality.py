@@ -49,6 +49,11 @@ MARGIN_ON_TOPIC = 0.15
 """A strong match spread evenly over several lessons is a coincidence of common words: the
 best lesson must lead the next by this share of its score."""
 _CJK_RUN_RE = re.compile(f"{CJK_RE.pattern}+")
+_ERROR_LINE_RE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Warning)\b:[^\n]*?(?=\s{2,}|\s*$)", re.MULTILINE
+)
+"""A quoted Python error ("TypeError: list indices must be integers"): its message, up to the
+end of the line or a wide gap (what the learner adds after it is their own words)."""
 _CODE_NAME_RE = re.compile(r"[a-z]+[0-9]+|[a-z]+_[a-z_0-9]+")
 """A code name (``fc1``, ``mat2``, ``grad_fn``): one the course uses is an anchor."""
 
@@ -129,13 +134,28 @@ class TopicEvidence:
     margin: float
     task: bool = False
     """A request to produce writing or another subject's homework (see ``task_request``)."""
+    plain_error: bool = False
+    """It quotes a Python error whose message says nothing of tensors or autograd and that
+    the catalog does not explain as an autograd error (a KeyError in a dict, a scraper's
+    NoneType): see :func:`plain_error`."""
+    catalog_error: bool = False
+    """It quotes an error message the diagnosis catalog explains (autograd's or plain Python's)."""
 
     @property
     def reason(self) -> str:
-        """'foreign' (about another domain), 'anchor' (names autograd), 'content' (on topic
-        by its content words and the retrieval) or 'none'."""
+        """'foreign' (about another domain), 'plain-error' (a plain Python error, nothing
+        about autograd around it), 'anchor' (names autograd), 'content' (on topic by its
+        content words and the retrieval) or 'none'."""
         if self.task or (self.foreign and len(self.foreign) > self.anchors):
             return "foreign"
+        # a plain error the catalog explains (a None .grad multiplied) is the course's when
+        # the rest of the question speaks its words; a scraper's traceback around it is not
+        if (
+            self.plain_error
+            and not self.topic_anchor
+            and not (self.catalog_error and self.vocabulary >= VOCABULARY_ON_TOPIC)
+        ):
+            return "plain-error"
         if self.topic_anchor:
             return "anchor"
         found = self.coverage >= COVERAGE_ON_TOPIC or (
@@ -195,6 +215,15 @@ class Topicality:
             p in self.api_parts or p in self.topic_tokens for p in parts[1:]
         )
 
+    def plain_error(self, question: str, *, autograd_error: bool = False) -> bool:
+        """Whether ``question`` quotes Python errors none of which names anything of the
+        course (no topic, broad or API word in the message) and ``autograd_error`` is false
+        (the catalog knows none of them as an autograd error)."""
+        messages = _ERROR_LINE_RE.findall(question)
+        if not messages or autograd_error:
+            return False
+        return not any(self.anchors(m.partition(":")[2])[0] > 0 for m in messages)
+
     def vocabulary_share(self, question: str) -> float:
         """Share of the content words of ``question`` the course uses: English words (stemmed,
         no stop words) and Chinese characters (a character counts when a bigram it is part of
@@ -220,9 +249,15 @@ class Topicality:
         coverage: float = 0.0,
         lesson_scores: dict[str, float] | None = None,
         pasted_error: bool = False,
+        plain_error: bool = False,
+        catalog_error: bool = False,
     ) -> TopicEvidence:
         """The evidence for ``question`` (already typo-corrected), with the retrieval's figures;
-        ``pasted_error``: it contains an error message the diagnosis catalog explains."""
+        ``pasted_error``: it contains an error message the diagnosis catalog explains as an
+        autograd error (one plain Python raises too, "'NoneType' object is not subscriptable",
+        is no evidence: the question's other words decide); ``plain_error``: it quotes a plain
+        Python error (:meth:`plain_error`, on the question as written); ``catalog_error``: it
+        quotes a message the catalog explains, autograd's or not."""
         anchors, topic_anchor = self.anchors(question, pasted_error=pasted_error)
         scores = sorted((lesson_scores or {}).values(), reverse=True)
         margin = (scores[0] - scores[1]) / scores[0] if len(scores) > 1 and scores[0] else 1.0
@@ -232,6 +267,8 @@ class Topicality:
             topic_anchor=topic_anchor,
             foreign=foreign,
             task=task_request(question, foreign),
+            plain_error=plain_error,
+            catalog_error=catalog_error,
             vocabulary=self.vocabulary_share(question),
             top_score=top_score,
             coverage=coverage,

@@ -209,10 +209,11 @@ class Tutor:
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
         off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
-        # about another domain (buying a GPU, a flask app, a weekly report): neither a
-        # request for this step's answer nor a question about the learner's run
-        words = self.retriever.judge(question)
-        if words.reason == "foreign":
+        # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
+        # error (a scraper's KeyError): neither a request for this step's answer nor a
+        # question about the learner's run
+        words = self.retriever.judge(question, on_step=step is not None)
+        if words.reason in ("foreign", "plain-error"):
             return off_topic, [], secrets
         if asks_for_solution(
             question,
@@ -228,7 +229,7 @@ class Tutor:
         hits = found.hits
         lessons = found.lessons[:3] if hits else []
         top = found.top_score
-        topic = self.retriever.judge(question, found)
+        topic = self.retriever.judge(question, found, on_step=step is not None)
         run_part = self._about_run(question, lang, context)
         # "x.grad is None", "the grad keeps growing": answered by the symptom's likely causes,
         # whose lessons come before what the words alone would pick
