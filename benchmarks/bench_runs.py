@@ -166,7 +166,7 @@ def print_phases(title: str, traces: list[RunTrace]) -> None:
     for trace in traces:
         cpu = {f"{m.process}:{m.name}": m.cpu_ns for m in trace.marks if m.cpu_ns is not None}
         wall = {f"{m.process}:{m.name}": m.wall_ns for m in trace.marks}
-        ready += wall["run:standby_ready"] < wall["parent:request"]
+        ready += wall["run:serving_rehearsed"] < wall["parent:request"]
         with contextlib.suppress(KeyError):
             critical.append((cpu["parent:validated"] - cpu["parent:request"]
                              + cpu["run:result_built"] - cpu["run:go"]) / 1e6)

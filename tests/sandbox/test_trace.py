@@ -7,7 +7,7 @@ import pytest
 from tutor.sandbox import Probe, Sandbox
 from tutor.sandbox.trace import Mark, RunTrace
 
-ORDER = ["run:standby_ready", "parent:request", "parent:sent", "server:received",
+ORDER = ["run:standby_ready", "run:serving_rehearsed", "parent:request", "parent:sent", "server:received",
          "server:handed", "parent:pid", "run:go", "run:request", "run:limits", "run:code_start",
          "run:code_end", "run:probes", "run:result_built", "parent:result",
          "parent:validated", "server:reaped"]
@@ -20,7 +20,7 @@ CAUSAL = [("parent:request", "server:received"), ("server:received", "server:han
           ("run:probes", "run:result_built"), ("run:result_built", "parent:result"),
           ("parent:result", "parent:validated"), ("run:result_built", "server:reaped"),
           ("parent:request", "parent:sent"), ("server:received", "parent:pid"),
-          ("run:standby_ready", "run:go")]
+          ("run:standby_ready", "run:serving_rehearsed"), ("run:serving_rehearsed", "run:go")]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_each_run_reports_every_phase_in_causal_order(traces: list[RunTrace]) ->
         rehearsed = when.pop("run:rehearsed", None)  # only when the standby had idle time
         assert sorted(when) == sorted(ORDER)
         if rehearsed is not None:
-            assert when["run:standby_ready"] <= rehearsed <= when["run:go"]
+            assert when["run:serving_rehearsed"] <= rehearsed <= when["run:go"]
         for before, after in CAUSAL:
             assert when[before] <= when[after], (before, after)
         assert trace.wall_ns("parent:request", "parent:validated") == (

@@ -200,10 +200,6 @@ def _rehearse(request_waiting: Callable[[], bool]) -> None:
     ]
     steps.append(lambda: ProbeResult(expr="x", value=snapshot(namespace["x"]),
                                      graph=graph(namespace["y"], namespace)))
-    steps.append(lambda: RunResult(outcome="ok", device="cpu", warnings=[
-        WarningInfo(category="UserWarning", message="", line=1)]).model_dump_json())
-    steps.append(lambda: Limits.model_validate(json.loads(json.dumps(Limits().model_dump()))))
-    steps.append(_rehearse_setup)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -215,12 +211,24 @@ def _rehearse(request_waiting: Callable[[], bool]) -> None:
         namespace.clear()
 
 
-def _rehearse_setup() -> None:
-    """The first touches of what :func:`serve` does around the learner's code."""
+def _rehearse_serving() -> None:
+    """The first touches of what :func:`serve` does around any learner's code.
+
+    Every run pays for these (copy-on-write faults on the server's pages) whatever its code,
+    so a standby always does them before its request: the same CPU, off the request's path.
+    """
     import random
 
     import torch
 
+    frame = json.dumps({"nonce": "0", "code": "", "device": "cpu",
+                        "limits": Limits().model_dump()}).encode()
+    Limits.model_validate(json.loads(frame)["limits"])
+    RunResult(outcome="ok", device="cpu", torch_version=torch.__version__, warnings=[
+        WarningInfo(category="UserWarning", message="", line=1)]).model_dump_json()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        exec(compile("pass", LEARNER_FILE, "exec"), {"__builtins__": builtins})
     _seed(torch, "cpu")
     random.seed(0)
     with contextlib.suppress(ImportError):
@@ -246,7 +254,8 @@ def prepare(request_waiting: Callable[[float], bool], marks: Marks) -> None:
     the request, so the request's own path is short. Never touches CUDA.
 
     ``request_waiting(timeout)`` tells whether the request is there (waiting up to timeout).
-    Marks "standby_ready" once the run could start, "rehearsed" if the rehearsal ran.
+    Marks "standby_ready" once the run could start, "serving_rehearsed" after the first
+    touches every run needs, "rehearsed" if the torch rehearsal ran.
     """
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.geteuid() == 0:
@@ -255,6 +264,9 @@ def prepare(request_waiting: Callable[[float], bool], marks: Marks) -> None:
 
     torch.set_num_threads(1)  # the server has one thread too (OMP_NUM_THREADS=1)
     mark(marks, "standby_ready")
+    with contextlib.suppress(Exception):  # only ever a head start: a run works without it
+        _rehearse_serving()
+    mark(marks, "serving_rehearsed")
     if request_waiting(REHEARSE_AFTER_IDLE_S):
         return
     with contextlib.suppress(Exception):  # only ever a head start: a run works without it
