@@ -91,3 +91,62 @@ def test_a_quoted_message_is_routed_by_the_catalog_not_by_the_symptom(tutor: Tut
     message = "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn"
     assert tutor.symptoms.match(tutor.retriever.without_quoted_messages(message)) is None
     assert tutor.ask(message).lessons[0] == "errors"
+
+
+def test_every_remedy_lesson_is_a_course_step(tutor: Tutor) -> None:
+    for symptom in load_symptoms().symptoms:
+        for cause in symptom.causes:
+            if cause.remedy:
+                tutor.course.find(cause.remedy.lesson)
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        # why: the graph lesson (non-leaves keep no .grad); how to keep it: backward (retain_grad)
+        ("why does my hidden activation have .grad None after backward", "graph"),
+        ("激活值 a 不是叶子，它的 .grad 为什么是 None", "graph"),
+        (
+            "is there a way to keep the gradient of an intermediate result? its .grad is None",
+            "backward",
+        ),
+        ("中间结果的 grad 是 None，有没有办法把它留下来", "backward"),
+    ],
+)
+def test_a_non_leaf_grad_names_both_lessons_and_what_is_asked_first(
+    tutor: Tutor, question: str, first: str
+) -> None:
+    answer = tutor.ask(question)
+    assert answer.lessons[0] == first and {"graph", "backward"} <= set(answer.lessons)
+    assert "graph/" in answer.text and "backward/" in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "printed w.grad three times: tensor([0.5000]) then tensor([1.]) then tensor([1.5000])",
+        "w.grad 第一次 tensor([3., 3.])，再跑一次成了 tensor([6., 6.])",
+        "every time i call backward the grad doubles, x stays the same",
+        "b.grad went from 1 to 2 to 3 without me touching b",
+    ],
+)
+def test_a_growing_gradient_shown_as_values_is_the_accumulation_symptom(
+    tutor: Tutor, question: str
+) -> None:
+    found = tutor.symptoms.match(question)
+    assert found is not None and found.symptom.id == "grad-grows"
+    assert tutor.ask(question).lessons[0] == "accumulation"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "x = torch.tensor([2., 2.], requires_grad=True); y = (x * 3).sum(); y.backward() gives x.grad 3",
+        "the loss went 2.3 then 1.9 then 1.5, is that fine",
+    ],
+)
+def test_values_that_are_not_a_growing_gradient_are_not_that_symptom(
+    tutor: Tutor, question: str
+) -> None:
+    found = tutor.symptoms.match(question)
+    assert found is None or found.symptom.id != "grad-grows"

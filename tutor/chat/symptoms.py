@@ -39,6 +39,15 @@ class Patterns(_Strict):
         return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)
 
 
+class Remedy(_Strict):
+    """A cause one lesson explains and another teaches the way around (a non-leaf's
+    ``.grad``: the graph says why it is None, backward how to keep it). Both are named; the
+    remedy's lesson comes first when the question asks what to do (``asks``)."""
+
+    lesson: str = Field(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$")
+    asks: Patterns
+
+
 class Cause(_Strict):
     ref: str = Field(pattern=r"^(catalog|glossary):[a-z0-9-]+$", description="A passage id.")
     title: BiText | None = Field(None, description="When the passage's title is about a run.")
@@ -47,6 +56,9 @@ class Cause(_Strict):
         None, pattern=r"^[a-z0-9-]+/[a-z0-9-]+$", description="Overrides the passage's lesson."
     )
     evidence: Patterns = Field(default_factory=Patterns)
+    remedy: Remedy | None = Field(
+        None, description="Where another lesson teaches what to do about this cause."
+    )
 
 
 class Symptom(_Strict):
@@ -76,6 +88,8 @@ class Likely:
     source: str
     """The passage id ('catalog:grad-none')."""
     evidenced: bool
+    also: str | None = None
+    """A second LESSON/STEP to read for it (the other side of a :class:`Remedy`)."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +102,10 @@ class Diagnosed:
         """The causes' lessons, most likely first, each once."""
         out: list[str] = []
         for cause in self.causes:
-            lesson = cause.ref.partition("/")[0]
-            if lesson not in out:
-                out.append(lesson)
+            for ref in (cause.ref, cause.also):
+                lesson = (ref or "").partition("/")[0]
+                if lesson and lesson not in out:
+                    out.append(lesson)
         return out
 
 
@@ -104,9 +119,16 @@ class SymptomMatcher:
         self._evidence = {
             (s.id, i): c.evidence.compiled() for s in self.symptoms for i, c in enumerate(s.causes)
         }
+        self._remedy_asks = {
+            (s.id, i): c.remedy.asks.compiled()
+            for s in self.symptoms
+            for i, c in enumerate(s.causes)
+            if c.remedy is not None
+        }
 
     def match(self, question: str) -> Diagnosed | None:
         """The first symptom ``question`` describes, with its causes ordered for it."""
+        question = values_as_numbers(question)
         for symptom in self.symptoms:
             says = self._says[symptom.id]
             if says is None or not says.search(question):
@@ -132,13 +154,33 @@ class SymptomMatcher:
         if not ref:
             return None
         evidence = self._evidence[(symptom.id, i)]
+        also = None
+        if cause.remedy is not None:
+            asks = self._remedy_asks.get((symptom.id, i))
+            also = cause.remedy.lesson
+            if asks is not None and asks.search(question):  # what to do: the remedy first
+                ref, also = also, ref
         return Likely(
             title=cause.title or passage.title,
             text=cause.text or _first_block(passage.text),
             ref=ref,
             source=cause.ref,
             evidenced=bool(evidence and evidence.search(question)),
+            also=also,
         )
+
+
+_NUMBER = r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?"
+_TENSOR_RE = re.compile(rf"(?<![.\w])tensor\(\s*\[*\s*({_NUMBER})[^)]*\)")
+"""A printed tensor ("tensor([2., 2.])"), not a call that makes one ("torch.tensor(...)")."""
+_LIST_RE = re.compile(rf"\[+\s*({_NUMBER})(?:\s*,\s*\[*\s*{_NUMBER}\s*\]*)*\s*,?\s*\]+")
+
+
+def values_as_numbers(question: str) -> str:
+    """``question`` with each printed tensor or list of numbers ("tensor([2., 2.])",
+    "[4., 4.]") written as its first number: how a value changes from one run to the next
+    reads the same whether the learner typed numbers or pasted what torch printed."""
+    return _LIST_RE.sub(r"\1", _TENSOR_RE.sub(r"\1", question))
 
 
 def _first_block(text: Text) -> Text:

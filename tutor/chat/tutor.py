@@ -313,6 +313,9 @@ class Tutor:
         lines = [msg.SYMPTOM.format(title=found.symptom.title.get(lang)).get(lang)]
         for n, cause in enumerate(found.causes[:MAX_CAUSES], start=1):
             read = self._read_line(cause.ref, lang) or ""
+            also = self._read_line(cause.also, lang) if cause.also else None
+            if also:
+                read = f"{read} {also}".strip()
             lines.append(
                 msg.CAUSE.format(
                     n=n, title=cause.title.get(lang), text=cause.text.get(lang), read=read
