@@ -141,7 +141,7 @@ def test_a_growing_gradient_shown_as_values_is_the_accumulation_symptom(
 @pytest.mark.parametrize(
     "question",
     [
-        "x = torch.tensor([2., 2.], requires_grad=True); y = (x * 3).sum(); y.backward() gives x.grad 3",
+        "x = torch.tensor([2., 2.], requires_grad=True); y = (x * 3).sum(); x.grad is 3",
         "the loss went 2.3 then 1.9 then 1.5, is that fine",
     ],
 )
