@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tutor.chat import Tutor
 from tutor.chat.bm25 import BM25
+from tutor.chat.concepts import load_concepts, name_patterns, named_lessons
 from tutor.chat.markdown import blocks, sections, summary
 from tutor.chat.passages import glossary_passages, load_glossary
 from tutor.chat.retrieval import Retriever
 from tutor.chat.spelling import Speller, edit_distance
 from tutor.chat.tokens import cjk_bigrams, tokenize
+from tutor.course import load_course
 
 
 def test_chinese_is_indexed_as_bigrams_and_filler_dropped() -> None:
@@ -100,3 +105,25 @@ def test_a_pasted_error_is_routed_by_the_catalog_message_and_the_words_around_it
     )
     assert cut.pasted_scores and cut.lessons[0] == "errors"
     assert not retriever.retrieve("what does retain_graph do").pasted_scores
+
+
+@pytest.mark.parametrize(
+    ("question", "lesson"),
+    [
+        ("in the no_grad lesson my eval loop still says RuntimeError about devices", "no-grad"),
+        ("the review exercise with the line fit: my loss goes up, not down", "review"),
+        ("矩阵那一节里 x.grad 的形状为啥是 (2,)", "matrix-mm"),
+        ("综合题里那个 norm 的梯度没看懂", "review"),
+    ],
+)
+def test_a_lesson_named_as_the_one_the_learner_is_on_leads(question: str, lesson: str) -> None:
+    tutor = Tutor(load_course())
+    assert tutor.retriever.retrieve(question).lessons[0] == lesson
+    assert named_lessons(question, tutor.retriever.lesson_names) == [lesson]
+
+
+def test_a_lesson_word_without_a_lesson_noun_names_nothing() -> None:
+    patterns = name_patterns(load_concepts())
+    assert named_lessons("does detach copy the data", patterns) == []
+    assert named_lessons("the graph is freed after backward", patterns) == []
+    assert named_lessons("我的网络输出不对", patterns) == []

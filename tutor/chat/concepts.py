@@ -4,6 +4,7 @@ only then which passage of that lesson answers it (see ``retrieval.py``)."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +27,11 @@ class Concept(BaseModel):
 
     about: BiText
     weight: float = Field(1.0, gt=0, le=1.0, description="Prior of the lesson (see the YAML).")
+    names: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="What learners call the lesson, per language ({en: [...], zh: [...]}): "
+        "named next to a lesson word ('the detach lesson', '复习题'): the lesson asked about.",
+    )
     home_of: list[str] = Field(
         default_factory=list,
         description="Question kinds (intents.yaml) this lesson is about as a whole: for them "
@@ -66,3 +72,32 @@ def lesson_document(lesson: Lesson, concept: Concept | None) -> str:
     for step in lesson.steps:
         parts.append(f"{step.title.en} {step.title.zh}")
     return "\n".join(parts)
+
+
+_LESSON_WORDS_EN = r"(?:lessons?|chapters?|sections?|exercises?|examples?|parts?|units?|quiz|one)"
+_LESSON_WORDS_ZH = r"(?:那?一?[课节章]|那个(?:例子|练习|题|部分)|的?(?:例子|练习|习题|题|部分))"
+
+
+def name_patterns(concepts: Concepts) -> dict[str, re.Pattern[str]]:
+    """Lesson id -> how a question names it: one of its ``names`` next to a lesson word
+    ("the detach lesson", "lesson on no_grad", "the mm example", "复习题", "矩阵那一节")."""
+    out = {}
+    for lesson_id, concept in concepts.lessons.items():
+        en = "|".join(re.escape(n) for n in concept.names.get("en", []))
+        zh = "|".join(re.escape(n) for n in concept.names.get("zh", []))
+        parts = []
+        if en:
+            parts.append(rf"(?<![\w.])(?:{en})(?:\(\))?\s+{_LESSON_WORDS_EN}\b")
+            parts.append(
+                rf"\b(?:lesson|chapter|section)\s+(?:on|about)\s+(?:the\s+)?(?:{en})(?!\w)"
+            )
+        if zh:
+            parts.append(rf"(?:{zh})\s*{_LESSON_WORDS_ZH}")
+        if parts:
+            out[lesson_id] = re.compile("|".join(parts), re.IGNORECASE)
+    return out
+
+
+def named_lessons(question: str, patterns: dict[str, re.Pattern[str]]) -> list[str]:
+    """The lessons ``question`` names as lessons (see :func:`name_patterns`)."""
+    return [lesson_id for lesson_id, pattern in patterns.items() if pattern.search(question)]

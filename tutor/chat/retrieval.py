@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tutor.chat.bm25 import BM25
+from tutor.chat.concepts import load_concepts, name_patterns, named_lessons
 from tutor.chat.cues import PREFIX as CUE_PREFIX
 from tutor.chat.index import IndexData, build_index, index_tokens, joinable_words, synonym_tokens
 from tutor.chat.intents import about_whole_lessons, kind_preference, question_kinds
@@ -47,6 +48,9 @@ PASTED_ERROR = 1.6
 W_PASTED = 0.6
 """Weight of the pasted-error vote: a quoted message says which lessons teach it more surely
 than the words around it, but the words still pick among those lessons."""
+W_NAMED = 0.4
+"""A lesson the question names as a lesson ("the detach lesson", "复习题"): the learner says
+where they are, which outweighs a near tie of the words but not a question about elsewhere."""
 ORPHAN_SUPPORT = 0.5
 """A passage about a lesson the course lacks (a glossary entry) still answers, at half weight."""
 
@@ -137,6 +141,7 @@ class Retriever:
             },
             joinable=self.joinable,
         )
+        self.lesson_names = name_patterns(load_concepts())
         self._known_terms = {
             t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
         }
@@ -246,9 +251,15 @@ class Retriever:
             else {}
         )
         pasted_votes = self._pasted_votes(pasted, context, raw, exclude)
-        fused = _fuse(
-            concept, votes, {} if about_whole_lessons(kinds) else self._priors(kinds), pasted_votes
-        )
+        named = named_lessons(question, self.lesson_names)
+        priors = {} if about_whole_lessons(kinds) else self._priors(kinds)
+        # a lesson named as the one the learner is on: its prior (a gathering lesson starts
+        # lower) does not apply, and the naming itself is a vote
+        priors = {lid: 1.0 if lid in named else prior for lid, prior in priors.items()}
+        fused = _fuse(concept, votes, priors, pasted_votes)
+        for lesson in named:
+            if lesson in fused or lesson in known:
+                fused[lesson] = fused.get(lesson, 0.0) + W_NAMED
         lessons = sorted(fused, key=lambda k: (-fused[k], k))
         best = fused[lessons[0]] if lessons else 0.0
         scored = {
