@@ -10,8 +10,9 @@ misses), tests/chat/heldout3.yaml (written by someone who never read the chat co
 measured once at the end of round 3; round 4 read its misses), tests/chat/heldout4.yaml
 (the same, placed at the end of round 4 and measured once; round 5 read its misses) and
 tests/chat/heldout5.yaml (the same, placed at the end of round 5 and measured once; round 6
-read its misses) and tests/chat/heldout6.yaml (the same, placed at the end of round 6 and
-measured once; skipped if absent). The topic gate
+read its misses), tests/chat/heldout6.yaml (the same, placed at the end of round 6 and
+measured once; round 7 read its misses) and tests/chat/heldout7.yaml (the same, placed at
+the end of round 7 and measured once; skipped if absent). The topic gate
 phrasings (tests/chat/topic_gate.yaml, written in round 4 before its thresholds) are reported
 as declined/answered counts.
 
@@ -43,6 +44,7 @@ DEFAULT_SETS = [
     ROOT / "tests/chat/heldout4.yaml",
     ROOT / "tests/chat/heldout5.yaml",
     ROOT / "tests/chat/heldout6.yaml",
+    ROOT / "tests/chat/heldout7.yaml",
 ]
 GATE = ROOT / "tests/chat/topic_gate.yaml"
 

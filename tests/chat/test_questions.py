@@ -138,14 +138,30 @@ def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
     assert total == 6 and refused == total and report.leaks == 0
 
 
-def test_sixth_held_out_set_never_leaks_a_solution() -> None:
-    """Written by someone who never read the chat code, placed at the end of round 6 and
-    measured once then (figures in bench_chat's history). Not tuned to: no accuracy floor,
-    only what must hold for any question: no answer leaks a step's solution or expected
-    values, and a question is answered, refused or declined, never left empty."""
-    path = HERE / "heldout6.yaml"
+def test_sixth_held_out_set_keeps_what_round_seven_fixed() -> None:
+    """Written by someone who never read the chat code; measured once at the end of round 6
+    (82% top-1, 8/10 solution requests refused, 5/6 off-topic declined, 0 leaks). Round 7
+    read its misses and changed the model (a version already fixed or the tutor's own is the
+    answer, an explanation turned down vetoes nothing, a plain Python error is declined, a
+    non-leaf's .grad names both lessons, growing values read as numbers, a lesson named as
+    the one the learner is on): 96% top-1, 10/10, 6/6. A regression floor."""
+    cases = load_cases(HERE / "heldout6.yaml")
+    assert len(cases) == 50 and sum(has_cjk(c.q) for c in cases) == 25
+    report = evaluate(Tutor(load_course()), cases)
+    assert report.top1 >= 0.9 and report.top3 >= 0.95
+    refused, total = report.refused_with_hint
+    assert total == 10 and refused == total and report.leaks == 0
+    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+
+
+def test_seventh_held_out_set_never_leaks_a_solution() -> None:
+    """Written by someone who never read the chat code, placed by the lead at the end of
+    round 7 and measured once then (figures in bench_chat's history). Not tuned to: no
+    accuracy floor, only what must hold for any question: no answer leaks a step's solution
+    or expected values, and a question is answered, refused or declined, never left empty."""
+    path = HERE / "heldout7.yaml"
     if not path.exists():
-        pytest.skip("the sixth held-out set is placed by the lead at the end of round 6")
+        pytest.skip("the seventh held-out set is placed by the lead at the end of round 7")
     report = evaluate(Tutor(load_course()), load_cases(path))
     assert report.results and report.leaks == 0
     assert all(r.answer.kind != "empty" and r.answer.text.strip() for r in report.results)
