@@ -105,3 +105,21 @@ def test_answer_steps_guard_their_own_expression(course: Course) -> None:
     secrets = step_secrets(step)
     assert find_leaks("Here len(params) → 10", secrets).leaked
     assert not find_leaks("Lesson 10 explains parameters.", secrets).leaked
+
+
+def test_lines_of_the_chinese_starter_are_seen_not_secrets() -> None:
+    from tutor.course.models import CodeStep
+
+    step = CodeStep.model_validate({
+        "id": "s", "kind": "code", "title": {"en": "t", "zh": "t"},
+        "prompt": {"en": "Fill in y.", "zh": "填写 y。"},
+        "starter": {"en": 'import torch\nx = torch.ones(2)\nprint("the gradient of y:", x.grad)\n',
+                    "zh": 'import torch\nx = torch.ones(2)\nprint("y 的梯度：", x.grad)\n'},
+        "solution": 'import torch\nx = torch.ones(2, requires_grad=True)\n'
+                    '(x * 3).pow(2).sum().backward()\nprint("y 的梯度：", x.grad)\n',
+        "checks": [{"kind": "no_error"}],
+    })
+    secrets = step_secrets(step)
+    # the zh starter's lines (strings translated) are what a zh learner was given
+    assert not find_leaks('最后一行 `print("y 的梯度：", x.grad)` 不用改', secrets).leaked
+    assert find_leaks("```python\n(x * 3).pow(2).sum().backward()\n```", secrets).leaked

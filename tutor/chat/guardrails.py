@@ -120,7 +120,8 @@ def step_secrets(
     named: dict[str, Any] = {}
     if isinstance(step, (CodeStep, FixStep)):
         solution = step.solution
-        visible += "\n" + step.starter + "\n" + step.prompt.en + "\n" + step.prompt.zh
+        starters = step.starters.en + "\n" + step.starters.zh  # what the learner was given
+        visible += "\n" + starters + "\n" + step.prompt.en + "\n" + step.prompt.zh
         named |= {
             c.expr: c.expected
             for c in step.checks
