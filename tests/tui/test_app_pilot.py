@@ -58,6 +58,15 @@ def text_of(app: TutorApp, selector: str) -> str:
     raise TypeError(selector)
 
 
+async def pane_text(app: TutorApp, pilot: Pilot[Any], tab: str) -> str:
+    """What the learner reads on a result tab: click the tab (its pane is built on first
+    show), then read it."""
+    await pilot.click(f"#--content-tab-tab-{tab}")
+    await pilot.pause()
+    assert app.query_one(ResultTabs).active == f"tab-{tab}"
+    return text_of(app, "#graph-message" if tab == "graph" else f"#{tab}")
+
+
 async def go_to(app: TutorApp, pilot: Pilot[Any], lesson: str, step: str) -> None:
     app.session.goto(lesson, step)
     await app.render_all(new_step=True)
@@ -131,9 +140,9 @@ def test_run_and_pass(make_app, store: ProgressStore) -> None:
         await wait_until(pilot, lambda: not app.running and app.session.last_attempt is not None)
         results = app.query_one(ResultTabs)
         assert results.active == "tab-verdict"
-        verdict = text_of(app, "#verdict")
+        verdict = await pane_text(app, pilot, "verdict")
         assert "✓ Passed" in verdict and "score 2/2" in verdict
-        assert "ran to the end" in text_of(app, "#output")
+        assert "ran to the end" in await pane_text(app, pilot, "output")
         assert "mini-basics/first-backward" in store.passed_steps()
         assert "✓ passed" in text_of(app, "#step-header")
         assert "◐" in str(app.query_one(LessonList).get_option_at_index(0).prompt)
@@ -163,13 +172,13 @@ def test_run_and_fail_with_a_diagnosis(make_app) -> None:
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
         assert app.query_one(ResultTabs).active == "tab-diagnosis"
-        diagnosis = text_of(app, "#diagnosis")
+        diagnosis = await pane_text(app, pilot, "diagnosis")
         assert "backward() on a non-scalar" in diagnosis
         assert "z.sum().backward()" in diagnosis and "line 2" in diagnosis
-        output = text_of(app, "#output")
+        output = await pane_text(app, pilot, "output")
         assert "raised RuntimeError on line 2" in output
         assert "only for scalar outputs" in output
-        assert "did not finish" in text_of(app, "#verdict")
+        assert "did not finish" in await pane_text(app, pilot, "verdict")
         assert "attempts: 1" in text_of(app, "#step-header")
 
     drive(make_app(), scenario)
@@ -181,7 +190,7 @@ def test_crash_and_timeout_are_named(make_app) -> None:
         app.query_one("#editor", TextArea).text = f"import os\n{CRASH}\n"
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
-        assert "crashed (signal 6)" in text_of(app, "#output")
+        assert "crashed (signal 6)" in await pane_text(app, pilot, "output")
         assert app.query_one(ResultTabs).active == "tab-output"
 
     drive(make_app(), scenario)
@@ -203,8 +212,8 @@ def test_cancel_a_hanging_run(make_app) -> None:
         await pilot.press("ctrl+r")  # a second run is refused while one is in flight
         await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: not app.running)
-        assert "cancelled" in text_of(app, "#output")
-        assert "not counted" in text_of(app, "#verdict")
+        assert "cancelled" in await pane_text(app, pilot, "output")
+        assert "not counted" in await pane_text(app, pilot, "verdict")
         assert app.session.attempts() == 0
         assert len(runner.calls) == 1
         assert not app.query_one("#btn-cancel", Button).display
@@ -236,8 +245,6 @@ def test_hints_revealed_one_at_a_time(make_app, store: ProgressStore) -> None:
 def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         await go_to(app, pilot, "mini-basics", "who-tracks")
-        assert app.query_one("#editor", TextArea).read_only
-        assert app.query_one("#btn-run", Button).disabled
         await pilot.click("#btn-check")  # nothing picked yet: a warning, no attempt
         await pilot.pause()
         assert app.session.attempts() == 0
@@ -248,9 +255,58 @@ def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
         assert choices.pressed_index == 1
         await pilot.click("#btn-check")
         await pilot.pause()
-        assert "✓ Passed" in text_of(app, "#verdict")
-        assert "Only tensors created with" in text_of(app, "#verdict")
+        assert "✓ Passed" in await pane_text(app, pilot, "verdict")
+        assert "Only tensors created with" in await pane_text(app, pilot, "verdict")
         assert "mini-basics/who-tracks" in store.passed_steps()
+
+    drive(make_app(), scenario)
+
+
+def code_shown(app: TutorApp) -> bool:
+    area = app.code_area()
+    return area is not None and area.display
+
+
+def test_each_step_kind_shows_only_what_it_needs(make_app) -> None:
+    """A quiz shows its choices and no editor; an answer step its code, read-only, and
+    the answer box; only the result tabs that mean something for the step are offered."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        results = app.query_one(ResultTabs)
+        assert app.session.ref == "mini-basics/intro"  # reading: the text and the tutor
+        assert not code_shown(app) and results.shown_tabs == ("chat",)
+        assert results.active == "tab-chat"
+        await pilot.press("ctrl+n")  # a code exercise: editor, run bar, every tab
+        await pilot.pause()
+        assert code_shown(app) and app.query_one("#run-bar").display
+        editor = app.query_one("#editor", TextArea)
+        assert not editor.read_only and editor.has_focus
+        assert results.shown_tabs == ("output", "verdict", "diagnosis", "graph", "chat")
+        await pilot.press("ctrl+n")  # a quiz: the choices only
+        await pilot.pause()
+        assert app.session.ref == "mini-basics/who-tracks"
+        assert not code_shown(app)
+        assert app.query_one("#quiz-choices", RadioSet).has_focus
+        assert results.shown_tabs == ("verdict", "chat")
+        tab_bar = [tab.id for tab in app.query("ContentTab") if tab.display]
+        assert tab_bar == ["--content-tab-tab-verdict", "--content-tab-tab-chat"]
+        await pilot.press("ctrl+r")  # run on a quiz checks it: nothing picked, no attempt
+        await pilot.pause()
+        assert app.session.attempts() == 0
+        await pilot.press("ctrl+n")  # an answer step: its code read-only, the answer box
+        await pilot.pause()
+        assert app.session.ref == "mini-basics/grad-value"
+        assert code_shown(app) and editor.read_only
+        assert editor.text == app.session.step.code  # type: ignore[union-attr]
+        run_bar = [b.id for b in app.query("#run-bar Button").results(Button) if b.display]
+        assert run_bar == []  # nothing to run or reset: the device and status stay
+        assert app.query_one("#device", Select).display
+        assert app.query_one("#answer-input", Input).has_focus
+        assert results.shown_tabs == ("verdict", "graph", "chat")
+        await pilot.press("ctrl+b", "ctrl+b")  # back to the code step: editable again
+        await pilot.pause()
+        assert code_shown(app) and not editor.read_only
+        assert editor.text == app.session.step.starter  # type: ignore[union-attr]
 
     drive(make_app(), scenario)
 
@@ -269,11 +325,11 @@ def test_multiple_choice_quiz(make_app) -> None:
         assert "3. `x * 2`" in text_of(app, "#step-body")  # every choice in full
         await pilot.press("ctrl+r")  # run on a quiz step checks the answer
         await pilot.pause()
-        assert "Not yet" in text_of(app, "#verdict")
+        assert "Not yet" in await pane_text(app, pilot, "verdict")
         choices.select(1)
         await pilot.click("#btn-check")
         await pilot.pause()
-        assert "✓ Passed" in text_of(app, "#verdict")
+        assert "✓ Passed" in await pane_text(app, pilot, "verdict")
 
     drive(make_app(), scenario)
 
@@ -286,13 +342,14 @@ def test_answer_step(make_app, store: ProgressStore) -> None:
         box.focus()
         await pilot.press(*"oops", "enter")
         await wait_until(pilot, lambda: app.session.last_attempt is not None and not app.running)
-        assert "Could not grade" in text_of(app, "#verdict")
+        assert "Could not grade" in await pane_text(app, pilot, "verdict")
         box.value = ""
+        box.focus()  # reading the verdict tab took the focus
         await pilot.press(*"tensor([1., 1.])", "enter")
         await wait_until(
             pilot, lambda: "mini-basics/grad-value" in store.passed_steps() and not app.running
         )
-        assert "✓ Passed" in text_of(app, "#verdict")
+        assert "✓ Passed" in await pane_text(app, pilot, "verdict")
 
     drive(make_app(), scenario)
 
@@ -301,6 +358,7 @@ def test_devices_listed_when_known_and_switched(make_app) -> None:
     runner = FakeRunner(devices=["cpu", "cuda:0"], device_delay=0.2)
 
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
         select = app.query_one("#device", Select)
         assert app.session.device == "cpu"  # until the runner answers, cpu
         await wait_until(pilot, lambda: app.session.known_devices is not None)
@@ -313,7 +371,6 @@ def test_devices_listed_when_known_and_switched(make_app) -> None:
         await pilot.press("f6")  # cycle back to cpu
         await pilot.pause()
         assert app.session.device == "cpu" and select.value == "cpu"
-        await go_to(app, pilot, "mini-basics", "first-backward")
         await pilot.press("f6", "ctrl+r")
         await wait_until(pilot, lambda: bool(runner.calls) and not app.running)
         assert runner.calls[-1]["device"] == "cuda:0"
@@ -333,7 +390,10 @@ def test_auto_device_and_unavailable_device(make_app) -> None:
         await wait_until(pilot, lambda: app.session.known_devices is not None)
         await pilot.pause()
         assert app.session.device == "cpu"
-        assert app.query_one("#device", Select).value == "cpu"
+        await go_to(app, pilot, "mini-basics", "first-backward")  # the run bar, built now
+        select = app.query_one("#device", Select)
+        assert select.value == "cpu"
+        assert [value for _, value in select._options] == ["cpu"]
 
     drive(make_app(runner=FakeRunner(devices=["cpu"]), device="cuda"), missing)
 
@@ -353,7 +413,7 @@ def test_language_switch_changes_every_text(make_app) -> None:
         assert str(app.query_one("#btn-next", Button).label) == "下一步 ▶"
         tabs = app.query_one(ResultTabs).tabs
         assert str(tabs.get_tab("tab-diagnosis").label) == "诊断"
-        assert "在左侧课程区" in app.query_one("#editor", TextArea).text
+        assert str(tabs.get_tab("tab-verdict").label) == "评判"
         assert app.query_one("#quiz-choices", RadioSet).pressed_index == 1  # choice kept
         descriptions = {b.binding.description for b in app.screen.active_bindings.values()}
         assert {"运行", "提示", "English"} <= descriptions
@@ -371,10 +431,10 @@ def test_graph_of_a_picked_tensor(make_app) -> None:
         await go_to(app, pilot, "mini-basics", "first-backward")
         app.query_one("#editor", TextArea).text = app.session.step.solution  # type: ignore[union-attr]
         app.flush_code()
+        await pilot.click("#--content-tab-tab-graph")  # the pane is built on first show
+        await pilot.pause()
         select = app.query_one("#graph-expr", Select)
         assert select.value == "z"  # the last assigned name: usually the result
-        app.query_one(ResultTabs).active = "tab-graph"
-        await pilot.pause()
         await pilot.click("#btn-graph")
         await wait_until(pilot, lambda: app.graph_view is not None and not app.running)
         tree = app.query_one("#graph-tree", Tree)
@@ -392,7 +452,7 @@ def test_graph_of_a_picked_tensor(make_app) -> None:
         await pilot.click("#btn-graph")
         await wait_until(pilot, lambda: app.graph_view.expr == "x" and not app.running)
         assert not tree.display
-        assert "no grad_fn" in text_of(app, "#graph-message")
+        assert "no grad_fn" in await pane_text(app, pilot, "graph")
 
     drive(make_app(), scenario)
 
@@ -454,6 +514,7 @@ def test_help_screen_lists_every_binding(make_app) -> None:
 
 def test_theme_switch_reaches_the_editor(make_app) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
         editor = app.query_one("#editor", TextArea)
         assert editor.theme == "monokai"
         app.theme = "textual-light"
@@ -559,7 +620,11 @@ print("torch" in sys.modules)
 """
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr

@@ -15,6 +15,7 @@ from textual.widgets import TextArea, Tree
 from tutor.sandbox import Sandbox
 from tutor.tui.app import TutorApp, create_app
 from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.result_tabs import ResultTabs
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +58,7 @@ def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:
             )
             assert "mini-graph/fix-scalar" in store.passed_steps()
 
+            await app.query_one(ResultTabs).activate("tab-graph")
             app.query_one("#graph-expr").value = "z"
             app.action_draw_graph()
             await wait_until(pilot, lambda: app.graph_view is not None and not app.running, 120)

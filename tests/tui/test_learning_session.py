@@ -225,8 +225,7 @@ def test_cancellable_runner_only_passes_cancel_when_accepted() -> None:
 
 def test_assigned_names() -> None:
     code = (
-        "import torch\nx = torch.ones(2)\ny, z = x, x\n"
-        "with torch.no_grad():\n    w = x\nx += 1\n"
+        "import torch\nx = torch.ones(2)\ny, z = x, x\nwith torch.no_grad():\n    w = x\nx += 1\n"
     )
     assert assigned_names(code) == ["x", "y", "z", "w"]
     assert assigned_names("def (:") == []

@@ -31,6 +31,9 @@ def test_editor_compiles_its_highlight_query_once(make_app, monkeypatch) -> None
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
+            app.session.goto("mini-basics", "first-backward")  # the editor is built here
+            await app.render_all(new_step=True)
+            await pilot.pause()
             editor = app.query_one("#editor", CodeEditor)
             assert len(calls) == 1
             assert isinstance(editor.document, SyntaxAwareDocument)

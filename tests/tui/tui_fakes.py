@@ -149,9 +149,9 @@ class FakeGrading:
             status="pass" if same else "fail",
             points=2 if same else 0,
             max_points=2,
-            message=T("x.grad is right", "x.grad 正确") if same else T(
-                "x.grad differs from the solution's", "x.grad 与参考答案不同"
-            ),
+            message=T("x.grad is right", "x.grad 正确")
+            if same
+            else T("x.grad differs from the solution's", "x.grad 与参考答案不同"),
             output=None if same else "got: None\nexpected: tensor([4.5, 4.5])",
         )
         return Verdict(

@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, OptionList, Select, Static, TextArea
 
@@ -35,14 +36,13 @@ from tutor.learning import (
     RunnerLike,
     assigned_names,
 )
-from tutor.tui.code_editor import CodeEditor
+from tutor.tui.code_area import CodeArea, editor_theme
 from tutor.tui.commands import TutorCommands
 from tutor.tui.help_screen import HelpScreen
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
-from tutor.tui.relabel import set_label
-from tutor.tui.result_tabs import ResultTabs
+from tutor.tui.result_tabs import ResultTabs, tabs_for
 from tutor.tui.step_pane import StepPane
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -59,6 +59,14 @@ def set_editor_text(editor: TextArea, text: str) -> None:
     editor.replace(text, (0, 0), editor.document.end, maintain_selection_offset=False)
     editor.history.clear()
     editor.move_cursor((0, 0))
+
+
+def _breakpoint(dimension: int, breakpoints: list[tuple[int, str]]) -> list[str]:
+    """The class of the largest breakpoint not above ``dimension`` (Textual's rule)."""
+    for threshold, name in sorted(breakpoints, reverse=True):
+        if dimension >= threshold:
+            return [name]
+    return []
 
 
 def _best_device(devices: list[str]) -> str:
@@ -93,32 +101,52 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ layout
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The screen with its size classes (``-narrow``, ``-short``...) already set: set on
+        the first resize instead, they restyle every widget after the first layout."""
+        width, height = self.size
+        classes = {
+            name
+            for dimension, breakpoints in (
+                (width, self.HORIZONTAL_BREAKPOINTS or []),
+                (height, self.VERTICAL_BREAKPOINTS or []),
+            )
+            for name in _breakpoint(dimension, breakpoints)
+        }
+        return Screen(id="_default", classes=" ".join(sorted(classes)))
+
     def compose(self) -> ComposeResult:
         yield Static(id="topbar", markup=False)
         with Horizontal(id="body"):
             yield LessonList(id="lessons")
             yield StepPane(id="lesson-pane")
-            with Vertical(id="work-pane"):
-                yield CodeEditor.code_editor(language="python", id="editor")
-                with Horizontal(id="run-bar"):
-                    yield Button(id="btn-run", action="app.run", compact=True, variant="success")
-                    yield Button(
-                        id="btn-cancel", action="app.cancel_run", compact=True, variant="error"
-                    )
-                    yield Button(id="btn-reset", action="app.reset_code", compact=True)
-                    yield Select[str](
-                        [("cpu", "cpu")],
-                        value="cpu",
-                        allow_blank=False,
-                        compact=True,
-                        id="device",
-                    )
-                    yield Static(id="run-status", markup=False)
+            with Vertical(id="work-pane"):  # the code area is mounted above the results
                 yield ResultTabs(id="results")
         yield Footer(compact=True)
 
+    def code_area(self) -> CodeArea | None:
+        """The editor and run bar, once a step with code has been shown."""
+        return next(self.query(CodeArea).results(CodeArea), None)
+
+    def editor(self) -> TextArea | None:
+        area = self.code_area()
+        return area.editor if area is not None else None
+
+    async def _ensure_code_area(self) -> CodeArea:
+        area = self.code_area()
+        if area is None:
+            session = self.session
+            area = CodeArea(
+                devices=session.known_devices or ["cpu"],
+                device=session.device,
+                dark=self.current_theme.dark,
+                id="code-area",
+            )
+            await self.query_one("#work-pane").mount(area, before=0)
+            area.relabel(self.lang)
+        return area
+
     async def on_mount(self) -> None:
-        self.query_one("#btn-cancel", Button).display = False
         await self.render_all(new_step=True)
         # Asking for the devices starts the torch server: after the first frame, so its
         # import does not compete with drawing the first screen.
@@ -178,36 +206,47 @@ class TutorApp(App[None]):
     async def render_all(self, *, new_step: bool) -> None:
         """Re-render every learner-facing text; ``new_step`` also reloads the editor."""
         lang = self.lang
-        set_label(self.query_one("#btn-run", Button), label("btn_run", lang))
-        set_label(self.query_one("#btn-cancel", Button), label("btn_cancel", lang))
-        set_label(self.query_one("#btn-reset", Button), label("btn_reset", lang))
+        area = self.code_area()
+        if area is not None:
+            area.relabel(lang)
         results = self.query_one(ResultTabs)
         results.relabel(lang)
         self.render_lessons()
         await self.render_step(keep_choices=not new_step)
         if new_step:
-            self.load_editor()
             self.graph_view = None
+            await self._layout_step()
+            await self.load_editor()
             self._focus_step()
-        elif self.query_one("#editor", TextArea).read_only:
-            self.load_editor()  # the read-only note is learner-facing text
         await results.show_attempt(self.session.last_attempt, lang)
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)
         self.render_topbar()
 
-    def _focus_step(self) -> None:
-        """Focus where the learner acts on this step; mark the step kind for the styles."""
+    async def _layout_step(self) -> None:
+        """Show what the step needs: code steps the editor and run bar, an answer step its
+        code (read-only), reading and quiz steps no code at all (the text gets the room);
+        the result tabs that mean something for the step."""
         step = self.session.step
-        # A reading step has nothing to edit or run: the text gets the room. Set on the few
-        # widgets concerned (a class on the screen would restyle every widget).
-        reading = isinstance(step, ReadingStep)
-        self.query_one("#lesson-pane").styles.width = "3fr" if reading else "2fr"
-        self.query_one("#work-pane").styles.width = "2fr" if reading else "3fr"
-        self.query_one("#editor").display = not reading
-        self.query_one("#run-bar").display = not reading
-        if isinstance(step, RUNNABLE_KINDS):
-            self.query_one("#editor", TextArea).focus()
+        shows_code = isinstance(step, RUNNABLE_KINDS) or (
+            isinstance(step, AnswerStep) and bool(step.code.strip())
+        )
+        # Set on the few widgets concerned (a class on the screen would restyle them all).
+        self.query_one("#lesson-pane").styles.width = "2fr" if shows_code else "3fr"
+        self.query_one("#work-pane").styles.width = "3fr" if shows_code else "2fr"
+        area = await self._ensure_code_area() if shows_code else self.code_area()
+        if area is not None:
+            area.display = shows_code
+            area.set_buttons(runnable=isinstance(step, RUNNABLE_KINDS), running=self.running)
+        prefer = "chat" if isinstance(step, ReadingStep) else "output"
+        self.query_one(ResultTabs).show_tabs(tabs_for(step), prefer=prefer)
+
+    def _focus_step(self) -> None:
+        """Focus where the learner acts on this step."""
+        step = self.session.step
+        editor = self.editor()
+        if isinstance(step, RUNNABLE_KINDS) and editor is not None:
+            editor.focus()
         elif isinstance(step, (QuizStep, AnswerStep)):
             target = "#quiz-choices" if isinstance(step, QuizStep) else "#answer-input"
             for widget in self.query(target):
@@ -260,41 +299,34 @@ class TutorApp(App[None]):
             attempts=session.attempts(),
         )
 
-    def load_editor(self) -> None:
-        """Put the step's code in the editor: the learner's last code, else the starter."""
-        session, editor = self.session, self.query_one("#editor", TextArea)
+    async def load_editor(self) -> None:
+        """Put the step's code in the editor: the learner's last code, else the starter;
+        an answer step's code read-only. Steps without code leave the (hidden) editor be."""
+        session, editor = self.session, self.editor()
         step = session.step
-        self._loading_editor = True
-        # Code scrolls sideways like code; the read-only notes wrap to the pane.
-        editor.soft_wrap = not isinstance(step, RUNNABLE_KINDS)
-        if isinstance(step, RUNNABLE_KINDS):
-            editor.read_only = False
-            set_editor_text(editor, session.code())
-        elif isinstance(step, AnswerStep):
-            editor.read_only = True
-            set_editor_text(editor, f"{label('editor_answer', self.lang)}\n\n{step.code}")
-        else:
-            editor.read_only = True
-            key = "editor_quiz" if isinstance(step, QuizStep) else "editor_reading"
-            set_editor_text(editor, label(key, self.lang) + "\n")
-        self._loading_editor = False
-        runnable = isinstance(step, RUNNABLE_KINDS)
-        self.query_one("#btn-run", Button).disabled = not runnable or self.running
-        self.query_one("#btn-reset", Button).disabled = not runnable
+        if editor is not None and isinstance(step, (*RUNNABLE_KINDS, AnswerStep)):
+            self._loading_editor = True
+            if isinstance(step, AnswerStep):
+                editor.read_only = True
+                set_editor_text(editor, step.code)
+            else:
+                editor.read_only = False
+                set_editor_text(editor, session.code())
+            self._loading_editor = False
         self.query_one(ResultTabs).set_graph_choices(assigned_names(self._graph_code()))
 
     def _graph_code(self) -> str:
-        step = self.session.step
+        step, editor = self.session.step, self.editor()
         if isinstance(step, AnswerStep):
             return step.code
-        return self.query_one("#editor", TextArea).text if isinstance(step, RUNNABLE_KINDS) else ""
+        if isinstance(step, RUNNABLE_KINDS) and editor is not None:
+            return editor.text
+        return ""
 
     def _render_chat_intro(self, *, clear: bool) -> None:
         results = self.query_one(ResultTabs)
-        log = results.query_one("#chat-log")
-        chat_input = results.query_one("#chat-input", Input)
-        chat_input.disabled = self.session.tutor is None
-        if clear or not log.children:
+        results.set_chat_enabled(self.session.tutor is not None)
+        if clear or not results.chat:
             results.clear_chat()
             key = "chat_welcome" if self.session.tutor is not None else "chat_unavailable"
             results.add_chat(label("chat_tutor", self.lang), label(key, self.lang))
@@ -314,10 +346,9 @@ class TutorApp(App[None]):
         if self._save_timer is not None:
             self._save_timer.stop()
             self._save_timer = None
-        editors = self.query("#editor").results(TextArea)
-        editor = next(editors, None)
+        editor = self.editor()
         if editor is None:
-            return  # shutting down: the last edit was saved by action_quit
+            return  # no code step shown yet, or shutting down (action_quit saved the edit)
         if editor.read_only or not isinstance(self.session.step, RUNNABLE_KINDS):
             return
         if editor.text != self.session.code():
@@ -329,7 +360,9 @@ class TutorApp(App[None]):
             self.notify(label("not_runnable", self.lang), severity="warning")
             return
         starter = self.session.reset_code()
-        editor = self.query_one("#editor", TextArea)
+        editor = self.editor()
+        if editor is None:
+            return
         self._loading_editor = True
         set_editor_text(editor, starter)
         self._loading_editor = False
@@ -396,7 +429,7 @@ class TutorApp(App[None]):
             self.notify(label("already_running", self.lang), severity="warning")
             return
         self.flush_code()
-        code = self.query_one("#editor", TextArea).text
+        code = self._graph_code()  # the editor's text
         self._start_running()
         self._run_worker(code, self._cancel_event())
 
@@ -444,9 +477,9 @@ class TutorApp(App[None]):
 
     def watch_running(self, running: bool) -> None:
         runnable = isinstance(self.session.step, RUNNABLE_KINDS)
-        self.query_one("#btn-run", Button).disabled = running or not runnable
-        self.query_one("#btn-cancel", Button).display = running
-        status = self.query_one("#run-status", Static)
+        area = self.code_area()
+        if area is not None:
+            area.set_buttons(runnable=runnable, running=running)
         if running:
             self._tick()
             self._spinner = self.set_interval(0.1, self._tick)
@@ -454,7 +487,8 @@ class TutorApp(App[None]):
             if self._spinner is not None:
                 self._spinner.stop()
                 self._spinner = None
-            status.update("")
+            for status in self.query("#run-status").results(Static):
+                status.update("")
         self.refresh_bindings()
 
     def _tick(self) -> None:
@@ -502,19 +536,22 @@ class TutorApp(App[None]):
         await results.show_attempt(attempt, self.lang)
         self.render_step_header()
         verdict = attempt.verdict
-        if attempt.cancelled or (verdict.run is not None and not verdict.run.ok and not (
-            attempt.diagnoses
-        )):
-            results.active = "tab-output"
+        if attempt.cancelled or (
+            verdict.run is not None and not verdict.run.ok and not (attempt.diagnoses)
+        ):
+            results.show_result("output")
         elif attempt.diagnoses and not verdict.passed:
-            results.active = "tab-diagnosis"
+            results.show_result("diagnosis")
         else:
-            results.active = "tab-verdict"
+            results.show_result("verdict")
 
     # ------------------------------------------------------------------ graph
 
     def action_draw_graph(self) -> None:
         results = self.query_one(ResultTabs)
+        if "graph" not in results.shown_tabs:
+            self.notify(label("not_runnable", self.lang), timeout=3)
+            return
         results.active = "tab-graph"
         expr = results.graph_expr()
         if not expr:
@@ -540,7 +577,7 @@ class TutorApp(App[None]):
         self.graph_view = view
         results = self.query_one(ResultTabs)
         results.show_graph(view, self.lang)
-        results.active = "tab-graph"
+        results.show_result("graph")
 
     # ------------------------------------------------------------------ devices
 
@@ -557,9 +594,9 @@ class TutorApp(App[None]):
         self.call_from_thread(self._devices_known, devices)
 
     def _devices_known(self, devices: list[str]) -> None:
-        select = self.query_one("#device", Select)
-        with select.prevent(Select.Changed):  # only the learner's picks are changes
-            select.set_options([(device, device) for device in devices])
+        for select in self.query("#device").results(Select):  # else built with them later
+            with select.prevent(Select.Changed):  # only the learner's picks are changes
+                select.set_options([(device, device) for device in devices])
         wanted = self.wanted_device
         if wanted == "auto":
             wanted = _best_device(devices)
@@ -602,9 +639,9 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ chat
 
-    def action_focus_chat(self) -> None:
+    async def action_focus_chat(self) -> None:
         results = self.query_one(ResultTabs)
-        results.active = "tab-chat"
+        await results.activate("tab-chat")
         results.query_one("#chat-input", Input).focus()
 
     @on(Input.Submitted, "#chat-input")
@@ -663,10 +700,11 @@ class TutorApp(App[None]):
     def watch_theme(self, theme: str) -> None:
         """The editor follows the app theme: a light syntax theme on light app themes."""
         try:
-            editor = self.query_one("#editor", TextArea)
+            editor = self.editor()
         except Exception:
             return  # not composed yet
-        editor.theme = "monokai" if self.current_theme.dark else "github_light"
+        if editor is not None:
+            editor.theme = editor_theme(self.current_theme.dark)
 
     async def action_quit(self) -> None:
         self.flush_code()

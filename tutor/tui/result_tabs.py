@@ -1,4 +1,10 @@
-"""The result panes, as tabs: output, verdict, diagnosis, autograd graph, tutor chat."""
+"""The result panes, as tabs: output, verdict, diagnosis, autograd graph, tutor chat.
+
+What the panes show lives here as state (the last attempt, the graph, the chat); a pane's
+widgets are mounted the first time its tab is shown and draw that state on mount. Start-up
+builds only the pane on screen, and a step shows only the tabs that mean something for it
+(a reading step has nothing to run, a quiz no output or graph).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +13,12 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import (
-    Button,
-    Input,
-    Select,
-    Static,
-    TabbedContent,
-    TabPane,
-    Tree,
-)
+from textual.widget import AwaitMount
+from textual.widgets import Button, Input, Select, Static, TabbedContent, TabPane, Tree
 
+from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
-from tutor.sandbox.models import RunResult
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.relabel import set_label
@@ -36,33 +35,38 @@ from tutor.tui.render import (
 TABS = ("output", "verdict", "diagnosis", "graph", "chat")
 
 
+def tabs_for(step: Step) -> tuple[str, ...]:
+    """The tabs worth showing on ``step``: all on code exercises; the verdict on quizzes
+    and answer steps (and the graph of an answer step's code); the tutor everywhere."""
+    if isinstance(step, (CodeStep, FixStep)):
+        return TABS
+    if isinstance(step, AnswerStep) and step.code.strip():
+        return ("verdict", "graph", "chat")
+    if isinstance(step, (QuizStep, AnswerStep)):
+        return ("verdict", "chat")
+    return ("chat",)
+
+
 class ResultTabs(Vertical):
-    """Five panes in tabs; ``show_*`` methods render data handed in by the app."""
+    """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._graph_pick: str | None = None
+        self.lang: Lang = "en"
+        self.attempt: Attempt | None = None
+        self.graph_view: GraphView | None = None
+        self.graph_names: list[str] = []
+        self.graph_pick: str | None = None
+        """The tensor the graph tab offers: the learner's pick, else the last assigned."""
+        self.learner_pick: str | None = None
+        self.chat: list[tuple[str, str, list[str]]] = []
+        self.chat_enabled = True
+        self.shown_tabs: tuple[str, ...] = TABS
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="result-tabs", initial="tab-output"):
-            yield from self._panes()
-
-    def _panes(self) -> ComposeResult:
-        with TabPane("Output", id="tab-output"), VerticalScroll(classes="pane-scroll"):
-            yield Static(id="output", markup=False)
-        with TabPane("Verdict", id="tab-verdict"), VerticalScroll(classes="pane-scroll"):
-            yield MarkdownView(id="verdict")
-        with TabPane("Diagnosis", id="tab-diagnosis"), VerticalScroll(classes="pane-scroll"):
-            yield MarkdownView(id="diagnosis")
-        with TabPane("Graph", id="tab-graph"):
-            with Horizontal(id="graph-bar"):
-                yield Select[str]([], id="graph-expr", compact=True, prompt="tensor")
-                yield Button("Draw", id="btn-graph", action="app.draw_graph", compact=True)
-            yield Static(id="graph-message")
-            yield Tree("graph", id="graph-tree")
-        with TabPane("Tutor", id="tab-chat"):
-            yield VerticalScroll(id="chat-log")
-            yield Input(id="chat-input", compact=True)
+        with TabbedContent(id="result-tabs"):
+            for name in TABS:
+                yield TabPane(label(f"tab_{name}", self.lang), id=f"tab-{name}")
 
     @property
     def tabs(self) -> TabbedContent:
@@ -74,26 +78,73 @@ class ResultTabs(Vertical):
 
     @active.setter
     def active(self, pane_id: str) -> None:
+        self.fill(pane_id)
         self.tabs.active = pane_id
 
-    # ------------------------------------------------------------------ language
+    async def activate(self, pane_id: str) -> None:
+        """Activate a tab and wait until its widgets are mounted."""
+        mounting = self.fill(pane_id)
+        self.tabs.active = pane_id
+        if mounting is not None:
+            await mounting
+
+    def pane(self, name: str) -> ResultPane | None:
+        """The mounted pane ``name`` (``output``, ``verdict``...), if it was ever shown."""
+        found = self.query(f"#tab-{name} > ResultPane").results(ResultPane)
+        pane = next(found, None)
+        return pane if pane is not None and pane.is_mounted else None
+
+    def fill(self, pane_id: str) -> AwaitMount | None:
+        """Mount a tab's widgets the first time it is shown."""
+        tab_pane = self.tabs.get_pane(pane_id)
+        if tab_pane.children:
+            return None
+        return tab_pane.mount(PANES[pane_id.removeprefix("tab-")](self))
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # A click on a tab; a stale message for a tab already left (start-up activates
+        # the first tab before the step picks its own) mounts nothing.
+        if event.pane.id and event.pane.id == self.tabs.active:
+            self.fill(event.pane.id)
+
+    def show_tabs(self, names: tuple[str, ...], *, prefer: str | None = None) -> None:
+        """Show only the tabs ``names``; the active one stays if it is among them, else
+        ``prefer`` (or the first) becomes active."""
+        self.shown_tabs = names
+        tabs = self.tabs
+        for name in TABS:
+            if name in names:
+                tabs.show_tab(f"tab-{name}")
+            else:
+                tabs.hide_tab(f"tab-{name}")
+        current = tabs.active.removeprefix("tab-")
+        if current not in names or (prefer in names and prefer != current):
+            self.active = f"tab-{prefer if prefer in names else names[0]}"
+
+    def show_result(self, wanted: str) -> None:
+        """Activate the tab ``wanted`` if the step shows it, else the verdict."""
+        name = wanted if wanted in self.shown_tabs else "verdict"
+        if name in self.shown_tabs:
+            self.active = f"tab-{name}"
+
+    # ------------------------------------------------------------------ state
+
+    def _redraw(self, *names: str) -> None:
+        for name in names:
+            pane = self.pane(name)
+            if pane is not None:
+                pane.draw(self)
 
     def relabel(self, lang: Lang) -> None:
+        self.lang = lang
         for name in TABS:
             set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", lang))
-        set_label(self.query_one("#btn-graph", Button), label("btn_graph", lang))
-        self.query_one("#graph-expr", Select).prompt = label("graph_pick", lang)
-        self.query_one("#chat-input", Input).placeholder = label("chat_placeholder", lang)
-
-    # ------------------------------------------------------------------ panes
-
-    def show_output(self, result: RunResult | None, lang: Lang) -> None:
-        self.query_one("#output", Static).update(output_text(result, lang))
+        self._redraw(*TABS)
 
     async def show_attempt(self, attempt: Attempt | None, lang: Lang) -> None:
-        self.show_output(attempt.run if attempt else None, lang)
-        await self.query_one("#verdict", MarkdownView).show(verdict_markdown(attempt, lang))
-        await self.query_one("#diagnosis", MarkdownView).show(diagnosis_markdown(attempt, lang))
+        self.attempt, self.lang = attempt, lang
+        self._redraw("output", "verdict", "diagnosis")
 
     def set_graph_choices(self, names: list[str]) -> None:
         """Offer the names the code assigns; keep the learner's pick while it exists, else
@@ -101,32 +152,108 @@ class ResultTabs(Vertical):
         gives no names: the previous choices stay."""
         if not names:
             return
-        select = self.query_one("#graph-expr", Select)
-        pick = self._graph_pick if self._graph_pick in names else names[-1]
-        with select.prevent(Select.Changed):  # only the learner's picks post Changed
-            select.set_options([(name, name) for name in names])
-            select.value = pick
-
-    @on(Select.Changed, "#graph-expr")
-    def _graph_picked(self, event: Select.Changed) -> None:
-        if isinstance(event.value, str):
-            self._graph_pick = event.value
+        self.graph_names = names
+        self.graph_pick = self.learner_pick if self.learner_pick in names else names[-1]
+        self._redraw("graph")
 
     def graph_expr(self) -> str:
-        value = self.query_one("#graph-expr", Select).value
-        return value if isinstance(value, str) else ""
+        return self.graph_pick or ""
 
     def show_graph(self, view: GraphView | None, lang: Lang) -> None:
+        self.graph_view, self.lang = view, lang
+        self._redraw("graph")
+
+    def set_chat_enabled(self, enabled: bool) -> None:
+        self.chat_enabled = enabled
+        self._redraw("chat")
+
+    def add_chat(self, who: str, text: str, *, sources: list[str] | None = None) -> None:
+        self.chat.append((who, text, list(sources or [])))
+        self._redraw("chat")
+
+    def clear_chat(self) -> None:
+        self.chat.clear()
+        self._redraw("chat")
+
+
+class ResultPane(Vertical):
+    """One tab's widgets; draws the tabs' state on mount and whenever it changes."""
+
+    def __init__(self, tabs: ResultTabs) -> None:
+        super().__init__()
+        self.tabs = tabs
+
+    def on_mount(self) -> None:
+        self.draw(self.tabs)
+
+    def draw(self, tabs: ResultTabs) -> None:
+        raise NotImplementedError  # every pane below draws its own part of the state
+
+
+class OutputPane(ResultPane):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="pane-scroll"):
+            yield Static(id="output", markup=False)
+
+    def draw(self, tabs: ResultTabs) -> None:
+        run = tabs.attempt.run if tabs.attempt else None
+        self.query_one("#output", Static).update(output_text(run, tabs.lang))
+
+
+class VerdictPane(ResultPane):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="pane-scroll"):
+            yield MarkdownView(id="verdict")
+
+    def draw(self, tabs: ResultTabs) -> None:
+        self.query_one(MarkdownView).set_markdown(verdict_markdown(tabs.attempt, tabs.lang))
+
+
+class DiagnosisPane(ResultPane):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="pane-scroll"):
+            yield MarkdownView(id="diagnosis")
+
+    def draw(self, tabs: ResultTabs) -> None:
+        self.query_one(MarkdownView).set_markdown(diagnosis_markdown(tabs.attempt, tabs.lang))
+
+
+class GraphPane(ResultPane):
+    def compose(self) -> ComposeResult:
+        self._names = list(self.tabs.graph_names)
+        with Horizontal(id="graph-bar"):
+            yield Select[str](
+                [(name, name) for name in self._names],
+                value=self.tabs.graph_pick or Select.BLANK,
+                id="graph-expr",
+                compact=True,
+            )
+            yield Button(id="btn-graph", action="app.draw_graph", compact=True)
+        yield Static(id="graph-message")
+        yield Tree[None]("graph", id="graph-tree")
+
+    def draw(self, tabs: ResultTabs) -> None:
+        lang = tabs.lang
+        set_label(self.query_one("#btn-graph", Button), label("btn_graph", lang))
+        select = self.query_one("#graph-expr", Select)
+        select.prompt = label("graph_pick", lang)
+        names = tabs.graph_names
+        if names:
+            with select.prevent(Select.Changed):  # only the learner's picks post Changed
+                if self._names != names:
+                    select.set_options([(name, name) for name in names])
+                    self._names = names
+                if tabs.graph_pick is not None and select.value != tabs.graph_pick:
+                    select.value = tabs.graph_pick
         message = self.query_one("#graph-message", Static)
         tree: Tree[None] = self.query_one("#graph-tree", Tree)
         tree.clear()
-        if view is None:
-            message.update(label("graph_help", lang))
-            tree.display = False
-            return
-        problem = graph_message(view, lang)
-        root = graph_items(view.probe.graph, lang) if problem is None and view.probe else None
-        if root is None:
+        view = tabs.graph_view
+        problem = graph_message(view, lang) if view is not None else label("graph_help", lang)
+        root = None
+        if problem is None and view is not None and view.probe:
+            root = graph_items(view.probe.graph, lang)
+        if view is None or root is None:
             message.update(problem or label("graph_help", lang))
             tree.display = False
             return
@@ -136,16 +263,49 @@ class ResultTabs(Vertical):
         _add_items(tree.root, [root])
         tree.root.expand_all()
 
-    def add_chat(self, who: str, text: str, *, sources: list[str] | None = None) -> None:
-        log = self.query_one("#chat-log", VerticalScroll)
-        body = f"**{who}:** {text}"
-        if sources:
-            body += "\n\n*" + ", ".join(sources) + "*"
-        log.mount(MarkdownView(body, classes="chat-message"))
-        log.scroll_end(animate=False)
+    @on(Select.Changed, "#graph-expr")
+    def _graph_picked(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str):
+            self.tabs.graph_pick = self.tabs.learner_pick = event.value
 
-    def clear_chat(self) -> None:
-        self.query_one("#chat-log", VerticalScroll).remove_children()
+
+class ChatPane(ResultPane):
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(id="chat-log")
+        yield Input(id="chat-input", compact=True)
+
+    def draw(self, tabs: ResultTabs) -> None:
+        chat_input = self.query_one("#chat-input", Input)
+        chat_input.placeholder = label("chat_placeholder", tabs.lang)
+        chat_input.disabled = not tabs.chat_enabled
+        log = self.query_one("#chat-log", VerticalScroll)
+        shown = list(log.query_children(MarkdownView).results(MarkdownView))
+        bodies = [_chat_markdown(*message) for message in tabs.chat]
+        if [view.source for view in shown] == bodies[: len(shown)] and len(shown) <= len(bodies):
+            new = bodies[len(shown) :]  # the usual case: messages were added
+        else:
+            log.remove_children()
+            new = bodies
+        if new:
+            log.mount_all([MarkdownView(body, classes="chat-message") for body in new])
+            log.scroll_end(animate=False)
+
+
+def _chat_markdown(who: str, text: str, sources: list[str]) -> str:
+    body = f"**{who}:** {text}"
+    if sources:
+        body += "\n\n*" + ", ".join(sources) + "*"
+    return body
+
+
+PANES: dict[str, type[ResultPane]] = {
+    "output": OutputPane,
+    "verdict": VerdictPane,
+    "diagnosis": DiagnosisPane,
+    "graph": GraphPane,
+    "chat": ChatPane,
+}
 
 
 def _add_items(node: Any, items: list[GraphItem]) -> None:

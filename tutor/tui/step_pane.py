@@ -57,9 +57,7 @@ class StepPane(Vertical):
     ) -> None:
         """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
         typed (on a language switch) instead of starting fresh (a new step)."""
-        self.show_header(
-            lesson, step, index=index, lang=lang, passed=passed, attempts=attempts
-        )
+        self.show_header(lesson, step, index=index, lang=lang, passed=passed, attempts=attempts)
         await self.query_one("#step-body", MarkdownView).show(step_markdown(lesson, step, lang))
         await self.show_hints(hints, len(step.hints), lang)
         await self._show_controls(step, lang, keep_choices)
