@@ -7,9 +7,9 @@ import pytest
 from tutor.sandbox import Probe, Sandbox
 from tutor.sandbox.trace import Mark, RunTrace
 
-ORDER = ["run:standby_ready", "run:serving_rehearsed", "parent:request", "parent:sent", "server:received",
-         "server:handed", "parent:pid", "run:go", "run:request", "run:limits", "run:code_start",
-         "run:code_end", "run:probes", "run:result_built", "parent:result",
+ORDER = ["run:standby_ready", "run:serving_rehearsed", "parent:request", "parent:sent",
+         "server:received", "server:handed", "parent:pid", "run:go", "run:request", "run:limits",
+         "run:code_start", "run:code_end", "run:probes", "run:result_built", "parent:result",
          "parent:validated", "server:reaped"]
 """Every mark a traced run has. Only pairs linked by a message are compared: the others race
 (a mark is taken after the send, so the receiver may note its mark first)."""

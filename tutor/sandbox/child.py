@@ -23,11 +23,11 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from tutor.sandbox import protocol
+from tutor.sandbox import confine, protocol
 from tutor.sandbox.models import (
     ErrorInfo,
     FrameInfo,
@@ -249,17 +249,27 @@ grading) would pay for a rehearsal they have no time to use, in CPU taken from t
 flight; a learner's next run is seconds away."""
 
 
-def prepare(request_waiting: Callable[[float], bool], marks: Marks) -> None:
+def prepare(request_waiting: Callable[[float], bool], marks: Marks,
+            hide: Sequence[str] = ()) -> None:
     """What a standby does before its request arrives: everything that does not depend on
     the request, so the request's own path is short. Never touches CUDA.
 
     ``request_waiting(timeout)`` tells whether the request is there (waiting up to timeout).
+    ``hide``: folders the run must see empty (:func:`tutor.sandbox.confine.hide`).
     Marks "standby_ready" once the run could start, "serving_rehearsed" after the first
     touches every run needs, "rehearsed" if the torch rehearsal ran.
     """
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if os.geteuid() == 0:
+    as_root = os.geteuid() == 0
+    if hide and not confine.hide(hide):  # it worked for the server's trial: fail closed
+        raise OSError("the sandbox could not hide the lesson folders from this run")
+    if as_root:
         _drop_privileges()
+        # CAP_DAC_READ_SEARCH would open any file by handle, hidden or not
+        if not confine.forbid_file_handles() and hide:
+            raise OSError("the sandbox could not forbid open_by_handle_at for this run")
+    elif hide:
+        confine.drop_all_capabilities()  # those the user namespace gave
     import torch
 
     torch.set_num_threads(1)  # the server has one thread too (OMP_NUM_THREADS=1)

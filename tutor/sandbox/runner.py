@@ -96,7 +96,7 @@ through ``PYTHONPATH`` (below); on 3.10 the server drops the folder once it star
 class _Server:
     """One warm server process and the parent's end of its request socket."""
 
-    def __init__(self) -> None:
+    def __init__(self, hide: Sequence[str] = ()) -> None:
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
@@ -106,7 +106,8 @@ class _Server:
         env.setdefault("OMP_NUM_THREADS", "1")
         self.sock = parent_end
         self.proc = subprocess.Popen(
-            [sys.executable, *_SAFE_PATH, "-m", "tutor.sandbox.server", str(server_end.fileno())],
+            [sys.executable, *_SAFE_PATH, "-m", "tutor.sandbox.server", str(server_end.fileno()),
+             json.dumps(list(hide))],
             pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -118,6 +119,7 @@ class _Server:
         self.lock = threading.Lock()
         self.ready = False
         self.torch_version = ""
+        self.exposed: list[str] = []
         self.failure: str | None = None
         self.last_cpu_ns: int | None = None
         """Server CPU time reported with the previous run's pid (traced runs only)."""
@@ -151,6 +153,7 @@ class _Server:
                     self.failure, hint="check that torch imports: python -c 'import torch'"
                 )
             self.torch_version = str(data["ready"])
+            self.exposed = [str(path) for path in data.get("exposed", [])]
             self.ready = True
 
     def close(self) -> None:
@@ -170,8 +173,13 @@ class _RetryRun(Exception):
 class Sandbox:
     """Runs code in fresh processes forked from a warm torch server. See the module doc."""
 
-    def __init__(self, *, trace: Callable[[RunTrace], None] | None = None) -> None:
-        """``trace``: benchmarks only; called with each run's phase marks (costs a little)."""
+    def __init__(self, *, hide: Sequence[str | os.PathLike[str]] = (),
+                 trace: Callable[[RunTrace], None] | None = None) -> None:
+        """``hide``: folders no run may see (a lesson's solution, cached expected values,
+        other students' submissions): each run sees them empty, where Linux namespaces
+        allow it (:meth:`exposed` says where not).
+        ``trace``: benchmarks only; called with each run's phase marks (costs a little)."""
+        self._hide = [os.fspath(path) for path in hide]
         self._trace = trace
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
@@ -191,7 +199,7 @@ class Sandbox:
             if self._server is None or not self._server.alive():
                 if self._server is not None:
                     self._server.close()
-                self._server = _Server()
+                self._server = _Server(self._hide)
             return self._server
 
     def _replace(self, dead: _Server) -> None:
@@ -213,6 +221,15 @@ class Sandbox:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # -- confinement -------------------------------------------------------------------
+    def exposed(self) -> list[str]:
+        """Folders asked to be hidden that runs can still see: none where Linux lets each
+        run have a mount namespace of its own; a folder holding the interpreter or its
+        modules always stays visible. Waits for the server to start."""
+        server = self._current_server()
+        server.wait_ready(SERVER_START_TIMEOUT_S)
+        return list(server.exposed)
 
     # -- devices -----------------------------------------------------------------------
     def devices(self) -> list[str]:

@@ -54,6 +54,8 @@ class _State:
     """run pid → control socket to report its wait status on."""
     finished_uids: dict[int, int] = field(default_factory=dict)
     """uid of a finished run → sweeps left."""
+    hide: list[str] = field(default_factory=list)
+    """Folders every run's standby covers (see :mod:`tutor.sandbox.confine`)."""
 
 
 def _become_subreaper() -> None:
@@ -85,7 +87,8 @@ def _fork_standby(state: _State) -> _Standby:
             unprepared: Exception | None = None
             marks: list[tuple[str, int, int]] = []
             try:
-                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]), marks)
+                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]), marks,
+                        state.hide)
             except Exception as exc:  # told on the run's stderr: a dying standby would loop
                 unprepared = exc
             _, fds, _, _ = socket.recv_fds(child_end, 1024, 8)
@@ -279,6 +282,28 @@ def _collapse_into_huge_pages() -> None:
                 libc.madvise(page, HUGE_PAGE, MADV_COLLAPSE)
 
 
+def _confinement(asked: list[str]) -> tuple[list[str], list[str]]:
+    """(folders each standby will hide, folders asked for that runs will still see).
+
+    Tried once in a throwaway child: where the kernel refuses namespaces, standbys do not
+    try, and the caller learns that every folder stays visible.
+    """
+    from tutor.sandbox import confine
+
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path,
+              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    hidden, exposed = confine.hideable(asked, needed)
+    if not hidden:
+        return [], exposed
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if confine.hide(hidden) else 1)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return [], exposed + hidden
+    return hidden, exposed
+
+
 def _drop_current_folder_from_path() -> None:
     """Python 3.10 has no ``-P``: take the learner's folder off ``sys.path`` before torch,
     numpy and the rest are imported, so files there cannot shadow them."""
@@ -299,13 +324,14 @@ def main(argv: list[str]) -> int:
             sock.send(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}).encode())
         return 1
     state = _State(sock=sock)
+    state.hide, exposed = _confinement(json.loads(argv[2]) if len(argv) > 2 else [])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     state.standby = _fork_standby(state)
-    sock.send(json.dumps({"ready": version, "pid": os.getpid()}).encode())
+    sock.send(json.dumps({"ready": version, "pid": os.getpid(), "exposed": exposed}).encode())
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ, "request")
     selector.register(wake_r, selectors.EVENT_READ, "signal")
