@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,3 +111,37 @@ def test_the_file_handle_filter_answers_eperm_and_nothing_else() -> None:
                "print('read', bool(open('/proc/self/stat').read()))\n")[:2] == ["read", "True"]
     if os.geteuid() == 0:  # root without the filter gets past the permission check
         assert run("")[1] != str(errno.EPERM)
+
+
+USER_NAMESPACE = """\
+import ctypes, errno, os, sys
+from tutor.sandbox import confine
+if os.geteuid() == 0:  # take the path of a user who is not root
+    os.setgroups([])
+    os.setresgid(4321, 4321, 4321)
+    os.setresuid(4321, 4321, 4321)
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as a user's own process is
+if not confine.hide([sys.argv[1]]):
+    print("unavailable")
+    raise SystemExit(0)
+confine.drop_all_capabilities()
+libc = ctypes.CDLL(None, use_errno=True)
+lifted = libc.umount2(sys.argv[1].encode(), 2) == 0
+print(os.listdir(sys.argv[1]), lifted, ctypes.get_errno() == errno.EPERM)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="namespaces are Linux's")
+def test_without_root_a_user_namespace_covers_the_folder(tmp_path: Path) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="tutor-hide-"))  # reachable by any user
+    try:
+        folder.chmod(0o755)
+        (folder / "solution.yaml").write_text("x")
+        done = subprocess.run([sys.executable, "-c", USER_NAMESPACE, str(folder)],
+                              capture_output=True, text=True, timeout=60, check=True)
+        if done.stdout.strip() == "unavailable":
+            pytest.skip("this kernel allows no user namespaces")
+        assert done.stdout.split() == ["[]", "False", "True"]
+        assert os.listdir(folder) == ["solution.yaml"]
+    finally:
+        shutil.rmtree(folder)
