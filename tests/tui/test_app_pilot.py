@@ -629,3 +629,26 @@ print("torch" in sys.modules)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_result_tabs_fit_at_80_and_100_columns(make_app) -> None:
+    """Every step's tab bar fits its pane, in both languages (at 100 columns the five
+    labels once ran out of room beside a reading step)."""
+    from textual.widgets._tabbed_content import ContentTabs
+
+    for size in [(80, 24), (100, 30)]:
+        for lang in ["en", "zh"]:
+
+            async def scenario(app: TutorApp, pilot: Pilot[Any], size=size, lang=lang) -> None:
+                seen = set()
+                for lesson in app.session.course.lessons:
+                    for step in lesson.steps:
+                        await go_to(app, pilot, lesson.id, step.id)
+                        bar = app.query_one(ContentTabs)
+                        shown = [tab for tab in bar.query("ContentTab") if tab.display]
+                        used = sum(tab.outer_size.width for tab in shown)
+                        assert used <= bar.size.width, (size, lang, step.id, used)
+                        seen.add(step.kind)
+                assert seen == {"reading", "code", "fix", "quiz", "answer"}
+
+            drive(make_app(lang=lang), scenario, size=size)

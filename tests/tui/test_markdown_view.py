@@ -9,6 +9,16 @@ def test_a_line_break_between_chinese_characters_is_dropped() -> None:
     assert join_cjk_soft_breaks("张量 y。\n然后计算") == "张量 y。然后计算"
 
 
+def test_no_space_after_chinese_punctuation_before_latin() -> None:
+    assert join_cjk_soft_breaks("又慢又容易错，\nPyTorch 的引擎") == "又慢又容易错，PyTorch 的引擎"
+    assert join_cjk_soft_breaks("用 x.grad\n（梯度）") == "用 x.grad（梯度）"
+
+
+def test_a_list_after_chinese_punctuation_stays_a_list() -> None:
+    text = "例如：\n- 第一项\n1. 第二项"
+    assert join_cjk_soft_breaks(text) == text
+
+
 def test_breaks_next_to_latin_text_and_paragraphs_stay() -> None:
     text = "梯度\nx.grad 会\n\n新的一段\nEnglish follows"
     assert join_cjk_soft_breaks(text) == text

@@ -72,6 +72,18 @@ def test_quiz_step_answered(snap_compare, make_app, lang: str, size) -> None:
     assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_reading_step(snap_compare, make_app, lang: str, size) -> None:
+    """The first screen: the text beside the tutor, whose one tab fits (five cut it at
+    100 columns); Chinese wraps between characters."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot.app, pilot)  # type: ignore[arg-type]
+
+    assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
+
+
 def test_help_screen(snap_compare, make_app) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.press("f1")

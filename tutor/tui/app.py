@@ -36,6 +36,7 @@ from tutor.learning import (
     RunnerLike,
     assigned_names,
 )
+from tutor.tui import cjk_wrap
 from tutor.tui.code_area import CodeArea, editor_theme
 from tutor.tui.commands import TutorCommands
 from tutor.tui.help_screen import HelpScreen
@@ -88,6 +89,7 @@ class TutorApp(App[None]):
 
     def __init__(self, session: LearningSession, *, wanted_device: str = "cpu") -> None:
         super().__init__()
+        cjk_wrap.install()  # Chinese breaks between characters, not only at spaces
         self.session = session
         self.wanted_device = wanted_device
         self.graph_view: GraphView | None = None

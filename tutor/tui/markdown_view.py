@@ -16,7 +16,15 @@ from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Static
 
 _CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
-_CJK_SOFT_BREAK = re.compile(rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})")
+_CJK_PUNCT = r"[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65“”‘’…]"
+# Between two Chinese characters, or next to Chinese punctuation (which has its own
+# spacing built in): "错，\nPyTorch" is "错，PyTorch". Chinese next to a Latin word keeps
+# the space ("的\nautograd" reads "的 autograd").
+_CJK_SOFT_BREAK = re.compile(
+    rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
+    rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
+    rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
+)
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 
 
