@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "tutor": 0,
     "tutor.errors": 0,
     "tutor.i18n": 0,
+    "tutor.paths": 0,
     "tutor.course": 0,
     "tutor.sandbox": 0,
     "tutor.grading": 1,

@@ -21,9 +21,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from tutor.errors import TutorError
+from tutor.paths import data_root
 
 SCHEMA_VERSION = 1
-APP_NAME = "autograd-tutor"
 DB_NAME = "progress.sqlite3"
 
 _SCHEMA_V1 = """
@@ -74,9 +74,7 @@ class StepProgress(BaseModel):
 
 def default_data_dir() -> Path:
     """The per-user data directory (``platformdirs.user_data_dir("autograd-tutor")``)."""
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir(APP_NAME, appauthor=False))
+    return data_root()
 
 
 def _check_ref(step_ref: str) -> None:

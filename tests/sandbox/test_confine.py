@@ -145,3 +145,15 @@ def test_without_root_a_user_namespace_covers_the_folder(tmp_path: Path) -> None
         assert os.listdir(folder) == ["solution.yaml"]
     finally:
         shutil.rmtree(folder)
+
+
+def test_a_working_folder_inside_a_hidden_one_reaches_nothing(
+    hidden: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(hidden)  # the server, and so every run, starts here
+    with Sandbox(hide=[hidden]) as sandbox:
+        if sandbox.exposed():
+            pytest.skip("this kernel gives runs no mount namespace: folders stay visible")
+        result = sandbox.run("import os\nprint(os.listdir('.'))\nopen('solution.yaml')\n")
+    assert result.stdout == "[]\n"
+    assert result.error is not None and result.error.type == "FileNotFoundError"

@@ -73,3 +73,27 @@ def test_learner_files_named_like_modules_do_not_shadow_them(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "tensor([3., 3.])\n"
+
+
+def test_a_learners_run_sees_the_lessons_and_caches_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tutor.course.loader import bundled_lessons_dir
+
+    cache = tmp_path / "cache"
+    (cache / "expected").mkdir(parents=True)
+    (cache / "expected" / "truth.json").write_text("{}")
+    monkeypatch.setenv("TUTOR_CACHE_DIR", str(cache))
+    lessons = bundled_lessons_dir().resolve()
+    assert any(lessons.glob("*.yaml"))
+    script = tmp_path / "peek.py"
+    script.write_text(f"import os\nprint(os.listdir({str(lessons)!r}), "
+                      f"os.listdir({str(cache)!r}))\n")
+    assert run_cmd.run(parse(str(script), "--device", "cpu")) == 0
+    out = capsys.readouterr().out
+    from tutor.sandbox import Sandbox
+
+    with Sandbox(hide=[tmp_path / "nothing-here"]) as probe:
+        if probe.exposed():
+            pytest.skip("this kernel gives runs no mount namespace")
+    assert out == "[] []\n"

@@ -35,6 +35,7 @@ from tutor.chat.passages import (
 )
 from tutor.chat.tokens import tokenize
 from tutor.course.models import Course, ReadingStep
+from tutor.paths import cache_root
 
 CACHE_FORMAT = 1
 KEEP_CACHES = 4
@@ -218,9 +219,7 @@ def build_course_index(
 
 
 def default_cache_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("autograd-tutor")) / "chat"
+    return cache_root() / "chat"
 
 
 def _catalog_path() -> Path | None:

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
+    from tutor.paths import private_folders
     from tutor.progress import ProgressStore
     from tutor.sandbox import Sandbox
     from tutor.tui.app import create_app
@@ -57,7 +58,8 @@ def _run(args: argparse.Namespace) -> int:
     store = ProgressStore.default(getattr(args, "data_dir", None))
     # Not started here: the app asks for the devices once its first screen is drawn, which
     # starts the torch server in the background.
-    sandbox = Sandbox()
+    sandbox = Sandbox(hide=private_folders(getattr(args, "lessons", None),
+                                           getattr(args, "data_dir", None)))
     try:
         app = create_app(
             course=course,

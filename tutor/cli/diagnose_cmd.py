@@ -78,11 +78,12 @@ def run(args: argparse.Namespace) -> int:
         diagnoses = find_pitfalls(code)
         header = None
     else:
+        from tutor.paths import private_folders
         from tutor.sandbox import DeviceError, Limits, Sandbox
 
         wall_time(args)
         device = getattr(args, "device", None) or "auto"
-        with Sandbox() as sandbox:
+        with Sandbox(hide=private_folders(None)) as sandbox:
             try:
                 result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
             except DeviceError as exc:

@@ -36,6 +36,13 @@ LABELS = {
         "得分 {percent:.1f}% 低于 --fail-under {limit:g}%",
     ),
     "wrote": T("wrote {path}", "已写入 {path}"),
+    "exposed": T(
+        "warning: submissions can read {path} (this machine gives runs no mount namespace, "
+        "or the folder holds what runs need: Python, the temp folder, your home); the "
+        "integrity policy still forbids file access",
+        "警告：提交的代码能读到 {path}（本机不允许为每次运行建立挂载命名空间，或该目录包含运行所需的"
+        "东西：Python、临时目录、主目录）；完整性规则仍禁止读写文件",
+    ),
 }
 STATUS = {
     "pass": T("pass", "通过"),
@@ -279,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
+    from tutor.paths import private_folders
     from tutor.sandbox import Limits, Sandbox
 
     lang = resolve_lang(args)
@@ -311,8 +319,14 @@ def run(args: argparse.Namespace) -> int:
                   style="yellow", markup=False)
 
     resumed = 0
-    with Sandbox() as sandbox:
+    # the students' runs see the lessons, the caches and the other submissions as empty
+    around = [path if path.is_dir() else path.parent for path in args.paths]
+    with Sandbox(hide=private_folders(getattr(args, "lessons", None),
+                                      also=[path.resolve() for path in around])) as sandbox:
         sandbox.start()
+        for path in sandbox.exposed():
+            err.print(LABELS["exposed"].format(path=path).get(lang),  # type: ignore[arg-type]
+                      style="yellow", markup=False)
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         previous = reusable(previous_report, lang=lang, device=device,
                             torch_version=torch_version(), tool_version=__version__)

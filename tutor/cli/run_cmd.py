@@ -105,13 +105,14 @@ def exit_status(result: RunResult) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from tutor.cli.common import read_source, resolve_lang
+    from tutor.paths import private_folders
     from tutor.sandbox import DeviceError, Limits, Sandbox
 
     lang = resolve_lang(args)
     code = read_source(args.file, lang)
     wall_time(args)
     device = getattr(args, "device", None) or "auto"
-    with Sandbox() as sandbox:
+    with Sandbox(hide=private_folders(None)) as sandbox:
         try:
             result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
         except DeviceError as exc:

@@ -589,6 +589,7 @@ def open_exercises(args: argparse.Namespace) -> Iterator[ExerciseContext]:
     from tutor.course import load_course
     from tutor.diagnosis import explain
     from tutor.grading import ExpectedCache, grade_step
+    from tutor.paths import private_folders
     from tutor.progress import ProgressStore
     from tutor.sandbox import DeviceError, Sandbox
     from tutor.workspace import Workspace
@@ -600,7 +601,7 @@ def open_exercises(args: argparse.Namespace) -> Iterator[ExerciseContext]:
         lessons_dir = Path(manifest.lessons_dir)
     course = load_course(lessons_dir)
     lang: Lang = getattr(args, "lang", None) or manifest.lang
-    sandbox = Sandbox()
+    sandbox = Sandbox(hide=private_folders(lessons_dir, getattr(args, "data_dir", None)))
     sandbox.start()  # warms torch up while the rest opens
     try:
         try:

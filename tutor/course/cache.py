@@ -18,15 +18,11 @@ from pydantic import ValidationError
 
 from tutor.course import models
 from tutor.course.models import Lesson
+from tutor.paths import cache_root
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("TUTOR_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "lessons"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("autograd-tutor")) / "lessons"
+    return cache_root() / "lessons"
 
 
 @cache

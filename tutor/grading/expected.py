@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from tutor.paths import cache_root
 from tutor.sandbox.models import Probe, RunResult
 
 if TYPE_CHECKING:
@@ -43,9 +44,7 @@ def torch_version() -> str:
 
 
 def default_cache_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("autograd-tutor")) / "expected"
+    return cache_root() / "expected"
 
 
 def _probe_key(probe: str | Probe) -> dict[str, object]:

@@ -93,6 +93,10 @@ def hide(paths: Sequence[str]) -> bool:
                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
     except OSError:
         return False
+    try:  # a working folder inside a hidden one would still reach it by relative paths
+        os.chdir(os.getcwd())
+    except OSError:
+        os.chdir("/")
     return True
 
 
@@ -140,11 +144,11 @@ def forbid_file_handles() -> bool:
 def hideable(paths: Sequence[str], needed: Sequence[str]) -> tuple[list[str], list[str]]:
     """Split ``paths`` into (folders a run can do without, folders it cannot).
 
-    A folder that holds anything in ``needed`` (the interpreter, ``sys.path``) would take
-    lazily imported modules away from the run: ``--lessons .`` in a project with its venv
-    inside, say. Those stay visible.
+    A folder that holds anything in ``needed`` (the interpreter, ``sys.path``, the temp
+    folder) would take what a run relies on away from it: ``--lessons .`` in a project with
+    its venv inside, say. Those stay visible.
     """
-    keep = [os.path.realpath(path) for path in needed if path]
+    keep = [os.path.realpath(path) for path in needed if os.path.isabs(path)]
     hidden, refused = [], []
     for path in paths:
         real = os.path.realpath(path)

@@ -288,10 +288,12 @@ def _confinement(asked: list[str]) -> tuple[list[str], list[str]]:
     Tried once in a throwaway child: where the kernel refuses namespaces, standbys do not
     try, and the caller learns that every folder stays visible.
     """
+    import tempfile
+
     from tutor.sandbox import confine
 
-    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path,
-              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path, tempfile.gettempdir(),
+              os.path.expanduser("~"), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
     hidden, exposed = confine.hideable(asked, needed)
     if not hidden:
         return [], exposed

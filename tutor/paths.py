@@ -1,0 +1,40 @@
+"""Where the app keeps its files, and which of them a learner's run must not see."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+APP_NAME = "autograd-tutor"
+
+
+def cache_root() -> Path:
+    """Caches (lessons, expected values, the chat index): ``TUTOR_CACHE_DIR`` or the
+    user cache directory."""
+    explicit = os.environ.get("TUTOR_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME, appauthor=False))
+
+
+def data_root() -> Path:
+    """Progress: the user data directory (``--data-dir`` overrides it per command)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def private_folders(
+    lessons: Path | None, data_dir: Path | None = None, *, also: Iterable[Path] = ()
+) -> list[Path]:
+    """Folders a learner's run must see empty (``Sandbox(hide=...)``): the lessons (their
+    solutions), the caches (expected values) and the progress data; ``also`` adds more,
+    such as the other students' submissions when grading."""
+    if lessons is None:
+        from tutor.course.loader import bundled_lessons_dir
+
+        lessons = bundled_lessons_dir()
+    return [lessons, cache_root(), data_dir if data_dir is not None else data_root(), *also]
