@@ -40,8 +40,8 @@ LABELS = {
         "warning: submissions can read {path} (this machine gives runs no mount namespace, "
         "or the folder holds what runs need: Python, the temp folder, your home); the "
         "integrity policy still forbids file access",
-        "警告：提交的代码能读到 {path}（本机不允许为每次运行建立挂载命名空间，或该目录包含运行所需的"
-        "东西：Python、临时目录、主目录）；完整性规则仍禁止读写文件",
+        "警告：提交的代码能读到 {path}（本机不允许为每次运行建立挂载命名空间，"
+        "或该目录包含运行所需的东西：Python、临时目录、主目录）；完整性规则仍禁止读写文件",
     ),
 }
 STATUS = {
