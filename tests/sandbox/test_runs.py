@@ -197,3 +197,18 @@ def test_code_larger_than_a_pipe_buffer_arrives_whole(sandbox: Sandbox) -> None:
     result = sandbox.run(filler + "total = v0 + v29999\n", probes=["total"])
     assert result.outcome == "ok", result.error
     assert result.probe("total").value.value == 29_999  # type: ignore[union-attr]
+
+
+def test_a_sandbox_for_few_runs_skips_sympy_and_still_runs_everything() -> None:
+    with Sandbox(few_runs=True) as sandbox:
+        cold = sandbox.run("import sys\nprint('sympy' in sys.modules)\n")
+        assert cold.stdout == "False\n"  # not paid for up front by a one-shot command
+        result = sandbox.run("import torch\nx = torch.ones(3, requires_grad=True)\n"
+                             "(x * 2).backward(torch.tensor([0.1, 1.0, 0.0001]))\n"
+                             "print(x.grad)\n")
+    assert result.outcome == "ok", result.stderr
+    assert result.stdout == "tensor([2.0000e-01, 2.0000e+00, 2.0000e-04])\n"
+
+
+def test_a_sandbox_for_many_runs_has_sympy_ready(sandbox: Sandbox) -> None:
+    assert sandbox.run("import sys\nprint('sympy' in sys.modules)\n").stdout == "True\n"

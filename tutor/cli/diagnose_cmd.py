@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
         wall_time(args)
         device = getattr(args, "device", None) or "auto"
-        with Sandbox(hide=private_folders(None)) as sandbox:
+        with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
             try:
                 result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
             except DeviceError as exc:

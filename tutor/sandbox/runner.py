@@ -96,7 +96,7 @@ through ``PYTHONPATH`` (below); on 3.10 the server drops the folder once it star
 class _Server:
     """One warm server process and the parent's end of its request socket."""
 
-    def __init__(self, hide: Sequence[str] = ()) -> None:
+    def __init__(self, hide: Sequence[str] = (), *, few_runs: bool = False) -> None:
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
@@ -107,7 +107,7 @@ class _Server:
         self.sock = parent_end
         self.proc = subprocess.Popen(
             [sys.executable, *_SAFE_PATH, "-m", "tutor.sandbox.server", str(server_end.fileno()),
-             json.dumps(list(hide))],
+             json.dumps({"hide": list(hide), "few_runs": few_runs})],
             pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -173,13 +173,17 @@ class _RetryRun(Exception):
 class Sandbox:
     """Runs code in fresh processes forked from a warm torch server. See the module doc."""
 
-    def __init__(self, *, hide: Sequence[str | os.PathLike[str]] = (),
+    def __init__(self, *, hide: Sequence[str | os.PathLike[str]] = (), few_runs: bool = False,
                  trace: Callable[[RunTrace], None] | None = None) -> None:
         """``hide``: folders no run may see (a lesson's solution, cached expected values,
         other students' submissions): each run sees them empty, where Linux namespaces
         allow it (:meth:`exposed` says where not).
+        ``few_runs``: a command that runs code once or twice (``tutor run``): the server
+        skips what only pays off over many runs (sympy's import, huge pages), about a
+        second sooner to the first result; a run that needs sympy imports it itself.
         ``trace``: benchmarks only; called with each run's phase marks (costs a little)."""
         self._hide = [os.fspath(path) for path in hide]
+        self._few_runs = few_runs
         self._trace = trace
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
@@ -199,7 +203,7 @@ class Sandbox:
             if self._server is None or not self._server.alive():
                 if self._server is not None:
                     self._server.close()
-                self._server = _Server(self._hide)
+                self._server = _Server(self._hide, few_runs=self._few_runs)
             return self._server
 
     def _replace(self, dead: _Server) -> None:

@@ -228,7 +228,7 @@ def _shutdown(state: _State) -> None:
             time.sleep(0.01)
 
 
-def _warm_up() -> str:
+def _warm_up(few_runs: bool = False) -> str:
     """Import what runs need, without touching CUDA (no backward: it may probe devices)."""
     import random
 
@@ -236,8 +236,9 @@ def _warm_up() -> str:
     import numpy.random  # lazily imported by numpy 2: 20 ms a run if left to the child
     import torch
 
-    # backward(gradient=...) imports sympy through torch's symbolic shapes: seconds a run.
-    import torch.fx.experimental.symbolic_shapes
+    if not few_runs:
+        # backward(gradient=...) imports sympy through torch's symbolic shapes: seconds a run.
+        import torch.fx.experimental.symbolic_shapes
 
     import tutor.sandbox.child
     import tutor.sandbox.snapshots  # noqa: F401
@@ -251,7 +252,8 @@ def _warm_up() -> str:
     # Children must not touch (and so copy) the server's heap: freeze it out of the gc.
     gc.collect()
     gc.freeze()
-    _collapse_into_huge_pages()
+    if not few_runs:
+        _collapse_into_huge_pages()
     return torch.__version__
 
 
@@ -319,14 +321,15 @@ def main(argv: list[str]) -> int:
     os.setpgid(0, 0)  # our own group: a Ctrl-C in the terminal is the parent's to handle
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _become_subreaper()
+    options = json.loads(argv[2]) if len(argv) > 2 else {}
     try:
-        version = _warm_up()
+        version = _warm_up(few_runs=bool(options.get("few_runs")))
     except BaseException as exc:
         with contextlib.suppress(OSError):
             sock.send(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}).encode())
         return 1
     state = _State(sock=sock)
-    state.hide, exposed = _confinement(json.loads(argv[2]) if len(argv) > 2 else [])
+    state.hide, exposed = _confinement([str(path) for path in options.get("hide", [])])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
