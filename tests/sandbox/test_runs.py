@@ -141,9 +141,14 @@ def test_devices_and_resolution(sandbox: Sandbox) -> None:
     with pytest.raises(DeviceError) as caught:
         sandbox.resolve_device("tpu")
     assert "cpu" in str(caught.value) and caught.value.available == devices
+    # a name that is no device at all says which names are, in both languages
+    assert str(caught.value).startswith("unknown device 'tpu': use auto, cpu, cuda, cuda:N or mps")
+    assert caught.value.message_in("zh").startswith("未知的设备 'tpu'")
     if "cuda:0" not in devices:
-        with pytest.raises(DeviceError):
+        with pytest.raises(DeviceError) as missing:
             sandbox.run("x = 1", device="cuda")
+        assert "is not available here" in str(missing.value)
+        assert "在本机不可用" in missing.value.message_in("zh")
 
 
 def test_cancel_stops_a_run(sandbox: Sandbox) -> None:

@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from tutor.errors import TutorError
-from tutor.i18n import T, Text, default_lang
+from tutor.i18n import T, Text
 from tutor.sandbox import protocol
 from tutor.sandbox.models import ErrorInfo, Limits, Outcome, Probe, RunResult
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
@@ -52,16 +52,25 @@ if _mps is not None and _mps.is_available():
 class DeviceError(TutorError, ValueError):
     """Unknown or unavailable device; the message names the devices that exist."""
 
-    def __init__(self, requested: str, available: list[str]) -> None:
+    def __init__(self, requested: str, available: list[str], *, known: bool = True) -> None:
         self.requested = requested
         self.available = list(available)
-        self.text: Text = T(
-            f"device '{requested}' is not available here; devices that exist: "
-            f"{', '.join(available)} (or 'auto' for the best of them)",
-            f"设备 '{requested}' 在本机不可用；可用的设备：{', '.join(available)}"
-            "（或用 'auto' 自动选择最好的）",
-        )
-        super().__init__(self.text.get(default_lang()))
+        here = ", ".join(available)
+        if known:
+            self.text: Text = T(
+                f"device '{requested}' is not available here; devices that exist: "
+                f"{here} (or 'auto' for the best of them)",
+                f"设备 '{requested}' 在本机不可用；可用的设备：{here}"
+                "（或用 'auto' 自动选择最好的）",
+            )
+        else:
+            self.text = T(
+                f"unknown device '{requested}': use auto, cpu, cuda, cuda:N or mps "
+                f"(devices here: {here})",
+                f"未知的设备 '{requested}'：请用 auto、cpu、cuda、cuda:N 或 mps"
+                f"（本机可用：{here}）",
+            )
+        super().__init__(self.text)
 
 
 class SandboxError(TutorError):
@@ -257,7 +266,7 @@ class Sandbox:
         )
         available = self.devices()
         if not known:
-            raise DeviceError(device, available)
+            raise DeviceError(device, available, known=False)
         if wanted == "auto":
             for candidate in ("cuda:0", "mps"):
                 if candidate in available:
