@@ -165,7 +165,7 @@ def test_reports_json_junit_csv(seed_lesson: Lesson, sandbox: Sandbox, tmp_path:
     report = _report(entries)
     assert report.summary.model_dump() == {
         "submissions": 4, "passed": 2, "failed": 1, "errors": 0, "not_gradable": 1,
-        "score": 11.0, "max_score": 18.0, "percent": 61.11,
+        "missing": 2, "score": 11.0, "max_score": 24.0, "percent": 45.83,
     }
     # JSON: versioned, valid against the model's own schema, round-trips
     path = tmp_path / "report.json"
@@ -229,3 +229,17 @@ def test_check_output_is_in_the_report_language(
         "得到：tensor [0.5, 0.5]（形状 (2,)，torch.float32）\n"
         "应为：tensor [1.0, 1.0]（形状 (2,)，torch.float32）"
     )
+
+
+def test_exercise_by_bare_step_id_when_unique(seed_lesson: Lesson) -> None:
+    from tutor.cli.grade_cmd import find_exercise
+    from tutor.errors import TutorError
+
+    course = _course(seed_lesson)
+    lesson, step = find_exercise(course, "square")
+    assert (lesson.id, step.id) == ("seed", "square")
+    with pytest.raises(TutorError) as raised:
+        find_exercise(course, "nonscalar")  # in two lessons: name the lesson
+    assert raised.value.hint_in("en") == (
+        "did you mean seed/nonscalar, twin/nonscalar? Write LESSON/STEP")
+    assert raised.value.hint_in("zh") == "是不是 seed/nonscalar, twin/nonscalar？请写成 LESSON/STEP"

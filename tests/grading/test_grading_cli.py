@@ -98,6 +98,9 @@ def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None
         (["--exercise", "seed/mm-xgrad", "x.py"], "only code and fix steps take files"),
         (["subs", "--resume"], "--resume reads the results"),
         (["empty"], "no submissions found"),
+        (["--exercise", "seed/nonscalar", "subs/ana"], "subs/ana: a folder, not a .py file"),
+        (["--exercise", "nonscalr", "x.py"], "did you mean seed/nonscalar"),
+        (["--exercise", "other/nonscalar", "x.py"], "did you mean seed/nonscalar?"),
     ],
 )
 def test_user_errors_are_one_clear_message(
@@ -115,7 +118,7 @@ def test_summary_table_stays_readable_with_many_exercises() -> None:
     from rich.console import Console
 
     from tutor.cli.grade_cmd import MAX_EXERCISE_COLUMNS, _summary_table
-    from tutor.grading.reports import SubmissionEntry
+    from tutor.grading.reports import GradeReport, SubmissionEntry
 
     refs = [f"lesson/step-{i}" for i in range(MAX_EXERCISE_COLUMNS + 1)]
     entries = [
@@ -125,12 +128,12 @@ def test_summary_table_stays_readable_with_many_exercises() -> None:
         for i, ref in enumerate(refs)
     ]
     console = Console(record=True, width=100)
-    console.print(_summary_table(entries, "en", False, refs))
+    console.print(_summary_table(GradeReport(submissions=entries), "en", False, refs))
     text = console.export_text()
     assert "passed" in text and "3/7" in text.splitlines()[3]
     assert "step-0" not in text
     narrow = Console(record=True, width=120)
-    narrow.print(_summary_table(entries[:3], "zh", False, refs))
+    narrow.print(_summary_table(GradeReport(submissions=entries[:3]), "zh", False, refs))
     few = narrow.export_text()
     assert "lesson/step-0" in few and "学生" in few
 
@@ -165,3 +168,57 @@ def test_report_paths_that_cannot_be_written_are_refused_before_grading(tmp_path
         check_outputs([tmp_path])
     with pytest.raises(TutorError, match="is a file, not a folder"):
         check_outputs([tmp_path / "a-file" / "r.xml"])
+
+
+def test_one_rule_for_missing_submissions_and_empty_students(
+    course_dir: Path, tmp_path: Path
+) -> None:
+    """A missing submission is 0 of its max in the table, the summary, the CSV and the JSON;
+    a student folder with no gradable file is listed everywhere (and noted on stderr)."""
+    subs = tmp_path / "subs"
+    for rel in ["ana/nonscalar.py", "ana/square.py", "chen/nonscalar.py"]:
+        (subs / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CORPUS / rel, subs / rel)
+    (subs / "gina").mkdir()
+    (subs / "gina" / "notes.txt").write_text("nothing gradable\n", encoding="utf-8")
+    result = tutor("grade", "subs", "--lessons", str(course_dir), "--timeout", "3",
+                   "--json", "r.json", "--csv", "r.csv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "gina/: no gradable file" in result.stderr
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
+            for line in result.stdout.splitlines() if line.startswith("│")}
+    assert rows == {"ana": ["5/5", "3/3", "8/8"], "chen": ["3/5", "-/3", "3/8"],
+                    "gina": ["-/5", "-/3", "0/8"]}
+    assert "3 missing (scored 0); score 11/24 (45.8%)" in result.stdout
+    gradebook = (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()
+    assert gradebook[2:] == ["ana,5,3,8,8,100.0", "chen,3,,3,8,37.5", "gina,,,0,8,0.0"]
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["students"] == ["ana", "chen", "gina"]
+    assert {k: report["summary"][k] for k in ("missing", "score", "max_score")} == {
+        "missing": 3, "score": 11.0, "max_score": 24.0}
+
+
+def test_reports_are_written_when_stdout_is_closed(course_dir: Path, tmp_path: Path) -> None:
+    """`tutor grade ... | head -2`: the reader is gone before the table; the files are still
+    written, and the exit status is grading's, not a broken pipe's."""
+    subs = tmp_path / "subs" / "ana"
+    subs.mkdir(parents=True)
+    shutil.copy(CORPUS / "ana" / "nonscalar.py", subs / "nonscalar.py")
+    env = dict(os.environ, PYTHONPATH=str(REPO), TUTOR_LANG="zh", NO_COLOR="1")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read the table
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "tutor", "grade", "subs", "--lessons", str(course_dir),
+             "--timeout", "3", "--csv", "r.csv", "--junit", "r.xml"],
+            cwd=tmp_path, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()[2] == (
+        "ana,5,5,5,100.0")
+    assert ET.parse(tmp_path / "r.xml").getroot().get("tests") == "1"
+    assert "标准输出在汇总显示完之前被关闭" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -14,7 +14,7 @@ from tutor.errors import TutorError
 from tutor.i18n import T
 
 if TYPE_CHECKING:
-    from tutor.course.models import Course
+    from tutor.course.models import Course, Lesson, Step
     from tutor.grading.batch import Submission, Unmatched
     from tutor.grading.reports import GradeReport, SubmissionEntry
 
@@ -36,6 +36,15 @@ LABELS = {
         "得分 {percent:.1f}% 低于 --fail-under {limit:g}%",
     ),
     "wrote": T("wrote {path}", "已写入 {path}"),
+    "empty_student": T(
+        "{student}/: no gradable file; listed with 0 for every exercise",
+        "{student}/：没有可评分的文件；各练习按 0 分列出",
+    ),
+    "stdout_closed": T(
+        "standard output was closed before the summary was shown in full; the reports "
+        "above are written",
+        "标准输出在汇总显示完之前被关闭；上面列出的报告已经写好",
+    ),
     "exposed": T(
         "warning: submissions can read {path} (this machine gives runs no mount namespace, "
         "or the folder holds what runs need: Python, the temp folder, your home); the "
@@ -52,7 +61,7 @@ STATUS = {
 }
 TOTAL_ZH = (
     "共 {submissions} 份提交：{passed} 份通过，{failed} 份未通过，{errors} 份出错，"
-    "{not_gradable} 份无法评分；得分 {score:g}/{max_score:g}（{percent:.1f}%）"
+    "{not_gradable} 份无法评分{missing_zh}；得分 {score:g}/{max_score:g}（{percent:.1f}%）"
 )
 """The summary line in Chinese; English is built by :func:`total_line` for its plurals."""
 MAX_EXERCISE_COLUMNS = 6
@@ -106,25 +115,51 @@ def register(subparsers: Any) -> None:
     add_lang(parser, "language of the feedback (default: from TUTOR_LANG or the locale)")
 
 
+def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
+    """``LESSON/STEP``, or a step id found in only one lesson; else an error that names the
+    refs the teacher may have meant."""
+    import difflib
+
+    steps = [(lesson, step) for lesson in course.lessons for step in lesson.steps]
+    refs = {f"{lesson.id}/{step.id}": (lesson, step) for lesson, step in steps}
+    if ref in refs:
+        return refs[ref]
+    same_id = [r for r, (_, step) in refs.items() if step.id == ref.rpartition("/")[2]]
+    if "/" not in ref and len(same_id) == 1:
+        return refs[same_id[0]]
+    close = same_id or difflib.get_close_matches(ref, list(refs), n=3, cutoff=0.6)
+    if close:
+        listed = ", ".join(close)
+        hint = T(f"did you mean {listed}? Write LESSON/STEP",
+                 f"是不是 {listed}？请写成 LESSON/STEP")
+    else:
+        hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
+                 "`tutor lessons` 会列出课程和步骤；请写成 LESSON/STEP")
+    raise TutorError(T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
+                     hint=hint)
+
+
 def _exercise_submissions(
     course: Course, ref: str, files: list[Path]
 ) -> list[Submission]:
     from tutor.course.models import CodeStep, FixStep
     from tutor.grading.batch import read_submission
 
-    try:
-        lesson, step = course.find(ref)
-    except KeyError:
-        raise TutorError(
-            T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
-            hint=T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
-                   "`tutor lessons` 会列出课程和步骤；请写成 LESSON/STEP"),
-        ) from None
+    lesson, step = find_exercise(course, ref)
+    ref = f"{lesson.id}/{step.id}"
     if not isinstance(step, (CodeStep, FixStep)):
         raise TutorError(T(f"{ref} is a {step.kind} step; only code and fix steps take files",
                            f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
     submissions = []
     for path in files:
+        if path.is_dir():
+            raise TutorError(
+                T(f"{path}: a folder, not a .py file", f"{path}：这是文件夹，不是 .py 文件"),
+                hint=T("give the learner's .py files, or grade a whole folder without "
+                       "--exercise: `tutor grade SUBMISSIONS_DIR`",
+                       "请给出学生的 .py 文件；要评阅整个文件夹，请不带 --exercise："
+                       "`tutor grade SUBMISSIONS_DIR`"),
+            )
         if not path.is_file():
             raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在"),
                              hint=T("give the learner's .py files", "请给出学生的 .py 文件"))
@@ -134,8 +169,9 @@ def _exercise_submissions(
 
 def _directory_submissions(
     course: Course, paths: list[Path]
-) -> tuple[list[Submission], list[Unmatched]]:
-    from tutor.grading.batch import discover
+) -> tuple[list[Submission], list[Unmatched], list[str]]:
+    """The submissions, the files that matched nothing, and every student folder."""
+    from tutor.grading.batch import discover, student_folders
 
     if len(paths) != 1:
         raise TutorError(T(
@@ -161,7 +197,7 @@ def _directory_submissions(
             hint=T("expected <student>/<step-id>.py files; `tutor lessons` lists the step ids",
                    "应为 <学生>/<步骤id>.py 文件；`tutor lessons` 会列出步骤 id"),
         )
-    return submissions, unmatched
+    return submissions, unmatched, student_folders(directory)
 
 
 def check_outputs(paths: list[Path | None]) -> None:
@@ -205,11 +241,16 @@ def reusable(previous: GradeReport | None, *, lang: str, device: str, torch_vers
 
 
 def _summary_table(
-    entries: list[SubmissionEntry], lang: str, per_file: bool, order: list[str]
+    report: GradeReport, lang: str, per_file: bool, order: list[str]
 ) -> Any:
+    """Per file with --exercise; else a row per student, where a missing exercise shows as
+    ``-/max`` and counts zero, the rule of the summary and the CSV."""
     from rich.markup import escape
     from rich.table import Table
 
+    from tutor.grading.reports import exercise_maxima, roster
+
+    entries = report.submissions
     table = Table(show_lines=False)
     if per_file:
         for key in ("student", "status", "score", "feedback"):
@@ -223,9 +264,9 @@ def _summary_table(
                 f"{entry.score:g}/{entry.max_score:g}", escape(note),
             )
         return table
-    graded = {e.exercise for e in entries}
-    exercises = [ref for ref in order if ref in graded]
-    students = sorted({e.student for e in entries})
+    maxima = exercise_maxima(entries)
+    exercises = [ref for ref in order if ref in maxima]
+    exercises += [ref for ref in maxima if ref not in exercises]
     by_key = {(e.student, e.exercise): e for e in entries}
     wide = len(exercises) <= MAX_EXERCISE_COLUMNS  # else one summary column per student
     table.add_column(LABELS["student"].get(lang))  # type: ignore[arg-type]
@@ -235,18 +276,18 @@ def _summary_table(
     else:
         table.add_column(LABELS["passed"].get(lang), justify="right")  # type: ignore[arg-type]
     table.add_column(LABELS["score"].get(lang), justify="right")  # type: ignore[arg-type]
-    for student in students:
+    for student in roster(entries, report.students):
         mine = [by_key[(student, x)] for x in exercises if (student, x) in by_key]
         score = sum(e.score for e in mine)
-        max_score = sum(e.max_score for e in mine)
+        max_score = sum(maxima.values())
         if wide:
             cells = []
             for exercise in exercises:
                 entry = by_key.get((student, exercise))
-                cells.append("" if entry is None else
+                cells.append(f"[dim]-/{maxima[exercise]:g}[/]" if entry is None else
                              f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
         else:
-            cells = [f"{sum(e.status == 'pass' for e in mine)}/{len(mine)}"]
+            cells = [f"{sum(e.status == 'pass' for e in mine)}/{len(exercises)}"]
         table.add_row(escape(student), *cells, f"{score:g}/{max_score:g}")
     return table
 
@@ -257,12 +298,15 @@ def _plural(count: int, noun: str, plural: str | None = None) -> str:
 
 def total_line(summary: dict[str, Any], lang: str) -> str:
     """The summary under the table: "1 submission: ..., 1 error" (no plural in Chinese)."""
+    missing = summary.get("missing", 0)
     if lang == "zh":
-        return TOTAL_ZH.format(**summary)
+        extra = f"，{missing} 份缺交（计 0 分）" if missing else ""
+        return TOTAL_ZH.format(**summary, missing_zh=extra)
     return (
         f"{_plural(summary['submissions'], 'submission')}: {summary['passed']} passed, "
         f"{summary['failed']} failed, {_plural(summary['errors'], 'error')}, "
-        f"{summary['not_gradable']} not gradable; score {summary['score']:g}/"
+        f"{summary['not_gradable']} not gradable"
+        f"{f', {missing} missing (scored 0)' if missing else ''}; score {summary['score']:g}/"
         f"{summary['max_score']:g} ({summary['percent']:.1f}%)"
     )
 
@@ -306,10 +350,11 @@ def run(args: argparse.Namespace) -> int:
         ))
     course = load_course(getattr(args, "lessons", None))
     unmatched: list[Unmatched] = []
+    students: list[str] = []
     if args.exercise:
         submissions = _exercise_submissions(course, args.exercise, args.paths)
     else:
-        submissions, unmatched = _directory_submissions(course, args.paths)
+        submissions, unmatched, students = _directory_submissions(course, args.paths)
     previous_report = _previous(args)
     jobs = args.jobs or os.cpu_count() or 1
 
@@ -317,6 +362,11 @@ def run(args: argparse.Namespace) -> int:
         err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)  # type: ignore[arg-type]
                                              if item.text else item.reason).get(lang),  # type: ignore[arg-type]
                   style="yellow", markup=False)
+    submitted = {submission.student for submission in submissions}
+    for student in students:
+        if student not in submitted:
+            err.print(LABELS["empty_student"].format(student=student).get(lang),  # type: ignore[arg-type]
+                      style="yellow", markup=False)
 
     resumed = 0
     # the students' runs see the lessons, the caches and the other submissions as empty
@@ -362,13 +412,10 @@ def run(args: argparse.Namespace) -> int:
         tool_version=__version__, torch_version=torch_version(), device=device,
         lang=lang,  # type: ignore[arg-type]
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        summary=summarize(entries), submissions=entries,
+        summary=summarize(entries, students), submissions=entries, students=students,
         unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
     )
-    out.print(_summary_table(entries, lang, bool(args.exercise), _course_order(course)))
-    out.print(total_line(report.summary.model_dump(), lang))
-    if resumed:
-        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+    # the reports first: a closed or broken terminal (`| head`) must not cost the files
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
@@ -376,6 +423,21 @@ def run(args: argparse.Namespace) -> int:
     if args.csv is not None:
         write_csv(report, args.csv, _course_order(course))
         err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
+    closed = False
+
+    def on_broken_pipe() -> None:
+        # rich exits 1 on a closed stdout; the grading is done, so say so and go on
+        nonlocal closed
+        closed = out.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+    out.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
+    out.print(_summary_table(report, lang, bool(args.exercise), _course_order(course)))
+    out.print(total_line(report.summary.model_dump(), lang))
+    if resumed:
+        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+    if closed:
+        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)  # type: ignore[arg-type]
     if args.fail_under is not None and report.summary.percent < args.fail_under:
         print(
             LABELS["fail_under"].format(percent=report.summary.percent, limit=args.fail_under)

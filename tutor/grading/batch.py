@@ -141,6 +141,14 @@ def discover(directory: Path, course: Course) -> tuple[list[Submission], list[Un
     return submissions, unmatched
 
 
+def student_folders(directory: Path) -> list[str]:
+    """Every student's folder name (sorted), also one holding no gradable file: the
+    gradebook lists such a student with zeros instead of leaving them out."""
+    return sorted(
+        path.name for path in directory.iterdir() if path.is_dir() and _visible(path, directory)
+    )
+
+
 def read_submission(
     path: Path, file: str, student: str, lesson: Lesson, step: CodeStep | FixStep
 ) -> Submission:

@@ -11,6 +11,7 @@ import io
 import os
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -68,9 +69,15 @@ class Summary(_Model):
     failed: int = 0
     errors: int = 0
     not_gradable: int = 0
+    missing: int = Field(
+        0, description="Exercises a student did not submit; each counts 0 of its max_score."
+    )
     score: float = 0.0
     max_score: float = 0.0
-    percent: float = Field(0.0, description="100 * score / max_score over all submissions.")
+    percent: float = Field(
+        0.0, description="100 * score / max_score over every student and exercise, a missing "
+        "submission counting zero (the gradebook's rule).",
+    )
 
 
 class GradeReport(_Model):
@@ -83,6 +90,10 @@ class GradeReport(_Model):
     created: str = Field("", description="ISO 8601 time the grading finished (UTC).")
     summary: Summary = Field(default_factory=Summary)
     submissions: list[SubmissionEntry] = Field(default_factory=list)
+    students: list[str] = Field(
+        default_factory=list,
+        description="Every student folder, also one with no gradable file (it scores 0).",
+    )
     unmatched: list[str] = Field(
         default_factory=list, description="Files that matched no exercise, with the reason."
     )
@@ -116,15 +127,50 @@ def entry_from_verdict(
     )
 
 
-def summarize(entries: list[SubmissionEntry]) -> Summary:
+def exercise_maxima(entries: Sequence[SubmissionEntry]) -> dict[str, float]:
+    """The max score of every exercise someone submitted, in first-seen order."""
+    maxima: dict[str, float] = {}
+    for entry in entries:
+        maxima[entry.exercise] = max(maxima.get(entry.exercise, 0.0), entry.max_score)
+    return maxima
+
+
+def roster(entries: Sequence[SubmissionEntry], students: Iterable[str] = ()) -> list[str]:
+    """Every student, sorted: those named (folders, even empty ones) and those who submitted."""
+    return sorted(set(students) | {entry.student for entry in entries})
+
+
+def missing_pairs(
+    entries: Sequence[SubmissionEntry], students: Iterable[str] = ()
+) -> list[tuple[str, str]]:
+    """(student, exercise) for each exercise of the batch a student did not submit.
+
+    The one rule for totals: the table, the summary, the CSV and the JSON all count such a
+    pair as 0 of the exercise's max score, as a gradebook does."""
+    have = {(entry.student, entry.exercise) for entry in entries}
+    return [
+        (student, exercise)
+        for student in roster(entries, students)
+        for exercise in exercise_maxima(entries)
+        if (student, exercise) not in have
+    ]
+
+
+def summarize(entries: Sequence[SubmissionEntry], students: Iterable[str] = ()) -> Summary:
+    """Counts and the total score; ``students`` adds folders with nothing graded."""
+    maxima = exercise_maxima(entries)
+    missing = missing_pairs(entries, students)
     score = round(sum(e.score for e in entries), 6)
-    max_score = round(sum(e.max_score for e in entries), 6)
+    max_score = round(
+        sum(e.max_score for e in entries) + sum(maxima[x] for _, x in missing), 6
+    )
     return Summary(
         submissions=len(entries),
         passed=sum(e.status == "pass" for e in entries),
         failed=sum(e.status == "fail" for e in entries),
         errors=sum(e.status == "error" for e in entries),
         not_gradable=sum(e.status == "not_gradable" for e in entries),
+        missing=len(missing),
         score=score,
         max_score=max_score,
         percent=round(100.0 * score / max_score, 2) if max_score else 0.0,
@@ -222,14 +268,11 @@ def gradebook_csv(report: GradeReport, exercises: list[str] | None = None) -> st
     """A row per student, a column per exercise (its score), then total, max and percent.
 
     ``exercises`` orders the columns (course order); a missing submission is an empty cell
-    and counts zero towards the total."""
-    columns = list(exercises or [])
-    max_of: dict[str, float] = {}
-    for entry in report.submissions:
-        if entry.exercise not in columns:
-            columns.append(entry.exercise)
-        max_of[entry.exercise] = max(max_of.get(entry.exercise, 0.0), entry.max_score)
-    columns = [c for c in columns if c in max_of]
+    and counts zero of its max (:func:`missing_pairs`); a student with nothing graded is a
+    row of empty cells."""
+    max_of = exercise_maxima(report.submissions)
+    columns = [c for c in exercises or [] if c in max_of]
+    columns += [c for c in max_of if c not in columns]
     scores: dict[str, dict[str, float]] = {}
     for entry in report.submissions:
         scores.setdefault(entry.student, {})[entry.exercise] = entry.score
@@ -238,8 +281,8 @@ def gradebook_csv(report: GradeReport, exercises: list[str] | None = None) -> st
     writer.writerow(["student", *columns, "total", "max_total", "percent"])
     writer.writerow(["(max)", *(f"{max_of[c]:g}" for c in columns), "", "", ""])
     max_total = sum(max_of.values())
-    for student in sorted(scores):
-        row = scores[student]
+    for student in roster(report.submissions, report.students):
+        row = scores.get(student, {})
         total = sum(row.values())
         percent = 100.0 * total / max_total if max_total else 0.0
         writer.writerow([
