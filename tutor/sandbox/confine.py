@@ -21,6 +21,7 @@ import ctypes
 import os
 import platform
 import struct
+import sys
 from collections.abc import Sequence
 
 CLONE_NEWNS = 0x00020000
@@ -45,10 +46,12 @@ _OPEN_BY_HANDLE_AT: dict[str, list[tuple[int, int]]] = {
     "aarch64": [(0xC00000B7, 265), (0x40000028, 371)],
 }
 
+LINUX = sys.platform == "linux"
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_char_p]
-_libc.unshare.argtypes = [ctypes.c_int]
+if LINUX:
+    _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                            ctypes.c_char_p]
+    _libc.unshare.argtypes = [ctypes.c_int]
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int,
@@ -85,6 +88,8 @@ def hide(paths: Sequence[str]) -> bool:
     folders = [path for path in paths if os.path.isdir(path)]
     if not folders:
         return True
+    if not LINUX:
+        return False
     try:
         _enter_namespaces()
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -101,7 +106,7 @@ def hide(paths: Sequence[str]) -> bool:
 
 
 def drop_all_capabilities() -> None:
-    """Give up every capability (those a user namespace granted included)."""
+    """Give up every capability (those a user namespace granted included); Linux only."""
     header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = bytes(24)  # two empty {effective, permitted, inheritable} sets
     if _libc.capset(header, data) != 0:
@@ -127,7 +132,7 @@ def _filter(denied: list[tuple[int, int]]) -> bytes:
 def forbid_file_handles() -> bool:
     """Deny ``open_by_handle_at`` to this process and its children. True when in force."""
     denied = _OPEN_BY_HANDLE_AT.get(platform.machine())
-    if not denied:
+    if not denied or not LINUX:
         return False
     program = _filter(denied)
     buffer = ctypes.create_string_buffer(program)
