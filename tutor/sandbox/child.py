@@ -164,7 +164,10 @@ def _drop_privileges() -> None:
     os.setresgid(uid, uid, uid)
     _LIBC.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setresuid(uid, uid, uid)
-    _keep_only_read_search()
+    try:
+        _keep_only_read_search()
+    except OSError:  # root without it (a container's default set): keep nothing at all
+        confine.drop_all_capabilities()
 
 
 REHEARSAL = (
