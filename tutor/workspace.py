@@ -41,7 +41,7 @@ WRITTEN_KINDS = ("code", "fix")
 
 _MSG = {
     "kind.code": T("code exercise", "编程练习"),
-    "kind.fix": T("fix the bug", "修复错误"),
+    "kind.fix": T("fix the bug", "改错练习"),  # 改错: the kind's name in `tutor lessons`
     "hints": T(
         "Hints: {n} locked. In `tutor watch`, press h to reveal them one at a time.",
         "提示：{n} 条，尚未显示。在 `tutor watch` 中按 h 逐条查看。",

@@ -56,20 +56,43 @@ def test_run_prints_a_diagnosis_like_diagnose_does(capsys: pytest.CaptureFixture
     assert "形状 (2,)" in err and "non-scalar/fix-scalar" in err
 
 
-def test_catalog_table_keeps_every_lesson_ref_whole_in_80_columns() -> None:
-    # `tutor diagnose --list` in 80 columns cut refs to "non-scalar/gradient-argum…"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_catalog_table_keeps_every_lesson_ref_whole_in_80_columns(lang: str) -> None:
+    # `tutor diagnose --list` in 80 columns cut refs to "non-scalar/gradient-argum…", then
+    # folded them inside a word ("…/gradient-argume" / "nt")
     from rich.console import Console
 
-    from tutor.cli.diagnosis_view import catalog_table
+    from tutor.cli.diagnosis_view import catalog_table, cjk_breaks
     from tutor.diagnosis import load_catalog
 
     console = Console(width=80, record=True, color_system=None)
     catalog = load_catalog()
-    console.print(catalog_table(catalog, "en"))
-    cells = "".join(line.split("│")[-2].strip() for line in console.export_text().splitlines()
-                    if line.count("│") >= 4)
+    with cjk_breaks(lang):  # type: ignore[arg-type]
+        console.print(catalog_table(catalog, lang))  # type: ignore[arg-type]
+    cells = [line.split("│")[1].strip() for line in console.export_text().splitlines()
+             if line.count("│") >= 4]
     for entry in catalog.entries:
         assert entry.lesson_ref in cells, entry.lesson_ref
+
+
+def test_catalog_titles_in_chinese_break_between_characters_not_after_a_lone_name() -> None:
+    # zh put a lone `x` on its own line: Rich only broke at spaces, so the Chinese phrase after
+    # it moved whole to the next line
+    from rich.console import Console
+
+    from tutor.cli.diagnosis_view import catalog_table, cjk_breaks
+    from tutor.diagnosis import load_catalog
+
+    console = Console(width=80, record=True, color_system=None)
+    with cjk_breaks("zh"):
+        console.print(catalog_table(load_catalog(), "zh"))
+    titles = [line.split("│")[3].strip() for line in console.export_text().splitlines()
+              if line.count("│") >= 4]
+    assert "`x`" not in titles
+    assert any(t.startswith("`x` 只计算了一次") for t in titles)
+    import rich._wrap
+
+    assert rich._wrap.re_word.pattern == r"\s*\S+\s*", "English output keeps Rich's own breaks"
 
 
 @pytest.mark.parametrize(("question", "lang", "says"), [
@@ -81,7 +104,8 @@ def test_an_empty_question_is_a_usage_error(question: str, lang: str, says: str)
 
     with pytest.raises(TutorError) as caught:
         ask_cmd.run(parse(ask_cmd, "ask", question, "--lang", lang))
-    assert caught.value.exit_code == 2 and says in str(caught.value)
+    # message_in: the CLI prints the message in the user's language (str() is the English)
+    assert caught.value.exit_code == 2 and says in caught.value.message_in(lang)
 
 
 def test_verify_refuses_jobs_zero_like_grade(tmp_path: Path) -> None:
@@ -94,6 +118,9 @@ def test_verify_refuses_jobs_zero_like_grade(tmp_path: Path) -> None:
 
 class _StoppedSandbox:
     """Stands in for the sandbox: every run hits the time limit."""
+
+    def __init__(self, **_options: object) -> None:  # hide=..., few_runs=...
+        pass
 
     def __enter__(self) -> _StoppedSandbox:
         return self

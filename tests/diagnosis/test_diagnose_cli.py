@@ -66,11 +66,14 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
     assert "没有发现问题" in capsys.readouterr().out
 
 
-def test_static_mode_on_broken_syntax_names_the_line(tmp_path: Path) -> None:
+def test_static_mode_on_broken_syntax_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a learner's syntax error is explained and exits 1, as a run would (QA2 #12: was exit 2)
     source = tmp_path / "broken.py"
     source.write_text("import torch\nfor i in range(3)\n    print(i)\n")
-    with pytest.raises(TutorError, match=r"broken.py:2: cannot be parsed"):
-        call(str(source), "--static")
+    assert call(str(source), "--static", "--lang", "en") == 1
+    assert capsys.readouterr().out.startswith("SyntaxError on line 2: expected ':'")
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,20 @@ def test_error_shows_diagnosis(
     assert "Fix: Do not raise." in out
 
 
+def test_error_line_is_said_in_chinese(
+    make_session: Callable[..., WatchSession], workspace: Workspace, take_output
+) -> None:
+    # zh printed "诊断: ... (line 3)"; `tutor run` says "(第 3 行)"
+    session = make_session(lang="zh")
+    session.begin()
+    take_output()
+    save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
+    settle(session)
+    out = take_output()
+    assert "诊断: RuntimeError：boom (第 3 行)" in out
+    assert "line" not in out
+
+
 def test_unchanged_content_is_not_regraded(
     make_session: Callable[..., WatchSession], workspace: Workspace, fake_grader
 ) -> None:

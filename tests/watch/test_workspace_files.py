@@ -158,3 +158,16 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(
         Workspace(tmp_path / "ex").write_course(mini_course, lang="en")
     assert "cannot write" in str(caught.value) and "--dir" in str(caught.value)
     assert os.strerror(errno.ENOSPC) in str(caught.value)
+
+
+def test_the_fix_kind_has_the_name_tutor_lessons_gives_it(
+    tmp_path: Path, mini_course: Course
+) -> None:
+    # the header said 修复错误 while `tutor lessons` says 改错
+    from tutor.cli.lessons_cmd import _labels
+
+    ws = Workspace(tmp_path / "ex")
+    ws.write_course(mini_course, lang="zh")
+    header = (ws.root / FIX).read_text(encoding="utf-8").split(HEADER_END)[0]
+    assert f"({_labels()['fix'].zh}练习, mini-graph/fix-scalar)" in header, header
+    assert "修复错误" not in header

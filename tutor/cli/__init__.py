@@ -28,10 +28,14 @@ SUBCOMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; usage errors speak ``error_lang`` (None: TUTOR_LANG, then
+    the locale)."""
     from tutor.cli import common
+    from tutor.cli.usage_errors import TutorArgumentParser
 
-    parser = argparse.ArgumentParser(
+    parser = TutorArgumentParser(
+        error_lang=error_lang,
         prog="tutor",
         description=(
             "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
@@ -51,7 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    from tutor.cli.usage_errors import lang_from_argv
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(error_lang=lang_from_argv(argv))
     args = parser.parse_args(argv)
     try:
         if args.command is None:

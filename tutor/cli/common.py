@@ -62,9 +62,11 @@ def add_timeout(
 def wall_time(args: argparse.Namespace) -> float:
     """``--timeout``, checked: a run needs a positive limit."""
     from tutor.errors import TutorError
+    from tutor.i18n import T
 
     if not args.timeout > 0:
-        raise TutorError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+        raise TutorError(T(f"--timeout must be a positive number of seconds, not {args.timeout}",
+                           f"--timeout 必须是正的秒数，而不是 {args.timeout}"))
     return float(args.timeout)
 
 

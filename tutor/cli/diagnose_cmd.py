@@ -7,10 +7,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T
+
+if TYPE_CHECKING:
+    from tutor.sandbox.models import ErrorInfo
 
 STATUS = {
     "clean": T("No problems found.", "没有发现问题。"),
@@ -37,17 +41,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_lang(parser)
 
 
-def _require_syntax(path: Path, code: str) -> None:
-    """A static check needs a syntax tree: say where the code cannot be parsed."""
+def _syntax_error(code: str) -> ErrorInfo | None:
+    """What the sandbox would report for code Python cannot parse (None: it parses). A static
+    check needs a syntax tree, and a learner's syntax error is their code failing, not a
+    usage error: it is explained and exits 1, as a run would."""
     import ast
 
+    from tutor.sandbox.models import ErrorInfo
+
     try:
-        ast.parse(code, filename=str(path))
+        ast.parse(code)
     except SyntaxError as exc:
-        raise TutorError(
-            f"{path}:{exc.lineno}: cannot be parsed ({exc.msg})",
-            hint="fix the syntax, or run without --static to see the error explained",
-        ) from exc
+        lines = code.splitlines()
+        source = lines[exc.lineno - 1].strip() if exc.lineno and exc.lineno <= len(lines) else None
+        return ErrorInfo(type=type(exc).__name__, message=exc.msg, line=exc.lineno,
+                         source_line=source)
+    return None
+
+
+def _error_header(error: ErrorInfo, lang: str) -> str:
+    """``RuntimeError on line 4: <the message's first line>``."""
+    first = error.message.strip().splitlines()[0] if error.message else ""
+    key = "error_line" if error.line else "error"
+    return STATUS[key].format(type=error.type, line=error.line,
+                              message=first).get(lang)  # type: ignore[arg-type]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,22 +78,33 @@ def run(args: argparse.Namespace) -> int:
     console = Console(soft_wrap=False)
     if args.list:
         if args.file is not None:
-            raise TutorError("give either FILE or --list, not both")
+            raise TutorError(T("give either FILE or --list, not both",
+                               "FILE 和 --list 只能给一个，不能同时给"))
         catalog = load_catalog()
         if args.json:
             sys.stdout.write(json.dumps(catalog.model_dump(mode="json"), ensure_ascii=False,
                                         indent=2) + "\n")
         else:
-            console.print(diagnosis_view.catalog_table(catalog, lang))  # type: ignore[arg-type]
+            with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
+                console.print(diagnosis_view.catalog_table(catalog, lang))  # type: ignore[arg-type]
         return 0
     if args.file is None:
-        raise TutorError("nothing to diagnose", hint="give a FILE, or --list for the catalog")
+        raise TutorError(T("nothing to diagnose", "没有要诊断的内容"),
+                         hint=T("give a FILE, or --list for the catalog",
+                                "请给出一个 FILE，或用 --list 查看诊断目录"))
     code = read_source(args.file, lang)
     status = 0
-    if args.static:
-        _require_syntax(args.file, code)
+    header = None
+    syntax_error = _syntax_error(code) if args.static else None
+    if syntax_error is not None:
+        from tutor.sandbox.models import RunResult
+
+        # nothing ran (device is only required by the model): the run's explanation, as is
+        diagnoses = explain(RunResult(outcome="error", device="cpu", error=syntax_error), code)
+        header = _error_header(syntax_error, lang)
+        status = 1
+    elif args.static:
         diagnoses = find_pitfalls(code)
-        header = None
     else:
         from tutor.paths import private_folders
         from tutor.sandbox import DeviceError, Limits, Sandbox
@@ -89,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
             except DeviceError as exc:
                 raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
         diagnoses = explain(result, code)
-        header = None
         if result.outcome not in ("ok", "error"):
             # a stopped run: the sandbox's reason is English, so say it in the learner's words
             from tutor.cli.run_cmd import OUTCOME_TEXT
@@ -99,10 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 header = text.format(timeout=args.timeout, signal=result.signal,
                                      code=result.exit_code).get(lang)  # type: ignore[arg-type]
         elif result.error is not None:
-            first = result.error.message.strip().splitlines()[0] if result.error.message else ""
-            key = "error_line" if result.error.line else "error"
-            header = STATUS[key].format(type=result.error.type, line=result.error.line,
-                                        message=first).get(lang)  # type: ignore[arg-type]
+            header = _error_header(result.error, lang)
         status = 0 if result.ok else 1
     if args.json:
         payload = [d.model_dump(mode="json") for d in diagnoses]
@@ -113,10 +137,11 @@ def run(args: argparse.Namespace) -> int:
     if not diagnoses:
         blocks.append(STATUS["clean"].get(lang))  # type: ignore[arg-type]
     if console.is_terminal:
-        for block in blocks:
-            console.print(block, markup=False, highlight=False)
-        for diagnosis in diagnoses:
-            console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))  # type: ignore[arg-type]
+        with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
+            for block in blocks:
+                console.print(block, markup=False, highlight=False)
+            for diagnosis in diagnoses:
+                console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))  # type: ignore[arg-type]
     else:
         blocks.extend(diagnosis_view.format_diagnosis(d, lang) for d in diagnoses)  # type: ignore[arg-type]
         sys.stdout.write("\n\n".join(blocks) + "\n")

@@ -3,6 +3,8 @@ console, and the catalog as a table. Shared by ``tutor diagnose`` and ``tutor ru
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tutor.i18n import Lang, T, Text
@@ -97,22 +99,46 @@ def neutral(template: str) -> str:
 
 
 def catalog_table(catalog: Catalog, lang: Lang) -> RenderableType:
+    """Every entry: ID with its lesson under it (both unbreakable names: the ID column is
+    as wide as the longest ID anyway, so a ref never folds), kind, and the title, which
+    wraps at words (between characters in Chinese, under :func:`cjk_breaks`)."""
     from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=_label("catalog", lang, count=len(catalog.entries)))
-    table.add_column(_label("id", lang), style="cyan", no_wrap=True)
+    table.add_column(f"{_label('id', lang)} / {_label('lesson', lang)}", style="cyan",
+                     no_wrap=True)
     table.add_column(_label("severity", lang), no_wrap=True)
-    # fold, not "…": a lesson ref such as non-scalar/gradient-argument has no space to wrap at
-    table.add_column(f"{_label('title', lang)} / {_label('lesson', lang)}", overflow="fold")
+    table.add_column(_label("title", lang), overflow="fold")
     for entry in catalog.entries:
         if entry.match is not None:
             kinds = "\n".join(entry.match.exception or entry.match.warning or [])
         else:
             kinds = _label("pitfall_rule", lang)
+        ref = f"\n[dim]{escape(entry.lesson_ref)}[/dim]" if entry.lesson_ref else ""
         table.add_row(
-            entry.id,
+            f"{escape(entry.id)}{ref}",
             f"{SEVERITY[entry.severity].get(lang)}\n[dim]{kinds}[/dim]",
-            f"{escape(neutral(entry.title.get(lang)))}\n[dim]{entry.lesson_ref}[/dim]",
+            escape(neutral(entry.title.get(lang))),
         )
     return table
+
+
+@contextmanager
+def cjk_breaks(lang: Lang) -> Iterator[None]:
+    """While printing Chinese, let Rich break lines between CJK characters too (it breaks
+    only at spaces, so a Chinese phrase jumped whole to the next line, leaving `x` alone).
+    The TUI's pattern, swapped in for the print only: the CLI's English output is untouched."""
+    if lang != "zh":
+        yield
+        return
+    import rich._wrap
+
+    from tutor.tui.cjk_wrap import RICH_WORD
+
+    original = rich._wrap.re_word
+    rich._wrap.re_word = RICH_WORD  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        rich._wrap.re_word = original  # type: ignore[attr-defined]

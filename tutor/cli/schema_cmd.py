@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import errno
 from pathlib import Path
 from typing import Any
 
+from tutor.cli.common import add_lang
 from tutor.errors import TutorError
+from tutor.i18n import T
+
+OS_REASONS_ZH = {
+    errno.EISDIR: "这是一个文件夹",
+    errno.ENOENT: "所在的文件夹不存在",
+    errno.EACCES: "没有写入权限",
+    errno.EROFS: "文件系统是只读的",
+    errno.ENOTDIR: "路径中有一部分不是文件夹",
+    errno.ENOSPC: "磁盘空间不足",
+}
+"""The OS says why a write failed in English (strerror); the common reasons in Chinese."""
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +41,7 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write the schema to FILE instead of standard output",
     )
+    add_lang(parser, help="language of error messages (default: from TUTOR_LANG or the locale)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +54,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         args.output.write_text(text, encoding="utf-8")
     except OSError as exc:
+        reason = exc.strerror or str(exc)
+        reason_zh = OS_REASONS_ZH.get(exc.errno or 0, reason)
         raise TutorError(
-            f"{args.output}: cannot write the schema: {exc.strerror or exc}",
-            hint="choose a writable path for --output",
+            T(f"{args.output}: cannot write the schema: {reason}",
+              f"{args.output}：无法写入 schema：{reason_zh}"),
+            hint=T("choose a writable path for --output", "请为 --output 选择一个可写的路径"),
         ) from None
     return 0

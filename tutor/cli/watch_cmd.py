@@ -84,6 +84,7 @@ MSG: dict[str, Text] = {
     "output": T("output:", "输出："),
     "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
     "diagnosis": T("Diagnosis", "诊断"),
+    "line": T(" (line {line})", " (第 {line} 行)"),  # as `tutor run` writes it
     "fix": T("Fix", "修改建议"),
     "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
     "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
@@ -382,7 +383,7 @@ class WatchSession:
 
     def _show_diagnoses(self, diagnoses: list[Diagnosis]) -> None:
         for diagnosis in diagnoses:
-            where = f" (line {diagnosis.line})" if diagnosis.line else ""
+            where = self._t("line", line=diagnosis.line) if diagnosis.line else ""
             self.console.print(
                 f"{self._t('diagnosis')}: {diagnosis.title.get(self.lang)}{where}",
                 style="bold magenta",
