@@ -29,6 +29,7 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ("TUTOR_LLM_BASE_URL", "TUTOR_LLM_MODEL", "TUTOR_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TUTOR_LLM_CONFIG", str(tmp_path / "no-llm.yaml"))
+    monkeypatch.delenv("TUTOR_LANG", raising=False)
 
 
 def test_json_answer_names_lessons(capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,3 +124,52 @@ def test_tutor_ask_as_a_user_calls_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "requires_grad" in done.stdout and "参阅" in done.stdout
+
+
+def test_tutor_lang_sets_the_answer_language(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --lang, then TUTOR_LANG, then the question's language (README and ask --help)
+    monkeypatch.setenv("TUTOR_LANG", "zh")
+    assert _ask_json(capsys, "--json", "what is grad_fn")["lang"] == "zh"
+    assert _ask_json(capsys, "--json", "--lang", "en", "什么是 grad_fn")["lang"] == "en"
+    monkeypatch.delenv("TUTOR_LANG")
+    assert _ask_json(capsys, "--json", "什么是 grad_fn")["lang"] == "zh"
+    assert _ask_json(capsys, "--json", "what is grad_fn")["lang"] == "en"
+
+
+def test_help_states_the_language_rule() -> None:
+    parser = argparse.ArgumentParser()
+    ask_cmd.register(parser.add_subparsers(dest="command"))
+    help_text = " ".join(_subparser(parser, "ask").format_help().split())
+    assert "TUTOR_LANG" in help_text and "question's language" in help_text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    rule = "`tutor ask` answers in `--lang`, else `TUTOR_LANG`, else the question's language"
+    assert rule in readme
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def test_unknown_step_is_reported_in_chinese() -> None:
+    with pytest.raises(TutorError) as info:
+        ask_cmd.run(_args("--lang", "zh", "--step", "nonsense", "hi"))
+    assert info.value.message_in("zh") == "--step nonsense：没有这个课程步骤"
+    assert "tutor lessons" in (info.value.hint_in("zh") or "")
+    assert info.value.message_in("en") == "--step nonsense: no such lesson step"
+
+
+def test_why_does_it_error_on_a_step(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = _ask_json(
+        capsys,
+        "--json",
+        "--data-dir",
+        str(tmp_path),
+        "--step",
+        "non-scalar/fix-scalar",
+        "它为什么报错？",
+    )
+    assert out["kind"] == "context" and not out["refused"]
+    assert out["lessons"] == ["non-scalar"] and "标量" in str(out["text"])

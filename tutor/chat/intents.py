@@ -34,12 +34,14 @@ class Intents(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     about_my_run: list[str]
+    asks_about_error: list[str] = Field(default_factory=list)
     question_kinds: dict[str, QuestionKind] = Field(default_factory=dict)
 
 
 class _Compiled:
     def __init__(self, data: Intents):
         self.run = [re.compile(p, re.IGNORECASE) for p in data.about_my_run]
+        self.error = [re.compile(p, re.IGNORECASE) for p in data.asks_about_error]
         self.kinds = {
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
             for name, kind in data.question_kinds.items()
@@ -55,6 +57,11 @@ def _compiled() -> _Compiled:
 
 def about_my_run(question: str) -> bool:
     return any(p.search(question) for p in _compiled().run)
+
+
+def asks_about_error(question: str) -> bool:
+    """Whether ``question`` asks why something errors (it may or may not quote the error)."""
+    return any(p.search(question) for p in _compiled().error)
 
 
 def question_kinds(question: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 
@@ -93,4 +94,36 @@ def summary(
             break
         chosen.append((i, block))
         size += len(block)
-    return "\n\n".join(b for _, b in sorted(chosen))
+    kept = {i for i, _ in chosen}
+    return "\n\n".join(
+        b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen)
+    )
+
+
+def _without_lead_in(block: str) -> str:
+    """A paragraph that ended by introducing the code after it ("... attribute:"), ended as
+    a sentence now that the code is not shown."""
+    if is_code(block):
+        return block
+    stripped = block.rstrip()
+    if stripped.endswith("："):
+        return stripped[:-1] + "。"
+    if stripped.endswith(":"):
+        return stripped[:-1] + "."
+    return block
+
+
+_CJK_GAP_RE = re.compile(
+    r"(?<=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])[ \t]+"
+    r"(?=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])"
+)
+"""Spaces between two Chinese characters or punctuation marks: what folding a YAML line
+break into a space leaves inside Chinese text (Chinese puts no space between words)."""
+
+
+def tidy_chinese(text: str) -> str:
+    """``text`` without spaces between Chinese characters, outside code blocks and spans."""
+    out: list[str] = []
+    for block in re.split(r"(```.*?```|`[^`\n]*`)", text, flags=re.DOTALL):
+        out.append(block if block.startswith("`") else _CJK_GAP_RE.sub("", block))
+    return "".join(out)

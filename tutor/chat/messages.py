@@ -104,3 +104,35 @@ SYMPTOM = T(
     "**{title}** —— 常见原因（最可能的排在前面）：",
 )
 CAUSE = T("{n}. **{title}** — {text}\n   {read}", "{n}. **{title}** —— {text}\n   {read}")
+
+STEP_ERROR_FIX = T(
+    "Why the code of this step (“{step}”) errors:",
+    "这一步（“{step}”）的代码为什么报错：",
+)
+STEP_ERROR_LIKELY = T(
+    "The error you are most likely to meet on this step (“{step}”):",
+    "这一步（“{step}”）最可能遇到的报错：",
+)
+STEP_ERROR_NEXT = T(
+    "Want a nudge toward the fix? Ask me for a hint.",
+    "想要一点修改的方向？可以向我要提示。",
+)
+STEP_ERROR_UNKNOWN = T(
+    "I can't tell this step's error without your run: run your code first (the app shows me "
+    "your last run), or paste the error message — its last line is enough.",
+    "没有你的运行结果，我说不准这一步报的是什么错：先运行一次代码（在应用里我能看到你上一次运行），"
+    "或者把报错信息贴给我——最后一行就够了。",
+)
+NEED_ERROR = T(
+    "Which error? Paste the error message (the last line of the traceback is enough), or ask "
+    "from the exercise you are on (in the app, or `tutor ask --step LESSON/STEP`), and I'll "
+    "explain it. The lesson below goes through the usual autograd errors one by one.",
+    "是哪个报错？把报错信息贴给我（traceback 的最后一行就够了），或者在你正在做的练习里提问"
+    "（在应用里，或用 `tutor ask --step LESSON/STEP`），我来解释。"
+    "下面这一课逐个讲解常见的 autograd 报错。",
+)
+LESSON_ITEM = T("“{title}” ({lesson_id})", "“{title}”（{lesson_id}）")
+LIST_SEP = T(", ", "、")
+SOURCE_RUN = T("your last run (`{var}`)", "你上一次运行（`{var}`）")
+SOURCE_STEP = T("lesson “{lesson}”, step “{step}”", "课程“{lesson}”的步骤“{step}”")
+SOURCE_LESSON = T("lesson “{lesson}”", "课程“{lesson}”")

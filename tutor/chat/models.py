@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tutor.diagnosis.models import Diagnosis
-from tutor.i18n import BiText, Text
+from tutor.i18n import BiText, Lang, Text
 from tutor.sandbox.models import RunResult
 
 
@@ -53,10 +53,30 @@ class ChatContext(_Frozen):
 AnswerKind = Literal["answer", "context", "hint", "off_topic", "empty"]
 
 
+class Source(_Frozen):
+    """Where part of an answer comes from, as a learner reads it (the TUI lists these)."""
+
+    id: str = Field(description="The source id, as in Answer.sources.")
+    title: Text = Field(description="What it is called: the passage's or diagnosis's title.")
+    where: Text | None = Field(
+        None, description="The lesson (and step) that teaches it, when not the title itself."
+    )
+
+    def label(self, lang: Lang) -> str:
+        title = self.title.get(lang)
+        if self.where is None:
+            return title
+        return f"{title}（{self.where.zh}）" if lang == "zh" else f"{title} ({self.where.en})"
+
+
 class Answer(_Frozen):
     text: str
     sources: list[str] = Field(
         default_factory=list, description="'LESSON/STEP' or 'glossary:ID' / 'catalog:ID'."
+    )
+    titled_sources: list[Source] = Field(
+        default_factory=list,
+        description="The same sources with learner-readable titles (see sources_for).",
     )
     refused: bool = Field(False, description="A solution request or off-topic question.")
     hint_level: int | None = Field(None, description="1-based hint level given, if any.")
@@ -68,6 +88,16 @@ class Answer(_Frozen):
         default_factory=list, description="Lesson ids ranked by relevance (best first)."
     )
     redacted: bool = Field(False, description="Something was removed because it leaked.")
+
+    def sources_for(self, lang: Lang) -> list[str]:
+        """The sources as a learner reads them (lesson and step titles, not ids), once each;
+        an id with no title known is left out rather than shown raw."""
+        out: list[str] = []
+        for source in self.titled_sources:
+            label = source.label(lang)
+            if label not in out:
+                out.append(label)
+        return out
 
 
 PassageSource = Literal["lesson", "glossary", "catalog"]
@@ -83,10 +113,16 @@ class Passage(_Frozen):
     title: Text
     text: Text
     code: str | None = None
+    code_zh: str | None = Field(
+        None, description="The example with Chinese comments, shown in zh answers (else code)."
+    )
     keywords: str = Field("", description="Extra indexed words (aliases), never shown.")
     pattern: str | None = Field(
         None, description="Catalog entries: the regex of the error message the entry explains."
     )
+
+    def code_for(self, lang: Lang) -> str | None:
+        return (self.code_zh or self.code) if lang == "zh" else self.code
 
 
 class GlossaryEntry(_Frozen):
@@ -96,7 +132,9 @@ class GlossaryEntry(_Frozen):
     aliases: BiText | None = Field(None, description="Other ways learners say it.")
     title: BiText
     text: BiText
-    code: str | None = None
+    code: BiText | None = Field(
+        None, description="An example; {en, zh} where its comments are words to translate."
+    )
 
 
 class Glossary(_Frozen):

@@ -53,7 +53,8 @@ def glossary_passages(glossary: Glossary) -> list[Passage]:
                 lesson_id=entry.lesson,
                 title=entry.title,
                 text=entry.text,
-                code=(entry.code or "").strip() or None,
+                code=entry.code.en.strip() or None if entry.code else None,
+                code_zh=entry.code.zh.strip() or None if entry.code else None,
                 keywords=" ".join(entry.terms) + " " + aliases,
             )
         )
@@ -86,6 +87,7 @@ def lesson_passages(lesson: Lesson) -> list[Passage]:
                         title=step.title,
                         text=Text(en=en, zh=zh),
                         code=first_code_block(en),
+                        code_zh=first_code_block(zh),
                         keywords=keywords,
                     )
                 )

@@ -51,6 +51,10 @@ than the words around it, but the words still pick among those lessons."""
 W_NAMED = 0.4
 """A lesson the question names as a lesson ("the detach lesson", "复习题"): the learner says
 where they are, which outweighs a near tie of the words but not a question about elsewhere."""
+TITLE_NAMES = 0.6
+"""A definition question ("what is a leaf tensor", "什么是叶子张量") is answered by the entry
+*named* by its words, not one whose text mentions them ("retain_grad(): gradients of non-leaf
+tensors"): a glossary entry gains up to this share for the query weight its title holds."""
 ORPHAN_SUPPORT = 0.5
 """A passage about a lesson the course lacks (a glossary entry) still answers, at half weight."""
 
@@ -141,6 +145,10 @@ class Retriever:
             },
             joinable=self.joinable,
         )
+        self.title_tokens = [
+            set(self.tokens(f"{p.title.en} {p.title.zh}")) if p.source == "glossary" else set()
+            for p in self.passages
+        ]
         self.lesson_names = name_patterns(load_concepts())
         self._known_terms = {
             t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
@@ -236,6 +244,9 @@ class Retriever:
             for i, s in raw.items()
             if self.passages[i].id not in exclude
         }
+        if "definition" in kinds:
+            for i in adjusted:
+                adjusted[i] *= 1.0 + TITLE_NAMES * self._title_share(i, query)
         concept = self._concept_scores(query)
         votes: dict[str, float] = {}
         known = set(self.data.lesson_ids)
@@ -307,6 +318,16 @@ class Retriever:
                 question = re.sub(re.escape(fragment), " ", question, flags=re.IGNORECASE)
         return question
 
+    def quotes_message(self, text: str) -> bool:
+        """Whether ``text`` quotes an error message the diagnosis catalog knows."""
+        return any(self._quotes(i, text) for i in self.patterns)
+
+    def quoted_by(self, text: str) -> list[int]:
+        """The catalog passages whose error message ``text`` quotes, the longest match first
+        (the most specific message: a loop's "backward twice" before the plain one)."""
+        found = [(len(self._quoted(i, text)), i) for i in self.patterns if self._quotes(i, text)]
+        return [i for _, i in sorted(found, key=lambda t: -t[0])]
+
     def _quotes(self, i: int, text: str) -> bool:
         """Whether ``text`` quotes the error message of catalog passage ``i``: its regex
         matches, or a long literal part of it is there (a message cut short with "...")."""
@@ -346,6 +367,16 @@ class Retriever:
             elif (lesson := self.passages[i].lesson_id) and (lesson in known or not known):
                 votes[lesson] = max(votes.get(lesson, 0.0), raw.get(i, 0.0))
         return votes
+
+    def _title_share(self, i: int, query: list[str]) -> float:
+        """Share of the query's weight (idf) that passage ``i``'s title holds (glossary only)."""
+        title = self.title_tokens[i]
+        if not title:
+            return 0.0
+        words = {t for t in query if not t.startswith(CUE_PREFIX)}
+        total = sum(self.index.idf.get(t, 0.0) for t in words)
+        found = sum(self.index.idf.get(t, 0.0) for t in words if t in title)
+        return found / total if total else 0.0
 
     def _support(self, i: int, fused: dict[str, float], known: set[str]) -> float:
         """How much the lessons passage ``i`` is about count for this question."""

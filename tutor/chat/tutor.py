@@ -13,7 +13,7 @@ from tutor.chat import messages as msg
 from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
 from tutor.chat.index import build_course_index, default_cache_dir, load_index
-from tutor.chat.intents import about_my_run
+from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.llm import (
     ChatBackend,
     LLMError,
@@ -21,8 +21,8 @@ from tutor.chat.llm import (
     build_messages,
     load_llm_config,
 )
-from tutor.chat.markdown import summary
-from tutor.chat.models import Answer, ChatContext, Glossary, Passage
+from tutor.chat.markdown import blocks, summary, tidy_chinese
+from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
@@ -35,6 +35,7 @@ from tutor.course.models import (
     Course,
     FixStep,
     Lesson,
+    ReadingStep,
     Step,
     ValueCheck,
 )
@@ -90,7 +91,8 @@ class Tutor:
             data = build_course_index(course, glossary or load_glossary(), entries, load_concepts())
         self.glossary = data.glossary
         self.retriever = Retriever(data)
-        self.symptoms = SymptomMatcher({p.id: p for p in data.passages})
+        self.passages = {p.id: p for p in data.passages}
+        self.symptoms = SymptomMatcher(self.passages)
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -230,7 +232,12 @@ class Tutor:
         lessons = found.lessons[:3] if hits else []
         top = found.top_score
         topic = self.retriever.judge(question, found, on_step=step is not None)
-        run_part = self._about_run(question, lang, context)
+        # "why does it error?" with no message quoted: about the last run, else the step
+        about_error = asks_about_error(question) and not self.retriever.quotes_message(question)
+        run_part = self._about_run(question, lang, context, about_error=about_error)
+        if run_part is None and about_error and step is not None and lesson is not None:
+            answer = self._step_error(lesson, step, lang)
+            return self._finish(answer, secrets, question, lang), [], secrets
         # "x.grad is None", "the grad keeps growing": answered by the symptom's likely causes,
         # whose lessons come before what the words alone would pick
         symptom = self.symptoms.match(self.retriever.without_quoted_messages(question))
@@ -239,6 +246,9 @@ class Tutor:
             lessons = lessons[:3]
         # "how do I do this step?" on a step is about the course, whatever its words
         about_step = step is not None and points_at_step(question)
+        if run_part is None and symptom is None and about_error and topic.reason != "anchor":
+            # it asks about an error and names nothing else: ask for the message
+            return self._finish(self._need_error(lang), secrets, question, lang), [], secrets
         if (
             run_part is None
             and symptom is None
@@ -247,28 +257,158 @@ class Tutor:
             return off_topic, [], secrets
         parts: list[str] = []
         sources: list[str] = []
+        titled: list[Source] = []
+        named: list[str] = []
+        """Lessons the text names, in order (Answer.lessons)."""
         if run_part is not None:
             parts.append(run_part[0])
             sources.extend(run_part[1])
+            titled.extend(run_part[3])
         elif symptom is None and (top < CONFIDENT_SCORE or topic.reason != "anchor"):
             parts.append(msg.LOW_CONFIDENCE.get(lang))
         if symptom is not None:
-            parts.extend(self._compose_symptom(symptom, lang, sources))
+            parts.extend(self._compose_symptom(symptom, lang, sources, named, titled))
         elif hits:
             prefer = run_part[2] if run_part else None
             parts.extend(
                 self._compose(
-                    hits, lang, sources, prefer=prefer, query=set(found.query), lessons=lessons
+                    hits,
+                    lang,
+                    sources,
+                    prefer=prefer,
+                    query=set(found.query),
+                    lessons=lessons,
+                    named=named,
                 )
             )
+        elif run_part is not None and run_part[2]:
+            read = self._read_line(run_part[2], lang, named)
+            if read:
+                parts.append(read)
         text = "\n\n".join(parts)
         answer = Answer(
             text=text,
             sources=sources,
+            titled_sources=titled
+            + [t for s in sources if s not in {x.id for x in titled} and (t := self._titled(s))],
             kind="context" if run_part else "answer",
-            lessons=lessons,
+            # the lessons the text names (best first), so a face that lists them agrees
+            lessons=named,
         )
-        return self._guard(answer, secrets, question, lang), hits, secrets
+        return self._finish(answer, secrets, question, lang), hits, secrets
+
+    def _finish(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
+        """The answer as shown: Chinese without stray spaces, checked for leaks."""
+        if lang == "zh":
+            answer = answer.model_copy(update={"text": tidy_chinese(answer.text)})
+        return self._guard(answer, secrets, question, lang)
+
+    def _step_error(self, lesson: Lesson, step: Step, lang: Lang) -> Answer:
+        """Why the step's code errors, without a run: the catalog entries the step's prompt
+        quotes (a fix step names its error) or that name the step as where they are taught."""
+        entries = self._step_errors(lesson, step)
+        title = step.title.get(lang)
+        if not entries:
+            return Answer(
+                text=msg.STEP_ERROR_UNKNOWN.get(lang),
+                kind="context",
+                lessons=[lesson.id],
+                sources=[f"{lesson.id}/{step.id}"],
+                titled_sources=[t for t in [self._titled(f"{lesson.id}/{step.id}")] if t],
+            )
+        head = msg.STEP_ERROR_FIX if isinstance(step, FixStep) else msg.STEP_ERROR_LIKELY
+        parts = [head.format(step=title).get(lang)]
+        for entry in entries:
+            # why, not the fix (a fix step's fix is its answer); no title: a catalog title
+            # names a stand-in variable (`x`), not the step's
+            parts.append(next(iter(blocks(entry.text.get(lang))), ""))
+        named: list[str] = []
+        read = self._read_line(self._reading_of(lesson), lang, named)
+        if read:
+            parts.append(read)
+        parts.append(msg.STEP_ERROR_NEXT.get(lang))
+        sources = [e.id for e in entries]
+        return Answer(
+            text="\n\n".join(parts),
+            sources=sources,
+            titled_sources=[t for t in map(self._titled, sources) if t is not None],
+            kind="context",
+            lessons=named or [lesson.id],
+        )
+
+    def _step_errors(self, lesson: Lesson, step: Step) -> list[Passage]:
+        prompt = getattr(step, "prompt", None)
+        quoted = (
+            [self.retriever.passages[i] for i in self.retriever.quoted_by(prompt.en)]
+            if isinstance(prompt, Text)
+            else []
+        )
+        if quoted and isinstance(step, FixStep):
+            return quoted[:2]
+        taught = [
+            p
+            for p in self.passages.values()
+            if p.source == "catalog" and p.lesson_id == lesson.id and p.step_id == step.id
+        ]
+        out = [*quoted, *(p for p in taught if p not in quoted)]
+        return out[:2]
+
+    @staticmethod
+    def _reading_of(lesson: Lesson) -> str:
+        reading = next((s for s in lesson.steps if isinstance(s, ReadingStep)), lesson.steps[0])
+        return f"{lesson.id}/{reading.id}"
+
+    def _need_error(self, lang: Lang) -> Answer:
+        """A question about an error that names none, with no run or step to read it from."""
+        named: list[str] = []
+        parts = [msg.NEED_ERROR.get(lang)]
+        lesson = next((lsn for lsn in self.course.lessons if lsn.id == "errors"), None)
+        if lesson is not None:
+            read = self._read_line(self._reading_of(lesson), lang, named)
+            if read:
+                parts.append(read)
+        return Answer(text="\n\n".join(parts), kind="answer", lessons=named)
+
+    def _titled(self, source_id: str) -> Source | None:
+        """The learner-readable title of a source id (None for one this tutor cannot name)."""
+        passage = self.passages.get(source_id)
+        if passage is None or passage.source != "glossary":
+            # a lesson step (or part), or a catalog entry: named by where it is taught (a
+            # catalog title is about one run: "`x` is not a scalar")
+            if passage is not None:
+                lesson_id, step_id = passage.lesson_id or "", passage.step_id or ""
+            elif ":" not in source_id:
+                lesson_id, _, step_id = source_id.partition("#")[0].partition("/")
+            else:
+                return None
+            try:
+                lesson = self.course.lesson(lesson_id)
+            except KeyError:
+                return None
+            try:
+                step = lesson.step(step_id) if step_id else None
+            except KeyError:
+                step = None
+            if step is None:
+                return Source(id=source_id, title=lesson.title)
+            where = _bi(msg.SOURCE_LESSON, lesson=lesson.title)
+            return Source(id=source_id, title=step.title, where=where)
+        return Source(
+            id=source_id, title=passage.title, where=self._where(passage.lesson_id, None)
+        )
+
+    def _where(self, lesson_id: str | None, step_id: str | None) -> Text | None:
+        try:
+            lesson = self.course.lesson(lesson_id or "")
+        except KeyError:
+            return None
+        try:
+            step = lesson.step(step_id) if step_id else None
+        except KeyError:
+            step = None
+        if step is None:
+            return _bi(msg.SOURCE_LESSON, lesson=lesson.title)
+        return _bi(msg.SOURCE_STEP, lesson=lesson.title, step=step.title)
 
     def _compose(
         self,
@@ -278,7 +418,9 @@ class Tutor:
         prefer: str | None = None,
         query: set[str] | None = None,
         lessons: Sequence[str] = (),
+        named: list[str] | None = None,
     ) -> list[str]:
+        named = [] if named is None else named
         best = hits[0].passage
         tokens = self.retriever.tokens
         body = summarise(best.text.get(lang), query=query, tokens=tokens)
@@ -287,50 +429,87 @@ class Tutor:
         # a second view from another source, when it is nearly as relevant
         for hit in hits[1:3]:
             p = hit.passage
+            if not self._explains(p):
+                # an exercise prompt sets a task, it explains nothing: its lesson's reading does
+                p = next(
+                    (h.passage for h in hits if h.passage.lesson_id == p.lesson_id
+                     and h.passage.source == "lesson" and self._explains(h.passage)),
+                    None,
+                ) or p
             if (
                 hit.score >= 0.8 * hits[0].score
                 and p.lesson_id == best.lesson_id
                 and (p.source != best.source)
+                and self._explains(p)
+                and p.id != best.id
             ):
                 parts.append(summarise(p.text.get(lang), SUMMARY_CHARS // 2, query, tokens))
                 sources.append(p.id)
                 break
-        code = next((h.passage.code for h in hits[:2] if h.passage.code), None)
+        code = next((h.passage.code_for(lang) for h in hits[:2] if h.passage.code), None)
         if code and len(code.splitlines()) <= 10 and "```" not in "".join(parts):
             parts.append(f"{msg.EXAMPLE.get(lang)}\n```python\n{code}\n```")
-        read = self._read_line(prefer or _ref(best, hits), lang)
+        read = self._read_line(prefer or _ref(best, hits), lang, named)
         if read:
             parts.append(read)
         ranked = list(lessons) or rank_lessons(hits)
-        others = [lid for lid in ranked[1:3] if lid != best.lesson_id]
+        others = [lid for lid in ranked[:3] if lid not in named][:2]
         if others:
-            items = ", ".join(self._lesson_title(lid, lang) for lid in others)
+            sep = msg.LIST_SEP.get(lang)
+            items = sep.join(self._lesson_title(lid, lang) for lid in others)
             parts.append(msg.SEE_ALSO.format(items=items).get(lang))
+            named.extend(others)
         return parts
 
-    def _compose_symptom(self, found: Diagnosed, lang: Lang, sources: list[str]) -> list[str]:
+    def _explains(self, passage: Passage) -> bool:
+        """Whether ``passage`` explains (a reading, a definition, an error) rather than sets a
+        task: an exercise or quiz prompt asks the learner something, it answers nothing."""
+        if passage.source != "lesson":
+            return True
+        try:
+            step = self.course.lesson(passage.lesson_id or "").step(passage.step_id or "")
+        except KeyError:
+            return False
+        return isinstance(step, ReadingStep)
+
+    def _compose_symptom(
+        self,
+        found: Diagnosed,
+        lang: Lang,
+        sources: list[str],
+        named: list[str],
+        titled: list[Source],
+    ) -> list[str]:
         """The symptom's likely causes, each explained in general terms with its lesson."""
         lines = [msg.SYMPTOM.format(title=found.symptom.title.get(lang)).get(lang)]
         for n, cause in enumerate(found.causes[:MAX_CAUSES], start=1):
-            read = self._read_line(cause.ref, lang) or ""
-            also = self._read_line(cause.also, lang) if cause.also else None
-            if also:
-                read = f"{read} {also}".strip()
+            read = self._read_line(cause.ref, lang, named) or ""
+            also = self._read_line(cause.also, lang, named) if cause.also else None
+            if also:  # one reference a line
+                read = f"{read}\n   {also}".strip()
             lines.append(
                 msg.CAUSE.format(
                     n=n, title=cause.title.get(lang), text=cause.text.get(lang), read=read
                 ).get(lang)
             )
             sources.append(cause.source)
+            # titled by the step the text sends the learner to
+            source = self._titled(cause.ref) if cause.ref else None
+            if source is not None:
+                titled.append(source.model_copy(update={"id": cause.source}))
         return ["\n".join(lines)]
 
     def _lesson_title(self, lesson_id: str, lang: Lang) -> str:
         try:
-            return f"“{self.course.lesson(lesson_id).title.get(lang)}” ({lesson_id})"
+            title = self.course.lesson(lesson_id).title.get(lang)
         except KeyError:
             return lesson_id
+        return msg.LESSON_ITEM.format(title=title, lesson_id=lesson_id).get(lang)
 
-    def _read_line(self, ref: str | None, lang: Lang) -> str | None:
+    def _read_line(
+        self, ref: str | None, lang: Lang, named: list[str] | None = None
+    ) -> str | None:
+        """"Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
         if not ref:
             return None
         lesson_id, _, step_id = ref.partition("/")
@@ -338,6 +517,8 @@ class Tutor:
             lesson = self.course.lesson(lesson_id)
         except KeyError:
             return None
+        if named is not None and lesson.id not in named:
+            named.append(lesson.id)
         if not step_id:
             step_id = lesson.steps[0].id
         try:
@@ -354,16 +535,18 @@ class Tutor:
         ).get(lang)
 
     def _about_run(
-        self, question: str, lang: Lang, context: ChatContext | None
-    ) -> tuple[str, list[str], str | None] | None:
-        """(text, sources, lesson ref) about the learner's last run, when asked about it."""
+        self, question: str, lang: Lang, context: ChatContext | None, *, about_error: bool = False
+    ) -> tuple[str, list[str], str | None, list[Source]] | None:
+        """(text, sources, lesson ref, titled sources) about the learner's last run, when
+        asked about it (``about_error``: the question asks why something errors)."""
         if context is None or (context.last_run is None and not context.diagnoses):
             return None
         var_match = _GRAD_VAR_RE.search(question)
-        if not (about_my_run(question) or var_match):
+        if not (about_my_run(question) or var_match or about_error):
             return None
         lines = [msg.ABOUT_RUN.get(lang)]
         sources: list[str] = []
+        titled: list[Source] = []
         ref: str | None = None
         run = context.last_run
         if run is not None and run.error is not None:
@@ -378,16 +561,26 @@ class Tutor:
             if snap is not None:
                 lines.append(_explain_grad(var, snap).get(lang))
                 sources.append(f"run:{var}")
+                titled.append(Source(id=f"run:{var}", title=msg.SOURCE_RUN.format(var=var)))
         for diagnosis in context.diagnoses[:2]:
             lines.append(f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}")
             lines.append(msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang))
             sources.append(f"diagnosis:{diagnosis.id}")
+            titled.append(
+                Source(
+                    id=f"diagnosis:{diagnosis.id}",
+                    title=diagnosis.title,
+                    where=self._where(*(diagnosis.lesson_ref or "").partition("/")[::2])
+                    if diagnosis.lesson_ref
+                    else None,
+                )
+            )
             ref = ref or diagnosis.lesson_ref
         if len(lines) == 1:
             if run is None or not run.ok:
                 return None
             lines.append(msg.RUN_OK.get(lang))
-        return "\n".join(lines), sources, ref
+        return "\n".join(lines), sources, ref, titled
 
     def _hint(
         self,
@@ -433,15 +626,17 @@ class Tutor:
         guiding = self.glossary.guiding_questions.get(lesson.id) if lesson else None
         question = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
         parts.append(msg.GUIDING.format(question=question).get(lang))
+        step_ref = context.step_ref if context is not None and step is not None else None
         answer = Answer(
             text="\n\n".join(parts),
-            sources=[context.step_ref] if context and context.step_ref and step else [],
+            sources=[step_ref] if step_ref else [],
+            titled_sources=[t for t in [self._titled(step_ref)] if t] if step_ref else [],
             refused=True,
             hint_level=level,
             kind="hint",
             lessons=[lesson.id] if lesson else [],
         )
-        return self._guard(answer, secrets, "", lang)
+        return self._finish(answer, secrets, "", lang)
 
     def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         report = find_leaks(answer.text, secrets, question=question)
@@ -463,6 +658,14 @@ class Tutor:
     def _stream_fallback(self, offline: Answer, notice: str, released: str) -> Iterator[str]:
         self.last_answer = self._fallback(offline, notice)
         yield ("\n\n" if released else "") + self.last_answer.text
+
+
+def _bi(template: Text, **values: Text) -> Text:
+    """``template`` filled with each language's own value."""
+    return Text(
+        en=template.en.format(**{k: v.en for k, v in values.items()}),
+        zh=template.zh.format(**{k: v.zh for k, v in values.items()}),
+    )
 
 
 def _ref(best: Passage, hits: Sequence[Hit]) -> str | None:

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from tutor.cli.common import add_data_dir, add_lang, add_lessons
+from tutor.i18n import LANGS, Lang, T
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +27,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("question", help="the question, in English or Chinese")
-    add_lang(parser, "language of the answer (default: the question's language)")
+    add_lang(
+        parser,
+        "language of the answer (default: TUTOR_LANG if set, else the question's language)",
+    )
     add_lessons(parser)
     parser.add_argument(
         "--step",
@@ -42,17 +46,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tutor.chat import ChatContext, Tutor, detect_lang
+    from tutor.chat import ChatContext, Tutor
     from tutor.course import load_course
     from tutor.errors import TutorError
 
     if not args.question.strip():
         # nothing to answer is a usage error (exit 2), not an answer (exit 0)
-        from tutor.cli.common import resolve_lang
-        from tutor.i18n import T
-
-        raise TutorError(T("the question is empty", "问题是空的").get(resolve_lang(args)),  # type: ignore[arg-type]
-                         hint='tutor ask "why is x.grad None?"')
+        raise TutorError(
+            T("the question is empty", "问题是空的"), hint=T(
+                'tutor ask "why is x.grad None?"', 'tutor ask "为什么 x.grad 是 None？"'
+            )
+        )
     course = load_course(getattr(args, "lessons", None))
     context = None
     store = None
@@ -61,8 +65,14 @@ def run(args: argparse.Namespace) -> int:
             course.find(args.step)
         except KeyError as exc:
             raise TutorError(
-                f"--step {args.step}: no such lesson step ({exc})",
-                hint="use LESSON/STEP as listed by `tutor lessons`",
+                T(
+                    f"--step {args.step}: no such lesson step",
+                    f"--step {args.step}：没有这个课程步骤",
+                ),
+                hint=T(
+                    "use LESSON/STEP as listed by `tutor lessons`",
+                    "请使用 `tutor lessons` 列出的 LESSON/STEP 形式",
+                ),
             ) from exc
         from tutor.progress import ProgressStore
 
@@ -76,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             attempts=store.attempts(args.step),
         )
     tutor = Tutor(course) if args.offline else Tutor.from_environment(course)
-    lang = getattr(args, "lang", None) or detect_lang(args.question)
+    lang = answer_lang(getattr(args, "lang", None), args.question)
     try:
         answer = _answer(tutor, args.question, lang, context, as_json=args.json)
         if store is not None and context is not None and answer is not None:
@@ -87,6 +97,18 @@ def run(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     return 0
+
+
+def answer_lang(option: str | None, question: str) -> Lang:
+    """The answer's language: --lang, else TUTOR_LANG when set, else the question's own (not
+    the locale: a Chinese question on an English system is answered in Chinese)."""
+    from tutor.chat import detect_lang
+
+    env = os.environ.get("TUTOR_LANG", "").strip().lower()
+    for choice in (option, env):
+        if choice in LANGS:
+            return choice  # type: ignore[return-value]
+    return detect_lang(question)
 
 
 def _answer(tutor: Any, question: str, lang: str, context: Any, *, as_json: bool) -> Any:
