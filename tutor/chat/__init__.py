@@ -12,7 +12,9 @@ Public API::
         .stream(question, *, lang, context) -> Iterator[str]   # LLM streaming; offline: one chunk
         .last_answer                    # the Answer behind the last stream()
     Answer(text: str, sources: list[str], refused: bool, hint_level: int | None, fallback_notice,
-           kind, lessons, redacted)
+           kind, lessons, redacted, titled_sources: list[Source])
+        .sources_for(lang) -> list[str]  # sources as the learner reads them (titles, not ids)
+        .lessons                         # the lessons the text names, best first
 """
 
 from tutor.chat.llm import (
@@ -23,7 +25,7 @@ from tutor.chat.llm import (
     OpenAICompatibleBackend,
     load_llm_config,
 )
-from tutor.chat.models import Answer, ChatContext, Glossary, GlossaryEntry, Passage
+from tutor.chat.models import Answer, ChatContext, Glossary, GlossaryEntry, Passage, Source
 from tutor.chat.passages import load_glossary
 from tutor.chat.tutor import Tutor, detect_lang
 
@@ -38,6 +40,7 @@ __all__ = [
     "LLMError",
     "OpenAICompatibleBackend",
     "Passage",
+    "Source",
     "Tutor",
     "detect_lang",
     "load_glossary",

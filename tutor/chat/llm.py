@@ -175,7 +175,7 @@ def build_messages(
         where = f"{p.lesson_id}/{p.step_id}" if p.step_id else (p.lesson_id or p.id)
         parts.append(f"[{where}] {p.title.get(lang)}\n{p.text.get(lang)}")
         if p.code:
-            parts.append(f"```python\n{p.code}\n```")
+            parts.append(f"```python\n{p.code_for(lang)}\n```")
     if context is not None:
         parts.append(
             f"Learner context: lesson {context.lesson_id}, step {context.step_id}, "

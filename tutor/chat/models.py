@@ -85,7 +85,8 @@ class Answer(_Frozen):
     )
     kind: AnswerKind = "answer"
     lessons: list[str] = Field(
-        default_factory=list, description="Lesson ids ranked by relevance (best first)."
+        default_factory=list,
+        description="The lessons the text names (Read and See also lines), best first.",
     )
     redacted: bool = Field(False, description="Something was removed because it leaked.")
 

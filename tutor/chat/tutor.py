@@ -431,11 +431,13 @@ class Tutor:
             p = hit.passage
             if not self._explains(p):
                 # an exercise prompt sets a task, it explains nothing: its lesson's reading does
-                p = next(
-                    (h.passage for h in hits if h.passage.lesson_id == p.lesson_id
-                     and h.passage.source == "lesson" and self._explains(h.passage)),
-                    None,
-                ) or p
+                readings = [
+                    h.passage
+                    for h in hits
+                    if h.passage.lesson_id == p.lesson_id and self._explains(h.passage)
+                    and h.passage.source == "lesson"
+                ]
+                p = readings[0] if readings else p
             if (
                 hit.score >= 0.8 * hits[0].score
                 and p.lesson_id == best.lesson_id
