@@ -77,6 +77,8 @@ def test_a_valid_minimal_file_parses(tmp_path: Path) -> None:
         ({"id": "x", "regex": "ok", "title": "uses {nope}"}, "unknown placeholders"),
         ({"id": "x", "regex": "bad(", "title": "t"}, "bad regex"),
         ({"id": "Bad Id", "regex": "ok", "title": "t"}, "id"),
+        # a shape placeholder brings its own parentheses: [{shape}] would print [(3,)]
+        ({"id": "x", "regex": "ok", "title": "has shape [{shape}]"}, "wraps {shape} in brackets"),
     ],
 )
 def test_a_broken_file_names_the_file_and_the_problem(
@@ -99,3 +101,15 @@ def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
 def test_unreadable_yaml_is_a_catalog_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="cannot read"):
         parse_catalog(_write(tmp_path, "entries: [\n  - {"))
+
+
+def test_shape_groups_must_exist_and_are_never_bracketed(tmp_path: Path) -> None:
+    regex_line = '    message: "{regex}"\n'
+    shaped = ENTRY.replace(regex_line, regex_line + "    shapes: [size]\n")
+    ok = shaped.format(id="x", regex="size \\\\[(?P<size>[^\\\\]]*)\\\\]", title="got {size}")
+    assert parse_catalog(_write(tmp_path, ok)).get("x").match.shapes == ["size"]
+    with pytest.raises(CatalogError, match="groups the regex does not have"):
+        parse_catalog(_write(tmp_path, shaped.format(id="x", regex="no group", title="t")))
+    with pytest.raises(CatalogError, match=r"wraps \{size\} in brackets"):
+        parse_catalog(_write(tmp_path, shaped.format(
+            id="x", regex="size (?P<size>.*)", title="got （{size}）")))

@@ -41,7 +41,7 @@ def test_mm_names_both_operands() -> None:
                  4)
     diagnosis = diagnose_error(run, code)
     assert diagnosis is not None and diagnosis.id == "mm-shape-mismatch"
-    assert "`A` gives 2x3 and `B` gives 2x3" in diagnosis.explanation.en
+    assert "`A` has shape (2, 3) and `B` has shape (2, 3)" in diagnosis.explanation.en
     assert "torch.mm(A, B.t())" in diagnosis.fix.en
 
 
@@ -67,6 +67,8 @@ def test_same_message_from_a_layer_is_the_in_features_diagnosis() -> None:
          "dtype-double-float"),
         ("RuntimeError", "Input type (long int) and bias type (float) should be the same",
          "dtype-long-float"),
+        ("RuntimeError", "Input type (float) and bias type (double) should be the same",
+         "dtype-float-double-layer"),
         ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
          "copy the tensor to host memory first.", "numpy-on-gpu"),
         ("RuntimeError", "No CUDA GPUs are available", "cuda-not-available"),
@@ -77,7 +79,9 @@ def test_same_message_from_a_layer_is_the_in_features_diagnosis() -> None:
 )
 def test_messages_this_machine_cannot_produce(type_: str, message: str, expected: str) -> None:
     code = "import torch\nout = model(x)\n"
-    diagnosis = diagnose_error(failed(code, type_, message, 2), code)
+    # the input as the failing frame records it (integer where the message says so)
+    x = tensor([2, 3], dtype="torch.int64" if "long" in message else "torch.float32")
+    diagnosis = diagnose_error(failed(code, type_, message, 2, x=x), code)
     assert diagnosis is not None and diagnosis.id == expected
 
 

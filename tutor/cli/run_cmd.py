@@ -65,11 +65,13 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
     if result.stderr:
         err.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
     out.flush()
+    from tutor.diagnosis.messages import for_learner  # torch's build notes are not for learners
+
     lines: list[str] = []
     for warning in result.warnings:
         key = "warning" if warning.line is not None else "warning_noline"
         lines.append(LABELS[key].format(line=warning.line, category=warning.category,
-                                        message=warning.message).get(lang))  # type: ignore[arg-type]
+                                        message=for_learner(warning.message)).get(lang))  # type: ignore[arg-type]
     error = result.error
     if result.outcome == "error" and error is not None:
         if error.traceback:
@@ -82,7 +84,7 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
         elif error.line is not None:
             lines.append(LABELS["error_at"].format(line=error.line, source=error.source_line
                                                    or "").get(lang))  # type: ignore[arg-type]
-        lines.append(f"{error.type}: {error.message}")
+        lines.append(f"{error.type}: {for_learner(error.message)}")
     elif result.outcome in OUTCOME_TEXT:
         lines.append(OUTCOME_TEXT[result.outcome].format(
             timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]

@@ -8,6 +8,8 @@ CONTRACT (public API, implemented by the diagnosis work)::
     diagnose_error(result: RunResult, code: str) -> Diagnosis | None
     find_pitfalls(code: str) -> list[Diagnosis]
     load_catalog() -> Catalog                      # tutor/diagnosis/catalog.yaml
+    for_learner(message: str) -> str              # torch's text minus its build notes, for
+                                                   # every place that shows warnings/errors
 
 The catalog (``catalog.yaml``) is data; ``engine`` matches errors and warnings against it,
 ``pitfalls`` holds the static rules, ``source`` reads the learner's code.
@@ -16,6 +18,7 @@ The catalog (``catalog.yaml``) is data; ``engine`` matches errors and warnings a
 from __future__ import annotations
 
 from tutor.diagnosis.catalog import Catalog, CatalogError, Entry, load_catalog
+from tutor.diagnosis.messages import for_learner
 from tutor.diagnosis.models import Diagnosis, Severity
 from tutor.sandbox.models import RunResult
 
@@ -28,6 +31,7 @@ __all__ = [
     "diagnose_error",
     "explain",
     "find_pitfalls",
+    "for_learner",
     "load_catalog",
 ]
 

@@ -26,6 +26,8 @@ BASE_PLACEHOLDERS = frozenset(
         "var_code",  # the same as code, for snippets: loss
         "var2",  # second operand of a binary call (torch.mm(a, b) -> `b`)
         "var2_code",
+        "var_base",  # var without trailing reshapes: target.view(4, 1) -> `target`
+        "var_base_code",
         "shape",  # of var, from the failing frame's locals: (4,)
         "dtype",
         "device",
@@ -83,6 +85,9 @@ class Conditions(_Strict):
     )
     code_sets_requires_grad_false: bool | None = None
     var_dtype: DtypeKind | None = Field(None, description="From the failing frame's locals.")
+    var_dtype_is: list[str] | None = Field(
+        None, description="var's exact dtype is one of these ('torch.float64'), from the locals."
+    )
     var_is_leaf: bool | None = None
     var_requires_grad: bool | None = None
     message_types_differ_in_device: bool | None = Field(
@@ -97,6 +102,11 @@ class Match(_Strict):
     warning: list[str] | None = Field(None, description="Warning category names.")
     message: str = Field(description="Regex searched in the message; named groups fill text.")
     ignore_case: bool = False
+    shapes: list[str] = Field(
+        default_factory=list,
+        description="Named groups holding a shape as torch prints it ('3, 4', '[3, 4]', "
+        "'torch.Size([3, 4])', '2 x 2'): filled in as (3, 4) like every other shape.",
+    )
 
     @field_validator("message")
     @classmethod
@@ -111,6 +121,13 @@ class Match(_Strict):
     def _one_kind(self) -> Match:
         if (self.exception is None) == (self.warning is None):
             raise ValueError("give exactly one of 'exception' or 'warning'")
+        return self
+
+    @model_validator(mode="after")
+    def _shape_groups(self) -> Match:
+        unknown = set(self.shapes) - set(self.pattern().groupindex)
+        if unknown:
+            raise ValueError(f"shapes names groups the regex does not have: {sorted(unknown)}")
         return self
 
     def pattern(self) -> re.Pattern[str]:
@@ -134,6 +151,11 @@ class Entry(_Strict):
     focus: list[str] = Field(
         default_factory=list,
         description="Calls whose operands are the subject ('backward', 'mm', '@', '.grad').",
+    )
+    subject: Literal["first", "second", "either"] = Field(
+        "first",
+        description="Which operand of the focus call is {var}: 'second' for a loss's target, "
+        "'either' when the conditions pick it (the integer operand of a matrix product).",
     )
     conditions: Conditions = Field(default_factory=Conditions)
     covered_by: list[str] = Field(
@@ -164,12 +186,19 @@ class Entry(_Strict):
         allowed = BASE_PLACEHOLDERS | set(
             self.match.pattern().groupindex if self.match is not None else ()
         )
+        shapes = {"shape", "shape2"} | set(self.match.shapes if self.match is not None else ())
         for field in ("title", "explanation", "fix"):
             text: Text = getattr(self, field)
             for lang_text in (text.en, text.zh):
                 unknown = placeholders(lang_text) - allowed
                 if unknown:
                     raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+                for name in shapes:
+                    if re.search(r"[\[(（]" + re.escape("{" + name + "}") + r"[\])）]", lang_text):
+                        raise ValueError(
+                            f"{field} wraps {{{name}}} in brackets: a shape placeholder brings "
+                            "its own parentheses, (3,)"
+                        )
         if self.summary is not None:
             for lang_text in (self.summary.en, self.summary.zh):
                 if placeholders(lang_text):

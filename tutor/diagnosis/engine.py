@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Literal
 
 from tutor.diagnosis.catalog import Conditions, Entry, load_catalog
+from tutor.diagnosis.messages import for_learner
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import (
     INPLACE_UPDATE_METHODS,
@@ -33,6 +34,8 @@ FALLBACK: dict[str, Text] = {
     "var": T("the tensor", "该张量"),
     "var2": T("the other operand", "另一个操作数"),
     "var_code": T("t", "t"),
+    "var_base": T("the tensor", "该张量"),
+    "var_base_code": T("t", "t"),
     "var2_code": T("other", "other"),
     "callee": T("the layer", "该层"),
     "shape": T("(not recorded)", "（未记录）"),
@@ -56,6 +59,40 @@ def dtype_kind(dtype: str) -> str:
 
 def shape_text(shape: list[int]) -> str:
     return str(tuple(shape))
+
+
+def shape_from_torch(text: str) -> str:
+    """A shape as torch writes it in a message ('3, 4', '[3]', 'torch.Size([3, 4])',
+    '2 x 2', '16x1x1') in the one spelling every diagnosis uses: (3, 4), (3,)."""
+    return shape_text([int(n) for n in re.findall(r"-?\d+", text)])
+
+
+# Calls that give the same values in another shape: the tensor a loss really got is still
+# described by the variable before them (``target.view(4, 1)`` -> ``target``'s dtype and values).
+RESHAPES = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "clone", "detach",
+    "t", "permute", "transpose", "view_as", "reshape_as",
+})
+
+
+def base_of(expr: str | None) -> str | None:
+    """``target`` for ``target.view(4, 1)`` or ``y.unsqueeze(1).clone()``; the expression
+    itself when nothing is stripped; None when it is not a plain name underneath."""
+    if expr is None:
+        return None
+    try:
+        node: ast.expr = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    while True:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in RESHAPES):
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+            node = node.value
+        else:
+            break
+    return node.id if isinstance(node, ast.Name) else None
 
 
 @dataclass
@@ -161,6 +198,16 @@ class Context:
         snap = self.locals.get(expr)
         return snap if isinstance(snap, TensorSnapshot) else None
 
+    def base_snapshot(self, expr: str | None) -> tuple[str, TensorSnapshot] | None:
+        """The expression's own snapshot, else that of the variable it reshapes: the dtype
+        and values are the same, the shape may not be (so it is shown under that name)."""
+        snap = self.snapshot(expr)
+        if expr is not None and snap is not None:
+            return expr, snap
+        base = base_of(expr)
+        snap = self.snapshot(base)
+        return (base, snap) if base is not None and snap is not None else None
+
     def line_node(self) -> ast.AST | None:
         return self.statements[0] if self.statements else None
 
@@ -176,6 +223,8 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
     node = ctx.line_node()
     source = ctx.source
     snap = ctx.snapshot(var)
+    based = ctx.base_snapshot(var)
+    base_snap = based[1] if based is not None else None
     facts: list[tuple[object, Callable[[], object]]] = [
         (cond.line_has_matmul_operator, lambda: ctx.matmul_operands() is not None),
         (cond.line_calls_module, lambda: any(_module_like(c) for c in ctx.calls)),
@@ -188,7 +237,7 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
         (cond.line_is_inplace_update, lambda: _is_inplace_update(ctx)),
         (cond.code_sets_requires_grad_false,
          lambda: None if source is None else _sets_requires_grad_false(source)),
-        (cond.var_dtype, lambda: None if snap is None else dtype_kind(snap.dtype)),
+        (cond.var_dtype, lambda: None if base_snap is None else dtype_kind(base_snap.dtype)),
         (cond.var_is_leaf, lambda: None if snap is None else snap.is_leaf),
         (cond.var_requires_grad, lambda: None if snap is None else snap.requires_grad),
         (cond.message_types_differ_in_device, lambda: _types_differ_in_device(message)),
@@ -196,6 +245,10 @@ def _holds(cond: Conditions, ctx: Context, var: str | None, message: re.Match[st
     for wanted, fact in facts:
         if wanted is not None and fact() != wanted:
             return False
+    if cond.var_dtype_is is not None and (
+        base_snap is None or base_snap.dtype not in cond.var_dtype_is
+    ):
+        return False
     needs_source = any(
         v is not None
         for v in (cond.source_calls, cond.source_in_no_grad, cond.source_defined_outside_loop,
@@ -243,9 +296,11 @@ def _types_differ_in_device(message: re.Match[str] | None) -> bool | None:
 
 
 def _module_like(site: CallSite) -> bool:
-    """``self.fc1(x)``, ``net(x)``, ``model.encoder(x)``: a call of an object, not a tensor
+    """``self.fc1(x)``, ``net(x)``, ``nn.Linear(3, 1)(x)``: a call of an object, not a tensor
     method or a library function."""
     func = site.node.func
+    if isinstance(func, ast.Call):  # built and called at once: nn.CrossEntropyLoss()(out, y)
+        return True
     if isinstance(func, ast.Attribute):
         on_self = isinstance(func.value, ast.Name) and func.value.id == "self"
         return on_self and func.attr != "forward"
@@ -370,11 +425,15 @@ def _values(
     site: CallSite | None,
     message: re.Match[str] | None,
     line: int | None,
+    shapes: Iterable[str] = (),
 ) -> dict[Lang, dict[str, str]]:
     snap, snap2 = ctx.snapshot(var), ctx.snapshot(var2)
+    base = base_of(var) or var
     common: dict[str, str | None] = {
         "var": f"`{var}`" if var else None,
         "var_code": var,
+        "var_base": f"`{base}`" if base else None,
+        "var_base_code": base,
         "var2": f"`{var2}`" if var2 else None,
         "var2_code": var2,
         "shape": shape_text(snap.shape) if snap else None,
@@ -389,7 +448,11 @@ def _values(
         "callee": f"`{site.callee}`" if site else None,
     }
     if message is not None:
-        common.update(message.groupdict())
+        groups = message.groupdict()
+        common.update(groups)
+        for name in shapes:
+            if groups.get(name) is not None:
+                common[name] = shape_from_torch(groups[name])
     out: dict[Lang, dict[str, str]] = {}
     for lang in LANGS:
         out[lang] = {
@@ -403,9 +466,13 @@ def _fill(template: Text, values: dict[Lang, dict[str, str]]) -> Text:
     return Text(en=template.en.format_map(values["en"]), zh=template.zh.format_map(values["zh"]))
 
 
-def _details(var: str | None, snap: TensorSnapshot | None) -> Text | None:
-    if var is None or snap is None:
+def _details(ctx: Context, var: str | None) -> Text | None:
+    """The subject's recorded values; for ``target.view(4, 1)`` those of ``target``, under
+    its own name (its shape is the one before the reshape)."""
+    based = ctx.base_snapshot(var)
+    if based is None:
         return None
+    var, snap = based
     facts = (
         f"shape {shape_text(snap.shape)}, {snap.dtype}, {snap.device}, "
         f"requires_grad={snap.requires_grad}, is_leaf={snap.is_leaf}, "
@@ -419,9 +486,30 @@ def _details(var: str | None, snap: TensorSnapshot | None) -> Text | None:
     return T(f"`{var}`: {facts}", f"`{var}`：{zh_facts}")
 
 
-def build(entry: Entry, ctx: Context, message: re.Match[str] | None, line: int | None) -> Diagnosis:
+def subjects(
+    entry: Entry, ctx: Context
+) -> list[tuple[str | None, str | None, CallSite | None]]:
+    """The (var, var2, call) readings the entry allows, in order: the focus call's operands
+    as written, swapped for a loss's target ('second'), or both ways ('either')."""
     var, var2, site = ctx.subject(entry.focus)
-    return _diagnosis(entry, ctx, var, _values(ctx, var, var2, site, message, line), line)
+    if entry.subject == "second":
+        # no second operand found (a module call picked up first): no subject, never the first
+        return [(var2, var, site)]
+    if entry.subject == "either" and var2 is not None:
+        return [(var, var2, site), (var2, var, site)]
+    return [(var, var2, site)]
+
+
+def build(
+    entry: Entry,
+    ctx: Context,
+    message: re.Match[str] | None,
+    line: int | None,
+    reading: tuple[str | None, str | None, CallSite | None] | None = None,
+) -> Diagnosis:
+    var, var2, site = reading if reading is not None else subjects(entry, ctx)[0]
+    shapes = entry.match.shapes if entry.match is not None else ()
+    return _diagnosis(entry, ctx, var, _values(ctx, var, var2, site, message, line, shapes), line)
 
 
 def _diagnosis(
@@ -439,7 +527,7 @@ def _diagnosis(
         fix=_fill(entry.fix, values),
         line=line,
         variable=var,
-        details=_details(var, ctx.snapshot(var)),
+        details=_details(ctx, var),
         lesson_ref=entry.lesson_ref,
     )
 
@@ -477,9 +565,9 @@ def _first_fit(
         found = entry.match.pattern().search(message)
         if found is None:
             continue
-        var, _, _ = ctx.subject(entry.focus)
-        if _holds(entry.conditions, ctx, var, found):
-            return build(entry, ctx, found, line)
+        for reading in subjects(entry, ctx):
+            if _holds(entry.conditions, ctx, reading[0], found):
+                return build(entry, ctx, found, line, reading)
     return None
 
 
@@ -502,7 +590,8 @@ SYNTAX_FIX = T(
 
 def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
     # the faces show the line next to the title, so the title itself does not repeat it
-    first = error.message.strip().splitlines()[0] if error.message.strip() else error.type
+    message = for_learner(error.message).strip()
+    first = message.splitlines()[0] if message else error.type
     first = first.rstrip(".。")
     stop_en = "" if first.endswith(("?", "!")) else "."
     where_en = f" on line {error.line}" if error.line else ""
@@ -525,7 +614,7 @@ def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
         fix=SYNTAX_FIX if syntax else GENERIC_FIX,
         line=error.line,
         variable=None if syntax else var,
-        details=None if syntax else _details(var, ctx.snapshot(var)),
+        details=None if syntax else _details(ctx, var),
         lesson_ref="errors/intro",
         generic=True,
     )

@@ -18,6 +18,7 @@ from tutor.course.models import (
     ReadingStep,
     Step,
 )
+from tutor.diagnosis.messages import for_learner
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import Graph, RunResult, TensorSnapshot
@@ -109,7 +110,8 @@ def output_text(result: RunResult | None, lang: Lang) -> RichText:
         text.append(f"\n── {label('warnings_title', lang)} ──\n", style="dim")
         for warning in result.warnings:
             where = f"{warning.line}: " if warning.line else ""
-            text.append(f"{where}{warning.category}: {warning.message}\n", style="yellow")
+            message = for_learner(warning.message)
+            text.append(f"{where}{warning.category}: {message}\n", style="yellow")
     error = result.error
     if error is not None and result.outcome == "error":
         text.append(f"\n── {label('traceback_title', lang)} ──\n", style="dim")
@@ -117,7 +119,7 @@ def output_text(result: RunResult | None, lang: Lang) -> RichText:
             text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
             if frame.source:
                 text.append(f"    {frame.source.strip()}\n")
-        text.append(f"{error.type}: {error.message}\n", style="bold red")
+        text.append(f"{error.type}: {for_learner(error.message)}\n", style="bold red")
     return text
 
 
