@@ -27,3 +27,48 @@ def test_breaks_next_to_latin_text_and_paragraphs_stay() -> None:
 def test_code_blocks_are_left_alone() -> None:
     text = "说明\n文字\n```python\n# 第一行注释\n# 第二行注释\n```\n"
     assert join_cjk_soft_breaks(text) == "说明文字\n```python\n# 第一行注释\n# 第二行注释\n```\n"
+
+
+def test_code_is_drawn_plain_until_highlighting_is_warm(monkeypatch) -> None:
+    """The first screen does not wait ~50 ms for the Python lexer; views drawn before it
+    was ready are coloured once it is."""
+    import asyncio
+    import io
+
+    from rich.console import Console
+    from textual.app import App, ComposeResult
+
+    from tutor.tui import markdown_view
+
+    def colours(markdown: str) -> set[str]:
+        """The colours of the words ``import`` and ``torch`` in the drawn code block."""
+        console = Console(width=40, color_system="truecolor", file=io.StringIO())
+        lines = console.render_lines(markdown_view._render(markdown), pad=False)
+        return {
+            str(segment.style.color if segment.style else None)
+            for line in lines
+            for segment in line
+            for word in ("import", "torch")
+            if word in segment.text
+        }
+
+    code = "Text\n\n```python\nimport torch\n```\n"
+    monkeypatch.setitem(markdown_view._highlighting, "ready", False)
+    assert len(colours(code)) == 1  # keyword and name alike: plain
+    view = markdown_view.MarkdownView(code)
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield view
+
+    async def main() -> None:
+        async with One().run_test() as pilot:
+            before = view.visual
+            markdown_view.warm_up_highlighting()
+            view.redraw_code()
+            await pilot.pause()
+            assert view.visual is not before  # drawn again
+
+    asyncio.run(main())
+    assert markdown_view.highlighting_ready()
+    assert len(colours(code)) == 2  # highlighted

@@ -87,6 +87,9 @@ def test_tutor_command_collects_nothing_until_drawn_and_restores(
                 raise RuntimeError("boom")
 
     class FakeSandbox:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
         def close(self) -> None:
             pass
 
@@ -101,3 +104,75 @@ def test_tutor_command_collects_nothing_until_drawn_and_restores(
         assert app_cmd.run(args) == 0
     assert during == [False]
     assert gc.isenabled()
+
+
+def test_first_screen_builds_only_what_it_shows(make_app) -> None:
+    """A reading step: no editor or run bar, and of the result panes only the tutor's;
+    the others are built when first shown (and keep what arrived before)."""
+    from tutor.tui.result_tabs import ResultTabs
+
+    app: TutorApp = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            results = app.query_one(ResultTabs)
+            assert app.code_area() is None
+            built = [
+                name
+                for name in ("output", "verdict", "diagnosis", "graph", "chat")
+                if results.pane(name) is not None
+            ]
+            assert built == ["chat"]
+            await pilot.press("ctrl+n")  # a code step: the code area and the output pane
+            await pilot.pause()
+            assert app.code_area() is not None
+            assert results.pane("output") is not None and results.pane("verdict") is None
+
+    asyncio.run(main())
+
+
+def test_first_screen_imports_no_editor_help_or_quiz_widgets() -> None:
+    """TextArea (tree-sitter), the help screen's DataTable and the quiz widgets are
+    imported when first needed, not before the first screen."""
+    import subprocess
+    import sys
+
+    script = """
+import asyncio, sys
+sys.path.insert(0, "tests/tui")
+from pathlib import Path
+import tempfile
+from tui_fakes import FakeRunner, FakeTutor
+from tutor.course import load_course
+from tutor.progress import ProgressStore
+from tutor.tui.app import create_app
+
+course = load_course(Path("tests/fixtures/mini_course"))
+store = ProgressStore(Path(tempfile.mkdtemp()) / "p.sqlite")
+app = create_app(course=course, runner=FakeRunner(), store=store, tutor=FakeTutor())
+async def main():
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        late = ["textual.widgets._text_area", "tree_sitter", "textual.widgets._data_table",
+                "textual.widgets._radio_set", "textual.widgets._selection_list"]
+        print(sorted(name for name in late if name in sys.modules))
+        await pilot.press("ctrl+n", "ctrl+n", "f1")
+        await pilot.pause()
+        print(sorted(name for name in late if name in sys.modules))
+asyncio.run(main())
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.strip().splitlines()[-2:]
+    assert before == "[]"
+    assert "'textual.widgets._text_area'" in after and "'textual.widgets._radio_set'" in after
+    assert "'textual.widgets._data_table'" in after

@@ -11,7 +11,7 @@ import gc
 import threading
 import time
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Input, OptionList, Select, Static, TextArea
+from textual.widgets import Button, Footer, Input, OptionList, Select, Static
 
 from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep
 from tutor.errors import TutorError
@@ -37,14 +37,18 @@ from tutor.learning import (
     assigned_names,
 )
 from tutor.tui import cjk_wrap
-from tutor.tui.code_area import CodeArea, editor_theme
 from tutor.tui.commands import TutorCommands
-from tutor.tui.help_screen import HelpScreen
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
+from tutor.tui.markdown_view import MarkdownView, warm_up_highlighting
 from tutor.tui.result_tabs import ResultTabs, tabs_for
 from tutor.tui.step_pane import StepPane
+
+if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
+    from textual.widgets import TextArea
+
+    from tutor.tui.code_area import CodeArea
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SAVE_DELAY_S = 0.8
@@ -128,7 +132,9 @@ class TutorApp(App[None]):
 
     def code_area(self) -> CodeArea | None:
         """The editor and run bar, once a step with code has been shown."""
-        return next(self.query(CodeArea).results(CodeArea), None)
+        # Looked up by id: the module (and the editor's) is imported when first needed.
+        found = next(iter(self.query("#code-area")), None)
+        return cast("CodeArea | None", found)
 
     def editor(self) -> TextArea | None:
         area = self.code_area()
@@ -137,6 +143,8 @@ class TutorApp(App[None]):
     async def _ensure_code_area(self) -> CodeArea:
         area = self.code_area()
         if area is None:
+            from tutor.tui.code_area import CodeArea
+
             session = self.session
             area = CodeArea(
                 devices=session.known_devices or ["cpu"],
@@ -162,6 +170,16 @@ class TutorApp(App[None]):
             gc.freeze()
             gc.enable()
         self.ask_devices()
+        self._warm_up_highlighting()
+
+    @work(thread=True, group="warm-up", exit_on_error=False)
+    def _warm_up_highlighting(self) -> None:
+        warm_up_highlighting()
+        self.call_from_thread(self._redraw_code)
+
+    def _redraw_code(self) -> None:
+        for view in self.query(MarkdownView).results(MarkdownView):
+            view.redraw_code()
 
     # ------------------------------------------------------------------ language & bindings
 
@@ -335,8 +353,9 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ editing
 
-    @on(TextArea.Changed, "#editor")
-    def _editor_changed(self, event: TextArea.Changed) -> None:
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id != "editor":
+            return
         if self._loading_editor or event.text_area.read_only:
             return
         if self._save_timer is not None:
@@ -697,6 +716,8 @@ class TutorApp(App[None]):
         self.notify(label("copied", self.lang), timeout=2)
 
     def action_help(self) -> None:
+        from tutor.tui.help_screen import HelpScreen  # a DataTable: not at start-up
+
         self.push_screen(HelpScreen(self.lang))
 
     def watch_theme(self, theme: str) -> None:
@@ -706,6 +727,8 @@ class TutorApp(App[None]):
         except Exception:
             return  # not composed yet
         if editor is not None:
+            from tutor.tui.code_area import editor_theme
+
             editor.theme = editor_theme(self.current_theme.dark)
 
     async def action_quit(self) -> None:

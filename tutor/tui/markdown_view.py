@@ -10,8 +10,10 @@ text together.)
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, MarkdownElement
 from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Static
 
@@ -41,10 +43,51 @@ def join_cjk_soft_breaks(markdown: str) -> str:
     return "".join(out)
 
 
+_highlighting = {"ready": False}
+
+
+def warm_up_highlighting() -> None:
+    """Build the Python lexer for code blocks: compiling its regular expressions takes
+    ~50 ms, so the first screen draws its code plain and this runs after it (in a worker);
+    :meth:`MarkdownView.redraw_code` then colours what is on screen."""
+    from pygments.lexers import get_lexer_by_name
+
+    get_lexer_by_name("python")
+    _highlighting["ready"] = True
+
+
+def highlighting_ready() -> bool:
+    return _highlighting["ready"]
+
+
+class _CodeBlock(CodeBlock):
+    """A code block, highlighted once the lexer is warm (plain until then)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not highlighting_ready():
+            self.lexer_name = "text"
+        yield from super().__rich_console__(console, options)
+
+
+class _Markdown(RichMarkdown):
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **RichMarkdown.elements,
+        "fence": _CodeBlock,
+        "code_block": _CodeBlock,
+    }
+
+
+def _render(markdown: str) -> _Markdown:
+    return _Markdown(
+        join_cjk_soft_breaks(markdown), code_theme="monokai", inline_code_theme="monokai"
+    )
+
+
 class MarkdownView(Static):
     def __init__(self, markdown: str = "", **kwargs: Any) -> None:
-        super().__init__(RichMarkdown(join_cjk_soft_breaks(markdown)), **kwargs)
+        super().__init__(_render(markdown), **kwargs)
         self.source = markdown
+        self._plain_code = not highlighting_ready()
 
     async def show(self, markdown: str) -> None:
         """Render ``markdown`` (async to keep the call sites' await points)."""
@@ -53,10 +96,12 @@ class MarkdownView(Static):
     def set_markdown(self, markdown: str) -> None:
         if markdown != self.source:
             self.source = markdown
-            self.update(
-                RichMarkdown(
-                    join_cjk_soft_breaks(markdown),
-                    code_theme="monokai",
-                    inline_code_theme="monokai",
-                )
-            )
+            self._plain_code = not highlighting_ready()
+            self.update(_render(markdown))
+
+    def redraw_code(self) -> None:
+        """Draw again if code blocks were drawn before highlighting was ready."""
+        if self._plain_code and highlighting_ready():
+            self._plain_code = False
+            if "```" in self.source or "~~~" in self.source or "\n    " in self.source:
+                self.update(_render(self.source))

@@ -62,6 +62,7 @@ class ResultTabs(Vertical):
         self.chat: list[tuple[str, str, list[str]]] = []
         self.chat_enabled = True
         self.shown_tabs: tuple[str, ...] = TABS
+        self._step_known = False
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="result-tabs"):
@@ -103,15 +104,16 @@ class ResultTabs(Vertical):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        # A click on a tab; a stale message for a tab already left (start-up activates
-        # the first tab before the step picks its own) mounts nothing.
-        if event.pane.id and event.pane.id == self.tabs.active:
+        # A click on a tab. Start-up activates the first tab before the step picks its
+        # own (show_tabs), and a stale message for a tab already left mounts nothing.
+        if self._step_known and event.pane.id and event.pane.id == self.tabs.active:
             self.fill(event.pane.id)
 
     def show_tabs(self, names: tuple[str, ...], *, prefer: str | None = None) -> None:
         """Show only the tabs ``names``; the active one stays if it is among them, else
         ``prefer`` (or the first) becomes active."""
         self.shown_tabs = names
+        self._step_known = True
         tabs = self.tabs
         for name in TABS:
             if name in names:

@@ -7,14 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.markup import escape
-from textual.widgets import (
-    Button,
-    Input,
-    RadioButton,
-    RadioSet,
-    SelectionList,
-    Static,
-)
+from textual.widgets import Button, Input, Static
 
 from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
@@ -93,6 +86,8 @@ class StepPane(Vertical):
         await controls.remove_children()
         controls.display = isinstance(step, (QuizStep, AnswerStep))
         if isinstance(step, QuizStep):
+            from textual.widgets import RadioButton, RadioSet, SelectionList
+
             choices = [
                 _inline(f"{i}. {choice.text.get(lang)}") for i, choice in enumerate(step.choices, 1)
             ]
@@ -129,7 +124,9 @@ class StepPane(Vertical):
 
     def selected_choices(self) -> list[int]:
         """Indices of the picked choices (empty when none, or not a quiz)."""
-        for widget in self.query("#quiz-choices"):
+        for widget in self.query("#quiz-choices"):  # built (and imported) on quiz steps only
+            from textual.widgets import RadioSet, SelectionList
+
             if isinstance(widget, SelectionList):
                 return sorted(int(i) for i in widget.selected)
             if isinstance(widget, RadioSet):
