@@ -286,22 +286,56 @@ def test_dynamic_checks_are_skipped_for_lessons_that_do_not_load(broken_lessons:
     assert {"failing-solution", "fix-starter-passes", "duplicate-id"} <= set(seen)
 
 
-def test_a_step_with_a_static_error_is_not_reported_again_by_the_run(write_lesson):
-    good = _code_step("x = 1", "      - {kind: value, expr: x}\n", step_id="good")
-    bad = _code_step("x = 1", "      - {kind: value, expr: y}\n", step_id="bad")
-    path = write_lesson(HEAD + good + bad)
+def _honest_fake_verify(runs: list) -> object:
+    """Reports, per code step it is given, each check reading a name the solution lacks
+    (what a real run would echo) and a wrong literal `expected` (a real failure)."""
 
-    def fake_verify(lesson, *, runner, device="cpu"):
-        return [
-            FakeSelfCheckProblem("bad", "solution", "y is not defined"),
-            FakeSelfCheckProblem("good", "solution", "fails for another reason"),
-        ]
+    def verify(lesson, *, runner, device="cpu"):
+        runs.append(lesson)
+        found = []
+        for step in lesson.steps:
+            for check in getattr(step, "checks", []):
+                if getattr(check, "expr", "") and check.expr.split(".")[0] not in step.solution:
+                    found.append(FakeSelfCheckProblem(step.id, "solution",
+                                                      f"{check.expr} is not defined"))
+                elif getattr(check, "expected", None) == 99:
+                    found.append(FakeSelfCheckProblem(step.id, "solution",
+                                                      f"{check.expr}: got 1, expected 99"))
+        return found
 
-    report = lint_paths([path], verify=fake_verify, runner=None)
-    messages = [p.message for p in report.problems]
-    assert len(messages) == 2
-    assert "check reads 'y', which the solution never defines" in messages[1]
-    assert messages[0] == "step 'good' solution: fails for another reason"
+    return verify
+
+
+def test_one_pass_shows_every_problem_a_static_error_hides_nothing(write_lesson):
+    """QA2 #3: a step with a static problem is still run (without the checks that problem
+    condemns, which could only echo it), and a duplicate step id neither hides nor
+    misplaces the second step's results."""
+    first = _code_step("x = 1", "      - {kind: value, expr: x, expected: 99}\n"
+                       "      - {kind: value, expr: w.grad}\n", step_id="ex1")
+    twin = _code_step("z = 1", "      - {kind: value, expr: z, expected: 99}\n", step_id="ex1")
+    path = write_lesson(HEAD + first + twin)
+    runs: list = []
+    report = lint_paths([path], verify=_honest_fake_verify(runs), runner=None)
+    found = [(p.line, p.message) for p in report.problems]
+    assert found == [
+        (8, "step 'ex1' solution: x: got 1, expected 99"),
+        (12, "check reads 'w', which the solution never defines"),
+        (16, "duplicate step id 'ex1' (also on line 4)"),
+        (20, "step 'ex1' solution: z: got 1, expected 99"),
+    ]
+    [lesson] = runs
+    assert [len(step.checks) for step in lesson.steps] == [1, 1]  # the `w` check left out
+
+
+def test_a_step_that_cannot_run_says_so(write_lesson):
+    path = write_lesson(HEAD + _code_step("x = (", "      - {kind: value, expr: x}\n"))
+    runs: list = []
+    report = lint_paths([path], verify=_honest_fake_verify(runs), runner=None)
+    messages = [p.format("f", "en") for p in report.problems]
+    assert any("solution is not valid Python" in m for m in messages)
+    assert "f:4:5: warning: step 's1': not run, because its solution is not valid Python " \
+           "(see above); lint again once it parses" in messages
+    assert runs[0].steps == []
 
 
 def test_a_folder_without_lesson_files_is_not_a_clean_course(tmp_path: Path):
@@ -404,3 +438,48 @@ def test_bundled_translated_starters_are_one_program_with_chinese_comments():
             assert program_difference(en, zh) is None, step.id
             assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c) for c in code_comments(zh))
     assert translated >= 5
+
+
+def test_a_starter_written_twice_untranslated_is_flagged(write_lesson):
+    """QA2 #14: `starter: {en: X, zh: X}` with English comments is the plain-string case."""
+    code = "x = 1\\n# compute y from x here\\n"
+    starter = f'    starter: {{en: "{code}", zh: "{code}"}}\n'
+    found = _lint(write_lesson, HEAD + _step_with_starter(starter))
+    assert [(sev, msg) for _, _, sev, msg in found] == [
+        ("warning", "starter comments are shown in English in both languages; write "
+                    "starter: {en: ..., zh: ...} with the comments translated"),
+    ]
+
+
+def test_unknown_key_suggests_what_the_author_meant_without_repeating_it(write_lesson):
+    """QA2 #15: `value:` on a value check means `expected:`; the path names the check once."""
+    checks = "      - {kind: value, expr: x, value: 2}\n"
+    [(_, _, _, message)] = _lint(write_lesson, HEAD + _code_step("x = 2", checks))
+    assert message == "unknown key 'value' in steps[0].checks[0] (did you mean 'expected'?)"
+
+
+def test_problem_lines_in_chinese(write_lesson):
+    """QA2 #7: every problem line exists in zh; the English stays as it was."""
+    text = (
+        "id: demo\nsteps:\n"
+        + _code_step("x = 1", "      - {kind: value, expr: w}\n").replace(
+            "    title: {en: Step, zh: 步骤}\n", "    title: Step\n    quizz: 1\n")
+    )
+    report = lint_paths([write_lesson(text)])
+    assert [p.format("f", "en") for p in report.problems] == [
+        "f:1:1: missing required key 'title' in the lesson",
+        "f:6:5: unknown key 'quizz' in steps[0]; allowed keys: checks, hints, id, kind, "
+        "prompt, solution, starter, title",
+    ]
+    assert [p.format("f", "zh") for p in report.problems] == [
+        "f:1:1: 课程的顶层缺少必需的键 'title'",
+        "f:6:5: steps[0] 中有未知的键 'quizz'；允许的键：checks, hints, id, kind, prompt, "
+        "solution, starter, title",
+    ]
+    loaded = write_lesson(HEAD + _code_step("x = 1", "      - {kind: value, expr: w}\n",
+                                            hints=""), "two.yaml")
+    zh = [p.format("f", "zh") for p in lint_paths([loaded]).problems]
+    assert zh == [
+        "f:4:5: 警告：步骤 's1'：只有 0 条提示；练习至少应有 2 条（先温和，再具体）",
+        "f:11:29: 检查读取 'w'，但参考答案从未定义它",
+    ]

@@ -165,3 +165,17 @@ def test_a_check_result_from_before_output_text_still_reads() -> None:
     old = CheckResult(name="n", label=T("l", "l"), status="fail", points=0, max_points=1,
                       message=T("m", "m"), output="got: 1")
     assert old.output_for("zh") == "got: 1" and old.output_text is None
+
+
+def test_hand_written_grads_name_whose_gradient_was_written() -> None:
+    import ast
+
+    from tutor.grading.ast_rules import hand_written_grads
+
+    def owners(code: str) -> set[str] | None:
+        return hand_written_grads(ast.parse(code))
+
+    assert owners("x.grad = t\nw.grad[0] = 1\nb.grad.fill_(1.)\n") == {"x", "w", "b"}
+    assert owners("torch.nn.init.ones_(net.fc.grad)\nsetattr(y, 'grad', t)\n") == {"net.fc", "y"}
+    assert owners("x.grad = None\nx.grad.zero_()\n") == set()
+    assert owners("setattr(x, name, t)\n") is None  # could be any tensor's gradient

@@ -58,7 +58,15 @@ def test_each_problem_names_step_and_field(sandbox: Sandbox) -> None:
     by_step = {p.step_id: p.message for p in problems}
     assert "differs at [0]: got 3.0, expected 2.0" in by_step["wrong-literal"]
     assert "ValueError: oops" in by_step["code-raises"]
-    assert "shape (2,); expected (1, 2)" in by_step["cross-wrong"]
+    # torch is the truth, the cross_check the author's claim (QA2 #15)
+    assert by_step["cross-wrong"] == (
+        "`x.grad`: torch gives [3.0, 3.0], cross_check says [[3.0, 3.0]] "
+        "(shape (2,) vs (1, 2))")
+    zh = {p.step_id: p.text.zh for p in problems if p.text is not None}
+    assert zh["cross-wrong"] == (
+        "`x.grad`：torch 算出 [3.0, 3.0]，cross_check 写的是 [[3.0, 3.0]]"
+        "（形状 (2,) 与 (1, 2) 不同）")
+    assert zh["starter-passes"].startswith("这个带错的 starter 已经通过了所有检查")
 
 
 def test_each_translated_starter_of_a_fix_step_must_fail(sandbox: Sandbox) -> None:

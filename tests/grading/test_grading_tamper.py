@@ -234,3 +234,33 @@ def test_zeroing_grad_is_not_hand_setting(
     verdict = grade_step(seed_lesson, _step(seed_lesson), code, runner=sandbox,
                          cache=shared_cache, limits=LIMITS)
     assert verdict.passed, [c.message.en for c in verdict.checks]
+
+
+def test_hand_set_grad_voids_only_the_checks_of_that_gradient(
+    seed_lesson: Lesson, sandbox: Sandbox, shared_cache: ExpectedCache
+) -> None:
+    """Writing `x.grad` by hand must not cost a check about `y` (QA2 #23), and a
+    grad_is_none check is labelled by what it means, not as an attribute torch lacks."""
+    step = CodeStep.model_validate({
+        "id": "two", "kind": "code", "title": "Two", "prompt": "x and y",
+        "solution": "import torch\nx = torch.ones(2, requires_grad=True)\ny = torch.ones(2)\n"
+                    "(x * y).sum().backward()\n",
+        "checks": [
+            {"kind": "value", "expr": "x.grad"},
+            {"kind": "attribute", "expr": "y", "attribute": "grad_is_none"},
+            {"kind": "ast", "rule": "grad_from_backward"},
+        ],
+    })
+    lesson = seed_lesson.model_copy(update={"id": "hand-set", "steps": [step]})
+    code = "import torch\nx = torch.ones(2, requires_grad=True)\ny = torch.ones(2)\n" \
+           "x.grad = torch.ones(2)\n"
+    verdict = grade_step(lesson, step, code, runner=sandbox, cache=shared_cache, limits=LIMITS)
+    by_name = {c.name: c for c in verdict.checks}
+    assert by_name["value:x.grad"].status == "fail"
+    assert "Not counted" in by_name["value:x.grad"].message.en
+    about_y = by_name["attribute:y.grad_is_none"]
+    assert about_y.status == "pass", about_y.message.en
+    assert about_y.label.en == "whether `y.grad` is None"
+    assert about_y.label.zh == "`y.grad` 是否为 None"
+    assert about_y.message.en == "`y.grad` is None, as expected."
+    assert "grad_is_none" not in about_y.label.en + about_y.message.en + about_y.message.zh

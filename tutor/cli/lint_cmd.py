@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     explicit = bool(args.paths)
     paths = list(args.paths) if explicit else [bundled_lessons_dir()]
     report = _lint(args, paths)
+    lang = resolve_lang(args)
     for problem in report.problems:
-        print(problem.format(_display(problem.path, explicit)))
-    print(report.summary(resolve_lang(args)))  # type: ignore[arg-type]
+        print(problem.format(_display(problem.path, explicit), lang))  # type: ignore[arg-type]
+    print(report.summary(lang))  # type: ignore[arg-type]
     return 1 if report.failed(strict=args.strict) else 0

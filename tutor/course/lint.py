@@ -29,12 +29,13 @@ from tutor.course.loader import (
     LoadedLesson,
     Loc,
     Problem,
-    did_you_mean,
+    did_you_mean_text,
     duplicate_lesson_problem,
     duplicate_step_problems,
     lesson_files,
     load_lesson_with_positions,
 )
+from tutor.course.messages import msg
 from tutor.course.models import (
     AnswerStep,
     AstCheck,
@@ -43,13 +44,14 @@ from tutor.course.models import (
     ErrorCheck,
     FixStep,
     FunctionCheck,
+    Lesson,
     QuizStep,
     StdoutCheck,
     ValueCheck,
 )
 from tutor.course.python_names import BUILTIN_NAMES, defined_names, free_names
 from tutor.errors import TutorError
-from tutor.i18n import Lang, T
+from tutor.i18n import Lang, T, Text
 
 MIN_HINTS = 2
 """Exercises should offer a gentle hint and a specific one."""
@@ -195,10 +197,9 @@ def lint_paths(
         if verify is not None:
             if on_lesson is not None:
                 on_lesson(loaded)
-            # A step with a static error is reported once: running it again only echoes it.
-            broken = steps_with_errors(loaded, static)
-            found = dynamic_problems(loaded, verify, runner=runner, device=device)
-            report.problems.extend(p for step_id, p in found if step_id not in broken)
+            report.problems.extend(
+                dynamic_problems(loaded, verify, runner=runner, device=device)
+            )
     report.problems.sort()
     return report
 
@@ -231,8 +232,7 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
         problems.append(
             loaded.problem(
                 (*base, "hints") if step.hints else base,
-                f"step '{step.id}': {len(step.hints)} hint(s); an exercise should have at least "
-                f"{MIN_HINTS} (a gentle one, then a specific one)",
+                msg("few_hints", step=step.id, count=len(step.hints), least=MIN_HINTS),
                 key=True,
                 severity="warning",
             )
@@ -251,8 +251,8 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
                 problems.append(
                     loaded.problem(
                         (*loc, "function"),
-                        f"check names function '{check.function}', which the solution never "
-                        f"defines{_suggest(check.function, names)}",
+                        msg("function_undefined", function=check.function,
+                            hint=_suggest(check.function, names)),
                     )
                 )
             for case_no, case in enumerate(check.cases):
@@ -262,7 +262,7 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
                     problems.append(
                         loaded.problem(
                             (*loc, "cases", case_no),
-                            f"case is not a Python argument list: {exc.msg}",
+                            msg("bad_case", error=exc.msg),
                         )
                     )
         elif isinstance(check, StdoutCheck):
@@ -273,13 +273,13 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
             needs_name = check.rule in ("calls", "does_not_call")
             if needs_name and not check.name:
                 problems.append(
-                    loaded.problem(loc, f"ast rule '{check.rule}' needs 'name'", key=True)
+                    loaded.problem(loc, msg("ast_needs_name", rule=check.rule), key=True)
                 )
             elif not needs_name and check.name:
                 problems.append(
                     loaded.problem(
                         (*loc, "name"),
-                        f"'name' is only used by the rules calls/does_not_call, not '{check.rule}'",
+                        msg("ast_name_unused", rule=check.rule),
                         key=True,
                     )
                 )
@@ -301,14 +301,14 @@ def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Prob
     if correct == 0:
         return [
             loaded.problem(
-                (*base, "choices"), f"quiz '{step.id}' has no choice marked correct", key=True
+                (*base, "choices"), msg("quiz_none_correct", step=step.id), key=True
             )
         ]
     if correct > 1 and not step.multiple:
         return [
             loaded.problem(
                 (*base, "choices"),
-                f"quiz '{step.id}' has {correct} correct choices but 'multiple' is not true",
+                msg("quiz_many_correct", step=step.id, count=correct),
                 key=True,
             )
         ]
@@ -321,14 +321,15 @@ def _expr_problems(
     try:
         read = free_names(expr)
     except SyntaxError as exc:
-        return [loaded.problem(loc, f"expression {expr!r} is not valid Python: {exc.msg}")]
+        return [loaded.problem(loc, msg("bad_expression", expr=repr(expr), error=exc.msg))]
     if names is None:
         return []
     missing = sorted(read - names - BUILTIN_NAMES)
     return [
         loaded.problem(
             loc,
-            f"check reads '{name}', which the {source} never defines{_suggest(name, names)}",
+            msg("check_reads_undefined", name=name, source=msg(f"source_{source}"),
+                hint=_suggest(name, names)),
         )
         for name in missing
     ]
@@ -339,8 +340,7 @@ def _stdout_problems(loaded: LoadedLesson, loc: Loc, check: StdoutCheck) -> list
         return [
             loaded.problem(
                 loc,
-                "stdout check needs 'contains', 'regex' or 'same_as_solution: true' "
-                "(as written it cannot fail)",
+                msg("stdout_cannot_fail"),
                 key=True,
             )
         ]
@@ -349,16 +349,21 @@ def _stdout_problems(loaded: LoadedLesson, loc: Loc, check: StdoutCheck) -> list
     return []
 
 
-def _regex_problems(loaded: LoadedLesson, loc: Loc, pattern: str) -> list[Problem]:
+def _regex_problems_text(pattern: str) -> Text | None:
     try:
         re.compile(pattern)
     except re.error as exc:
-        return [loaded.problem(loc, f"invalid regular expression: {exc}")]
-    return []
+        return msg("bad_regex", error=exc)
+    return None
 
 
-def _suggest(name: str, names: Iterable[str]) -> str:
-    return did_you_mean(name, sorted(names))
+def _regex_problems(loaded: LoadedLesson, loc: Loc, pattern: str) -> list[Problem]:
+    text = _regex_problems_text(pattern)
+    return [] if text is None else [loaded.problem(loc, text)]
+
+
+def _suggest(name: str, names: Iterable[str]) -> Text:
+    return did_you_mean_text(name, sorted(names))
 
 
 def _syntax_problem(loaded: LoadedLesson, loc: Loc, source: str, what: str) -> Problem | None:
@@ -366,7 +371,8 @@ def _syntax_problem(loaded: LoadedLesson, loc: Loc, source: str, what: str) -> P
         ast.parse(source)
     except SyntaxError as exc:
         line, col = code_position(loaded, loc, exc.lineno or 1, (exc.offset or 1))
-        return Problem(loaded.path, line, col, f"{what} is not valid Python: {exc.msg}")
+        return Problem.of(loaded.path, line, col,
+                          msg("not_python", source=msg(f"source_{what}"), error=exc.msg))
     return None
 
 
@@ -398,16 +404,13 @@ def _starter_problems(loaded: LoadedLesson, loc: Loc) -> list[Problem]:
     """A translated starter must be the same program in both languages; a plain one whose
     comments are English prose is shown untranslated to Chinese readers."""
     raw = _get(loaded.data, loc)
+    if isinstance(raw, dict) and raw.get("en") == raw.get("zh"):
+        raw = raw.get("en")  # {en: X, zh: X} is a plain starter written twice
     if isinstance(raw, str):
         if any(_is_prose(c) and not _CJK.search(c) for c in code_comments(raw)):
             return [
-                loaded.problem(
-                    loc,
-                    "starter comments are shown in English in both languages; write "
-                    "starter: {en: ..., zh: ...} with the comments translated",
-                    key=True,
-                    severity="warning",
-                )
+                loaded.problem(loc, msg("starter_english_comments"), key=True,
+                               severity="warning")
             ]
         return []
     if not isinstance(raw, dict):
@@ -420,21 +423,15 @@ def _starter_problems(loaded: LoadedLesson, loc: Loc) -> list[Problem]:
         _, line_zh, what = difference
         line, col = code_position(loaded, (*loc, "zh"), line_zh, 1)
         return [
-            Problem(
-                loaded.path,
-                line,
-                col,
-                f"the en and zh starters are different programs: {what}; only comments "
-                "and strings may differ",
-            )
+            Problem.of(loaded.path, line, col, msg("starter_programs_differ", what=what))
         ]
-    if en != zh and not any(_CJK.search(c) for c in code_comments(zh)) and any(
+    if not any(_CJK.search(c) for c in code_comments(zh)) and any(
         _is_prose(c) for c in code_comments(zh)
     ):
         return [
             loaded.problem(
                 (*loc, "zh"),
-                "the zh starter's comments are still English; translate them",
+                msg("starter_zh_english"),
                 severity="warning",
             )
         ]
@@ -463,7 +460,7 @@ class _NoStrings(ast.NodeTransformer):
         return node
 
 
-def program_difference(en: str, zh: str) -> tuple[int, int, str] | None:
+def program_difference(en: str, zh: str) -> tuple[int, int, Text] | None:
     """Where two versions of a starter stop being the same program, comments and strings
     aside: ``(en line, zh line, what)``; None when they are the same (or both do not parse,
     which the sandbox reports)."""
@@ -481,20 +478,20 @@ def program_difference(en: str, zh: str) -> tuple[int, int, str] | None:
         lang = "en" if bad is tree_en else "zh"
         line = bad.lineno or 1
         return (line if lang == "en" else 1, line if lang == "zh" else 1,
-                f"the {lang} version is not valid Python: {bad.msg} (line {line})")
+                msg("starter_zh_not_python", lang=lang, error=bad.msg, line=line))
     found = _first_difference(tree_en, tree_zh, 1, 1)
     if found is None:
         return None
     line_en, line_zh = found
     if not line_zh:
-        return line_en, 1, f"en line {line_en} `{_source_line(en, line_en)}` is missing in zh"
+        return line_en, 1, msg("starter_line_missing_in_zh", line=line_en,
+                               code=_source_line(en, line_en))
     if not line_en:
-        return 1, line_zh, f"zh line {line_zh} `{_source_line(zh, line_zh)}` is not in en"
-    return (
-        line_en,
-        line_zh,
-        f"en line {line_en} `{_source_line(en, line_en)}` vs "
-        f"zh line {line_zh} `{_source_line(zh, line_zh)}`",
+        return 1, line_zh, msg("starter_line_not_in_en", line=line_zh,
+                               code=_source_line(zh, line_zh))
+    return line_en, line_zh, msg(
+        "starter_lines_differ", line_en=line_en, code_en=_source_line(en, line_en),
+        line_zh=line_zh, code_zh=_source_line(zh, line_zh),
     )
 
 
@@ -586,16 +583,14 @@ def _translation_problems(loaded: LoadedLesson) -> list[Problem]:
                 problems.append(
                     loaded.problem(
                         loc,
-                        "Chinese text given as a plain string is shown to English readers too; "
-                        "write {en: ..., zh: ...}",
+                        msg("plain_chinese"),
                     )
                 )
             elif _is_prose(value):
                 problems.append(
                     loaded.problem(
                         loc,
-                        "missing translation: a plain string is shown in both languages; write "
-                        "{en: ..., zh: ...} (plain strings are for code names and formulas)",
+                        msg("missing_translation"),
                     )
                 )
         elif isinstance(value, dict):
@@ -604,7 +599,7 @@ def _translation_problems(loaded: LoadedLesson) -> list[Problem]:
                 problems.append(
                     loaded.problem(
                         (*loc, "zh"),
-                        "the 'zh' text is a copy of the 'en' text; translate it",
+                        msg("zh_copies_en"),
                         severity="warning",
                     )
                 )
@@ -614,41 +609,98 @@ def _translation_problems(loaded: LoadedLesson) -> list[Problem]:
 # --------------------------------------------------------------------------- dynamic checks
 
 
-def steps_with_errors(loaded: LoadedLesson, problems: Iterable[Problem]) -> set[str]:
-    """Ids of the steps whose lines hold an error in ``problems``."""
+def condemned_checks(step: CodeStep | FixStep) -> set[int]:
+    """Indices of the checks a static problem already condemns (a name the solution never
+    defines, an expression or regex that does not parse, a function the solution lacks):
+    running them could only echo that problem, so lint runs the step without them."""
+    names = defined_names(step.solution)
+    bad: set[int] = set()
+    for number, check in enumerate(step.checks):
+        if isinstance(check, (ValueCheck, AttributeCheck)):
+            try:
+                read = free_names(check.expr)
+            except SyntaxError:
+                bad.add(number)
+                continue
+            if names is not None and read - names - BUILTIN_NAMES:
+                bad.add(number)
+        elif isinstance(check, FunctionCheck):
+            if names is not None and check.function not in names:
+                bad.add(number)
+        elif isinstance(check, (StdoutCheck, ErrorCheck)):
+            pattern = check.regex if isinstance(check, StdoutCheck) else check.match
+            if pattern is not None and _regex_problems_text(pattern) is not None:
+                bad.add(number)
+        elif isinstance(check, AstCheck) and (
+            (check.rule in ("calls", "does_not_call")) != bool(check.name)
+        ):
+            bad.add(number)
+    return bad
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def runnable_lesson(loaded: LoadedLesson) -> tuple[Lesson | None, dict[str, int], list[Problem]]:
+    """The lesson as lint runs it, so that one pass shows every problem.
+
+    Each step runs under an id of its own (a duplicate id must neither hide nor misplace a
+    step's results): the map gives each run id's step index. Checks a static problem
+    condemns are left out and the others still run. A step whose code is not valid Python
+    cannot run at all: it is left out, and a note says so (never silently)."""
     lesson = loaded.lesson
     if lesson is None:
-        return set()
-    starts = [loaded.locate(("steps", i))[0] for i in range(len(lesson.steps))]
-    broken: set[str] = set()
-    for problem in problems:
-        if problem.severity != "error":
+        return None, {}, []
+    steps = []
+    where: dict[str, int] = {}
+    notes: list[Problem] = []
+    for index, step in enumerate(lesson.steps):
+        code = step.solution if isinstance(step, (CodeStep, FixStep)) else (
+            step.code if isinstance(step, AnswerStep) else "")
+        if not _parses(code):
+            field_name = "solution" if isinstance(step, (CodeStep, FixStep)) else "code"
+            notes.append(loaded.problem(
+                ("steps", index), msg("not_run_syntax", step=step.id, field=field_name),
+                key=True, severity="warning",
+            ))
             continue
-        for i in reversed(range(len(starts))):
-            if problem.line >= starts[i]:
-                broken.add(lesson.steps[i].id)
-                break
-    return broken
+        run_id = step.id if step.id not in where else f"{step.id}#{index}"
+        update: dict[str, Any] = {"id": run_id}
+        if isinstance(step, (CodeStep, FixStep)):
+            bad = condemned_checks(step)
+            if bad:
+                update["checks"] = [c for i, c in enumerate(step.checks) if i not in bad]
+        where[run_id] = index
+        steps.append(step.model_copy(update=update))
+    return lesson.model_copy(update={"steps": steps}), where, notes
 
 
 def dynamic_problems(
     loaded: LoadedLesson, verify: VerifyLesson, *, runner: Any, device: str = "cpu"
-) -> list[tuple[str, Problem]]:
-    """Run ``verify`` (reference solutions in the sandbox) and place what it reports;
-    each problem comes with the id of its step."""
-    lesson = loaded.lesson
+) -> list[Problem]:
+    """Run ``verify`` (reference solutions in the sandbox) on :func:`runnable_lesson` and
+    place what it reports at the field of its step."""
+    lesson, where, problems = runnable_lesson(loaded)
     if lesson is None:
         return []
-    index = {step.id: i for i, step in enumerate(lesson.steps)}
-    problems: list[tuple[str, Problem]] = []
     for found in verify(lesson, runner=runner, device=device):
-        step_index = index.get(found.step_id)
+        step_index = where.get(found.step_id)
         if step_index is None:
             loc: Loc = ()
+            step_id = found.step_id
         else:
             loc = ("steps", step_index, *_field_loc(found.field))
-        where = f"step '{found.step_id}'" + (f" {found.field}" if found.field else "")
-        problems.append((found.step_id, loaded.problem(loc, f"{where}: {found.message}", key=True)))
+            step_id = loaded.lesson.steps[step_index].id  # type: ignore[union-attr]
+        text = getattr(found, "text", None)
+        detail = text if isinstance(text, Text) else Text(en=found.message, zh=found.message)
+        field_part = f" {found.field}" if found.field else ""
+        problems.append(loaded.problem(
+            loc, msg("step_field", step=step_id, field=field_part, message=detail), key=True))
     return problems
 
 

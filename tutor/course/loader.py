@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from pydantic import BaseModel, ValidationError
 
 from tutor.course.cache import cached_lesson, store_lesson
+from tutor.course.messages import msg
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
+from tutor.i18n import Lang, Text
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
@@ -45,12 +47,24 @@ class Problem:
     line: int
     col: int
     message: str
+    """In English; ``text`` holds both languages."""
     severity: Severity = "error"
+    text: Text | None = field(default=None, compare=False)
 
-    def format(self, display_path: str | None = None) -> str:
+    @classmethod
+    def of(cls, path: Path, line: int, col: int, text: Text,
+           severity: Severity = "error") -> Problem:
+        """A problem whose message exists in both languages."""
+        return cls(path, line, col, text.en, severity, text)
+
+    def said(self, lang: Lang = "en") -> str:
+        """The message in ``lang``."""
+        return self.text.get(lang) if self.text is not None else self.message
+
+    def format(self, display_path: str | None = None, lang: Lang = "en") -> str:
         where = f"{display_path if display_path is not None else self.path}:{self.line}:{self.col}"
-        prefix = "warning: " if self.severity == "warning" else ""
-        return f"{where}: {prefix}{self.message}"
+        prefix = ("警告：" if lang == "zh" else "warning: ") if self.severity == "warning" else ""
+        return f"{where}: {prefix}{self.said(lang)}"
 
 
 class LessonError(TutorError):
@@ -113,12 +127,14 @@ class LoadedLesson:
     def problem(
         self,
         loc: Sequence[str | int],
-        message: str,
+        message: str | Text,
         *,
         key: bool = False,
         severity: Severity = "error",
     ) -> Problem:
         line, col = self.locate(loc, key=key)
+        if isinstance(message, Text):
+            return Problem.of(self.path, line, col, message, severity)
         return Problem(self.path, line, col, message, severity)
 
 
@@ -206,7 +222,7 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
         raise TutorError(f"{path}: no such lesson file") from None
     except (OSError, UnicodeDecodeError) as exc:
         loaded = LoadedLesson(path=path, text="", data=None)
-        loaded.problems.append(Problem(path, 1, 1, f"cannot read file: {exc}"))
+        loaded.problems.append(Problem.of(path, 1, 1, msg("cannot_read", error=exc)))
         return loaded
     loaded = LoadedLesson(path=path, text=text, data=None)
     try:
@@ -215,13 +231,13 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         what = " ".join(part for part in (exc.context, exc.problem) if part)
-        message = f"YAML syntax error: {what or exc}"
+        message = msg("yaml_syntax", what=what or exc)
         if "found character '\\t'" in what:
-            message += " (indent with spaces, not tabs)"
-        loaded.problems.append(Problem(path, line, col, message))
+            message += msg("yaml_tabs")
+        loaded.problems.append(Problem.of(path, line, col, message))
         return loaded
     except YAMLError as exc:
-        loaded.problems.append(Problem(path, 1, 1, f"YAML error: {exc}"))
+        loaded.problems.append(Problem.of(path, 1, 1, msg("yaml_error", error=exc)))
         return loaded
     root_pos = Position(1, 1)
     if isinstance(node, (CommentedMap, CommentedSeq)) and node.lc.line is not None:
@@ -238,17 +254,16 @@ def load_lesson_with_positions(path: Path) -> LoadedLesson:
         return loaded
     if loaded.data is None:
         loaded.problems.append(
-            Problem(loaded.path, 1, 1, "the file is empty; a lesson is a mapping: id, title, steps")
+            Problem.of(loaded.path, 1, 1, msg("empty_file"))
         )
         return loaded
     if not isinstance(loaded.data, dict):
         # pydantic would say "Input should be a valid dictionary or instance of Lesson"
-        found = "a list" if isinstance(loaded.data, list) else "plain text"
+        found = msg("found_list" if isinstance(loaded.data, list) else "found_text")
         suffix = "" if loaded.path.suffix in LESSON_SUFFIXES else (
-            f" (is this a lesson file? lessons are *.yaml, this is '{loaded.path.suffix}')")
-        loaded.problems.append(Problem(
-            loaded.path, 1, 1,
-            f"a lesson is a mapping (id:, title:, steps:), but this file holds {found}{suffix}"))
+            msg("not_yaml_suffix", suffix=loaded.path.suffix))
+        loaded.problems.append(Problem.of(
+            loaded.path, 1, 1, msg("not_a_mapping", found=found, suffix=suffix)))
         return loaded
     try:
         loaded.lesson = Lesson.model_validate(loaded.data)
@@ -332,7 +347,7 @@ def duplicate_step_problems(loaded: LoadedLesson) -> list[Problem]:
         line, _ = loaded.locate(("steps", first[step.id], "id"))
         problems.append(
             loaded.problem(
-                ("steps", index, "id"), f"duplicate step id '{step.id}' (also on line {line})"
+                ("steps", index, "id"), msg("duplicate_step", step=step.id, line=line)
             )
         )
     return problems
@@ -342,7 +357,7 @@ def duplicate_lesson_problem(loaded: LoadedLesson, other: LoadedLesson) -> Probl
     line, _ = other.locate(("id",))
     lesson_id = loaded.lesson.id if loaded.lesson else "?"
     return loaded.problem(
-        ("id",), f"duplicate lesson id '{lesson_id}' (also in {other.path}:{line})"
+        ("id",), msg("duplicate_lesson", lesson=lesson_id, where=f"{other.path}:{line}")
     )
 
 
@@ -374,15 +389,21 @@ def describe_loc(data: Any, loc: Sequence[str | int]) -> str:
     """``steps[2].checks[0].expr`` for a pydantic loc (tags dropped), for messages."""
     out = ""
     node = data
+    tag_seen = False  # pydantic puts the union tag (the kind) first, once per node
     for part in loc:
+        if (isinstance(node, dict) and not tag_seen and isinstance(part, str)
+                and part == node.get("kind")):
+            # before the key lookup: a check `{kind: value, value: 2}` must not read the
+            # tag 'value' as its key (the path would repeat it)
+            tag_seen = True
+            continue
+        tag_seen = False
         if isinstance(node, list) and isinstance(part, int):
             out += f"[{part}]"
             node = node[part] if 0 <= part < len(node) else None
         elif isinstance(node, dict) and part in node:
             out += f".{part}" if out else str(part)
             node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and part == node.get("kind"):
-            continue
         else:
             out += f".{part}" if out else str(part)
             node = None
@@ -443,15 +464,36 @@ def model_at(loc: Sequence[str | int], root: type[BaseModel] = Lesson) -> type[B
     return models[0] if len(models) == 1 else None
 
 
+KEY_OF_FIELD = {"starters": "starter"}
+"""Model fields an author writes under another key."""
+
+KEY_SYNONYMS = {
+    "value": "expected", "expect": "expected", "answer": "expected", "result": "expected",
+    "hint": "hints", "check": "checks", "type": "kind", "code": "solution",
+    "tolerance": "atol", "description": "prompt", "text": "prompt", "question": "prompt",
+}
+"""Keys an author plausibly means by another word (`value:` on a value check is `expected:`);
+used only when the right key is allowed there and spelling finds nothing closer."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    """`` (did you mean 'x'?)`` in English, or ""; :func:`did_you_mean_text` has both."""
+    return did_you_mean_text(word, choices).en
 
 
-def _what(data: Any, loc: Sequence[str | int]) -> str:
+def did_you_mean_text(word: str, choices: Iterable[str]) -> Text:
+    options = list(choices)
+    match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not match and KEY_SYNONYMS.get(word) in options:
+        match = [KEY_SYNONYMS[word]]
+    return msg("did_you_mean", word=match[0]) if match else Text(en="", zh="")
+
+
+def _what(data: Any, loc: Sequence[str | int]) -> Text:
     """A short name for the node at ``loc`` ('code step 'grad-of-x'', 'check #1', ...)."""
     where = describe_loc(data, loc)
-    return f"'{where}'" if where != "(top level)" else "the lesson"
+    # zh: a space between the quoted path and the Chinese that follows it
+    return Text(en=f"'{where}'", zh=f"'{where}' ") if where != "(top level)" else msg("the_lesson")
 
 
 def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Problem]:
@@ -466,24 +508,24 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
         if kind == "extra_forbidden":
             name = str(loc[-1])
             model = model_at(loc[:-1])
-            allowed = sorted(model.model_fields) if model else []
-            hint = did_you_mean(name, allowed)
-            parent = describe_loc(loaded.data, loc[:-1])
-            message = f"unknown key '{name}' in {parent if loc[:-1] else 'the lesson'}{hint}"
-            if allowed and not hint:
-                message += f"; allowed keys: {', '.join(allowed)}"
+            # the YAML key `starter` fills the field `starters` (both languages)
+            allowed = sorted(KEY_OF_FIELD.get(f, f) for f in model.model_fields) if model else []
+            hint = did_you_mean_text(name, allowed)
+            path = describe_loc(loaded.data, loc[:-1])
+            parent = Text(en=path, zh=f"{path} ") if loc[:-1] else msg("the_lesson")
+            message = msg("unknown_key", name=name, parent=parent, hint=hint)
+            if allowed and not hint.en:
+                message += msg("allowed_keys", keys=", ".join(allowed))
             key = True
         elif kind == "missing":
             name = str(loc[-1])
             parent_loc = loc[:-1]
             model = model_at(parent_loc)
             if model is not None and model.__name__ == "Text":
-                message = (
-                    f"{describe_loc(loaded.data, parent_loc)}: missing '{name}' text "
-                    "(a translated text needs both 'en' and 'zh')"
-                )
+                message = msg("missing_text", where=describe_loc(loaded.data, parent_loc),
+                              name=name)
             else:
-                message = f"missing required key '{name}' in {_what(loaded.data, parent_loc)}"
+                message = msg("missing_key", name=name, parent=_what(loaded.data, parent_loc))
             key = True
         elif kind == "union_tag_invalid":
             ctx = error.get("ctx", {})
@@ -491,23 +533,22 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
             expected = str(ctx.get("expected_tags", ""))
             tags = [t.strip().strip("'") for t in expected.split(",")]
             loc = (*loc, "kind")
-            hint = did_you_mean(tag, tags)
-            message = f"{where}: unknown kind '{tag}'{hint}; expected one of {expected}"
+            message = msg("unknown_kind", where=where, tag=tag,
+                          hint=did_you_mean_text(tag, tags), expected=expected)
         elif kind == "union_tag_not_found":
             ctx = error.get("ctx", {})
             name = str(ctx.get("discriminator", "kind")).strip("'")
-            message = f"{where}: missing '{name}' (the {name} decides which keys are allowed)"
+            message = msg("missing_discriminator", where=where, name=name)
             key = True
         else:
             given = error.get("input")
             shown = repr(given) if isinstance(given, (str, int, float, bool)) else None
-            message = f"{where}: {error['msg']}"
-            if shown is not None and len(shown) <= 60:
-                message += f" (got {shown})"
+            got = msg("got_value", value=shown) if shown is not None and len(shown) <= 60 else ""
+            message = msg("invalid_value", where=where, error=error["msg"], got=got)
         line, col = loaded.locate(loc, key=key)
-        marker = (line, col, message)
+        marker = (line, col, message.en)
         if marker in seen:
             continue
         seen.add(marker)
-        problems.append(Problem(loaded.path, line, col, message))
+        problems.append(Problem.of(loaded.path, line, col, message))
     return problems

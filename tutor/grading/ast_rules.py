@@ -109,9 +109,29 @@ def _is_none(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _grad_owner(node: ast.AST) -> str | None:
+    """``x`` for ``x.grad``, ``x.grad.data``, ``x.grad[0]``: whose gradient it is."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if _is_grad_attr(node):
+            return ast.unparse(node.value)  # type: ignore[attr-defined]
+        node = node.value
+    return None
+
+
 def grad_assignments(tree: ast.AST) -> list[tuple[int, str]]:
     """Every place the code writes a ``.grad`` by hand, as (line, what)."""
-    writes: list[tuple[int, str]] = []
+    return sorted({(line, what) for line, what, _ in _grad_writes(tree)})
+
+
+def hand_written_grads(tree: ast.AST) -> set[str] | None:
+    """Whose ``.grad`` the code writes by hand (``{"x"}`` for ``x.grad = ...``); None when a
+    write cannot be pinned to one tensor (``setattr(t, name, ...)``), which may be any."""
+    owners = {owner for _, _, owner in _grad_writes(tree)}
+    return None if None in owners else owners  # type: ignore[return-value]
+
+
+def _grad_writes(tree: ast.AST) -> list[tuple[int, str, str | None]]:
+    writes: list[tuple[int, str, str | None]] = []
     for node in ast.walk(tree):
         targets: list[ast.AST] = []
         value: ast.AST | None = None
@@ -122,7 +142,7 @@ def grad_assignments(tree: ast.AST) -> list[tuple[int, str]]:
         for target in targets:
             for sub in ast.walk(target):
                 if _touches_grad(sub) and not (_is_grad_attr(sub) and _is_none(value)):
-                    writes.append((node.lineno, "assigns .grad"))
+                    writes.append((node.lineno, "assigns .grad", _grad_owner(sub)))
                     break
         if isinstance(node, ast.Call):
             func = node.func
@@ -132,7 +152,8 @@ def grad_assignments(tree: ast.AST) -> list[tuple[int, str]]:
                 names_grad = not (isinstance(attr, ast.Constant) and attr.value != "grad")
                 clears = len(node.args) >= 3 and _is_none(node.args[2])
                 if names_grad and not clears:
-                    writes.append((node.lineno, "setattr(..., 'grad', ...)"))
+                    owner = ast.unparse(node.args[0]) if isinstance(attr, ast.Constant) else None
+                    writes.append((node.lineno, "setattr(..., 'grad', ...)", owner))
             if (
                 isinstance(func, ast.Attribute)
                 and _touches_grad(func.value)
@@ -140,7 +161,7 @@ def grad_assignments(tree: ast.AST) -> list[tuple[int, str]]:
                 and not func.attr.startswith("_")
                 and func.attr not in GRAD_WRITE_METHODS_ALLOWED
             ):
-                writes.append((node.lineno, f".grad.{func.attr}(...)"))
+                writes.append((node.lineno, f".grad.{func.attr}(...)", _grad_owner(func.value)))
             # torch.nn.init.*_(x.grad) and torch.Tensor.copy_(x.grad, ...) write through args
             if (
                 name.endswith("_")
@@ -150,8 +171,8 @@ def grad_assignments(tree: ast.AST) -> list[tuple[int, str]]:
                 and not (isinstance(func, ast.Attribute) and _touches_grad(func.value))
                 and name.rsplit(".", 1)[-1] not in GRAD_WRITE_METHODS_ALLOWED
             ):
-                writes.append((node.lineno, f"{name}(x.grad, ...)"))
-    return sorted(set(writes))
+                writes.append((node.lineno, f"{name}(x.grad, ...)", _grad_owner(node.args[0])))
+    return writes
 
 
 def _backward_calls(calls: list[_Call]) -> list[_Call]:

@@ -23,7 +23,7 @@ from tutor.course.models import (
     StdoutCheck,
     ValueCheck,
 )
-from tutor.grading.ast_rules import check_rule, grad_assignments
+from tutor.grading.ast_rules import check_rule, grad_assignments, hand_written_grads
 from tutor.grading.compare import compare
 from tutor.grading.feedback import cap, fmt_shape, msg
 from tutor.grading.models import CheckResult, CheckStatus
@@ -70,6 +70,8 @@ def check_label(check: Check) -> Text:
     if isinstance(check, ValueCheck):
         return msg("label_value", expr=check.expr)
     if isinstance(check, AttributeCheck):
+        if check.attribute == "grad_is_none":  # no such attribute in torch: say what it means
+            return msg("label_grad_is_none", expr=check.expr)
         return msg("label_attribute", expr=check.expr, attribute=check.attribute)
     if isinstance(check, ErrorCheck):
         return msg("label_error", type=check.type or "Exception")
@@ -263,6 +265,9 @@ def _attribute(check: AttributeCheck, name: str, ctx: _Context) -> CheckResult:
     if attribute == "device" and not ok and isinstance(truth, str) and ":" not in truth:
         ok = str(mine).split(":")[0] == truth
     if ok:
+        if attribute == "grad_is_none":
+            key = "grad_none_ok" if mine else "grad_set_ok"
+            return _result(name, check, "pass", 1, msg(key, expr=f"{check.expr}.grad"))
         return _result(
             name,
             check,
@@ -429,9 +434,11 @@ def evaluate(
     ctx = _Context(code, tree, run, expected, expects_error)
     results: list[CheckResult] = []
     seen: dict[str, int] = {}
-    provenance_broken = bool(grad_assignments(tree)) and any(
+    provenance_broken: set[str] | None = set()  # whose gradients are written by hand
+    if grad_assignments(tree) and any(
         isinstance(c, AstCheck) and c.rule in GRAD_PROVENANCE_RULES for c in checks
-    )
+    ):
+        provenance_broken = hand_written_grads(tree)
     for check in checks:
         name = check_name(check)
         seen[name] = seen.get(name, 0) + 1
@@ -441,15 +448,34 @@ def evaluate(
     return results
 
 
-def _touches_grad(check: Check) -> bool:
-    if isinstance(check, ValueCheck):
-        return ".grad" in check.expr
-    if isinstance(check, AttributeCheck):
-        return ".grad" in check.expr or check.attribute == "grad_is_none"
-    return False
+def _grads_read(check: Check) -> set[str]:
+    """Whose gradients a check reads: ``{"x"}`` for ``x.grad`` or ``x`` with grad_is_none."""
+    exprs: list[str] = []
+    if isinstance(check, (ValueCheck, AttributeCheck)):
+        exprs.append(check.expr)
+    if isinstance(check, AttributeCheck) and check.attribute == "grad_is_none":
+        exprs.append(f"{check.expr}.grad")
+    owners: set[str] = set()
+    for expr in exprs:
+        try:
+            tree = ast.parse(expr, mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "grad":
+                owners.add(ast.unparse(node.value))
+    return owners
 
 
-def _evaluate_one(check: Check, name: str, ctx: _Context, provenance_broken: bool) -> CheckResult:
+def _touches_written_grad(check: Check, written: set[str] | None) -> bool:
+    """Whether a check reads a gradient the code wrote by hand (``written`` None: any)."""
+    read = _grads_read(check)
+    return bool(read) and (written is None or bool(read & written))
+
+
+def _evaluate_one(
+    check: Check, name: str, ctx: _Context, provenance_broken: set[str] | None
+) -> CheckResult:
     if isinstance(check, AstCheck):
         return _ast(check, name, ctx)
     run = ctx.run
@@ -463,7 +489,9 @@ def _evaluate_one(check: Check, name: str, ctx: _Context, provenance_broken: boo
         return _no_error(check, name, ctx)
     if run.outcome == "error" and not ctx.expects_error:
         return _result(name, check, "error", 0, run_failure_message(run))
-    if provenance_broken and _touches_grad(check):
+    if (provenance_broken is None or provenance_broken) and _touches_written_grad(
+        check, provenance_broken
+    ):
         return _result(name, check, "fail", 0, msg("grad_not_counted"))
     if isinstance(check, ValueCheck):
         return _value(check, name, ctx)

@@ -12,10 +12,13 @@ from pydantic import BaseModel, ConfigDict
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, Lesson, QuizStep
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
-from tutor.grading.compare import compare
+from tutor.grading.compare import _flatten, compare
 from tutor.grading.expected import ExpectedCache
+from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
 from tutor.grading.verdicts import compare_answer, grade_step
+from tutor.i18n import T, Text
+from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
@@ -27,14 +30,23 @@ class SelfCheckProblem(BaseModel):
     step_id: str
     field: str
     message: str
+    """In English; ``text`` has both languages (lint prints the author's)."""
+    text: Text | None = None
 
 
-def _failures(verdict: Verdict) -> str:
-    """The failing checks of a verdict, one clause each (authors read English)."""
-    parts = [f"{c.name}: {c.message.en}" for c in verdict.checks if c.status != "pass"]
+def _problem(step_id: str, field: str, text: Text) -> SelfCheckProblem:
+    return SelfCheckProblem(step_id=step_id, field=field, message=text.en, text=text)
+
+
+def _failures(verdict: Verdict) -> Text:
+    """The failing checks of a verdict, one clause each."""
+    parts = [Text(en=f"{c.name}: {c.message.en}", zh=f"{c.name}：{c.message.zh}")
+             for c in verdict.checks if c.status != "pass"]
     if not parts and verdict.message is not None:
-        parts = [verdict.message.en]
-    return "; ".join(parts) or verdict.status
+        parts = [verdict.message]
+    if not parts:
+        return Text(en=verdict.status, zh=verdict.status)
+    return Text(en="; ".join(p.en for p in parts), zh="；".join(p.zh for p in parts))
 
 
 def _runnable(
@@ -43,14 +55,12 @@ def _runnable(
     problems: list[SelfCheckProblem] = []
     solution = grade_step(lesson, step, step.solution, runner=runner, device=device, cache=cache)
     if not solution.passed:
-        problems.append(
-            SelfCheckProblem(
-                step_id=step.id,
-                field="solution",
-                message=f"the reference solution does not pass its own checks ({solution.status}): "
-                + _failures(solution),
-            )
-        )
+        failures = _failures(solution)
+        problems.append(_problem(step.id, "solution", Text(
+            en=f"the reference solution does not pass its own checks ({solution.status}): "
+               f"{failures.en}",
+            zh=f"参考答案没有通过它自己的检查（{solution.status}）：{failures.zh}",
+        )))
     if isinstance(step, FixStep):
         problems += _passing_starters(lesson, step, runner, device, cache)
     return problems
@@ -69,17 +79,16 @@ def _passing_starters(
             break
         verdict = grade_step(lesson, step, code, runner=runner, device=device, cache=cache)
         if verdict.passed:
-            which = "the buggy starter"
+            which = T("the buggy starter", "这个带错的 starter")
             if translated:
-                which = f"the {lang} version of the buggy starter"
-            problems.append(
-                SelfCheckProblem(
-                    step_id=step.id,
-                    field=f"starter.{lang}" if translated else "starter",
-                    message=f"{which} already passes every check; a fix-the-bug step's "
-                    "starter must raise or fail a check",
-                )
-            )
+                which = T(f"the {lang} version of the buggy starter",
+                          f"{lang} 版本的带错 starter")
+            problems.append(_problem(
+                step.id, f"starter.{lang}" if translated else "starter",
+                which + T(" already passes every check; a fix-the-bug step's starter must "
+                          "raise or fail a check",
+                          " 已经通过了所有检查；改错题的 starter 必须报错或有检查不通过"),
+            ))
     return problems
 
 
@@ -89,23 +98,15 @@ def _answer(
     run = cache.solution_run(runner, step.code, [step.expr], device)
     if run.outcome != "ok":
         detail = f"{run.error.type}: {run.error.message}" if run.error else run.outcome
-        return [
-            SelfCheckProblem(
-                step_id=step.id,
-                field="code",
-                message=f"the step's code does not run cleanly ({detail})",
-            )
-        ]
+        return [_problem(step.id, "code", T(f"the step's code does not run cleanly ({detail})",
+                                             f"这一步的代码没有正常运行（{detail}）"))]
     probe = run.probe(step.expr)
     if probe is None or probe.value is None:
         detail = f"{probe.error.type}: {probe.error.message}" if probe and probe.error else ""
-        return [
-            SelfCheckProblem(
-                step_id=step.id,
-                field="code",
-                message=f"`{step.expr}` cannot be evaluated after the code ran {detail}".rstrip(),
-            )
-        ]
+        return [_problem(step.id, "code", T(
+            f"`{step.expr}` cannot be evaluated after the code ran {detail}".rstrip(),
+            f"代码运行后无法求出 `{step.expr}` {detail}".rstrip(),
+        ))]
     if step.cross_check is None:
         return []
     if isinstance(step.cross_check, str):
@@ -113,40 +114,45 @@ def _answer(
             answer = parse_answer(step.cross_check)
         except AnswerSyntaxError as error:
             return [SelfCheckProblem(step_id=step.id, field="cross_check", message=str(error))]
-        ok, message, _ = compare_answer(step.expr, answer, probe.value, step.rtol, step.atol)
+        ok, _, _ = compare_answer(step.expr, answer, probe.value, step.rtol, step.atol)
+        said = step.cross_check
     else:
         result = compare(
             step.expr, probe.value, step.cross_check, rtol=step.rtol, atol=step.atol, literal=True
         )
-        ok, message = result.ok, result.message
+        ok, said = result.ok, fmt_values(step.cross_check)
     if ok:
         return []
-    return [
-        SelfCheckProblem(
-            step_id=step.id,
-            field="cross_check",
-            message=f"cross_check disagrees with torch: {message.en}",
-        )
-    ]
+    # torch is the truth here and the author's cross_check the claim under test
+    gives = _shown(probe.value)
+    text = T(f"`{step.expr}`: torch gives {gives}, cross_check says {said}",
+             f"`{step.expr}`：torch 算出 {gives}，cross_check 写的是 {said}")
+    flat = _flatten(step.cross_check) if not isinstance(step.cross_check, str) else None
+    if isinstance(probe.value, TensorSnapshot) and flat and tuple(probe.value.shape) != flat[0]:
+        torch_shape, said_shape = fmt_shape(probe.value.shape), fmt_shape(flat[0])
+        text += T(f" (shape {torch_shape} vs {said_shape})",
+                  f"（形状 {torch_shape} 与 {said_shape} 不同）")
+    return [_problem(step.id, "cross_check", text)]
+
+
+def _shown(snapshot: TensorSnapshot | ValueSnapshot) -> str:
+    """A value as an author writes it in ``cross_check`` (``[2.0, 2.0]``, ``True``)."""
+    if isinstance(snapshot, TensorSnapshot):
+        return fmt_values(snapshot.values) if snapshot.values is not None else (
+            f"a tensor of shape {fmt_shape(snapshot.shape)}")
+    return fmt_values(snapshot.value) if snapshot.value is not None else snapshot.repr
 
 
 def _quiz(step: QuizStep) -> list[SelfCheckProblem]:
     correct = sum(1 for choice in step.choices if choice.correct)
     if correct == 0:
-        return [
-            SelfCheckProblem(
-                step_id=step.id, field="choices", message="no choice is marked correct"
-            )
-        ]
+        return [_problem(step.id, "choices", T("no choice is marked correct",
+                                                "没有标为正确的选项"))]
     if correct > 1 and not step.multiple:
-        return [
-            SelfCheckProblem(
-                step_id=step.id,
-                field="choices",
-                message=f"{correct} choices are marked correct; set "
-                "`multiple: true` or mark exactly one",
-            )
-        ]
+        return [_problem(step.id, "choices", T(
+            f"{correct} choices are marked correct; set `multiple: true` or mark exactly one",
+            f"有 {correct} 个选项标为正确；请设 `multiple: true`，或只标一个",
+        ))]
     return []
 
 
