@@ -4,6 +4,7 @@ torch-related parts (see tui_fakes.py)."""
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -56,6 +57,15 @@ def text_of(app: TutorApp, selector: str) -> str:
     if isinstance(widget, Static):
         return str(widget.render())
     raise TypeError(selector)
+
+
+def lesson_text(app: TutorApp, index: int) -> str:
+    """The lesson list's line ``index`` as the learner reads it."""
+    from rich.console import Console
+
+    console = Console(width=40, record=True, file=io.StringIO())
+    console.print(app.query_one(LessonList).get_option_at_index(index).prompt)
+    return console.export_text()
 
 
 async def pane_text(app: TutorApp, pilot: Pilot[Any], tab: str) -> str:
@@ -145,7 +155,7 @@ def test_run_and_pass(make_app, store: ProgressStore) -> None:
         assert "ran to the end" in await pane_text(app, pilot, "output")
         assert "mini-basics/first-backward" in store.passed_steps()
         assert "✓ passed" in text_of(app, "#step-header")
-        assert "◐" in str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        assert "◐" in lesson_text(app, 0)
         assert runner.calls[-1]["code"] == editor.text
 
     drive(make_app(runner=runner), scenario)
@@ -409,7 +419,7 @@ def test_language_switch_changes_every_text(make_app) -> None:
         assert app.session.lang == "zh"
         assert "谁会追踪历史" in text_of(app, "#step-body")
         assert "第 3/4 步" in text_of(app, "#step-header")
-        assert "迷你课" in str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        assert "迷你课" in lesson_text(app, 0)
         assert str(app.query_one("#btn-next", Button).label) == "下一步 ▶"
         tabs = app.query_one(ResultTabs).tabs
         assert str(tabs.get_tab("tab-diagnosis").label) == "诊断"
@@ -586,7 +596,7 @@ def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None
         assert app.session.ref == "mini-basics/first-backward"
         assert app.query_one("#editor", TextArea).text == edited
         assert "Hint 1/2" in app.query_one("#step-hints", MarkdownView).source
-        prompt = str(app.query_one(LessonList).get_option_at_index(0).prompt)
+        prompt = lesson_text(app, 0)
         assert prompt.startswith("◐")
 
     drive(make_app(), second)
@@ -652,3 +662,16 @@ def test_result_tabs_fit_at_80_and_100_columns(make_app) -> None:
                 assert seen == {"reading", "code", "fix", "quiz", "answer"}
 
             drive(make_app(lang=lang), scenario, size=size)
+
+
+def test_long_lesson_titles_wrap_under_themselves(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        from rich.console import Console
+
+        console = Console(width=22, record=True, file=io.StringIO())
+        console.print(app.query_one(LessonList).get_option_at_index(1).prompt)
+        first, *rest = console.export_text().rstrip().splitlines()
+        assert first.startswith("·  2. Mini:")
+        assert rest and all(line.startswith("      ") for line in rest)  # under the title
+
+    drive(make_app(), scenario)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from textual.content import Content
+from rich.table import Table
+from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -30,7 +31,17 @@ class LessonList(OptionList):
         for number, lesson in enumerate(course.lessons, start=1):
             done, total = progress.get(lesson.id, (0, 0))
             mark = progress_mark(done, total)
-            prompt = f"{mark} {number:>2}. {lesson.title.get(lang)}"
-            self.add_option(Option(Content(prompt), id=lesson.id))
+            self.add_option(
+                Option(_prompt(f"{mark} {number:>2}.", lesson.title.get(lang)), id=lesson.id)
+            )
         index = next(i for i, lesson in enumerate(course.lessons) if lesson.id == current)
         self.highlighted = index
+
+
+def _prompt(marker: str, title: str) -> Table:
+    """``✓  3. Title`` with a wrapped title indented under itself, not under the mark."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(marker, Text(title))
+    return grid
