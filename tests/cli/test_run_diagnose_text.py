@@ -145,3 +145,12 @@ def test_diagnose_says_a_timeout_in_chinese(
     out = capsys.readouterr().out
     assert "已停止：代码运行超过 2 秒。" in out and "the code ran" not in out
     assert "程序运行时间过长" in out
+
+
+def test_diagnose_header_leaves_out_torchs_build_notes() -> None:
+    error = ErrorInfo(type="RuntimeError", line=3, message=(
+        "element 0 of tensors does not require grad (Triggered internally at "
+        "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)\nmore"))
+    header = diagnose_cmd._error_header(error, "en")
+    assert "element 0 of tensors does not require grad" in header
+    assert "Triggered internally" not in header and "/__w/" not in header

@@ -61,7 +61,10 @@ def _syntax_error(code: str) -> ErrorInfo | None:
 
 def _error_header(error: ErrorInfo, lang: str) -> str:
     """``RuntimeError on line 4: <the message's first line>``."""
-    first = error.message.strip().splitlines()[0] if error.message else ""
+    from tutor.diagnosis.messages import for_learner  # torch's build notes are not for learners
+
+    message = for_learner(error.message).strip()
+    first = message.splitlines()[0] if message else ""
     key = "error_line" if error.line else "error"
     return STATUS[key].format(type=error.type, line=error.line,
                               message=first).get(lang)  # type: ignore[arg-type]
