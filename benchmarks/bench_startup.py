@@ -6,6 +6,7 @@ lesson's text appears; the time from the tmux call to that capture is one sample
 median/min/max, then the same for ``python -c "import textual"`` run the same way, as a floor.
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 7] [--size 100x30] [--lang en]
+        [--compare DIR]   (DIR: a copy of another version's tree, e.g. from `git archive`)
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,21 +51,18 @@ def time_to_text(session: str, command: str, text: str, size: tuple[int, int]) -
                 return time.perf_counter() - began
             time.sleep(POLL_S)
         raise SystemExit(
-            f"{text!r} did not appear within {LIMIT_S:.0f} s:\n"
+            f"{text!r} did not appear within {LIMIT_S:.0f} s of: {command}\n"
             + tmux("capture-pane", "-p", "-t", session)
         )
     finally:
         tmux("kill-session", "-t", session)
 
 
-def sample(name: str, runs: int, once: Callable[[], float]) -> list[float]:
-    once()  # warm the file cache; not counted
-    times = [once() for _ in range(runs)]
+def report(name: str, times: list[float]) -> None:
     print(
-        f"{name:<18} median {statistics.median(times):.3f} s   "
-        f"min {min(times):.3f} s   max {max(times):.3f} s   ({runs} runs)"
+        f"{name:<22} median {statistics.median(times):.3f} s   "
+        f"min {min(times):.3f} s   max {max(times):.3f} s   ({len(times)} runs)"
     )
-    return times
 
 
 def main() -> int:
@@ -81,26 +78,40 @@ def bench() -> int:
     parser.add_argument("--size", default="100x30", help="terminal WIDTHxHEIGHT")
     parser.add_argument("--lang", choices=sorted(READY_TEXT), default="en")
     parser.add_argument("--no-floor", action="store_true", help="skip the import-textual floor")
+    parser.add_argument(
+        "--compare",
+        metavar="DIR",
+        type=Path,
+        help="also time the tutor package in DIR (a copy of another version), in turns",
+    )
     args = parser.parse_args()
     width, height = (int(n) for n in args.size.lower().split("x"))
     size = (width, height)
-    session = "bench"
+    python = shlex.quote(str(VENV_BIN / "python"))
     with tempfile.TemporaryDirectory() as data_dir:
-        tutor = (
-            f"cd {shlex.quote(str(ROOT))} && TUTOR_LANG={args.lang} "
-            f"{shlex.quote(str(VENV_BIN / 'tutor'))} --data-dir {shlex.quote(data_dir)}"
-        )
-        sample(
-            f"tutor ({args.lang})",
-            args.runs,
-            lambda: time_to_text(session, tutor, READY_TEXT[args.lang], size),
-        )
-    if not args.no_floor:
-        floor = (
-            f"{shlex.quote(str(VENV_BIN / 'python'))} -c "
-            f"\"import textual, time; print('{FLOOR_MARK}'); time.sleep(5)\""
-        )
-        sample("import textual", args.runs, lambda: time_to_text(session, floor, FLOOR_MARK, size))
+        run = f"TUTOR_LANG={args.lang} {python} -m tutor --data-dir {shlex.quote(data_dir)}"
+        subjects = {"tutor": (f"cd {shlex.quote(str(ROOT))} && {run}", READY_TEXT[args.lang])}
+        if args.compare:
+            where = shlex.quote(str(args.compare.resolve()))
+            subjects[f"tutor in {args.compare.name}"] = (
+                f"cd {where} && PYTHONPATH={where} {run}",
+                READY_TEXT[args.lang],
+            )
+        if not args.no_floor:
+            subjects["import textual"] = (
+                f"{python} -c \"import textual, time; print('{FLOOR_MARK}'); time.sleep(5)\"",
+                FLOOR_MARK,
+            )
+        times: dict[str, list[float]] = {name: [] for name in subjects}
+        # In turns, so a machine that gets busier or quieter affects each alike; the
+        # first round warms the file cache and is not counted.
+        for round_ in range(args.runs + 1):
+            for name, (command, text) in subjects.items():
+                took = time_to_text("bench", command, text, size)
+                if round_:
+                    times[name].append(took)
+    for name, taken in times.items():
+        report(f"{name} ({args.lang})" if name.startswith("tutor") else name, taken)
     return 0
 
 

@@ -18,7 +18,6 @@ from tutor.course.models import (
     ReadingStep,
     Step,
 )
-from tutor.diagnosis.messages import for_learner
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import Graph, RunResult, TensorSnapshot
@@ -95,6 +94,9 @@ def output_text(result: RunResult | None, lang: Lang) -> RichText:
     """The output pane: how it ended, stdout, stderr, warnings, the learner's traceback."""
     if result is None:
         return RichText(label("no_output_yet", lang), style="italic dim")
+    # Here, not at the top: the diagnosis package is not needed before the first run.
+    from tutor.diagnosis.messages import for_learner
+
     text = RichText()
     style = "bold green" if result.ok else "bold red"
     text.append(outcome_line(result, lang) + "\n", style=style)
