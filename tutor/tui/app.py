@@ -42,7 +42,7 @@ from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import MarkdownView, warm_up_highlighting
-from tutor.tui.result_tabs import ResultTabs, tabs_for
+from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
 
 if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
@@ -127,7 +127,8 @@ class TutorApp(App[None]):
             yield LessonList(id="lessons")
             yield StepPane(id="lesson-pane")
             with Vertical(id="work-pane"):  # the code area is mounted above the results
-                yield ResultTabs(id="results")
+                step = self.session.step
+                yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))
         yield Footer(compact=True)
 
     def code_area(self) -> CodeArea | None:
@@ -258,8 +259,7 @@ class TutorApp(App[None]):
         if area is not None:
             area.display = shows_code
             area.set_buttons(runnable=isinstance(step, RUNNABLE_KINDS), running=self.running)
-        prefer = "chat" if isinstance(step, ReadingStep) else "output"
-        self.query_one(ResultTabs).show_tabs(tabs_for(step), prefer=prefer)
+        self.query_one(ResultTabs).show_tabs(tabs_for(step), prefer=first_tab(step))
 
     def _focus_step(self) -> None:
         """Focus where the learner acts on this step."""

@@ -15,8 +15,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import AwaitMount
 from textual.widgets import Button, Input, Select, Static, TabbedContent, TabPane, Tree
+from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
-from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, Step
+from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, ReadingStep, Step
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.tui.labels import label
@@ -47,10 +48,36 @@ def tabs_for(step: Step) -> tuple[str, ...]:
     return ("chat",)
 
 
+def first_tab(step: Step) -> str:
+    """The tab a step opens on: the tutor beside a reading, else the output (or, where
+    the step has none, its first tab)."""
+    if isinstance(step, ReadingStep):
+        return "chat"
+    names = tabs_for(step)
+    return "output" if "output" in names else names[0]
+
+
+class _StepTabs(TabbedContent):
+    """Tabbed content whose tabs for other step kinds start hidden: hiding them after
+    mounting restyles each one (start-up time)."""
+
+    def __init__(self, *, hidden: set[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._hidden = hidden
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, ContentTabs):
+                for tab in widget._tabs:
+                    if ContentTab.sans_prefix(tab.id or "") in self._hidden:
+                        tab.add_class("-hidden", update=False)  # styled once, on mount
+            yield widget
+
+
 class ResultTabs(Vertical):
     """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, shown: tuple[str, ...] = TABS, active: str = "output", **kwargs: Any):
         super().__init__(**kwargs)
         self.lang: Lang = "en"
         self.attempt: Attempt | None = None
@@ -61,11 +88,13 @@ class ResultTabs(Vertical):
         self.learner_pick: str | None = None
         self.chat: list[tuple[str, str, list[str]]] = []
         self.chat_enabled = True
-        self.shown_tabs: tuple[str, ...] = TABS
+        self.shown_tabs = shown
+        self._first = active
         self._step_known = False
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="result-tabs"):
+        hidden = {f"tab-{name}" for name in TABS if name not in self.shown_tabs}
+        with _StepTabs(id="result-tabs", initial=f"tab-{self._first}", hidden=hidden):
             for name in TABS:
                 yield TabPane(label(f"tab_{name}", self.lang), id=f"tab-{name}")
 
@@ -116,13 +145,16 @@ class ResultTabs(Vertical):
         self._step_known = True
         tabs = self.tabs
         for name in TABS:
-            if name in names:
+            hidden = tabs.get_tab(f"tab-{name}").has_class("-hidden")
+            if name in names and hidden:
                 tabs.show_tab(f"tab-{name}")
-            else:
+            elif name not in names and not hidden:
                 tabs.hide_tab(f"tab-{name}")
         current = tabs.active.removeprefix("tab-")
         if current not in names or (prefer in names and prefer != current):
             self.active = f"tab-{prefer if prefer in names else names[0]}"
+        else:
+            self.fill(tabs.active)  # the tab it started on
 
     def show_result(self, wanted: str) -> None:
         """Activate the tab ``wanted`` if the step shows it, else the verdict."""
