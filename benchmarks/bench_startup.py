@@ -66,6 +66,10 @@ def report(name: str, times: list[float]) -> None:
 
 
 def main() -> int:
+    # One server for the whole run: a session that stays keeps it up, since a server that
+    # exits with its last session races the next sample's start ("server exited
+    # unexpectedly").
+    tmux("new-session", "-d", "-s", "keeper", "sleep 86400")
     try:
         return bench()
     finally:
