@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = ROOT / ".venv" / "bin"
 READY_TEXT = {"en": "Tensors that track", "zh": "会记录历史的张量"}
+"""The first lesson's title: shown in the top bar, and in the lesson pane when it is open."""
 FLOOR_MARK = "imported-textual"
 POLL_S = 0.01
 LIMIT_S = 30.0
@@ -83,6 +84,12 @@ def bench() -> int:
     parser.add_argument("--lang", choices=sorted(READY_TEXT), default="en")
     parser.add_argument("--no-floor", action="store_true", help="skip the import-textual floor")
     parser.add_argument(
+        "--at",
+        metavar="LESSON/STEP",
+        help="resume at this step (e.g. requires-grad/first-backward, a code step: its "
+        "editor is on the first screen) instead of the course's first, a reading",
+    )
+    parser.add_argument(
         "--compare",
         metavar="DIR",
         type=Path,
@@ -93,6 +100,11 @@ def bench() -> int:
     size = (width, height)
     python = shlex.quote(str(VENV_BIN / "python"))
     with tempfile.TemporaryDirectory() as data_dir:
+        if args.at:
+            from tutor.progress import ProgressStore
+
+            with ProgressStore.default(Path(data_dir)) as store:
+                store.set_position(*args.at.split("/", 1))
         run = f"TUTOR_LANG={args.lang} {python} -m tutor --data-dir {shlex.quote(data_dir)}"
         subjects = {"tutor": (f"cd {shlex.quote(str(ROOT))} && {run}", READY_TEXT[args.lang])}
         if args.compare:

@@ -180,3 +180,39 @@ asyncio.run(main())
     assert before == "[]"
     assert "'textual.widgets._text_area'" in after and "'textual.widgets._radio_set'" in after
     assert "'textual.widgets._data_table'" in after
+
+
+def test_editor_on_the_first_screen_is_highlighted_after_it(make_app, store, monkeypatch) -> None:
+    """Resuming on a code step: the editor is drawn plain in the first frame and gets its
+    syntax tree (built once) right after it."""
+    calls: list[str] = []
+    real = SyntaxAwareDocument.prepare_query
+
+    def counting(self: SyntaxAwareDocument, query: str) -> Any:
+        calls.append(query)
+        return real(self, query)
+
+    monkeypatch.setattr(SyntaxAwareDocument, "prepare_query", counting)
+    store.set_position("mini-basics", "first-backward")
+    app: TutorApp = make_app()
+    languages: list[str | None] = []
+    real_drawn = TutorApp._first_frame_drawn
+
+    def drawn(self: TutorApp) -> None:
+        languages.append(self.query_one("#editor", CodeEditor).language)  # in the first frame
+        real_drawn(self)
+
+    monkeypatch.setattr(TutorApp, "_first_frame_drawn", drawn)
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            editor = app.query_one("#editor", CodeEditor)
+            assert editor.language == "python"
+            assert isinstance(editor.document, SyntaxAwareDocument)
+            assert editor.text == app.session.code()  # the starter, as always
+
+    asyncio.run(main())
+    assert languages == [None]
+    assert len(calls) == 1

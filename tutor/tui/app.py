@@ -103,6 +103,7 @@ class TutorApp(App[None]):
         self._save_timer: Timer | None = None
         self._loading_editor = False
         self._base_bindings: BindingsMap | None = None
+        self._first_frame_done = False
         self._apply_bindings()
 
     # ------------------------------------------------------------------ layout
@@ -151,6 +152,7 @@ class TutorApp(App[None]):
                 devices=session.known_devices or ["cpu"],
                 device=session.device,
                 dark=self.current_theme.dark,
+                highlight=self._first_frame_done,
                 id="code-area",
             )
             await self.query_one("#work-pane").mount(area, before=0)
@@ -164,6 +166,10 @@ class TutorApp(App[None]):
         self.call_after_refresh(self._first_frame_drawn)
 
     def _first_frame_drawn(self) -> None:
+        self._first_frame_done = True
+        area = self.code_area()
+        if area is not None:
+            area.highlight()
         if not gc.isenabled():
             # ``tutor`` starts with the garbage collector off (its passes over the freshly
             # imported modules cost ~0.2 s of start-up); freeze what start-up built so later

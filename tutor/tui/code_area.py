@@ -17,14 +17,25 @@ from tutor.tui.relabel import set_label
 
 
 class CodeArea(Vertical):
-    def __init__(self, *, devices: list[str], device: str, dark: bool, **kwargs: object) -> None:
+    def __init__(
+        self,
+        *,
+        devices: list[str],
+        device: str,
+        dark: bool,
+        highlight: bool = True,
+        **kwargs: object,
+    ) -> None:
+        """``highlight=False``: plain text until :meth:`highlight` (the syntax tree set-up
+        takes ~50 ms, too long to wait for when the editor is on the first screen)."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._devices = devices
         self._device = device
         self._dark = dark
+        self._language = "python" if highlight else None
 
     def compose(self) -> ComposeResult:
-        editor = CodeEditor.code_editor(language="python", id="editor")
+        editor = CodeEditor.code_editor(language=self._language, id="editor")
         editor.theme = editor_theme(self._dark)
         yield editor
         with Horizontal(id="run-bar"):
@@ -41,6 +52,9 @@ class CodeArea(Vertical):
                 id="device",
             )
             yield Static(id="run-status", markup=False)
+
+    def highlight(self) -> None:
+        self.editor.language = "python"
 
     @property
     def editor(self) -> CodeEditor:
