@@ -179,3 +179,15 @@ def test_hand_written_grads_name_whose_gradient_was_written() -> None:
     assert owners("torch.nn.init.ones_(net.fc.grad)\nsetattr(y, 'grad', t)\n") == {"net.fc", "y"}
     assert owners("x.grad = None\nx.grad.zero_()\n") == set()
     assert owners("setattr(x, name, t)\n") is None  # could be any tensor's gradient
+
+
+def test_a_trees_nodes_are_listed_once_and_stay_in_walk_order() -> None:
+    import ast
+
+    from tutor.course.python_names import nodes
+
+    tree = ast.parse("import torch\nx = torch.ones(2)\nx.grad = None\n")
+    assert nodes(tree) is nodes(tree)  # the rules of one submission share one listing
+    assert list(nodes(tree)) == list(ast.walk(tree))
+    other = ast.parse("y = 1\n")
+    assert list(nodes(other)) == list(ast.walk(other))

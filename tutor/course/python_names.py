@@ -9,8 +9,28 @@ from __future__ import annotations
 
 import ast
 import builtins
+import threading
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+
+_FLAT: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
+_FLAT_LOCK = threading.Lock()
+
+
+def nodes(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of ``tree``, in ``ast.walk`` order, listed once per tree: grading looks at
+    one submission's tree with a dozen rules, and ``ast.walk`` costs more than the rules."""
+    key = id(tree)
+    with _FLAT_LOCK:
+        hit = _FLAT.get(key)
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    flat = tuple(ast.walk(tree))
+    with _FLAT_LOCK:
+        if len(_FLAT) >= 64:  # the trees of the submissions being graded now
+            _FLAT.clear()
+        _FLAT[key] = (tree, flat)
+    return flat
 
 
 def dotted(node: ast.AST) -> str | None:

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstRule
-from tutor.course.python_names import dotted
+from tutor.course.python_names import dotted, nodes
 
 GRAD_WRITE_METHODS_ALLOWED = frozenset({"zero_", "requires_grad_"})
 """In-place methods that may be called on ``.grad``: zeroing between steps is the lesson."""
@@ -39,7 +39,7 @@ def dotted_name(node: ast.AST) -> str | None:
 def import_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> the module path it stands for (``t`` -> ``torch``, ``mm`` -> ``torch.mm``)."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -67,7 +67,7 @@ class _Call:
 def _calls(tree: ast.AST) -> list[_Call]:
     aliases = import_aliases(tree)
     found: list[_Call] = []
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Call):
             name = dotted_name(node.func)
             if name is not None:
@@ -132,7 +132,7 @@ def hand_written_grads(tree: ast.AST) -> set[str] | None:
 
 def _grad_writes(tree: ast.AST) -> list[tuple[int, str, str | None]]:
     writes: list[tuple[int, str, str | None]] = []
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         targets: list[ast.AST] = []
         value: ast.AST | None = None
         if isinstance(node, ast.Assign):
@@ -184,7 +184,7 @@ def _backward_calls(calls: list[_Call]) -> list[_Call]:
 
 
 def _with_no_grad(tree: ast.AST, aliases: dict[str, str]) -> bool:
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         exprs: list[ast.AST] = []
         if isinstance(node, (ast.With, ast.AsyncWith)):
             exprs = [item.context_expr for item in node.items]
@@ -219,7 +219,7 @@ def check_rule(tree: ast.AST, rule: AstRule, name: str | None = None) -> RuleOut
     if rule == "no_data_attribute":
         lines = sorted(
             node.lineno
-            for node in ast.walk(tree)
+            for node in nodes(tree)
             if isinstance(node, ast.Attribute) and node.attr == "data"
         )
         return RuleOutcome(not lines, lines[0] if lines else None, ".data")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tutor.course.python_names import nodes
+
 ALLOWED_MODULES = frozenset(
     {
         "torch",
@@ -134,7 +136,7 @@ def _module_allowed(module: str) -> bool:
 def _bound_names(tree: ast.AST) -> set[str]:
     """Names the code binds itself (``input = torch.ones(2)`` is not the builtin ``input``)."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
         elif isinstance(node, ast.arg):
@@ -148,7 +150,7 @@ def find_violations(tree: ast.AST) -> list[Violation]:
     """Every use of something outside the policy, in line order."""
     found: list[Violation] = []
     bound = _bound_names(tree)
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             found += [
