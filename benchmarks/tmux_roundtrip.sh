@@ -105,7 +105,8 @@ keys C-l
 wait_for "第 5/6 步"
 keys C-n
 wait_for "第 6/6 步"
-wait_for "在左侧课程区"   # the editor note is set after the choices are mounted and focused
+wait_for "检查"   # the Check button: the choices are mounted (and focused) with it
+sleep 0.5
 keys " "
 keys Down
 keys " "

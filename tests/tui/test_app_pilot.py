@@ -675,3 +675,22 @@ def test_long_lesson_titles_wrap_under_themselves(make_app) -> None:
         assert rest and all(line.startswith("      ") for line in rest)  # under the title
 
     drive(make_app(), scenario)
+
+
+def test_language_switch_swaps_an_untouched_starter_only(make_app, store) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        assert "# your code here" in editor.text
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert "# 在这里写你的代码" in editor.text  # untouched: now the Chinese starter
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        await pilot.press(*"y = x + 2")
+        await pilot.press("ctrl+l")  # at once, before the edit is saved by the timer
+        await pilot.pause()
+        assert "# 在这里写你的代码" in editor.text and editor.text.endswith("y = x + 2")
+        assert store.last_code("mini-basics/first-backward") == editor.text
+
+    drive(make_app(), scenario)

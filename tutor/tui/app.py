@@ -214,6 +214,7 @@ class TutorApp(App[None]):
         return True
 
     async def action_toggle_lang(self) -> None:
+        self.flush_code()  # edits typed just now are the learner's code, kept as they are
         self.session.toggle_lang()
         self._apply_bindings()
         self.refresh_bindings()
@@ -245,6 +246,10 @@ class TutorApp(App[None]):
             await self._layout_step()
             await self.load_editor()
             self._focus_step()
+        else:
+            editor = self.editor()
+            if editor is not None and self.session.is_starter(editor.text):
+                await self.load_editor()  # an untouched starter follows the language
         await results.show_attempt(self.session.last_attempt, lang)
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)
