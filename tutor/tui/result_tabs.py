@@ -327,7 +327,9 @@ class ChatPane(ResultPane):
 
 
 def _chat_markdown(who: str, text: str, sources: list[str]) -> str:
-    body = f"**{who}:** {text}"
+    # ``who`` ends with its language's colon (labels.yaml); a full-width one has its space.
+    space = "" if who.endswith("：") else " "
+    body = f"**{who}**{space}{text}"
     if sources:
         body += "\n\n*" + ", ".join(sources) + "*"
     return body
