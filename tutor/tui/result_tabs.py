@@ -327,9 +327,10 @@ class ChatPane(ResultPane):
 
 
 def _chat_markdown(who: str, text: str, sources: list[str]) -> str:
-    # ``who`` ends with its language's colon (labels.yaml); a full-width one has its space.
-    space = "" if who.endswith("：") else " "
-    body = f"**{who}**{space}{text}"
+    # The colon after the bold name, where Markdown still closes the bold before a
+    # Chinese character; a full-width colon carries its own space.
+    colon = ": " if who.isascii() else "："
+    body = f"**{who}**{colon}{text}"
     if sources:
         body += "\n\n*" + ", ".join(sources) + "*"
     return body
