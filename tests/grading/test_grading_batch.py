@@ -178,17 +178,26 @@ def test_reports_json_junit_csv(seed_lesson: Lesson, sandbox: Sandbox, tmp_path:
     value = next(t for t in chen["tests"] if t["name"] == "value:x.grad")
     assert value["status"] == "fail" and "got 0.5, expected 1.0" in value["message"]
     assert len(value["output"]) <= 500
-    # JUnit: a suite per student, failures and errors counted
+    # JUnit: a suite per student, failures and errors counted; chen's and ivo's missing
+    # seed/square are failed cases scoring 0, as in the table, the summary and the CSV
     root_xml = ET.fromstring(junit_xml(report))
     assert (root_xml.get("tests"), root_xml.get("failures"), root_xml.get("errors")) == (
-        "4", "1", "1")
+        "6", "3", "1")
+    missing = [case for case in root_xml.iter("testcase")
+               if (fail := case.find("failure")) is not None and fail.get("type") == "missing"]
+    assert sorted((case.get("classname"), case.get("name")) for case in missing) == [
+        ("chen", "seed/square"), ("ivo", "seed/square")]
+    assert {p.get("name"): p.get("value") for p in missing[0].iter("property")} == {
+        "score": "0", "max_score": "3"}
     suites = {s.get("name"): s for s in root_xml.iter("testsuite")}
     assert set(suites) == {"ana", "chen", "ivo"}
-    chen_case = suites["chen"].find("testcase")
+    chen_case = next(c for c in suites["chen"].iter("testcase")
+                     if c.get("name") == "seed/nonscalar")
     assert chen_case is not None and chen_case.get("name") == "seed/nonscalar"
     failure = chen_case.find("failure")
     assert failure is not None and "got 0.5, expected 1.0" in (failure.text or "")
-    ivo_case = suites["ivo"].find("testcase")
+    ivo_case = next(c for c in suites["ivo"].iter("testcase")
+                    if c.get("name") == "seed/nonscalar")
     assert ivo_case is not None and ivo_case.find("error") is not None
     # CSV: a row per student, a column per exercise in course order, totals
     rows = list(csv.reader(io.StringIO(gradebook_csv(report, ["seed/nonscalar", "seed/mm",

@@ -222,21 +222,30 @@ def _junit_text(entry: SubmissionEntry) -> str:
 
 
 def junit_xml(report: GradeReport) -> str:
-    """JUnit XML: a test suite per student, a test case per submitted exercise."""
+    """JUnit XML: a test suite per student (folders with nothing gradable included), a test
+    case per exercise of the batch; a missing submission is a failed case scoring 0, the one
+    rule for totals (:func:`missing_pairs`)."""
     root = ET.Element("testsuites", name="autograd-tutor")
-    students: dict[str, list[SubmissionEntry]] = {}
+    students: dict[str, list[SubmissionEntry]] = {
+        student: [] for student in roster(report.submissions, report.students)
+    }
     for entry in report.submissions:
-        students.setdefault(entry.student, []).append(entry)
+        students[entry.student].append(entry)
+    maxima = exercise_maxima(report.submissions)
+    absent: dict[str, list[str]] = {}
+    for student, exercise in missing_pairs(report.submissions, report.students):
+        absent.setdefault(student, []).append(exercise)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for student, entries in students.items():
-        failures = sum(e.status == "fail" for e in entries)
+        missing = absent.get(student, [])
+        failures = sum(e.status == "fail" for e in entries) + len(missing)
         errors = sum(e.status in ("error", "not_gradable") for e in entries)
         suite = ET.SubElement(
-            root, "testsuite", name=student, tests=str(len(entries)),
+            root, "testsuite", name=student, tests=str(len(entries) + len(missing)),
             failures=str(failures), errors=str(errors),
             time=f"{sum(e.duration_ms for e in entries) / 1000:.3f}",
         )
-        totals["tests"] += len(entries)
+        totals["tests"] += len(entries) + len(missing)
         totals["failures"] += failures
         totals["errors"] += errors
         for entry in entries:
@@ -254,6 +263,13 @@ def junit_xml(report: GradeReport) -> str:
                 node.text = _junit_text(entry)
             else:
                 ET.SubElement(case, "system-out").text = _junit_text(entry)
+        for exercise in missing:
+            case = ET.SubElement(suite, "testcase", classname=student, name=exercise, time="0.000")
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="score", value="0")
+            ET.SubElement(props, "property", name="max_score", value=f"{maxima[exercise]:g}")
+            ET.SubElement(case, "failure", message="not submitted", type="missing").text = (
+                f"{exercise}: no submission (scored 0 of {maxima[exercise]:g})")
     for key, value in totals.items():
         root.set(key, str(value))
     ET.indent(root)
