@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import TextArea
+
+from tutor.tui.ordered_keys import run_own_binding
 
 
 class CodeEditor(TextArea):
@@ -21,3 +24,8 @@ class CodeEditor(TextArea):
         if language == self._built_language:
             return
         super()._watch_language(language)
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Backspace & co. in typing order (see tutor.tui.ordered_keys).
+        if not await run_own_binding(self, event):
+            await super()._on_key(event)

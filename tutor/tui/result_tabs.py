@@ -22,6 +22,7 @@ from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
     GraphItem,
@@ -307,7 +308,7 @@ class GraphPane(ResultPane):
 class ChatPane(ResultPane):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="chat-log")
-        yield Input(id="chat-input", compact=True)
+        yield OrderedInput(id="chat-input", compact=True)
 
     def draw(self, tabs: ResultTabs) -> None:
         chat_input = self.query_one("#chat-input", Input)

@@ -13,6 +13,7 @@ from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
     hints_markdown,
@@ -109,7 +110,7 @@ class StepPane(Vertical):
                 Button(label("btn_check", lang), id="btn-check", action="app.check", compact=True)
             )
         elif isinstance(step, AnswerStep):
-            answer = Input(
+            answer = OrderedInput(
                 value=previous_answer,
                 placeholder=label("answer_placeholder", lang),
                 id="answer-input",

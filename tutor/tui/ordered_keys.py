@@ -1,0 +1,36 @@
+"""Keys handled in the order they were typed, for text fields.
+
+Textual (8.x) hands a printable key to the focused widget, which inserts it at once, but a
+key bound on that widget (Backspace, Delete, arrows, Home...) is only acted on after the
+unhandled event has bubbled up through every ancestor's message queue to the App, which
+then looks up the focused widget's bindings. Keys that arrive in one read from the terminal
+(``abcdef`` BSpace BSpace ``XY``) are therefore applied as ``abcdefXY`` then two deletions:
+``abcdef``. Running the widget's own binding when the key reaches it keeps the typed order.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widget import Widget
+from textual.widgets import Input
+
+
+async def run_own_binding(widget: Widget, event: events.Key) -> bool:
+    """Run ``widget``'s own non-priority binding for a non-printable key now (True if one
+    ran; the event is then stopped)."""
+    if event.is_printable:
+        return False
+    for binding in widget._bindings.key_to_bindings.get(event.key, ()):
+        if not binding.priority and await widget.app.run_action(binding.action, widget):
+            event.stop()
+            event.prevent_default()
+            return True
+    return False
+
+
+class OrderedInput(Input):
+    """``Input`` whose Backspace/Delete/arrow keys keep their place among typed characters."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not await run_own_binding(self, event):
+            await super()._on_key(event)
