@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_app_pilot import drive, go_to
+from test_app_pilot import drive, go_to, wait_until
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
+from textual.widgets import DataTable, Input, RadioButton, RadioSet, SelectionList, TextArea
 
 from tutor.tui.app import TutorApp
 
@@ -49,5 +49,75 @@ def test_keys_after_backspace_keep_their_order(make_app) -> None:
         await pilot.pause()
         await type_burst(app, pilot)
         assert chat.value == "abcdZXY"
+
+    drive(make_app(), scenario)
+
+
+def test_escape_leaves_the_editor_and_help_says_so(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        await pilot.press("tab")  # in the editor Tab indents
+        await pilot.pause()
+        assert editor.has_focus and editor.text.startswith("    ")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not editor.has_focus and app.focused is not None
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert editor.has_focus
+        await pilot.press("f1")
+        await pilot.pause()
+        table = app.screen.query_one("#help-table", DataTable)
+        rows = [tuple(str(cell) for cell in table.get_row_at(i)) for i in range(table.row_count)]
+        assert ("escape", "Leave the code editor (Tab there indents)") in rows
+        assert ("space / enter", "Pick a quiz choice (arrows move)") in rows
+
+    drive(make_app(), scenario)
+
+
+def choice_marks(choices: SelectionList[int]) -> list[str]:
+    """The glyph inside each choice's box, as drawn."""
+    return [choices.render_line(y).text.split("▌")[0][-1] for y in range(choices.option_count)]
+
+
+def test_quiz_by_keyboard_alone_with_visible_marks(make_app) -> None:
+    """QA2 #9: Tab away from the choices and Shift+Tab back, Space and Enter pick, and the
+    picked state is a different glyph (not only a colour)."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-graph", "what-stops-tracking")  # several answers
+        choices = app.query_one("#quiz-choices", SelectionList)
+        assert choices.has_focus
+        assert choice_marks(choices) == [" "] * choices.option_count
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is app.query_one("#btn-check")
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert choices.has_focus
+        await pilot.press("down", "space")
+        await pilot.pause()
+        assert choices.selected == [1]
+        assert choice_marks(choices)[:2] == [" ", "✓"]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert choices.selected == [1, 2]
+
+        await go_to(app, pilot, "mini-basics", "who-tracks")  # one answer: radio buttons
+        radio = app.query_one("#quiz-choices", RadioSet)
+        assert radio.has_focus
+        buttons = list(radio.query(RadioButton))
+        assert [str(b.render())[1] for b in buttons] == ["○"] * len(buttons)
+        await pilot.press("down", "space")
+        await pilot.pause()
+        assert radio.pressed_index == 1
+        assert [str(b.render())[1] for b in buttons][:2] == ["○", "●"]
+        await pilot.press("tab", "shift+tab", "up", "enter")
+        await pilot.pause()
+        assert radio.pressed_index == 0
+        await pilot.press("tab", "enter")  # the Check button
+        await wait_until(pilot, lambda: app.session.attempts() == 1)
 
     drive(make_app(), scenario)

@@ -39,11 +39,15 @@ KEYS: tuple[Key, ...] = (
     Key("f10", "change_theme", "key_theme"),
     Key("ctrl+p", "command_palette", "key_palette"),
     Key("ctrl+q", "quit", "key_quit"),
+    # Keys the focused widget handles itself, listed so a keyboard-only learner finds them.
+    Key("escape", "leave_editor", "key_leave_editor"),
+    Key("tab,shift+tab", "move_focus", "key_move_focus"),
+    Key("space,enter", "pick_choice", "key_pick_choice"),
 )
 """Footer: about seven keys; the rest are on the help screen and in the command palette."""
 
-APP_HANDLED = {"command_palette"}
-"""Actions Textual binds itself (listed for the help screen only)."""
+APP_HANDLED = {"command_palette", "leave_editor", "move_focus", "pick_choice"}
+"""Actions Textual binds itself or its widgets handle (listed for the help screen only)."""
 
 
 def bindings(lang: Lang) -> list[Binding]:

@@ -87,20 +87,22 @@ class StepPane(Vertical):
         await controls.remove_children()
         controls.display = isinstance(step, (QuizStep, AnswerStep))
         if isinstance(step, QuizStep):
-            from textual.widgets import RadioButton, RadioSet, SelectionList
+            from textual.widgets import RadioSet
+
+            from tutor.tui.quiz_choices import ChoiceButton, ChoiceList
 
             choices = [
                 _inline(f"{i}. {choice.text.get(lang)}") for i, choice in enumerate(step.choices, 1)
             ]
             if step.multiple:
-                widget: SelectionList[int] | RadioSet = SelectionList[int](
+                widget: ChoiceList | RadioSet = ChoiceList(
                     *[(text, i, i in previous_choice) for i, text in enumerate(choices)],
                     id="quiz-choices",
                 )
             else:
                 widget = RadioSet(
                     *[
-                        RadioButton(text, value=i in previous_choice)
+                        ChoiceButton(text, value=i in previous_choice)
                         for i, text in enumerate(choices)
                     ],
                     id="quiz-choices",

@@ -1,0 +1,43 @@
+"""Quiz choice widgets whose picked state shows in the glyph, not only in its colour.
+
+Textual draws ``▐X▌`` (lists) and ``▐●▌`` (radio buttons) for picked and unpicked
+options alike and tells them apart by colour, which is lost on a monochrome terminal, in a
+screen reader's text, or to a colour-blind learner. Imported when a quiz step is first shown
+(start-up stays light).
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+from textual.widgets import RadioButton, SelectionList
+from textual.widgets._toggle_button import ToggleButton
+
+PICKED_BOX = "✓"
+EMPTY_BOX = " "
+PICKED_RADIO = "●"
+EMPTY_RADIO = "○"
+
+
+class ChoiceButton(RadioButton):
+    """A radio button drawn ``▐●▌`` when picked and ``▐○▌`` when not."""
+
+    @property  # type: ignore[override]
+    def BUTTON_INNER(self) -> str:  # Textual's name: its ``_button`` reads it
+        return PICKED_RADIO if self.value else EMPTY_RADIO
+
+
+class ChoiceList(SelectionList[int]):
+    """A multiple-choice list drawn ``▐✓▌`` for a picked choice and ``▐ ▌`` for the others."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        inner = ToggleButton.BUTTON_INNER
+        if len(segments) < 3 or segments[1].text != inner:
+            return strip  # not an option line (past the end)
+        index = self.scroll_offset.y + y
+        picked = self.get_option_at_index(index).value in self._selected
+        button = segments[1]
+        segments[1] = Segment(PICKED_BOX if picked else EMPTY_BOX, button.style, button.control)
+        return Strip(segments, strip.cell_length)
