@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from tutor.chat.models import Answer, Source
 from tutor.course.models import AnswerStep, Lesson, QuizStep
 from tutor.diagnosis.models import Diagnosis
 from tutor.grading.models import CheckResult, Verdict
@@ -210,21 +211,26 @@ def fake_diagnose(result: RunResult, code: str) -> list[Diagnosis]:
     ]
 
 
-class FakeAnswer:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.sources = ["mini-basics/intro"]
-        self.refused = False
-        self.hint_level = None
-        self.fallback_notice = None
+def fake_answer(text: str) -> Answer:
+    return Answer(
+        text=text,
+        sources=["mini-basics/intro"],
+        titled_sources=[
+            Source(
+                id="mini-basics/intro",
+                title=T("Tracking gradients", "追踪梯度"),
+                where=T("Mini: basics", "迷你：基础"),
+            )
+        ],
+    )
 
 
 class FakeTutor:
     def __init__(self) -> None:
         self.questions: list[tuple[str, str, Any]] = []
 
-    def ask(self, question: str, *, lang: str, context: Any = None) -> FakeAnswer:
+    def ask(self, question: str, *, lang: str, context: Any = None) -> Answer:
         self.questions.append((question, lang, context))
         if lang == "zh":
-            return FakeAnswer("`.grad` 保存叶子张量的梯度。")
-        return FakeAnswer("`.grad` holds the gradient of a leaf tensor.")
+            return fake_answer("`.grad` 保存叶子张量的梯度。")
+        return fake_answer("`.grad` holds the gradient of a leaf tensor.")

@@ -702,7 +702,9 @@ class TutorApp(App[None]):
         notice = getattr(answer, "fallback_notice", None)
         if notice:
             text = f"{text}\n\n*{notice}*"
-        sources = list(getattr(answer, "sources", []) or [])
+        # Titles in the learner's language; the ids (``catalog:...``) mean nothing to them.
+        sources_for = getattr(answer, "sources_for", None)
+        sources = sources_for(self.lang) if callable(sources_for) else []
         self.query_one(ResultTabs).add_chat(label("chat_tutor", self.lang), text, sources=sources)
 
     # ------------------------------------------------------------------ clipboard, help

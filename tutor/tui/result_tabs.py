@@ -333,7 +333,7 @@ def _chat_markdown(who: str, text: str, sources: list[str]) -> str:
     colon = ": " if who.isascii() else "："
     body = f"**{who}**{colon}{text}"
     if sources:
-        body += "\n\n*" + ", ".join(sources) + "*"
+        body += "\n\n*" + ("、" if not who.isascii() else ", ").join(sources) + "*"
     return body
 
 
