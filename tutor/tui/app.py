@@ -248,8 +248,9 @@ class TutorApp(App[None]):
             self._focus_step()
         else:
             editor = self.editor()
-            if editor is not None and self.session.is_starter(editor.text):
-                await self.load_editor()  # an untouched starter follows the language
+            # An untouched starter, or an answer step's read-only code, follows the language.
+            if editor is not None and (editor.read_only or self.session.is_starter(editor.text)):
+                await self.load_editor()
         await results.show_attempt(self.session.last_attempt, lang)
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)

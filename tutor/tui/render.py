@@ -50,6 +50,30 @@ def step_kind_label(step: Step, lang: Lang) -> str:
     return label(f"kind_{step.kind}", lang)
 
 
+def answer_placeholder(step: AnswerStep, lang: Lang) -> str:
+    """A hint of the answer's form (never its value): ``True or False`` for a flag, a node
+    name for ``grad_fn``, a tensor for a gradient. The author's ``cross_check`` literal says
+    which; without one the expression does."""
+    expected, expr = step.cross_check, step.expr.replace(" ", "")
+    if isinstance(expected, bool) or (
+        expected is None and expr.endswith((".requires_grad", ".is_leaf", "isNone"))
+    ):
+        return label("answer_placeholder_bool", lang)
+    if isinstance(expected, str) or (expected is None and expr.endswith(".name()")):
+        if "grad_fn" in expr:
+            example = "AddBackward0" if expected == "MulBackward0" else "MulBackward0"
+            return label("answer_placeholder_node", lang, example=example)
+        return label("answer_placeholder_text", lang)
+    if isinstance(expected, int):
+        return label("answer_placeholder_int", lang)
+    if isinstance(expected, float):
+        return label("answer_placeholder_number", lang)
+    if isinstance(expected, list) and all(isinstance(v, int) for v in expected):
+        return label("answer_placeholder_list", lang)  # a shape, a list of counts
+    example = "tensor([2., 5.])" if expected == [1.0, 3.0] else "tensor([1., 3.])"
+    return label("answer_placeholder", lang, example=example)
+
+
 def inline_code_parts(text: str) -> list[tuple[str, bool]]:
     """Split text on markdown inline code: (segment, is_code) pairs, backticks dropped.
     For one-line labels (quiz choices) that are not drawn as markdown."""
@@ -158,14 +182,16 @@ def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
     lines = [f"**{label(_VERDICT_KEYS[verdict.status], lang)} · {score}**", ""]
     if verdict.run is not None and not verdict.run.ok:
         lines += [f"*{outcome_line(verdict.run, lang)}*", ""]
-    if verdict.message is not None:
-        lines += [verdict.message.get(lang), ""]
+    check_messages = {check.message.get(lang) for check in verdict.checks}
+    if verdict.message is not None and verdict.message.get(lang) not in check_messages:
+        lines += [verdict.message.get(lang), ""]  # (a summary that repeats a check is left out)
     for check in verdict.checks:
         mark = _CHECK_MARKS[check.status]
         pts = f"{_points(check.points)}/{_points(check.max_points)}"
         lines.append(f"- {mark} **{check.label.get(lang)}** ({pts}) — {check.message.get(lang)}")
-        if check.output:
-            lines += ["", "  ```", *("  " + ln for ln in check.output.splitlines()), "  ```"]
+        output = check.output_for(lang)  # got/expected in the learner's language
+        if output:
+            lines += ["", "  ```", *("  " + ln for ln in output.splitlines()), "  ```"]
     return "\n".join(lines).rstrip() + "\n"
 
 

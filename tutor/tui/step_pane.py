@@ -16,6 +16,7 @@ from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
+    answer_placeholder,
     hints_markdown,
     inline_code_parts,
     step_kind_label,
@@ -114,7 +115,7 @@ class StepPane(Vertical):
         elif isinstance(step, AnswerStep):
             answer = OrderedInput(
                 value=previous_answer,
-                placeholder=label("answer_placeholder", lang),
+                placeholder=answer_placeholder(step, lang),
                 id="answer-input",
                 compact=True,
             )
