@@ -6,6 +6,7 @@ from typing import Any
 
 from test_app_pilot import drive, go_to, wait_until
 from textual import events
+from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, RadioButton, RadioSet, SelectionList, TextArea
 
@@ -121,3 +122,22 @@ def test_quiz_by_keyboard_alone_with_visible_marks(make_app) -> None:
         await wait_until(pilot, lambda: app.session.attempts() == 1)
 
     drive(make_app(), scenario)
+
+
+def test_the_newest_hint_is_scrolled_into_view(make_app) -> None:
+    """QA2 #27: at 80x24 the second hint of a real lesson was below the fold while a toast
+    said there were no more hints (the mini lesson's text is shorter: a lower screen)."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        scroll = app.query_one("#step-scroll", VerticalScroll)
+        for _ in range(2):
+            await pilot.press("ctrl+t")
+            await pilot.pause()
+            await pilot.pause()
+        assert scroll.max_scroll_y > 0  # the text does not fit: this test means something
+        assert scroll.scroll_y == scroll.max_scroll_y
+        hints = app.query_one("#step-hints")
+        assert hints.region.bottom <= scroll.region.bottom
+
+    drive(make_app(), scenario, size=(80, 16))

@@ -446,7 +446,10 @@ class TutorApp(App[None]):
         visible = [h.get(self.lang) for h in self.session.visible_hints()]
         pane = self.query_one(StepPane)
         await pane.show_hints(visible, len(step.hints), self.lang)
-        pane.query_one("#step-hints").scroll_visible()
+        # The newest hint is the last thing in the lesson pane: scroll to the end once the
+        # grown box is laid out (scroll_visible showed the box's top, i.e. the first hint).
+        scroll = pane.query_one("#step-scroll")
+        self.call_after_refresh(scroll.scroll_end, animate=False)
 
     # ------------------------------------------------------------------ running
 
