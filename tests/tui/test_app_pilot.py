@@ -26,7 +26,7 @@ from tui_fakes import CRASH, HANG, FakeRunner
 from tutor.progress import ProgressStore
 from tutor.tui.app import TutorApp
 from tutor.tui.lesson_list import LessonList
-from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.markdown_view import LessonBody, MarkdownView
 from tutor.tui.result_tabs import ResultTabs
 
 Scenario = Callable[[TutorApp, Pilot[Any]], Awaitable[None]]
@@ -52,7 +52,7 @@ async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: 
 
 def text_of(app: TutorApp, selector: str) -> str:
     widget = app.query_one(selector)
-    if isinstance(widget, MarkdownView):
+    if isinstance(widget, (MarkdownView, LessonBody)):
         return widget.source
     if isinstance(widget, Static):
         return str(widget.render())

@@ -235,8 +235,7 @@ def test_hint_given_in_chat_counts_as_unlocked(course: Course, store: ProgressSt
     class HintingTutor(FakeTutor):
         def ask(self, question, *, lang, context=None):
             answer = super().ask(question, lang=lang, context=context)
-            answer.hint_level = 1
-            return answer
+            return answer.model_copy(update={"hint_level": 1})
 
     session = make(course, store, tutor=HintingTutor())
     session.goto("mini-basics", "first-backward")

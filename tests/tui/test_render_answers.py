@@ -86,3 +86,19 @@ def test_check_output_in_the_learners_language() -> None:
     zh = verdict_markdown(attempt(check), "zh")
     assert "实际：None" in zh and "got:" not in zh
     assert "got: None" in verdict_markdown(attempt(check), "en")
+
+
+def test_top_bar_keeps_progress_and_device_at_any_width() -> None:
+    """QA2 #25: at 80x24 in Chinese the device was cut off the end of the bar."""
+    from rich.cells import cell_len
+
+    from tutor.tui.top_bar import topbar_text
+
+    rest = ["已完成 3/69", "设备：cuda:0"]
+    lesson = "2. 计算图：grad_fn 与 next_functions 一路追到叶子"
+    assert topbar_text("autograd 导师", lesson, rest, width=120).startswith("autograd 导师 │ 2.")
+    for width in (78, 60, 40):
+        bar = topbar_text("autograd 导师", lesson, rest, width=width)
+        assert cell_len(bar) <= width and bar.endswith("│ 已完成 3/69 │ 设备：cuda:0")
+        assert "autograd 导师" not in bar and bar.startswith("2. 计算图")
+    assert "…" in topbar_text("autograd 导师", lesson, rest, width=40)

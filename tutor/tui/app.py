@@ -41,9 +41,10 @@ from tutor.tui.commands import TutorCommands
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
-from tutor.tui.markdown_view import MarkdownView, warm_up_highlighting
+from tutor.tui.markdown_view import CodeView, MarkdownView, warm_up_highlighting
 from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
+from tutor.tui.top_bar import TopBar, topbar_text
 
 if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
     from textual.widgets import TextArea
@@ -123,7 +124,7 @@ class TutorApp(App[None]):
         return Screen(id="_default", classes=" ".join(sorted(classes)))
 
     def compose(self) -> ComposeResult:
-        yield Static(id="topbar", markup=False)
+        yield TopBar(id="topbar", markup=False)
         with Horizontal(id="body"):
             yield LessonList(id="lessons")
             yield StepPane(id="lesson-pane")
@@ -187,6 +188,8 @@ class TutorApp(App[None]):
     def _redraw_code(self) -> None:
         for view in self.query(MarkdownView).results(MarkdownView):
             view.redraw_code()
+        for code in self.query(CodeView).results(CodeView):
+            code.redraw_code()
 
     # ------------------------------------------------------------------ language & bindings
 
@@ -264,14 +267,27 @@ class TutorApp(App[None]):
         shows_code = isinstance(step, RUNNABLE_KINDS) or (
             isinstance(step, AnswerStep) and bool(step.code.strip())
         )
-        # Set on the few widgets concerned (a class on the screen would restyle them all).
-        self.query_one("#lesson-pane").styles.width = "2fr" if shows_code else "3fr"
-        self.query_one("#work-pane").styles.width = "3fr" if shows_code else "2fr"
+        self._shows_code = shows_code
+        self._size_panes()
         area = await self._ensure_code_area() if shows_code else self.code_area()
         if area is not None:
             area.display = shows_code
             area.set_buttons(runnable=isinstance(step, RUNNABLE_KINDS), running=self.running)
         self.query_one(ResultTabs).show_tabs(tabs_for(step), prefer=first_tab(step))
+
+    _shows_code = False
+
+    def _size_panes(self) -> None:
+        """Text and work panes share the width: the text gets more on reading and quiz steps;
+        with code the editor does, most on a wide screen (the lesson list takes 30 columns
+        there, and course lines run to 60+ characters)."""
+        if not self._shows_code:
+            widths = ("3fr", "2fr")
+        else:
+            widths = ("1fr", "2fr") if self.screen.size.width >= 110 else ("2fr", "3fr")
+        # Set on the few widgets concerned (a class on the screen would restyle them all).
+        self.query_one("#lesson-pane").styles.width = widths[0]
+        self.query_one("#work-pane").styles.width = widths[1]
 
     def _focus_step(self) -> None:
         """Focus where the learner acts on this step."""
@@ -291,13 +307,25 @@ class TutorApp(App[None]):
         done = sum(session.lesson_progress(lesson)[0] for lesson in session.course.lessons)
         total = sum(session.lesson_progress(lesson)[1] for lesson in session.course.lessons)
         number = session.course.lessons.index(session.lesson) + 1
-        parts = [
-            label("app_title", self.lang),
-            f"{number}. {session.lesson.title.get(self.lang)}",
-            label("lesson_done", self.lang, done=done, total=total),
-            f"{label('device_label', self.lang)}: {session.device}",
-        ]
-        self.query_one("#topbar", Static).update(" │ ".join(parts))
+        colon = "：" if self.lang == "zh" else ": "
+        self.query_one("#topbar", TopBar).update(
+            topbar_text(
+                label("app_title", self.lang),
+                f"{number}. {session.lesson.title.get(self.lang)}",
+                [
+                    label("lesson_done", self.lang, done=done, total=total),
+                    f"{label('device_label', self.lang)}{colon}{session.device}",
+                ],
+                width=self.screen.size.width - 2,  # the bar's padding
+            )
+        )
+
+    @on(TopBar.WidthChanged)
+    def _fit_to_width(self) -> None:
+        """The bar spans the screen: it is resized once the screen has its new size (the
+        App's own resize event comes before)."""
+        self.render_topbar()
+        self._size_panes()
 
     def render_lessons(self) -> None:
         session = self.session
@@ -514,7 +542,8 @@ class TutorApp(App[None]):
     def watch_running(self, running: bool) -> None:
         runnable = isinstance(self.session.step, RUNNABLE_KINDS)
         area = self.code_area()
-        if area is not None:
+        # (The footer may read ``running`` first while the area is still being composed.)
+        if area is not None and area.query("#btn-run"):
             area.set_buttons(runnable=runnable, running=running)
         if running:
             self._tick()

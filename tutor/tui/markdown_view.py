@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, MarkdownElement
 from rich.markdown import Markdown as RichMarkdown
+from textual.containers import ScrollableContainer, Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 _CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
@@ -105,3 +107,82 @@ class MarkdownView(Static):
             self._plain_code = False
             if "```" in self.source or "~~~" in self.source or "\n    " in self.source:
                 self.update(_render(self.source))
+
+
+class CodeView(Static):
+    """One fenced code block of the lesson text, never wrapped: a line wider than the pane
+    scrolls sideways (its container) instead of breaking into lines that read as other,
+    broken Python."""
+
+    DEFAULT_CSS = """
+    CodeView { width: auto; height: auto; padding: 0 1; background: #272822; }
+    """
+
+    def __init__(self, code: str, lexer: str) -> None:
+        self.code, self.lexer = code, lexer or "text"
+        self._plain_code = not highlighting_ready()
+        super().__init__(self._syntax(), markup=False)
+
+    def _syntax(self) -> Any:
+        from rich.syntax import Syntax
+
+        lexer = self.lexer if highlighting_ready() else "text"
+        return Syntax(
+            self.code, lexer, theme="monokai", word_wrap=False, background_color="#272822"
+        )
+
+    def redraw_code(self) -> None:
+        if self._plain_code and highlighting_ready():
+            self._plain_code = False
+            self.update(self._syntax())
+
+
+_FENCE_PARTS = re.compile(
+    r"^(```|~~~)[ \t]*(\w*)[^\n]*\n(.*?)^\1[ \t]*$\n?", re.MULTILINE | re.DOTALL
+)
+
+
+def split_fences(markdown: str) -> list[tuple[str, str | None]]:
+    """``(text, None)`` for Markdown between fences, ``(code, lexer)`` for each fence."""
+    parts: list[tuple[str, str | None]] = []
+    last = 0
+    for fence in _FENCE_PARTS.finditer(markdown):
+        if markdown[last : fence.start()].strip():
+            parts.append((markdown[last : fence.start()], None))
+        parts.append((fence.group(3).rstrip("\n"), fence.group(2) or "python"))
+        last = fence.end()
+    if markdown[last:].strip():
+        parts.append((markdown[last:], None))
+    return parts
+
+
+class LessonBody(Vertical):
+    """The step's text: Markdown with its code blocks as :class:`CodeView` s, each in a
+    container that scrolls sideways when a line is wider than the pane."""
+
+    DEFAULT_CSS = """
+    LessonBody { height: auto; }
+    LessonBody > .code-scroll {
+        height: auto; overflow-x: auto; overflow-y: hidden; margin: 1 0;
+        scrollbar-size-horizontal: 1;
+    }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = ""
+
+    async def show(self, markdown: str) -> None:
+        if markdown == self.source:
+            return
+        self.source = markdown
+        blocks: list[Widget] = []
+        for text, lexer in split_fences(markdown):
+            if lexer is None:
+                blocks.append(MarkdownView(text))
+            else:
+                scroll = ScrollableContainer(CodeView(text, lexer), classes="code-scroll")
+                scroll.can_focus = False  # not one more Tab stop per code block
+                blocks.append(scroll)
+        await self.remove_children()
+        await self.mount_all(blocks)

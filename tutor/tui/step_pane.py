@@ -12,7 +12,7 @@ from textual.widgets import Button, Input, Static
 from tutor.course.models import AnswerStep, Lesson, QuizStep, Step
 from tutor.i18n import Lang
 from tutor.tui.labels import label
-from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.markdown_view import LessonBody, MarkdownView
 from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
@@ -30,7 +30,7 @@ class StepPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="step-header")
         with VerticalScroll(id="step-scroll"):
-            yield MarkdownView(id="step-body")
+            yield LessonBody(id="step-body")
             yield Vertical(id="step-controls")
             yield MarkdownView(id="step-hints")
         with Horizontal(id="step-nav"):
@@ -53,7 +53,7 @@ class StepPane(Vertical):
         """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
         typed (on a language switch) instead of starting fresh (a new step)."""
         self.show_header(lesson, step, index=index, lang=lang, passed=passed, attempts=attempts)
-        await self.query_one("#step-body", MarkdownView).show(step_markdown(lesson, step, lang))
+        await self.query_one("#step-body", LessonBody).show(step_markdown(lesson, step, lang))
         await self.show_hints(hints, len(step.hints), lang)
         await self._show_controls(step, lang, keep_choices)
         set_label(self.query_one("#btn-prev", Button), label("btn_prev", lang))
