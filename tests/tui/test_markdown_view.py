@@ -1,4 +1,5 @@
-"""Chinese paragraphs wrapped in the YAML are joined without a stray space."""
+"""Lesson text: Chinese paragraphs wrapped in the YAML are joined without a stray space;
+code blocks keep their lines whole."""
 
 from __future__ import annotations
 
@@ -72,3 +73,40 @@ def test_code_is_drawn_plain_until_highlighting_is_warm(monkeypatch) -> None:
     asyncio.run(main())
     assert markdown_view.highlighting_ready()
     assert len(colours(code)) == 2  # highlighted
+
+
+def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
+    """QA2 #25: at 80 columns ``a = torch.tensor([1., 2.], requires_grad=True)`` wrapped
+    into two lines that read as broken Python."""
+    import asyncio
+
+    from textual.app import App, ComposeResult
+    from textual.containers import ScrollableContainer
+
+    from tutor.tui.markdown_view import CodeView, LessonBody, MarkdownView, split_fences
+
+    line = "a = torch.tensor([1., 2.], requires_grad=True)  # a leaf"
+    text = f"Some text before.\n\n```python\n{line}\nb = a * 3\n```\n\nAnd after."
+    assert [lexer for _, lexer in split_fences(text)] == [None, "python", None]
+
+    class Narrow(App[None]):
+        CSS = "LessonBody { width: 30; }"
+
+        def compose(self) -> ComposeResult:
+            yield LessonBody(id="body")
+
+    async def main() -> None:
+        app = Narrow()
+        async with app.run_test(size=(60, 20)) as pilot:
+            body = app.query_one(LessonBody)
+            await body.show(text)
+            await pilot.pause()
+            assert body.source == text
+            assert len(body.query(MarkdownView)) == 2
+            code = body.query_one(CodeView)
+            lines = [strip.text.strip() for strip in code.render_lines(code.region.reset_offset)]
+            assert line in lines  # one line, whole
+            strip = body.query_one(ScrollableContainer)
+            assert strip.region.width == 30 and strip.max_scroll_x > 0
+
+    asyncio.run(main())
