@@ -268,6 +268,7 @@ class TutorApp(App[None]):
             isinstance(step, AnswerStep) and bool(step.code.strip())
         )
         self._shows_code = shows_code
+        self._edits_code = isinstance(step, RUNNABLE_KINDS)
         self._size_panes()
         area = await self._ensure_code_area() if shows_code else self.code_area()
         if area is not None:
@@ -276,15 +277,17 @@ class TutorApp(App[None]):
         self.query_one(ResultTabs).show_tabs(tabs_for(step), prefer=first_tab(step))
 
     _shows_code = False
+    _edits_code = False
 
     def _size_panes(self) -> None:
         """Text and work panes share the width: the text gets more on reading and quiz steps;
-        with code the editor does, most on a wide screen (the lesson list takes 30 columns
-        there, and course lines run to 60+ characters)."""
+        with code the editor does, most on a wide screen when the code is edited (the
+        lesson list takes 30 columns there, and course lines run to 60+ characters)."""
         if not self._shows_code:
             widths = ("3fr", "2fr")
         else:
-            widths = ("1fr", "2fr") if self.screen.size.width >= 110 else ("2fr", "3fr")
+            wide = self._edits_code and self.screen.size.width >= 110
+            widths = ("1fr", "2fr") if wide else ("2fr", "3fr")
         # Set on the few widgets concerned (a class on the screen would restyle them all).
         self.query_one("#lesson-pane").styles.width = widths[0]
         self.query_one("#work-pane").styles.width = widths[1]
