@@ -14,24 +14,25 @@ cd "$(dirname "$0")/.."
 WIDTH=${1:-120}
 HEIGHT=${2:-40}
 SESSION="tutor-roundtrip-$$"
+SOCKET="tutor-roundtrip-$$"  # a private tmux server: the default one and its sessions are left alone
 DATA=$(mktemp -d)
 PYTHON=${PYTHON:-.venv/bin/python}
-trap 'tmux kill-session -t "$SESSION" 2>/dev/null || true; rm -rf "$DATA"' EXIT
+trap 'tmux -L "$SOCKET" kill-session -t "$SESSION" 2>/dev/null || true; rm -rf "$DATA"' EXIT
 
 start_app() {
-  tmux new-session -d -s "$SESSION" -x "$WIDTH" -y "$HEIGHT" \
+  tmux -L "$SOCKET" new-session -d -s "$SESSION" -x "$WIDTH" -y "$HEIGHT" \
     "PYTHONPATH=$PWD $PYTHON -m tutor --data-dir $DATA --lang en --device cpu"
 }
 
 # wait_for TEXT [SECONDS]: poll the pane until TEXT shows (the app works in the background).
 wait_for() {
   local text=$1 limit=${2:-30} waited=0
-  until tmux capture-pane -p -t "$SESSION" | grep -qF -- "$text"; do
+  until tmux -L "$SOCKET" capture-pane -p -t "$SESSION" | grep -qF -- "$text"; do
     sleep 0.5
     waited=$((waited + 1))
     if [ "$waited" -ge $((limit * 2)) ]; then
       echo "!! timed out waiting for: $text" >&2
-      tmux capture-pane -p -t "$SESSION" >&2
+      tmux -L "$SOCKET" capture-pane -p -t "$SESSION" >&2
       exit 1
     fi
   done
@@ -40,10 +41,10 @@ wait_for() {
 shot() {
   echo
   echo "=== $1 ==="
-  tmux capture-pane -p -t "$SESSION"
+  tmux -L "$SOCKET" capture-pane -p -t "$SESSION"
 }
 
-keys() { tmux send-keys -t "$SESSION" "$@"; sleep 0.4; }
+keys() { tmux -L "$SOCKET" send-keys -t "$SESSION" "$@"; sleep 0.4; }
 
 start_app
 began=$(date +%s.%N)
@@ -52,14 +53,14 @@ ready=$(date +%s.%N)
 shot "first screen (usable after $(echo "$ready - $began" | bc) s, includes tmux start)"
 
 keys C-n
-wait_for "e.g. tensor"
+wait_for "True or False"
 keys "False" Enter
 wait_for "Passed"
 shot "answer step: typed False for y.requires_grad"
 
 keys C-n
 wait_for "Step 3/6"
-wait_for "e.g. tensor"
+wait_for "True or False"
 keys "True" Enter
 wait_for "Passed"
 

@@ -475,7 +475,7 @@ def test_ask_the_tutor(make_app) -> None:
         box.focus()
         await pilot.press(*"what is grad", "enter")
         await wait_until(pilot, lambda: len(app.query(".chat-message")) == 3)
-        messages = [m.source for m in app.query(".chat-message").results(MarkdownView)]
+        messages = [m.source for m in app.query(".chat-message").results(LessonBody)]
         assert "what is grad" in messages[1]
         assert "holds the gradient" in messages[2]
         assert "Tracking gradients (Mini: basics)" in messages[2]  # a title, not an id
@@ -488,7 +488,7 @@ def test_ask_the_tutor(make_app) -> None:
 def test_chat_disabled_without_a_tutor(make_app) -> None:
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         assert app.query_one("#chat-input", Input).disabled
-        assert "not available" in app.query_one(".chat-message", MarkdownView).source
+        assert "not available" in app.query_one(".chat-message", LessonBody).source
 
     drive(make_app(tutor=None), scenario)
 

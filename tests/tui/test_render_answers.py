@@ -102,3 +102,16 @@ def test_top_bar_keeps_progress_and_device_at_any_width() -> None:
         assert cell_len(bar) <= width and bar.endswith("│ 已完成 3/69 │ 设备：cuda:0")
         assert "autograd 导师" not in bar and bar.startswith("2. 计算图")
     assert "…" in topbar_text("autograd 导师", lesson, rest, width=40)
+
+
+def test_zh_check_line_uses_full_width_brackets() -> None:
+    check = CheckResult(
+        name="choice:1",
+        label=T("Choice 1: yes.", "选项 1：是。"),
+        status="pass",
+        points=1,
+        max_points=1,
+        message=T("Picked, rightly.", "已选，选得对。"),
+    )
+    assert "**选项 1：是。**（1/1）— 已选，选得对。" in verdict_markdown(attempt(check), "zh")
+    assert "**Choice 1: yes.** (1/1) — Picked, rightly." in verdict_markdown(attempt(check), "en")

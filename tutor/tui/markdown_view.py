@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, MarkdownElement
 from rich.markdown import Markdown as RichMarkdown
+from textual.app import ComposeResult
 from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
@@ -157,8 +158,8 @@ def split_fences(markdown: str) -> list[tuple[str, str | None]]:
 
 
 class LessonBody(Vertical):
-    """The step's text: Markdown with its code blocks as :class:`CodeView` s, each in a
-    container that scrolls sideways when a line is wider than the pane."""
+    """Markdown with its code blocks as :class:`CodeView` s, each in a strip that scrolls
+    sideways when a line is wider than the pane (the step's text, chat messages)."""
 
     DEFAULT_CSS = """
     LessonBody { height: auto; }
@@ -168,21 +169,27 @@ class LessonBody(Vertical):
     }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, markdown: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.source = ""
-
-    async def show(self, markdown: str) -> None:
-        if markdown == self.source:
-            return
         self.source = markdown
+
+    def compose(self) -> ComposeResult:
+        yield from self._blocks()
+
+    def _blocks(self) -> list[Widget]:
         blocks: list[Widget] = []
-        for text, lexer in split_fences(markdown):
+        for text, lexer in split_fences(self.source):
             if lexer is None:
                 blocks.append(MarkdownView(text))
             else:
                 scroll = ScrollableContainer(CodeView(text, lexer), classes="code-scroll")
                 scroll.can_focus = False  # not one more Tab stop per code block
                 blocks.append(scroll)
+        return blocks
+
+    async def show(self, markdown: str) -> None:
+        if markdown == self.source:
+            return
+        self.source = markdown
         await self.remove_children()
-        await self.mount_all(blocks)
+        await self.mount_all(self._blocks())

@@ -188,7 +188,11 @@ def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
     for check in verdict.checks:
         mark = _CHECK_MARKS[check.status]
         pts = f"{_points(check.points)}/{_points(check.max_points)}"
-        lines.append(f"- {mark} **{check.label.get(lang)}** ({pts}) — {check.message.get(lang)}")
+        name, said = check.label.get(lang), check.message.get(lang)
+        if lang == "zh":  # full-width brackets, no space after Chinese punctuation
+            lines.append(f"- {mark} **{name}**（{pts}）— {said}")
+        else:
+            lines.append(f"- {mark} **{name}** ({pts}) — {said}")
         output = check.output_for(lang)  # got/expected in the learner's language
         if output:
             lines += ["", "  ```", *("  " + ln for ln in output.splitlines()), "  ```"]

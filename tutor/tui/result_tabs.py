@@ -21,7 +21,7 @@ from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, Reading
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
 from tutor.tui.labels import label
-from tutor.tui.markdown_view import MarkdownView
+from tutor.tui.markdown_view import LessonBody, MarkdownView
 from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
@@ -315,7 +315,7 @@ class ChatPane(ResultPane):
         chat_input.placeholder = label("chat_placeholder", tabs.lang)
         chat_input.disabled = not tabs.chat_enabled
         log = self.query_one("#chat-log", VerticalScroll)
-        shown = list(log.query_children(MarkdownView).results(MarkdownView))
+        shown = list(log.query_children(LessonBody).results(LessonBody))
         bodies = [_chat_markdown(*message) for message in tabs.chat]
         if [view.source for view in shown] == bodies[: len(shown)] and len(shown) <= len(bodies):
             new = bodies[len(shown) :]  # the usual case: messages were added
@@ -323,7 +323,8 @@ class ChatPane(ResultPane):
             log.remove_children()
             new = bodies
         if new:
-            log.mount_all([MarkdownView(body, classes="chat-message") for body in new])
+            # Code in an answer scrolls sideways rather than wrapping into broken Python.
+            log.mount_all([LessonBody(body, classes="chat-message") for body in new])
             log.scroll_end(animate=False)
 
 
