@@ -106,7 +106,7 @@ def test_verdict_and_diagnosis_markdown() -> None:
     verdict = Verdict(step="a/b", status="fail", score=1, max_score=3, checks=[check])
     attempt = Attempt("a/b", verdict)
     text = verdict_markdown(attempt, "zh")
-    assert "尚未通过" in text and "得分 1/3" in text and "✗ **x.grad** (0/2) — 不同" in text
+    assert "尚未通过" in text and "得分 1/3" in text and "✗ **x.grad**（0/2）— 不同" in text
     assert "expected: 2" in text
     assert "No verdict yet" in verdict_markdown(None, "en")
     assert "not counted" in verdict_markdown(Attempt("a/b", verdict, cancelled=True), "en")

@@ -245,6 +245,9 @@ class TutorApp(App[None]):
         self.render_lessons()
         await self.render_step(keep_choices=not new_step)
         if new_step:
+            # Focus the answer box or choices as soon as they exist: keys typed while the
+            # code area is still being set up must not land on the previous step's widget.
+            self._focus_step()
             self.graph_view = None
             await self._layout_step()
             await self.load_editor()
