@@ -35,3 +35,17 @@ class HelpScreen(ModalScreen[None]):
             for keys, action in help_rows(self.lang):
                 table.add_row(keys, action)
             yield table
+
+    def on_mount(self) -> None:
+        # Focused, so the arrows and PageDown reach the rows below the fold on a short screen.
+        self.query_one("#help-table", DataTable).focus()
+        self._fit_table()
+
+    def on_resize(self) -> None:
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table scrolls inside the box: the box's border, title, intro and margins take
+        7 rows, and the box may use 90% of the screen."""
+        room = int(self.size.height * 0.9) - 7
+        self.query_one("#help-table", DataTable).styles.max_height = max(room, 3)
