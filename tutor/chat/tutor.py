@@ -381,14 +381,10 @@ class Tutor:
                 lesson_id, _, step_id = source_id.partition("#")[0].partition("/")
             else:
                 return None
-            try:
-                lesson = self.course.lesson(lesson_id)
-            except KeyError:
+            found = self._lesson_step(lesson_id, step_id)
+            if found is None:
                 return None
-            try:
-                step = lesson.step(step_id) if step_id else None
-            except KeyError:
-                step = None
+            lesson, step = found
             if step is None:
                 return Source(id=source_id, title=lesson.title)
             where = _bi(msg.SOURCE_LESSON, lesson=lesson.title)
@@ -397,15 +393,24 @@ class Tutor:
             id=source_id, title=passage.title, where=self._where(passage.lesson_id, None)
         )
 
-    def _where(self, lesson_id: str | None, step_id: str | None) -> Text | None:
+    def _lesson_step(
+        self, lesson_id: str | None, step_id: str | None
+    ) -> tuple[Lesson, Step | None] | None:
+        """(lesson, step or None) for ids that may be wrong; None without such a lesson."""
         try:
             lesson = self.course.lesson(lesson_id or "")
         except KeyError:
             return None
         try:
-            step = lesson.step(step_id) if step_id else None
+            return lesson, lesson.step(step_id) if step_id else None
         except KeyError:
-            step = None
+            return lesson, None
+
+    def _where(self, lesson_id: str | None, step_id: str | None) -> Text | None:
+        found = self._lesson_step(lesson_id, step_id)
+        if found is None:
+            return None
+        lesson, step = found
         if step is None:
             return _bi(msg.SOURCE_LESSON, lesson=lesson.title)
         return _bi(msg.SOURCE_STEP, lesson=lesson.title, step=step.title)
