@@ -144,16 +144,19 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 """Opened once in the warm server; runs inherit it."""
 
 
+_CAP_HEADER = _CapHeader(_CAP_VERSION_3, 0)
+_CAP_READ_SEARCH = (_CapData * 2)()
+_CAP_READ_SEARCH[0].effective = _CAP_READ_SEARCH[0].permitted = 1 << CAP_DAC_READ_SEARCH
+"""Built once in the warm server, like the seccomp program (see :mod:`confine`)."""
+
+
 def _keep_only_read_search() -> None:
     """After dropping root, keep the one capability to read files root can read.
 
     The interpreter's own files may live under a private home (/root/.pyenv): a run must
     still import modules lazily. Nothing else is kept: no kill, no setuid, no limits.
     """
-    header = _CapHeader(_CAP_VERSION_3, 0)
-    data = (_CapData * 2)()
-    data[0].effective = data[0].permitted = 1 << CAP_DAC_READ_SEARCH
-    if _LIBC.capset(ctypes.byref(header), data) != 0:
+    if _LIBC.capset(ctypes.byref(_CAP_HEADER), _CAP_READ_SEARCH) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 
