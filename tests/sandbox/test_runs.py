@@ -78,6 +78,19 @@ def test_nan_inf_and_size_cap(sandbox: Sandbox) -> None:
     assert big.values is None and big.truncated and big.numel == 5000
 
 
+def test_lone_surrogates_in_learner_strings_do_not_void_the_result(sandbox: Sandbox) -> None:
+    # Valid Python strings that are neither UTF-8 nor strict JSON: they used to lose the
+    # whole result ("exited"/"crashed" with nothing said).
+    code = ('import warnings\ns = "a\\ud800b"\nwarnings.warn("w\\udfff")\n'
+            'raise ValueError("bad \\ud800")\n')
+    result = sandbox.run(code, probes=["s", "s + '!'"])
+    assert result.outcome == "error", result
+    assert result.error is not None and result.error.message == "bad ?"
+    assert [warning.message for warning in result.warnings] == ["w?"]
+    assert result.probe("s").value.value == "a?b"  # type: ignore[union-attr]
+    assert result.probe("s + '!'").value.repr == "'a\\ud800b!'"  # type: ignore[union-attr]
+
+
 def test_error_has_learner_line_traceback_and_tensor_locals(sandbox: Sandbox) -> None:
     code = ("import torch\n"
             "def step(t):\n"

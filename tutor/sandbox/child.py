@@ -6,6 +6,10 @@ rehearses a typical run (:func:`prepare`), so the request's path is short. Then 
 the four pipe ends it was given: it applies the request's limits, runs the learner's code,
 waits for the probes (sent only after the code finished), and writes one result frame of
 plain JSON. It never returns.
+
+Requests come from the parent and are read as the plain data they are. What goes back is
+plain JSON of the shape of :class:`~tutor.sandbox.models.RunResult`, built without pydantic
+(see :mod:`tutor.sandbox.snapshots`); the parent validates it.
 """
 
 from __future__ import annotations
@@ -28,16 +32,7 @@ from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
 from tutor.sandbox import confine, protocol
-from tutor.sandbox.models import (
-    ErrorInfo,
-    FrameInfo,
-    Limits,
-    Probe,
-    ProbeResult,
-    RunResult,
-    WarningInfo,
-)
-from tutor.sandbox.snapshots import graph, snapshot
+from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
 PROBE_FILE = "<probe>"
@@ -103,9 +98,10 @@ def _write_all(write: Callable[[int, bytes], int], fd: int, data: bytes) -> None
         view = view[written:]
 
 
-def _apply_limits(limits: Limits, device: str, own_tasks: int | None) -> None:
-    """The request's limits; privileges were already dropped by :func:`prepare` (as root)."""
-    cpu_s = math.ceil(limits.wall_time_s) + 1  # backstop should the parent vanish
+def _apply_limits(limits: Data, device: str, own_tasks: int | None) -> None:
+    """The request's limits (a :class:`~tutor.sandbox.models.Limits`); privileges were
+    already dropped by :func:`prepare` (as root)."""
+    cpu_s = math.ceil(limits["wall_time_s"]) + 1  # backstop should the parent vanish
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
     if device == "cpu":
         # CUDA maps huge virtual ranges, so address-space limits only for CPU runs; GPU runs
@@ -115,11 +111,12 @@ def _apply_limits(limits: Limits, device: str, own_tasks: int | None) -> None:
             vm_bytes = int(os.read(fd, 256).split()[0]) * os.sysconf("SC_PAGE_SIZE")
         finally:
             os.close(fd)
-        soft = vm_bytes + limits.memory_mb * 1024 * 1024
+        soft = vm_bytes + limits["memory_mb"] * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (soft, soft + REPORT_HEADROOM))
     # As root, this process already runs as its own uid (see prepare), so the count is of
     # the run's own processes; otherwise it is added to the user's tasks at the fork.
-    allowed = limits.max_processes if own_tasks is None else own_tasks + limits.max_processes
+    processes = limits["max_processes"]
+    allowed = processes if own_tasks is None else own_tasks + processes
     _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     if hard != resource.RLIM_INFINITY:
         allowed = min(allowed, hard)  # only ever lowered: no privilege needed
@@ -204,8 +201,8 @@ def _rehearse(request_waiting: Callable[[], bool]) -> None:
         lambda code=code: exec(compile(code, "<rehearsal>", "exec"), namespace)  # type: ignore[misc]
         for code in codes
     ]
-    steps.append(lambda: ProbeResult(expr="x", value=snapshot(namespace["x"]),
-                                     graph=graph(namespace["y"], namespace)))
+    steps.append(lambda: json.dumps({"expr": "x", "value": snapshot(namespace["x"]),
+                                     "graph": graph(namespace["y"], namespace)}))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -227,11 +224,11 @@ def _rehearse_serving() -> None:
 
     import torch
 
-    frame = json.dumps({"nonce": "0", "code": "", "device": "cpu",
-                        "limits": Limits().model_dump()}).encode()
-    Limits.model_validate(json.loads(frame)["limits"])
-    RunResult(outcome="ok", device="cpu", torch_version=torch.__version__, warnings=[
-        WarningInfo(category="UserWarning", message="", line=1)]).model_dump_json()
+    frame = json.dumps({"nonce": "0", "code": "", "device": "cpu", "limits": {
+        "wall_time_s": 10.0, "memory_mb": 1, "output_bytes": 1, "max_processes": 1}}).encode()
+    json.loads(frame)
+    _result_json("ok", "cpu", None, [{"category": "UserWarning", "message": "", "line": 1}],
+                 [], None, torch.__version__)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         exec(compile("pass", LEARNER_FILE, "exec"), {"__builtins__": builtins})
@@ -317,7 +314,8 @@ def _learner_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
     return frames
 
 
-def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> ErrorInfo:
+def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> Data:
+    """An :class:`~tutor.sandbox.models.ErrorInfo`."""
     def source(line: int | None) -> str:
         if line is not None and 1 <= line <= len(lines):
             return lines[line - 1].strip()
@@ -325,7 +323,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
 
     frames = _learner_frames(exc.__traceback__)
     trace = [
-        FrameInfo(line=lineno, function=frame.f_code.co_name, source=source(lineno))
+        {"line": lineno, "function": frame.f_code.co_name, "source": source(lineno)}
         for frame, lineno in frames
     ]
     if len(trace) > MAX_FRAMES:  # deep recursion: keep the outermost and the innermost
@@ -351,14 +349,14 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         message = f"<{type(exc).__name__}: message could not be read>"
     if isinstance(exc, SyntaxError):
         message = exc.msg or message
-    return ErrorInfo(
-        type=type(exc).__name__,
-        message=message,
-        line=line,
-        source_line=source_line,
-        traceback=trace,
-        locals=local_snaps,
-    )
+    return {
+        "type": type(exc).__name__,
+        "message": message,
+        "line": line,
+        "source_line": source_line,
+        "traceback": trace,
+        "locals": local_snaps,
+    }
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -372,16 +370,33 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _probe(probe: Probe, namespace: dict[str, Any], lines: list[str]) -> ProbeResult:
+def _probe(probe: Data, namespace: dict[str, Any], lines: list[str]) -> Data:
+    """A :class:`~tutor.sandbox.models.ProbeResult` for a
+    :class:`~tutor.sandbox.models.Probe`."""
+    expr = str(probe["expr"])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            value = eval(compile(probe.expr, PROBE_FILE, "eval"), namespace)
+            value = eval(compile(expr, PROBE_FILE, "eval"), namespace)
             snap = snapshot(value)
-            drawn = graph(value, namespace) if probe.graph else None
-        return ProbeResult(expr=probe.expr, value=snap, graph=drawn)
+            drawn = graph(value, namespace) if probe.get("graph") else None
+        return {"expr": expr, "value": snap, "error": None, "graph": drawn}
     except BaseException as exc:  # a probe's failure is data, including SystemExit
-        return ProbeResult(expr=probe.expr, error=error_info(exc, lines, with_locals=False))
+        return {"expr": expr, "value": None, "graph": None,
+                "error": error_info(exc, lines, with_locals=False)}
+
+
+def _result_json(outcome: str, device: str, error: Data | None, warned: list[Data],
+                 probes: list[Data], exit_code: int | None, torch_version: str) -> bytes:
+    """The JSON of a :class:`~tutor.sandbox.models.RunResult` (the parent adds the rest).
+
+    A lone surrogate in a learner's string (``"\\ud800"``) is valid Python but not UTF-8
+    nor strict JSON: it travels as ``?``, so such a string cannot void the result.
+    """
+    return json.dumps({
+        "outcome": outcome, "device": device, "error": error, "warnings": warned,
+        "probes": probes, "exit_code": exit_code, "torch_version": torch_version,
+    }, ensure_ascii=False).encode("utf-8", "replace")
 
 
 def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
@@ -419,7 +434,7 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
     nonce: bytes = request["nonce"].encode()
     code: str = request["code"]
     device: str = request["device"]
-    limits = Limits.model_validate(request["limits"])
+    limits: Data = request["limits"]
     _apply_limits(limits, device, own_tasks)
     mark(marks, "limits")
 
@@ -444,18 +459,18 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
         "__builtins__": builtins,
         "device": torch.device(device),
     }
-    caught: list[WarningInfo] = []
+    caught: list[Data] = []
     mark(marks, "code_start")
 
     def show_warning(message: Any, category: type, filename: str, lineno: int,
                      file: Any = None, line: Any = None) -> None:
         where = lineno if filename == LEARNER_FILE else _learner_line_now()
-        info = WarningInfo(category=category.__name__, message=str(message), line=where)
+        info = {"category": category.__name__, "message": str(message), "line": where}
         if info not in caught and len(caught) < MAX_WARNINGS:
             caught.append(info)
 
     outcome = "ok"
-    error: ErrorInfo | None = None
+    error: Data | None = None
     exit_code: int | None = None
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -473,11 +488,12 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
                 namespace.clear()
                 del exc
                 gc.collect()
-                error = ErrorInfo(
-                    type="MemoryError",
-                    message=f"the code used more than its memory limit ({limits.memory_mb} MB)",
-                    line=None,
-                )
+                error = {
+                    "type": "MemoryError", "line": None, "source_line": None, "traceback": [],
+                    "locals": {},
+                    "message": f"the code used more than its memory limit "
+                               f"({limits['memory_mb']} MB)",
+                }
             else:
                 outcome = "error"
                 error = error_info(exc, lines)
@@ -486,26 +502,17 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
         exit_now(0)
     mark(marks, "code_end")
 
-    probes: list[ProbeResult] = []
+    probes: list[Data] = []
     if request.get("probes") and outcome != "memory":
         write(result_fd, protocol.encode(protocol.KIND_DONE, nonce, b"{}"))
         for raw in _read_frame(command_fd):
-            probes.append(_probe(Probe.model_validate(raw), namespace, lines))
+            probes.append(_probe(raw, namespace, lines))
         if os.getpid() != run_pid:
             flush()
             exit_now(0)
         mark(marks, "probes")
     flush()
-    result = RunResult(
-        outcome=outcome,  # type: ignore[arg-type]
-        device=device,
-        error=error,
-        warnings=caught,
-        probes=probes,
-        exit_code=exit_code,
-        torch_version=torch.__version__,
-    )
-    payload = result.model_dump_json().encode()
+    payload = _result_json(outcome, device, error, caught, probes, exit_code, torch.__version__)
     if request.get("trace"):
         mark(marks, "result_built")
         _write_all(write, result_fd, protocol.encode(protocol.KIND_TRACE, nonce,

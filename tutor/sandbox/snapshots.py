@@ -1,7 +1,9 @@
 """Snapshots of values in a run's process: tensors, plain values and autograd graphs.
 
 Runs inside the forked child (torch is already imported there). Everything produced is
-plain JSON-able data for the models in :mod:`tutor.sandbox.models`.
+plain JSON data of the shape of the models in :mod:`tutor.sandbox.models`, which the parent
+validates it into. The child builds no models itself: pydantic's first touches in a fresh
+fork cost ~1.5 ms of copy-on-write faults a run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import warnings
 from collections import deque
 from typing import Any
 
-from tutor.sandbox.models import Graph, GraphNode, TensorSnapshot, ValueSnapshot
+Data = dict[str, Any]
+"""The JSON of one model of :mod:`tutor.sandbox.models` (named in each function's doc)."""
 
 MAX_VALUES = 4096
 """Tensors with more elements than this travel without their values."""
@@ -39,7 +42,8 @@ def _nested(value: Any) -> Any:
     return _scalar(value)
 
 
-def tensor_snapshot(tensor: Any, *, with_grad: bool = True) -> TensorSnapshot:
+def tensor_snapshot(tensor: Any, *, with_grad: bool = True) -> Data:
+    """A :class:`~tutor.sandbox.models.TensorSnapshot`."""
     import torch
 
     values: Any = None
@@ -62,18 +66,19 @@ def tensor_snapshot(tensor: Any, *, with_grad: bool = True) -> TensorSnapshot:
             raw_grad = tensor.grad
         if isinstance(raw_grad, torch.Tensor):
             grad = tensor_snapshot(raw_grad, with_grad=False)
-    return TensorSnapshot(
-        shape=[int(size) for size in tensor.shape],
-        dtype=str(tensor.dtype),
-        device=str(tensor.device),
-        requires_grad=bool(tensor.requires_grad),
-        is_leaf=bool(tensor.is_leaf),
-        grad_fn=type(tensor.grad_fn).__name__ if tensor.grad_fn is not None else None,
-        numel=numel,
-        values=values,
-        truncated=truncated,
-        grad=grad,
-    )
+    return {
+        "kind": "tensor",
+        "shape": [int(size) for size in tensor.shape],
+        "dtype": str(tensor.dtype),
+        "device": str(tensor.device),
+        "requires_grad": bool(tensor.requires_grad),
+        "is_leaf": bool(tensor.is_leaf),
+        "grad_fn": type(tensor.grad_fn).__name__ if tensor.grad_fn is not None else None,
+        "numel": numel,
+        "values": values,
+        "truncated": truncated,
+        "grad": grad,
+    }
 
 
 def _plain(value: Any, budget: list[int]) -> Any:
@@ -92,7 +97,9 @@ def _plain(value: Any, budget: list[int]) -> Any:
     raise ValueError("not plain")
 
 
-def snapshot(value: Any) -> TensorSnapshot | ValueSnapshot:
+def snapshot(value: Any) -> Data:
+    """A :class:`~tutor.sandbox.models.TensorSnapshot` or
+    :class:`~tutor.sandbox.models.ValueSnapshot`."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -109,7 +116,7 @@ def snapshot(value: Any) -> TensorSnapshot | ValueSnapshot:
         plain = None
     if isinstance(value, (torch.device, torch.dtype)):
         plain = str(value)
-    return ValueSnapshot(type=type(value).__name__, repr=text, value=plain)
+    return {"kind": "value", "type": type(value).__name__, "repr": text, "value": plain}
 
 
 def tensor_names(namespace: dict[str, Any]) -> dict[int, str]:
@@ -123,13 +130,14 @@ def tensor_names(namespace: dict[str, Any]) -> dict[int, str]:
     return names
 
 
-def graph(value: Any, namespace: dict[str, Any]) -> Graph:
-    """The autograd graph behind ``value``: breadth-first over grad_fn/next_functions."""
+def graph(value: Any, namespace: dict[str, Any]) -> Data:
+    """The autograd graph behind ``value`` (a :class:`~tutor.sandbox.models.Graph`):
+    breadth-first over grad_fn/next_functions."""
     import torch
 
     root_fn = value.grad_fn if isinstance(value, torch.Tensor) else None
     if root_fn is None:
-        return Graph(root=None)
+        return {"root": None, "nodes": [], "truncated": False}
     names = tensor_names(namespace)
     ids: dict[int, int] = {}
     order: list[Any] = []
@@ -160,13 +168,11 @@ def graph(value: Any, namespace: dict[str, Any]) -> Graph:
         if isinstance(variable, torch.Tensor):
             leaf_shape = [int(size) for size in variable.shape]
             leaf_name = names.get(id(variable))
-        nodes.append(
-            GraphNode(
-                id=index,
-                name=type(fn).__name__,
-                next=links.get(index, []),
-                leaf_shape=leaf_shape,
-                leaf_name=leaf_name,
-            )
-        )
-    return Graph(root=0, nodes=nodes, truncated=truncated)
+        nodes.append({
+            "id": index,
+            "name": type(fn).__name__,
+            "next": links.get(index, []),
+            "leaf_shape": leaf_shape,
+            "leaf_name": leaf_name,
+        })
+    return {"root": 0, "nodes": nodes, "truncated": truncated}
