@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Input, OptionList, Select, Static
+from textual.widgets import Button, Input, OptionList, Select, Static
 
 from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep
 from tutor.errors import TutorError
@@ -38,6 +38,7 @@ from tutor.learning import (
 )
 from tutor.tui import cjk_wrap
 from tutor.tui.commands import TutorCommands
+from tutor.tui.compact_footer import CompactFooter
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
@@ -131,7 +132,7 @@ class TutorApp(App[None]):
             with Vertical(id="work-pane"):  # the code area is mounted above the results
                 step = self.session.step
                 yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))
-        yield Footer(compact=True)
+        yield CompactFooter()
 
     def code_area(self) -> CodeArea | None:
         """The editor and run bar, once a step with code has been shown."""
