@@ -1,0 +1,74 @@
+"""The server's children: standbys forked without CPython's after-fork hooks (while it is
+one thread), and strays told apart from runs and the standby.
+
+Run in fresh interpreters: the test process has threads and children of other tests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+PROBE = textwrap.dedent("""
+    import os, sys, threading
+    from tutor.sandbox import server
+
+    ran = []
+    os.register_at_fork(after_in_child=lambda: ran.append(1))
+    if sys.argv[1] == "thread":
+        stop = threading.Event()
+        threading.Thread(target=stop.wait, daemon=True).start()
+    read_end, write_end = os.pipe()
+    pid = server._fork()
+    if pid == 0:
+        os.write(write_end, b"hooks ran" if ran else b"no hooks")
+        os._exit(0)
+    os.close(write_end)
+    print(os.read(read_end, 64).decode())
+    os.waitpid(pid, 0)
+""")
+
+
+def _child_says(mode: str) -> str:
+    done = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True,
+                          text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_one_thread_forks_without_python_hooks() -> None:
+    assert _child_says("alone") == "no hooks"
+
+
+def test_with_another_thread_the_plain_fork_runs_the_hooks() -> None:
+    assert _child_says("thread") == "hooks ran"
+
+
+STRAYS = textwrap.dedent("""
+    import os, signal, time
+    from tutor.sandbox import server
+
+    state = server._State(sock=None)
+    said = [server._strays(state)]
+    run, stray = os.fork(), None
+    if run == 0:
+        time.sleep(60)
+    state.runs[run] = None
+    said.append(server._strays(state))
+    stray = os.fork()
+    if stray == 0:
+        time.sleep(60)
+    said.append(server._strays(state))
+    for pid in (run, stray):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    state.runs.clear()
+    said.append(server._strays(state))
+    print(said)
+""")
+
+
+def test_strays_are_children_that_are_neither_runs_nor_the_standby() -> None:
+    done = subprocess.run([sys.executable, "-c", STRAYS], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.strip() == "[False, False, True, False]"
