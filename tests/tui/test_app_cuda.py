@@ -43,7 +43,7 @@ def test_auto_device_runs_on_the_gpu_and_back(course, store, sandbox: Sandbox) -
 
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: app.session.known_devices is not None, 120)
+            await wait_until(pilot, lambda: app.offered_devices is not None, 120)
             await pilot.pause()
             assert "cuda:0" in app.session.known_devices
             assert app.session.device == "cuda:0"

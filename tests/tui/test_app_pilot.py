@@ -371,7 +371,7 @@ def test_devices_listed_when_known_and_switched(make_app) -> None:
         await go_to(app, pilot, "mini-basics", "first-backward")
         select = app.query_one("#device", Select)
         assert app.session.device == "cpu"  # until the runner answers, cpu
-        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await wait_until(pilot, lambda: app.offered_devices is not None)
         await pilot.pause()
         assert app.session.device == "cpu"  # asked for cpu explicitly
         select.value = "cuda:0"
@@ -390,14 +390,14 @@ def test_devices_listed_when_known_and_switched(make_app) -> None:
 
 def test_auto_device_and_unavailable_device(make_app) -> None:
     async def auto(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await wait_until(pilot, lambda: app.offered_devices is not None)
         await pilot.pause()
         assert app.session.device == "cuda:0"
 
     drive(make_app(runner=FakeRunner(devices=["cpu", "cuda:0"]), device="auto"), auto)
 
     async def missing(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: app.session.known_devices is not None)
+        await wait_until(pilot, lambda: app.offered_devices is not None)
         await pilot.pause()
         assert app.session.device == "cpu"
         await go_to(app, pilot, "mini-basics", "first-backward")  # the run bar, built now

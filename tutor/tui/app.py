@@ -106,6 +106,8 @@ class TutorApp(App[None]):
         self._loading_editor = False
         self._base_bindings: BindingsMap | None = None
         self._first_frame_done = False
+        self.offered_devices: list[str] | None = None
+        """The devices the picker offers, once the runner has said (None until then: cpu)."""
         self._apply_bindings()
 
     # ------------------------------------------------------------------ layout
@@ -681,6 +683,7 @@ class TutorApp(App[None]):
             )
             wanted = "cpu"
         self.select_device(wanted)
+        self.offered_devices = list(devices)
 
     def select_device(self, device: str) -> None:
         try:
