@@ -353,6 +353,22 @@ class LearningSession:
                 return saved
         return self.starter_code()
 
+    def previous_choices(self) -> list[int]:
+        """The choices of the learner's last answer to the current quiz (none if it was
+        never answered): shown again when the learner comes back, after a restart too."""
+        step = self.step
+        if not isinstance(step, QuizStep):
+            return []
+        saved = self.store.last_code(self.ref) or ""
+        picked = {int(part) for part in saved.split(",") if part.strip().isdigit()}
+        return sorted(i for i in picked if i < len(step.choices))
+
+    def previous_answer(self) -> str:
+        """The learner's last typed answer to the current answer step ("" if none)."""
+        if not isinstance(self.step, AnswerStep):
+            return ""
+        return self.store.last_code(self.ref) or ""
+
     def save_code(self, code: str) -> None:
         if isinstance(self.step, RUNNABLE_KINDS):
             self.store.save_code(self.ref, code)

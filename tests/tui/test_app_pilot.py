@@ -272,6 +272,29 @@ def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
     drive(make_app(), scenario)
 
 
+def test_the_last_answers_are_shown_again_after_a_restart(make_app, store) -> None:
+    async def answer(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        app.query_one("#quiz-choices", RadioSet).focus()
+        await pilot.press("down", "enter")
+        await pilot.click("#btn-check")
+        await pilot.pause()
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        app.query_one("#answer-input", Input).value = "tensor([2., 2.])"
+        await pilot.click("#btn-check")
+        await wait_until(pilot, lambda: app.session.attempts() == 1 and not app.running)
+
+    drive(make_app(), answer)
+
+    async def restarted(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        assert app.query_one("#quiz-choices", RadioSet).pressed_index == 1
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        assert app.query_one("#answer-input", Input).value == "tensor([2., 2.])"
+
+    drive(make_app(), restarted)
+
+
 def code_shown(app: TutorApp) -> bool:
     area = app.code_area()
     return area is not None and area.display
@@ -386,6 +409,31 @@ def test_devices_listed_when_known_and_switched(make_app) -> None:
         assert runner.calls[-1]["device"] == "cuda:0"
 
     drive(make_app(runner=runner), scenario)
+
+
+def test_devices_that_arrive_while_the_run_bar_is_mounted_reach_its_picker(make_app) -> None:
+    """The device list used to be lost (picker stuck on cpu, 'auto' not applied) when it
+    arrived between the run bar's creation and its mount: Select.set_options raised."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.code_area() is None  # a reading step: no run bar yet
+        app.session.goto("mini-basics", "first-backward")
+        for yields in range(6):  # each way the answer can fall into the mount
+            area = app.code_area()
+            if area is not None:
+                await area.remove()
+            mounting = asyncio.create_task(app._ensure_code_area())
+            for _ in range(yields):
+                await asyncio.sleep(0)
+            app.session.known_devices = ["cpu", "cuda:0"]
+            app._devices_known(["cpu", "cuda:0"])
+            await mounting
+            await pilot.pause()
+            select = app.query_one("#device", Select)
+            assert [value for _, value in select._options] == ["cpu", "cuda:0"], yields
+            assert select.value == app.session.device == "cuda:0", yields
+
+    drive(make_app(runner=FakeRunner(devices=["cpu", "cuda:0"]), device="auto"), scenario)
 
 
 def test_auto_device_and_unavailable_device(make_app) -> None:

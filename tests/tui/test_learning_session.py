@@ -144,6 +144,24 @@ def test_quiz_and_answer(course: Course, store: ProgressStore) -> None:
     assert "mini-basics/grad-value" in store.passed_steps()
 
 
+def test_last_answers_come_back_with_the_step(course: Course, store: ProgressStore) -> None:
+    session = make(course, store)
+    session.goto("mini-basics", "who-tracks")
+    assert session.previous_choices() == []
+    session.answer_quiz([1])
+    session.goto("mini-basics", "grad-value")
+    assert session.previous_choices() == []  # not a quiz
+    session.answer_value("tensor([1., 1.])")
+    again = make(course, store)  # a restart
+    again.goto("mini-basics", "who-tracks")
+    assert again.previous_choices() == [1] and again.previous_answer() == ""
+    again.goto("mini-basics", "grad-value")
+    assert again.previous_answer() == "tensor([1., 1.])"
+    store.record_attempt("mini-basics/who-tracks", "7,x,0", passed=False, score=0, max_score=1)
+    again.goto("mini-basics", "who-tracks")
+    assert again.previous_choices() == [0]  # what no longer fits the choices is dropped
+
+
 def test_hints_one_at_a_time_and_kept(course: Course, store: ProgressStore) -> None:
     session = make(course, store)
     session.goto("mini-basics", "first-backward")

@@ -161,6 +161,9 @@ class TutorApp(App[None]):
             )
             await self.query_one("#work-pane").mount(area, before=0)
             area.relabel(self.lang)
+            if session.known_devices:  # they may have arrived while it was being mounted
+                self._offer_devices(session.known_devices)
+                self.select_device(session.device)
         return area
 
     async def on_mount(self) -> None:
@@ -355,6 +358,8 @@ class TutorApp(App[None]):
             attempts=session.attempts(),
             hints=[hint.get(self.lang) for hint in session.visible_hints()],
             keep_choices=keep_choices,
+            choices=session.previous_choices(),
+            answer=session.previous_answer(),
         )
 
     def render_step_header(self) -> None:
@@ -667,10 +672,18 @@ class TutorApp(App[None]):
             return
         self.call_from_thread(self._devices_known, devices)
 
-    def _devices_known(self, devices: list[str]) -> None:
-        for select in self.query("#device").results(Select):  # else built with them later
+    def _device_pickers(self) -> list[Select[str]]:
+        """The run bar's device picker, once mounted: one still being mounted cannot take
+        new options yet, and :meth:`_ensure_code_area` brings it up to date after."""
+        return [select for select in self.query("#device").results(Select) if select.is_mounted]
+
+    def _offer_devices(self, devices: list[str]) -> None:
+        for select in self._device_pickers():
             with select.prevent(Select.Changed):  # only the learner's picks are changes
                 select.set_options([(device, device) for device in devices])
+
+    def _devices_known(self, devices: list[str]) -> None:
+        self._offer_devices(devices)
         wanted = self.wanted_device
         if wanted == "auto":
             wanted = _best_device(devices)
@@ -691,7 +704,7 @@ class TutorApp(App[None]):
         except TutorError as exc:
             self.notify(str(exc), severity="error")
             return
-        for select in self.query("#device").results(Select):
+        for select in self._device_pickers():
             if select.value != device:
                 with select.prevent(Select.Changed):
                     select.value = device

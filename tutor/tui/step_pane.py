@@ -3,6 +3,8 @@ step navigation. A view: it shows what the app hands it and reports what is pick
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -49,13 +51,16 @@ class StepPane(Vertical):
         attempts: int,
         hints: list[str],
         keep_choices: bool = False,
+        choices: Sequence[int] = (),
+        answer: str = "",
     ) -> None:
         """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
-        typed (on a language switch) instead of starting fresh (a new step)."""
+        typed (on a language switch); otherwise a new step starts from ``choices`` or
+        ``answer``, the learner's last answer to it."""
         self.show_header(lesson, step, index=index, lang=lang, passed=passed, attempts=attempts)
         await self.query_one("#step-body", LessonBody).show(step_markdown(lesson, step, lang))
         await self.show_hints(hints, len(step.hints), lang)
-        await self._show_controls(step, lang, keep_choices)
+        await self._show_controls(step, lang, keep_choices, choices, answer)
         set_label(self.query_one("#btn-prev", Button), label("btn_prev", lang))
         set_label(self.query_one("#btn-hint", Button), label("btn_hint", lang))
         set_label(self.query_one("#btn-next", Button), label("btn_next", lang))
@@ -81,10 +86,11 @@ class StepPane(Vertical):
         widget.display = bool(hints)
         await widget.show(hints_markdown(hints, total, lang) if hints else "")
 
-    async def _show_controls(self, step: Step, lang: Lang, keep: bool) -> None:
+    async def _show_controls(self, step: Step, lang: Lang, keep: bool, choices: Sequence[int],
+                             answer: str) -> None:
         controls = self.query_one("#step-controls", Vertical)
-        previous_choice = self.selected_choices() if keep else []
-        previous_answer = self.typed_answer() if keep else ""
+        previous_choice = self.selected_choices() if keep else list(choices)
+        previous_answer = self.typed_answer() if keep else answer
         await controls.remove_children()
         controls.display = isinstance(step, (QuizStep, AnswerStep))
         if isinstance(step, QuizStep):
