@@ -272,29 +272,6 @@ def test_single_choice_quiz(make_app, store: ProgressStore) -> None:
     drive(make_app(), scenario)
 
 
-def test_the_last_answers_are_shown_again_after_a_restart(make_app, store) -> None:
-    async def answer(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await go_to(app, pilot, "mini-basics", "who-tracks")
-        app.query_one("#quiz-choices", RadioSet).focus()
-        await pilot.press("down", "enter")
-        await pilot.click("#btn-check")
-        await pilot.pause()
-        await go_to(app, pilot, "mini-basics", "grad-value")
-        app.query_one("#answer-input", Input).value = "tensor([2., 2.])"
-        await pilot.click("#btn-check")
-        await wait_until(pilot, lambda: app.session.attempts() == 1 and not app.running)
-
-    drive(make_app(), answer)
-
-    async def restarted(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await go_to(app, pilot, "mini-basics", "who-tracks")
-        assert app.query_one("#quiz-choices", RadioSet).pressed_index == 1
-        await go_to(app, pilot, "mini-basics", "grad-value")
-        assert app.query_one("#answer-input", Input).value == "tensor([2., 2.])"
-
-    drive(make_app(), restarted)
-
-
 def code_shown(app: TutorApp) -> bool:
     area = app.code_area()
     return area is not None and area.display
@@ -635,6 +612,10 @@ def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None
         await pilot.press("down", "enter")
         await pilot.click("#btn-check")
         await pilot.pause()
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        app.query_one("#answer-input", Input).value = "tensor([2., 2.])"
+        await pilot.click("#btn-check")
+        await wait_until(pilot, lambda: app.session.attempts() == 1 and not app.running)
         await go_to(app, pilot, "mini-basics", "first-backward")
         app.query_one("#editor", TextArea).text = edited
         await pilot.press("ctrl+t")
@@ -648,6 +629,11 @@ def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None
         assert "Hint 1/2" in app.query_one("#step-hints", MarkdownView).source
         prompt = lesson_text(app, 0)
         assert prompt.startswith("◐")
+        # the last answers come back with their steps
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        assert app.query_one("#quiz-choices", RadioSet).pressed_index == 1
+        await go_to(app, pilot, "mini-basics", "grad-value")
+        assert app.query_one("#answer-input", Input).value == "tensor([2., 2.])"
 
     drive(make_app(), second)
 
