@@ -91,6 +91,16 @@ def test_lone_surrogates_in_learner_strings_do_not_void_the_result(sandbox: Sand
     assert result.probe("s + '!'").value.repr == "'a\\ud800b!'"  # type: ignore[union-attr]
 
 
+def test_a_huge_int_does_not_void_the_result(sandbox: Sandbox) -> None:
+    # Python cannot write a 5001-digit int as text by default: the result used to vanish.
+    result = sandbox.run("big = 10**5000\nsmall = 2**70\n", probes=["big", "[big]", "small"])
+    assert result.outcome == "ok", result
+    assert result.probe("big").value.value is None  # type: ignore[union-attr]
+    assert "ValueError" in result.probe("big").value.repr  # type: ignore[union-attr]
+    assert result.probe("[big]").value.value is None  # type: ignore[union-attr]
+    assert result.probe("small").value.value == 2**70  # type: ignore[union-attr]
+
+
 def test_error_has_learner_line_traceback_and_tensor_locals(sandbox: Sandbox) -> None:
     code = ("import torch\n"
             "def step(t):\n"

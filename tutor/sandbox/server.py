@@ -65,13 +65,16 @@ def _become_subreaper() -> None:
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-_LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
-"""glibc's fork, called with the GIL held: see :func:`_fork`."""
-_LIBC_FORK.restype = ctypes.c_int
+try:
+    _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
+    """The C library's fork, called with the GIL held: see :func:`_fork`."""
+    _LIBC_FORK.restype = ctypes.c_int
+except (AttributeError, OSError, TypeError):  # no C library to call it in
+    _LIBC_FORK = None
 
 
 def _fork() -> int:
-    """``os.fork()`` without CPython's after-fork work in the child: ~2 ms of CPU a run.
+    """``os.fork()`` without CPython's after-fork work in the child: ~1–2 ms of CPU a run.
 
     ``os.fork()`` reinitialises the interpreter's locks in the child and runs every
     ``register_at_fork`` hook (threading's, logging's, random's, torch's): ~300
@@ -81,7 +84,7 @@ def _fork() -> int:
     torch's threads itself. glibc's fork handlers (OpenMP's, OpenBLAS's, torch's) still
     run. With any other Python thread alive, the plain ``os.fork()``.
     """
-    if threading.active_count() > 1:
+    if _LIBC_FORK is None or threading.active_count() > 1:
         return os.fork()
     pid = _LIBC_FORK()
     if pid < 0:
@@ -145,7 +148,7 @@ def _strays(state: _State) -> bool:
 
     We are the runs' subreaper: whatever a finished run left alive was reparented to us
     when its parent died, so no stray child means no straggler of a finished run, and an
-    after-run sweep can skip the /proc scan (~1.5 ms a run). The periodic sweep scans
+    after-run sweep can skip the /proc scan (~1.5 ms of CPU each). The periodic sweep scans
     anyway (a run's uid might be running something spawned outside our tree). True where
     the kernel does not list children.
     """

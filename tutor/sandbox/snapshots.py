@@ -21,6 +21,8 @@ MAX_VALUES = 4096
 MAX_REPR = 2000
 MAX_GRAPH_NODES = 200
 MAX_PLAIN_ITEMS = 1000
+MAX_INT_BITS = 4096
+"""A larger Python int travels as its repr only (which says that it is too long to print)."""
 
 
 def _scalar(value: Any) -> Any:
@@ -86,6 +88,8 @@ def _plain(value: Any, budget: list[int]) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
         raise ValueError("too large")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise ValueError("too large")  # JSON could not even write it (int_max_str_digits)
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
