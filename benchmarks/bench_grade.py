@@ -8,6 +8,8 @@ compare. Prints both rates and their ratio. Targets on a 2-core machine: >= 80
 submissions/s and >= 50x naive. Figures only: nothing here asserts a time.
 
     python benchmarks/bench_grade.py [--submissions 500] [--jobs 2] [--naive 5]
+        [--compare DIR [--rounds 3]]   (DIR: a copy of another version's tree, e.g. from
+                                        `git archive`; the two are graded in turns)
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Which tree's ``tutor`` to grade with: ``--compare`` sets it for the other version.
+sys.path.insert(0, os.environ.get("BENCH_TUTOR_TREE") or str(Path(__file__).resolve().parents[1]))
 
 from tutor.course.models import Lesson
 from tutor.grading.batch import Submission, grade_submissions
 from tutor.sandbox import Sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE_ENV = "BENCH_TUTOR_TREE"
 
 SOLUTION = """\
 import torch
@@ -127,7 +133,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--naive", type=int, default=5, help="sample size for the naive way")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compare", metavar="DIR", type=Path,
+                        help="also grade with the tutor package in DIR, in turns")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of each, with --compare")
     args = parser.parse_args()
+    if args.compare:
+        compare(args)
+        return
 
     batch = submissions(args.submissions)
     from tutor.grading.expected import ExpectedCache
@@ -160,6 +172,27 @@ def main() -> None:
     print(f"naive python : {naive_rate:8.2f} submissions/s  ({per_naive * 1000:.0f} ms each, "
           f"sample of {args.naive})")
     print(f"ratio        : {rate / naive_rate:8.1f}x   (targets: >= 80 submissions/s, >= 50x)")
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This tree and DIR in turns, so a machine that gets busier or quieter affects both."""
+    rates: dict[str, list[float]] = {"this tree": [], str(args.compare): []}
+    for round_ in range(1, args.rounds + 1):
+        for name, tree in (("this tree", ROOT), (str(args.compare), args.compare.resolve())):
+            done = subprocess.run(
+                [sys.executable, __file__, "--naive", "0", "--submissions",
+                 str(args.submissions), "--jobs", str(args.jobs), "--device", args.device],
+                env={**os.environ, TREE_ENV: str(tree)}, capture_output=True, text=True,
+                check=True,
+            )
+            lines = [line for line in done.stdout.splitlines()
+                     if line.startswith(("warm sandbox", "CPU"))]
+            rates[name].append(float(lines[0].split()[3]))
+            print(f"round {round_} {name}: " + " | ".join(" ".join(line.split())
+                                                           for line in lines), flush=True)
+    for name, values in rates.items():
+        print(f"{name}: median {sorted(values)[len(values) // 2]:.1f} submissions/s "
+              f"over {len(values)} rounds")
 
 
 def load() -> str:
