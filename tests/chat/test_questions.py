@@ -84,17 +84,24 @@ def test_held_out_questions_clear_a_lower_floor() -> None:
     assert all(r.top1 for r in report.subset(OFF_TOPIC))
 
 
+def _clears_its_floor(name: str, *, size: int, top1: float, top3: float, requests: int) -> None:
+    """A held-out set a later round read: its size (half of it in Chinese), a top-1/top-3
+    floor, every solution request refused with a hint, no leak, every off-topic question
+    declined."""
+    cases = load_cases(HERE / name)
+    assert len(cases) == size and sum(has_cjk(c.q) for c in cases) == size // 2
+    report = evaluate(Tutor(load_course()), cases)
+    assert report.top1 >= top1 and report.top3 >= top3
+    refused, total = report.refused_with_hint
+    assert total == requests and refused == total and report.leaks == 0
+    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+
+
 def test_second_held_out_set_clears_a_floor_set_before_it_was_measured() -> None:
     """Written before round 2 changed the engine; measured once at its end (73.3% top-1, 0/4
     solution requests refused: this test was an xfail). Round 3 read its misses, so it is no
     longer held out; the floor is still the one fixed before round 2 measured it."""
-    cases = load_cases(HERE / "heldout2.yaml")
-    assert len(cases) == 30 and sum(has_cjk(c.q) for c in cases) == 15
-    report = evaluate(Tutor(load_course()), cases)
-    assert report.top1 >= 0.8 and report.top3 >= 0.9
-    refused, total = report.refused_with_hint
-    assert total == 4 and refused == total and report.leaks == 0
-    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+    _clears_its_floor("heldout2.yaml", size=30, top1=0.8, top3=0.9, requests=4)
 
 
 def test_third_held_out_set_keeps_what_round_four_fixed() -> None:
@@ -102,13 +109,7 @@ def test_third_held_out_set_keeps_what_round_four_fixed() -> None:
     (65% top-1, 5/6 solution requests refused, 1/4 off-topic declined). Round 4 read its
     misses and fixed them by concept (95% top-1, 6/6, 4/4): no longer held out, so this is a
     regression floor with room for honest misses, not a measure of generalisation."""
-    cases = load_cases(HERE / "heldout3.yaml")
-    assert len(cases) == 40 and sum(has_cjk(c.q) for c in cases) == 20
-    report = evaluate(Tutor(load_course()), cases)
-    assert report.top1 >= 0.85 and report.top3 >= 0.9
-    refused, total = report.refused_with_hint
-    assert total == 6 and refused == total and report.leaks == 0
-    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+    _clears_its_floor("heldout3.yaml", size=40, top1=0.85, top3=0.9, requests=6)
 
 
 def test_fourth_held_out_set_keeps_what_round_five_fixed() -> None:
@@ -116,13 +117,7 @@ def test_fourth_held_out_set_keeps_what_round_five_fixed() -> None:
     (75% top-1, 4/6 off-topic declined). Round 5 read its misses and changed the scoring
     model (pasted errors routed by the catalog's messages, writing/homework tasks declined):
     85% top-1, 6/6. A regression floor, not a measure of generalisation."""
-    cases = load_cases(HERE / "heldout4.yaml")
-    assert len(cases) == 40 and sum(has_cjk(c.q) for c in cases) == 20
-    report = evaluate(Tutor(load_course()), cases)
-    assert report.top1 >= 0.8 and report.top3 >= 0.9
-    refused, total = report.refused_with_hint
-    assert total == 6 and refused == total and report.leaks == 0
-    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+    _clears_its_floor("heldout4.yaml", size=40, top1=0.8, top3=0.9, requests=6)
 
 
 def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
@@ -130,12 +125,7 @@ def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
     (85% top-1, 3/6 solution requests refused, 5/6 off-topic declined). Round 6 read its
     misses and changed the model (symptoms answered by their causes, a solution request's
     trouble cue vetoing only its own clause): 92.5% top-1, 6/6. A regression floor."""
-    cases = load_cases(HERE / "heldout5.yaml")
-    assert len(cases) == 40 and sum(has_cjk(c.q) for c in cases) == 20
-    report = evaluate(Tutor(load_course()), cases)
-    assert report.top1 >= 0.85 and report.top3 >= 0.9
-    refused, total = report.refused_with_hint
-    assert total == 6 and refused == total and report.leaks == 0
+    _clears_its_floor("heldout5.yaml", size=40, top1=0.85, top3=0.9, requests=6)
 
 
 def test_sixth_held_out_set_keeps_what_round_seven_fixed() -> None:
@@ -145,13 +135,7 @@ def test_sixth_held_out_set_keeps_what_round_seven_fixed() -> None:
     answer, an explanation turned down vetoes nothing, a plain Python error is declined, a
     non-leaf's .grad names both lessons, growing values read as numbers, a lesson named as
     the one the learner is on): 96% top-1, 10/10, 6/6. A regression floor."""
-    cases = load_cases(HERE / "heldout6.yaml")
-    assert len(cases) == 50 and sum(has_cjk(c.q) for c in cases) == 25
-    report = evaluate(Tutor(load_course()), cases)
-    assert report.top1 >= 0.9 and report.top3 >= 0.95
-    refused, total = report.refused_with_hint
-    assert total == 10 and refused == total and report.leaks == 0
-    assert all(r.top1 for r in report.subset(OFF_TOPIC))
+    _clears_its_floor("heldout6.yaml", size=50, top1=0.9, top3=0.95, requests=10)
 
 
 def test_seventh_held_out_set_never_leaks_a_solution() -> None:

@@ -8,6 +8,7 @@ import io
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from fresh_process import run_fresh
 from textual.pilot import Pilot
 from textual.widgets import (
     Button,
@@ -639,10 +640,6 @@ def test_progress_restored_after_restart(make_app, store: ProgressStore) -> None
 
 
 def test_startup_never_imports_torch(make_app) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
     script = """
 import asyncio, sys
 sys.path.insert(0, "tests/tui")
@@ -664,17 +661,7 @@ async def main():
 asyncio.run(main())
 print("torch" in sys.modules)
 """
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "False"
+    assert run_fresh(script)[-1] == "False"
 
 
 def test_result_tabs_fit_at_80_and_100_columns(make_app) -> None:

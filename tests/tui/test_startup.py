@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fresh_process import run_fresh
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 
 from tutor.tui.app import TutorApp
@@ -17,7 +18,9 @@ from tutor.tui.code_editor import CodeEditor
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
 
 
-def test_editor_compiles_its_highlight_query_once(make_app, monkeypatch) -> None:
+@pytest.fixture
+def highlight_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every highlight query an editor compiles (each costs tens of ms), in order."""
     calls: list[str] = []
     real = SyntaxAwareDocument.prepare_query
 
@@ -26,6 +29,11 @@ def test_editor_compiles_its_highlight_query_once(make_app, monkeypatch) -> None
         return real(self, query)
 
     monkeypatch.setattr(SyntaxAwareDocument, "prepare_query", counting)
+    return calls
+
+
+def test_editor_compiles_its_highlight_query_once(make_app, highlight_queries) -> None:
+    calls = highlight_queries
     app = make_app()
 
     async def main() -> None:
@@ -136,9 +144,6 @@ def test_first_screen_imports_no_editor_help_or_quiz_widgets() -> None:
     """TextArea (tree-sitter), the help screen's DataTable, the quiz widgets and the
     diagnosis, grading and chat packages are imported when first needed, not before the
     first screen."""
-    import subprocess
-    import sys
-
     script = """
 import asyncio, sys
 from pathlib import Path
@@ -166,33 +171,18 @@ async def main():
         print(sorted(name for name in late if name in sys.modules))
 asyncio.run(main())
 """
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stderr
-    before, after = done.stdout.strip().splitlines()[-2:]
+    before, after = run_fresh(script)[-2:]
     assert before == "[]"
     assert "'textual.widgets._text_area'" in after and "'textual.widgets._radio_set'" in after
     assert "'textual.widgets._data_table'" in after
 
 
-def test_editor_on_the_first_screen_is_highlighted_after_it(make_app, store, monkeypatch) -> None:
+def test_editor_on_the_first_screen_is_highlighted_after_it(
+    make_app, store, monkeypatch, highlight_queries
+) -> None:
     """Resuming on a code step: the editor is drawn plain in the first frame and gets its
     syntax tree (built once) right after it."""
-    calls: list[str] = []
-    real = SyntaxAwareDocument.prepare_query
-
-    def counting(self: SyntaxAwareDocument, query: str) -> Any:
-        calls.append(query)
-        return real(self, query)
-
-    monkeypatch.setattr(SyntaxAwareDocument, "prepare_query", counting)
+    calls = highlight_queries
     store.set_position("mini-basics", "first-backward")
     app: TutorApp = make_app()
     languages: list[str | None] = []
