@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import locale
 import os
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, TypeAdapter
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -28,8 +29,14 @@ class Text(BaseModel):
         return self.zh if lang == "zh" else self.en
 
     def format(self, **values: Any) -> Text:
-        """Fill ``{name}`` placeholders in both languages."""
-        return Text(en=self.en.format(**values), zh=self.zh.format(**values))
+        """Fill ``{name}`` placeholders in both languages; a :class:`Text` value fills each
+        language with its own string."""
+
+        def fill(lang: Lang) -> str:
+            here = {k: v.get(lang) if isinstance(v, Text) else v for k, v in values.items()}
+            return self.get(lang).format(**here)
+
+        return Text(en=fill("en"), zh=fill("zh"))
 
     def __add__(self, other: Text) -> Text:
         return Text(en=self.en + other.en, zh=self.zh + other.zh)
@@ -47,6 +54,15 @@ BiText = Annotated[Text, BeforeValidator(_coerce_text, json_schema_input_type=st
 
 def T(en: str, zh: str) -> Text:  # short constructor for message tables
     return Text(en=en, zh=zh)
+
+
+def load_messages(path: Path) -> dict[str, Text]:
+    """A message catalog: a YAML file mapping each key to ``{en: ..., zh: ...}``; a key
+    without both languages is an error."""
+    from ruamel.yaml import YAML  # only where a catalog is read: not on the TUI's start-up
+
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    return TypeAdapter(dict[str, Text]).validate_python(data)
 
 
 def default_lang() -> Lang:

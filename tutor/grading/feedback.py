@@ -7,9 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
-from tutor.i18n import Text
+from tutor.i18n import Text, load_messages
 
 CATALOG_PATH = Path(__file__).with_name("messages.yaml")
 OUTPUT_CAP = 1200
@@ -18,10 +16,7 @@ OUTPUT_CAP = 1200
 
 @cache
 def catalog() -> dict[str, Text]:
-    from ruamel.yaml import YAML
-
-    data = YAML(typ="safe").load(CATALOG_PATH.read_text(encoding="utf-8"))
-    return TypeAdapter(dict[str, Text]).validate_python(data)
+    return load_messages(CATALOG_PATH)
 
 
 def msg(key: str, **values: Any) -> Text:
