@@ -79,12 +79,15 @@ def server_rss_mb(sandbox: Sandbox) -> float:
     return float("nan")
 
 
-def server_cpu_s(pid: int) -> tuple[float, float]:
-    """(the server's own CPU, CPU of its reaped children = the runs) in seconds."""
+def server_cpu_s(pid: int) -> tuple[float, float, int]:
+    """(the server's own CPU, CPU of its reaped children = the runs) in seconds, and the
+    server's minor page faults: mostly copy-on-write copies of pages it shares with the
+    standby, a count that does not move with the machine's speed as CPU time does."""
     with open(f"/proc/{pid}/stat", "rb") as handle:
         fields = handle.read().rsplit(b")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+    return ((int(fields[11]) + int(fields[12])) / tick,
+            (int(fields[13]) + int(fields[14])) / tick, int(fields[7]))
 
 
 def load() -> str:
@@ -107,7 +110,7 @@ def warm_runs(sandbox: Sandbox, runs: int, device: str,
     """
     names = list(SNIPPETS)
     pid = server_pid(sandbox)
-    own0, (server0, runs0) = time.process_time(), server_cpu_s(pid)
+    own0, (server0, runs0, faults0) = time.process_time(), server_cpu_s(pid)
     times = []
     for index in range(runs):
         code = SNIPPETS[names[index % len(names)]]
@@ -116,9 +119,10 @@ def warm_runs(sandbox: Sandbox, runs: int, device: str,
         sandbox.run(code, device=device)
         times.append((time.perf_counter() - started) * 1000)
     time.sleep(0.2)  # let the server reap the last run
-    own1, (server1, runs1) = time.process_time(), server_cpu_s(pid)
+    own1, (server1, runs1, faults1) = time.process_time(), server_cpu_s(pid)
     cpu = {"parent": own1 - own0, "server": server1 - server0, "runs": runs1 - runs0}
-    return times, {key: value * 1000 / runs for key, value in cpu.items()}
+    per_run = {key: value * 1000 / runs for key, value in cpu.items()}
+    return times, per_run | {"server_faults": (faults1 - faults0) / runs}
 
 
 def traced_runs(runs: int, device: str, pause_s: float) -> list[RunTrace]:
@@ -226,8 +230,10 @@ def main() -> int:
     if paced:
         print(f"warm runs paced ({len(paced)}, 100 ms apart): p50 "
               f"{percentile(paced, 0.5):7.1f} ms   p95 {percentile(paced, 0.95):7.1f} ms")
+    server_faults = cpu.pop("server_faults")
     print(f"CPU per warm run:            {sum(cpu.values()):8.2f} ms  (parent "
           f"{cpu['parent']:.2f}, server {cpu['server']:.2f}, run process {cpu['runs']:.2f})")
+    print(f"server page faults per run:  {server_faults:8.0f}")
     print(f"server RSS:                  {rss:8.1f} MB")
     if args.traced_runs > 0:
         print_phases("back-to-back", traced_runs(args.traced_runs, args.device, 0.0))
