@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tutor.sandbox import Sandbox
+from tutor.sandbox.runner import ServerUsage
 from tutor.sandbox.trace import RunTrace
 
 SNIPPETS: dict[str, str] = {
@@ -64,30 +65,11 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[index]
 
 
-def server_pid(sandbox: Sandbox) -> int:
-    server = sandbox._server
-    if server is None:
-        raise SystemExit("the sandbox has no server")
-    return server.proc.pid
-
-
-def server_rss_mb(sandbox: Sandbox) -> float:
-    with open(f"/proc/{server_pid(sandbox)}/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def server_cpu_s(pid: int) -> tuple[float, float, int]:
-    """(the server's own CPU, CPU of its reaped children = the runs) in seconds, and the
-    server's minor page faults: mostly copy-on-write copies of pages it shares with the
-    standby, a count that does not move with the machine's speed as CPU time does."""
-    with open(f"/proc/{pid}/stat", "rb") as handle:
-        fields = handle.read().rsplit(b")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return ((int(fields[11]) + int(fields[12])) / tick,
-            (int(fields[13]) + int(fields[14])) / tick, int(fields[7]))
+def server_usage(sandbox: Sandbox) -> ServerUsage:
+    usage = sandbox.server_usage()
+    if usage is None:
+        raise SystemExit("the sandbox server's usage cannot be read (no /proc?)")
+    return usage
 
 
 def load() -> str:
@@ -109,8 +91,7 @@ def warm_runs(sandbox: Sandbox, runs: int, device: str,
     without it, back to back, each standby prepares while the previous run is going.
     """
     names = list(SNIPPETS)
-    pid = server_pid(sandbox)
-    own0, (server0, runs0, faults0) = time.process_time(), server_cpu_s(pid)
+    own0, before = time.process_time(), server_usage(sandbox)
     times = []
     for index in range(runs):
         code = SNIPPETS[names[index % len(names)]]
@@ -119,10 +100,11 @@ def warm_runs(sandbox: Sandbox, runs: int, device: str,
         sandbox.run(code, device=device)
         times.append((time.perf_counter() - started) * 1000)
     time.sleep(0.2)  # let the server reap the last run
-    own1, (server1, runs1, faults1) = time.process_time(), server_cpu_s(pid)
-    cpu = {"parent": own1 - own0, "server": server1 - server0, "runs": runs1 - runs0}
+    own1, after = time.process_time(), server_usage(sandbox)
+    cpu = {"parent": own1 - own0, "server": after.cpu_s - before.cpu_s,
+           "runs": after.runs_cpu_s - before.runs_cpu_s}
     per_run = {key: value * 1000 / runs for key, value in cpu.items()}
-    return times, per_run | {"server_faults": (faults1 - faults0) / runs}
+    return times, per_run | {"server_faults": (after.minor_faults - before.minor_faults) / runs}
 
 
 def traced_runs(runs: int, device: str, pause_s: float) -> list[RunTrace]:
@@ -220,7 +202,7 @@ def main() -> int:
         check_snippets(sandbox, args.device)
         warm, cpu = warm_runs(sandbox, args.runs, args.device)
         paced = warm_runs(sandbox, args.paced_runs, args.device, 0.1)[0] if args.paced_runs else []
-        rss = server_rss_mb(sandbox)
+        rss = server_usage(sandbox).rss_bytes / 2**20
     p50, p95 = percentile(warm, 0.5), percentile(warm, 0.95)
     # Two ways to run 200 warm runs: back to back, each standby prepares while the previous
     # run goes (CPU-bound on 2 cores: batch grading's case), and at a learner's pace, where

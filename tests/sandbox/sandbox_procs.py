@@ -19,6 +19,18 @@ def alive(pid: int) -> bool:
     return fields is not None and fields[0] != b"Z"
 
 
+def children(pid: int) -> list[int]:
+    """Live children of ``pid`` (empty where the kernel does not list them)."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found += [int(child) for child in handle.read().split()]
+    except OSError:
+        return []
+    return [child for child in found if alive(child)]
+
+
 def in_session_or_group(leader: int) -> list[int]:
     """Live (non-zombie) processes whose session or process group is ``leader``'s."""
     found = []

@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 
 import pytest
-from sandbox_procs import alive, left_behind
+from sandbox_procs import alive, children, left_behind
 
 from tutor.sandbox import Limits, RunResult, Sandbox
 
@@ -141,6 +142,44 @@ def test_a_dead_server_is_restarted_transparently() -> None:
         assert again.outcome == "ok"
         assert again.stdout == "two\n"
         assert box._server is not server
+
+
+def _gone(pid: int, patience_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + patience_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_dead_fork_template_ends_its_server_and_the_next_run_has_a_new_one() -> None:
+    # Not root, a run may kill its parent: the template that forked it.
+    with Sandbox() as box:
+        assert box.run("print('one')").stdout == "one\n"
+        server = box._server
+        assert server is not None and server.template_pid
+        os.kill(server.template_pid, signal.SIGKILL)
+        assert server.proc.wait(timeout=10) is not None  # the manager ends with it
+        again = box.run("print('two')")
+        assert again.outcome == "ok", again
+        assert again.stdout == "two\n"
+        assert box._server is not server
+
+
+def test_the_fork_template_and_its_standby_die_with_their_server() -> None:
+    with Sandbox() as box:
+        box.run("pass")
+        server = box._server
+        assert server is not None and server.template_pid
+        deadline = time.monotonic() + 10
+        while not (standbys := children(server.template_pid)):  # asked for after the run
+            assert time.monotonic() < deadline, "no standby was forked"
+            time.sleep(0.05)
+        server.proc.kill()
+        server.proc.wait()
+        assert _gone(server.template_pid)
+        assert all(_gone(pid) for pid in standbys)
 
 
 def test_deep_recursion_is_an_error_with_a_short_traceback(sandbox: Sandbox) -> None:

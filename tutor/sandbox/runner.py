@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -128,6 +129,9 @@ class _Server:
         self.lock = threading.Lock()
         self.ready = False
         self.torch_version = ""
+        self.template_pid = 0
+        """The server's fork template, which holds torch and whose children the runs are
+        (benchmarks read its CPU and memory)."""
         self.exposed: list[str] = []
         self.failure: str | None = None
         self.last_cpu_ns: int | None = None
@@ -162,6 +166,7 @@ class _Server:
                     self.failure, hint="check that torch imports: python -c 'import torch'"
                 )
             self.torch_version = str(data["ready"])
+            self.template_pid = int(data.get("template") or 0)
             self.exposed = [str(path) for path in data.get("exposed", [])]
             self.ready = True
 
@@ -173,6 +178,21 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+@dataclass(frozen=True)
+class ServerUsage:
+    """What the server's processes (the manager and the fork template) used so far."""
+
+    cpu_s: float
+    """Their own CPU time."""
+    runs_cpu_s: float
+    """CPU time of their children that were reaped: the runs, exits included."""
+    minor_faults: int
+    """Their own minor page faults: mostly copies of pages a fork shares with a child. A
+    count, so it does not move with the machine's speed as CPU time does."""
+    rss_bytes: int
+    """Their resident memory together (shared pages counted in each)."""
 
 
 class _RetryRun(Exception):
@@ -234,6 +254,29 @@ class Sandbox:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def server_usage(self) -> ServerUsage | None:
+        """What the server has used so far (for benchmarks); None before it started or
+        where ``/proc`` cannot tell."""
+        server = self._server
+        if server is None:
+            return None
+        pids = [pid for pid in (server.proc.pid, server.template_pid) if pid]
+        cpu = runs = 0
+        faults = rss = 0
+        try:
+            for pid in pids:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                faults += int(fields[7])
+                cpu += int(fields[11]) + int(fields[12])
+                runs += int(fields[13]) + int(fields[14])
+                rss += _rss_bytes(pid)
+        except (OSError, ValueError, IndexError):
+            return None
+        tick = os.sysconf("SC_CLK_TCK")
+        return ServerUsage(cpu_s=cpu / tick, runs_cpu_s=runs / tick, minor_faults=faults,
+                           rss_bytes=rss)
 
     # -- confinement -------------------------------------------------------------------
     def exposed(self) -> list[str]:

@@ -1,21 +1,29 @@
-"""The warm server: imports torch once, then forks one process per run.
+"""The sandbox server: a manager that talks to the parent, and a warm fork template.
 
 Started by :class:`tutor.sandbox.runner.Sandbox` as ``python -m tutor.sandbox.server FD``
 where FD is its end of a SOCK_SEQPACKET socket pair. Never initialises CUDA (children do).
 
-Per request the parent sends a small JSON message with five descriptors: a control socket
-(the server answers on it with the run's pid, later its wait status) and the four pipes of
-the run. A standby child, forked before the request arrived and already prepared (see
-:func:`tutor.sandbox.child.prepare`), receives the pipes and runs the job; the server then
-forks the next standby. The heap is backed by huge pages after warm-up, which makes each
-fork (and each run's exit) several times cheaper. The server is a child subreaper, so
-processes a run leaves behind are reparented to it and killed; as root every run has its own
-uid, and any process still holding a finished run's uid is killed too.
+Two processes. The *manager* (this module's :func:`main`, light: no torch) forks the *fork
+template* (:func:`_template_main`), which imports torch once and then only forks: it never
+does anything else between two forks. That matters because a fork copies the page tables
+of every page the template has, and the template's heap is backed by 2 MB pages after
+warm-up (one entry each instead of 512), until the template writes to one while a child
+shares it: the kernel then splits it for good. A server that also handled requests,
+reports and sweeps wrote all over its heap between two forks (~40 huge pages split, ~240
+copy-on-write faults a run); the template's loop touches a handful.
+
+Per request the parent sends the manager a small message with five descriptors: a control
+socket (the manager answers on it with the run's pid, later its wait status) and the four
+pipes of the run. A standby, forked by the template before the request arrived and already
+prepared (see :func:`tutor.sandbox.child.prepare`), receives the pipes over its own hand-off
+socket and runs the job; the manager then asks the template for the next standby. The
+template reaps its children and tells the manager their wait statuses. The manager is a
+child subreaper, so processes a run leaves behind are reparented to it and killed; as root
+every run has its own uid, and any process still holding a finished run's uid is killed too.
 """
 
 from __future__ import annotations
 
-import _socket
 import contextlib
 import ctypes
 import gc
@@ -28,8 +36,10 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 SWEEP_SECONDS = 1.0
 SWEEP_AFTER_RUN_S = 0.05
 """A finished run's stragglers are swept this soon after it is reaped: late enough that a
@@ -41,22 +51,33 @@ SWEEP_ROUNDS = 5
 """How many ticks a finished run's uid is watched for stragglers."""
 
 
+class _TemplateGone(Exception):
+    """The fork template died (a run may kill its parent): the manager ends too, leaving
+    runs in flight alone, and the parent starts a new server."""
+
+
 @dataclass
 class _Standby:
     pid: int
-    handoff: _socket.socket
+    handoff: socket.socket
 
 
 @dataclass
 class _State:
-    sock: socket.socket
+    sock: socket.socket | None
+    """Requests from the parent."""
+    template: socket.socket | None = None
+    """To the fork template: fork requests (with the standby's end of its hand-off socket);
+    from it: the pids it forked and the wait statuses of its children."""
+    template_pid: int = 0
     standby: _Standby | None = None
+    forking: socket.socket | None = None
+    """Our end of the hand-off socket of a standby asked for, until its pid comes back."""
+    template_cpu_ns: int = 0
     runs: dict[int, int] = field(default_factory=dict)
     """run pid → descriptor of the control socket to report its wait status on."""
     finished_uids: dict[int, int] = field(default_factory=dict)
     """uid of a finished run → sweeps left."""
-    hide: list[str] = field(default_factory=list)
-    """Folders every run's standby covers (see :mod:`tutor.sandbox.confine`)."""
 
 
 def _become_subreaper() -> None:
@@ -92,51 +113,40 @@ def _fork() -> int:
     return pid
 
 
-def _fork_standby(state: _State) -> _Standby:
-    # The C-level sockets: socket.socketpair's Python wrappers cost ~50 more page faults.
-    parent_end, child_end = _socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    own_tasks = None
-    if os.geteuid() != 0:
-        from tutor.sandbox.child import count_own_tasks
+def _become_standby(handoff_fd: int, hide: list[str], own_tasks: int | None) -> NoReturn:
+    """In a child of the template: prepare, await the job on the hand-off socket, run it."""
+    status = 70
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        os.closerange(3, handoff_fd)
+        os.closerange(handoff_fd + 1, 1 << 20)
+        handoff = socket.socket(fileno=handoff_fd)
+        from tutor.sandbox.child import mark, prepare, serve
 
-        own_tasks = count_own_tasks(os.getuid())
-    pid = _fork()
-    if pid == 0:  # the standby child
-        status = 70
+        unprepared: Exception | None = None
+        marks: list[tuple[str, int, int]] = []
         try:
-            os.setsid()
-            signal.set_wakeup_fd(-1)
-            for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
-                signal.signal(sig, signal.SIG_DFL)
-            keep = child_end.fileno()
-            os.closerange(3, keep)
-            os.closerange(keep + 1, 1 << 20)
-            from tutor.sandbox.child import mark, prepare, serve
-
-            unprepared: Exception | None = None
-            marks: list[tuple[str, int, int]] = []
-            try:
-                prepare(lambda wait: bool(select.select([child_end], [], [], wait)[0]), marks,
-                        state.hide)
-            except Exception as exc:  # told on the run's stderr: a dying standby would loop
-                unprepared = exc
-            _, fds, _, _ = socket.recv_fds(child_end, 1024, 8)
-            mark(marks, "go")
-            os.close(keep)
-            if len(fds) != 4:
-                os._exit(status)
-            if unprepared is not None:
-                os.dup2(fds[1], 2)
-                raise unprepared
-            serve(fds, own_tasks, marks)
-        except BaseException:
-            from tutor.sandbox.child import print_failure
-
-            print_failure()
-        finally:
+            prepare(lambda wait: bool(select.select([handoff], [], [], wait)[0]), marks, hide)
+        except Exception as exc:  # told on the run's stderr: a dying standby would loop
+            unprepared = exc
+        _, fds, _, _ = socket.recv_fds(handoff, 1024, 8)
+        mark(marks, "go")
+        handoff.close()
+        if len(fds) != 4:
             os._exit(status)
-    child_end.close()
-    return _Standby(pid=pid, handoff=parent_end)
+        if unprepared is not None:
+            os.dup2(fds[1], 2)
+            raise unprepared
+        serve(fds, own_tasks, marks)
+    except BaseException:
+        from tutor.sandbox.child import print_failure
+
+        print_failure()
+    finally:
+        os._exit(status)
 
 
 try:
@@ -167,8 +177,19 @@ def _tell(fd: int, message: bytes) -> None:
         pass
 
 
+def _known(state: _State) -> set[int]:
+    """Our processes that a sweep must spare: runs in flight, the standby, the template."""
+    known = set(state.runs)
+    if state.standby is not None:
+        known.add(state.standby.pid)
+    if state.template_pid:
+        known.add(state.template_pid)
+    return known
+
+
 def _strays(state: _State) -> bool:
-    """Whether the server has a child that is neither a run in flight nor the standby.
+    """Whether the manager has a child other than the fork template (or, after the
+    template died, a run in flight).
 
     We are the runs' subreaper: whatever a finished run left alive was reparented to us
     when its parent died, so no stray child means no straggler of a finished run, and an
@@ -176,9 +197,7 @@ def _strays(state: _State) -> bool:
     anyway (a run's uid might be running something spawned outside our tree). True where
     the kernel does not list children.
     """
-    known = set(state.runs)
-    if state.standby is not None:
-        known.add(state.standby.pid)
+    known = _known(state)
     try:
         for task in os.listdir("/proc/self/task"):
             fd = os.open(f"/proc/self/task/{task}/children", os.O_RDONLY)
@@ -196,9 +215,7 @@ def _strays(state: _State) -> bool:
 def _sweep(state: _State) -> None:
     """Kill stragglers: orphans reparented to us, and processes of finished runs' uids."""
     me = os.getpid()
-    known = set(state.runs)
-    if state.standby is not None:
-        known.add(state.standby.pid)
+    known = _known(state)
     watched = set(state.finished_uids)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -226,8 +243,66 @@ def _sweep(state: _State) -> None:
             del state.finished_uids[uid]
 
 
-def _reap(state: _State) -> bool:
-    """Collect exited children; report runs' statuses. True when a run finished."""
+def _finished(state: _State, pid: int, status: int, cpu_ns: int, minflt: int,
+              reaped_ns: int) -> bool:
+    """A child of the template (or an orphaned run of ours) was reaped. True for a run."""
+    _kill_group(pid)
+    control = state.runs.pop(pid, None)
+    if control is not None:
+        _tell(control, b'{"status": %d, "reaped_ns": %d, "cpu_ns": %d, "minflt": %d}'
+              % (status, reaped_ns, cpu_ns, minflt))
+        os.close(control)
+        if os.geteuid() == 0:
+            from tutor.sandbox.child import UID_BASE
+
+            state.finished_uids[UID_BASE + pid] = SWEEP_ROUNDS
+        return True
+    if state.standby is not None and pid == state.standby.pid:
+        state.standby.handoff.close()
+        state.standby = None
+    return False
+
+
+def _from_template(state: _State, *, until_forked: bool = False) -> bool:
+    """Read what the template said: pids it forked, statuses of its children. True when a
+    run finished. ``until_forked``: wait for the pid of the standby asked for."""
+    assert state.template is not None
+    finished = False
+    while True:
+        if not until_forked or state.forking is None:
+            ready, _, _ = select.select([state.template], [], [], 0)
+            if not ready:
+                return finished
+        message = state.template.recv(256)
+        if not message:
+            raise _TemplateGone()
+        kind, fields = message[:1], [int(field) for field in message[1:].split()]
+        if kind == b"F" and state.forking is not None:
+            state.standby = _Standby(pid=fields[0], handoff=state.forking)
+            state.template_cpu_ns, state.forking = fields[1], None
+        elif kind == b"S":
+            finished |= _finished(state, *fields)
+
+
+def _ask_for_standby(state: _State) -> None:
+    """Ask the template for the next standby; its pid comes back later."""
+    if state.standby is not None or state.forking is not None:
+        return
+    assert state.template is not None
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        socket.send_fds(state.template, [b"f"], [theirs.fileno()])
+    except OSError:
+        ours.close()
+        raise _TemplateGone() from None
+    finally:
+        theirs.close()
+    state.forking = ours
+
+
+def _reap_own(state: _State) -> bool:
+    """Collect our own children: strays adopted as subreaper, the template, and runs that
+    the template left when it died. True when a run finished."""
     finished = False
     while True:
         try:
@@ -236,27 +311,18 @@ def _reap(state: _State) -> bool:
             break
         if pid == 0:
             break
-        reaped_ns = time.perf_counter_ns()
-        _kill_group(pid)
-        control = state.runs.pop(pid, None)
-        if control is not None:
-            finished = True
-            cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
-            _tell(control, b'{"status": %d, "reaped_ns": %d, "cpu_ns": %d, "minflt": %d}'
-                  % (status, reaped_ns, cpu_ns, usage.ru_minflt))
-            os.close(control)
-            if os.geteuid() == 0:
-                from tutor.sandbox.child import UID_BASE
-
-                state.finished_uids[UID_BASE + pid] = SWEEP_ROUNDS
-        elif state.standby is not None and pid == state.standby.pid:
-            state.standby.handoff.close()
-            state.standby = None
+        if pid == state.template_pid:
+            state.template_pid = 0
+            raise _TemplateGone()
+        cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
+        finished |= _finished(state, pid, status, cpu_ns, usage.ru_minflt,
+                              time.perf_counter_ns())
     return finished
 
 
 def _dispatch(state: _State) -> bool:
     """Hand one request to the standby. False when the parent has gone."""
+    assert state.sock is not None
     try:
         message, fds, _, _ = socket.recv_fds(state.sock, 4096, 8)
     except OSError:
@@ -269,17 +335,23 @@ def _dispatch(state: _State) -> bool:
             os.close(fd)
         return True
     control = fds[0]
-    if state.standby is None:
-        state.standby = _fork_standby(state)
+    try:
+        if state.standby is None:
+            _ask_for_standby(state)
+            _from_template(state, until_forked=True)
+    except _TemplateGone:
+        for fd in fds:
+            os.close(fd)
+        raise
+    assert state.standby is not None
     standby, state.standby = state.standby, None
     try:
-        socket.send_fds(standby.handoff, [b"go"], fds[1:])  # type: ignore[arg-type]
+        socket.send_fds(standby.handoff, [b"go"], fds[1:])
         handed_ns = time.perf_counter_ns()
         state.runs[standby.pid] = control
-        # Formatted, not json.dumps: the server's pages touched between two forks are
-        # copied again after each fork (~70 page faults for the encoder alone).
         os.write(control, b'{"pid": %d, "received_ns": %d, "handed_ns": %d, "cpu_ns": %d}'
-                 % (standby.pid, received_ns, handed_ns, time.process_time_ns()))
+                 % (standby.pid, received_ns, handed_ns,
+                    time.process_time_ns() + state.template_cpu_ns))
     except OSError:
         state.runs.pop(standby.pid, None)
         os.close(control)
@@ -291,12 +363,21 @@ def _dispatch(state: _State) -> bool:
     return True
 
 
-def _shutdown(state: _State) -> None:
-    for pid in list(state.runs):
-        _kill_group(pid)
-        os.close(state.runs.pop(pid))
+def _shutdown(state: _State, *, runs_too: bool = True) -> None:
+    """Kill what we started. ``runs_too=False`` (the template died): runs in flight are
+    left to finish, as with any server that dies; their parent watches them."""
+    for pid, control in list(state.runs.items()):
+        if runs_too:
+            _kill_group(pid)
+        os.close(control)
+    state.runs.clear()
     if state.standby is not None:
         _kill_group(state.standby.pid)
+    if state.template_pid:
+        with contextlib.suppress(OSError):
+            os.kill(state.template_pid, signal.SIGKILL)
+    if state.template is not None:
+        state.template.close()
     deadline = time.monotonic() + 2
     while time.monotonic() < deadline:
         try:
@@ -394,6 +475,92 @@ def _drop_current_folder_from_path() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
 
 
+def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -> NoReturn:
+    """The fork template: warm up, then fork standbys on request and report on them.
+
+    Its loop is kept to the few objects it needs (see the module doc): whatever it writes
+    between two forks is copied again by each fork, and a 2 MB page written while a child
+    shares it is split for good.
+    """
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != manager:  # the manager died before we could ask to die with it
+        os._exit(1)
+    try:
+        version = _warm_up(few_runs=bool(options.get("few_runs")))
+        hide, exposed = _confinement([str(path) for path in options.get("hide", [])])
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            sock.send(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}).encode())
+        os._exit(1)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sock.send(json.dumps({"ready": version, "exposed": exposed}).encode())
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    own_uid = os.geteuid()
+    fork, recv_fds, read, write, close = _fork, socket.recv_fds, os.read, os.write, os.close
+    wait4, no_hang = os.wait4, os.WNOHANG
+    clock, cpu_clock = time.perf_counter_ns, time.process_time_ns
+    fd = sock.fileno()
+    while True:
+        for ready, _ in poller.poll():
+            if ready == wake_r:
+                with contextlib.suppress(OSError):
+                    while len(read(wake_r, 4096)) == 4096:
+                        pass
+                continue
+            message, fds, _, _ = recv_fds(sock, 16, 1)
+            if not message:  # the manager is gone
+                os._exit(0)
+            if len(fds) != 1:
+                for extra in fds:
+                    close(extra)
+                continue
+            own_tasks = None
+            if own_uid != 0:
+                from tutor.sandbox.child import count_own_tasks
+
+                own_tasks = count_own_tasks(os.getuid())
+            pid = fork()
+            if pid == 0:
+                _become_standby(fds[0], hide, own_tasks)
+            close(fds[0])
+            write(fd, b"F%d %d" % (pid, cpu_clock()))
+        while True:
+            try:
+                pid, status, usage = wait4(-1, no_hang)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            write(fd, b"S%d %d %d %d %d" % (pid, status,
+                                            round((usage.ru_utime + usage.ru_stime) * 1e9),
+                                            usage.ru_minflt, clock()))
+
+
+def _start_template(request: socket.socket,
+                    options: dict[str, Any]) -> tuple[socket.socket, int]:
+    """Fork the template (before anything heavy is imported here) and return our end of
+    its socket and its pid."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    manager = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            request.close()  # requests are the manager's: the template never reads them
+            _template_main(theirs, manager, options)
+        finally:
+            os._exit(1)
+    theirs.close()
+    return ours, pid
+
+
 def main(argv: list[str]) -> int:
     _drop_current_folder_from_path()
     sock = socket.socket(fileno=int(argv[1]))
@@ -401,50 +568,65 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _become_subreaper()
     options = json.loads(argv[2]) if len(argv) > 2 else {}
+    template, template_pid = _start_template(sock, options)
+    state = _State(sock=sock, template=template, template_pid=template_pid)
+    said = template.recv(65536)
     try:
-        version = _warm_up(few_runs=bool(options.get("few_runs")))
-    except BaseException as exc:
+        ready = json.loads(said) if said else {"fatal": "the server could not start"}
+    except ValueError:
+        ready = {"fatal": "the server said something unreadable"}
+    if "ready" not in ready:
         with contextlib.suppress(OSError):
-            sock.send(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}).encode())
+            sock.send(json.dumps(ready).encode())
+        _shutdown(state)
         return 1
-    state = _State(sock=sock)
-    state.hide, exposed = _confinement([str(path) for path in options.get("hide", [])])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    state.standby = _fork_standby(state)
-    sock.send(json.dumps({"ready": version, "pid": os.getpid(), "exposed": exposed}).encode())
-    # poll, not selectors: fewer Python objects touched per wake-up (see _dispatch).
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
-    next_sweep = next_check = time.monotonic() + SWEEP_SECONDS
+    runs_too = True
     try:
-        while True:
-            timeout_ms = max(0.0, min(next_sweep, next_check) - time.monotonic()) * 1000
-            for fd, _ in poller.poll(timeout_ms):
-                if fd == wake_r:
-                    # Read while full, not until it raises: an exception per wake-up is
-                    # ~30 page faults (see _kill_group).
-                    with contextlib.suppress(OSError):
-                        while len(os.read(wake_r, 4096)) == 4096:
-                            pass
-                elif not _dispatch(state):
-                    return 0
-            if _reap(state):
-                next_check = min(next_check, time.monotonic() + SWEEP_AFTER_RUN_S)
-            if state.standby is None:
-                state.standby = _fork_standby(state)
-            now = time.monotonic()
-            if now >= next_sweep or (now >= next_check and _strays(state)):
-                _sweep(state)
-                next_sweep = now + SWEEP_SECONDS
-            if now >= next_check:
-                next_check = next_sweep
+        _ask_for_standby(state)
+        sock.send(json.dumps({**ready, "pid": os.getpid(), "template": template_pid}).encode())
+        return _serve(state, wake_r)
+    except _TemplateGone:
+        runs_too = False
+        return 1
     finally:
-        _shutdown(state)
+        _shutdown(state, runs_too=runs_too)
+
+
+def _serve(state: _State, wake_r: int) -> int:
+    assert state.sock is not None and state.template is not None
+    poller = select.poll()
+    poller.register(state.sock.fileno(), select.POLLIN)
+    poller.register(state.template.fileno(), select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    template_fd = state.template.fileno()
+    next_sweep = next_check = time.monotonic() + SWEEP_SECONDS
+    while True:
+        timeout_ms = max(0.0, min(next_sweep, next_check) - time.monotonic()) * 1000
+        finished = False
+        for fd, _ in poller.poll(timeout_ms):
+            if fd == wake_r:
+                with contextlib.suppress(OSError):
+                    while len(os.read(wake_r, 4096)) == 4096:
+                        pass
+                finished |= _reap_own(state)
+            elif fd == template_fd:
+                finished |= _from_template(state)
+            elif not _dispatch(state):
+                return 0
+        if finished:
+            next_check = min(next_check, time.monotonic() + SWEEP_AFTER_RUN_S)
+        _ask_for_standby(state)
+        now = time.monotonic()
+        if now >= next_sweep or (now >= next_check and _strays(state)):
+            _sweep(state)
+            next_sweep = now + SWEEP_SECONDS
+        if now >= next_check:
+            next_check = next_sweep
 
 
 if __name__ == "__main__":
