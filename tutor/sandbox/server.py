@@ -499,6 +499,8 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     sock.send(json.dumps({"ready": version, "exposed": exposed}).encode())
+    if not options.get("few_runs"):
+        _collapse_into_huge_pages()  # again: what set-up allocated since the first time
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)
