@@ -1,5 +1,6 @@
 """The server's children: standbys forked without CPython's after-fork hooks (while it is
-one thread), and strays told apart from runs and the standby.
+one thread), strays told apart from runs and the standby, and what each server process
+holds.
 
 Run in fresh interpreters: the test process has threads and children of other tests.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+
+from tutor.sandbox import Sandbox
 
 PROBE = textwrap.dedent("""
     import os, sys, threading
@@ -72,3 +75,21 @@ def test_strays_are_children_that_are_neither_runs_nor_the_standby() -> None:
     done = subprocess.run([sys.executable, "-c", STRAYS], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[False, False, True, False]"
+
+
+def _mapped(pid: int, library: str) -> bool:
+    with open(f"/proc/{pid}/maps") as handle:
+        return library in handle.read()
+
+
+def test_only_the_fork_template_holds_torch_and_neither_holds_pydantic(
+    sandbox: Sandbox,
+) -> None:
+    # What the template maps is copied into each fork's page tables; the manager is light.
+    assert sandbox.run("pass").outcome == "ok"
+    server = sandbox._server
+    assert server is not None and server.template_pid
+    assert _mapped(server.template_pid, "libtorch_cpu")
+    assert not _mapped(server.proc.pid, "libtorch_cpu")
+    for pid in (server.proc.pid, server.template_pid):
+        assert not _mapped(pid, "pydantic_core")

@@ -16,22 +16,52 @@ Public API::
 fakes where torch is not the point.
 """
 
-from tutor.sandbox.models import (
-    ErrorInfo,
-    FrameInfo,
-    Graph,
-    GraphNode,
-    Limits,
-    Outcome,
-    Probe,
-    ProbeResult,
-    RunResult,
-    Snapshot,
-    TensorSnapshot,
-    ValueSnapshot,
-    WarningInfo,
-)
-from tutor.sandbox.runner import DeviceError, Runner, Sandbox, default_sandbox
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tutor.sandbox.models import (
+        ErrorInfo,
+        FrameInfo,
+        Graph,
+        GraphNode,
+        Limits,
+        Outcome,
+        Probe,
+        ProbeResult,
+        RunResult,
+        Snapshot,
+        TensorSnapshot,
+        ValueSnapshot,
+        WarningInfo,
+    )
+    from tutor.sandbox.runner import DeviceError, Runner, Sandbox, default_sandbox
+
+_WHERE = {
+    **dict.fromkeys(
+        ["ErrorInfo", "FrameInfo", "Graph", "GraphNode", "Limits", "Outcome", "Probe",
+         "ProbeResult", "RunResult", "Snapshot", "TensorSnapshot", "ValueSnapshot",
+         "WarningInfo"],
+        "tutor.sandbox.models",
+    ),
+    **dict.fromkeys(["DeviceError", "Runner", "Sandbox", "default_sandbox"],
+                    "tutor.sandbox.runner"),
+}
+"""Loaded on first use: the server (``python -m tutor.sandbox.server``) and every run are
+started through this package, and need none of it (pydantic's import alone is ~0.1 s of
+the server's start-up, and its memory is copied into each fork's page tables)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tutor.sandbox' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DeviceError",
