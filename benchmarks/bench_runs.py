@@ -3,11 +3,13 @@
 Prints p50/p95 latency of warm runs (each a fresh process forked from the warm server),
 200 back to back and 200 at a learner's pace (100 ms apart, so the standby is ready), the
 same for cold runs (a new interpreter importing torch each time), their ratio, and the
-server's resident memory. Targets on a 2-core machine: warm p50 <= 10 ms, >= 100x faster
-than cold, server RSS <= 500 MB. Figures only: nothing here asserts a time.
+server's resident memory (its manager and its fork template together). Targets on a 2-core
+machine: warm p50 <= 10 ms, >= 100x faster than cold, server RSS <= 500 MB. Figures only:
+nothing here asserts a time.
 
 The machine is shared, so wall time alone says little: the load average is printed, CPU
-time per run is counted (parent + server + the run's process, exit included), and a traced
+time per run is counted (parent + server + the run's process, exit included), so are the
+server's page faults per run (a count: it does not move with the machine's speed), and a traced
 pass breaks a run into phases (request → standby ready → code start → code end → probes →
 result frame → parent validated → process reaped) with the CPU each phase used.
 
