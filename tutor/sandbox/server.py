@@ -156,12 +156,9 @@ except (AttributeError, OSError, TypeError):
 
 
 def _kill_group(pid: int) -> None:
-    """SIGKILL to a run's process group, which is usually gone by then.
-
-    The C library's killpg where there is one: ``os.killpg`` raises for a group that is
-    gone, and building that exception touches ~35 of the server's pages, each copied again
-    after the next fork.
-    """
+    """SIGKILL to a run's process group, which is usually gone by then: the C library's
+    killpg where there is one, as ``os.killpg`` would raise (and build an exception) for
+    almost every finished run."""
     if _LIBC_KILLPG is not None:
         _LIBC_KILLPG(pid, signal.SIGKILL)
         return
@@ -171,10 +168,8 @@ def _kill_group(pid: int) -> None:
 
 def _tell(fd: int, message: bytes) -> None:
     """One message on a run's control socket (SOCK_SEQPACKET: a write is one message)."""
-    try:  # noqa: SIM105 -- no context manager to enter on the usual path, see _dispatch
+    with contextlib.suppress(OSError):  # the parent may be gone; the run is over anyway
         os.write(fd, message)
-    except OSError:
-        pass
 
 
 def _known(state: _State) -> set[int]:
@@ -511,7 +506,9 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
     fd = sock.fileno()
     while True:
         for ready, _ in poller.poll():
-            if ready == wake_r:
+            if ready == wake_r:  # SIGCHLD: reaped below
+                # Up to a short read, not until it raises: an exception a wake-up would
+                # touch (and so copy) ~30 more pages.
                 with contextlib.suppress(OSError):
                     while len(read(wake_r, 4096)) == 4096:
                         pass
