@@ -149,6 +149,16 @@ def test_runs_are_deterministic(sandbox: Sandbox) -> None:
     assert first.outcome == "ok" and first.stdout == second.stdout
 
 
+def test_every_run_has_one_torch_thread_whatever_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the server inherits the app's environment
+    with Sandbox() as box:
+        for _ in range(2):  # the first standby, and one forked after a run
+            result = box.run("import torch\nprint(torch.get_num_threads())")
+            assert result.stdout == "1\n", result
+
+
 def test_device_is_bound_and_recorded(sandbox: Sandbox) -> None:
     result = sandbox.run("import torch\nt = torch.ones(1)", probes=["device", "t"])
     assert result.device == "cpu"
