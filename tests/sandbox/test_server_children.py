@@ -7,6 +7,7 @@ Run in fresh interpreters: the test process has threads and children of other te
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -93,3 +94,18 @@ def test_only_the_fork_template_holds_torch_and_neither_holds_pydantic(
     assert not _mapped(server.proc.pid, "libtorch_cpu")
     for pid in (server.proc.pid, server.template_pid):
         assert not _mapped(pid, "pydantic_core")
+
+
+def test_server_usage_covers_both_processes() -> None:
+    box = Sandbox()
+    assert box.server_usage() is None  # nothing started yet
+    with box:
+        assert box.run("pass").outcome == "ok"
+        usage = box.server_usage()
+        assert usage is not None
+        server = box._server
+        assert server is not None
+        with open(f"/proc/{server.template_pid}/statm", "rb") as handle:
+            template_rss = int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        assert usage.rss_bytes > template_rss > 0  # the manager's memory is added to it
+        assert usage.cpu_s > 0 and usage.minor_faults > 0
