@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 
 
 def _stat(pid: str) -> list[bytes] | None:
@@ -46,11 +47,23 @@ def in_session_or_group(leader: int) -> list[int]:
     return found
 
 
-def left_behind(run_pid: int, others: tuple[int, ...] = (), patience_s: float = 10.0) -> list[int]:
-    """Processes of a finished run still alive after ``patience_s`` (killing is async)."""
+def _remaining(find: Callable[[], list[int]], patience_s: float) -> list[int]:
+    """What ``find`` still lists after ``patience_s`` (killing is async), sorted."""
     deadline = time.monotonic() + patience_s
     while True:
-        remaining = in_session_or_group(run_pid) + [p for p in others if alive(p)]
+        remaining = find()
         if not remaining or time.monotonic() > deadline:
             return sorted(set(remaining))
         time.sleep(0.05)
+
+
+def left_behind(run_pid: int, others: Sequence[int] = (), patience_s: float = 10.0) -> list[int]:
+    """Processes of a finished run (its session or group, and ``others``) still alive after
+    ``patience_s``."""
+    return _remaining(lambda: in_session_or_group(run_pid) + [p for p in others if alive(p)],
+                      patience_s)
+
+
+def still_alive(pids: Sequence[int], patience_s: float = 10.0) -> list[int]:
+    """Those of ``pids`` still alive after ``patience_s``."""
+    return _remaining(lambda: [p for p in pids if alive(p)], patience_s)

@@ -9,7 +9,7 @@ import signal
 import time
 
 import pytest
-from sandbox_procs import alive, children, left_behind
+from sandbox_procs import alive, children, left_behind, still_alive
 
 from tutor.sandbox import Limits, RunResult, Sandbox
 
@@ -144,15 +144,6 @@ def test_a_dead_server_is_restarted_transparently() -> None:
         assert box._server is not server
 
 
-def _gone(pid: int, patience_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + patience_s
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_a_dead_fork_template_ends_its_server_and_the_next_run_has_a_new_one() -> None:
     # Not root, a run may kill its parent: the template that forked it.
     with Sandbox() as box:
@@ -178,8 +169,7 @@ def test_the_fork_template_and_its_standby_die_with_their_server() -> None:
             time.sleep(0.05)
         server.proc.kill()
         server.proc.wait()
-        assert _gone(server.template_pid)
-        assert all(_gone(pid) for pid in standbys)
+        assert still_alive([server.template_pid, *standbys]) == []
 
 
 def test_deep_recursion_is_an_error_with_a_short_traceback(sandbox: Sandbox) -> None:

@@ -8,9 +8,9 @@ Run in fresh interpreters: the test process has threads and children of other te
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
+
+from fresh_process import run_fresh
 
 from tutor.sandbox import Sandbox
 
@@ -34,18 +34,12 @@ PROBE = textwrap.dedent("""
 """)
 
 
-def _child_says(mode: str) -> str:
-    done = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True,
-                          text=True, timeout=60, check=True)
-    return done.stdout.strip()
-
-
 def test_one_thread_forks_without_python_hooks() -> None:
-    assert _child_says("alone") == "no hooks"
+    assert run_fresh(PROBE, "alone") == ["no hooks"]
 
 
 def test_with_another_thread_the_plain_fork_runs_the_hooks() -> None:
-    assert _child_says("thread") == "hooks ran"
+    assert run_fresh(PROBE, "thread") == ["hooks ran"]
 
 
 STRAYS = textwrap.dedent("""
@@ -73,9 +67,7 @@ STRAYS = textwrap.dedent("""
 
 
 def test_strays_are_children_that_are_neither_runs_nor_the_standby() -> None:
-    done = subprocess.run([sys.executable, "-c", STRAYS], capture_output=True, text=True,
-                          timeout=60, check=True)
-    assert done.stdout.strip() == "[False, False, True, False]"
+    assert run_fresh(STRAYS) == ["[False, False, True, False]"]
 
 
 def _mapped(pid: int, library: str) -> bool:

@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_fresh(script: str) -> list[str]:
-    """The script's output lines; it must exit 0."""
+def run_fresh(script: str, *args: str) -> list[str]:
+    """The script's output lines (``args`` are its ``sys.argv[1:]``); it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
