@@ -3,7 +3,9 @@
 Starts ``tutor`` in a detached tmux session and polls the pane every 10 ms until the first
 lesson's text appears; the time from the tmux call to that capture is one sample. Repeats
 ``--runs`` times (cold processes; the lesson cache is warm, as it is for a learner) and prints
-median/min/max, then the same for ``python -c "import textual"`` run the same way, as a floor.
+median/min/max, then the same for two floors run the same way: ``python -c "import textual"``,
+and a bare Textual app (a header, a line of text, a Python editor and a footer) until its
+text appears. The machine's speed moves from hour to hour; the floors show where it stands.
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 7] [--size 100x30] [--lang en]
         [--compare DIR]   (DIR: a copy of another version's tree, e.g. from `git archive`)
@@ -26,6 +28,22 @@ VENV_BIN = ROOT / ".venv" / "bin"
 READY_TEXT = {"en": "Tensors that track", "zh": "会记录历史的张量"}
 """The first lesson's title: shown in the top bar, and in the lesson pane when it is open."""
 FLOOR_MARK = "imported-textual"
+BARE_APP = """\
+from textual.app import App
+from textual.widgets import Footer, Header, Static, TextArea
+
+
+class Bare(App):
+    def compose(self):
+        yield Header()
+        yield Static("bare-app-ready")
+        yield TextArea("x = 1\\n", language="python")
+        yield Footer()
+
+
+Bare().run()
+"""
+"""The floor of a Textual app's first screen on this machine, drawn the way ours is."""
 POLL_S = 0.01
 LIMIT_S = 30.0
 
@@ -82,7 +100,8 @@ def bench() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--size", default="100x30", help="terminal WIDTHxHEIGHT")
     parser.add_argument("--lang", choices=sorted(READY_TEXT), default="en")
-    parser.add_argument("--no-floor", action="store_true", help="skip the import-textual floor")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="skip the floors (import textual, a bare Textual app)")
     parser.add_argument(
         "--at",
         metavar="LESSON/STEP",
@@ -118,6 +137,10 @@ def bench() -> int:
                 f"{python} -c \"import textual, time; print('{FLOOR_MARK}'); time.sleep(5)\"",
                 FLOOR_MARK,
             )
+            bare = Path(data_dir) / "bare_app.py"
+            bare.write_text(BARE_APP, encoding="utf-8")
+            subjects["bare Textual app"] = (f"{python} {shlex.quote(str(bare))}",
+                                            "bare-app-ready")
         times: dict[str, list[float]] = {name: [] for name in subjects}
         # In turns, so a machine that gets busier or quieter affects each alike; the
         # first round warms the file cache and is not counted.
