@@ -717,3 +717,50 @@ def test_language_switch_swaps_an_untouched_starter_only(make_app, store) -> Non
         assert store.last_code("mini-basics/first-backward") == editor.text
 
     drive(make_app(), scenario)
+
+
+def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, monkeypatch) -> None:
+    """The first step's text is composed with the screen. Put into an empty body from
+    ``on_mount`` (its blocks removed, then new ones mounted and awaited), Textual laid out
+    and drew the screen while it waited, and then again: ~0.25 s of start-up (issue 7)."""
+    remounts: list[str] = []
+    real_remove_children = LessonBody.remove_children
+
+    def counting_remove_children(self: LessonBody, *args: Any, **kwargs: Any) -> Any:
+        remounts.append(self.id or "")
+        return real_remove_children(self, *args, **kwargs)
+
+    monkeypatch.setattr(LessonBody, "remove_children", counting_remove_children)
+    app = make_app()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert "Tracking gradients" in text_of(app, "#step-body")
+        assert app.query_one("#step-body", LessonBody).children
+        assert remounts == []
+
+    drive(app, scenario)
+
+
+def test_a_new_step_opens_at_the_top_of_its_text(make_app) -> None:
+    """The lesson pane kept the previous step's scroll offset: after reading a long step to
+    its end, the next long one opened part-way down, its first lines out of sight."""
+    from tutor.course import load_course
+
+    app = make_app(course=load_course(None))
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        scroll = app.query_one("#step-scroll")
+        await go_to(app, pilot, "graph", "intro")
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        await go_to(app, pilot, "backward", "intro")
+        assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        offset = scroll.scroll_y
+        await app.action_toggle_lang()  # the same step in Chinese: the reader keeps the place
+        await pilot.pause()
+        assert scroll.scroll_y == min(offset, scroll.max_scroll_y) > 0
+
+    drive(app, scenario, size=(80, 24))

@@ -110,3 +110,40 @@ def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
             assert strip.region.width == 30 and strip.max_scroll_x > 0
 
     asyncio.run(main())
+
+
+def test_lesson_body_updates_its_blocks_in_place_when_the_text_keeps_its_shape() -> None:
+    """A new text with the same run of prose and code (a language switch, most steps) goes
+    into the blocks already there: mounting new ones is awaited, and Textual lays out and
+    draws the whole screen while it waits (a second frame on the first screen)."""
+    import asyncio
+
+    from textual.app import App, ComposeResult
+
+    from tutor.tui.markdown_view import CodeView, LessonBody, MarkdownView
+
+    english = "Before.\n\n```python\nx = 1\n```\n\nAfter."
+    chinese = "之前。\n\n```python\nx = 2\n```\n\n之后。"
+    prose_only = "Only prose, no code."
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LessonBody(english, id="body")
+
+    async def main() -> None:
+        app = One()
+        async with app.run_test(size=(60, 20)) as pilot:
+            body = app.query_one(LessonBody)
+            before = list(body.children)
+            assert len(before) == 3  # composed with the body: nothing mounted afterwards
+            await body.show(chinese)
+            await pilot.pause()
+            assert list(body.children) == before  # the same widgets...
+            assert [view.source for view in body.query(MarkdownView)] == ["之前。\n\n", "\n之后。"]
+            assert body.query_one(CodeView).code == "x = 2"  # ...showing the new text
+            await body.show(prose_only)
+            await pilot.pause()
+            assert [type(child) for child in body.children] == [MarkdownView]
+            assert body.query_one(MarkdownView).source == prose_only
+
+    asyncio.run(main())

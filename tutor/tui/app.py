@@ -43,6 +43,7 @@ from tutor.tui.keys import bindings
 from tutor.tui.labels import label
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import CodeView, MarkdownView, warm_up_highlighting
+from tutor.tui.render import step_markdown
 from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
 from tutor.tui.top_bar import TopBar, topbar_text
@@ -130,7 +131,9 @@ class TutorApp(App[None]):
         yield TopBar(id="topbar", markup=False)
         with Horizontal(id="body"):
             yield LessonList(id="lessons")
-            yield StepPane(id="lesson-pane")
+            session = self.session
+            yield StepPane(step_markdown(session.lesson, session.step, self.lang),
+                           id="lesson-pane")
             with Vertical(id="work-pane"):  # the code area is mounted above the results
                 step = self.session.step
                 yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))

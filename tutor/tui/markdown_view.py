@@ -137,6 +137,12 @@ class CodeView(Static):
             self._plain_code = False
             self.update(self._syntax())
 
+    def set_code(self, code: str, lexer: str) -> None:
+        if (code, lexer or "text") != (self.code, self.lexer):
+            self.code, self.lexer = code, lexer or "text"
+            self._plain_code = not highlighting_ready()
+            self.update(self._syntax())
+
 
 _FENCE_PARTS = re.compile(
     r"^(```|~~~)[ \t]*(\w*)[^\n]*\n(.*?)^\1[ \t]*$\n?", re.MULTILINE | re.DOTALL
@@ -174,11 +180,12 @@ class LessonBody(Vertical):
         self.source = markdown
 
     def compose(self) -> ComposeResult:
-        yield from self._blocks()
+        yield from self._blocks(split_fences(self.source))
 
-    def _blocks(self) -> list[Widget]:
+    @staticmethod
+    def _blocks(parts: list[tuple[str, str | None]]) -> list[Widget]:
         blocks: list[Widget] = []
-        for text, lexer in split_fences(self.source):
+        for text, lexer in parts:
             if lexer is None:
                 blocks.append(MarkdownView(text))
             else:
@@ -188,8 +195,26 @@ class LessonBody(Vertical):
         return blocks
 
     async def show(self, markdown: str) -> None:
+        """Show ``markdown``: in the blocks already there when it has the same run of text
+        and code (a language switch, most steps), else in new ones.
+
+        Mounting blocks is awaited, and Textual lays out and draws the screen while it
+        waits: on the first screen that was a second full layout and frame (~0.25 s).
+        """
         if markdown == self.source:
             return
         self.source = markdown
+        parts = split_fences(markdown)
+        children = list(self.children)
+        if [lexer is None for _, lexer in parts] == [
+            isinstance(child, MarkdownView) for child in children
+        ]:
+            for (text, lexer), child in zip(parts, children, strict=True):
+                if isinstance(child, MarkdownView):
+                    child.set_markdown(text)
+                else:
+                    child.query_one(CodeView).set_code(text, lexer or "text")
+                    child.scroll_home(animate=False)  # a new block starts at its left edge
+            return
         await self.remove_children()
-        await self.mount_all(self._blocks())
+        await self.mount_all(self._blocks(parts))

@@ -4,6 +4,7 @@ step navigation. A view: it shows what the app hands it and reports what is pick
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -29,10 +30,16 @@ from tutor.tui.render import (
 class StepPane(Vertical):
     """Step header, body (markdown), controls for quiz/answer steps, hints, navigation."""
 
+    def __init__(self, body: str = "", **kwargs: Any) -> None:
+        """``body``: the first step's text, composed with the pane rather than mounted
+        into it once the screen is up (which cost the first screen a layout and frame)."""
+        super().__init__(**kwargs)
+        self._first_body = body
+
     def compose(self) -> ComposeResult:
         yield Static(id="step-header")
         with VerticalScroll(id="step-scroll"):
-            yield LessonBody(id="step-body")
+            yield LessonBody(self._first_body, id="step-body")
             yield Vertical(id="step-controls")
             yield MarkdownView(id="step-hints")
         with Horizontal(id="step-nav"):
@@ -55,10 +62,13 @@ class StepPane(Vertical):
         answer: str = "",
     ) -> None:
         """Render the step in ``lang``. ``keep_choices`` keeps what the learner picked or
-        typed (on a language switch); otherwise a new step starts from ``choices`` or
-        ``answer``, the learner's last answer to it."""
+        typed, and where the text was scrolled to (on a language switch); otherwise a new
+        step starts at the top of its text, from ``choices`` or ``answer``, the learner's
+        last answer to it."""
         self.show_header(lesson, step, index=index, lang=lang, passed=passed, attempts=attempts)
         await self.query_one("#step-body", LessonBody).show(step_markdown(lesson, step, lang))
+        if not keep_choices:  # the pane kept the last step's offset: a text read from its middle
+            self.query_one("#step-scroll", VerticalScroll).scroll_home(animate=False)
         await self.show_hints(hints, len(step.hints), lang)
         await self._show_controls(step, lang, keep_choices, choices, answer)
         set_label(self.query_one("#btn-prev", Button), label("btn_prev", lang))
