@@ -719,28 +719,6 @@ def test_language_switch_swaps_an_untouched_starter_only(make_app, store) -> Non
     drive(make_app(), scenario)
 
 
-def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, monkeypatch) -> None:
-    """The first step's text is composed with the screen. Put into an empty body from
-    ``on_mount`` (its blocks removed, then new ones mounted and awaited), Textual laid out
-    and drew the screen while it waited, and then again: ~0.25 s of start-up (issue 7)."""
-    remounts: list[str] = []
-    real_remove_children = LessonBody.remove_children
-
-    def counting_remove_children(self: LessonBody, *args: Any, **kwargs: Any) -> Any:
-        remounts.append(self.id or "")
-        return real_remove_children(self, *args, **kwargs)
-
-    monkeypatch.setattr(LessonBody, "remove_children", counting_remove_children)
-    app = make_app()
-
-    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
-        assert "Tracking gradients" in text_of(app, "#step-body")
-        assert app.query_one("#step-body", LessonBody).children
-        assert remounts == []
-
-    drive(app, scenario)
-
-
 def test_a_new_step_opens_at_the_top_of_its_text(make_app) -> None:
     """The lesson pane kept the previous step's scroll offset: after reading a long step to
     its end, the next long one opened part-way down, its first lines out of sight."""

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fresh_process import run_fresh
 from textual.document._syntax_aware_document import SyntaxAwareDocument
+from textual.pilot import Pilot
 
 from tutor.tui.app import TutorApp
 from tutor.tui.code_editor import CodeEditor
+from tutor.tui.markdown_view import LessonBody
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
 
@@ -206,3 +209,104 @@ def test_editor_on_the_first_screen_is_highlighted_after_it(
     asyncio.run(main())
     assert languages == [None]
     assert len(calls) == 1
+
+
+
+def _drive(app: TutorApp, scenario: Callable[[TutorApp, Pilot[Any]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+
+
+def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, monkeypatch) -> None:
+    """The first step's text is composed with the screen. Put into an empty body from
+    ``on_mount`` (its blocks removed, then new ones mounted and awaited), Textual laid out
+    and drew the screen while it waited, and then again: ~0.25 s of start-up (issue 7)."""
+    remounts: list[str] = []
+    real_remove_children = LessonBody.remove_children
+
+    def counting_remove_children(self: LessonBody, *args: Any, **kwargs: Any) -> Any:
+        remounts.append(self.id or "")
+        return real_remove_children(self, *args, **kwargs)
+
+    monkeypatch.setattr(LessonBody, "remove_children", counting_remove_children)
+    app = make_app()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert "Tracking gradients" in app.query_one("#step-body", LessonBody).source
+        assert app.query_one("#step-body", LessonBody).children
+        assert remounts == []
+
+    _drive(app, scenario)
+
+
+def test_footer_keys_come_with_the_first_screen_and_are_rebuilt_only_when_they_change(
+    make_app, monkeypatch
+) -> None:
+    """Textual's footer rebuilt its keys after every change of bindings: six times during
+    start-up, the keys drawn ~0.2 s after the rest of the first screen (issue 7)."""
+    from textual.widgets._footer import FooterKey
+
+    from tutor.tui.compact_footer import CompactFooter
+
+    rebuilds: list[int] = []
+    real_recompose = CompactFooter.recompose
+
+    async def counting_recompose(self: CompactFooter) -> None:
+        rebuilds.append(1)
+        await real_recompose(self)
+
+    monkeypatch.setattr(CompactFooter, "recompose", counting_recompose)
+    app = make_app()
+
+    def keys() -> list[FooterKey]:
+        return list(app.query_one(CompactFooter).query(FooterKey).results(FooterKey))
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        first = keys()
+        assert [key.description for key in first][:3] == ["Run", "Hint", "Next"]
+        assert rebuilds == []  # composed with the footer, never rebuilt to the same keys
+        app.refresh_bindings()
+        app.query_one("#lessons").focus()
+        await pilot.pause()
+        assert keys() == first and rebuilds == []
+        await app.action_toggle_lang()
+        for _ in range(100):  # the rebuild runs after the next refresh
+            if keys() and keys()[0].description == "运行":
+                break
+            await pilot.pause(0.02)
+        assert keys()[0].description == "运行" and len(rebuilds) == 1
+
+    _drive(app, scenario)
+
+
+
+def test_code_area_on_the_first_screen_is_composed_with_it(make_app, store, monkeypatch) -> None:
+    """Resuming on a code step: the editor and run bar are composed with the screen, not
+    mounted from ``on_mount`` (an awaited mount draws the screen once more while it waits)."""
+    at_mount: list[Any] = []
+    real_on_mount = TutorApp.on_mount
+
+    async def on_mount(self: TutorApp) -> None:
+        at_mount.append(self.code_area())
+        await real_on_mount(self)
+
+    monkeypatch.setattr(TutorApp, "on_mount", on_mount)
+    store.set_position("mini-basics", "first-backward")
+    app = make_app()
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        area = app.code_area()
+        assert at_mount == [area] and area is not None  # there before on_mount ran
+        assert app.query_one("#editor", CodeEditor).text == app.session.code()
+        app.session.goto("mini-basics", "intro")  # a reading step: the area is hidden...
+        await app.render_all(new_step=True)
+        assert not area.display
+        app.session.goto("mini-basics", "first-backward")  # ...and shown again, not remade
+        await app.render_all(new_step=True)
+        assert app.code_area() is area and area.display
+
+    _drive(app, scenario)

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Input, OptionList, Select, Static
 
-from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep
+from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Lang
 from tutor.learning import (
@@ -75,6 +75,13 @@ def _breakpoint(dimension: int, breakpoints: list[tuple[int, str]]) -> list[str]
         if dimension >= threshold:
             return [name]
     return []
+
+
+def _shows_code(step: Step) -> bool:
+    """Code steps show the editor; an answer step shows its code read-only, if it has any."""
+    return isinstance(step, RUNNABLE_KINDS) or (
+        isinstance(step, AnswerStep) and bool(step.code.strip())
+    )
 
 
 def _best_device(devices: list[str]) -> str:
@@ -134,8 +141,10 @@ class TutorApp(App[None]):
             session = self.session
             yield StepPane(step_markdown(session.lesson, session.step, self.lang),
                            id="lesson-pane")
-            with Vertical(id="work-pane"):  # the code area is mounted above the results
+            with Vertical(id="work-pane"):  # the code area goes above the results
                 step = self.session.step
+                if _shows_code(step):  # composed, not mounted: see _ensure_code_area
+                    yield self._new_code_area()
                 yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))
         yield CompactFooter()
 
@@ -149,21 +158,28 @@ class TutorApp(App[None]):
         area = self.code_area()
         return area.editor if area is not None else None
 
+    def _new_code_area(self) -> CodeArea:
+        from tutor.tui.code_area import CodeArea
+
+        session = self.session
+        return CodeArea(
+            devices=session.known_devices or ["cpu"],
+            device=session.device,
+            dark=self.current_theme.dark,
+            highlight=self._first_frame_done,
+            id="code-area",
+        )
+
     async def _ensure_code_area(self) -> CodeArea:
+        """The code area, mounted the first time a step shows code. When the first screen
+        shows code it is composed with the screen instead: mounting it from ``on_mount`` is
+        awaited, and Textual lays out and draws the screen once more while it waits."""
         area = self.code_area()
         if area is None:
-            from tutor.tui.code_area import CodeArea
-
-            session = self.session
-            area = CodeArea(
-                devices=session.known_devices or ["cpu"],
-                device=session.device,
-                dark=self.current_theme.dark,
-                highlight=self._first_frame_done,
-                id="code-area",
-            )
+            area = self._new_code_area()
             await self.query_one("#work-pane").mount(area, before=0)
             area.relabel(self.lang)
+            session = self.session
             if session.known_devices:  # they may have arrived while it was being mounted
                 self._offer_devices(session.known_devices)
                 self.select_device(session.device)
@@ -276,9 +292,7 @@ class TutorApp(App[None]):
         code (read-only), reading and quiz steps no code at all (the text gets the room);
         the result tabs that mean something for the step."""
         step = self.session.step
-        shows_code = isinstance(step, RUNNABLE_KINDS) or (
-            isinstance(step, AnswerStep) and bool(step.code.strip())
-        )
+        shows_code = _shows_code(step)
         self._shows_code = shows_code
         self._edits_code = isinstance(step, RUNNABLE_KINDS)
         self._size_panes()
