@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 APP_NAME = "autograd-tutor"
+EXERCISE_DIR = Path("autograd-exercises")
+"""Where ``tutor start`` writes the exercises as files, relative to the current folder."""
 
 
 def cache_root() -> Path:

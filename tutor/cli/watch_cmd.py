@@ -557,15 +557,16 @@ def run_loop(
 
 def add_exercise_options(parser: argparse.ArgumentParser) -> None:
     """Options of start/watch/verify. The global ones are repeated so they also work after
-    the subcommand; SUPPRESS keeps a value given before the subcommand from being reset."""
-    from tutor.workspace import DEFAULT_DIR
+    the subcommand; SUPPRESS keeps a value given before the subcommand from being reset.
+    Every ``tutor`` start builds these: nothing heavier than :mod:`tutor.paths` here."""
+    from tutor.paths import EXERCISE_DIR
 
     parser.add_argument(
         "--dir",
         type=Path,
-        default=DEFAULT_DIR,
+        default=EXERCISE_DIR,
         metavar="DIR",
-        help=f"the exercise folder (default: ./{DEFAULT_DIR})",
+        help=f"the exercise folder (default: ./{EXERCISE_DIR})",
     )
     add_lang(parser)
     add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
