@@ -138,11 +138,9 @@ class TutorApp(App[None]):
         yield TopBar(id="topbar", markup=False)
         with Horizontal(id="body"):
             yield LessonList(id="lessons")
-            session = self.session
-            yield StepPane(step_markdown(session.lesson, session.step, self.lang),
-                           id="lesson-pane")
+            session, step = self.session, self.session.step
+            yield StepPane(step_markdown(session.lesson, step, self.lang), id="lesson-pane")
             with Vertical(id="work-pane"):  # the code area goes above the results
-                step = self.session.step
                 if _shows_code(step):  # composed, not mounted: see _ensure_code_area
                     yield self._new_code_area()
                 yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))
