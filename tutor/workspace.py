@@ -27,11 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tutor.course.models import CodeStep, Course, FixStep, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
-from tutor.paths import EXERCISE_DIR
 
 MANIFEST_NAME = ".tutor-exercises.json"
 MANIFEST_VERSION = 1
-DEFAULT_DIR = EXERCISE_DIR
 
 HEADER_END = "# " + "=" * 72
 """Last line of the comment header; the learner's code starts below it. Language-neutral

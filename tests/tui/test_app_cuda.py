@@ -4,11 +4,9 @@ it, runs go there, and the learner can switch back to the CPU. Skipped without C
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 
 import pytest
-from textual.pilot import Pilot
+from pilot_helpers import wait_until
 from textual.widgets import Select, TextArea
 
 from tutor.sandbox import Sandbox
@@ -28,14 +26,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA device"),
 ]
-
-
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def test_auto_device_runs_on_the_gpu_and_back(course, store, sandbox: Sandbox) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fresh_process import run_fresh
+from pilot_helpers import drive, wait_until
 from textual.pilot import Pilot
 from textual.widgets import (
     Button,
@@ -29,26 +29,6 @@ from tutor.tui.app import TutorApp
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import LessonBody, MarkdownView
 from tutor.tui.result_tabs import ResultTabs
-
-Scenario = Callable[[TutorApp, Pilot[Any]], Awaitable[None]]
-
-
-def drive(app: TutorApp, scenario: Scenario, size: tuple[int, int] = (120, 40)) -> None:
-    async def main() -> None:
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await scenario(app, pilot)
-
-    asyncio.run(main())
-
-
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 5) -> None:
-    """Let workers finish: poll the condition while the app processes messages."""
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def text_of(app: TutorApp, selector: str) -> str:

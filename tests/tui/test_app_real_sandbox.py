@@ -5,11 +5,9 @@ run in its process."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 
 import pytest
-from textual.pilot import Pilot
+from pilot_helpers import wait_until
 from textual.widgets import TextArea, Tree
 
 from tutor.sandbox import Sandbox
@@ -18,14 +16,6 @@ from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.result_tabs import ResultTabs
 
 pytestmark = pytest.mark.slow
-
-
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fresh_process import run_fresh
+from pilot_helpers import drive, wait_until
 from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.pilot import Pilot
 
@@ -211,16 +211,6 @@ def test_editor_on_the_first_screen_is_highlighted_after_it(
     assert len(calls) == 1
 
 
-
-def _drive(app: TutorApp, scenario: Callable[[TutorApp, Pilot[Any]], Awaitable[None]]) -> None:
-    async def main() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
-            await scenario(app, pilot)
-
-    asyncio.run(main())
-
-
 def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, monkeypatch) -> None:
     """The first step's text is composed with the screen. Put into an empty body from
     ``on_mount`` (its blocks removed, then new ones mounted and awaited), Textual laid out
@@ -240,7 +230,7 @@ def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, mo
         assert app.query_one("#step-body", LessonBody).children
         assert remounts == []
 
-    _drive(app, scenario)
+    drive(app, scenario)
 
 
 def test_footer_keys_come_with_the_first_screen_and_are_rebuilt_only_when_they_change(
@@ -274,14 +264,11 @@ def test_footer_keys_come_with_the_first_screen_and_are_rebuilt_only_when_they_c
         await pilot.pause()
         assert keys() == first and rebuilds == []
         await app.action_toggle_lang()
-        for _ in range(100):  # the rebuild runs after the next refresh
-            if keys() and keys()[0].description == "运行":
-                break
-            await pilot.pause(0.02)
-        assert keys()[0].description == "运行" and len(rebuilds) == 1
+        # the rebuild runs after the next refresh
+        await wait_until(pilot, lambda: bool(keys()) and keys()[0].description == "运行")
+        assert len(rebuilds) == 1
 
-    _drive(app, scenario)
-
+    drive(app, scenario)
 
 
 def test_code_area_on_the_first_screen_is_composed_with_it(make_app, store, monkeypatch) -> None:
@@ -309,4 +296,4 @@ def test_code_area_on_the_first_screen_is_composed_with_it(make_app, store, monk
         await app.render_all(new_step=True)
         assert app.code_area() is area and area.display
 
-    _drive(app, scenario)
+    drive(app, scenario)
