@@ -30,11 +30,12 @@ from tutor.course.models import (
 )
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
-from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
 
-if TYPE_CHECKING:  # importing these packages loads grading and diagnosis: not at start-up
+if TYPE_CHECKING:  # grading and diagnosis load with the first check, the sandbox's models
+    # with the first run: none of them at start-up
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
+    from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
 
 
 class ProgressLike(Protocol):
@@ -79,7 +80,7 @@ class GradingLike(Protocol):
     def grade_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict: ...
 
 
-Diagnose = Callable[[RunResult, str], "list[Diagnosis]"]
+Diagnose = Callable[["RunResult", str], "list[Diagnosis]"]
 
 
 class NotRunnable(TutorError):
@@ -475,6 +476,8 @@ class LearningSession:
         expr = expr.strip()
         if not expr:
             raise TutorError("name a tensor to draw its graph, e.g. y")
+        from tutor.sandbox.models import Probe
+
         runner = CancellableRunner(self.runner, cancel or threading.Event())
         result = runner.run(code, device=self.device, probes=[Probe(expr=expr, graph=True)])
         return GraphView(expr, result, result.probe(expr))

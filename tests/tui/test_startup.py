@@ -144,9 +144,9 @@ def test_first_screen_builds_only_what_it_shows(make_app) -> None:
 
 
 def test_first_screen_imports_no_editor_help_or_quiz_widgets() -> None:
-    """TextArea (tree-sitter), the help screen's DataTable, the quiz widgets and the
-    diagnosis, grading and chat packages are imported when first needed, not before the
-    first screen."""
+    """TextArea (tree-sitter), the help screen's DataTable, the quiz widgets, the
+    diagnosis, grading and chat packages and the sandbox's models are imported when first
+    needed, not before the first screen."""
     script = """
 import asyncio, sys
 from pathlib import Path
@@ -167,7 +167,7 @@ async def main():
         await pilot.pause()
         late = ["textual.widgets._text_area", "tree_sitter", "textual.widgets._data_table",
                 "textual.widgets._radio_set", "textual.widgets._selection_list",
-                "tutor.diagnosis", "tutor.grading", "tutor.chat"]
+                "tutor.diagnosis", "tutor.grading", "tutor.chat", "tutor.sandbox.models"]
         print(sorted(name for name in late if name in sys.modules))
         await pilot.press("ctrl+n", "ctrl+n", "f1")
         await pilot.pause()

@@ -11,29 +11,56 @@ from __future__ import annotations
 import argparse
 import gc
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tutor.course.models import Course
 
 
-class LazyTutor:
-    """The tutor chat, built on first use (in a worker thread, never at start-up)."""
+class OnFirstUse:
+    """An object built the first time one of its attributes is used, in whichever thread
+    uses it first: the app's first use of the sandbox and the tutor is in worker threads,
+    after the first screen, so their modules load off the start-up path."""
 
-    def __init__(self, course: Course) -> None:
-        self._course = course
-        self._tutor: Any = None
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built: Any = None
         self._lock = threading.Lock()
 
-    def _get(self) -> Any:
+    @property
+    def built(self) -> bool:
+        return self._built is not None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # protocol probes (copy, pickle, inspect) build nothing
+            raise AttributeError(name)
         with self._lock:
-            if self._tutor is None:
-                from tutor.chat import Tutor
+            if self._built is None:
+                self._built = self._build()
+        return getattr(self._built, name)
 
-                self._tutor = Tutor.from_environment(self._course)
-            return self._tutor
 
-    def ask(self, question: str, **kwargs: Any) -> Any:
-        return self._get().ask(question, **kwargs)
+def lazy_tutor(course: Course) -> OnFirstUse:
+    """The tutor chat, built on the first question (its index is built there too)."""
+
+    def build() -> Any:
+        from tutor.chat import Tutor
+
+        return Tutor.from_environment(course)
+
+    return OnFirstUse(build)
+
+
+def lazy_sandbox(**options: Any) -> OnFirstUse:
+    """The sandbox client, built when the app first asks for the devices (that also starts
+    the torch server): its pydantic models of runs load then, not before the first screen."""
+
+    def build() -> Any:
+        from tutor.sandbox import Sandbox
+
+        return Sandbox(**options)
+
+    return OnFirstUse(build)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,26 +78,26 @@ def _run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
     from tutor.paths import private_folders
     from tutor.progress import ProgressStore
-    from tutor.sandbox import Sandbox
     from tutor.tui.app import create_app
 
     course = load_course(getattr(args, "lessons", None))  # cached by the loader
     store = ProgressStore.default(getattr(args, "data_dir", None))
     # Not started here: the app asks for the devices once its first screen is drawn, which
     # starts the torch server in the background.
-    sandbox = Sandbox(hide=private_folders(getattr(args, "lessons", None),
-                                           getattr(args, "data_dir", None)))
+    sandbox = lazy_sandbox(hide=private_folders(getattr(args, "lessons", None),
+                                                getattr(args, "data_dir", None)))
     try:
         app = create_app(
             course=course,
             runner=sandbox,
             store=store,
-            tutor=LazyTutor(course),
+            tutor=lazy_tutor(course),
             lang=resolve_lang(args),  # type: ignore[arg-type]
             device=getattr(args, "device", None) or "auto",
         )
         app.run()
     finally:
-        sandbox.close()
+        if sandbox.built:
+            sandbox.close()
         store.close()
     return int(app.return_code or 0)

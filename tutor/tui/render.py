@@ -20,12 +20,12 @@ from tutor.course.models import (
 )
 from tutor.i18n import Lang
 from tutor.learning import Attempt, GraphView
-from tutor.sandbox.models import Graph, RunResult, TensorSnapshot
 from tutor.tui.labels import label
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the sandbox's models load with the first run, not at start-up
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
+    from tutor.sandbox.models import Graph, RunResult
 
 
 def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
@@ -281,6 +281,8 @@ def graph_message(view: GraphView, lang: Lang) -> str | None:
         return label("graph_run_failed", lang)
     if probe.error is not None:
         return label("graph_failed", lang, expr=view.expr, error=probe.error.message)
+    from tutor.sandbox.models import TensorSnapshot
+
     if not isinstance(probe.value, TensorSnapshot):
         kind = probe.value.type if probe.value is not None else "None"
         return label("graph_not_tensor", lang, expr=view.expr, type=kind)
@@ -290,6 +292,8 @@ def graph_message(view: GraphView, lang: Lang) -> str | None:
 
 
 def graph_root_label(view: GraphView) -> str:
+    from tutor.sandbox.models import TensorSnapshot
+
     snapshot = view.probe.value if view.probe else None
     if isinstance(snapshot, TensorSnapshot):
         return f"{view.expr}  {_shape(snapshot.shape)}  grad_fn={snapshot.grad_fn}"
