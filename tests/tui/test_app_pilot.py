@@ -7,6 +7,7 @@ import asyncio
 import io
 from typing import Any
 
+import pytest
 from fresh_process import run_fresh
 from pilot_helpers import drive, wait_until
 from textual.pilot import Pilot
@@ -720,5 +721,34 @@ def test_a_new_step_opens_at_the_top_of_its_text(make_app) -> None:
         await app.action_toggle_lang()  # the same step in Chinese: the reader keeps the place
         await pilot.pause()
         assert scroll.scroll_y == min(offset, scroll.max_scroll_y) > 0
+
+    drive(app, scenario, size=(80, 24))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_step_header_breaks_between_its_parts(make_app, store, lang) -> None:
+    """At 80 columns the header's second line ("Step 1/5 · Fix the bug · ✓ passed ·
+    attempts: 2") is wider than the text pane: it goes on in a new line at a " · ", not
+    inside a part (in Chinese the wrap broke "尝试：2 次" between its characters)."""
+    from textual.geometry import Region
+
+    for passed in (False, True):
+        store.record_attempt("mini-graph/fix-scalar", "x", passed=passed, score=0, max_score=1)
+    app = make_app(lang=lang)
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        app.session.goto("mini-graph", "fix-scalar")
+        await app.render_all(new_step=True)
+        await pilot.pause()
+        header = app.query_one("#step-header")
+        width, height = header.size
+        lines = [strip.text.strip() for strip in header.render_lines(Region(0, 0, width, height))]
+        lines = [line for line in lines if line]
+        parts = {"en": ["Step 1/5", "Fix the bug", "✓ passed", "attempts: 2"],
+                 "zh": ["第 1/5 步", "改错", "✓ 已通过", "尝试：2 次"]}[lang]
+        tail = [line for line in lines if parts[0] in line or parts[-1] in line]
+        assert len(tail) > 1, lines  # the parts do not fit in one line here
+        start = lines.index(tail[0])
+        assert [p for line in lines[start:] for p in line.split(" · ")] == parts, lines
 
     drive(app, scenario, size=(80, 24))

@@ -24,6 +24,7 @@ from tutor.tui.keys import KEYS, bindings, help_rows
 from tutor.tui.labels import labels
 from tutor.tui.render import (
     diagnosis_markdown,
+    fit_bits,
     graph_items,
     graph_message,
     outcome_line,
@@ -166,3 +167,14 @@ def test_inline_code_parts() -> None:
     assert inline_code_parts("`x.detach()` cuts") == [("x.detach()", True), (" cuts", False)]
     assert inline_code_parts("a `b` c") == [("a ", False), ("b", True), (" c", False)]
     assert inline_code_parts("odd ` tick") == [("odd ` tick", False)]
+
+
+def test_header_bits_break_between_bits_never_inside_one() -> None:
+    bits = ["第 4/6 步", "编程练习", "✓ 已通过", "尝试：1 次"]
+    one_line = " · ".join(bits)
+    assert fit_bits(bits, 80) == one_line
+    assert fit_bits(bits, 0) == one_line  # not laid out yet
+    # Chinese characters take two cells: "✓ 已通过 · 尝试：1 次" is 21.
+    assert fit_bits(bits, 21) == "第 4/6 步 · 编程练习\n✓ 已通过 · 尝试：1 次"
+    assert fit_bits(bits, 19) == "第 4/6 步\n编程练习 · ✓ 已通过\n尝试：1 次"
+    assert fit_bits(["a very long bit", "b"], 5) == "a very long bit\nb"  # wraps alone

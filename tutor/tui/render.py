@@ -46,6 +46,23 @@ def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def fit_bits(bits: list[str], width: int, sep: str = " · ") -> str:
+    """``bits`` joined by ``sep``, broken into lines of ``width`` cells between bits, never
+    inside one ("尝试：1 次" is one bit; the wrap would break it between any two Chinese
+    characters). A bit wider than the line wraps alone; ``width`` 0 (not laid out yet): one
+    line."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    for bit in bits:
+        joined = f"{lines[-1]}{sep}{bit}" if lines else bit
+        if lines and (width <= 0 or cell_len(joined) <= width):
+            lines[-1] = joined
+        else:
+            lines.append(bit)
+    return "\n".join(lines)
+
+
 def step_kind_label(step: Step, lang: Lang) -> str:
     return label(f"kind_{step.kind}", lang)
 

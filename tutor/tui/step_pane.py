@@ -20,6 +20,7 @@ from tutor.tui.ordered_keys import OrderedInput
 from tutor.tui.relabel import set_label
 from tutor.tui.render import (
     answer_placeholder,
+    fit_bits,
     hints_markdown,
     inline_code_parts,
     step_kind_label,
@@ -88,8 +89,25 @@ class StepPane(Vertical):
             bits.append(label("passed_mark", lang))
         if attempts:
             bits.append(label("attempts", lang, n=attempts))
+        self._header = (lesson.title.get(lang), bits)
+        self._draw_header()
+
+    _header: tuple[str, list[str]] | None = None
+    _header_text = ""
+
+    def _draw_header(self) -> None:
+        """The header at the header's width: its bits go to the next line whole."""
+        if self._header is None:
+            return
+        title, bits = self._header
         header = self.query_one("#step-header", Static)
-        header.update(f"[b]{escape(lesson.title.get(lang))}[/b]\n" + " · ".join(bits))
+        text = f"[b]{escape(title)}[/b]\n" + fit_bits(bits, header.content_size.width)
+        if text != self._header_text:  # an update costs a layout pass: only a new text
+            self._header_text = text
+            header.update(text)
+
+    def on_resize(self) -> None:
+        self._draw_header()
 
     async def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
         widget = self.query_one("#step-hints", MarkdownView)
