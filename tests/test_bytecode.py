@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from tutor.bytecode import PACKAGE_DIR, compile_package
+from tutor.bytecode import PACKAGE_DIR, compile_package, stale_modules
 
 
 @pytest.fixture
@@ -64,3 +65,63 @@ def test_an_unwritable_folder_or_a_broken_module_is_not_an_error(package, monkey
 
 def test_the_default_is_the_tutor_package() -> None:
     assert Path(__file__).resolve().parents[1] / "tutor" == PACKAGE_DIR
+
+
+def _module(name: str, source: Path) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = str(source)
+    module.__cached__ = str(cached(source))
+    return module
+
+
+def test_stale_modules_are_the_imported_tutor_modules_without_fresh_bytecode(
+    package, monkeypatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in list(sys.modules):  # only the fakes below are looked at
+        if name == "tutor" or name.startswith("tutor."):
+            monkeypatch.delitem(sys.modules, name)
+    a, b = package / "a.py", package / "sub" / "b.py"
+    monkeypatch.setitem(sys.modules, "tutor.fake_a", _module("tutor.fake_a", a))
+    monkeypatch.setitem(sys.modules, "tutor.fake_b", _module("tutor.fake_b", b))
+    monkeypatch.setitem(sys.modules, "elsewhere", _module("elsewhere", a))  # not tutor's
+    assert stale_modules() == ["tutor.fake_a", "tutor.fake_b"]  # no bytecode at all
+    compile_package(package)
+    assert stale_modules() == []
+    later = b.stat().st_mtime + 5
+    os.utime(b, (later, later))  # edited since it was compiled
+    assert stale_modules() == ["tutor.fake_b"]
+
+
+@pytest.mark.parametrize(
+    ("dont_write", "stale", "compiles"),
+    [(True, ["tutor.x"], True), (True, [], False), (False, ["tutor.x"], False)],
+)
+def test_refresh_compiles_only_where_an_imported_module_needed_it(
+    monkeypatch, dont_write, stale, compiles
+) -> None:
+    import tutor.bytecode as bytecode
+
+    calls: list[bool] = []
+    monkeypatch.setattr(sys, "dont_write_bytecode", dont_write)
+    monkeypatch.setattr(bytecode, "stale_modules", lambda: stale)
+    monkeypatch.setattr(bytecode, "compile_package", lambda: calls.append(True) or True)
+    assert bytecode.refresh_bytecode() is (True if compiles else None)
+    assert calls == ([True] if compiles else [])
+
+
+def test_commands_refresh_bytecode_once_done_not_when_interrupted(monkeypatch, capsys) -> None:
+    import tutor.cli as cli
+    import tutor.cli.lessons_cmd as lessons_cmd
+
+    calls: list[bool] = []
+    monkeypatch.setattr(cli, "refresh_bytecode", lambda: calls.append(True))
+    assert cli.main(["lessons"]) == 0
+    assert calls == [True]
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lessons_cmd, "run", interrupted)
+    assert cli.main(["lessons"]) == 130
+    assert calls == [True]

@@ -4,17 +4,45 @@ A regular install gets its bytecode from pip at install time. The README's insta
 editable: tutor runs from its source tree, where pip compiles nothing. Where
 ``PYTHONDONTWRITEBYTECODE`` is set as well (Docker images often set it; this project's
 machines do), every start compiled each tutor module it imported, again: ~0.25 s of the
-TUI's start-up, a quarter of its budget. The TUI calls :func:`compile_package` once its
-first screen is drawn, off the UI thread, so the next start reads bytecode like a regular
-install does. Only tutor's own package is written, nothing else on ``sys.path``.
+TUI's start-up, a quarter of its budget, and as much of every ``tutor run`` or ``tutor
+verify``. The TUI calls :func:`refresh_bytecode` once its first screen is drawn (off the UI
+thread) and the other commands once they are done, so the next start reads bytecode as a
+regular install does. Only tutor's own package is written, nothing else on ``sys.path``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def stale_modules() -> list[str]:
+    """The tutor modules imported in this process whose bytecode is missing or older than
+    their source (a stat or two each: cheap enough to ask at every start)."""
+    stale = []
+    for name, module in list(sys.modules.items()):
+        if name != "tutor" and not name.startswith("tutor."):
+            continue
+        source, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
+        if not source or not cached or not source.endswith(".py"):
+            continue
+        try:
+            if os.stat(cached).st_mtime < os.stat(source).st_mtime:
+                stale.append(name)
+        except OSError:
+            stale.append(name)
+    return sorted(stale)
+
+
+def refresh_bytecode() -> bool | None:
+    """:func:`compile_package` when a tutor module imported here lacked up-to-date
+    bytecode; None when there is nothing to do."""
+    if not sys.dont_write_bytecode or not stale_modules():
+        return None
+    return compile_package()
 
 
 def compile_package(root: Path = PACKAGE_DIR) -> bool | None:
@@ -28,6 +56,6 @@ def compile_package(root: Path = PACKAGE_DIR) -> bool | None:
         return None
     import compileall
 
-    # Up-to-date files are skipped (their recorded mtime and size match), and the files
-    # are written atomically, so two apps starting at once do not clash.
+    # Up-to-date files are skipped (their recorded mtime matches), and each file is
+    # written atomically, so two tutors starting at once do not clash.
     return bool(compileall.compile_dir(root, quiet=2))

@@ -305,7 +305,7 @@ def test_bytecode_is_written_after_the_first_screen(make_app, monkeypatch) -> No
     import tutor.tui.app as app_module
 
     calls: list[bool] = []
-    monkeypatch.setattr(app_module, "compile_package", lambda: calls.append(True))
+    monkeypatch.setattr(app_module, "refresh_bytecode", lambda: calls.append(True))
     app: TutorApp = make_app()
 
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:

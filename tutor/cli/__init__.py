@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from tutor import __version__
+from tutor.bytecode import refresh_bytecode
 from tutor.errors import TutorError
 
 SUBCOMMANDS = (
@@ -66,13 +67,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return app_cmd.run(args)
         module = importlib.import_module(f"tutor.cli.{args.command}_cmd")
-        return int(module.run(args) or 0)
+        code = int(module.run(args) or 0)
     except TutorError as exc:
         print(_error_text(exc, args), file=sys.stderr)
-        return exc.exit_code
+        code = exc.exit_code
     except KeyboardInterrupt:
         print("tutor: interrupted", file=sys.stderr)
         return 130
+    # Once the command is done (the TUI does it after its first screen): the next start
+    # reads bytecode instead of compiling (tutor.bytecode).
+    refresh_bytecode()
+    return code
 
 
 def _error_text(exc: TutorError, args: argparse.Namespace) -> str:

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Input, OptionList, Select, Static
 
-from tutor.bytecode import compile_package
+from tutor.bytecode import refresh_bytecode
 from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Lang
@@ -209,7 +209,7 @@ class TutorApp(App[None]):
         warm_up_highlighting()
         self.call_from_thread(self._redraw_code)
         # Then, once: the bytecode that lets the next start skip compiling tutor's modules.
-        compile_package()
+        refresh_bytecode()
 
     def _redraw_code(self) -> None:
         for view in self.query(MarkdownView).results(MarkdownView):
