@@ -55,6 +55,13 @@ def test_nothing_to_do_where_python_writes_bytecode_itself(package, monkeypatch)
     assert not cached(package / "a.py").exists()
 
 
+def test_a_read_only_install_is_left_alone(package, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != package)
+    assert compile_package(package) is None
+    assert not cached(package / "a.py").exists()
+
+
 def test_an_unwritable_folder_or_a_broken_module_is_not_an_error(package, monkeypatch) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     (package / "sub" / "__pycache__").write_text("a file where the folder would go")

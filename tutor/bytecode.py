@@ -48,11 +48,11 @@ def refresh_bytecode() -> bool | None:
 def compile_package(root: Path = PACKAGE_DIR) -> bool | None:
     """Write the missing or stale bytecode of every module under ``root``.
 
-    None where Python writes bytecode itself (nothing to do); else whether every module
-    compiled. A folder that cannot be written (a read-only install) is not an error: its
-    modules are compiled in memory as before.
+    None where there is nothing to do: Python writes bytecode itself, or ``root`` cannot be
+    written (a read-only install: its modules are compiled in memory as before, and not
+    compiled here in vain at every command); else whether every module compiled.
     """
-    if not sys.dont_write_bytecode:
+    if not sys.dont_write_bytecode or not os.access(root, os.W_OK):
         return None
     import compileall
 
