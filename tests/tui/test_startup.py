@@ -313,3 +313,55 @@ def test_bytecode_is_written_after_the_first_screen(make_app, monkeypatch) -> No
 
     drive(app, scenario)
     assert calls == [True]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_tutor_pane_comes_with_the_first_screen(make_app, monkeypatch, lang) -> None:
+    """On a reading step the tutor's tab is the one shown: its input and welcome line are
+    composed with the screen. Mounted into it once it was up, they came ~0.25 s after the
+    rest of the first screen in a terminal (the warm-ups had started by then)."""
+    from textual.widgets import Input
+
+    from tutor.tui import result_tabs
+    from tutor.tui.result_tabs import ChatPane, ResultTabs
+
+    mounted: list[str] = []
+    drawing: list[bool] = []
+    real_fill, real_draw = ResultTabs.fill, ChatPane.draw
+    real_message = result_tabs._chat_message
+
+    def fill(self: ResultTabs, pane_id: str) -> Any:
+        mounting = real_fill(self, pane_id)
+        if mounting is not None:
+            mounted.append(pane_id)
+        return mounting
+
+    def draw(self: ChatPane, tabs: ResultTabs) -> None:
+        drawing.append(True)
+        try:
+            real_draw(self, tabs)
+        finally:
+            drawing.pop()
+
+    def message(body: str) -> Any:
+        if drawing:  # a message mounted by a redraw, not composed with the pane
+            mounted.append(body)
+        return real_message(body)
+
+    monkeypatch.setattr(ResultTabs, "fill", fill)
+    monkeypatch.setattr(ChatPane, "draw", draw)
+    monkeypatch.setattr(result_tabs, "_chat_message", message)
+    app = make_app(lang=lang)
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.query_one("#chat-input", Input).placeholder == {
+            "en": "Ask the tutor…", "zh": "向导师提问…"}[lang]
+        (welcome,) = app.query("#chat-log LessonBody").results(LessonBody)
+        assert welcome.source.startswith({"en": "**Tutor**: ", "zh": "**导师**："}[lang])
+        assert mounted == []  # composed, not mounted after the first screen
+        await pilot.press("ctrl+l")  # the other language: the same pane, its words changed
+        await pilot.pause()
+        assert app.query_one("#chat-input", Input).placeholder == {
+            "zh": "Ask the tutor…", "en": "向导师提问…"}[lang]
+
+    drive(app, scenario)

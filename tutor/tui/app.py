@@ -144,7 +144,8 @@ class TutorApp(App[None]):
             with Vertical(id="work-pane"):  # the code area goes above the results
                 if _shows_code(step):  # composed, not mounted: see _ensure_code_area
                     yield self._new_code_area()
-                yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step))
+                yield ResultTabs(id="results", shown=tabs_for(step), active=first_tab(step),
+                                 lang=self.lang, chat=self._chat_intro())
         yield CompactFooter()
 
     def code_area(self) -> CodeArea | None:
@@ -415,13 +416,16 @@ class TutorApp(App[None]):
             return editor.text
         return ""
 
+    def _chat_intro(self) -> list[tuple[str, str, list[str]]]:
+        """The chat of a new step: the tutor's welcome (or why there is no tutor)."""
+        key = "chat_welcome" if self.session.tutor is not None else "chat_unavailable"
+        return [(label("chat_tutor", self.lang), label(key, self.lang), [])]
+
     def _render_chat_intro(self, *, clear: bool) -> None:
         results = self.query_one(ResultTabs)
         results.set_chat_enabled(self.session.tutor is not None)
         if clear or not results.chat:
-            results.clear_chat()
-            key = "chat_welcome" if self.session.tutor is not None else "chat_unavailable"
-            results.add_chat(label("chat_tutor", self.lang), label(key, self.lang))
+            results.reset_chat(self._chat_intro())
 
     # ------------------------------------------------------------------ editing
 

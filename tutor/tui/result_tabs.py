@@ -8,6 +8,7 @@ builds only the pane on screen, and a step shows only the tabs that mean somethi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual import on
@@ -78,16 +79,26 @@ class _StepTabs(TabbedContent):
 class ResultTabs(Vertical):
     """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
-    def __init__(self, *, shown: tuple[str, ...] = TABS, active: str = "output", **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        shown: tuple[str, ...] = TABS,
+        active: str = "output",
+        lang: Lang = "en",
+        chat: Sequence[tuple[str, str, list[str]]] = (),
+        **kwargs: Any,
+    ):
+        """``active``'s pane is composed with the tabs, from ``lang`` and ``chat`` (the
+        tutor's welcome): the first screen's pane, drawn in its first frame."""
         super().__init__(**kwargs)
-        self.lang: Lang = "en"
+        self.lang: Lang = lang
         self.attempt: Attempt | None = None
         self.graph_view: GraphView | None = None
         self.graph_names: list[str] = []
         self.graph_pick: str | None = None
         """The tensor the graph tab offers: the learner's pick, else the last assigned."""
         self.learner_pick: str | None = None
-        self.chat: list[tuple[str, str, list[str]]] = []
+        self.chat: list[tuple[str, str, list[str]]] = list(chat)
         self.chat_enabled = True
         self.shown_tabs = shown
         self._first = active
@@ -97,7 +108,10 @@ class ResultTabs(Vertical):
         hidden = {f"tab-{name}" for name in TABS if name not in self.shown_tabs}
         with _StepTabs(id="result-tabs", initial=f"tab-{self._first}", hidden=hidden):
             for name in TABS:
-                yield TabPane(label(f"tab_{name}", self.lang), id=f"tab-{name}")
+                # The tab on screen gets its pane now: mounted later, it came frames after
+                # the rest of the first screen. The others are built when first shown.
+                panes = [PANES[name](self)] if name == self._first else []
+                yield TabPane(label(f"tab_{name}", self.lang), *panes, id=f"tab-{name}")
 
     @property
     def tabs(self) -> TabbedContent:
@@ -207,7 +221,11 @@ class ResultTabs(Vertical):
         self._redraw("chat")
 
     def clear_chat(self) -> None:
-        self.chat.clear()
+        self.reset_chat([])
+
+    def reset_chat(self, messages: Sequence[tuple[str, str, list[str]]]) -> None:
+        """The chat is ``messages`` now, drawn once (clearing and adding redrew it twice)."""
+        self.chat = list(messages)
         self._redraw("chat")
 
 
@@ -307,8 +325,16 @@ class GraphPane(ResultPane):
 
 class ChatPane(ResultPane):
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="chat-log")
-        yield OrderedInput(id="chat-input", compact=True)
+        tabs = self.tabs
+        with VerticalScroll(id="chat-log"):  # what is said so far, composed: see draw
+            for message in tabs.chat:
+                yield _chat_message(_chat_markdown(*message))
+        yield OrderedInput(
+            placeholder=label("chat_placeholder", tabs.lang),
+            disabled=not tabs.chat_enabled,
+            id="chat-input",
+            compact=True,
+        )
 
     def draw(self, tabs: ResultTabs) -> None:
         chat_input = self.query_one("#chat-input", Input)
@@ -323,9 +349,13 @@ class ChatPane(ResultPane):
             log.remove_children()
             new = bodies
         if new:
-            # Code in an answer scrolls sideways rather than wrapping into broken Python.
-            log.mount_all([LessonBody(body, classes="chat-message") for body in new])
+            log.mount_all([_chat_message(body) for body in new])
             log.scroll_end(animate=False)
+
+
+def _chat_message(body: str) -> LessonBody:
+    # Code in an answer scrolls sideways rather than wrapping into broken Python.
+    return LessonBody(body, classes="chat-message")
 
 
 def _chat_markdown(who: str, text: str, sources: list[str]) -> str:
