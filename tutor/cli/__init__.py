@@ -7,6 +7,7 @@ textual) and ``run(args) -> int``. With no subcommand, ``tutor`` starts the TUI.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -75,8 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tutor: interrupted", file=sys.stderr)
         return 130
     # Once the command is done (the TUI does it after its first screen): the next start
-    # reads bytecode instead of compiling (tutor.bytecode).
-    refresh_bytecode()
+    # reads bytecode instead of compiling (tutor.bytecode). A ctrl+c here only skips it.
+    with contextlib.suppress(KeyboardInterrupt):
+        refresh_bytecode()
     return code
 
 
