@@ -42,9 +42,8 @@ class CompactFooter(Footer):
         return (
             self.show_command_palette,
             *(
-                # (Binding.group is recent: the project allows older Textual releases.)
-                (binding.key, binding.action, binding.description,
-                 getattr(binding, "group", None), enabled, tooltip)
+                (binding.key, binding.action, binding.description, binding.group, enabled,
+                 tooltip)
                 for _, binding, enabled, tooltip in self.screen.active_bindings.values()
                 if binding.show
             ),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.text import Text as RichText
 
 from tutor.course.models import (
@@ -51,8 +52,6 @@ def fit_bits(bits: list[str], width: int, sep: str = " · ") -> str:
     inside one ("尝试：1 次" is one bit; the wrap would break it between any two Chinese
     characters). A bit wider than the line wraps alone; ``width`` 0 (not laid out yet): one
     line."""
-    from rich.cells import cell_len
-
     lines: list[str] = []
     for bit in bits:
         joined = f"{lines[-1]}{sep}{bit}" if lines else bit

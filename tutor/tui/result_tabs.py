@@ -220,9 +220,6 @@ class ResultTabs(Vertical):
         self.chat.append((who, text, list(sources or [])))
         self._redraw("chat")
 
-    def clear_chat(self) -> None:
-        self.reset_chat([])
-
     def reset_chat(self, messages: Sequence[tuple[str, str, list[str]]]) -> None:
         """The chat is ``messages`` now, drawn once (clearing and adding redrew it twice)."""
         self.chat = list(messages)
