@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import locale
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, TypeAdapter
+from tutor.records import Deferred, Record
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 
-class Text(BaseModel):
+@dataclass(frozen=True)
+class Text(Record):
     """A string in both languages.
 
     In YAML a plain string stands for both languages (use it for text that is the same in
     both, such as a formula or a code name); a mapping ``{en: ..., zh: ...}`` gives each.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     en: str
     zh: str
@@ -48,7 +48,13 @@ def _coerce_text(value: Any) -> Any:
     return value
 
 
-BiText = Annotated[Text, BeforeValidator(_coerce_text, json_schema_input_type=str | Text)]
+def _either_form() -> Any:
+    from pydantic import BeforeValidator
+
+    return BeforeValidator(_coerce_text, json_schema_input_type=str | Text)
+
+
+BiText = Annotated[Text, Deferred(_either_form)]
 """A field type that accepts a plain string or an ``{en, zh}`` mapping."""
 
 
@@ -59,6 +65,7 @@ def T(en: str, zh: str) -> Text:  # short constructor for message tables
 def load_messages(path: Path) -> dict[str, Text]:
     """A message catalog: a YAML file mapping each key to ``{en: ..., zh: ...}``; a key
     without both languages is an error."""
+    from pydantic import TypeAdapter
     from ruamel.yaml import YAML  # only where a catalog is read: not on the TUI's start-up
 
     data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))

@@ -16,9 +16,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from tutor.errors import TutorError
 from tutor.paths import data_root
@@ -58,10 +57,9 @@ class ProgressError(TutorError):
     """The progress file cannot be opened or written (unreadable, from a newer version...)."""
 
 
-class StepProgress(BaseModel):
+@dataclass(frozen=True)
+class StepProgress:
     """Everything the store knows about one step, for faces that show a step's state."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     step_ref: str
     attempts: int = 0

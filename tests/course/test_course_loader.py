@@ -18,11 +18,12 @@ from tutor.course.loader import describe_loc, model_at, resolve_loc
 from tutor.course.models import AstRule, Check, CodeStep, Step, ValueCheck
 from tutor.errors import TutorError
 from tutor.i18n import Text
+from tutor.records import field_types
 
 
 def _kinds(annotated: object) -> set[str]:
     union = typing.get_args(annotated)[0]
-    return {typing.get_args(m.model_fields["kind"].annotation)[0] for m in typing.get_args(union)}
+    return {typing.get_args(field_types(m)["kind"])[0] for m in typing.get_args(union)}
 
 
 ALL_STEP_KINDS = _kinds(Step)

@@ -67,3 +67,36 @@ def test_duplicate_lesson_ids_are_still_reported_with_cached_files(course_dir: P
     shutil.copy(first, course_dir / "99-copy.yaml")
     with pytest.raises(LessonError, match="duplicate lesson id"):
         load_course(course_dir)
+
+
+def test_an_entry_builds_only_lesson_records(
+    course_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry names the class of each object: a name that is not a record (here a function
+    that would run a command) makes it a miss, parsed again, never a call."""
+    expected = load_course(course_dir)
+    called: list[object] = []
+    monkeypatch.setattr("os.system", lambda *args, **kwargs: called.append((args, kwargs)))
+    entries = sorted((tmp_path / "cache" / "lessons").glob("*.json"))
+    assert entries
+    for entry in entries:
+        text = entry.read_text(encoding="utf-8")
+        assert '"__record__": "tutor.course.models.Lesson"' in text
+        entry.write_text(text.replace("tutor.course.models.Lesson", "os.system", 1), "utf-8")
+    assert load_course(course_dir) == expected
+    assert called == []
+
+
+def test_cached_records_are_the_validated_ones(course_dir: Path) -> None:
+    """What the cache gives back is what pydantic validated: the same classes, texts as
+    Text, starters under their field name, every check."""
+    first = load_course(course_dir)
+    again = load_course(course_dir)
+    assert again == first and again is not first
+    for lesson_a, lesson_b in zip(first.lessons, again.lessons, strict=True):
+        for a, b in zip(lesson_a.steps, lesson_b.steps, strict=True):
+            assert type(a) is type(b)
+            assert type(b.title).__name__ == "Text"
+            for check_a, check_b in zip(getattr(a, "checks", []), getattr(b, "checks", []),
+                                        strict=True):
+                assert type(check_a) is type(check_b) and check_a == check_b

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from pydantic import BaseModel, ValidationError
-
 from tutor.course.cache import cached_lesson, store_lesson
 from tutor.course.messages import msg
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, Text
+from tutor.records import Record, field_types, is_record
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
     from ruamel.yaml import YAML
 
 # ruamel.yaml is imported where a file is parsed, not here: importing it costs about half a
@@ -265,6 +265,8 @@ def load_lesson_with_positions(path: Path) -> LoadedLesson:
         loaded.problems.append(Problem.of(
             loaded.path, 1, 1, msg("not_a_mapping", found=found, suffix=suffix)))
         return loaded
+    from pydantic import ValidationError  # only where YAML is validated: not on start-up
+
     try:
         loaded.lesson = Lesson.model_validate(loaded.data)
     except ValidationError as exc:
@@ -427,19 +429,16 @@ def _unwrap(tp: Any) -> list[Any]:
     return [tp]
 
 
-def _kind_of(model: type[BaseModel]) -> str | None:
-    info = model.model_fields.get("kind")
-    if info is None:
-        return None
-    args = typing.get_args(info.annotation)
+def _kind_of(model: type[Record]) -> str | None:
+    args = typing.get_args(field_types(model).get("kind"))
     return args[0] if args else None
 
 
-def model_at(loc: Sequence[str | int], root: type[BaseModel] = Lesson) -> type[BaseModel] | None:
+def model_at(loc: Sequence[str | int], root: type[Record] = Lesson) -> type[Record] | None:
     """The model class that the node at a pydantic ``loc`` is validated as (tags included)."""
     candidates: list[Any] = [root]
     for part in loc:
-        models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+        models = [c for c in candidates if is_record(c)]
         if len(models) > 1 and isinstance(part, str):
             tagged = [m for m in models if _kind_of(m) == part]
             if tagged:
@@ -454,15 +453,18 @@ def model_at(loc: Sequence[str | int], root: type[BaseModel] = Lesson) -> type[B
             continue
         nxt = []
         for m in models:
-            info = m.model_fields.get(part)
-            if info is not None:
-                nxt.extend(_unwrap(info.annotation))
+            tp = field_types(m).get(part)
+            if tp is not None:
+                nxt.extend(_unwrap(tp))
         candidates = nxt
         if not candidates:
             return None
-    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    models = [c for c in candidates if is_record(c)]
     return models[0] if len(models) == 1 else None
 
+
+UNKNOWN_KEY_ERRORS = ("unexpected_keyword_argument", "extra_forbidden")
+"""pydantic's error types for a key a model does not have (a record's, a model's)."""
 
 KEY_OF_FIELD = {"starters": "starter"}
 """Model fields an author writes under another key."""
@@ -505,11 +507,11 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
         kind = error["type"]
         where = describe_loc(loaded.data, loc)
         key = False
-        if kind == "extra_forbidden":
+        if kind in UNKNOWN_KEY_ERRORS:
             name = str(loc[-1])
             model = model_at(loc[:-1])
             # the YAML key `starter` fills the field `starters` (both languages)
-            allowed = sorted(KEY_OF_FIELD.get(f, f) for f in model.model_fields) if model else []
+            allowed = sorted(KEY_OF_FIELD.get(f, f) for f in field_types(model)) if model else []
             hint = did_you_mean_text(name, allowed)
             path = describe_loc(loaded.data, loc[:-1])
             parent = Text(en=path, zh=f"{path} ") if loc[:-1] else msg("the_lesson")

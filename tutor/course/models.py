@@ -1,19 +1,21 @@
-"""The lesson format: pydantic models, the one source of truth for lesson YAML.
+"""The lesson format: the one source of truth for lesson YAML.
 
-``tutor schema`` prints the JSON Schema derived from :class:`Lesson`. Every model forbids
-unknown keys so a typo in a lesson is an error, not a silently ignored field.
+The models are records (:mod:`tutor.records`): frozen dataclasses that pydantic validates and
+describes. ``tutor schema`` prints the JSON Schema derived from :class:`Lesson`. Every model
+forbids unknown keys so a typo in a lesson is an error, not a silently ignored field.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from tutor.i18n import BiText, Lang, Text
+from tutor.records import Deferred, Record
 
-Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
-"""Lesson and step ids: lowercase slugs, used in file names and ``LESSON/STEP`` references."""
+IDENTIFIER = {"pattern": r"^[a-z0-9][a-z0-9_-]*$", "max_length": 64}
+"""Lesson and step ids: lowercase slugs, used in file names and ``LESSON/STEP`` references
+(pydantic's ``Field`` arguments, as a field's metadata)."""
 
 Topic = Literal[
     "requires_grad",
@@ -33,19 +35,28 @@ Topic = Literal[
 """Topics of the source text (``shared/seed``) a lesson can cover."""
 
 
-class StrictModel(BaseModel):
-    # serialize_by_alias: a dump (the lesson cache) reads back as the YAML keys it came from
-    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+def _tagged_by_kind() -> Any:
+    from pydantic import Discriminator
+
+    return Discriminator("kind")
+
+
 
 
 # --------------------------------------------------------------------------- checks
 
 
-class _CheckBase(StrictModel):
-    points: int = Field(1, ge=0, description="Weight of this check in the step's score.")
-    label: BiText | None = Field(None, description="Name shown to the learner; derived if omitted.")
+@dataclass(frozen=True, kw_only=True)
+class _CheckBase(Record):
+    points: int = field(
+        default=1, metadata={"ge": 0, "description": "Weight of this check in the step's score."}
+    )
+    label: BiText | None = field(
+        default=None, metadata={"description": "Name shown to the learner; derived if omitted."}
+    )
 
 
+@dataclass(frozen=True, kw_only=True)
 class ValueCheck(_CheckBase):
     """The value of ``expr`` after the learner's code ran equals the expected value.
 
@@ -53,13 +64,17 @@ class ValueCheck(_CheckBase):
     """
 
     kind: Literal["value"]
-    expr: str = Field(description="Python expression evaluated in the learner's namespace.")
-    expected: Any = Field(
-        None, description="A literal (number, nested list, bool, string); omit to use the solution."
+    expr: str = field(
+        metadata={"description": "Python expression evaluated in the learner's namespace."}
     )
+    expected: Any = field(default=None, metadata={
+        "description": "A literal (number, nested list, bool, string); omit to use the solution."
+    })
     rtol: float = 1e-5
     atol: float = 1e-6
-    check_dtype: bool = Field(False, description="Also require the same dtype.")
+    check_dtype: bool = field(
+        default=False, metadata={"description": "Also require the same dtype."}
+    )
 
 
 AttributeName = Literal[
@@ -67,6 +82,7 @@ AttributeName = Literal[
 ]
 
 
+@dataclass(frozen=True, kw_only=True)
 class AttributeCheck(_CheckBase):
     """An autograd attribute of the tensor ``expr``: ``requires_grad``, ``is_leaf``,
     ``grad_fn`` (the node's class name, e.g. ``MmBackward0``, or null), ``grad_is_none``,
@@ -78,20 +94,27 @@ class AttributeCheck(_CheckBase):
     expected: Any = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ErrorCheck(_CheckBase):
     """The code raises: optionally of exception ``type`` and with a message matching ``match``."""
 
     kind: Literal["error"]
-    type: str | None = Field(None, description="Exception class name, e.g. RuntimeError.")
-    match: str | None = Field(None, description="Regular expression searched in the message.")
+    type: str | None = field(
+        default=None, metadata={"description": "Exception class name, e.g. RuntimeError."}
+    )
+    match: str | None = field(
+        default=None, metadata={"description": "Regular expression searched in the message."}
+    )
 
 
+@dataclass(frozen=True, kw_only=True)
 class NoErrorCheck(_CheckBase):
     """The code runs to the end without an exception."""
 
     kind: Literal["no_error"]
 
 
+@dataclass(frozen=True, kw_only=True)
 class StdoutCheck(_CheckBase):
     """What the code prints: contains ``contains``, matches ``regex``, or equals the solution's."""
 
@@ -112,6 +135,7 @@ AstRule = Literal[
 ]
 
 
+@dataclass(frozen=True, kw_only=True)
 class AstCheck(_CheckBase):
     """A rule on the learner's source, checked on its syntax tree (never by running it).
 
@@ -125,6 +149,7 @@ class AstCheck(_CheckBase):
     name: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class FunctionCheck(_CheckBase):
     """Calls the learner's function ``function`` on hidden inputs after the code ran.
 
@@ -134,7 +159,7 @@ class FunctionCheck(_CheckBase):
 
     kind: Literal["function"]
     function: str
-    cases: list[str] = Field(min_length=1)
+    cases: list[str] = field(metadata={"min_length": 1})
     rtol: float = 1e-5
     atol: float = 1e-6
 
@@ -147,20 +172,22 @@ Check = Annotated[
     | StdoutCheck
     | AstCheck
     | FunctionCheck,
-    Field(discriminator="kind"),
+    Deferred(_tagged_by_kind),
 ]
 
 # --------------------------------------------------------------------------- steps
 
 
-class _StepBase(StrictModel):
-    id: Identifier
+@dataclass(frozen=True, kw_only=True)
+class _StepBase(Record):
+    id: str = field(metadata=IDENTIFIER)
     title: BiText
-    hints: list[BiText] = Field(
-        default_factory=list, description="Revealed one at a time, from gentle to specific."
-    )
+    hints: list[BiText] = field(default_factory=list, metadata={
+        "description": "Revealed one at a time, from gentle to specific."
+    })
 
 
+@dataclass(frozen=True, kw_only=True)
 class ReadingStep(_StepBase):
     """Markdown to read."""
 
@@ -195,60 +222,70 @@ class _Exercise:
         return code.rstrip() in (self.starters.en.rstrip(), self.starters.zh.rstrip())
 
 
+@dataclass(frozen=True, kw_only=True)
 class CodeStep(_Exercise, _StepBase):
     """Write code that passes the checks; ``solution`` is the reference (truth from torch)."""
 
+    # first, where the mixin's annotation put it in the pydantic models: the schema's order
+    starters: BiText = field(default="", metadata={  # type: ignore[assignment]
+        "alias": "starter", "validate_default": True, "description": STARTER_DESCRIPTION
+    })
     kind: Literal["code"]
     prompt: BiText
-    starters: BiText = Field(
-        "", alias="starter", validate_default=True, description=STARTER_DESCRIPTION
-    )
     solution: str
-    checks: list[Check] = Field(min_length=1)
+    checks: list[Check] = field(metadata={"min_length": 1})
 
 
+@dataclass(frozen=True, kw_only=True)
 class FixStep(_Exercise, _StepBase):
     """Fix the bug: ``starter`` must fail (raise, or fail a check); ``solution`` passes."""
 
+    starters: BiText = field(metadata={"alias": "starter", "description": STARTER_DESCRIPTION})
     kind: Literal["fix"]
     prompt: BiText
-    starters: BiText = Field(alias="starter", description=STARTER_DESCRIPTION)
     solution: str
-    checks: list[Check] = Field(min_length=1)
+    checks: list[Check] = field(metadata={"min_length": 1})
 
 
-class Choice(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class Choice(Record):
     text: BiText
     correct: bool = False
-    explanation: BiText = Field(description="Why this choice is right or wrong.")
+    explanation: BiText = field(metadata={"description": "Why this choice is right or wrong."})
 
 
+@dataclass(frozen=True, kw_only=True)
 class QuizStep(_StepBase):
     """Single or multiple choice."""
 
     kind: Literal["quiz"]
     prompt: BiText
-    choices: list[Choice] = Field(min_length=2)
-    multiple: bool = Field(False, description="More than one choice may be correct.")
+    choices: list[Choice] = field(metadata={"min_length": 2})
+    multiple: bool = field(
+        default=False, metadata={"description": "More than one choice may be correct."}
+    )
 
 
+@dataclass(frozen=True, kw_only=True)
 class AnswerStep(_StepBase):
     """The learner types a value (e.g. ``x.grad``); the truth comes from running ``code``."""
 
     kind: Literal["answer"]
     prompt: BiText
-    code: str = Field(description="Code shown to the learner and run to get the truth.")
-    expr: str = Field(description="The expression whose value the learner types.")
-    cross_check: Any = Field(
-        None, description="Optional literal the lint compares with torch's value."
+    code: str = field(
+        metadata={"description": "Code shown to the learner and run to get the truth."}
     )
+    expr: str = field(metadata={"description": "The expression whose value the learner types."})
+    cross_check: Any = field(default=None, metadata={
+        "description": "Optional literal the lint compares with torch's value."
+    })
     rtol: float = 1e-4
     atol: float = 1e-6
 
 
 Step = Annotated[
     ReadingStep | CodeStep | FixStep | QuizStep | AnswerStep,
-    Field(discriminator="kind"),
+    Deferred(_tagged_by_kind),
 ]
 GradedStep = CodeStep | FixStep | QuizStep | AnswerStep
 RunnableStep = CodeStep | FixStep
@@ -256,14 +293,17 @@ RunnableStep = CodeStep | FixStep
 # --------------------------------------------------------------------------- lessons
 
 
-class Lesson(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class Lesson(Record):
     """One lesson: one YAML file in ``lessons/``."""
 
-    id: Identifier
+    id: str = field(metadata=IDENTIFIER)
     title: BiText
     summary: BiText | None = None
-    topics: list[Topic] = Field(default_factory=list, description="Source-text topics covered.")
-    steps: list[Step] = Field(min_length=1)
+    topics: list[Topic] = field(
+        default_factory=list, metadata={"description": "Source-text topics covered."}
+    )
+    steps: list[Step] = field(metadata={"min_length": 1})
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -272,7 +312,8 @@ class Lesson(StrictModel):
         raise KeyError(step_id)
 
 
-class Course(StrictModel):
+@dataclass(frozen=True, kw_only=True)
+class Course(Record):
     """Lessons in order (file name order)."""
 
     lessons: list[Lesson]

@@ -1,4 +1,4 @@
-"""The JSON Schema of a lesson file, derived from the pydantic models (never hand-written).
+"""The JSON Schema of a lesson file, derived by pydantic from the lesson models, never by hand.
 
 Editors use it to validate and complete lesson YAML as it is typed: put
 ``# yaml-language-server: $schema=<path or URL of the schema>`` on the first line of a lesson.

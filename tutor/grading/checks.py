@@ -181,7 +181,7 @@ def _value(check: ValueCheck, name: str, ctx: _Context) -> CheckResult:
     got = _probe(ctx.run, check.expr)
     if got is None or got.value is None:
         return _result(name, check, "fail", 0, _probe_failure(check.expr, got))
-    literal = "expected" in check.model_fields_set and check.expected is not None
+    literal = check.expected is not None
     if literal:
         truth: Any = check.expected
     else:
@@ -251,7 +251,7 @@ def _attribute(check: AttributeCheck, name: str, ctx: _Context) -> CheckResult:
         return _result(
             name, check, "fail", 0, msg("attribute_not_tensor", expr=check.expr, got=got.value.type)
         )
-    if "expected" in check.model_fields_set and check.expected is not None:
+    if check.expected is not None:
         truth = check.expected
     else:
         expected = _probe(ctx.expected, check.expr)

@@ -1,0 +1,102 @@
+"""Records: plain frozen dataclasses that pydantic validates, dumps and describes on demand.
+
+The lesson format and bilingual texts are records rather than pydantic models because the
+TUI's first screen is drawn from them: importing pydantic and building its validators costs
+~0.2 s, a fifth of the start-up budget, and a cached course needs no validation (see
+:mod:`tutor.course.cache`). Pydantic stays the one source of truth for the format: it
+validates lesson YAML into these classes and derives the JSON Schema from them, the first
+time either is asked for.
+
+A record declares pydantic's field options as ``dataclasses.field(metadata={...})`` (pydantic
+reads the ``Field`` arguments there) and type-level ones as ``Annotated[T, Deferred(make)]``;
+neither imports pydantic. :class:`Record` gives records the part of pydantic's model API the
+code uses (``model_validate``, ``model_dump``, ``model_copy``, ...), with the same meaning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+R = TypeVar("R", bound="Record")
+
+
+class Deferred:
+    """A pydantic annotation made on first use: ``Annotated[T, Deferred(make)]`` validates as
+    ``Annotated[T, make()]``, where ``make`` returns an annotation with its own
+    ``__get_pydantic_core_schema__`` (``BeforeValidator``, ``Discriminator``...)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        return self._make().__get_pydantic_core_schema__(source, handler)
+
+
+@cache
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls)
+
+
+def _describe(schema: dict[str, Any], cls: type) -> None:
+    # The class's docstring describes it in the JSON Schema, as a pydantic model's does
+    # (pydantic < 2.12 leaves a plain dataclass's out; dataclass makes one up when the class
+    # has none, starting with its signature).
+    doc = cls.__doc__
+    if doc and not doc.startswith(f"{cls.__name__}("):
+        schema.setdefault("description", inspect.cleandoc(doc))
+
+
+class Record:
+    """The base of records: unknown keys are errors, dumps use each field's alias (so a dump
+    reads back as the YAML it came from)."""
+
+    __pydantic_config__: ClassVar[Mapping[str, Any]] = {
+        "extra": "forbid", "json_schema_extra": _describe,
+    }
+
+    @classmethod
+    def model_validate(cls: type[R], data: Any) -> R:
+        """``data`` (plain Python: dicts, lists, strings...) validated into this record;
+        raises ``pydantic.ValidationError``."""
+        return _adapter(cls).validate_python(data)
+
+    @classmethod
+    def model_validate_json(cls: type[R], data: str | bytes) -> R:
+        return _adapter(cls).validate_json(data)
+
+    @classmethod
+    def model_json_schema(cls) -> dict[str, Any]:
+        return _adapter(cls).json_schema(by_alias=True)
+
+    def model_dump(self, *, mode: Literal["python", "json"] = "python",
+                   exclude_none: bool = False) -> Any:
+        return _adapter(type(self)).dump_python(self, mode=mode, by_alias=True,
+                                                exclude_none=exclude_none)
+
+    def model_dump_json(self) -> str:
+        return _adapter(type(self)).dump_json(self, by_alias=True).decode("utf-8")
+
+    def model_copy(self: R, *, update: Mapping[str, Any] | None = None) -> R:
+        """A copy with some fields replaced, not validated (as pydantic's ``model_copy``)."""
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+
+@cache
+def field_types(cls: type) -> dict[str, Any]:
+    """A record's fields and their types (``Annotated`` kept), in declaration order."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def is_record(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, Record)
