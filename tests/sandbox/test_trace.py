@@ -75,15 +75,15 @@ def test_phase_cpu_is_per_process_delta() -> None:
 
 
 def test_rehearsal_runs_every_step_without_error() -> None:
-    from tutor.sandbox.child import REHEARSAL, _rehearse
+    from tutor.sandbox.child import REHEARSAL, rehearse
 
     asked: list[int] = []
-    _rehearse(lambda: bool(asked.append(1)))  # errors here would be swallowed in a standby
+    rehearse(lambda: bool(asked.append(1)))  # errors here would be swallowed in a standby
     assert len(asked) >= len(REHEARSAL)
 
 
 def test_rehearsal_stops_as_soon_as_a_request_waits() -> None:
-    from tutor.sandbox.child import _rehearse
+    from tutor.sandbox.child import rehearse
 
     asked: list[int] = []
 
@@ -91,5 +91,5 @@ def test_rehearsal_stops_as_soon_as_a_request_waits() -> None:
         asked.append(1)
         return len(asked) >= 2
 
-    _rehearse(waiting)
+    rehearse(waiting)
     assert len(asked) == 2

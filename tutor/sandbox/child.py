@@ -182,7 +182,7 @@ the first backward and print of a run cost ~7 ms of CPU more than later ones. Th
 pays that before its request arrives; the request never waits for more than one step."""
 
 
-def _backward_starts_no_device_threads(torch: Any) -> bool:
+def backward_starts_no_device_threads(torch: Any) -> bool:
     """False where torch has a GPU backend: there a process's first backward asks the
     driver for its devices (initialising CUDA, say) to start a thread per device, which
     a standby must not do for runs that never call backward."""
@@ -191,12 +191,12 @@ def _backward_starts_no_device_threads(torch: Any) -> bool:
                 or (xpu is not None and getattr(xpu, "_is_compiled", lambda: False)()))
 
 
-def _rehearse(request_waiting: Callable[[], bool]) -> None:
+def rehearse(request_waiting: Callable[[], bool]) -> None:
     import torch
 
     namespace: dict[str, Any] = {"__name__": "__rehearsal__", "__builtins__": builtins}
     codes = [code for code in REHEARSAL
-             if code != "y.backward()\n" or _backward_starts_no_device_threads(torch)]
+             if code != "y.backward()\n" or backward_starts_no_device_threads(torch)]
     steps: list[Callable[[], object]] = [
         lambda code=code: exec(compile(code, "<rehearsal>", "exec"), namespace)  # type: ignore[misc]
         for code in codes
@@ -284,7 +284,7 @@ def prepare(request_waiting: Callable[[float], bool], marks: Marks,
     if request_waiting(REHEARSE_AFTER_IDLE_S):
         return
     with contextlib.suppress(Exception):  # only ever a head start: a run works without it
-        _rehearse(lambda: request_waiting(0.0))
+        rehearse(lambda: request_waiting(0.0))
         mark(marks, "rehearsed")
 
 
