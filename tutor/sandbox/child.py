@@ -203,6 +203,8 @@ def rehearse(request_waiting: Callable[[], bool]) -> None:
     ]
     steps.append(lambda: json.dumps({"expr": "x", "value": snapshot(namespace["x"]),
                                      "graph": graph(namespace["y"], namespace)}))
+    steps.append(lambda: _probe({"expr": "x.grad"}, namespace, []))
+    steps.append(lambda: _rehearse_error(namespace))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -212,6 +214,15 @@ def rehearse(request_waiting: Callable[[], bool]) -> None:
                 step()
     finally:
         namespace.clear()
+
+
+def _rehearse_error(namespace: dict[str, Any]) -> None:
+    """A learner's error, reported: a run that raises pays for the traceback's first walk."""
+    code = "x.numpy()\n"
+    try:
+        exec(compile(code, LEARNER_FILE, "exec"), namespace)
+    except RuntimeError as exc:
+        json.dumps(error_info(exc, code.splitlines()))
 
 
 def _rehearse_serving() -> None:
