@@ -33,6 +33,8 @@ LAYERS: dict[str, int] = {
     "tutor.errors": 0,
     "tutor.i18n": 0,
     "tutor.paths": 0,
+    "tutor.records": 0,
+    "tutor.yaml_cache": 0,
     "tutor.course": 0,
     "tutor.sandbox": 0,
     "tutor.grading": 1,

@@ -65,11 +65,11 @@ def T(en: str, zh: str) -> Text:  # short constructor for message tables
 def load_messages(path: Path) -> dict[str, Text]:
     """A message catalog: a YAML file mapping each key to ``{en: ..., zh: ...}``; a key
     without both languages is an error."""
-    from pydantic import TypeAdapter
-    from ruamel.yaml import YAML  # only where a catalog is read: not on the TUI's start-up
+    from pydantic import TypeAdapter  # only where a catalog is read: not on the start-up
 
-    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    return TypeAdapter(dict[str, Text]).validate_python(data)
+    from tutor.yaml_cache import read_yaml
+
+    return TypeAdapter(dict[str, Text]).validate_python(read_yaml(path))
 
 
 def default_lang() -> Lang:

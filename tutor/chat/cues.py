@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from ruamel.yaml import YAML
 
 from tutor.chat.concepts import ConceptsError
+from tutor.yaml_cache import read_yaml
 
 CUES_PATH = Path(__file__).with_name("cues.yaml")
 PREFIX = "~"
@@ -32,7 +32,7 @@ class Cues(BaseModel):
 @lru_cache(maxsize=4)
 def _compiled(path: Path = CUES_PATH) -> tuple[tuple[str, re.Pattern[str]], ...]:
     try:
-        data = Cues.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+        data = Cues.model_validate(read_yaml(path))
         return tuple(
             (PREFIX + name, re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
             for name, patterns in data.cues.items()

@@ -11,7 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
-from ruamel.yaml import YAML
+
+from tutor.yaml_cache import read_yaml
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")
 
@@ -51,7 +52,7 @@ class _Compiled:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    data = Intents.model_validate(YAML(typ="safe").load(INTENTS_PATH.read_text(encoding="utf-8")))
+    data = Intents.model_validate(read_yaml(INTENTS_PATH))
     return _Compiled(data)
 
 

@@ -14,13 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from tutor.chat.markdown import sections
 from tutor.chat.models import Glossary, Passage
 from tutor.course.models import Course, Lesson, ReadingStep
 from tutor.errors import TutorError
 from tutor.i18n import Text
+from tutor.yaml_cache import read_yaml
 
 GLOSSARY_PATH = Path(__file__).with_name("glossary.yaml")
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
@@ -36,7 +35,7 @@ class GlossaryError(TutorError):
 @lru_cache(maxsize=4)
 def load_glossary(path: Path = GLOSSARY_PATH) -> Glossary:
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
         return Glossary.model_validate(data)
     except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
         raise GlossaryError(f"{path}: cannot load the tutor glossary: {exc}") from exc

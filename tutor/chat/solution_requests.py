@@ -25,7 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from ruamel.yaml import YAML
+
+from tutor.yaml_cache import read_yaml
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
@@ -92,7 +93,7 @@ class _Compiled:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    data = YAML(typ="safe").load(PATH.read_text(encoding="utf-8"))
+    data = read_yaml(PATH)
     return _Compiled(RequestParts.model_validate(data))
 
 

@@ -16,10 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
-from ruamel.yaml import YAML
 
 from tutor.chat.models import Passage
 from tutor.i18n import BiText, Text
+from tutor.yaml_cache import read_yaml
 
 PATH = Path(__file__).with_name("symptoms.yaml")
 
@@ -74,7 +74,7 @@ class Symptoms(_Strict):
 
 @lru_cache(maxsize=1)
 def load_symptoms(path: Path = PATH) -> Symptoms:
-    return Symptoms.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+    return Symptoms.model_validate(read_yaml(path))
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from ruamel.yaml import YAML
 
 from tutor.chat.concepts import ConceptsError
 from tutor.chat.tokens import CJK_RE, ZH_STOP_BIGRAMS, identifiers, tokenize
+from tutor.yaml_cache import read_yaml
 
 DOMAINS_PATH = Path(__file__).with_name("domains.yaml")
 BROAD_WEIGHT = 0.5
@@ -77,7 +77,7 @@ def _task_patterns(
 ) -> tuple[frozenset[str], re.Pattern[str], re.Pattern[str]]:
     never = r"(?!x)x"
     try:
-        data = Domains.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+        data = Domains.model_validate(read_yaml(path))
         return (
             frozenset(data.task_domains),
             re.compile("|".join(f"(?:{p})" for p in data.produce) or never, re.IGNORECASE),
@@ -102,7 +102,7 @@ def task_request(question: str, foreign: dict[str, str], path: Path = DOMAINS_PA
 @lru_cache(maxsize=4)
 def _domain_patterns(path: Path = DOMAINS_PATH) -> tuple[tuple[str, re.Pattern[str]], ...]:
     try:
-        data = Domains.model_validate(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+        data = Domains.model_validate(read_yaml(path))
         return tuple(
             (name, re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
             for name, patterns in data.domains.items()

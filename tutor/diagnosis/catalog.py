@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tutor.diagnosis.models import Severity
 from tutor.errors import TutorError
 from tutor.i18n import BiText, Text
+from tutor.yaml_cache import read_yaml
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 
@@ -246,10 +247,10 @@ class CatalogError(TutorError):
 
 
 def parse_catalog(path: Path) -> Catalog:
-    from ruamel.yaml import YAML, YAMLError
+    from ruamel.yaml import YAMLError
 
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
     except (OSError, YAMLError) as exc:
         raise CatalogError(f"{path}: cannot read the diagnosis catalog: {exc}") from exc
     try:
