@@ -36,11 +36,10 @@ Topic = Literal[
 
 
 def _tagged_by_kind() -> Any:
+    """Checks and steps are unions told apart by their ``kind`` (a discriminated union)."""
     from pydantic import Discriminator
 
     return Discriminator("kind")
-
-
 
 
 # --------------------------------------------------------------------------- checks
@@ -226,7 +225,7 @@ class _Exercise:
 class CodeStep(_Exercise, _StepBase):
     """Write code that passes the checks; ``solution`` is the reference (truth from torch)."""
 
-    # first, where the mixin's annotation put it in the pydantic models: the schema's order
+    # before `kind`: the published schema lists it there (where pydantic put the mixin's field)
     starters: BiText = field(default="", metadata={  # type: ignore[assignment]
         "alias": "starter", "validate_default": True, "description": STARTER_DESCRIPTION
     })
