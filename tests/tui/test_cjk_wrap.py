@@ -4,6 +4,7 @@ with punctuation kept on the right line and Latin words whole."""
 from __future__ import annotations
 
 import itertools
+import random
 import re
 
 import pytest
@@ -71,3 +72,37 @@ def test_uninstall_restores_the_libraries_own_breaking() -> None:
     cjk_wrap.install()  # twice: still undone by one uninstall
     cjk_wrap.uninstall()
     assert "只盯着你让它盯的张量。" in textual_lines(PARAGRAPH, WIDTH)
+
+
+def _words(pattern, text: str) -> list[str]:
+    """Word by word, as the libraries call their pattern."""
+    words, position = [], 0
+    while (found := pattern.match(text, position)) is not None and found.end() > position:
+        words.append(found.group())
+        position = found.end()
+    return words
+
+
+@pytest.mark.parametrize("finder", [cjk_wrap.RICH_WORD, cjk_wrap.TEXTUAL_CHUNK],
+                         ids=["rich", "textual"])
+def test_the_plain_pattern_stands_in_only_where_it_breaks_the_same(finder) -> None:
+    """Text that does not need the CJK-aware pattern gets the same words from the plain
+    one: random texts of letters, spaces, marks and ideographs, and every label."""
+    from tutor.tui.labels import labels
+
+    alphabet = "ab1 .\n" * 3 + cjk_wrap.OPENING[:3] + cjk_wrap.CLOSING[-6:] + "训练"
+    generator = random.Random(7)
+    texts = ["".join(generator.choice(alphabet) for _ in range(generator.randint(1, 12)))
+             for _ in range(4000)]
+    texts += [text.get(lang) for text in labels().values() for lang in ("en", "zh")]
+    plain = 0
+    for text in texts:
+        if not cjk_wrap.needs_cjk_breaks(text):
+            plain += 1
+            assert _words(finder.plain, text) == _words(finder.pattern, text), text
+        assert _words(finder, text) == _words(finder.pattern, text), text
+    assert 500 < plain < len(texts) - 500  # both kinds were tried
+    assert not cjk_wrap.needs_cjk_breaks("Step 1/6 · Reading")
+    assert not cjk_wrap.needs_cjk_breaks("Ask the tutor…")
+    assert not cjk_wrap.needs_cjk_breaks("a “quote” b")  # marks at the ends of a word
+    assert cjk_wrap.needs_cjk_breaks("x·y") and cjk_wrap.needs_cjk_breaks("said“quote”")

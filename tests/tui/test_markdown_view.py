@@ -30,6 +30,19 @@ def test_code_blocks_are_left_alone() -> None:
     assert join_cjk_soft_breaks(text) == "说明文字\n```python\n# 第一行注释\n# 第二行注释\n```\n"
 
 
+def test_text_below_the_first_cjk_mark_is_left_as_it_is_without_the_pattern() -> None:
+    """English (up to U+2017, the dash "—" included) cannot match any break to join: it is
+    returned as it came, and the pattern is not compiled for it."""
+    from tutor.tui import markdown_view
+
+    english = "Working gradients out\nby hand is slow — autograd\n\n```python\nx = 1\n```\n"
+    markdown_view._cjk_soft_break.cache_clear()
+    assert join_cjk_soft_breaks(english) is english
+    assert markdown_view._cjk_soft_break.cache_info().currsize == 0
+    assert join_cjk_soft_breaks("张量\n然后") == "张量然后"
+    assert markdown_view._cjk_soft_break.cache_info().currsize == 1
+
+
 def test_code_is_drawn_plain_until_highlighting_is_warm(monkeypatch) -> None:
     """The first screen does not wait ~50 ms for the Python lexer; views drawn before it
     was ready are coloured once it is."""

@@ -16,6 +16,8 @@ the project wraps with these libraries.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from functools import cache
 
 IDEOGRAPHS = (
     "\u2e80-\u2fff\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -29,9 +31,63 @@ _UNIT = (
     rf"[{OPENING}]*(?:[{IDEOGRAPHS}]|[^\s{IDEOGRAPHS}{OPENING}{CLOSING}]+)[{CLOSING}]*"
     rf"|[{OPENING}{CLOSING}]+"
 )
-RICH_WORD = re.compile(rf"\s*(?:{_UNIT})\s*")
+_FIRST_IDEOGRAPH = "\u2e80"
+_PUNCTUATION = frozenset(OPENING + CLOSING)
+
+
+@cache
+def _mark_inside_a_word() -> re.Pattern[str]:
+    return re.compile(rf"\S[{re.escape(OPENING)}]|[{re.escape(CLOSING)}]\S")
+
+
+def needs_cjk_breaks(text: str) -> bool:
+    """Whether the CJK-aware patterns may break ``text`` where the libraries' own would not:
+    only where it has a CJK character, an opening mark after another character or a closing
+    mark before one. Elsewhere a mark begins or ends a word either way ("Ask the tutor…",
+    "Step 1/6 · Reading")."""
+    if not text or max(text) >= _FIRST_IDEOGRAPH:
+        return bool(text)
+    return not _PUNCTUATION.isdisjoint(text) and _mark_inside_a_word().search(text) is not None
+
+
+class BreakFinder:
+    """A word pattern for the libraries' wrap (they call ``match(text, pos)`` word by word):
+    the CJK-aware ``source``, compiled on first need, for text that needs it (see
+    :func:`needs_cjk_breaks`); elsewhere ``plain``, which finds the very same breaks there.
+    Compiling the CJK-aware pattern walks its large character ranges in Python (~8 ms
+    each): a screen with no Chinese on it does not wait for that."""
+
+    def __init__(self, plain: str, source: str) -> None:
+        self.plain = re.compile(plain)
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+        self._last: tuple[str, re.Pattern[str]] | None = None  # the text being wrapped
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The CJK-aware pattern."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def _for(self, text: str) -> re.Pattern[str]:
+        last = self._last  # one read: another thread may wrap another text meanwhile
+        if last is not None and last[0] is text:
+            return last[1]
+        chosen = self.pattern if needs_cjk_breaks(text) else self.plain
+        self._last = (text, chosen)
+        return chosen
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self._for(text).match(text, pos)
+
+    def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
+        return self._for(text).finditer(text, pos)
+
+
+RICH_WORD = BreakFinder(r"\s*\S+\s*", rf"\s*(?:{_UNIT})\s*")
 """A unit and the spaces around it (Rich's ``\\s*\\S+\\s*``)."""
-TEXTUAL_CHUNK = re.compile(rf"(?:{_UNIT})\s*|\s+")
+TEXTUAL_CHUNK = BreakFinder(r"\S+\s*|\s+", rf"(?:{_UNIT})\s*|\s+")
 """A unit and the spaces after it, or a run of spaces (Textual's ``\\S+\\s*|\\s+``)."""
 
 
