@@ -178,20 +178,24 @@ REHEARSAL = (
 )
 """What almost every run does first, in steps. A fresh fork pays for its first touches
 (copy-on-write faults on the server's pages, ~7 us each here; torch's lazy autograd setup):
-the first backward and print of a run cost ~7 ms of CPU more than later ones. The standby
-pays that before its request arrives; the request never waits for more than one step."""
+the first backward and print of a run cost ~7 ms of CPU more than later ones. The fork
+template rehearses once at warm-up, so every run inherits the lazy setup done; a standby
+with idle time rehearses again before its request arrives (the copy-on-write faults are its
+own), and its request never waits for more than one step."""
 
 
 def backward_starts_no_device_threads(torch: Any) -> bool:
     """False where torch has a GPU backend: there a process's first backward asks the
     driver for its devices (initialising CUDA, say) to start a thread per device, which
-    a standby must not do for runs that never call backward."""
+    neither the fork template nor a standby may do for runs that never call backward."""
     xpu = getattr(torch, "xpu", None)
     return not (torch.backends.cuda.is_built() or torch.backends.mps.is_built()
                 or (xpu is not None and getattr(xpu, "_is_compiled", lambda: False)()))
 
 
 def rehearse(request_waiting: Callable[[], bool]) -> None:
+    """Run :data:`REHEARSAL` (its backward only where no GPU driver would be asked), then
+    a snapshot, a probe and a reported error, stopping as soon as ``request_waiting()``."""
     import torch
 
     namespace: dict[str, Any] = {"__name__": "__rehearsal__", "__builtins__": builtins}
