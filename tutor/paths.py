@@ -22,6 +22,18 @@ def cache_root() -> Path:
     return Path(user_cache_dir(APP_NAME, appauthor=False))
 
 
+def write_cache_file(path: Path, text: str) -> None:
+    """Write a cache entry whole or not at all (a reader never sees half of one); a cache
+    that cannot be written is skipped: it only saves time."""
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        pass
+
+
 def data_root() -> Path:
     """Progress: the user data directory (``--data-dir`` overrides it per command)."""
     from platformdirs import user_data_dir

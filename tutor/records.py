@@ -71,10 +71,6 @@ class Record:
         return _adapter(cls).validate_python(data)
 
     @classmethod
-    def model_validate_json(cls: type[R], data: str | bytes) -> R:
-        return _adapter(cls).validate_json(data)
-
-    @classmethod
     def model_json_schema(cls) -> dict[str, Any]:
         return _adapter(cls).json_schema(by_alias=True)
 

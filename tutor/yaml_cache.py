@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from tutor.paths import cache_root
+from tutor.paths import cache_root, write_cache_file
 
 FORMAT = b"yaml-safe-1"
 """Part of every key: bump it if what a file parses to changes for the same bytes."""
@@ -50,11 +49,7 @@ def read_yaml(path: Path) -> Any:
 def _store(entry: Path, data: Any) -> None:
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        if json.loads(text) != data:  # a number as a key, say: it would read back different
-            return
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        partial = entry.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(entry)  # atomic: a reader never sees half an entry
-    except (OSError, TypeError, ValueError):
-        pass
+    except (TypeError, ValueError):  # a date, a NaN
+        return
+    if json.loads(text) == data:  # not a number as a key, say: it would read back different
+        write_cache_file(entry, text)

@@ -9,6 +9,7 @@ import pytest
 
 from tutor.course import LessonError, load_course
 from tutor.course import loader as loader_module
+from tutor.i18n import Text
 
 MINI = Path(__file__).parents[1] / "fixtures" / "mini_course"
 
@@ -96,7 +97,7 @@ def test_cached_records_are_the_validated_ones(course_dir: Path) -> None:
     for lesson_a, lesson_b in zip(first.lessons, again.lessons, strict=True):
         for a, b in zip(lesson_a.steps, lesson_b.steps, strict=True):
             assert type(a) is type(b)
-            assert type(b.title).__name__ == "Text"
+            assert isinstance(b.title, Text)
             for check_a, check_b in zip(getattr(a, "checks", []), getattr(b, "checks", []),
                                         strict=True):
                 assert type(check_a) is type(check_b) and check_a == check_b

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 from tutor import i18n, records
 from tutor.course import models
 from tutor.course.models import Lesson
-from tutor.paths import cache_root
+from tutor.paths import cache_root, write_cache_file
 from tutor.records import Record
 
 TAG = "__record__"
@@ -89,12 +88,8 @@ def cached_lesson(content: bytes) -> Lesson | None:
 
 
 def store_lesson(content: bytes, lesson: Lesson) -> None:
-    entry = _entry(content)
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        partial = entry.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(lesson, default=_encode, ensure_ascii=False),
-                           encoding="utf-8")
-        partial.replace(entry)  # atomic: a reader never sees half an entry
-    except (OSError, ValueError, TypeError):  # unwritable, or a literal JSON cannot hold
-        pass
+        text = json.dumps(lesson, default=_encode, ensure_ascii=False)
+    except (ValueError, TypeError):  # a literal JSON cannot hold
+        return
+    write_cache_file(_entry(content), text)

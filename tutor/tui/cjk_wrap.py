@@ -16,7 +16,6 @@ the project wraps with these libraries.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import cache
 
 IDEOGRAPHS = (
@@ -80,9 +79,6 @@ class BreakFinder:
 
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
         return self._for(text).match(text, pos)
-
-    def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
-        return self._for(text).finditer(text, pos)
 
 
 RICH_WORD = BreakFinder(r"\s*\S+\s*", rf"\s*(?:{_UNIT})\s*")
