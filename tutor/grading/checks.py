@@ -24,7 +24,7 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.grading.ast_rules import check_rule, grad_assignments, hand_written_grads
-from tutor.grading.compare import compare, sayer
+from tutor.grading.compare import compare, normalize, sayer
 from tutor.grading.feedback import cap, fmt_shape, msg
 from tutor.grading.models import CheckResult, CheckStatus
 from tutor.i18n import T, Text
@@ -191,6 +191,17 @@ def _value(check: ValueCheck, name: str, ctx: _Context) -> CheckResult:
     literal = check.expected is not None
     if literal:
         truth: Any = check.expected
+        solution = _probe(ctx.expected, check.expr)
+        if solution is not None and isinstance(solution.value, TensorSnapshot):
+            # the literal gives the values; the solution says it is a tensor, so a list or a
+            # number of those values is not the answer
+            mine = normalize(got.value)
+            if mine.kind != "tensor":
+                say = sayer(reveal=ctx.reveal)
+                shape = fmt_shape(solution.value.shape)
+                return _result(name, check, "fail", 0,
+                               say("not_a_tensor", expr=check.expr, got=mine.type_name,
+                                   expected=shape))
     else:
         expected = _probe(ctx.expected, check.expr)
         if expected is None or expected.value is None:
