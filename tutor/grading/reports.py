@@ -417,7 +417,7 @@ def gradebook_csv(report: GradeReport, exercises: list[str] | None = None) -> st
     for entry in report.submissions:
         scores.setdefault(entry.student, {})[entry.exercise] = entry.score
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180: a \r in a cell is quoted
     writer.writerow([
         "student", *(csv_cell(f"{c} (max {max_of[c]:g})") for c in columns),
         "total", "max_total", "percent",
