@@ -54,6 +54,12 @@ CREATE TABLE meta (
 """
 
 
+_STEP_COLUMNS = frozenset(
+    {"step_ref", "attempts", "passed", "best_score", "max_score", "last_code",
+     "hints_revealed", "updated_at"}
+)
+
+
 class ProgressError(TutorError):
     """The progress file cannot be opened or written (unreadable, from a newer version...)."""
 
@@ -142,12 +148,13 @@ class ProgressStore:
                 check_same_thread=False,
             )
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # FULL: a commit is on disk when it returns; progress writes are rare, so cheap.
+            self._conn.execute("PRAGMA synchronous = FULL")
+            # the schema first: a file that is not ours is refused before anything changes it
+            self._retry_busy(self._migrate)
             # switching to WAL needs the file to itself for a moment, and SQLite answers
             # "database is locked" at once (no busy wait) while another process opens it
             self._retry_busy(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
-            # FULL: a commit is on disk when it returns; progress writes are rare, so cheap.
-            self._conn.execute("PRAGMA synchronous = FULL")
-            self._retry_busy(self._migrate)
         except sqlite3.Error as exc:
             self._conn_close_quietly()
             raise describe_failure(self.path, exc, "open the progress file") from exc
@@ -218,11 +225,23 @@ class ProgressStore:
                     f"(schema {version}; this one knows {SCHEMA_VERSION})",
                     hint="upgrade autograd-tutor, or pass --data-dir to use another folder",
                 )
-            if version == 0:
+            tables = {str(row[0]) for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and not tables - {"sqlite_sequence"}:
                 for statement in _SCHEMA_V1.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return
+            columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(steps)")}
+            if version == 0 or not {"steps", "attempts", "meta"} <= tables or not (
+                _STEP_COLUMNS <= columns
+            ):
+                raise ProgressError(
+                    f"{self.path} is an SQLite file of another program, not a progress file "
+                    "of autograd-tutor; it was left untouched",
+                    hint="pass --data-dir with another folder, or move the file aside",
+                )
 
     def _ensure_step(self, conn: sqlite3.Connection, step_ref: str, now: float) -> None:
         conn.execute(

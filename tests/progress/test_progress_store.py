@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.progress import SCHEMA_VERSION, ProgressError, ProgressStore, StepProgress
+from tutor.progress import _SCHEMA_V1, SCHEMA_VERSION, ProgressError, ProgressStore, StepProgress
 
 REF = "requires-grad/make-leaf"
 
@@ -256,9 +256,9 @@ def test_switching_to_wal_waits_for_another_process_opening_the_file(tmp_path: P
     once, without the busy wait, while the other process held the file a moment."""
     path = tmp_path / "progress.sqlite3"
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    other.execute("CREATE TABLE t (x)")
+    other.executescript(_SCHEMA_V1 + f"; PRAGMA user_version = {SCHEMA_VERSION};")
     other.execute("BEGIN IMMEDIATE")  # as the other process's first write does
-    other.execute("INSERT INTO t VALUES (1)")
+    other.execute("INSERT INTO meta VALUES ('k', 'v')")
     release = threading.Timer(0.3, lambda: other.execute("ROLLBACK"))
     release.start()
     try:
