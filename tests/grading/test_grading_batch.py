@@ -256,3 +256,32 @@ def test_exercise_by_bare_step_id_when_unique(seed_lesson: Lesson) -> None:
     assert raised.value.hint_in("en") == (
         "did you mean seed/nonscalar, twin/nonscalar? Write LESSON/STEP")
     assert raised.value.hint_in("zh") == "是不是 seed/nonscalar, twin/nonscalar？请写成 LESSON/STEP"
+
+
+def test_resume_regrades_what_an_exercise_change_made_stale(
+    seed_lesson: Lesson, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """`--resume` kept grades made against an exercise's old checks (it keyed on student,
+    exercise and file only): a change of checks, points or hidden inputs regrades."""
+    from tutor.grading.batch import split_previous
+
+    root = _layout(tmp_path / "subs", {"ana/seed--nonscalar.py": "corpus:ana/nonscalar.py",
+                                       "chen/seed--nonscalar.py": "corpus:chen/nonscalar.py",
+                                       "ana/square.py": "corpus:ana/square.py"})
+    cache = ExpectedCache(disk=False)
+    submissions, _ = discover(root, _course(seed_lesson))
+    first = grade_submissions(submissions, runner=sandbox, jobs=2, cache=cache, limits=LIMITS)
+    assert split_previous(submissions, first) == (dict(enumerate(first)), 0)
+
+    data = seed_lesson.model_dump(mode="json")
+    nonscalar = next(step for step in data["steps"] if step["id"] == "nonscalar")
+    nonscalar["checks"][1]["points"] = 4  # the value check is worth more now
+    changed = Lesson.model_validate(data)
+    submissions, _ = discover(root, _course(changed))
+    kept, stale = split_previous(submissions, first)
+    assert stale == 2 and [submissions[i].exercise for i in kept] == ["seed/square"]
+    again = grade_submissions(submissions, runner=sandbox, jobs=2, cache=cache,
+                              limits=LIMITS, previous=first)
+    scores = {(e.student, e.exercise): (e.score, e.max_score) for e in again}
+    assert scores[("ana", "seed/nonscalar")] == (7.0, 7.0)
+    assert scores[("chen", "seed/nonscalar")] == (3.0, 7.0)

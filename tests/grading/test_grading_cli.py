@@ -81,6 +81,19 @@ def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
     again = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
     assert {s["file"]: s["status"] for s in again["submissions"]}["chen/nonscalar.py"] == "pass"
 
+    # the exercise changes (a check is worth more): --resume regrades its files and says so
+    lesson_file = course_dir / "90-seed.yaml"
+    lesson = json.loads(lesson_file.read_text(encoding="utf-8"))
+    nonscalar = next(step for step in lesson["steps"] if step["id"] == "nonscalar")
+    nonscalar["checks"][1]["points"] = 4
+    lesson_file.write_text(json.dumps(lesson), encoding="utf-8")
+    third = tutor("grade", "subs", *common, "--resume", cwd=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert "5 unchanged submissions regraded because their exercise changed" in third.stdout
+    assert "1 unchanged submissions taken from out/r.json" in third.stdout
+    final = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
+    assert {s["file"]: s["max_score"] for s in final["submissions"]}["chen/nonscalar.py"] == 7.0
+
 
 def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None:
     result = tutor("grade", "--exercise", "seed/nonscalar", str(CORPUS / "dara/nonscalar.py"),
