@@ -111,6 +111,7 @@ class Limits(_Data):
     memory_mb: int = Field(2048, description="Extra address space the run may allocate.")
     output_bytes: int = Field(64_000, description="stdout + stderr kept; more is cut.")
     max_processes: int = Field(16, description="Processes the run may start (incl. itself).")
+    source_bytes: int = Field(1_000_000, description="Largest program accepted, in bytes.")
 
 
 class Confinement(_Data):
