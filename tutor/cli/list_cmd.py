@@ -26,7 +26,7 @@ MSG: dict[str, Text] = {
     "status.passed": T("✓ passed", "✓ 已通过"),
     "status.tried": T("… not yet", "… 未通过"),
     "status.new": T("· not started", "· 未开始"),
-    "missing": T(" (file missing)", "（文件缺失）"),
+    "missing": T("✗ file missing", "✗ 文件缺失"),
     "summary": T("{passed}/{total} exercises passed", "{passed}/{total} 个练习已通过"),
     "next": T(
         "Next: {n}. {path} · `tutor watch` grades it on every save, `tutor hint {n}` gives a hint",
@@ -51,9 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _row(view_t: Callable[[Text], str], row: ExerciseStatus) -> list[str]:
-    status = view_t(MSG["status." + row.status])
-    if row.missing:
-        status += view_t(MSG["missing"])
+    status = view_t(MSG["missing"] if row.missing else MSG["status." + row.status])
     best = "-" if row.best_score is None else f"{row.best_score:g}/{row.max_score or 0:g}"
     hints = f"{row.hints_shown}/{len(row.step.hints)}" if row.step.hints else "-"
     marker = "▶" if row.current else " "
@@ -74,9 +72,7 @@ def run(args: argparse.Namespace) -> int:
         rows = files.statuses()
         table = Table(box=None, pad_edge=False)
         for key in ("col.no", "col.file", "col.status", "col.best", "col.attempts", "col.hints"):
-            wraps = key == "col.file"  # a long path folds; the rest stays on one line
-            table.add_column(view.t(MSG[key]), no_wrap=not wraps,
-                             overflow="fold" if wraps else "ellipsis")
+            table.add_column(view.t(MSG[key]), no_wrap=True)
         styles = {"passed": "green", "tried": "yellow", "new": "dim"}
         for row in rows:
             table.add_row(*(RichText(cell) for cell in _row(view.t, row)),
