@@ -43,8 +43,8 @@ _MSG = {
     "kind.code": T("code exercise", "编程练习"),
     "kind.fix": T("fix the bug", "改错练习"),  # 改错: the kind's name in `tutor lessons`
     "hints": T(
-        "Hints: {n} locked. In `tutor watch`, press h to reveal them one at a time.",
-        "提示：{n} 条，尚未显示。在 `tutor watch` 中按 h 逐条查看。",
+        "Hints: {n} locked. `tutor hint` (or h in `tutor watch`) shows one more each time.",
+        "提示：{n} 条，尚未显示。`tutor hint`（或在 `tutor watch` 中按 h）每次多显示一条。",
     ),
     "no_hints": T("Hints: none for this exercise.", "提示：本练习没有提示。"),
     "how": T(

@@ -92,7 +92,7 @@ class AttemptView:
         if overall is not None:
             self.line(f"  {overall}")
         error = verdict.run.error if verdict.run is not None else None
-        if error is not None:
+        if error is not None and (overall is None or error.message.strip() not in overall):
             values = {"type": error.type, "message": error.message.strip(), "line": error.line}
             text = MSG["error_at"] if error.line else MSG["error"]
             self.line(f"  {self.t(text, **values)}", style="red")
