@@ -172,3 +172,23 @@ def test_verify_records_each_new_text_once_and_says_why_it_fails(
     assert "RuntimeError at line 3: boom" in out
     assert "✗ x.grad: x.grad is None" in out and "expected tensor([1., 1.])" in out
     assert "Diagnosis: RuntimeError: boom (line 3)" in out and "Fix: Do not raise." in out
+
+
+def test_files_whose_step_is_gone_or_no_longer_code_are_skipped(
+    tmp_path: Path, started: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tutor.workspace import ExerciseEntry
+
+    manifest = started.load_manifest()
+    manifest.exercises += [
+        ExerciseEntry(ref="mini-basics/gone", kind="code", path="01-mini-basics/09-gone.py"),
+        ExerciseEntry(ref="mini-basics/intro", kind="code", path="01-mini-basics/01-intro.py"),
+    ]
+    started.save_manifest(manifest)
+    assert cli(tmp_path, "list") == 0
+    out = capsys.readouterr().out
+    assert "Skipping mini-basics/gone: no such code exercise" in out
+    assert "Skipping mini-basics/intro" in out
+    assert "0/5 exercises passed" in out and "09-gone.py" not in out and "01-intro.py" not in out
+    assert cli(tmp_path, "hint", "mini-basics/intro") == 2
+    assert "no exercise 'mini-basics/intro'" in capsys.readouterr().err

@@ -37,6 +37,10 @@ MSG: dict[str, Text] = {
     "error_at": T("{type} at line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
     "error": T("{type}: {message}", "{type}：{message}"),
     "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
+    "stale": T(
+        "Skipping {ref}: no such code exercise in the course any more.",
+        "跳过 {ref}：课程中已没有这个编程练习。",
+    ),
     "no_hints": T("This exercise has no hints.", "本练习没有提示。"),
     "all_hints": T("That was the last hint.", "这已经是最后一条提示了。"),
 }
@@ -132,6 +136,11 @@ class AttemptView:
         if not brief:
             self.line(f"  {diagnosis.explanation.get(self.lang)}")
         self.line(f"{indent}  {self.t(MSG['fix'])}: {diagnosis.fix.get(self.lang)}")
+
+    def stale(self, refs: list[str]) -> None:
+        """Files whose step the course no longer has as a code exercise (skipped)."""
+        for ref in refs:
+            self.say(MSG["stale"], style="yellow", ref=ref)
 
     # ------------------------------------------------------------------ hints
 

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, soft_wrap=True)
     with open_exercises(args, runs=False) as files:
         view = AttemptView(console, files.session.lang)
+        view.stale(files.stale)
         rows = files.statuses()
         table = Table(box=None, pad_edge=False)
         for key in ("col.no", "col.file", "col.status", "col.best", "col.attempts", "col.hints"):

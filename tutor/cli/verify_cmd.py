@@ -34,10 +34,6 @@ MSG: dict[str, Text] = {
         "  the file is missing: `tutor reset {n}` writes it again",
         "  文件不存在：`tutor reset {n}` 可以重新生成",
     ),
-    "stale": T(
-        "Skipping {ref}: no such step in the course any more.",
-        "跳过 {ref}：课程中已没有这个步骤。",
-    ),
     "summary": T("{passed}/{total} exercises pass", "{passed}/{total} 个练习通过"),
 }
 
@@ -81,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, soft_wrap=True)
     with open_exercises(args, runs=True) as files:
         view = AttemptView(console, files.session.lang)
-        for ref in files.stale:
-            view.say(MSG["stale"], style="yellow", ref=ref)
+        view.stale(files.stale)
         results = files.verify(jobs=args.jobs)
         table = Table(show_edge=False, pad_edge=False)
         for key in ("col.no", "col.file", "col.result", "col.score"):

@@ -79,10 +79,6 @@ MSG: dict[str, Text] = {
     ),
     "last": T("This is the last exercise; back to the first.", "这是最后一个练习；回到第一个。"),
     "unknown_key": T("Unknown key {key!r}.", "未知按键 {key!r}。"),
-    "stale": T(
-        "Skipping {ref}: no such step in the course any more.",
-        "跳过 {ref}：课程中已没有这个步骤。",
-    ),
     "failed": T(
         "Could not grade this save: {error}. Still watching.",
         "这次保存无法评分：{error}。仍在监视。",
@@ -127,8 +123,7 @@ class WatchSession:
 
         self.files = files
         self.view = AttemptView(console, files.session.lang)
-        for ref in files.stale:
-            self._say("stale", style="yellow", ref=ref)
+        self.view.stale(files.stale)
         self.entry: ExerciseEntry = files.starting_entry()
 
     @property

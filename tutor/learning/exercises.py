@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tutor.course.models import CodeStep, FixStep, Lesson
 from tutor.i18n import T, Text
@@ -37,7 +37,7 @@ from tutor.workspace import (
 if TYPE_CHECKING:
     from tutor.workspace import Manifest
 
-Status = str  # "passed" | "tried" | "new"
+Status = Literal["passed", "tried", "new"]
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,10 @@ class ExerciseFiles:
         """Refs of files whose step the course no longer has (skipped, not graded)."""
         for entry in manifest.exercises:
             try:
-                session.course.find(entry.ref)
+                _, step = session.course.find(entry.ref)
             except KeyError:
+                step = None
+            if not isinstance(step, (CodeStep, FixStep)):  # gone, or now a quiz
                 self.stale.append(entry.ref)
                 continue
             self.entries.append(entry)
@@ -97,7 +99,7 @@ class ExerciseFiles:
 
     def step_of(self, entry: ExerciseEntry) -> tuple[Lesson, CodeStep | FixStep]:
         lesson, step = self.session.course.find(entry.ref)
-        assert isinstance(step, (CodeStep, FixStep)), entry.ref  # the manifest lists only these
+        assert isinstance(step, (CodeStep, FixStep)), entry.ref  # __init__ kept only these
         return lesson, step
 
     def number_of(self, entry: ExerciseEntry) -> int:
@@ -186,7 +188,8 @@ class ExerciseFiles:
         return entry
 
     def next_unpassed(self, after: ExerciseEntry) -> ExerciseEntry | None:
-        """The next exercise not passed, after ``after`` and round to the start."""
+        """The next exercise not passed, after ``after`` and round to the start (None when
+        every other one has passed)."""
         passed = self.session.store.passed_steps()
         start = self.number_of(after)
         n = len(self.entries)
@@ -299,7 +302,9 @@ class ExerciseFiles:
         for number, entry in enumerate(self.entries, 1):
             lesson, step = self.step_of(entry)
             progress = store.step(entry.ref)
-            status = "passed" if progress.passed else "tried" if progress.attempts else "new"
+            status: Status = (
+                "passed" if progress.passed else "tried" if progress.attempts else "new"
+            )
             rows.append(
                 ExerciseStatus(
                     number=number,
