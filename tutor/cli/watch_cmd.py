@@ -173,19 +173,16 @@ class WatchSession:
     # ------------------------------------------------------------------ files
 
     def on_files(self, paths: frozenset[str] | set[str]) -> Attempt | None:
-        """What the watcher reported: grade the exercise whose text changed (switching to
-        it); the current one first when several changed."""
+        """What the watcher reported: grade the exercise whose text changed, switching to
+        it (the current one when several did: the others wait for their next save)."""
         changed = self.files.changed(paths)
         if not changed:
             current = self.current
-            here = str(self.files.workspace.path_of(current).resolve())
-            if self.files.read(current) is None and any(
-                str(Path(p).resolve()) == here for p in paths
-            ):
+            owners = {e.ref for e in map(self.files.owner_of, paths) if e is not None}
+            if current.ref in owners and self.files.read(current) is None:
                 self._say("missing", style="yellow", path=current.path)
             return None
-        refs = [e.ref for e in changed]
-        if self.entry.ref not in refs:
+        if self.entry.ref not in {e.ref for e in changed}:
             self.entry = self.files.go(changed[0])
             self.show_current()
         return self.grade()
