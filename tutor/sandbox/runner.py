@@ -332,8 +332,11 @@ class Sandbox:
         probes: Sequence[str | Probe] = (),
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
+        instrument: bool = False,
     ) -> RunResult:
-        """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe."""
+        """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe.
+
+        ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis."""
         called_ns = time.perf_counter_ns()
         resolved = self.resolve_device(device)
         wanted = [Probe(expr=p) if isinstance(p, str) else p for p in probes]
@@ -342,8 +345,10 @@ class Sandbox:
             server = self._current_server()
             try:
                 server.wait_ready(SERVER_START_TIMEOUT_S)
-                return _Run(server, self._send_lock, code, resolved, wanted, limits,
-                            cancel, self._trace, called_ns).execute()
+                run = _Run(server, self._send_lock, code, resolved, wanted, limits,
+                           cancel, self._trace, called_ns)
+                run.instrument = instrument  # diagnosis
+                return run.execute()
             except _RetryRun:
                 self._replace(server)
                 if attempt == 2:
@@ -376,6 +381,7 @@ class _Run:
         self.result_payload: bytes | None = None
         self.status: int | None = None
         self.monitor_lost = False
+        self.instrument = False
 
     def execute(self) -> RunResult:
         out_r, out_w = os.pipe()
@@ -387,6 +393,8 @@ class _Run:
             request = {"nonce": self.nonce.decode(), "code": self.code, "device": self.device,
                        "limits": self.limits.model_dump(), "probes": bool(self.probes),
                        "trace": self.trace is not None}
+            if self.instrument:  # diagnosis: the run collects evidence
+                request["instrument"] = True
             # The request goes into the command pipe before the pipes travel: the run reads it
             # as soon as it holds them, without waiting for this thread to learn its pid.
             self.pending_cmd = bytearray(_frame(request))
