@@ -71,20 +71,27 @@ def _grad_summary(result: RunResult) -> tuple[str, str] | None:
     return f"{names} now get a gradient", f"{names} 现在得到了梯度"
 
 
+def _drop(values: list[float]) -> float:
+    return (values[0] - values[-1]) / abs(values[0]) if values and values[0] else 0.0
+
+
 def loss_improves(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program's loss falls, and by more than it did before the change."""
     before, after = losses(original), losses(fixed)
     if fixed.outcome != "ok" or len(after) < 2:
         return None
-    if not all(abs(v) < float("inf") for v in after):
+    if not all(abs(v) < float("inf") for v in after) or any(
+            isinstance(b.loss, str) for b in (fixed.evidence.backwards if fixed.evidence else [])):
         return None
-    falls = after[-1] < after[0] * 0.9 if after[0] > 0 else after[-1] < after[0]
-    better = not before or after[-1] < before[-1] * 0.9 or (
-        before and before[-1] != before[-1])
-    if falls and better:
+    raw_before = [b.loss for b in original.evidence.backwards] if original.evidence else []
+    broken_before = any(isinstance(v, str) for v in raw_before)
+    if _drop(after) >= 0.1 and (broken_before or len(before) < 2
+                                or _drop(after) > _drop(before) + 0.05):
         return T(f"with this change the loss falls from {after[0]:.4g} to {after[-1]:.4g}"
-                 + (f" (before: {before[-1]:.4g})" if before else ""),
+                 + (f" (before the change: {before[0]:.4g} to {before[-1]:.4g})"
+                    if len(before) >= 2 else ""),
                  f"改动后损失从 {after[0]:.4g} 降到 {after[-1]:.4g}"
-                 + (f"（改动前：{before[-1]:.4g}）" if before else ""))
+                 + (f"（改动前：{before[0]:.4g} 到 {before[-1]:.4g}）" if len(before) >= 2 else ""))
     return None
 
 
@@ -118,7 +125,8 @@ def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text
         if fixed.outcome != "ok" or ev is None:
             return None
         calls = [m for m in ev.modules if m.dropout or m.batchnorm]
-        late = [m for m in calls if not m.grad_enabled or m.after_backward and not m.training]
+        late = [m for m in calls if not m.grad_enabled or not ev.backwards
+                or m.after_backward and not m.training]
         if late and all(not m.training for m in late):
             return T("with this change the model predicts in eval mode (Dropout and "
                      "BatchNorm switched to inference)",
@@ -184,7 +192,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     fix = Fix((Edit("insert_before", sub.lineno, detach),), runs_clean,
                               T(f"detach the carried state before line {sub.lineno}: `{detach}`",
                                 f"在第 {sub.lineno} 行之前截断传递的状态：`{detach}`"))
-                    out.append(Candidate("backward-twice", sub.lineno, 0.8, [
+                    out.append(Candidate("backward-twice", sub.lineno, 0.9, [
                         ("backward-raised", fills),
                         ("carried-state", {"line": sub.lineno, "name": ", ".join(carried)}),
                     ], [fix], {"name": ", ".join(carried), "line": sub.lineno}))
@@ -194,8 +202,11 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
         loop = loops[0]
         for line in sorted(flow.slice_lines(target, fail)):
             inner = flow.statement_at(line)
+            names = [n for t in getattr(inner, "targets", []) for n in target_names(t)]
+            in_loop = any(s.lineno > loop.lineno and loop in flow.ancestors(s)
+                          for n in names for s in flow.assignments.get(n, []))
             if inner is not None and loop not in flow.ancestors(inner) and line < loop.lineno \
-                    and _depends_on_grad(flow, inner):
+                    and _depends_on_grad(flow, inner) and not in_loop:
                 fix = Fix((Edit("move_before", line, to=_first_body_line(loop)),), runs_clean,
                           T(f"move line {line} into the loop so each pass builds its own graph",
                             f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))
@@ -228,7 +239,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     expr = text(value)
                     edit = replace_in_line(ctx.code, fail, rf"\b{re.escape(name)}\b", f"({expr})")
                     if edit is not None:
-                        out.append(Candidate("backward-twice", stmt2.lineno, 0.55, [
+                        out.append(Candidate("backward-twice", fail, 0.55, [
                             ("backward-raised", fills),
                             ("reused-output", {"line": stmt2.lineno, "name": name}),
                         ], [Fix((edit,), runs_clean,
@@ -244,8 +255,16 @@ def _first_body_line(loop: ast.AST) -> int:
 
 
 def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
+    """A computed tensor, not a constant, a layer, an optimizer or fresh data."""
     value = flow.value_of(stmt)
-    return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
+    if not isinstance(value, (ast.Call, ast.BinOp, ast.Subscript)):
+        return False
+    if isinstance(value, ast.Call):
+        name = call_name(value)
+        if name[:1].isupper() or name in ("randn", "rand", "zeros", "ones", "tensor",
+                                            "randint", "linspace", "arange", "empty"):
+            return False
+    return True
 
 
 CUT_STEP = {"data": "cut-data", "no_grad": "cut-no-grad", "nondifferentiable": "cut-op",
@@ -264,7 +283,11 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     cut = next((c for c in chain if c.cut and c.cut != "new" or c.inputs_rg and
                 c.requires_grad is False), None)
     notable_cuts = [o for o in ctx.evidence.ops if o.kind in ("cut", "data")]
-    if cut is None and chain and chain[-1].cut == "new":
+    frozen_ops = [o for o in ctx.evidence.ops if o.kind == "requires_grad"
+                  and o.requires_grad is False]
+    if cut is None and frozen_ops:
+        cut_line = 0
+    elif cut is None and chain and chain[-1].cut == "new":
         # rebuilt from values: look for a Python-number cut feeding that line
         new_line = chain[-1].line
         cut_op = next((o for o in notable_cuts if o.line <= new_line), None)
@@ -277,6 +300,14 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
         cut_line, op = cut.line, cut.op
     else:
         cut_line, reason, op = 0, "", ""
+    if cut_line and reason == "no_grad":
+        stmt = flow.statement_at(cut_line)
+        block = flow.in_no_grad(stmt) if stmt is not None else None
+        if block is not None:
+            cut_line = block.lineno
+        else:
+            deco = _no_grad_decorator(flow, cut_line)
+            cut_line = deco or cut_line
     if cut_line:
         steps.append((CUT_STEP.get(reason, "cut-op"), {"line": cut_line, "op": op}))
         fixes = _cut_fixes(ctx, cut_line, reason, op)
@@ -310,6 +341,16 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def _no_grad_decorator(flow: Flow, line: int) -> int | None:
+    for node in flow.statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or 0):
+            for deco in node.decorator_list:
+                if "no_grad" in text(deco):
+                    return deco.lineno
+    return None
+
+
 def _cut_fixes(ctx: Ctx, line: int, reason: str, op: str) -> list[Fix]:
     code, flow = ctx.code, ctx.flow
     fixes: list[Fix] = []
@@ -332,7 +373,8 @@ def _cut_fixes(ctx: Ctx, line: int, reason: str, op: str) -> list[Fix]:
             "(no `.item()`)", f"在第 {line} 行保留张量（不用 `.item()`）")
     if reason == "no_grad":
         stmt = flow.statement_at(line)
-        block = flow.in_no_grad(stmt) if stmt is not None else None
+        block = stmt if isinstance(stmt, ast.With) else (
+            flow.in_no_grad(stmt) if stmt is not None else None)
         if block is not None:
             fixes.append(Fix((Edit("dedent_block", block.lineno),), backward_runs,
                              T(f"compute it outside the `torch.no_grad()` block of line "
@@ -341,7 +383,8 @@ def _cut_fixes(ctx: Ctx, line: int, reason: str, op: str) -> list[Fix]:
         for deco in flow.statements:
             if isinstance(deco, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for d in deco.decorator_list:
-                    if "no_grad" in text(d) and deco.lineno <= line <= (deco.end_lineno or 0):
+                    if "no_grad" in text(d) and (d.lineno == line or
+                                                  deco.lineno <= line <= (deco.end_lineno or 0)):
                         fixes.append(Fix((Edit("delete", d.lineno),), backward_runs,
                                          T(f"remove the `@torch.no_grad()` decorator on line "
                                            f"{d.lineno}",
@@ -362,7 +405,8 @@ def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
     m = re.search(r"output \d+ of (\w+)", ctx.message)
     made_by = m.group(1) if m else None
     inplace = [o for o in ctx.evidence.ops if o.kind == "inplace"]
-    hits = [o for o in inplace if made_by and o.grad_fn == made_by] or (
+    hits = [o for o in inplace if made_by and o.grad_fn and (
+        o.grad_fn == made_by or o.grad_fn.startswith(made_by + "Backward"))] or (
         [] if made_by else inplace)
     out: list[Candidate] = []
     fills = {"fail_line": ctx.fail_line or 0}
@@ -480,10 +524,22 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     got, expected = int(m.group(2)), int(m.group(3))
     flow, fail = ctx.flow, ctx.fail_line or 0
     out = []
-    module = next((mc for mc in ctx.evidence.modules if mc.line in ctx.trace_lines()
-                   and mc.kind == "Linear"), None) or next(
-        (mc for mc in reversed(ctx.evidence.modules) if mc.kind == "Linear"), None)
-    name = module.module if module else None
+    name = None
+    stmt_fail = flow.statement_at(fail)
+    if stmt_fail is not None:
+        for node in ast.walk(stmt_fail):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                callee = text(node.func)
+                short = callee.split(".")[-1]
+                if any(isinstance(s2, ast.Assign) and "Linear" in text(s2.value) and any(
+                        text(t).split(".")[-1] == short for t in s2.targets)
+                       for s2 in flow.statements):
+                    name = callee
+                    break
+    if name is None:
+        module = next((mc for mc in ctx.evidence.modules if mc.line in ctx.trace_lines()
+                       and mc.kind == "Linear"), None)
+        name = module.module if module else None
     if name:
         short = name.split(".")[-1]
         for stmt in flow.statements:
@@ -491,7 +547,8 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                                                     for t in stmt.targets) \
                     and "Linear" in text(stmt.value):
                 line = stmt.lineno
-                edit = replace_in_line(ctx.code, line, r"Linear\(\s*[^,]+,", f"Linear({got},")
+                edit = replace_in_line(ctx.code, line, r"Linear\(\s*[^,()]+(\([^)]*\))?[^,()]*,",
+                                       f"Linear({got},")
                 fixes = [Fix((edit,), runs_clean,
                              T(f"give `{short}` {got} input features on line {line}",
                                f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))] if edit else []
@@ -535,9 +592,9 @@ def check_dtype(ctx: Ctx) -> list[Candidate]:
         if value is None:
             continue
         src = text(value)
-        if any(f"{m}(" in src for m in MAKERS) and ("np." in src or "numpy" in src or
-                                                    "float64" in src or "long" in src or
-                                                    "randint" in src or "arange" in src):
+        if "from_numpy(" in src or "as_tensor(" in src or "float64" in src or \
+                "double" in src or (any(f"{m}(" in src for m in MAKERS) and (
+                    "np." in src or "numpy" in src or "long" in src or "randint" in src)):
             candidates.append((stmt, name))
     out = []
     for stmt, name in sorted(candidates, key=lambda p: p[0].lineno):
@@ -595,8 +652,9 @@ def check_ce_target(ctx: Ctx) -> list[Candidate]:
                                             f"在第 {st.lineno} 行按样本展平"))] if edit else [],
                                      {"line": st.lineno}))
         return out
+    last = max([fail, *ctx.trace_lines()]) + 1
     for name in sorted(names):
-        st = flow.assigned_before(name, fail + 1)
+        st = flow.assigned_before(name, last)
         if st is None or "tensor(" not in text(st):
             continue
         line = st.lineno
@@ -767,7 +825,8 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
     flow = ctx.flow
     ev = ctx.evidence
     calls = [m for m in ev.modules if (m.batchnorm if batchnorm else m.dropout) and m.training
-             and (not m.grad_enabled or m.after_backward and not _is_training_line(ctx, m.line))]
+             and (not m.grad_enabled or not ev.backwards or m.after_backward
+                  and not _is_training_line(ctx, m.line))]
     if not calls:
         return []
     first = min(calls, key=lambda m: m.line)
@@ -992,7 +1051,7 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
         return []
     idle = [p for p in ev.params if p.requires_grad and not p.reached and not p.changed]
     if not idle:
-        return []
+        return _python_cut_in_loss(ctx)
     out = []
     for op in ev.ops:
         if op.kind in ("data", "cut") and op.detail in ("", "nondifferentiable", "python") \
@@ -1013,6 +1072,40 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
                 (CUT_STEP.get(reason, "cut-op"), {"line": op.line, "op": op.op}),
             ], fixes, {"line": op.line, "op": op.op, "params": _names(idle)}))
     return out
+
+
+def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
+    """A term of the loss turned into a Python number and back: it adds to the value but
+    passes no gradient (the loss still has a graph through its other terms)."""
+    ev, flow = ctx.evidence, ctx.flow
+    out = []
+    for op in ev.ops:
+        if op.kind != "cut" or op.detail != "python":
+            continue
+        src = flow.line(op.line)
+        m = re.search(r"torch\.tensor\((.+)\.(item|tolist)\(\)\)", src)
+        if not m:
+            continue
+        edit = replace_in_line(ctx.code, op.line, re.escape(m.group(0)), m.group(1))
+        out.append(Candidate("graph-cut-silent", op.line, 0.7, [
+            (CUT_STEP["python"], {"line": op.line, "op": op.op})],
+            [Fix((edit,), cut_gone(op.line), T(f"keep the term a tensor on line {op.line}: "
+                                               f"`{m.group(1)}`",
+                                               f"第 {op.line} 行保持张量：`{m.group(1)}`"))]
+            if edit else [], {"line": op.line, "op": op.op, "params": "this term"}))
+    return out
+
+
+def cut_gone(line: int) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        if fixed.outcome != "ok" or ev is None:
+            return None
+        if any(o.kind == "cut" and o.line == line for o in ev.ops):
+            return None
+        return T(f"with this change the value computed on line {line} keeps its graph and "
+                 "passes gradients back", f"改动后第 {line} 行算出的值保留计算图并回传梯度")
+    return expect
 
 
 def check_frozen(ctx: Ctx) -> list[Candidate]:
@@ -1174,7 +1267,7 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
                                      T(f"lower the learning rate on line {stmt.lineno} to {new}",
                                        f"把第 {stmt.lineno} 行的学习率降到 {new}")))
             shape = "nan/inf" if nonfinite else ("rising" if rising else "oscillating")
-            out.append(Candidate("lr-too-high", stmt.lineno, 0.75, [
+            out.append(Candidate("lr-too-high", stmt.lineno, 0.6, [
                 ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
                                    "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
                                    else f"{raw[-1]:.4g}", "detail": shape}),
