@@ -21,7 +21,7 @@ from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
 from tutor.i18n import T, Text
-from tutor.sandbox.models import Limits, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
 FIX_BUDGET_S = 3.0
@@ -99,18 +99,33 @@ def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu
 
     ``result`` is the learner's run as it was shown; the evidence comes from a deterministic
     instrumented re-run of the same code."""
+    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes)[0]
+
+
+def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
+                           device: str = "cpu", try_fixes: bool = True
+                           ) -> tuple[list[Diagnosis], Evidence | None]:
+    """:func:`diagnose` and the evidence it reasoned over (None when there was no re-run)."""
     from tutor.diagnosis import explain
 
     base = explain(result, code)
     flow = Flow.of(code)
     if flow is None or result.outcome not in ("ok", "error"):
-        return base
+        return base, None
     rerun = runner.run(code, device=device, limits=VERIFY_LIMITS, instrument=True)
     if rerun.evidence is None:
-        return base
+        return base, None
+    evidence = rerun.evidence
     error = rerun.error if rerun.outcome == "error" else None
     if (error is None) != (result.error is None):
-        return base  # the re-run did not behave like the run: no evidence about this run
+        return base, None  # the re-run did not behave like the run: no evidence about it
+    return _reason(code, result, rerun, flow, error, base, runner, device, try_fixes), evidence
+
+
+def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
+            error: ErrorInfo | None, base: list[Diagnosis], runner: Runner, device: str,
+            try_fixes: bool) -> list[Diagnosis]:
+    assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
     found = candidates(ctx)
     if not found:
@@ -118,6 +133,8 @@ def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu
     catalog = load_catalog()
     known = {e.id for e in catalog.entries}
     found = [c for c in found if c.id in known]
+    if not found:
+        return base
     verified: dict[int, tuple[str, Text, Text]] = {}
     started, runs = time.monotonic(), 0
     if try_fixes:
