@@ -158,7 +158,7 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
         return float("nan")
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def score_corpus2(sandbox: Sandbox, split: str, show: bool) -> None:
@@ -210,7 +210,8 @@ def score_corpus2(sandbox: Sandbox, split: str, show: bool) -> None:
           f"wrong-specific {allc['wrong-specific']} "
           f"({100 * allc['wrong-specific'] / total:.1f}%)")
     print(f"  diagnosis latency (re-run + checks + fix trials): p50 "
-          f"{1000 * percentile(latency, 0.5):.0f} ms, p95 {1000 * percentile(latency, 0.95):.0f} ms")
+          f"{1000 * percentile(latency, 0.5):.0f} ms, "
+          f"p95 {1000 * percentile(latency, 0.95):.0f} ms")
     print(f"  a plain run of the same programs (what a run that does not fail pays): p50 "
           f"{1000 * percentile(plain, 0.5):.0f} ms")
 

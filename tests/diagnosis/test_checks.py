@@ -85,7 +85,8 @@ for _ in range(40):
     crit(p, labels).backward()
     opt.step()
 """),
-    ("dropout-no-eval", 13, TRAIN + """net = nn.Sequential(nn.Linear(3, 16), nn.Dropout(0.5), nn.Linear(16, 1))
+    ("dropout-no-eval", 14, TRAIN + """net = nn.Sequential(nn.Linear(3, 16), nn.Dropout(0.5),
+                    nn.Linear(16, 1))
 opt = torch.optim.SGD(net.parameters(), lr=0.05)
 for _ in range(10):
     opt.zero_grad()

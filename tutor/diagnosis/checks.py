@@ -7,6 +7,7 @@ to try. The list of silent-bug checks comes from the real programs of the diagno
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,7 +127,7 @@ def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text
             return None
         calls = [m for m in ev.modules if m.dropout or m.batchnorm]
         late = [m for m in calls if not m.grad_enabled or not ev.backwards
-                or m.after_backward and not m.training]
+                or (m.after_backward and not m.training)]
         if late and all(not m.training for m in late):
             return T("with this change the model predicts in eval mode (Dropout and "
                      "BatchNorm switched to inference)",
@@ -182,8 +183,8 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     # 1. a state carried from one pass to the next (h = f(x, h)) keeps the old graph
     for loop in loops:
         for sub in ast.walk(loop):
-            if isinstance(sub, ast.Assign) and sub.lineno < fail or isinstance(sub, ast.Assign) \
-                    and sub.lineno <= fail:
+            if (isinstance(sub, ast.Assign) and sub.lineno < fail) or (isinstance(sub, ast.Assign) \
+                    and sub.lineno <= fail):
                 assigned = [n for t in sub.targets for n in target_names(t)]
                 used = flow.names_in(sub.value)
                 carried = [n for n in assigned if n in used]
@@ -215,11 +216,12 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     ("built-outside-loop", {"line": line, "name": target}),
                 ], [fix], {"line": line, "name": target}))
     # 3. two backward passes through one graph in straight-line code
-    if len(backs) >= 2 and not loops or len(set(backs)) >= 2 and backs[-1] != backs[0]:
+    if (len(backs) >= 2 and not loops) or (len(set(backs)) >= 2 and backs[-1] != backs[0]):
         prev = [b for b in backs if b != fail]
         prev_line = prev[-1] if prev else first_back
         fixes = []
-        edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)", ".backward(retain_graph=True)")
+        edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)",
+                               ".backward(retain_graph=True)")
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean,
                              T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
@@ -280,8 +282,8 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     fills = {"fail_line": ctx.fail_line or 0, "name": failed.name if failed else "the loss"}
     steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
     chain = failed.chain if failed is not None else []
-    cut = next((c for c in chain if c.cut and c.cut != "new" or c.inputs_rg and
-                c.requires_grad is False), None)
+    cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
+                c.requires_grad is False)), None)
     notable_cuts = [o for o in ctx.evidence.ops if o.kind in ("cut", "data")]
     frozen_ops = [o for o in ctx.evidence.ops if o.kind == "requires_grad"
                   and o.requires_grad is False]
@@ -489,7 +491,8 @@ def check_non_scalar(ctx: Ctx) -> list[Candidate]:
     if edit is not None:
         fixes.append(Fix((edit,), runs_clean, T(f"differentiate a scalar on line {line}: "
                                                 f"`{edit.text.strip()}`",
-                                                f"在第 {line} 行对标量求导：`{edit.text.strip()}`")))
+                                                f"在第 {line} 行对标量求导："
+                                                f"`{edit.text.strip()}`")))
     root = line
     for stmt in flow.statements:
         if isinstance(stmt, ast.Assign) and "reduction" in text(stmt.value) \
@@ -551,7 +554,8 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                                        f"Linear({got},")
                 fixes = [Fix((edit,), runs_clean,
                              T(f"give `{short}` {got} input features on line {line}",
-                               f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))] if edit else []
+                               f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))
+                         ] if edit else []
                 out.append(Candidate("linear-in-features", line, 0.8, [
                     ("shape-mismatch", {"fail_line": fail, "shape": f"{got}",
                                         "target_shape": f"{expected}"}),
@@ -577,7 +581,7 @@ def check_dtype(ctx: Ctx) -> list[Candidate]:
     if not DTYPE_MSG.search(ctx.message):
         return []
     flow, fail = ctx.flow, ctx.fail_line or 0
-    lines = [fail] + ctx.trace_lines()
+    lines = [fail, *ctx.trace_lines()]
     names: set[str] = set()
     for line in lines:
         stmt = flow.statement_at(line)
@@ -624,7 +628,7 @@ def check_ce_target(ctx: Ctx) -> list[Candidate]:
     out = []
     stmt = flow.statement_at(fail)
     names = flow.names_in(stmt) if stmt is not None else set()
-    for line in [fail] + ctx.trace_lines():
+    for line in [fail, *ctx.trace_lines()]:
         st = flow.statement_at(line)
         if st is not None:
             names |= flow.names_in(st)
@@ -643,7 +647,7 @@ def check_ce_target(ctx: Ctx) -> list[Candidate]:
                     {"line": line}))
         for st in flow.statements:
             if re.search(r"\.view\(\s*-1\s*,\s*\d+\s*\)", text(st)) and st.lineno in \
-                    [fail] + ctx.trace_lines():
+                    [fail, *ctx.trace_lines()]:
                 edit = replace_in_line(ctx.code, st.lineno, r"\.view\(\s*-1\s*,\s*\d+\s*\)",
                                        ".flatten(1)")
                 out.append(Candidate(cid, st.lineno, 0.7, [("batch", {"fail_line": fail})],
@@ -664,7 +668,8 @@ def check_ce_target(ctx: Ctx) -> list[Candidate]:
             if edit is not None:
                 fixes.append(Fix((edit,), runs_clean, T(f"make the labels integer class indices "
                                                         f"on line {line}: `{conv}`",
-                                                        f"在第 {line} 行把标签转为整数类别索引：`{conv}`")))
+                                                        f"在第 {line} 行把标签转为整数类别索引："
+                                                        f"`{conv}`")))
         else:
             edit = replace_in_line(ctx.code, line, r"tensor\(\[([^\]]*)\]\)", "tensor([\\1]) - 1")
             if edit is not None:
@@ -688,7 +693,8 @@ def check_bool(ctx: Ctx) -> list[Candidate]:
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean, T(f"say which you mean on line {line}: all "
                                                     "elements (`.all()`) or any (`.any()`)",
-                                                    f"在第 {line} 行说明你的意思：所有元素（`.all()`）"
+                                                    f"在第 {line} 行说明你的意思："
+                                                    "所有元素（`.all()`）"
                                                     "还是任一元素（`.any()`）")))
     return [Candidate("bool-ambiguous", line, 0.75, [("bool", {"line": line})], fixes,
                       {"line": line})]
@@ -792,7 +798,8 @@ def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
     if "dtype=torch.long" in src:
         edit = replace_in_line(ctx.code, line, r"dtype=torch\.long", "dtype=torch.float32")
     elif "arange(" in src:
-        edit = replace_in_line(ctx.code, line, r"arange\(([^)]*)\)", r"arange(\1, dtype=torch.float32)")
+        edit = replace_in_line(ctx.code, line, r"arange\(([^)]*)\)",
+                               r"arange(\1, dtype=torch.float32)")
     else:
         edit = replace_in_line(ctx.code, line, r"\[([\d, ]+)\]",
                                lambda m: "[" + ", ".join(f"{v.strip()}." for v in
@@ -825,8 +832,8 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
     flow = ctx.flow
     ev = ctx.evidence
     calls = [m for m in ev.modules if (m.batchnorm if batchnorm else m.dropout) and m.training
-             and (not m.grad_enabled or not ev.backwards or m.after_backward
-                  and not _is_training_line(ctx, m.line))]
+             and (not m.grad_enabled or not ev.backwards or (m.after_backward
+                  and not _is_training_line(ctx, m.line)))]
     if not calls:
         return []
     first = min(calls, key=lambda m: m.line)
@@ -981,7 +988,8 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
                         both(params_learn([]), loss_improves),
                         T(f"create `{name}` after `{model}` is built for the last time: move "
                           f"line {stmt.lineno} below line {line}",
-                          f"在最后一次构建 `{model}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
+                          f"在最后一次构建 `{model}` 之后再创建 `{name}`："
+                          f"把第 {stmt.lineno} 行移到第 "
                           f"{line} 行之后"))], {"line": line, "model": model, "optimizer": name}))
                 continue
         top = {p.name.split(".")[0] for p in idle}
@@ -992,7 +1000,8 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
                                    f"({used}.parameters()")
             if edit is None:
                 edit = replace_in_line(ctx.code, stmt.lineno, r"\(\s*\[.*\]\s*(,|\))",
-                                       lambda m: f"({used}.parameters(){m.group(1)}")  # type: ignore[arg-type]
+                                       lambda m, used=used: f"({used}.parameters()"
+                                       f"{m.group(1)}")  # type: ignore[arg-type,misc]
             if edit is not None:
                 fixes.append(Fix((edit,), both(params_learn([]), loss_improves),
                                  T(f"give `{name}` the parameters of `{used}`, the model the loss "
@@ -1023,7 +1032,8 @@ def check_requires_grad_late(ctx: Ctx) -> list[Candidate]:
                                  runs_clean_with_grad(name),
                                  T(f"turn on requires_grad right after `{name}` is created: move "
                                    f"line {op.line} below line {made.lineno}",
-                                   f"在创建 `{name}` 之后立即开启 requires_grad：把第 {op.line} 行移到"
+                                   f"在创建 `{name}` 之后立即开启 requires_grad："
+                                   f"把第 {op.line} 行移到"
                                    f"第 {made.lineno} 行之后")))
             out.append(Candidate("requires-grad-after-use", op.line, 0.85, [
                 ("used-before", {"line": op.first_use, "name": name}),
@@ -1202,7 +1212,8 @@ def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:
                 ("sigmoid-then-logits-loss", {"line": line})],
                 [Fix((e,), loss_improves, T(f"feed the logits to BCEWithLogitsLoss: "
                                             f"`{e.text.strip()}`",
-                                            f"把 logits 交给 BCEWithLogitsLoss：`{e.text.strip()}`"))]
+                                            "把 logits 交给 BCEWithLogitsLoss："
+                                            f"`{e.text.strip()}`"))]
                 if e else [], {"line": line}))
     return out
 
@@ -1236,12 +1247,12 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
     ls = [v for v in losses(ctx.result)]
     ev = ctx.evidence
     raw = [b.loss for b in ev.backwards]
-    if len(raw) < 4 or not ev.steps and not any(
-            isinstance(n, ast.AugAssign) for n in ast.walk(ctx.flow.tree)):
+    if len(raw) < 4 or (not ev.steps and not any(
+            isinstance(n, ast.AugAssign) for n in ast.walk(ctx.flow.tree))):
         return []
     nonfinite = any(isinstance(v, str) for v in raw)
     rising = len(ls) >= 4 and ls[-1] > ls[0] * 1.5
-    ups = sum(1 for a, b in zip(ls, ls[1:]) if b > a)
+    ups = sum(1 for a, b in itertools.pairwise(ls) if b > a)
     oscillating = len(ls) >= 6 and ups >= (len(ls) - 1) * 0.4 and not ls[-1] < ls[0] * 0.5
     if not (nonfinite or rising or oscillating):
         return []

@@ -114,9 +114,7 @@ class Flow:
             targets: list[ast.AST] = []
             if isinstance(stmt, ast.Assign):
                 targets = list(stmt.targets)
-            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-                targets = [stmt.target]
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
                 targets = [stmt.target]
             for target in targets:
                 for name in target_names(target):

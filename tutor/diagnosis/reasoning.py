@@ -89,7 +89,8 @@ def _tell_apart(ranked: list[Candidate]) -> Text | None:
     return T(f"The evidence fits more than one cause (lines {shown}). Try the first fix: if "
              "the problem stays, look at the next line; printing the tensor's `grad_fn` and "
              "`requires_grad` just before the failing line tells them apart.",
-             f"证据符合不止一个原因（第 {shown} 行）。先试第一个修改：若问题仍在，再看下一行；在出错行之前"
+             f"证据符合不止一个原因（第 {shown} 行）。先试第一个修改：若问题仍在，再看下一行；"
+             "在出错行之前"
              "打印该张量的 `grad_fn` 与 `requires_grad` 可以区分它们。")
 
 
@@ -187,5 +188,5 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if result.error is None:
         # a silent bug: the evidence's finding first, then what the static rules found
         rest = [d for d in rest if d.line != diag.root_line or d.id != diag.id]
-    return [diag] + rest
+    return [diag, *rest]
 

@@ -273,7 +273,7 @@ class Recorder:
                 break
             if len(path) < MAX_CHAIN:
                 for nxt in reversed([i for i in record["inputs"] if i is not None]):
-                    stack.append((nxt, path + [nxt]))
+                    stack.append((nxt, [*path, nxt]))
         if best is None:
             best, index = [], start
             while index is not None and len(best) < MAX_CHAIN and index not in best:
