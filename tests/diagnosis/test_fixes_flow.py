@@ -32,3 +32,11 @@ def test_flow_finds_uncalled_methods_assignments_and_optimizers() -> None:
 
 def test_unparsable_code_has_no_flow() -> None:
     assert Flow.of("def (:\n") is None
+
+
+def test_a_module_with_a_class_is_read_without_crashing() -> None:
+    # bound_names walked a class's (absent) arguments: AttributeError on ClassDef.args
+    from tutor.diagnosis.source import Source
+
+    source = Source.of("class Model:\n    def __init__(self, n):\n        self.n = n\n")
+    assert source is not None and {"Model", "n", "self"} <= source.bound_names()

@@ -237,7 +237,9 @@ def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
         lines += [diagnosis.details.get(lang), ""]
     from tutor.tui.root_cause import evidence_markdown  # root line, evidence, tried fix
 
-    lines += [evidence_markdown(diagnosis, lang)]
+    shown = evidence_markdown(diagnosis, lang)
+    if shown:
+        lines.append(shown)
     lines += [f"**{label('diag_fix', lang)}** {diagnosis.fix.get(lang)}", ""]
     if diagnosis.lesson_ref:
         lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")

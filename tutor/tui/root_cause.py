@@ -23,11 +23,8 @@ LABELS = {
 
 
 def root_cause_line(diagnoses: Sequence[Diagnosis]) -> int | None:
-    """The first diagnosis's root-cause line, else the line it points at."""
-    if not diagnoses:
-        return None
-    first = diagnoses[0]
-    return first.root_line or first.line
+    """The first diagnosis's root-cause line (a diagnosis from evidence has one)."""
+    return diagnoses[0].root_line if diagnoses else None
 
 
 def evidence_markdown(diagnosis: Diagnosis, lang: Lang) -> str:
