@@ -77,6 +77,7 @@ class FakeRunner:
         probes: Sequence[str | Probe] = (),
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
+        instrument: bool = False,
     ) -> RunResult:
         self.calls.append({"code": code, "device": device, "probes": list(probes)})
         self.started.set()

@@ -237,9 +237,14 @@ class LearningSession:
         return self._grading  # type: ignore[return-value]
 
     def diagnose(self, result: RunResult, code: str) -> list[Diagnosis]:
-        if self._diagnose is None:
-            self._diagnose = importlib.import_module("tutor.diagnosis").explain
-        return list(self._diagnose(result, code))  # type: ignore[misc]
+        """A run that raised is diagnosed from evidence (an instrumented re-run, fixes tried
+        before they are shown); any other from its result and source alone."""
+        if self._diagnose is not None:
+            return list(self._diagnose(result, code))
+        if result.outcome == "error":
+            reasoning = importlib.import_module("tutor.diagnosis.reasoning")
+            return list(reasoning.diagnose(code, result, self.runner, device=self.device))
+        return list(importlib.import_module("tutor.diagnosis").explain(result, code))
 
     # ------------------------------------------------------------------ position
 

@@ -92,6 +92,7 @@ class Runner(Protocol):
         probes: Sequence[str | Probe] = (),
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
+        instrument: bool = False,
     ) -> RunResult: ...
 
     def devices(self) -> list[str]: ...
