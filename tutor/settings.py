@@ -31,9 +31,9 @@ class Settings:
 
 
 def settings_path(data_dir: Path | None = None) -> Path:
-    from tutor.paths import default_data_dir
+    from tutor.paths import data_root
 
-    return (data_dir if data_dir is not None else default_data_dir()) / FILE_NAME
+    return (data_dir if data_dir is not None else data_root()) / FILE_NAME
 
 
 def load_settings(path: Path) -> Settings:

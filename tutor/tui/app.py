@@ -204,7 +204,7 @@ class TutorApp(App[None]):
             session = self.session
             if session.known_devices:  # they may have arrived while it was being mounted
                 self._offer_devices(session.known_devices)
-                self.select_device(session.device)
+                self.select_device(session.device, remember=False)
         return area
 
     async def on_mount(self) -> None:
