@@ -307,7 +307,10 @@ class TutorApp(App[None]):
             # An untouched starter, or an answer step's read-only code, follows the language.
             if editor is not None and (editor.read_only or self.session.is_starter(editor.text)):
                 await self.load_editor()
-        await results.show_attempt(self.session.last_attempt, lang)
+        keep = not new_step  # a language switch keeps what 'did you mean' works from
+        await results.show_attempt(self.session.last_attempt, lang,
+                                   typed=results.typed_answer if keep else "",
+                                   code=results.code if keep else "")
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)
         self.render_topbar()
@@ -427,9 +430,11 @@ class TutorApp(App[None]):
             self._loading_editor = True
             if isinstance(step, AnswerStep):
                 editor.read_only = True
+                editor.soft_wrap = True  # read, not edited: wrapped rather than cut
                 set_editor_text(editor, step.code)
             else:
                 editor.read_only = False
+                editor.soft_wrap = False
                 set_editor_text(editor, session.code())
             self._loading_editor = False
         self.query_one(ResultTabs).set_graph_choices(assigned_names(self._graph_code()))
@@ -662,7 +667,8 @@ class TutorApp(App[None]):
         if ref != self.session.ref:
             return  # the learner moved on while it ran; the progress marks are updated
         results = self.query_one(ResultTabs)
-        await results.show_attempt(attempt, self.lang)
+        typed = self.session.previous_answer() if isinstance(self.session.step, AnswerStep) else ""
+        await results.show_attempt(attempt, self.lang, typed=typed, code=self._graph_code())
         self.render_step_header()
         verdict = attempt.verdict
         if attempt.cancelled or (

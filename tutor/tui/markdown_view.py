@@ -129,7 +129,8 @@ class CodeView(Static):
     broken Python."""
 
     DEFAULT_CSS = """
-    CodeView { width: auto; height: auto; padding: 0 1; background: #272822; }
+    CodeView { width: auto; max-width: 100%; height: auto; padding: 0 1;
+               background: #272822; }
     """
 
     def __init__(self, code: str, lexer: str) -> None:
@@ -142,7 +143,7 @@ class CodeView(Static):
 
         lexer = self.lexer if highlighting_ready() else "text"
         return Syntax(
-            self.code, lexer, theme="monokai", word_wrap=False, background_color="#272822"
+            self.code, lexer, theme="monokai", word_wrap=True, background_color="#272822"
         )
 
     def redraw_code(self) -> None:

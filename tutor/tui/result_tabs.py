@@ -191,8 +191,16 @@ class ResultTabs(Vertical):
             set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", lang))
         self._redraw(*TABS)
 
-    async def show_attempt(self, attempt: Attempt | None, lang: Lang) -> None:
+    typed_answer = ""
+    """What the learner typed for the attempt shown (answer steps), for 'did you mean'."""
+    code = ""
+    """The code of the attempt shown, whose names 'did you mean' may suggest."""
+
+    async def show_attempt(
+        self, attempt: Attempt | None, lang: Lang, *, typed: str = "", code: str = ""
+    ) -> None:
         self.attempt, self.lang = attempt, lang
+        self.typed_answer, self.code = typed, code
         self._redraw("output", "verdict", "diagnosis")
 
     def set_graph_choices(self, names: list[str]) -> None:
@@ -246,8 +254,11 @@ class OutputPane(ResultPane):
             yield Static(id="output", markup=False)
 
     def draw(self, tabs: ResultTabs) -> None:
-        run = tabs.attempt.run if tabs.attempt else None
-        self.query_one("#output", Static).update(output_text(run, tabs.lang))
+        attempt = tabs.attempt
+        run = attempt.run if attempt else None
+        passed = attempt is not None and attempt.verdict.passed
+        self.query_one("#output", Static).update(
+            output_text(run, tabs.lang, error_expected=passed, code=tabs.code))
 
 
 class VerdictPane(ResultPane):
@@ -256,7 +267,8 @@ class VerdictPane(ResultPane):
             yield MarkdownView(id="verdict")
 
     def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(verdict_markdown(tabs.attempt, tabs.lang))
+        self.query_one(MarkdownView).set_markdown(
+            verdict_markdown(tabs.attempt, tabs.lang, typed=tabs.typed_answer, code=tabs.code))
 
 
 class DiagnosisPane(ResultPane):

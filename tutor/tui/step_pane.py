@@ -158,7 +158,9 @@ class StepPane(Vertical):
                 Button(label("btn_check", lang), id="btn-check", action="app.check", compact=True),
                 id="answer-row",
             )
-            await controls.mount(row)
+            # The placeholder again, wrapped: a narrow input cuts it at its edge.
+            hint = Static(answer_placeholder(step, lang), id="answer-hint", markup=False)
+            await controls.mount(row, hint)
 
     def selected_choices(self) -> list[int]:
         """Indices of the picked choices (empty when none, or not a quiz)."""
