@@ -88,9 +88,10 @@ def test_code_is_drawn_plain_until_highlighting_is_warm(monkeypatch) -> None:
     assert len(colours(code)) == 2  # highlighted
 
 
-def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
+def test_lesson_code_blocks_continue_marked_instead_of_being_cut() -> None:
     """QA2 #25: at 80 columns ``a = torch.tensor([1., 2.], requires_grad=True)`` wrapped
-    into two lines that read as broken Python."""
+    into two lines that read as broken Python; scrolled sideways instead, it was cut at the
+    pane's edge (issue 22 #7). A long line now goes on in the next row after a ``↪``."""
     import asyncio
 
     from textual.app import App, ComposeResult
@@ -117,10 +118,15 @@ def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
             assert body.source == text
             assert len(body.query(MarkdownView)) == 2
             code = body.query_one(CodeView)
-            lines = [strip.text.strip() for strip in code.render_lines(code.region.reset_offset)]
-            assert line in lines  # one line, whole
+            rows = [strip.text.rstrip() for strip in code.render_lines(code.region.reset_offset)]
+            assert all(len(row) <= 30 for row in rows)
+            continued = [row.strip() for row in rows if row.strip()]
+            assert continued[0].startswith("a = torch") and continued[1].startswith("↪")
+            whole = "".join(row.removeprefix("↪ ") for row in continued[:-1])
+            assert whole == line  # every character there, none cut
+            assert continued[-1] == "b = a * 3"  # a line that fits is left alone
             strip = body.query_one(ScrollableContainer)
-            assert strip.region.width == 30 and strip.max_scroll_x > 0
+            assert strip.region.width == 30 and strip.max_scroll_x == 0
 
     asyncio.run(main())
 
