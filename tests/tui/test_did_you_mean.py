@@ -12,7 +12,7 @@ from tutor.grading.models import Verdict
 from tutor.learning import Attempt
 from tutor.sandbox.models import ErrorInfo, RunResult
 from tutor.tui.did_you_mean import for_answer, for_error, tensor_names
-from tutor.tui.render import output_text, verdict_markdown
+from tutor.tui.render import diagnosis_markdown, output_text, verdict_markdown
 
 
 def test_tensor_method_typo() -> None:
@@ -59,6 +59,7 @@ def test_the_output_and_verdict_suggest_backward() -> None:
     attempt = _attempt(_raised(), "fail")
     assert "Did you mean backward()?" in output_text(attempt.run, "en").plain
     assert "你是不是想写 backward()？" in verdict_markdown(attempt, "zh")
+    assert diagnosis_markdown(attempt, "en").startswith("**Did you mean backward()?**")
 
 
 def test_passing_reproduce_the_error_step_reads_as_success() -> None:

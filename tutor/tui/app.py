@@ -882,7 +882,7 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ result tabs, panes
 
     def action_show_tab(self, name: str) -> None:
-        """Show one result tab (alt+1..alt+5); one the step has not is said, not shown."""
+        """Show one result tab (alt+o, v, d, g, t); one the step has not is said, not shown."""
         results = self.query_one(ResultTabs)
         if name not in results.shown_tabs:
             self.notify(label("tab_not_here", self.lang, tab=label(f"tab_{name}", self.lang)),

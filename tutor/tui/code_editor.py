@@ -22,6 +22,13 @@ class CodeEditor(TextArea):
         Binding("ctrl+a", "select_all", "select all", show=False),
     ]
 
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # alt+digit comes with a printable character: without this the editor typed it
+        # (as "¡™") instead of the app switching result tabs.
+        if key.startswith(("alt+", "ctrl+")):
+            return False
+        return super().check_consume_key(key, character)
+
     def on_focus(self) -> None:
         self.tab_behavior = "focus"
 

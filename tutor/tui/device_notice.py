@@ -30,4 +30,4 @@ def device_notice(asked: str, current: str, devices: list[str], lang: Lang) -> s
         more = label("device_missing_switch", lang, devices=", ".join(others))
     else:
         more = label("device_missing_only", lang)
-    return f"{text} {more}"
+    return f"{text}{'' if lang == 'zh' else ' '}{more}"  # no space after Chinese punctuation

@@ -46,6 +46,12 @@ async def run_own_binding(widget: Widget, event: events.Key) -> bool:
 class OrderedInput(Input):
     """``Input`` whose Backspace/Delete/arrow keys keep their place among typed characters."""
 
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # The app's alt+ keys (result tabs, panes) work while typing an answer too.
+        if key.startswith(("alt+", "ctrl+")):
+            return False
+        return super().check_consume_key(key, character)
+
     async def _on_key(self, event: events.Key) -> None:
         if not await run_own_binding(self, event):
             await super()._on_key(event)

@@ -277,13 +277,21 @@ def verdict_markdown(
 # --------------------------------------------------------------------------- diagnosis
 
 
-def diagnosis_markdown(attempt: Attempt | None, lang: Lang) -> str:
-    """The diagnosis pane: each diagnosis with what happened, why, and the fix."""
+def diagnosis_markdown(attempt: Attempt | None, lang: Lang, *, code: str = "") -> str:
+    """The diagnosis pane: each diagnosis with what happened, why, and the fix; first, for
+    a mistyped name, the name that was most likely meant."""
     if attempt is None or attempt.cancelled:
         return f"*{label('no_diagnosis_yet', lang)}*\n"
+    suggestion = None
+    if attempt.run is not None and not attempt.verdict.passed:
+        suggestion = suggestion_line(attempt.run, lang, code)
     if not attempt.diagnoses:
+        if suggestion:
+            return f"**{suggestion}**\n"
         return f"*{label('no_diagnosis', lang)}*\n"
     blocks = [_diagnosis_block(d, lang) for d in attempt.diagnoses]
+    if suggestion:
+        blocks.insert(0, f"**{suggestion}**")
     return "\n\n---\n\n".join(blocks).rstrip() + "\n"
 
 
