@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fresh_process import run_fresh
 from pilot_helpers import drive, wait_until
-from textual.widgets.text_area import SyntaxAwareDocument
 from textual.pilot import Pilot
+from textual.widgets.text_area import SyntaxAwareDocument
 
 from tutor.tui.app import TutorApp
 from tutor.tui.code_editor import CodeEditor

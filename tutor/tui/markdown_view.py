@@ -14,10 +14,10 @@ from functools import cache
 from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.measure import Measurement
-from rich.text import Text as RichText
 from rich.markdown import CodeBlock, MarkdownElement
 from rich.markdown import Markdown as RichMarkdown
+from rich.measure import Measurement
+from rich.text import Text as RichText
 from textual.app import ComposeResult
 from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget

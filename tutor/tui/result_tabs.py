@@ -277,7 +277,8 @@ class DiagnosisPane(ResultPane):
             yield MarkdownView(id="diagnosis")
 
     def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(diagnosis_markdown(tabs.attempt, tabs.lang, code=tabs.code))
+        self.query_one(MarkdownView).set_markdown(
+            diagnosis_markdown(tabs.attempt, tabs.lang, code=tabs.code))
 
 
 class GraphPane(ResultPane):
