@@ -166,3 +166,20 @@ def test_lesson_body_updates_its_blocks_in_place_when_the_text_keeps_its_shape()
             assert body.query_one(MarkdownView).source == prose_only
 
     asyncio.run(main())
+
+
+def test_got_and_expected_keep_their_lines_in_chinese() -> None:
+    """Issue 22 #5: in zh the verdict's got/expected ran together on one line (its fence
+    is indented in a list item, and the Chinese line joining did not see it)."""
+    from tutor.tui.markdown_view import join_cjk_soft_breaks
+
+    verdict = "- ✗ **值**（0/1）— 不对\n\n  ```\n  得到：张量\n  应为：向量\n  ```\n"
+    assert join_cjk_soft_breaks(verdict) == verdict
+
+
+def test_no_stray_space_between_chinese_words() -> None:
+    """Issue 22 #5: "该张量 的形状是 （未记录）" (a template filled with Chinese words)."""
+    from tutor.tui.markdown_view import join_cjk_soft_breaks
+
+    assert join_cjk_soft_breaks("该张量 的形状是 （未记录）。") == "该张量的形状是（未记录）。"
+    assert join_cjk_soft_breaks("`x` 的值在 cpu 上") == "`x` 的值在 cpu 上"  # kept by Latin

@@ -39,10 +39,15 @@ def _cjk_soft_break() -> re.Pattern[str]:
         rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
         rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
+        # A space between two Chinese characters (or marks) is a stray one, from a
+        # template filled with Chinese words: "该张量 的形状是 （未记录）".
+        rf"|(?<={_CJK})[ \t]+(?={_CJK})"
     )
 
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.DOTALL)
+"""A fenced block, indented too (the verdict's got/expected sits in a list item): the
+lines inside are code, never joined."""
 
 
 def join_cjk_soft_breaks(markdown: str) -> str:
