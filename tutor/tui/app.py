@@ -48,6 +48,7 @@ from tutor.tui.markdown_view import CodeView, MarkdownView, warm_up_highlighting
 from tutor.tui.render import step_markdown
 from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
+from tutor.tui.streaming import StreamingRunner
 from tutor.tui.top_bar import TopBar, topbar_text
 
 if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
@@ -564,7 +565,19 @@ class TutorApp(App[None]):
         self.flush_code()
         code = self._graph_code()  # the editor's text
         self._start_running()
+        runner = self.session.runner
+        if isinstance(runner, StreamingRunner):  # the learner's own run shows as it goes
+            runner.listen(code, self._output_arrived)
         self._run_worker(code, self._cancel_event())
+
+    def _output_arrived(self, chunk: str) -> None:
+        """From the runner's thread: a chunk of what the learner's run printed."""
+        self.call_from_thread(self.query_one(ResultTabs).add_live_output, chunk)
+
+    def _stop_streaming(self) -> None:
+        runner = self.session.runner
+        if isinstance(runner, StreamingRunner):
+            runner.stop_listening()
 
     def action_check(self) -> None:
         """Submit the quiz choice or the typed answer of the current step."""
@@ -657,11 +670,13 @@ class TutorApp(App[None]):
 
     def _run_failed(self, message: str) -> None:
         self.running = False
+        self._stop_streaming()
         self.notify(message, severity="error", timeout=8)
 
     async def _show_attempt(self, attempt: Attempt, ref: str) -> None:
         """Show a finished attempt; pick the tab that matters most for it."""
         self.running = False
+        self._stop_streaming()
         self.render_lessons()
         self.render_topbar()
         if ref != self.session.ref:
@@ -987,7 +1002,7 @@ def create_app(
     ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist."""
     session = LearningSession(
         course,
-        runner,
+        StreamingRunner(runner),
         store,
         tutor=tutor,
         lang=lang,

@@ -196,11 +196,23 @@ class ResultTabs(Vertical):
     code = ""
     """The code of the attempt shown, whose names 'did you mean' may suggest."""
 
+    live_output: str | None = None
+    """What the run going on has printed so far (None: no run is streaming)."""
+
+    def add_live_output(self, chunk: str) -> None:
+        """More output of the run going on: shown in the Output tab as it comes."""
+        first = self.live_output is None
+        self.live_output = (self.live_output or "") + chunk
+        if first:
+            self.show_result("output")
+        self._redraw("output")
+
     async def show_attempt(
         self, attempt: Attempt | None, lang: Lang, *, typed: str = "", code: str = ""
     ) -> None:
         self.attempt, self.lang = attempt, lang
         self.typed_answer, self.code = typed, code
+        self.live_output = None
         self._redraw("output", "verdict", "diagnosis")
 
     def set_graph_choices(self, names: list[str]) -> None:
@@ -254,6 +266,13 @@ class OutputPane(ResultPane):
             yield Static(id="output", markup=False)
 
     def draw(self, tabs: ResultTabs) -> None:
+        if tabs.live_output is not None:
+            from rich.text import Text as RichText
+
+            live = RichText(label("live_output", tabs.lang) + "\n", style="bold yellow")
+            live.append(tabs.live_output)
+            self.query_one("#output", Static).update(live)
+            return
         attempt = tabs.attempt
         run = attempt.run if attempt else None
         passed = attempt is not None and attempt.verdict.passed
