@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import AwaitMount
 from textual.widgets import Button, Input, Select, Static, TabbedContent, TabPane, Tree
-from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, ReadingStep, Step
 from tutor.i18n import Lang
@@ -59,23 +58,6 @@ def first_tab(step: Step) -> str:
     return "output" if "output" in names else names[0]
 
 
-class _StepTabs(TabbedContent):
-    """Tabbed content whose tabs for other step kinds start hidden: hiding them after
-    mounting restyles each one (start-up time)."""
-
-    def __init__(self, *, hidden: set[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._hidden = hidden
-
-    def compose(self) -> ComposeResult:
-        for widget in super().compose():
-            if isinstance(widget, ContentTabs):
-                for tab in widget._tabs:
-                    if ContentTab.sans_prefix(tab.id or "") in self._hidden:
-                        tab.add_class("-hidden", update=False)  # styled once, on mount
-            yield widget
-
-
 class ResultTabs(Vertical):
     """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
@@ -105,13 +87,29 @@ class ResultTabs(Vertical):
         self._step_known = False
 
     def compose(self) -> ComposeResult:
-        hidden = {f"tab-{name}" for name in TABS if name not in self.shown_tabs}
-        with _StepTabs(id="result-tabs", initial=f"tab-{self._first}", hidden=hidden):
+        with TabbedContent(id="result-tabs", initial=f"tab-{self._first}"):
             for name in TABS:
                 # The tab on screen gets its pane now: mounted later, it came frames after
                 # the rest of the first screen. The others are built when first shown.
                 panes = [PANES[name](self)] if name == self._first else []
                 yield TabPane(label(f"tab_{name}", self.lang), *panes, id=f"tab-{name}")
+
+    _hidden_tabs: frozenset[str] = frozenset()
+
+    def on_mount(self) -> None:
+        self._hide_others(self.shown_tabs)
+
+    def _hide_others(self, names: tuple[str, ...]) -> None:
+        """Show the tabs ``names`` and hide the others (Textual's public hide/show)."""
+        tabs, hidden = self.tabs, set(self._hidden_tabs)
+        for name in TABS:
+            if name in names and name in hidden:
+                tabs.show_tab(f"tab-{name}")
+                hidden.discard(name)
+            elif name not in names and name not in hidden:
+                tabs.hide_tab(f"tab-{name}")
+                hidden.add(name)
+        self._hidden_tabs = frozenset(hidden)
 
     @property
     def tabs(self) -> TabbedContent:
@@ -159,12 +157,7 @@ class ResultTabs(Vertical):
         self.shown_tabs = names
         self._step_known = True
         tabs = self.tabs
-        for name in TABS:
-            hidden = tabs.get_tab(f"tab-{name}").has_class("-hidden")
-            if name in names and hidden:
-                tabs.show_tab(f"tab-{name}")
-            elif name not in names and not hidden:
-                tabs.hide_tab(f"tab-{name}")
+        self._hide_others(names)
         current = tabs.active.removeprefix("tab-")
         if current not in names or (prefer in names and prefer != current):
             self.active = f"tab-{prefer if prefer in names else names[0]}"
