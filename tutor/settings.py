@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -55,6 +54,8 @@ def load_settings(path: Path) -> Settings:
 def save_settings(path: Path, settings: Settings) -> None:
     """Write atomically (a crash leaves the old file); a folder that cannot be written
     loses the setting, not the session."""
+    import tempfile  # (not at import: the settings are read before the first screen)
+
     data = {k: v for k, v in asdict(settings).items() if v is not None}
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
