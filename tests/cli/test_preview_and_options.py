@@ -53,3 +53,25 @@ def test_top_level_help_in_chinese(capsys) -> None:
     assert out.startswith("用法：")
     assert "选项：" in out and "显示本帮助并退出" in out and "列出课程" in out
     assert "show this help" not in out and "list the course" not in out
+
+
+def test_preview_app_shows_the_step_alone() -> None:
+    import asyncio
+
+    from tutor.cli.preview_cmd import find_step
+    from tutor.course import load_course
+    from tutor.tui.preview import PreviewApp
+
+    lesson, step = find_step(load_course(MINI), "mini-basics/grad-value")
+
+    async def main() -> None:
+        app = PreviewApp(lesson, step, "en")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            body = app.query_one("#step-body")
+            assert "Read the gradient" in body.source  # type: ignore[attr-defined]
+            assert app.query("#answer-input") and not app.query_one("#step-nav").display
+            await pilot.press("escape")
+        assert app.return_code == 0
+
+    asyncio.run(main())

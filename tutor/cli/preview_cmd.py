@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Show one step of a lesson (LESSON, or LESSON/STEP; the first step when no "
             "step is given) as the interactive app shows it, without the rest of the app. "
-            "Quit with q or ctrl+q; --print prints the step's text instead."
+            "Quit with ctrl+q or escape; --print prints the step's text instead."
         ),
     )
     parser.add_argument("ref", metavar="LESSON[/STEP]", help="e.g. requires-grad/intro")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer
 
@@ -47,11 +46,12 @@ def step_renderables(lesson: Lesson, step: Step, lang: Lang) -> list[Any]:
 
 class PreviewApp(App[None]):
     CSS_PATH = "app.tcss"
-    BINDINGS = [Binding("q,ctrl+q", "quit", "quit")]  # noqa: RUF012 (Textual's own type)
+    CSS = "#step-nav { display: none; }"  # one step: nowhere to go
 
     def __init__(self, lesson: Lesson, step: Step, lang: Lang) -> None:
         super().__init__()
         self.lesson, self.step, self.lang = lesson, step, lang
+        self.bind("ctrl+q,escape", "quit", description=label("key_quit", lang))
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):

@@ -72,12 +72,19 @@ class _Box(ModalScreen[object]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", show=False)]
     DEFAULT_CSS = """
     _Box { align: center middle; }
-    _Box > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%;
+    _Box > Vertical { width: 110; max-width: 95%; height: auto; max-height: 90%;
                       border: round $primary; background: $surface; padding: 0 1; }
     _Box .box-title { text-align: center; }
     _Box .box-intro { color: $text-muted; margin: 0 0 1 0; }
     _Box DataTable, _Box OptionList { height: auto; max-height: 30; }
     """
+
+
+def _cut(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` columns (… when cut): the table fits a 80-column box."""
+    from rich.cells import cell_len, set_cell_size
+
+    return text if cell_len(text) <= cells else set_cell_size(text, cells - 1) + "…"
 
 
 class ProgressScreen(_Box):
@@ -94,8 +101,10 @@ class ProgressScreen(_Box):
             table.add_columns("#", label("progress_lesson", lang), label("progress_done", lang),
                               label("progress_attempts", lang), label("progress_todo", lang))
             for row in self.rows:
-                table.add_row(str(row.number), row.title, f"{row.passed}/{row.total}",
-                              str(row.attempts), row.next_step or label("progress_all_done", lang))
+                todo = _cut(row.next_step, 30) if row.next_step else label("progress_all_done",
+                                                                            lang)
+                table.add_row(str(row.number), _cut(row.title, 44), f"{row.passed}/{row.total}",
+                              str(row.attempts), todo)
             yield table
 
     def on_mount(self) -> None:
