@@ -45,6 +45,15 @@ from tutor.tui.keys import bindings
 from tutor.tui.labels import label, labels
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import CodeView, MarkdownView, warm_up_highlighting
+from tutor.tui.messages import (
+    DevicesKnown,
+    GraphReady,
+    HighlightingReady,
+    OutputArrived,
+    RunFinished,
+    TutorAnswered,
+    WorkFailed,
+)
 from tutor.tui.render import step_markdown
 from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
@@ -231,10 +240,11 @@ class TutorApp(App[None]):
     @work(thread=True, group="warm-up", exit_on_error=False)
     def _warm_up_highlighting(self) -> None:
         warm_up_highlighting()
-        self.call_from_thread(self._redraw_code)
+        self.post_message(HighlightingReady())
         # Then, once: the bytecode that lets the next start skip compiling tutor's modules.
         refresh_bytecode()
 
+    @on(HighlightingReady)
     def _redraw_code(self) -> None:
         for view in self.query(MarkdownView).results(MarkdownView):
             view.redraw_code()
@@ -572,7 +582,12 @@ class TutorApp(App[None]):
 
     def _output_arrived(self, chunk: str) -> None:
         """From the runner's thread: a chunk of what the learner's run printed."""
-        self.call_from_thread(self.query_one(ResultTabs).add_live_output, chunk)
+        self.post_message(OutputArrived(chunk))
+
+    @on(OutputArrived)
+    def _show_output_chunk(self, message: OutputArrived) -> None:
+        if self.running:  # (a chunk that comes after the result has nothing to add)
+            self.query_one(ResultTabs).add_live_output(message.chunk)
 
     def _stop_streaming(self) -> None:
         runner = self.session.runner
@@ -645,28 +660,41 @@ class TutorApp(App[None]):
         for status in self.query("#run-status").results(Static):
             status.update(f"{frame} {text} {elapsed:.1f}s")
 
-    @work(thread=True, group="run", exit_on_error=False)
+    # One run at a time (``running`` guards the keys); the workers report by message.
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_worker(self, code: str, cancel: threading.Event) -> None:
         ref = self.session.ref
         try:
             attempt = self.session.run(code, cancel=cancel)
         except TutorError as exc:
-            self.call_from_thread(self._run_failed, str(exc))
+            self.post_message(WorkFailed(str(exc)))
             return
         except Exception as exc:  # never let a bug in a lower layer kill the UI
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_attempt, attempt, ref)
+        self.post_message(RunFinished(attempt, ref))
 
-    @work(thread=True, group="run", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _answer_worker(self, typed: str, cancel: threading.Event) -> None:
         ref = self.session.ref
         try:
             attempt = self.session.answer_value(typed, cancel=cancel)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_attempt, attempt, ref)
+        self.post_message(RunFinished(attempt, ref))
+
+    @on(WorkFailed)
+    def _work_failed(self, message: WorkFailed) -> None:
+        if message.ends_run:
+            self._run_failed(message.message)
+        else:
+            self.notify(message.message, severity=message.severity, timeout=8)  # type: ignore[arg-type]
+
+    @on(RunFinished)
+    async def _run_finished(self, message: RunFinished) -> None:
+        await self._show_attempt(message.attempt, message.ref)
 
     def _run_failed(self, message: str) -> None:
         self.running = False
@@ -713,14 +741,18 @@ class TutorApp(App[None]):
         self._start_running()
         self._graph_worker(self._graph_code(), expr, self._cancel_event())
 
-    @work(thread=True, group="run", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _graph_worker(self, code: str, expr: str, cancel: threading.Event) -> None:
         try:
             view = self.session.graph_of(code, expr, cancel=cancel)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_graph, view)
+        self.post_message(GraphReady(view))
+
+    @on(GraphReady)
+    def _graph_ready(self, message: GraphReady) -> None:
+        self._show_graph(message.view)
 
     def _show_graph(self, view: GraphView) -> None:
         self.running = False
@@ -731,17 +763,20 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ devices
 
-    @work(thread=True, group="devices", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="devices", exit_on_error=False)
     def ask_devices(self) -> None:
         """Ask the runner which devices exist (slow while torch warms up): off the UI thread."""
         try:
             devices = self.session.available_devices()
         except Exception as exc:
-            self.call_from_thread(
-                self.notify, label("internal_error", self.lang, error=exc), severity="warning"
-            )
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc),
+                                         ends_run=False, severity="warning"))
             return
-        self.call_from_thread(self._devices_known, devices)
+        self.post_message(DevicesKnown(devices))
+
+    @on(DevicesKnown)
+    def _devices_arrived(self, message: DevicesKnown) -> None:
+        self._devices_known(message.devices)
 
     def _device_pickers(self) -> list[Select[str]]:
         """The run bar's device picker, once mounted: one still being mounted cannot take
@@ -823,9 +858,14 @@ class TutorApp(App[None]):
         try:
             answer = self.session.ask(question, code=code)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc),
+                                         ends_run=False))
             return
-        self.call_from_thread(self._show_answer, answer)
+        self.post_message(TutorAnswered(answer))
+
+    @on(TutorAnswered)
+    def _tutor_answered(self, message: TutorAnswered) -> None:
+        self._show_answer(message.answer)
 
     def _show_answer(self, answer: Any) -> None:
         text = str(getattr(answer, "text", answer))
