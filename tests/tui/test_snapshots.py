@@ -120,6 +120,7 @@ def test_answer_step(snap_compare, make_app, lang: str, size) -> None:
         assert isinstance(app, TutorApp)
         app.session.goto("mini-basics", "grad-value")
         await app.render_all(new_step=True)
+        await pilot.pause(0.2)  # the answer box takes focus after its step is laid out
         await settle(app, pilot)
 
     assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
