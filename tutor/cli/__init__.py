@@ -28,6 +28,9 @@ SUBCOMMANDS = (
     "start",
     "watch",
     "verify",
+    "list",
+    "hint",
+    "reset",
     "preview",
 )
 

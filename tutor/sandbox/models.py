@@ -26,6 +26,12 @@ class _Data(BaseModel):
 
 class TensorSnapshot(_Data):
     kind: Literal["tensor"] = "tensor"
+    type: str = Field(
+        "torch.Tensor",
+        description="The exact class, from type(value) (not __class__): 'torch.Tensor', "
+        "'torch.nn.parameter.Parameter', or 'subclass:MODULE.NAME'. The grader counts only the "
+        "first two as tensors.",
+    )
     shape: list[int]
     dtype: str = Field(description="e.g. 'torch.float32'")
     device: str = Field(description="e.g. 'cpu', 'cuda:0'")

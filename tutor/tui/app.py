@@ -34,7 +34,6 @@ from tutor.learning import (
     GraphView,
     LearningSession,
     ProgressLike,
-    RunnerLike,
     assigned_names,
 )
 from tutor.tui import cjk_wrap
@@ -65,6 +64,7 @@ if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-
 
     from textual.widgets import TextArea
 
+    from tutor.sandbox.runner import Runner
     from tutor.settings import SettingsStore
     from tutor.tui.code_area import CodeArea
 
@@ -1029,7 +1029,7 @@ class TutorApp(App[None]):
 def create_app(
     *,
     course: Course,
-    runner: RunnerLike,
+    runner: Runner,
     store: ProgressLike,
     tutor: Any = None,
     lang: Lang = "en",
