@@ -8,7 +8,8 @@ import pytest
 
 from tutor.cli import SUBCOMMANDS, build_parser
 
-REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"], "reset": ["1"]}
+REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"],
+            "reset": ["1"], "preview": ["x"]}
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)

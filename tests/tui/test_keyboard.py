@@ -59,9 +59,9 @@ def test_escape_leaves_the_editor_and_help_says_so(make_app) -> None:
         await go_to(app, pilot, "mini-basics", "first-backward")
         editor = app.query_one("#editor", TextArea)
         editor.focus()
-        await pilot.press("tab")  # in the editor Tab indents
+        await pilot.press("x", "tab")  # once the learner types, Tab indents
         await pilot.pause()
-        assert editor.has_focus and editor.text.startswith("    ")
+        assert editor.has_focus and editor.text.startswith("x   import")  # to the tab stop
         await pilot.press("escape")
         await pilot.pause()
         assert not editor.has_focus and app.focused is not None
@@ -72,7 +72,7 @@ def test_escape_leaves_the_editor_and_help_says_so(make_app) -> None:
         await pilot.pause()
         table = app.screen.query_one("#help-table", DataTable)
         rows = [tuple(str(cell) for cell in table.get_row_at(i)) for i in range(table.row_count)]
-        assert ("escape", "Leave the code editor (Tab there indents)") in rows
+        assert ("escape", "Leave the code editor") in rows
         assert ("space / enter", "Pick a quiz choice (arrows move)") in rows
 
     drive(make_app(), scenario)
@@ -141,3 +141,84 @@ def test_the_newest_hint_is_scrolled_into_view(make_app) -> None:
         assert hints.region.bottom <= scroll.region.bottom
 
     drive(make_app(), scenario, size=(80, 16))
+
+
+def test_tab_cycling_passes_through_the_editor_without_indenting(make_app) -> None:
+    """Issue 22 #6: six Tabs through the screen landed in the editor and indented the code
+    at each press; Tab only indents once the learner works in the editor."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        before = editor.text
+        app.query_one("#btn-next").focus()
+        visited = set()
+        for _ in range(12):
+            await pilot.press("tab")
+            await pilot.pause()
+            visited.add(app.focused.id if app.focused else None)
+        assert "editor" in visited  # the cycle went through it...
+        assert editor.text == before  # ...and left the code as it was
+
+    drive(make_app(), scenario)
+
+
+def test_select_all_in_the_editor(make_app) -> None:
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        await pilot.press("ctrl+a")
+        await pilot.pause()
+        assert editor.selected_text == editor.text and editor.text
+        await pilot.press("z")
+        assert editor.text == "z"
+
+    drive(make_app(), scenario)
+
+
+def test_reset_code_can_be_undone(make_app) -> None:
+    """Issue 22 #6: F7 replaced the learner's code with the starter for good."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        await pilot.press("ctrl+a", *"mine = 1")
+        await pilot.pause()
+        assert editor.text == "mine = 1"
+        await pilot.press("f7")
+        await pilot.pause()
+        assert editor.text == app.session.starter_code()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert editor.text == "mine = 1"
+        await wait_until(pilot, lambda: app.session.code() == "mine = 1")  # saved again
+
+    drive(make_app(), scenario)
+
+
+def test_result_tabs_have_keys(make_app) -> None:
+    """Issue 22 #6: Output, Verdict, Diagnosis, Graph and Tutor had no keys."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        tabs = app.query_one("#result-tabs")
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        before = editor.text
+        for key, pane in [("alt+v", "tab-verdict"), ("alt+t", "tab-chat"),
+                          ("alt+o", "tab-output"), ("alt+g", "tab-graph"),
+                          ("alt+d", "tab-diagnosis")]:
+            # As a terminal sends it: with the letter as its character, while in the editor.
+            app.post_message(events.Key(key, key[-1]))
+            await pilot.pause()
+            await pilot.pause()
+            assert tabs.active == pane, key
+        assert editor.text == before  # the editor did not type the letters
+        await go_to(app, pilot, "mini-basics", "intro")  # a reading step: the tutor only
+        await pilot.press("alt+o")
+        await pilot.pause()
+        assert tabs.active == "tab-chat"
+
+    drive(make_app(), scenario)

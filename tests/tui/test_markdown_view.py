@@ -88,9 +88,10 @@ def test_code_is_drawn_plain_until_highlighting_is_warm(monkeypatch) -> None:
     assert len(colours(code)) == 2  # highlighted
 
 
-def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
+def test_lesson_code_blocks_continue_marked_instead_of_being_cut() -> None:
     """QA2 #25: at 80 columns ``a = torch.tensor([1., 2.], requires_grad=True)`` wrapped
-    into two lines that read as broken Python."""
+    into two lines that read as broken Python; scrolled sideways instead, it was cut at the
+    pane's edge (issue 22 #7). A long line now goes on in the next row after a ``↪``."""
     import asyncio
 
     from textual.app import App, ComposeResult
@@ -117,10 +118,15 @@ def test_lesson_code_blocks_scroll_sideways_instead_of_wrapping() -> None:
             assert body.source == text
             assert len(body.query(MarkdownView)) == 2
             code = body.query_one(CodeView)
-            lines = [strip.text.strip() for strip in code.render_lines(code.region.reset_offset)]
-            assert line in lines  # one line, whole
+            rows = [strip.text.rstrip() for strip in code.render_lines(code.region.reset_offset)]
+            assert all(len(row) <= 30 for row in rows)
+            continued = [row.strip() for row in rows if row.strip()]
+            assert continued[0].startswith("a = torch") and continued[1].startswith("↪")
+            whole = "".join(row.removeprefix("↪ ") for row in continued[:-1])
+            assert whole == line  # every character there, none cut
+            assert continued[-1] == "b = a * 3"  # a line that fits is left alone
             strip = body.query_one(ScrollableContainer)
-            assert strip.region.width == 30 and strip.max_scroll_x > 0
+            assert strip.region.width == 30 and strip.max_scroll_x == 0
 
     asyncio.run(main())
 
@@ -160,3 +166,20 @@ def test_lesson_body_updates_its_blocks_in_place_when_the_text_keeps_its_shape()
             assert body.query_one(MarkdownView).source == prose_only
 
     asyncio.run(main())
+
+
+def test_got_and_expected_keep_their_lines_in_chinese() -> None:
+    """Issue 22 #5: in zh the verdict's got/expected ran together on one line (its fence
+    is indented in a list item, and the Chinese line joining did not see it)."""
+    from tutor.tui.markdown_view import join_cjk_soft_breaks
+
+    verdict = "- ✗ **值**（0/1）— 不对\n\n  ```\n  得到：张量\n  应为：向量\n  ```\n"
+    assert join_cjk_soft_breaks(verdict) == verdict
+
+
+def test_no_stray_space_between_chinese_words() -> None:
+    """Issue 22 #5: "该张量 的形状是 （未记录）" (a template filled with Chinese words)."""
+    from tutor.tui.markdown_view import join_cjk_soft_breaks
+
+    assert join_cjk_soft_breaks("该张量 的形状是 （未记录）。") == "该张量的形状是（未记录）。"
+    assert join_cjk_soft_breaks("`x` 的值在 cpu 上") == "`x` 的值在 cpu 上"  # kept by Latin

@@ -90,3 +90,72 @@ def test_help_screen(snap_compare, make_app) -> None:
         await settle(pilot.app, pilot)  # type: ignore[arg-type]
 
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_missing_device_said_on_the_first_screen(snap_compare, make_app, lang: str) -> None:
+    """Issue 22 #4: ``--device cuda`` where there is none is said above the panes."""
+    from tui_fakes import FakeRunner
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        for _ in range(100):
+            if app.offered_devices is not None:
+                break
+            await pilot.pause(0.02)
+        await settle(app, pilot)
+
+    app = make_app(lang=lang, device="cuda", runner=FakeRunner(devices=["cpu"]))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_answer_step(snap_compare, make_app, lang: str, size) -> None:
+    """Issue 22 #7: the answer step's code and its placeholder were cut."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        app.session.goto("mini-basics", "grad-value")
+        await app.render_all(new_step=True)
+        await pilot.pause(0.2)  # the answer box takes focus after its step is laid out
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_progress_view(snap_compare, make_app, lang: str) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        app.session.goto("mini-basics", "who-tracks")
+        app.session.answer_quiz([0])
+        await pilot.press("alt+p")
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(lang=lang), terminal_size=(120, 36), run_before=run_before)
+
+
+def test_review_of_missed_quizzes(snap_compare, make_app) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, TutorApp)
+        app.session.goto("mini-basics", "who-tracks")
+        app.session.answer_quiz([0])
+        await pilot.press("alt+r")
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(lang="zh"), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_reading_step_wide(snap_compare, make_app, lang: str) -> None:
+    """Issue 22 #7: at 200 columns the lesson list kept ~29 columns."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot.app, pilot)  # type: ignore[arg-type]
+
+    assert snap_compare(make_app(lang=lang), terminal_size=(200, 50), run_before=run_before)

@@ -11,53 +11,14 @@ from typing import Any
 import pytest
 from fresh_process import run_fresh
 from pilot_helpers import drive, wait_until
-from textual.document._syntax_aware_document import SyntaxAwareDocument
 from textual.pilot import Pilot
+from textual.widgets.text_area import SyntaxAwareDocument
 
 from tutor.tui.app import TutorApp
 from tutor.tui.code_editor import CodeEditor
 from tutor.tui.markdown_view import LessonBody
 
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
-
-
-@pytest.fixture
-def highlight_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every highlight query an editor compiles (each costs tens of ms), in order."""
-    calls: list[str] = []
-    real = SyntaxAwareDocument.prepare_query
-
-    def counting(self: SyntaxAwareDocument, query: str) -> Any:
-        calls.append(query)
-        return real(self, query)
-
-    monkeypatch.setattr(SyntaxAwareDocument, "prepare_query", counting)
-    return calls
-
-
-def test_editor_compiles_its_highlight_query_once(make_app, highlight_queries) -> None:
-    calls = highlight_queries
-    app = make_app()
-
-    async def main() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
-            app.session.goto("mini-basics", "first-backward")  # the editor is built here
-            await app.render_all(new_step=True)
-            await pilot.pause()
-            editor = app.query_one("#editor", CodeEditor)
-            assert len(calls) == 1
-            assert isinstance(editor.document, SyntaxAwareDocument)
-            # A real language change still rebuilds the document.
-            editor.language = None
-            await pilot.pause()
-            assert not isinstance(editor.document, SyntaxAwareDocument)
-            editor.language = "python"
-            await pilot.pause()
-            assert isinstance(editor.document, SyntaxAwareDocument)
-            assert len(calls) == 2
-
-    asyncio.run(main())
 
 
 def test_collector_back_on_once_the_first_screen_is_drawn(make_app) -> None:
@@ -195,11 +156,10 @@ print(again == course.lessons[0], "pydantic" in sys.modules)
 
 
 def test_editor_on_the_first_screen_is_highlighted_after_it(
-    make_app, store, monkeypatch, highlight_queries
+    make_app, store, monkeypatch
 ) -> None:
     """Resuming on a code step: the editor is drawn plain in the first frame and gets its
-    syntax tree (built once) right after it."""
-    calls = highlight_queries
+    syntax tree right after it."""
     store.set_position("mini-basics", "first-backward")
     app: TutorApp = make_app()
     languages: list[str | None] = []
@@ -222,7 +182,6 @@ def test_editor_on_the_first_screen_is_highlighted_after_it(
 
     asyncio.run(main())
     assert languages == [None]
-    assert len(calls) == 1
 
 
 def test_first_screen_composes_the_step_text_instead_of_mounting_it(make_app, monkeypatch) -> None:

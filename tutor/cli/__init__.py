@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tutor import __version__
 from tutor.bytecode import refresh_bytecode
@@ -30,6 +31,7 @@ SUBCOMMANDS = (
     "list",
     "hint",
     "reset",
+    "preview",
 )
 
 
@@ -39,24 +41,66 @@ def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
     from tutor.cli import common
     from tutor.cli.usage_errors import TutorArgumentParser
 
-    parser = TutorArgumentParser(
-        error_lang=error_lang,
-        prog="tutor",
-        description=(
-            "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
-            "interactive app with the bundled lessons."
-        ),
+    parser = TutorArgumentParser(error_lang=error_lang, prog="tutor")
+    zh = _help_zh() if parser.help_lang() == "zh" else None
+    parser.description = zh["description"] if zh else (
+        "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
+        "interactive app with the bundled lessons."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    common.add_lang(parser, top_level=True)
-    common.add_lessons(parser, top_level=True)
-    common.add_data_dir(parser, top_level=True)
-    common.add_device(parser, top_level=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help=zh["version"] if zh else None)
+    options = zh["options"] if zh else {}
+    for name, add in (("lang", common.add_lang), ("lessons", common.add_lessons),
+                      ("data_dir", common.add_data_dir), ("device", common.add_device)):
+        if name in options:
+            add(parser, options[name], top_level=True)  # type: ignore[operator]
+        else:
+            add(parser, top_level=True)  # type: ignore[operator]
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    summaries = zh["commands"] if zh else {}
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"tutor.cli.{name}_cmd")
-        module.register(subparsers)
+        module.register(_SummariesIn(subparsers, summaries))
+    for sub in subparsers.choices.values():
+        _add_shared_options(sub)
     return parser
+
+
+def _help_zh() -> dict[str, Any]:
+    """The top-level help's Chinese text (data: help_zh.json)."""
+    import json
+    from importlib import resources
+
+    text = resources.files("tutor.cli").joinpath("help_zh.json").read_text(encoding="utf-8")
+    return dict(json.loads(text))
+
+
+class _SummariesIn:
+    """The subparsers action, with each subcommand's one-line summary (shown by
+    ``tutor --help``) taken from ``summaries`` where it has one: the Chinese help."""
+
+    def __init__(self, inner: Any, summaries: dict[str, str]) -> None:
+        self._inner = inner
+        self._summaries = summaries
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if self._summaries.get(name):
+            kwargs["help"] = self._summaries[name]
+        return self._inner.add_parser(name, **kwargs)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _add_shared_options(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand takes the shared options after its name too (``tutor lessons
+    --data-dir X``); one it already defines with its own help is kept as it is."""
+    from tutor.cli import common
+
+    for add in (common.add_lang, common.add_lessons, common.add_data_dir, common.add_device):
+        # argparse raises on an option string already taken: that subcommand's own wins.
+        with contextlib.suppress(argparse.ArgumentError):
+            add(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tutor.course.models import Course
+from tutor.i18n import Lang
+from tutor.settings import Settings
 
 
 class OnFirstUse:
@@ -63,6 +65,16 @@ def lazy_sandbox(**options: Any) -> OnFirstUse:
     return OnFirstUse(build)
 
 
+def app_choices(args: argparse.Namespace, saved: Settings) -> tuple[Lang, str]:
+    """Language and device: the command line's, else the ones the learner last chose in
+    the app, else TUTOR_LANG or the locale, and ``auto``."""
+    from tutor.i18n import default_lang
+
+    lang = getattr(args, "lang", None) or saved.lang or default_lang()
+    device = getattr(args, "device", None) or saved.device or "auto"
+    return lang, device
+
+
 def run(args: argparse.Namespace) -> int:
     # No garbage collection until the first screen is drawn (the app freezes what start-up
     # built and turns it back on): its passes over the modules being imported are pure cost.
@@ -74,14 +86,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tutor.cli.common import resolve_lang
     from tutor.course import load_course
     from tutor.paths import private_folders
     from tutor.progress import ProgressStore
+    from tutor.settings import SettingsStore, settings_path
     from tutor.tui.app import create_app
 
     course = load_course(getattr(args, "lessons", None))  # cached by the loader
-    store = ProgressStore.default(getattr(args, "data_dir", None))
+    data_dir = getattr(args, "data_dir", None)
+    store = ProgressStore.default(data_dir)
+    settings = SettingsStore(settings_path(data_dir))
+    lang, device = app_choices(args, settings.current)
     # Not started here: the app asks for the devices once its first screen is drawn, which
     # starts the torch server in the background.
     sandbox = lazy_sandbox(hide=private_folders(getattr(args, "lessons", None),
@@ -92,8 +107,9 @@ def _run(args: argparse.Namespace) -> int:
             runner=sandbox,
             store=store,
             tutor=lazy_tutor(course),
-            lang=resolve_lang(args),  # type: ignore[arg-type]
-            device=getattr(args, "device", None) or "auto",
+            lang=lang,
+            device=device,
+            settings=settings,
         )
         app.run()
     finally:

@@ -39,16 +39,18 @@ def add_device(
     *,
     top_level: bool = False,
 ) -> None:
-    parser.add_argument("--device", default=_default(top_level, "auto"), metavar="D", help=help)
+    # None, not "auto", at the top level: the app tells a device given from one remembered.
+    parser.add_argument("--device", default=_default(top_level), metavar="D", help=help)
 
 
-def add_data_dir(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
+def add_data_dir(
+    parser: argparse.ArgumentParser,
+    help: str = "where progress and settings are kept (default: the user data directory)",
+    *,
+    top_level: bool = False,
+) -> None:
     parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=_default(top_level),
-        metavar="DIR",
-        help="where progress is kept (default: the user data directory)",
+        "--data-dir", type=Path, default=_default(top_level), metavar="DIR", help=help
     )
 
 

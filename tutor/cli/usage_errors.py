@@ -32,6 +32,13 @@ ZH_MESSAGES: tuple[tuple[str, str], ...] = (
 )
 ZH_TYPES = {"float": "数字", "int": "整数", "Path": "路径"}
 """Names argparse puts in 'invalid <type> value', said as a learner would."""
+HEADINGS_ZH = {
+    "positional arguments:": "位置参数：",
+    "options:": "选项：",
+    "optional arguments:": "选项：",  # Python 3.9's heading
+}
+"""argparse's fixed help headings (whole lines) in Chinese."""
+HELP_ZH = {"show this help message and exit": "显示本帮助并退出"}
 USAGE = {"en": "usage: ", "zh": "用法： "}  # both 7 columns wide: wrapped lines stay aligned
 ERROR = {"en": "error", "zh": "错误"}
 
@@ -82,12 +89,28 @@ class TutorArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("parser_class", make)
         return super().add_subparsers(**kwargs)  # type: ignore[arg-type]
 
+    def help_lang(self) -> str:
+        """The language of help and usage errors."""
+        return self._lang()
+
     def _lang(self) -> str:
         if self.error_lang is not None:
             return self.error_lang
         from tutor.i18n import default_lang
 
         return default_lang()
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self._lang() != "zh":
+            return text
+        if text.startswith(USAGE["en"]):
+            text = USAGE["zh"] + text[len(USAGE["en"]):]
+        lines = [HEADINGS_ZH.get(line, line) for line in text.split("\n")]
+        text = "\n".join(lines)
+        for english, chinese in HELP_ZH.items():
+            text = text.replace(english, chinese)
+        return text
 
     def error(self, message: str) -> NoReturn:
         lang = self._lang()

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
@@ -39,19 +39,33 @@ from tutor.learning import (
 from tutor.tui import cjk_wrap
 from tutor.tui.commands import TutorCommands
 from tutor.tui.compact_footer import CompactFooter
+from tutor.tui.device_notice import device_notice, surely_missing
 from tutor.tui.keys import bindings
-from tutor.tui.labels import label
+from tutor.tui.labels import label, labels
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import CodeView, MarkdownView, warm_up_highlighting
+from tutor.tui.messages import (
+    DevicesKnown,
+    GraphReady,
+    HighlightingReady,
+    OutputArrived,
+    RunFinished,
+    TutorAnswered,
+    WorkFailed,
+)
 from tutor.tui.render import step_markdown
 from tutor.tui.result_tabs import ResultTabs, first_tab, tabs_for
 from tutor.tui.step_pane import StepPane
+from tutor.tui.streaming import StreamingRunner
 from tutor.tui.top_bar import TopBar, topbar_text
 
 if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
+    from collections.abc import Iterable
+
     from textual.widgets import TextArea
 
     from tutor.sandbox.runner import Runner
+    from tutor.settings import SettingsStore
     from tutor.tui.code_area import CodeArea
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -102,11 +116,26 @@ class TutorApp(App[None]):
 
     running: reactive[bool] = reactive(False)
 
-    def __init__(self, session: LearningSession, *, wanted_device: str = "cpu") -> None:
+    def __init__(
+        self,
+        session: LearningSession,
+        *,
+        wanted_device: str = "cpu",
+        settings: SettingsStore | None = None,
+    ) -> None:
         super().__init__()
         cjk_wrap.install()  # Chinese breaks between characters, not only at spaces
         self.session = session
         self.wanted_device = wanted_device
+        self.settings = settings
+        self.device_problem: str | None = None
+        """The device asked for that runs cannot use (shown on screen until another is
+        picked), or None."""
+        if wanted_device not in ("auto", "cpu") and surely_missing(wanted_device):
+            self.device_problem = wanted_device  # known at once: said on the first screen
+        saved_theme = settings.current.theme if settings is not None else None
+        if saved_theme and saved_theme in self.available_themes:
+            self.theme = saved_theme
         self.graph_view: GraphView | None = None
         self._cancel: threading.Event | None = None
         self._run_started = 0.0
@@ -137,6 +166,9 @@ class TutorApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield TopBar(id="topbar", markup=False)
+        notice = Static(self._notice_text(), id="notice", markup=False)
+        notice.display = self.device_problem is not None
+        yield notice
         with Horizontal(id="body"):
             yield LessonList(id="lessons")
             session, step = self.session, self.session.step
@@ -182,7 +214,7 @@ class TutorApp(App[None]):
             session = self.session
             if session.known_devices:  # they may have arrived while it was being mounted
                 self._offer_devices(session.known_devices)
-                self.select_device(session.device)
+                self.select_device(session.device, remember=False)
         return area
 
     async def on_mount(self) -> None:
@@ -208,10 +240,11 @@ class TutorApp(App[None]):
     @work(thread=True, group="warm-up", exit_on_error=False)
     def _warm_up_highlighting(self) -> None:
         warm_up_highlighting()
-        self.call_from_thread(self._redraw_code)
+        self.post_message(HighlightingReady())
         # Then, once: the bytecode that lets the next start skip compiling tutor's modules.
         refresh_bytecode()
 
+    @on(HighlightingReady)
     def _redraw_code(self) -> None:
         for view in self.query(MarkdownView).results(MarkdownView):
             view.redraw_code()
@@ -246,6 +279,7 @@ class TutorApp(App[None]):
     async def action_toggle_lang(self) -> None:
         self.flush_code()  # edits typed just now are the learner's code, kept as they are
         self.session.toggle_lang()
+        self._remember(lang=self.session.lang)
         self._apply_bindings()
         self.refresh_bindings()
         await self.render_all(new_step=False)
@@ -284,10 +318,14 @@ class TutorApp(App[None]):
             # An untouched starter, or an answer step's read-only code, follows the language.
             if editor is not None and (editor.read_only or self.session.is_starter(editor.text)):
                 await self.load_editor()
-        await results.show_attempt(self.session.last_attempt, lang)
+        keep = not new_step  # a language switch keeps what 'did you mean' works from
+        await results.show_attempt(self.session.last_attempt, lang,
+                                   typed=results.typed_answer if keep else "",
+                                   code=results.code if keep else "")
         results.show_graph(self.graph_view, lang)
         self._render_chat_intro(clear=new_step)
         self.render_topbar()
+        self._render_notice()
 
     async def _layout_step(self) -> None:
         """Show what the step needs: code steps the editor and run bar, an answer step its
@@ -312,10 +350,12 @@ class TutorApp(App[None]):
         with code the editor does, most on a wide screen when the code is edited (the
         lesson list takes 30 columns there, and course lines run to 60+ characters)."""
         if not self._shows_code:
-            widths = ("3fr", "2fr")
+            text, work = 6, 4
         else:
             wide = self._edits_code and self.screen.size.width >= 110
-            widths = ("1fr", "2fr") if wide else ("2fr", "3fr")
+            text, work = (4, 8) if wide else (4, 6)
+        text = max(1, text + self.text_share)  # alt+left / alt+right
+        widths = (f"{text}fr", f"{work}fr")
         # Set on the few widgets concerned (a class on the screen would restyle them all).
         self.query_one("#lesson-pane").styles.width = widths[0]
         self.query_one("#work-pane").styles.width = widths[1]
@@ -401,9 +441,11 @@ class TutorApp(App[None]):
             self._loading_editor = True
             if isinstance(step, AnswerStep):
                 editor.read_only = True
+                editor.soft_wrap = True  # read, not edited: wrapped rather than cut
                 set_editor_text(editor, step.code)
             else:
                 editor.read_only = False
+                editor.soft_wrap = False
                 set_editor_text(editor, session.code())
             self._loading_editor = False
         self.query_one(ResultTabs).set_graph_choices(assigned_names(self._graph_code()))
@@ -424,7 +466,8 @@ class TutorApp(App[None]):
     def _render_chat_intro(self, *, clear: bool) -> None:
         results = self.query_one(ResultTabs)
         results.set_chat_enabled(self.session.tutor is not None)
-        if clear or not results.chat:
+        # Only the welcome so far: it follows the language (a conversation stays as it was).
+        if clear or len(results.chat) <= 1:
             results.reset_chat(self._chat_intro())
 
     # ------------------------------------------------------------------ editing
@@ -461,9 +504,10 @@ class TutorApp(App[None]):
         if editor is None:
             return
         self._loading_editor = True
-        set_editor_text(editor, starter)
+        # One edit kept in the editor's history: ctrl+z brings the learner's code back.
+        editor.replace(starter, (0, 0), editor.document.end, maintain_selection_offset=False)
         self._loading_editor = False
-        self.notify(label("code_reset", self.lang), timeout=2)
+        self.notify(label("code_reset", self.lang), timeout=4)
 
     # ------------------------------------------------------------------ navigation
 
@@ -531,7 +575,24 @@ class TutorApp(App[None]):
         self.flush_code()
         code = self._graph_code()  # the editor's text
         self._start_running()
+        runner = self.session.runner
+        if isinstance(runner, StreamingRunner):  # the learner's own run shows as it goes
+            runner.listen(code, self._output_arrived)
         self._run_worker(code, self._cancel_event())
+
+    def _output_arrived(self, chunk: str) -> None:
+        """From the runner's thread: a chunk of what the learner's run printed."""
+        self.post_message(OutputArrived(chunk))
+
+    @on(OutputArrived)
+    def _show_output_chunk(self, message: OutputArrived) -> None:
+        if self.running:  # (a chunk that comes after the result has nothing to add)
+            self.query_one(ResultTabs).add_live_output(message.chunk)
+
+    def _stop_streaming(self) -> None:
+        runner = self.session.runner
+        if isinstance(runner, StreamingRunner):
+            runner.stop_listening()
 
     def action_check(self) -> None:
         """Submit the quiz choice or the typed answer of the current step."""
@@ -599,42 +660,58 @@ class TutorApp(App[None]):
         for status in self.query("#run-status").results(Static):
             status.update(f"{frame} {text} {elapsed:.1f}s")
 
-    @work(thread=True, group="run", exit_on_error=False)
+    # One run at a time (``running`` guards the keys); the workers report by message.
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_worker(self, code: str, cancel: threading.Event) -> None:
         ref = self.session.ref
         try:
             attempt = self.session.run(code, cancel=cancel)
         except TutorError as exc:
-            self.call_from_thread(self._run_failed, str(exc))
+            self.post_message(WorkFailed(str(exc)))
             return
         except Exception as exc:  # never let a bug in a lower layer kill the UI
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_attempt, attempt, ref)
+        self.post_message(RunFinished(attempt, ref))
 
-    @work(thread=True, group="run", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _answer_worker(self, typed: str, cancel: threading.Event) -> None:
         ref = self.session.ref
         try:
             attempt = self.session.answer_value(typed, cancel=cancel)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_attempt, attempt, ref)
+        self.post_message(RunFinished(attempt, ref))
+
+    @on(WorkFailed)
+    def _work_failed(self, message: WorkFailed) -> None:
+        if message.ends_run:
+            self._run_failed(message.message)
+        else:
+            self.notify(message.message, severity=message.severity, timeout=8)  # type: ignore[arg-type]
+
+    @on(RunFinished)
+    async def _run_finished(self, message: RunFinished) -> None:
+        await self._show_attempt(message.attempt, message.ref)
 
     def _run_failed(self, message: str) -> None:
         self.running = False
+        self._stop_streaming()
         self.notify(message, severity="error", timeout=8)
 
     async def _show_attempt(self, attempt: Attempt, ref: str) -> None:
         """Show a finished attempt; pick the tab that matters most for it."""
         self.running = False
+        self._stop_streaming()
         self.render_lessons()
         self.render_topbar()
         if ref != self.session.ref:
             return  # the learner moved on while it ran; the progress marks are updated
         results = self.query_one(ResultTabs)
-        await results.show_attempt(attempt, self.lang)
+        typed = self.session.previous_answer() if isinstance(self.session.step, AnswerStep) else ""
+        await results.show_attempt(attempt, self.lang, typed=typed, code=self._graph_code())
         self.render_step_header()
         verdict = attempt.verdict
         if attempt.cancelled or (
@@ -667,14 +744,18 @@ class TutorApp(App[None]):
         self._start_running()
         self._graph_worker(self._graph_code(), expr, self._cancel_event())
 
-    @work(thread=True, group="run", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _graph_worker(self, code: str, expr: str, cancel: threading.Event) -> None:
         try:
             view = self.session.graph_of(code, expr, cancel=cancel)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc)))
             return
-        self.call_from_thread(self._show_graph, view)
+        self.post_message(GraphReady(view))
+
+    @on(GraphReady)
+    def _graph_ready(self, message: GraphReady) -> None:
+        self._show_graph(message.view)
 
     def _show_graph(self, view: GraphView) -> None:
         self.running = False
@@ -685,17 +766,20 @@ class TutorApp(App[None]):
 
     # ------------------------------------------------------------------ devices
 
-    @work(thread=True, group="devices", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="devices", exit_on_error=False)
     def ask_devices(self) -> None:
         """Ask the runner which devices exist (slow while torch warms up): off the UI thread."""
         try:
             devices = self.session.available_devices()
         except Exception as exc:
-            self.call_from_thread(
-                self.notify, label("internal_error", self.lang, error=exc), severity="warning"
-            )
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc),
+                                         ends_run=False, severity="warning"))
             return
-        self.call_from_thread(self._devices_known, devices)
+        self.post_message(DevicesKnown(devices))
+
+    @on(DevicesKnown)
+    def _devices_arrived(self, message: DevicesKnown) -> None:
+        self._devices_known(message.devices)
 
     def _device_pickers(self) -> list[Select[str]]:
         """The run bar's device picker, once mounted: one still being mounted cannot take
@@ -715,20 +799,23 @@ class TutorApp(App[None]):
         elif wanted not in devices and f"{wanted}:0" in devices:
             wanted = f"{wanted}:0"
         if wanted not in devices:
-            self.notify(
-                label("device_unavailable", self.lang, device=wanted, fallback="cpu"),
-                severity="warning",
-            )
+            self.device_problem = wanted  # said on screen until the learner picks one
             wanted = "cpu"
-        self.select_device(wanted)
+        self.select_device(wanted, remember=False)
         self.offered_devices = list(devices)
+        self._render_notice()
 
-    def select_device(self, device: str) -> None:
+    def select_device(self, device: str, *, remember: bool = True) -> None:
+        """Run on ``device``; ``remember``: the learner picked it, so the next start does."""
         try:
             self.session.set_device(device)
         except TutorError as exc:
             self.notify(str(exc), severity="error")
             return
+        if remember:
+            self.device_problem = None
+            self._remember(device=device)
+            self._render_notice()
         for select in self._device_pickers():
             if select.value != device:
                 with select.prevent(Select.Changed):
@@ -774,9 +861,14 @@ class TutorApp(App[None]):
         try:
             answer = self.session.ask(question, code=code)
         except Exception as exc:
-            self.call_from_thread(self._run_failed, label("internal_error", self.lang, error=exc))
+            self.post_message(WorkFailed(label("internal_error", self.lang, error=exc),
+                                         ends_run=False))
             return
-        self.call_from_thread(self._show_answer, answer)
+        self.post_message(TutorAnswered(answer))
+
+    @on(TutorAnswered)
+    def _tutor_answered(self, message: TutorAnswered) -> None:
+        self._show_answer(message.answer)
 
     def _show_answer(self, answer: Any) -> None:
         text = str(getattr(answer, "text", answer))
@@ -816,6 +908,8 @@ class TutorApp(App[None]):
 
     def watch_theme(self, theme: str) -> None:
         """The editor follows the app theme: a light syntax theme on light app themes."""
+        if getattr(self, "settings", None) is not None:  # (set in __init__ after super's)
+            self._remember(theme=theme)
         try:
             editor = self.editor()
         except Exception:
@@ -824,6 +918,109 @@ class TutorApp(App[None]):
             from tutor.tui.code_area import editor_theme
 
             editor.theme = editor_theme(self.current_theme.dark)
+
+    # ------------------------------------------------------------------ settings, notice
+
+    def _remember(self, **changes: str | None) -> None:
+        if self.settings is not None:
+            self.settings.update(**changes)
+
+    def _notice_text(self) -> str:
+        problem = self.device_problem
+        if problem is None:
+            return ""
+        return device_notice(problem, self.session.device, self.session.known_devices or [],
+                             self.lang)
+
+    def _render_notice(self) -> None:
+        for notice in self.query("#notice").results(Static):
+            notice.display = self.device_problem is not None
+            notice.update(self._notice_text())
+
+    # ------------------------------------------------------------------ result tabs, panes
+
+    def action_show_tab(self, name: str) -> None:
+        """Show one result tab (alt+o, v, d, g, t); one the step has not is said, not shown."""
+        results = self.query_one(ResultTabs)
+        if name not in results.shown_tabs:
+            self.notify(label("tab_not_here", self.lang, tab=label(f"tab_{name}", self.lang)),
+                        timeout=2)
+            return
+        results.show_result(name)
+
+    text_share: reactive[int] = reactive(0)
+    """How many steps the learner widened (+) or narrowed (-) the text pane."""
+
+    def action_resize_text(self, delta: int) -> None:
+        self.text_share = max(-3, min(3, self.text_share + delta))
+        self._size_panes()
+
+    # ------------------------------------------------------------------ own editor, progress
+
+    def action_open_in_editor(self) -> None:
+        """The code in $VISUAL/$EDITOR (the app steps aside while it runs); what the learner
+        saved comes back into the editor as one edit, undoable."""
+        import subprocess
+
+        from tutor.tui.external_editor import edit_text, editor_command
+
+        editor = self.editor()
+        if editor is None or not isinstance(self.session.step, RUNNABLE_KINDS):
+            self.notify(label("editor_no_code", self.lang), severity="warning")
+            return
+        command = editor_command()
+        if command is None:
+            self.notify(label("editor_none", self.lang), severity="warning", timeout=6)
+            return
+        self.flush_code()
+        from textual.app import SuspendNotSupported
+
+        def edit() -> str:
+            return edit_text(editor.text, command, stem=self.session.step.id.replace("-", "_"))
+
+        try:
+            try:
+                with self.suspend():
+                    text = edit()
+            except SuspendNotSupported:  # headless (tests): nothing to step aside from
+                text = edit()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.notify(label("editor_failed", self.lang, error=exc), severity="error")
+            return
+        if text != editor.text:
+            editor.replace(text, (0, 0), editor.document.end, maintain_selection_offset=False)
+            self.flush_code()
+        self.notify(label("editor_back", self.lang, editor=command[0]), timeout=3)
+
+    def action_show_progress(self) -> None:
+        from tutor.tui.progress_screens import ProgressScreen, progress_rows
+
+        self.flush_code()
+        self.push_screen(ProgressScreen(progress_rows(self.session, self.lang), self.lang))
+
+    def action_review_quizzes(self) -> None:
+        from tutor.tui.progress_screens import ReviewScreen, missed_quizzes
+
+        self.flush_code()
+        self.push_screen(ReviewScreen(missed_quizzes(self.session, self.lang), self.lang),
+                         self._review_picked)
+
+    async def _review_picked(self, picked: object) -> None:
+        if isinstance(picked, tuple) and len(picked) == 2:
+            self.session.goto(*picked)
+            await self.render_all(new_step=True)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own palette entries (theme, quit, keys, screenshot...) in the learner's
+        language."""
+        for command in super().get_system_commands(screen):
+            key = f"palette_sys_{command.title.lower()}"
+            if key in labels():
+                yield SystemCommand(label(key, self.lang),
+                                    label(f"{key}_help", self.lang), command.callback,
+                                    command.discover)
+            else:
+                yield command
 
     async def action_quit(self) -> None:
         self.flush_code()
@@ -842,12 +1039,13 @@ def create_app(
     device: str = "cpu",
     grading: GradingLike | None = None,
     diagnose: Diagnose | None = None,
+    settings: SettingsStore | None = None,
 ) -> TutorApp:
     """Build the app over a session. ``device`` is what the learner asked for (``auto``,
     ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist."""
     session = LearningSession(
         course,
-        runner,
+        StreamingRunner(runner),
         store,
         tutor=tutor,
         lang=lang,
@@ -855,4 +1053,4 @@ def create_app(
         grading=grading,
         diagnose=diagnose,
     )
-    return TutorApp(session, wanted_device=device)
+    return TutorApp(session, wanted_device=device, settings=settings)

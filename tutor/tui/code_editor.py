@@ -1,31 +1,43 @@
-"""The code editor: Textual's ``TextArea`` without its second syntax-tree set-up at mount."""
+"""The code editor: Textual's ``TextArea`` with Tab that does not trap keyboard users."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 
 from tutor.tui.ordered_keys import run_own_binding
 
 
 class CodeEditor(TextArea):
-    """``TextArea`` builds its syntax-aware document (and compiles the highlight query,
-    ~50 ms) in ``__init__``, then again when the ``language`` watcher first runs on mount.
-    The second build yields the same document, so it is skipped: start-up is faster and
-    nothing drawn changes. A real language change still rebuilds."""
+    """Tab indents once the learner works in the editor (types, or clicks into it); when
+    the focus arrives by Tab from elsewhere, Tab moves on instead: cycling through the
+    screen with Tab used to land here and indent the code at every press. Escape always
+    leaves the editor. ctrl+a selects all (TextArea's own ctrl+a goes to the line start,
+    which Home does too)."""
 
-    _built_language: str | None = None
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "select all", show=False),
+    ]
 
-    def _set_document(self, text: str, language: str | None) -> None:
-        super()._set_document(text, language)
-        self._built_language = language
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # alt+digit comes with a printable character: without this the editor typed it
+        # (as "¡™") instead of the app switching result tabs.
+        if key.startswith(("alt+", "ctrl+")):
+            return False
+        return super().check_consume_key(key, character)
 
-    def _watch_language(self, language: str | None) -> None:
-        if language == self._built_language:
-            return
-        super()._watch_language(language)
+    def on_focus(self) -> None:
+        self.tab_behavior = "focus"
+
+    def on_mouse_down(self) -> None:
+        self.tab_behavior = "indent"
 
     async def _on_key(self, event: events.Key) -> None:
+        if event.key not in ("tab", "shift+tab", "escape"):
+            self.tab_behavior = "indent"
         # Backspace & co. in typing order (see tutor.tui.ordered_keys).
         if not await run_own_binding(self, event):
             await super()._on_key(event)

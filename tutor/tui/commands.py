@@ -33,6 +33,11 @@ class TutorCommands(Provider):
         yield label("key_focus_chat", lang), label("chat_placeholder", lang), app.action_focus_chat
         yield label("key_theme", lang), "", app.action_change_theme
         yield label("key_help", lang), "", app.action_help
+        yield label("key_open_editor", lang), "", app.action_open_in_editor
+        yield label("key_progress", lang), "", app.action_show_progress
+        yield label("key_review", lang), "", app.action_review_quizzes
+        for tab in ("output", "verdict", "diagnosis", "graph", "chat"):
+            yield label(f"key_tab_{tab}", lang), "", partial(app.action_show_tab, tab)
         for device in session.known_devices or ["cpu"]:
             yield (
                 label("palette_device", lang, device=device),

@@ -37,16 +37,28 @@ KEYS: tuple[Key, ...] = (
     Key("f8", "copy_output", "key_copy_output"),
     Key("f9", "copy_diagnosis", "key_copy_diagnosis"),
     Key("f10", "change_theme", "key_theme"),
+    # Letters, not digits: Textual reads alt+1 as "¡" (the macOS keyboard's Option+1).
+    Key("alt+o", "show_tab('output')", "key_tab_output"),
+    Key("alt+v", "show_tab('verdict')", "key_tab_verdict"),
+    Key("alt+d", "show_tab('diagnosis')", "key_tab_diagnosis"),
+    Key("alt+g", "show_tab('graph')", "key_tab_graph"),
+    Key("alt+t", "show_tab('chat')", "key_tab_chat"),
+    Key("alt+right", "resize_text(1)", "key_wider_text"),
+    Key("alt+left", "resize_text(-1)", "key_narrower_text"),
+    Key("ctrl+o", "open_in_editor", "key_open_editor"),
+    Key("alt+p", "show_progress", "key_progress"),
+    Key("alt+r", "review_quizzes", "key_review"),
     Key("ctrl+p", "command_palette", "key_palette"),
     Key("ctrl+q", "quit", "key_quit"),
     # Keys the focused widget handles itself, listed so a keyboard-only learner finds them.
     Key("escape", "leave_editor", "key_leave_editor"),
     Key("tab,shift+tab", "move_focus", "key_move_focus"),
+    Key("ctrl+a", "select_all", "key_select_all"),
     Key("space,enter", "pick_choice", "key_pick_choice"),
 )
 """Footer: about seven keys; the rest are on the help screen and in the command palette."""
 
-APP_HANDLED = {"command_palette", "leave_editor", "move_focus", "pick_choice"}
+APP_HANDLED = {"command_palette", "leave_editor", "move_focus", "pick_choice", "select_all"}
 """Actions Textual binds itself or its widgets handle (listed for the help screen only)."""
 
 

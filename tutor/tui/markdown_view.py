@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, MarkdownElement
 from rich.markdown import Markdown as RichMarkdown
+from rich.measure import Measurement
+from rich.text import Text as RichText
 from textual.app import ComposeResult
 from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
@@ -37,10 +39,15 @@ def _cjk_soft_break() -> re.Pattern[str]:
         rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
         rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
+        # A space between two Chinese characters (or marks) is a stray one, from a
+        # template filled with Chinese words: "该张量 的形状是 （未记录）".
+        rf"|(?<={_CJK})[ \t]+(?={_CJK})"
     )
 
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.DOTALL)
+"""A fenced block, indented too (the verdict's got/expected sits in a list item): the
+lines inside are code, never joined."""
 
 
 def join_cjk_soft_breaks(markdown: str) -> str:
@@ -123,13 +130,50 @@ class MarkdownView(Static):
                 self.update(_render(self.source))
 
 
+class ContinuedCode:
+    """Code that fits the width it is given: a line wider than that goes on in the next
+    row after a dim ``↪``, so nothing is cut at the pane's edge (80 columns cut the
+    course's longer lines) and a continued line does not read as a new line of Python."""
+
+    MARK = "↪ "
+
+    def __init__(self, text: RichText) -> None:
+        self.text = text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((line.cell_len for line in self.text.split("\n")), default=1)
+        return Measurement(min(widest, 8), widest)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width, len(self.MARK) + 4)
+        for line in self.text.split("\n", allow_blank=True):
+            yield from _continued(line, width, self.MARK)
+
+
+def _continued(line: RichText, width: int, mark: str) -> list[RichText]:
+    """``line`` in rows of at most ``width`` cells, each row after the first marked."""
+    from rich.cells import cell_len
+
+    if line.cell_len <= width:
+        return [line]
+    offsets, used, room = [], 0, width
+    for index, char in enumerate(line.plain):
+        cells = cell_len(char)
+        if used + cells > room:
+            offsets.append(index)
+            used, room = 0, width - len(mark)
+        used += cells
+    rows = list(line.divide(offsets))
+    return [rows[0], *(RichText(mark, style="dim") + row for row in rows[1:])]
+
+
 class CodeView(Static):
-    """One fenced code block of the lesson text, never wrapped: a line wider than the pane
-    scrolls sideways (its container) instead of breaking into lines that read as other,
-    broken Python."""
+    """One fenced code block of the lesson text, never cut: a line wider than the pane
+    goes on in the next row after a ``↪`` (see :class:`ContinuedCode`)."""
 
     DEFAULT_CSS = """
-    CodeView { width: auto; height: auto; padding: 0 1; background: #272822; }
+    CodeView { width: auto; max-width: 100%; height: auto; padding: 0 1;
+               background: #272822; }
     """
 
     def __init__(self, code: str, lexer: str) -> None:
@@ -141,9 +185,8 @@ class CodeView(Static):
         from rich.syntax import Syntax
 
         lexer = self.lexer if highlighting_ready() else "text"
-        return Syntax(
-            self.code, lexer, theme="monokai", word_wrap=False, background_color="#272822"
-        )
+        syntax = Syntax(self.code, lexer, theme="monokai", background_color="#272822")
+        return ContinuedCode(syntax.highlight(self.code.rstrip("\n")))
 
     def redraw_code(self) -> None:
         if self._plain_code and highlighting_ready():

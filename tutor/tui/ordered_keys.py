@@ -10,9 +10,24 @@ then looks up the focused widget's bindings. Keys that arrive in one read from t
 
 from __future__ import annotations
 
+from functools import cache
+
 from textual import events
+from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Input
+
+
+@cache
+def _own_bindings(cls: type[Widget]) -> dict[str, list[Binding]]:
+    """The bindings a widget class declares (its own and its bases'), by key: the
+    subclass's first, as Textual merges them."""
+    found: dict[str, list[Binding]] = {}
+    for klass in reversed(cls.__mro__):
+        for item in vars(klass).get("BINDINGS", ()):
+            for binding in Binding.make_bindings([item]):
+                found[binding.key] = [binding]
+    return found
 
 
 async def run_own_binding(widget: Widget, event: events.Key) -> bool:
@@ -20,7 +35,7 @@ async def run_own_binding(widget: Widget, event: events.Key) -> bool:
     ran; the event is then stopped)."""
     if event.is_printable:
         return False
-    for binding in widget._bindings.key_to_bindings.get(event.key, ()):
+    for binding in _own_bindings(type(widget)).get(event.key, ()):
         if not binding.priority and await widget.app.run_action(binding.action, widget):
             event.stop()
             event.prevent_default()
@@ -30,6 +45,12 @@ async def run_own_binding(widget: Widget, event: events.Key) -> bool:
 
 class OrderedInput(Input):
     """``Input`` whose Backspace/Delete/arrow keys keep their place among typed characters."""
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # The app's alt+ keys (result tabs, panes) work while typing an answer too.
+        if key.startswith(("alt+", "ctrl+")):
+            return False
+        return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
         if not await run_own_binding(self, event):

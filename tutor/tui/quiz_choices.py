@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from textual.strip import Strip
-from textual.widgets import RadioButton, SelectionList
-from textual.widgets._toggle_button import ToggleButton
+from textual.widgets import Checkbox, RadioButton, SelectionList
 
 PICKED_BOX = "✓"
 EMPTY_BOX = " "
@@ -33,11 +32,11 @@ class ChoiceList(SelectionList[int]):
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
         segments = list(strip)
-        inner = ToggleButton.BUTTON_INNER
+        inner = Checkbox.BUTTON_INNER  # ToggleButton's, which the list draws too
         if len(segments) < 3 or segments[1].text != inner:
             return strip  # not an option line (past the end)
         index = self.scroll_offset.y + y
-        picked = self.get_option_at_index(index).value in self._selected
+        picked = self.get_option_at_index(index).value in self.selected
         button = segments[1]
         segments[1] = Segment(PICKED_BOX if picked else EMPTY_BOX, button.style, button.control)
         return Strip(segments, strip.cell_length)

@@ -130,16 +130,59 @@ def outcome_line(result: RunResult, lang: Lang) -> str:
     return label("outcome_error_noline", lang, type=error_type)
 
 
-def output_text(result: RunResult | None, lang: Lang) -> RichText:
-    """The output pane: how it ended, stdout, stderr, warnings, the learner's traceback."""
+def expected_error_line(result: RunResult, lang: Lang) -> str | None:
+    """On a step that asks for the error, the run that raised it reads as the success it
+    is: "✓ line 5 raised RuntimeError, as asked" (None when the run did not raise)."""
+    error = result.error
+    if result.outcome != "error" or error is None:
+        return None
+    if error.line is not None:
+        return label("outcome_expected_error", lang, type=error.type, line=error.line)
+    return label("outcome_expected_error_noline", lang, type=error.type)
+
+
+def suggestion_line(result: RunResult, lang: Lang, code: str = "") -> str | None:
+    """"Did you mean backward()?" for a mistyped tensor method or name (or None)."""
+    from tutor.tui.did_you_mean import for_error
+
+    error = result.error
+    if error is None or result.outcome != "error":
+        return None
+    from tutor.learning import assigned_names
+
+    try:
+        names = assigned_names(code) if code else []
+    except SyntaxError:
+        names = []
+    found = for_error(error.type, error.message, names)
+    if found is None:
+        return None
+    call = "()" if error.type == "AttributeError" and f"{_attr(error.message)}(" in (
+        error.source_line or "") else ""
+    return label("did_you_mean", lang, name=f"{found}{call}")
+
+
+def _attr(message: str) -> str:
+    return message.rpartition("attribute '")[2].rstrip("'")
+
+
+def output_text(
+    result: RunResult | None, lang: Lang, *, error_expected: bool = False, code: str = ""
+) -> RichText:
+    """The output pane: how it ended, stdout, stderr, warnings, the learner's traceback.
+    ``error_expected``: the step asked for the error this run raised (it passed)."""
     if result is None:
         return RichText(label("no_output_yet", lang), style="italic dim")
     # Here, not at the top: the diagnosis package is not needed before the first run.
     from tutor.diagnosis.messages import for_learner
 
     text = RichText()
-    style = "bold green" if result.ok else "bold red"
-    text.append(outcome_line(result, lang) + "\n", style=style)
+    expected = expected_error_line(result, lang) if error_expected else None
+    if expected is not None:
+        text.append(expected + "\n", style="bold green")
+    else:
+        style = "bold green" if result.ok else "bold red"
+        text.append(outcome_line(result, lang) + "\n", style=style)
     if result.stdout:
         text.append(f"\n── {label('stdout_title', lang)} ──\n", style="dim")
         text.append(result.stdout.rstrip("\n") + "\n")
@@ -161,7 +204,11 @@ def output_text(result: RunResult | None, lang: Lang) -> RichText:
             text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
             if frame.source:
                 text.append(f"    {frame.source.strip()}\n")
-        text.append(f"{error.type}: {for_learner(error.message)}\n", style="bold red")
+        text.append(f"{error.type}: {for_learner(error.message)}\n",
+                    style="bold green" if expected else "bold red")
+        suggestion = None if expected else suggestion_line(result, lang, code)
+        if suggestion:
+            text.append(suggestion + "\n", style="bold yellow")
     return text
 
 
@@ -185,7 +232,9 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
+def verdict_markdown(
+    attempt: Attempt | None, lang: Lang, *, typed: str = "", code: str = ""
+) -> str:
     """The verdict pane: overall status and score, then one line of feedback per check."""
     if attempt is None:
         return f"*{label('no_verdict_yet', lang)}*\n"
@@ -197,7 +246,17 @@ def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
     )
     lines = [f"**{label(_VERDICT_KEYS[verdict.status], lang)} · {score}**", ""]
     if verdict.run is not None and not verdict.run.ok:
-        lines += [f"*{outcome_line(verdict.run, lang)}*", ""]
+        expected = expected_error_line(verdict.run, lang) if verdict.passed else None
+        lines += [f"*{expected or outcome_line(verdict.run, lang)}*", ""]
+        suggestion = None if verdict.passed else suggestion_line(verdict.run, lang, code)
+        if suggestion:
+            lines += [f"**{suggestion}**", ""]
+    if typed and not verdict.passed:
+        from tutor.tui.did_you_mean import for_answer
+
+        literal = for_answer(typed)
+        if literal:
+            lines += [f"**{label('did_you_mean', lang, name=literal)}**", ""]
     check_messages = {check.message.get(lang) for check in verdict.checks}
     if verdict.message is not None and verdict.message.get(lang) not in check_messages:
         lines += [verdict.message.get(lang), ""]  # (a summary that repeats a check is left out)
@@ -218,13 +277,21 @@ def verdict_markdown(attempt: Attempt | None, lang: Lang) -> str:
 # --------------------------------------------------------------------------- diagnosis
 
 
-def diagnosis_markdown(attempt: Attempt | None, lang: Lang) -> str:
-    """The diagnosis pane: each diagnosis with what happened, why, and the fix."""
+def diagnosis_markdown(attempt: Attempt | None, lang: Lang, *, code: str = "") -> str:
+    """The diagnosis pane: each diagnosis with what happened, why, and the fix; first, for
+    a mistyped name, the name that was most likely meant."""
     if attempt is None or attempt.cancelled:
         return f"*{label('no_diagnosis_yet', lang)}*\n"
+    suggestion = None
+    if attempt.run is not None and not attempt.verdict.passed:
+        suggestion = suggestion_line(attempt.run, lang, code)
     if not attempt.diagnoses:
+        if suggestion:
+            return f"**{suggestion}**\n"
         return f"*{label('no_diagnosis', lang)}*\n"
     blocks = [_diagnosis_block(d, lang) for d in attempt.diagnoses]
+    if suggestion:
+        blocks.insert(0, f"**{suggestion}**")
     return "\n\n---\n\n".join(blocks).rstrip() + "\n"
 
 

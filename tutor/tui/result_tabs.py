@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import AwaitMount
 from textual.widgets import Button, Input, Select, Static, TabbedContent, TabPane, Tree
-from textual.widgets._tabbed_content import ContentTab, ContentTabs
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, ReadingStep, Step
 from tutor.i18n import Lang
@@ -59,23 +58,6 @@ def first_tab(step: Step) -> str:
     return "output" if "output" in names else names[0]
 
 
-class _StepTabs(TabbedContent):
-    """Tabbed content whose tabs for other step kinds start hidden: hiding them after
-    mounting restyles each one (start-up time)."""
-
-    def __init__(self, *, hidden: set[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._hidden = hidden
-
-    def compose(self) -> ComposeResult:
-        for widget in super().compose():
-            if isinstance(widget, ContentTabs):
-                for tab in widget._tabs:
-                    if ContentTab.sans_prefix(tab.id or "") in self._hidden:
-                        tab.add_class("-hidden", update=False)  # styled once, on mount
-            yield widget
-
-
 class ResultTabs(Vertical):
     """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
@@ -105,13 +87,29 @@ class ResultTabs(Vertical):
         self._step_known = False
 
     def compose(self) -> ComposeResult:
-        hidden = {f"tab-{name}" for name in TABS if name not in self.shown_tabs}
-        with _StepTabs(id="result-tabs", initial=f"tab-{self._first}", hidden=hidden):
+        with TabbedContent(id="result-tabs", initial=f"tab-{self._first}"):
             for name in TABS:
                 # The tab on screen gets its pane now: mounted later, it came frames after
                 # the rest of the first screen. The others are built when first shown.
                 panes = [PANES[name](self)] if name == self._first else []
                 yield TabPane(label(f"tab_{name}", self.lang), *panes, id=f"tab-{name}")
+
+    _hidden_tabs: frozenset[str] = frozenset()
+
+    def on_mount(self) -> None:
+        self._hide_others(self.shown_tabs)
+
+    def _hide_others(self, names: tuple[str, ...]) -> None:
+        """Show the tabs ``names`` and hide the others (Textual's public hide/show)."""
+        tabs, hidden = self.tabs, set(self._hidden_tabs)
+        for name in TABS:
+            if name in names and name in hidden:
+                tabs.show_tab(f"tab-{name}")
+                hidden.discard(name)
+            elif name not in names and name not in hidden:
+                tabs.hide_tab(f"tab-{name}")
+                hidden.add(name)
+        self._hidden_tabs = frozenset(hidden)
 
     @property
     def tabs(self) -> TabbedContent:
@@ -159,12 +157,7 @@ class ResultTabs(Vertical):
         self.shown_tabs = names
         self._step_known = True
         tabs = self.tabs
-        for name in TABS:
-            hidden = tabs.get_tab(f"tab-{name}").has_class("-hidden")
-            if name in names and hidden:
-                tabs.show_tab(f"tab-{name}")
-            elif name not in names and not hidden:
-                tabs.hide_tab(f"tab-{name}")
+        self._hide_others(names)
         current = tabs.active.removeprefix("tab-")
         if current not in names or (prefer in names and prefer != current):
             self.active = f"tab-{prefer if prefer in names else names[0]}"
@@ -191,8 +184,28 @@ class ResultTabs(Vertical):
             set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", lang))
         self._redraw(*TABS)
 
-    async def show_attempt(self, attempt: Attempt | None, lang: Lang) -> None:
+    typed_answer = ""
+    """What the learner typed for the attempt shown (answer steps), for 'did you mean'."""
+    code = ""
+    """The code of the attempt shown, whose names 'did you mean' may suggest."""
+
+    live_output: str | None = None
+    """What the run going on has printed so far (None: no run is streaming)."""
+
+    def add_live_output(self, chunk: str) -> None:
+        """More output of the run going on: shown in the Output tab as it comes."""
+        first = self.live_output is None
+        self.live_output = (self.live_output or "") + chunk
+        if first:
+            self.show_result("output")
+        self._redraw("output")
+
+    async def show_attempt(
+        self, attempt: Attempt | None, lang: Lang, *, typed: str = "", code: str = ""
+    ) -> None:
         self.attempt, self.lang = attempt, lang
+        self.typed_answer, self.code = typed, code
+        self.live_output = None
         self._redraw("output", "verdict", "diagnosis")
 
     def set_graph_choices(self, names: list[str]) -> None:
@@ -246,8 +259,18 @@ class OutputPane(ResultPane):
             yield Static(id="output", markup=False)
 
     def draw(self, tabs: ResultTabs) -> None:
-        run = tabs.attempt.run if tabs.attempt else None
-        self.query_one("#output", Static).update(output_text(run, tabs.lang))
+        if tabs.live_output is not None:
+            from rich.text import Text as RichText
+
+            live = RichText(label("live_output", tabs.lang) + "\n", style="bold yellow")
+            live.append(tabs.live_output)
+            self.query_one("#output", Static).update(live)
+            return
+        attempt = tabs.attempt
+        run = attempt.run if attempt else None
+        passed = attempt is not None and attempt.verdict.passed
+        self.query_one("#output", Static).update(
+            output_text(run, tabs.lang, error_expected=passed, code=tabs.code))
 
 
 class VerdictPane(ResultPane):
@@ -256,7 +279,8 @@ class VerdictPane(ResultPane):
             yield MarkdownView(id="verdict")
 
     def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(verdict_markdown(tabs.attempt, tabs.lang))
+        self.query_one(MarkdownView).set_markdown(
+            verdict_markdown(tabs.attempt, tabs.lang, typed=tabs.typed_answer, code=tabs.code))
 
 
 class DiagnosisPane(ResultPane):
@@ -265,7 +289,8 @@ class DiagnosisPane(ResultPane):
             yield MarkdownView(id="diagnosis")
 
     def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(diagnosis_markdown(tabs.attempt, tabs.lang))
+        self.query_one(MarkdownView).set_markdown(
+            diagnosis_markdown(tabs.attempt, tabs.lang, code=tabs.code))
 
 
 class GraphPane(ResultPane):

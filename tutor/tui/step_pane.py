@@ -108,6 +108,16 @@ class StepPane(Vertical):
 
     def on_resize(self) -> None:
         self._draw_header()
+        self._fit_answer_hint()
+
+    def _fit_answer_hint(self) -> None:
+        """The answer's form under the input only when the input cuts its placeholder."""
+        from rich.cells import cell_len
+
+        for hint in self.query("#answer-hint").results(Static):
+            for answer in self.query("#answer-input").results(Input):
+                room = answer.content_size.width
+                hint.display = room > 0 and cell_len(answer.placeholder) >= room
 
     async def show_hints(self, hints: list[str], total: int, lang: Lang) -> None:
         widget = self.query_one("#step-hints", MarkdownView)
@@ -158,7 +168,11 @@ class StepPane(Vertical):
                 Button(label("btn_check", lang), id="btn-check", action="app.check", compact=True),
                 id="answer-row",
             )
-            await controls.mount(row)
+            # The placeholder again, wrapped: a narrow input cuts it at its edge.
+            hint = Static(answer_placeholder(step, lang), id="answer-hint", markup=False)
+            hint.display = False  # shown once laid out, if the input is too narrow for it
+            await controls.mount(row, hint)
+            self.call_after_refresh(self._fit_answer_hint)
 
     def selected_choices(self) -> list[int]:
         """Indices of the picked choices (empty when none, or not a quiz)."""
