@@ -16,8 +16,9 @@ from tutor.course import load_course
 from tutor.course.models import ReadingStep
 
 _BLOCK = re.compile(r"^[ \t]*```(\w*)[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
-_CLAIMED = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s+#\s*(?P<claim>(tensor\(|torch\.Size|True|False|None|\(|-?\d).*)$")
-"""``x.grad   # tensor([4., 4.])  - added``, ``print(y)  # tensor(...)``, ``z = x + 2  # tensor(...)``:
+_CLAIMED = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s+#\s*"
+                      r"(?P<claim>(tensor\(|torch\.Size|True|False|None|\(|-?\d).*)$")
+"""``x.grad   # tensor([4., 4.])  - added``, ``print(y)  # tensor(...)``, ``z = x + 2  # ...``:
 a line whose comment starts with a value is a claim about what that line's value prints as."""
 _SEPARATORS = (" ", ":", "：", "-", "—", "=", "(", "（")
 
@@ -131,7 +132,8 @@ def test_some_readings_claim_outputs() -> None:
     assert sum(len(_printed_claims(c.code)[1]) for _, _, cs in CLAIMS for c in cs) >= 20
 
 
-@pytest.mark.parametrize(("ref", "lang", "claims"), CLAIMS, ids=[f"{r}-{la}" for r, la, _ in CLAIMS])
+@pytest.mark.parametrize(("ref", "lang", "claims"), CLAIMS,
+                         ids=[f"{r}-{la}" for r, la, _ in CLAIMS])
 def test_reading_output_is_what_torch_prints(ref: str, lang: str, claims: list[Claim]) -> None:
     import torch
 
