@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
+    from tutor.course.quiz import local_learner
     from tutor.paths import private_folders
     from tutor.progress import ProgressStore
     from tutor.tui.app import create_app
@@ -94,6 +95,7 @@ def _run(args: argparse.Namespace) -> int:
             tutor=lazy_tutor(course),
             lang=resolve_lang(args),  # type: ignore[arg-type]
             device=getattr(args, "device", None) or "auto",
+            learner=local_learner(),
         )
         app.run()
     finally:

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import random
 import re
 from collections.abc import Collection, Sequence
 
@@ -30,6 +28,9 @@ def choice_order(learner: str, step_ref: str, count: int) -> list[int]:
 
     Stable for (learner, step), independent of anything else (language, time, process): a
     seed made from both, hashed so that neighbouring ids give unrelated orders."""
+    import hashlib
+    import random
+
     digest = hashlib.sha256(f"{learner}\x00{step_ref}".encode()).digest()
     order = list(range(count))
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
@@ -51,6 +52,16 @@ def to_shown_order(order: Sequence[int], picked: Sequence[int]) -> list[int]:
     """Lesson choice indices -> the positions the learner sees them at (sorted)."""
     where = {index: position for position, index in enumerate(order)}
     return sorted(where[i] for i in picked if i in where)
+
+
+def local_learner() -> str:
+    """Whose order the app shows quizzes in on this machine: the user's login name."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no such user in the password database (a container)
+        return "learner"
 
 
 def reveals_answer(wrong_tries: int, *, gave_up: bool = False) -> bool:
