@@ -82,3 +82,28 @@ def test_the_graph_tab_is_kept_from_answer_steps_it_would_answer() -> None:
     assert isinstance(node_name, AnswerStep) and graph_gives_away(node_name)
     assert isinstance(leaf, AnswerStep) and graph_gives_away(leaf)
     assert not graph_gives_away(mm_shape)
+
+
+def test_a_session_shows_the_learners_order_and_keeps_the_answer_back(tmp_path) -> None:
+    """Through the learning session with the real grader: the choices come in the learner's
+    order, a first wrong try names no right answer, the second does."""
+    from tutor.learning import LearningSession
+    from tutor.progress import ProgressStore
+
+    course = load_course()
+    with ProgressStore(tmp_path / "p.sqlite") as store:
+        session = LearningSession(course, None, store, learner="ada")  # type: ignore[arg-type]
+        session.goto("backward", "who-gets-grad")
+        lesson_step = course.find("backward/who-gets-grad")[1]
+        assert isinstance(lesson_step, QuizStep) and isinstance(session.step, QuizStep)
+        order = choice_order("ada", "backward/who-gets-grad", len(lesson_step.choices))
+        assert [c.text for c in session.step.choices] == [
+            lesson_step.choices[i].text for i in order]
+        right = next(i for i, c in enumerate(session.step.choices) if c.correct)
+        wrong = next(i for i, c in enumerate(session.step.choices) if not c.correct)
+        first = session.answer_quiz([wrong]).verdict
+        said = " ".join(c.message.en for c in first.checks)
+        assert not first.passed and "The right answer" not in said
+        second = session.answer_quiz([wrong]).verdict
+        assert "The right answer" in " ".join(c.message.en for c in second.checks)
+        assert session.answer_quiz([right]).verdict.passed
