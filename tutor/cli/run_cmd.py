@@ -98,6 +98,13 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
         err.write("\n".join(lines) + "\n")
 
 
+UNCONFINED = T(
+    "note: this machine cannot confine runs ({reason}); your code ran with limits only, "
+    "able to see your files and the network",
+    "注意：本机无法隔离运行（{reason}）；你的代码只在资源限制下运行，能看到你的文件和网络",
+)
+
+
 def exit_status(result: RunResult) -> int:
     """0 when the code ran without error (sys.exit(0) included), 1 otherwise."""
     if result.outcome == "ok" or (result.outcome == "exited" and result.exit_code == 0):
@@ -119,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
             result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
         except DeviceError as exc:
             raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
+        confinement = sandbox.confinement()
+    if not confinement.confined:
+        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")  # type: ignore[arg-type]
     diagnoses = _diagnoses(result, code)
     if args.json:
         payload: dict[str, Any] = {
