@@ -234,3 +234,31 @@ def _as_lists(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [_as_lists(item) for item in value]
     return value
+
+
+README = LESSONS_DIR / "README.md"
+_ROW = re.compile(
+    r"^\|.*?\| `(?P<lesson>[a-z0-9-]+)` \(`[^`]+\.yaml`\) \| (?P<steps>.+) \|$", re.M)
+
+
+def test_readme_maps_every_topic_and_names_only_real_steps(course: Course) -> None:
+    """lessons/README.md maps each source-text topic (and each later lesson) to its steps;
+    every step it names exists, and every lesson of the course has a row."""
+    rows = list(_ROW.finditer(README.read_text(encoding="utf-8")))
+    assert len(rows) >= 20
+    mapped = set()
+    for row in rows:
+        lesson = course.lesson(row.group("lesson"))
+        mapped.add(lesson.id)
+        for ref in re.findall(r"`([a-z0-9/-]+)`", row.group("steps")):
+            if "/" in ref:
+                course.find(ref)
+            else:
+                lesson.step(ref)
+    assert mapped == {lesson.id for lesson in course.lessons}
+    from typing import get_args
+
+    from tutor.course.models import Topic
+
+    covered = {topic for lesson in course.lessons for topic in lesson.topics}
+    assert covered == set(get_args(Topic))

@@ -268,8 +268,8 @@ def test_dynamic_problems_are_mapped_to_the_field_of_the_step(mini_course: Path)
     assert found == [
         (3, 1, "step 'gone': unknown step"),
         (17, 5, "step 'fix-scalar' starter: the starter passes every check"),
-        (100, 9, "step 'no-grad-print' checks[2]: stdout differs"),
-        (142, 5, "step 'grad-function' solution: check 1 failed"),
+        (101, 9, "step 'no-grad-print' checks[2]: stdout differs"),
+        (143, 5, "step 'grad-function' solution: check 1 failed"),
     ]
     assert report.failed()
 
@@ -468,12 +468,12 @@ def test_problem_lines_in_chinese(write_lesson):
     report = lint_paths([write_lesson(text)])
     assert [p.format("f", "en") for p in report.problems] == [
         "f:1:1: missing required key 'title' in the lesson",
-        "f:6:5: unknown key 'quizz' in steps[0]; allowed keys: checks, hints, id, kind, "
+        "f:6:5: unknown key 'quizz' in steps[0]; allowed keys: cheats, checks, hints, id, kind, "
         "prompt, solution, starter, title",
     ]
     assert [p.format("f", "zh") for p in report.problems] == [
         "f:1:1: 课程的顶层缺少必需的键 'title'",
-        "f:6:5: steps[0] 中有未知的键 'quizz'；允许的键：checks, hints, id, kind, prompt, "
+        "f:6:5: steps[0] 中有未知的键 'quizz'；允许的键：cheats, checks, hints, id, kind, prompt, "
         "solution, starter, title",
     ]
     loaded = write_lesson(HEAD + _code_step("x = 1", "      - {kind: value, expr: w}\n",

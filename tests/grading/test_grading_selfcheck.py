@@ -44,7 +44,7 @@ def test_mini_course_is_clean(mini_course: Course, sandbox: Sandbox) -> None:
 
 
 def test_each_problem_names_step_and_field(sandbox: Sandbox) -> None:
-    problems = verify_lesson(_broken_lesson(), runner=sandbox)
+    problems = verify_lesson(_broken_lesson(), runner=sandbox, cheats=False)  # cheats: tests/course
     assert all(isinstance(p, SelfCheckProblem) for p in problems)
     found = [(p.step_id, p.field) for p in problems]
     assert found == [
@@ -81,9 +81,9 @@ def test_each_translated_starter_of_a_fix_step_must_fail(sandbox: Sandbox) -> No
             {"id": "tr", "title": _t("T"), "steps": [{**step, "starter": starter}]})
 
     both_fail = {"en": buggy.format(c="the bug"), "zh": buggy.format(c="这里有错")}
-    assert verify_lesson(lesson(both_fail), runner=sandbox) == []
+    assert verify_lesson(lesson(both_fail), runner=sandbox, cheats=False) == []
 
     zh_fixed = {"en": buggy.format(c="the bug"), "zh": fixed + "# 已经修好了\n"}
-    [problem] = verify_lesson(lesson(zh_fixed), runner=sandbox)
+    [problem] = verify_lesson(lesson(zh_fixed), runner=sandbox, cheats=False)
     assert (problem.step_id, problem.field) == ("fix-me", "starter.zh")
     assert "zh version" in problem.message

@@ -181,7 +181,9 @@ class FakeGrading:
             message=T("You typed " + typed, "你填写了 " + typed),
         )
 
-    def grade_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict:
+    def grade_quiz(
+        self, lesson: Lesson, step: QuizStep, selected: Sequence[int], *, reveal: bool = True
+    ) -> Verdict:
         right = sorted(i for i, choice in enumerate(step.choices) if choice.correct)
         ok = sorted(selected) == right
         return Verdict(

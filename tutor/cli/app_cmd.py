@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
+    from tutor.course.quiz import local_learner
     from tutor.paths import private_folders
     from tutor.progress import ProgressStore
     from tutor.settings import SettingsStore, settings_path
@@ -110,6 +111,7 @@ def _run(args: argparse.Namespace) -> int:
             lang=lang,
             device=device,
             settings=settings,
+            learner=local_learner(),
         )
         app.run()
     finally:

@@ -66,6 +66,21 @@ Chinese translation; fewer is taken as a name or formula, the same in both langu
 
 _TEXT_FIELDS_OF_STEP = ("title", "body", "prompt")
 
+_FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.S | re.M)
+_INLINE_CODE = re.compile(r"(`+).+?\1", re.S)
+_FORMULA_STAR = re.compile(r"(?<=[A-Za-z0-9\])])\*{1,2}(?=[A-Za-z0-9(\[])")
+"""A ``*`` between two letters or digits (``2*x``, ``x**2``, ``1*z[0]``): Markdown reads a pair
+of them as emphasis and drops both; ``**bold**`` has a space or punctuation on its outer sides
+(or CJK text, where ``**加**`` is meant as emphasis)."""
+_EDGE_UNDERSCORE = re.compile(r"(?<![\w`])_{1,2}[A-Za-z0-9]\w*?_{1,2}(?![\w`])")
+"""``__init__`` or ``_x_`` outside code: an underscore at a word's edge opens emphasis (an
+underscore inside a word, as in requires_grad, does not)."""
+_COUNT_WORDS = re.compile(
+    r"\b(one|two|three|four|both|all|none|several)\b[^.?!]*\b(correct|right|true)\b"
+    r"|[一两二三四几]个(选项|说法|陈述|答案)[^。？！]*(正确|对)|(选项|说法)都(正确|对)",
+    re.I,
+)
+
 
 class SelfCheckProblemLike(Protocol):
     """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step."""
@@ -215,6 +230,7 @@ def static_problems(loaded: LoadedLesson) -> list[Problem]:
     problems: list[Problem] = []
     problems.extend(_translation_problems(loaded))
     problems.extend(duplicate_step_problems(loaded))
+    problems.extend(_markdown_problems(loaded))
     for index, step in enumerate(lesson.steps):
         base: Loc = ("steps", index)
         if isinstance(step, (CodeStep, FixStep)):
@@ -297,6 +313,18 @@ def _answer_problems(loaded: LoadedLesson, base: Loc, step: AnswerStep) -> list[
 
 
 def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+    problems = [
+        loaded.problem((*base, "hints", number), msg(
+            "hint_counts_answers", step=step.id, text=hint.en if found is hint_en else hint.zh))
+        for number, hint in enumerate(step.hints)
+        for hint_en in (_COUNT_WORDS.search(hint.en),)
+        for found in (hint_en or _COUNT_WORDS.search(hint.zh),)
+        if found is not None
+    ] if step.multiple else []
+    return problems + _quiz_answer_problems(loaded, base, step)
+
+
+def _quiz_answer_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
     correct = sum(1 for choice in step.choices if choice.correct)
     if correct == 0:
         return [
@@ -527,6 +555,40 @@ def _first_difference(a: Any, b: Any, line_a: int, line_b: int) -> tuple[int, in
             if found is not None:
                 return found
     return None
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def eaten_by_markdown(text: str) -> list[str]:
+    """What Markdown would read as emphasis marks in prose (outside code): each a short
+    excerpt around a ``*`` in a formula or an ``_`` at a name's edge."""
+    prose = _INLINE_CODE.sub(" ", _FENCED.sub(" ", text))
+    found = []
+    for pattern in (_FORMULA_STAR, _EDGE_UNDERSCORE):
+        for match in pattern.finditer(prose):
+            start, end = max(0, match.start() - 12), min(len(prose), match.end() + 12)
+            found.append(prose[start:end].strip().replace("\n", " "))
+    return found
+
+
+def _markdown_problems(loaded: LoadedLesson) -> list[Problem]:
+    """Prose whose formulas Markdown would mangle (``1*z[0] + 1*z[1]`` loses its stars)."""
+    problems: list[Problem] = []
+    for loc in _text_locs(loaded.data):
+        value = _get(loaded.data, loc)
+        texts = {"": value} if isinstance(value, str) else (
+            {lang: value.get(lang) for lang in ("en", "zh")} if isinstance(value, dict) else {})
+        for lang, text in texts.items():
+            if not isinstance(text, str):
+                continue
+            for excerpt in eaten_by_markdown(text):
+                what = "_" if "_" in excerpt and "*" not in excerpt else "*"
+                problems.append(loaded.problem(
+                    (*loc, lang) if lang else loc,
+                    msg("markdown_eats_code", what=what, text=excerpt)))
+                break  # one per text: the author fixes them all at once
+    return problems
 
 
 # --------------------------------------------------------------------------- translations

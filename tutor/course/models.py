@@ -146,6 +146,9 @@ class AstCheck(_CheckBase):
     kind: Literal["ast"]
     rule: AstRule
     name: str | None = None
+    times: int = field(default=1, metadata={"ge": 1, "description": (
+        "For `calls`: how many calls of `name` the code must make at least (e.g. two "
+        "backward passes that must stay two).")})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +203,13 @@ STARTER_DESCRIPTION = (
 )
 
 
+CHEATS_DESCRIPTION = (
+    "Programs that must not pass, beyond those tutor lint derives itself (the untouched "
+    "starter, the solution without a key line, hard-coded values, an error raised by hand): "
+    "e.g. the task done with the API the step forbids."
+)
+
+
 class _Exercise:
     """Starter code in the learner's language, for code and fix steps.
 
@@ -233,6 +243,7 @@ class CodeStep(_Exercise, _StepBase):
     prompt: BiText
     solution: str
     checks: list[Check] = field(metadata={"min_length": 1})
+    cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -244,6 +255,7 @@ class FixStep(_Exercise, _StepBase):
     prompt: BiText
     solution: str
     checks: list[Check] = field(metadata={"min_length": 1})
+    cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
 
 
 @dataclass(frozen=True, kw_only=True)

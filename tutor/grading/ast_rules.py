@@ -75,6 +75,11 @@ def _calls(tree: ast.AST) -> list[_Call]:
     return sorted(found, key=lambda call: call.line)
 
 
+def count_calls(tree: ast.AST, wanted: str) -> int:
+    """How many calls of ``wanted`` the code makes (as :func:`call_matches` tells them)."""
+    return sum(1 for call in _calls(tree) if call_matches(call.name, wanted))
+
+
 def call_matches(call_name: str, wanted: str) -> bool:
     """Whether a call named ``call_name`` is a call of ``wanted``.
 

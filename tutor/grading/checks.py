@@ -23,7 +23,7 @@ from tutor.course.models import (
     StdoutCheck,
     ValueCheck,
 )
-from tutor.grading.ast_rules import check_rule, grad_assignments, hand_written_grads
+from tutor.grading.ast_rules import check_rule, count_calls, grad_assignments, hand_written_grads
 from tutor.grading.compare import compare, normalize, sayer
 from tutor.grading.feedback import cap, fmt_shape, msg
 from tutor.grading.models import CheckResult, CheckStatus
@@ -34,6 +34,11 @@ FATAL_OUTCOMES = frozenset({"timeout", "memory", "crashed", "exited", "output_li
 """The run did not finish: nothing it left behind is graded."""
 
 GRAD_PROVENANCE_RULES = frozenset({"grad_from_backward", "no_grad_assignment"})
+
+TORCH_RAISED = frozenset({"torch", "call", None})
+"""Whose raise an error check accepts (``ErrorInfo.raised_by``): torch's code, or a C function
+the learner's line called (torch's operations are); a ``raise`` in learner code never counts.
+``None``: a result from before the sandbox reported it."""
 
 
 def function_probe(function: str, case: str) -> str:
@@ -327,6 +332,8 @@ def _error(check: ErrorCheck, name: str, ctx: _Context) -> CheckResult:
             name, check, "fail", 0, msg("error_not_raised", type=check.type or "an exception")
         )
     error = run.error
+    if error.raised_by not in TORCH_RAISED:
+        return _result(name, check, "fail", 0, msg("error_not_from_torch", **describe_error(error)))
     if check.type and error.type != check.type:
         return _result(
             name,
@@ -383,6 +390,11 @@ def _stdout(check: StdoutCheck, name: str, ctx: _Context) -> CheckResult:
 
 
 def _ast(check: AstCheck, name: str, ctx: _Context) -> CheckResult:
+    if check.rule == "calls" and check.name and check.times > 1:
+        found = count_calls(ctx.tree, check.name)
+        if found < check.times:
+            return _result(name, check, "fail", 0, msg(
+                "ast_fail_calls_times", name=check.name, times=str(check.times), found=str(found)))
     outcome = check_rule(ctx.tree, check.rule, check.name)
     values = {"line": str(outcome.line or "?"), "name": check.name or "", "what": outcome.detail}
     if outcome.holds:

@@ -6,12 +6,28 @@ the field to point at (``solution``, ``starter``, ``code``, ``cross_check``, ``c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
+import builtins
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tutor.course.models import AnswerStep, CodeStep, FixStep, Lesson, QuizStep
+from tutor.course.cheats import Cheat, raising_at, static_cheats
+from tutor.course.models import (
+    AnswerStep,
+    AttributeCheck,
+    CodeStep,
+    ErrorCheck,
+    FixStep,
+    FunctionCheck,
+    Lesson,
+    QuizStep,
+    ValueCheck,
+)
+from tutor.course.python_names import free_names
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
+from tutor.grading.checks import function_probe, probes_for
 from tutor.grading.compare import _flatten, compare
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import fmt_shape, fmt_values
@@ -50,7 +66,8 @@ def _failures(verdict: Verdict) -> Text:
 
 
 def _runnable(
-    lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str, cache: ExpectedCache
+    lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str, cache: ExpectedCache,
+    *, cheats: bool = True,
 ) -> list[SelfCheckProblem]:
     problems: list[SelfCheckProblem] = []
     solution = grade_step(lesson, step, step.solution, runner=runner, device=device, cache=cache)
@@ -63,7 +80,134 @@ def _runnable(
         )))
     if isinstance(step, FixStep):
         problems += _passing_starters(lesson, step, runner, device, cache)
+    if solution.passed and cheats:
+        problems += _passing_cheats(lesson, step, runner, device, cache)
     return problems
+
+
+CHEAT_WORKERS = 4
+"""Cheats of one step graded at once (the sandbox runs are independent processes)."""
+
+_CHEAT_WHAT = {
+    "starter": T("the untouched starter", "原封不动的 starter"),
+    "key_line": T("the reference solution without its key line", "去掉关键一行的参考答案"),
+    "hard_coded": T("the expected values hard-coded and printed", "把预期值直接写死并打印出来"),
+    "raised_by_hand": T("the expected error raised by hand", "亲手 raise 出预期的错误"),
+    "authored": T("the lesson's own cheat", "课程里列出的作弊程序"),
+}
+
+
+def _truth_names(step: CodeStep | FixStep) -> list[str]:
+    """Variables the checks read, which a hard-coding cheat defines by value."""
+    names: list[str] = []
+    for check in step.checks:
+        if isinstance(check, (ValueCheck, AttributeCheck)):
+            try:
+                names += sorted(free_names(check.expr))
+            except SyntaxError:
+                continue
+    functions = {c.function for c in step.checks if isinstance(c, FunctionCheck)}
+    return [n for n in dict.fromkeys(names)
+            if n not in functions and n != "torch" and not hasattr(builtins, n)]
+
+
+def _literal(snapshot: Any) -> str | None:
+    """Python source that rebuilds a probed value (None when it cannot be written down)."""
+    if isinstance(snapshot, TensorSnapshot):
+        if snapshot.values is None:
+            return None
+        dtype = snapshot.dtype.removeprefix("torch.")
+        code = f"torch.tensor({snapshot.values!r}, dtype=torch.{dtype}"
+        if snapshot.requires_grad and dtype.startswith(("float", "complex", "bfloat")):
+            code += ", requires_grad=True"
+        return code + ")"
+    if isinstance(snapshot, ValueSnapshot) and snapshot.type in ("bool", "int", "float", "str",
+                                                                 "list", "tuple"):
+        return repr(snapshot.value)
+    return None
+
+
+def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
+                cache: ExpectedCache) -> Cheat | None:
+    """A program that only writes down what the reference solution's run produced: each
+    variable the checks read, its ``.grad``, each function's first answer, the output."""
+    names = _truth_names(step)
+    firsts = {c.function: function_probe(c.function, c.cases[0])
+              for c in step.checks if isinstance(c, FunctionCheck)}
+    probes = list(dict.fromkeys([*probes_for(step.checks), *names, *firsts.values()]))
+    run = cache.solution_run(runner, step.solution, probes, device)
+    lines = ["import torch"]
+    for name in names:
+        probe = run.probe(name)
+        value = _literal(probe.value) if probe is not None else None
+        if value is None:
+            continue
+        lines.append(f"{name} = {value}")
+        grad = probe.value.grad if isinstance(probe.value, TensorSnapshot) else None
+        grad_code = _literal(grad) if grad is not None else None
+        if grad_code is not None:
+            lines.append(f"{name}.grad = {grad_code}")
+    for function, expr in firsts.items():
+        probe = run.probe(expr)
+        value = _literal(probe.value) if probe is not None else None
+        if value is not None:
+            lines.append(f"def {function}(*args, **kwargs):\n    return {value}")
+    if run.stdout:
+        lines.append(f"print({run.stdout!r}, end='')")
+    if len(lines) == 1:
+        return None
+    return Cheat("hard_coded", "\n".join(lines) + "\n")
+
+
+def _by_hand(step: CodeStep | FixStep, runner: Runner, device: str,
+             cache: ExpectedCache) -> Cheat | None:
+    """The solution with the line where torch raised replaced by a ``raise`` of the same
+    error: an error check must tell torch's error from the learner's."""
+    if not any(isinstance(c, ErrorCheck) for c in step.checks):
+        return None
+    run = cache.solution_run(runner, step.solution, probes_for(step.checks), device)
+    if run.error is None or run.error.line is None:
+        return None
+    code = raising_at(step.solution, run.error.line, run.error.type, run.error.message)
+    return Cheat("raised_by_hand", code) if code is not None else None
+
+
+def _passing_cheats(
+    lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str, cache: ExpectedCache
+) -> list[SelfCheckProblem]:
+    """Every automatic cheat (and the author's) that passes the step, one problem each."""
+    cheats = [c for c in static_cheats(step) if not (c.kind == "starter" and isinstance(
+        step, FixStep))]  # a fix step's starters are checked (and named) on their own
+    cheats += [c for c in (_hard_coded(step, runner, device, cache),
+                           _by_hand(step, runner, device, cache)) if c is not None]
+    cheats = [c for c in cheats if _parses(c.code)]
+
+    def passes(cheat: Cheat) -> bool:
+        verdict = grade_step(lesson, step, cheat.code, runner=runner, device=device, cache=cache)
+        return verdict.passed
+
+    with ThreadPoolExecutor(max_workers=CHEAT_WORKERS) as pool:
+        passed = list(pool.map(passes, cheats))
+    problems = []
+    for cheat, ok in zip(cheats, passed, strict=True):
+        if not ok:
+            continue
+        what = _CHEAT_WHAT[cheat.kind]
+        detail = f" ({cheat.detail})" if cheat.detail else ""
+        problems.append(_problem(step.id, "checks", what + T(
+            f"{detail} passes every check: a check it passes does not measure the work; "
+            "add a check it fails (a function on hidden inputs, a grad_fn, an AST rule)",
+            f"{detail}通过了所有检查：它能通过的检查衡量不了学习者的工作；请加上它过不了的检查"
+            "（隐藏输入上的函数检查、grad_fn、AST 规则）")))
+    return problems
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _passing_starters(
@@ -157,14 +301,16 @@ def _quiz(step: QuizStep) -> list[SelfCheckProblem]:
 
 
 def verify_lesson(
-    lesson: Lesson, *, runner: Runner, device: str = "cpu", cache: ExpectedCache | None = None
+    lesson: Lesson, *, runner: Runner, device: str = "cpu", cache: ExpectedCache | None = None,
+    cheats: bool = True,
 ) -> list[SelfCheckProblem]:
-    """Every problem found by running the lesson's reference answers, in step order."""
+    """Every problem found by running the lesson's reference answers, in step order; with
+    ``cheats``, also every automatic cheat that passes an exercise."""
     cache = cache if cache is not None else ExpectedCache(disk=False)
     problems: list[SelfCheckProblem] = []
     for step in lesson.steps:
         if isinstance(step, (CodeStep, FixStep)):
-            problems += _runnable(lesson, step, runner, device, cache)
+            problems += _runnable(lesson, step, runner, device, cache, cheats=cheats)
         elif isinstance(step, AnswerStep):
             problems += _answer(step, runner, device, cache)
         elif isinstance(step, QuizStep):

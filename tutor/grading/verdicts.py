@@ -375,9 +375,14 @@ def grade_answer(
 # --------------------------------------------------------------------------- quizzes
 
 
-def grade_quiz(lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict:
+def grade_quiz(
+    lesson: Lesson, step: QuizStep, selected: Sequence[int], *, reveal: bool = True
+) -> Verdict:
     """Single choice: one point for the right pick. Multiple choice: a point per choice
-    judged right (picked when correct, left when wrong). Every choice explains itself."""
+    judged right (picked when correct, left when wrong). Every choice explains itself.
+
+    ``reveal=False`` (a first wrong try, :func:`tutor.course.quiz.reveals_answer`): a wrong
+    answer says neither which choice is right nor which choices were misjudged."""
     ref = step_ref(lesson, step)
     picks = sorted(set(selected))
     if any(i < 0 or i >= len(step.choices) for i in picks):
@@ -429,11 +434,29 @@ def grade_quiz(lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdi
         )
     score = sum(c.points for c in checks)
     passed = all(c.status == "pass" for c in checks)
+    if not passed and not reveal:
+        checks = [_kept_back(step, checks, picks)]
     return Verdict(
         step=ref,
         status="pass" if passed else "fail",
         score=score,
-        max_score=float(len(checks)),
+        max_score=float(len(checks)) if passed or reveal else checks[0].max_points,
         checks=checks,
-        message=msg("verdict_pass") if passed else msg("quiz_verdict_fail"),
+        message=msg("verdict_pass") if passed else msg(
+            "quiz_verdict_fail" if reveal else "quiz_verdict_try_again"),
     )
+
+
+def _kept_back(step: QuizStep, checks: list[CheckResult], picks: list[int]) -> CheckResult:
+    """A wrong answer's one result that gives nothing away: the picked choice's own
+    explanation for a single choice; for several, only how many were judged right."""
+    if not step.multiple:
+        choice = step.choices[picks[0]]
+        message = msg("quiz_wrong") + choice.explanation
+        return CheckResult(name="choice", label=checks[0].label, status="fail", points=0.0,
+                           max_points=1.0, message=message)
+    right = sum(1 for c in checks if c.status == "pass")
+    return CheckResult(
+        name="choices", label=msg("label_choices"), status="fail",
+        points=float(right), max_points=float(len(checks)),
+        message=msg("quiz_judged", right=str(right), total=str(len(checks))))

@@ -76,7 +76,9 @@ class GradingLike(Protocol):
     def grade_answer(
         self, lesson: Lesson, step: AnswerStep, typed: str, *, runner: Any, device: str = "cpu"
     ) -> Verdict: ...
-    def grade_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int]) -> Verdict: ...
+    def grade_quiz(
+        self, lesson: Lesson, step: QuizStep, selected: Sequence[int], *, reveal: bool = ...
+    ) -> Verdict: ...
 
 
 Diagnose = Callable[["RunResult", str], "list[Diagnosis]"]
@@ -210,7 +212,10 @@ class LearningSession:
         device: str = "cpu",
         grading: GradingLike | None = None,
         diagnose: Diagnose | None = None,
+        learner: str | None = None,
     ) -> None:
+        """``learner``: whose choice order quizzes are shown in (tutor.course.quiz); None
+        shows them in the lesson's order."""
         if not course.lessons:
             raise TutorError("the course has no lessons", hint="check the --lessons folder")
         self.course = course
@@ -222,6 +227,7 @@ class LearningSession:
         self.known_devices: list[str] | None = None
         self._grading = grading
         self._diagnose = diagnose
+        self.learner = learner
         self.lesson: Lesson = course.lessons[0]
         self.step_index = 0
         self.last_attempt: Attempt | None = None
@@ -250,7 +256,14 @@ class LearningSession:
 
     @property
     def step(self) -> Step:
-        return self.lesson.steps[self.step_index]
+        """The current step as the learner sees it (a quiz's choices in their order)."""
+        step = self.lesson.steps[self.step_index]
+        if isinstance(step, QuizStep) and self.learner is not None:
+            from tutor.course.quiz import shown_choices
+
+            shown = [c for _, c in shown_choices(step, self.learner, step_ref(self.lesson, step))]
+            return step.model_copy(update={"choices": shown})
+        return step
 
     @property
     def ref(self) -> str:
@@ -282,7 +295,15 @@ class LearningSession:
         self.lesson, self.step_index = lesson, index
         self.last_attempt = None
         self.store.set_position(lesson.id, self.step.id)
+        self._mark_read()
         return self.step
+
+    def _mark_read(self) -> None:
+        """A reading counts as read (passed) once shown, so a lesson reopens past it."""
+        from tutor.course.quiz import read_on_show
+
+        if read_on_show(self.step) and not self.step_passed(self.lesson, self.step):
+            self.store.record_attempt(self.ref, "", passed=True, score=0.0, max_score=0.0)
 
     def open_lesson(self, lesson_id: str) -> Step:
         """Open a lesson at its first step not yet passed (the first step if all are)."""
@@ -290,11 +311,13 @@ class LearningSession:
             lesson = self.course.lesson(lesson_id)
         except KeyError:
             raise UnknownLesson(f"no lesson {lesson_id!r} in this course") from None
+        from tutor.course.quiz import first_unread_step
+
         passed = self.store.passed_steps()
-        for step in lesson.steps:
-            if isinstance(step, GRADED_KINDS) and step_ref(lesson, step) not in passed:
-                return self.goto(lesson_id, step.id)
-        return self.goto(lesson_id)
+        done = {s.id for s in lesson.steps if step_ref(lesson, s) in passed}
+        if len(done) == len(lesson.steps):
+            return self.goto(lesson_id)  # all done: from the top, to review
+        return self.goto(lesson_id, lesson.steps[first_unread_step(lesson, done)].id)
 
     def next_step(self) -> Step | None:
         """The next step, crossing into the next lesson; None at the end of the course."""
@@ -475,11 +498,16 @@ class LearningSession:
         return Attempt(ref, verdict, diagnoses, cancelled=cancelled,
                        diagnosis_error=diagnosis_error)
 
-    def answer_quiz(self, selected: Sequence[int]) -> Attempt:
+    def answer_quiz(self, selected: Sequence[int], *, gave_up: bool = False) -> Attempt:
+        """Grade the picked choices (positions as shown); the right answer is named only
+        from the second wrong try on, or when the learner gives up."""
+        from tutor.course.quiz import reveals_answer
+
         lesson, step, ref = self.lesson, self.step, self.ref
         if not isinstance(step, QuizStep):
             raise NotRunnable(f"step {ref} is not a quiz")
-        verdict = self.grading.grade_quiz(lesson, step, list(selected))
+        reveal = reveals_answer(self.store.attempts(ref) + 1, gave_up=gave_up)
+        verdict = self.grading.grade_quiz(lesson, step, list(selected), reveal=reveal)
         self.store.record_attempt(
             ref,
             ",".join(str(i) for i in selected),

@@ -375,6 +375,45 @@ def _learner_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
     return frames
 
 
+_CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "PRECALL", "CALL_KW", "CALL_FUNCTION",
+                       "CALL_METHOD", "CALL_FUNCTION_KW"})
+_RAISE_ON_REQUEST = ("_check", "_assert")
+"""torch functions whose job is to raise what they are given (``torch._check(False, ...)``):
+an error raised through them is the caller's, not torch's."""
+
+
+def raised_by(exc: BaseException) -> str:
+    """Whose code raised ``exc``, from its traceback (never from its text): ``torch`` (torch's
+    Python code), ``call`` (a function implemented in C that a learner's line called, as every
+    torch operation is), ``learner`` (a ``raise`` or ``throw`` in learner code, or torch asked
+    to raise by it) or ``other`` (any other module, or code the learner compiled)."""
+    tb = exc.__traceback__
+    frames: list[TracebackType] = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return "other"
+    last = frames[-1]
+    if last.tb_frame.f_code.co_filename == LEARNER_FILE:
+        import dis
+
+        ops = {i.offset: i.opname for i in dis.get_instructions(last.tb_frame.f_code)}
+        return "call" if ops.get(last.tb_lasti) in _CALL_OPS else "learner"
+    torch_module = sys.modules.get("torch")
+    torch_dir = os.path.dirname(getattr(torch_module, "__file__", None) or "/nonexistent")
+    learner_at = max((i for i, f in enumerate(frames)
+                      if f.tb_frame.f_code.co_filename == LEARNER_FILE), default=-1)
+    entered = frames[learner_at + 1]
+    if not last.tb_frame.f_code.co_filename.startswith(torch_dir + os.sep):
+        return "other"
+    if entered.tb_frame.f_code.co_name.startswith(_RAISE_ON_REQUEST) or "testing" in (
+        entered.tb_frame.f_code.co_filename.removeprefix(torch_dir).split(os.sep)
+    ):
+        return "learner"
+    return "torch"
+
+
 def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> Data:
     """An :class:`~tutor.sandbox.models.ErrorInfo`."""
     def source(line: int | None) -> str:
@@ -417,6 +456,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         "source_line": source_line,
         "traceback": trace,
         "locals": local_snaps,
+        "raised_by": raised_by(exc),
     }
 
 

@@ -90,6 +90,9 @@ class ErrorInfo(_Data):
     locals: dict[str, Snapshot] = Field(
         default_factory=dict, description="Tensor-valued locals of the failing learner frame."
     )
+    raised_by: Literal["torch", "call", "learner", "other"] | None = Field(None, description=(
+        "Whose code raised it, from the traceback: torch's Python code, a C function a learner's "
+        "line called (every torch operation), a raise in learner code, or other code."))
 
 
 class WarningInfo(_Data):

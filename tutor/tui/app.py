@@ -1040,9 +1040,11 @@ def create_app(
     grading: GradingLike | None = None,
     diagnose: Diagnose | None = None,
     settings: SettingsStore | None = None,
+    learner: str | None = None,
 ) -> TutorApp:
     """Build the app over a session. ``device`` is what the learner asked for (``auto``,
-    ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist."""
+    ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist.
+    ``learner``: whose order quiz choices are shown in (None: the lesson's order)."""
     session = LearningSession(
         course,
         StreamingRunner(runner),
@@ -1052,5 +1054,6 @@ def create_app(
         device="cpu",
         grading=grading,
         diagnose=diagnose,
+        learner=learner,
     )
     return TutorApp(session, wanted_device=device, settings=settings)

@@ -42,7 +42,9 @@ def tabs_for(step: Step) -> tuple[str, ...]:
     and answer steps (and the graph of an answer step's code); the tutor everywhere."""
     if isinstance(step, (CodeStep, FixStep)):
         return TABS
-    if isinstance(step, AnswerStep) and step.code.strip():
+    from tutor.course.quiz import graph_gives_away  # the answer's own graph would answer it
+
+    if isinstance(step, AnswerStep) and step.code.strip() and not graph_gives_away(step):
         return ("verdict", "graph", "chat")
     if isinstance(step, (QuizStep, AnswerStep)):
         return ("verdict", "chat")

@@ -1,0 +1,161 @@
+"""tutor lint attacks every exercise with cheats: each must fail, and a step one passes is a
+lint error. The cheats of issue 21 section 2 are graded here against the bundled course."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.course import load_course
+from tutor.course.cheats import key_statements, raising_at, static_cheats, without_statement
+from tutor.course.models import Course, Lesson
+from tutor.grading.selfcheck import verify_lesson
+from tutor.grading.verdicts import grade_step
+from tutor.sandbox import Sandbox
+
+
+@pytest.fixture(scope="module")
+def course() -> Course:
+    return load_course()
+
+
+SECTION_2 = {
+    "hand-raised scalar error": ("non-scalar/reproduce-error", (
+        "import torch\n"
+        "raise RuntimeError('grad can be implicitly created only for scalar outputs')\n")),
+    "hand-raised leaf error": ("errors/reproduce-leaf", (
+        "import torch\n"
+        "raise RuntimeError('a leaf Variable that requires grad is being used in an in-place "
+        "operation.')\n")),
+    "zero backward, gradient by formula": ("backward/grad-function", (
+        "import torch\n\n\ndef grad_of_cube(x):\n"
+        "    (x * 0).sum().backward()\n    return 3 * x.detach() ** 2\n")),
+    "vector_norm in norm-by-hand": ("data-norm/norm-by-hand", (
+        "import torch\n\n\ndef l2_norm(t):\n    return torch.linalg.vector_norm(t)\n")),
+    "changing the caller's tensor": ("review/dot-grad", (
+        "import torch\n\n\ndef grad_wrt_a(a, b):\n    a.requires_grad_(True)\n"
+        "    (a * b).sum().backward()\n    return a.grad\n")),
+    "printing the node name": ("graph/walk-graph", (
+        "import torch\n\n\ndef next_node_name(t):\n    return 'MulBackward0'\n\n\n"
+        "x = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+        "u = x * x\nv = u + 2\nprint('MulBackward0')\nv.sum().backward()\n")),
+    "one backward for two": ("matrix-mm/twice", (
+        "import torch\n\nx = torch.tensor([2., 1.], requires_grad=True)\n"
+        "y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\n"
+        "z = torch.mm(x.view(1, 2), y)\nz.backward(torch.tensor([[1., 1.]]))\n")),
+    "no retain_graph": ("matrix-mm/seed-mm", (
+        "import torch\n\nx = torch.tensor([2., 1.], requires_grad=True)\n"
+        "y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\n\n"
+        "z = torch.mm(x.view(1, 2), y)\nprint(f'z:{z}')\n"
+        "z.backward(torch.tensor([[1., 0.]]))\n"
+        "print(f'x.grad: {x.grad}')\nprint(f'y.grad: {y.grad}')\n")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECTION_2))
+def test_section_2_cheat_fails(name: str, course: Course, sandbox: Sandbox) -> None:
+    ref, code = SECTION_2[name]
+    lesson, step = course.find(ref)
+    assert grade_step(lesson, step, code, runner=sandbox).passed is False
+    # and the reference solution still passes: the step was made stricter, not impossible
+    assert grade_step(lesson, step, step.solution, runner=sandbox).passed
+
+
+def test_a_code_step_whose_starter_passes(course: Course) -> None:
+    _, step = course.find("data-norm/without-data")
+    kinds = [c.kind for c in static_cheats(step)]
+    assert kinds.count("starter") == 1 and "key_line" in kinds
+
+
+def test_vector_norm_of_a_detached_y_is_accepted(course: Course, sandbox: Sandbox) -> None:
+    lesson, step = course.find("data-norm/without-data")
+    code = step.solution.replace("y.detach().norm()", "torch.linalg.vector_norm(y.detach())")
+    assert "vector_norm" in code
+    assert grade_step(lesson, step, code, runner=sandbox).passed
+
+
+def test_key_statements_are_what_the_starter_lacks() -> None:
+    starter = "import torch\nx = torch.ones(2, requires_grad=True)\nwhile x.data.sum() < 9:\n" \
+              "    x = x * 2\n"
+    solution = "import torch\nx = torch.ones(2, requires_grad=True)\nwhile x.sum() < 9:\n" \
+               "    x = x * 2\nprint(x)\nx.sum().backward()\n"
+    found = [node.lineno for node in key_statements(solution, starter)]
+    assert found == [3, 6]  # the new while header and the backward; never the print
+    assert without_statement(solution, key_statements(solution, starter)[0]).splitlines()[2:4] \
+        == ["pass", "print(x)"]
+
+
+def test_raising_at_keeps_the_indentation() -> None:
+    code = raising_at("def f():\n    x.add_(1)\n", 2, "RuntimeError", "it's a leaf")
+    assert code == "def f():\n    raise RuntimeError(\"it's a leaf\")\n"
+
+
+def _t(text: str) -> dict[str, str]:
+    return {"en": text, "zh": text + "。"}
+
+
+def _lesson(**step: Any) -> Lesson:
+    base = {"id": "s", "kind": "code", "title": _t("a"), "prompt": _t("p")}
+    return Lesson.model_validate({"id": "weak", "title": _t("Weak"), "steps": [base | step]})
+
+
+def _found(lesson: Lesson, sandbox: Sandbox) -> list[str]:
+    return [p.message for p in verify_lesson(lesson, runner=sandbox)]
+
+
+def test_lint_names_each_cheat_that_passes(sandbox: Sandbox) -> None:
+    # a value check alone is passed by writing the value down
+    weak = _lesson(solution="import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 3\n",
+                   checks=[{"kind": "value", "expr": "y"}])
+    messages = _found(weak, sandbox)
+    assert any(m.startswith("the expected values hard-coded and printed") for m in messages)
+    # a starter that already does the work
+    done = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
+    lazy = _lesson(starter=done, solution=done,
+                   checks=[{"kind": "value", "expr": "x.grad"}, {"kind": "ast",
+                                                                 "rule": "grad_from_backward"}])
+    assert any(m.startswith("the untouched starter") for m in _found(lazy, sandbox))
+    # a line the checks never miss
+    extra = _lesson(solution=done + "y = x * 2\n",
+                    checks=[{"kind": "value", "expr": "x.grad"}, {"kind": "ast",
+                                                                 "rule": "grad_from_backward"}])
+    assert any("without its key line (line 4: y = x * 2)" in m for m in _found(extra, sandbox))
+    # an authored cheat that passes
+    loose = _lesson(solution=done, cheats=[done.replace("x * 3", "3 * x")],
+                    checks=[{"kind": "value", "expr": "x.grad"}, {"kind": "ast",
+                                                                 "rule": "grad_from_backward"}])
+    assert any(m.startswith("the lesson's own cheat (1)") for m in _found(loose, sandbox))
+
+
+def test_strong_checks_leave_the_lint_silent(sandbox: Sandbox) -> None:
+    strong = _lesson(
+        starter="import torch\n\n\ndef triple_grad(x):\n    ...\n",
+        solution="import torch\n\n\ndef triple_grad(x):\n    (x * 3).sum().backward()\n"
+                 "    return x.grad\n",
+        checks=[{"kind": "function", "function": "triple_grad",
+                 "cases": ["torch.ones(2, requires_grad=True)",
+                           "torch.tensor([1., 5., 7.], requires_grad=True)"]},
+                {"kind": "ast", "rule": "grad_from_backward"}])
+    assert _found(strong, sandbox) == []
+
+
+def test_an_error_raised_by_hand_does_not_count(sandbox: Sandbox) -> None:
+    lesson = _lesson(solution="import torch\nx = torch.ones(2, requires_grad=True)\n"
+                              "(x * 2).backward()\n",
+                     checks=[{"kind": "error", "type": "RuntimeError",
+                              "match": "only for scalar outputs"}])
+    step = lesson.steps[0]
+    by_hand = "raise RuntimeError('grad can be implicitly created only for scalar outputs')\n"
+    verdict = grade_step(lesson, step, by_hand, runner=sandbox)
+    assert not verdict.passed
+    assert "your own `raise`" in verdict.checks[0].message.en
+    # torch asked to raise it is still the learner's raise
+    asked = "import torch\ntorch._check(False, lambda: 'only for scalar outputs')\n"
+    assert not grade_step(lesson, step, asked, runner=sandbox).passed
+    # the error torch raises, from C (an in-place op on a leaf) or from Python, counts
+    assert grade_step(lesson, step, step.solution, runner=sandbox).passed
+    leaf = _lesson(solution="import torch\nw = torch.ones(3, requires_grad=True)\nw.mul_(2)\n",
+                   checks=[{"kind": "error", "type": "RuntimeError", "match": "leaf Variable"}])
+    assert grade_step(leaf, leaf.steps[0], leaf.steps[0].solution, runner=sandbox).passed
+    assert _found(leaf, sandbox) == []
