@@ -9,10 +9,12 @@ Environment: ``TUTOR_LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``TUTOR
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -108,9 +110,15 @@ class OpenAICompatibleBackend:
             headers["Accept"] = "text/event-stream"
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
-        return urllib.request.Request(
-            self.config.endpoint, data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
+        # urllib checks the URL only here, with a ValueError ('notaurl': unknown url type)
+        if urllib.parse.urlsplit(self.config.endpoint).scheme not in ("http", "https"):
+            raise LLMError(f"{self.config.base_url!r} is not an http(s) URL")
+        try:
+            return urllib.request.Request(
+                self.config.endpoint, data=json.dumps(body).encode(), headers=headers, method="POST"
+            )
+        except ValueError as exc:
+            raise LLMError(f"{self.config.base_url!r} is not a usable URL: {exc}") from exc
 
     def _open(self, request: urllib.request.Request):  # type: ignore[no-untyped-def]
         try:
@@ -120,16 +128,21 @@ class OpenAICompatibleBackend:
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise LLMError(f"cannot reach {self.config.endpoint}: {reason}") from exc
+        except (http.client.HTTPException, ValueError) as exc:  # bad port, garbled status line
+            raise LLMError(f"cannot talk to {self.config.endpoint}: {exc}") from exc
 
     def complete(self, messages: Sequence[Message]) -> str:
         with self._open(self._request(messages, stream=False)) as response:
             try:
                 data = json.loads(response.read().decode("utf-8"))
-                return str(data["choices"][0]["message"]["content"])
-            except (TimeoutError, OSError) as exc:
-                raise LLMError(f"timed out reading the reply: {exc}") from exc
+                content = data["choices"][0]["message"]["content"]
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                raise LLMError(f"the reply broke off: {exc}") from exc
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMError(f"malformed reply: {exc}") from exc
+                raise LLMError(f"malformed reply: {exc!r}") from exc
+        if not isinstance(content, str):
+            raise LLMError("malformed reply: no text in choices[0].message.content")
+        return content
 
     def stream(self, messages: Sequence[Message]) -> Iterator[str]:
         """Yields content deltas of a server-sent-events reply."""
@@ -146,12 +159,12 @@ class OpenAICompatibleBackend:
                     if payload == "[DONE]":
                         return
                     delta = json.loads(payload)["choices"][0].get("delta", {})
-                    if delta.get("content"):
-                        yield str(delta["content"])
-            except (TimeoutError, OSError) as exc:
-                raise LLMError(f"timed out reading the stream: {exc}") from exc
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMError(f"malformed stream: {exc}") from exc
+                    if isinstance(delta.get("content"), str) and delta["content"]:
+                        yield delta["content"]
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                raise LLMError(f"the stream broke off: {exc}") from exc
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise LLMError(f"malformed stream: {exc!r}") from exc
 
 
 SYSTEM_PROMPT = """You are a patient tutor for PyTorch autograd inside a course.

@@ -16,6 +16,7 @@ from tutor.chat.index import build_course_index, default_cache_dir, load_index
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.llm import (
     ChatBackend,
+    LLMConfigError,
     LLMError,
     OpenAICompatibleBackend,
     build_messages,
@@ -96,16 +97,32 @@ class Tutor:
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
+        self.config_notice: tuple[str, str] | None = None
+        """(en, zh) of why the configured LLM cannot be used, when it cannot."""
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
     @classmethod
     def from_environment(
         cls, course: Course, env: Mapping[str, str] = os.environ, **kwargs: Any
     ) -> Tutor:
-        """A tutor that uses the configured LLM endpoint, or stays offline if none is."""
-        config = load_llm_config(env)
+        """A tutor that uses the configured LLM endpoint, or stays offline if none is. A broken
+        configuration leaves it offline too: every answer then starts with a one-line notice."""
+        try:
+            config = load_llm_config(env)
+        except LLMConfigError as exc:
+            tutor = cls(course, **kwargs)
+            tutor.config_notice = exc.texts[0]
+            return tutor
         backend = OpenAICompatibleBackend(config) if config else None
         return cls(course, backend=backend, **kwargs)
+
+    def _config_fallback(self, answer: Answer, lang: Lang) -> Answer:
+        """``answer`` behind the notice that the LLM's configuration is broken, if it is."""
+        if self.config_notice is None or answer.kind in ("off_topic", "empty"):
+            return answer
+        reason = self.config_notice[1] if lang == "zh" else self.config_notice[0]
+        notice = msg.LLM_FAILED.format(reason=reason.splitlines()[0]).get(lang)
+        return self._fallback(answer, notice)
 
     # ------------------------------------------------------------------ public
 
@@ -115,8 +132,8 @@ class Tutor:
         lang = lang or detect_lang(question)
         offline, hits, secrets = self._offline(question, lang, context)
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = offline
-            return offline
+            self.last_answer = self._config_fallback(offline, lang)
+            return self.last_answer
         messages = build_messages(
             question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
         )
@@ -140,8 +157,8 @@ class Tutor:
         lang = lang or detect_lang(question)
         offline, hits, secrets = self._offline(question, lang, context)
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = offline
-            yield offline.text
+            self.last_answer = self._config_fallback(offline, lang)
+            yield self.last_answer.text
             return
         messages = build_messages(
             question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
