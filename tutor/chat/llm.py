@@ -17,13 +17,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from tutor.chat.llm_location import config_path
 from tutor.chat.models import ChatContext, Passage
 from tutor.errors import TutorError
 from tutor.i18n import Lang
@@ -52,14 +52,6 @@ class LLMConfig(BaseModel):
     def endpoint(self) -> str:
         url = self.base_url.rstrip("/")
         return url if url.endswith("/chat/completions") else url + "/chat/completions"
-
-
-def config_path(env: Mapping[str, str] = os.environ) -> Path:
-    if env.get("TUTOR_LLM_CONFIG"):
-        return Path(env["TUTOR_LLM_CONFIG"])
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("autograd-tutor")) / "llm.yaml"
 
 
 def load_llm_config(env: Mapping[str, str] = os.environ) -> LLMConfig | None:
@@ -179,11 +171,20 @@ Rules you must follow:
 
 
 def build_messages(
-    question: str, *, lang: Lang, passages: Sequence[Passage], context: ChatContext | None
+    question: str,
+    *,
+    lang: Lang,
+    passages: Sequence[Passage],
+    context: ChatContext | None,
+    card: str | None = None,
 ) -> list[Message]:
-    """The prompt: rules, retrieved passages and the learner's context (never the solution)."""
+    """The prompt: rules, the answer card that answers the question (if one does), retrieved
+    passages and the learner's context (never the solution)."""
     language = "Simplified Chinese" if lang == "zh" else "English"
-    parts = ["Passages from the course:"]
+    parts = []
+    if card:
+        parts.append(f"The course's answer card for this question (correct; build on it):\n{card}")
+    parts.append("Passages from the course:")
     for p in passages:
         where = f"{p.lesson_id}/{p.step_id}" if p.step_id else (p.lesson_id or p.id)
         parts.append(f"[{where}] {p.title.get(lang)}\n{p.text.get(lang)}")

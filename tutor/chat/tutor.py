@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tutor.chat import messages as msg
+from tutor.chat.cards import CardBook
 from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
 from tutor.chat.index import build_course_index, default_cache_dir, load_index
@@ -25,8 +26,10 @@ from tutor.chat.llm import (
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
 from tutor.chat.passages import load_catalog_entries, load_glossary
+from tutor.chat.quick import card_answers, card_text, may_be_solution_request
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
+from tutor.chat.step_finder import StepFinder
 from tutor.chat.symptoms import Diagnosed, SymptomMatcher
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
@@ -94,6 +97,10 @@ class Tutor:
         self.retriever = Retriever(data)
         self.passages = {p.id: p for p in data.passages}
         self.symptoms = SymptomMatcher(self.passages)
+        self.cards = CardBook()
+        self.steps = StepFinder(course)
+        self._card_text: str | None = None
+        """The answer card behind the last offline answer, as grounding for an LLM."""
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -135,7 +142,11 @@ class Tutor:
             self.last_answer = self._config_fallback(offline, lang)
             return self.last_answer
         messages = build_messages(
-            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
         )
         try:
             reply = self.backend.complete(messages)
@@ -161,7 +172,11 @@ class Tutor:
             yield self.last_answer.text
             return
         messages = build_messages(
-            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
         )
         released, pending = "", ""
         try:
@@ -228,12 +243,47 @@ class Tutor:
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
         off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
+        self._card_text = None
+        # a question about the learner's own run is answered from that run (and its
+        # diagnosis) below; an answer card answers the question asked in general
+        asks_error = asks_about_error(question) and not self.retriever.quotes_message(question)
+        if self._about_run(question, lang, context, about_error=asks_error) is not None:
+            pass
+        elif (step is None and not may_be_solution_request(question, self.steps)) or (
+            step is not None
+            and not asks_for_solution(
+                question,
+                on_step=True,
+                step_exprs=_checked_exprs(step, context),
+                step_parts=_code_parts(step),
+                about_course=lambda: True,
+            )
+        ):
+            carded = self._from_card(question, lang, context)
+            if carded is not None:
+                return self._finish(carded, secrets, question, lang), [], secrets
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
         words = self.retriever.judge(question, on_step=step is not None)
         if words.reason in ("foreign", "plain-error"):
             return off_topic, [], secrets
+        if step is None:
+            # from the shell, a request for an exercise's answer pastes its code or title
+            found_step = self.steps.find(question)
+            if found_step is not None and asks_for_solution(
+                question,
+                on_step=True,
+                step_exprs=(),
+                step_parts=(),
+                about_course=lambda: True,
+            ):
+                ctx = (context or ChatContext()).model_copy(
+                    update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
+                )
+                lesson, step = self._step(ctx)
+                secrets = self._secrets(lesson, step, ctx)
+                return self._hint(lang, ctx, lesson, step, secrets), [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
@@ -313,6 +363,34 @@ class Tutor:
             lessons=named,
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
+
+    def _from_card(self, question: str, lang: Lang, context: ChatContext | None) -> Answer | None:
+        """The answer card's answer, shaped by the kind of question, in the learner's names;
+        None when no card answers it well. A question about an error that quotes none is
+        matched with the learner's last error."""
+        code = context.code if context is not None else ""
+        error = ""
+        run = context.last_run if context is not None else None
+        if run is not None and run.error is not None:
+            error = f"{run.error.type}: {run.error.message}"
+        extra = error if error and not self.retriever.quotes_message(question) else ""
+        found = self.cards.match(question, extra=extra)
+        # a symptom named in general ("my x.grad is None", "the grads keep growing") is
+        # answered by its likely causes; a card answers it when it quotes a message or API
+        if found is None or not card_answers(found, question):
+            return None
+        ref = found.read
+        lesson_id = ref.partition("/")[0]
+        text = card_text(self.course, found, lang, (question, code, error))
+        self._card_text = text
+        titled = self._titled(ref)
+        return Answer(
+            text=text,
+            sources=[ref],
+            titled_sources=[titled] if titled else [],
+            kind="answer",
+            lessons=[lesson_id],
+        )
 
     def _finish(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         """The answer as shown: Chinese without stray spaces, checked for leaks."""
