@@ -61,9 +61,20 @@ def describes_symptom(question: str) -> bool:
     return _symptom_patterns().search(question) is not None
 
 
+_PASTED_CODE_RE = re.compile(r"[A-Za-z_]\w*\s*=\s*[\w.]+\(")
+PASTED_SCORE = 0.75
+"""A card this close answers a symptom question that pastes the learner's code."""
+
+
 def card_answers(found: Match | None, question: str) -> bool:
-    """Whether the matched card answers ``question`` (rather than the symptom's causes)."""
-    return found is not None and (found.by_signal or not describes_symptom(question))
+    """Whether the matched card answers ``question`` rather than the symptom's list of likely
+    causes: when it quotes a message or API the card knows, when it describes no symptom, or
+    when it pastes code (it is about one case, not the symptom in general)."""
+    if found is None:
+        return False
+    if found.by_signal or not describes_symptom(question):
+        return True
+    return found.score >= PASTED_SCORE and _PASTED_CODE_RE.search(question) is not None
 
 
 def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
