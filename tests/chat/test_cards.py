@@ -18,7 +18,8 @@ from tutor.chat.cards import CardBook, CardSet, load_cards, load_raw, question_k
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import plain
 from tutor.chat.quick import quick_answer
-from tutor.chat.solution_requests import PATH as REQUESTS, RequestParts, parse_parts
+from tutor.chat.solution_requests import PATH as REQUESTS
+from tutor.chat.solution_requests import RequestParts, parse_parts
 from tutor.course import load_course
 from tutor.course.models import Course
 from tutor.sandbox.models import ErrorInfo, RunResult
@@ -150,7 +151,8 @@ def test_on_the_step_a_card_sends_to_its_answer_never_gives_that_step_away(
         ("is updating weights through p.data safe?", "safe"),
         ("这样改安全吗？loss.requires_grad = True", "safe"),
         (
-            "x = torch.ones(3, requires_grad=True); (x * 2).sum().backward(); what does this print?",
+            "x = torch.ones(3, requires_grad=True); (x * 2).sum().backward(); "
+            "what does this print?",
             "value",
         ),
         ("y.backward() 之后 print(x.grad) 会打印什么", "value"),
@@ -433,7 +435,7 @@ def test_a_solution_request_from_the_shell_gets_the_hint_of_its_exercise(
 ) -> None:
     answer = Tutor(bundled).ask(question)
     assert answer.kind == "hint" and answer.hint_level == 1 and answer.sources == [ref]
-    lesson, step = bundled.find(ref)
+    _, step = bundled.find(ref)
     lang = "zh" if re.search(r"[\u4e00-\u9fff]", question) else "en"
     assert step.hints[0].get(lang) in answer.text  # type: ignore[attr-defined]
     assert "?" in answer.text or "？" in answer.text  # a guiding question
