@@ -84,6 +84,8 @@ class Card:
     example: str | None = None
     read_if: tuple[ReadIf, ...] = ()
     """Another step to read when the question describes that situation."""
+    also: str | None = None
+    """A second LESSON/STEP that teaches the way around (named after the one to read)."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -136,6 +138,7 @@ def _card(raw: dict) -> Card:  # type: ignore[type-arg]
         fix=_pair(raw["fix"]) if raw.get("fix") else None,
         example=raw["example"].rstrip() if raw.get("example") else None,
         read_if=tuple(ReadIf(r["when"], r["read"]) for r in raw.get("read_if", ())),
+        also=raw.get("also"),
     )
 
 
@@ -167,6 +170,19 @@ _QUOTED_ERROR_RE = re.compile(
     r"backward through the graph|in-place operation|same device|can't call numpy)",
     re.IGNORECASE,
 )
+
+
+@lru_cache(maxsize=1)
+def _anchors() -> tuple[str, ...]:
+    from tutor.yaml_cache import read_yaml
+
+    return tuple(a.lower() for a in read_yaml(KINDS)["anchors"])
+
+
+def about_pytorch(question: str) -> bool:
+    """Whether ``question`` names anything of PyTorch or autograd (kinds.yaml's anchors)."""
+    lowered = question.lower()
+    return any(anchor in lowered for anchor in _anchors())
 
 
 def question_kind(question: str) -> Kind:
@@ -250,6 +266,8 @@ class CardBook:
     def match(self, question: str, *, extra: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
         if quoted), or None when none answers it well enough."""
+        if not about_pytorch(f"{question}\n{extra}"):
+            return None
         kind = question_kind(question)
         scores = self.scores(f"{question}\n{extra}" if extra else question)
         if kind == "compare":
@@ -326,6 +344,10 @@ _LABELS = {
     "read": Pair(
         "Read: lesson “{lesson}” ({lesson_id}), step “{step}” ({ref}).",
         "参阅：课程“{lesson}”（{lesson_id}）的步骤“{step}”（{ref}）。",
+    ),
+    "also": Pair(
+        "See also: lesson “{lesson}” ({lesson_id}), step “{step}” ({ref}).",
+        "另见：课程“{lesson}”（{lesson_id}）的步骤“{step}”（{ref}）。",
     ),
     "tensor": Pair("the tensor", "该张量"),
     "output": Pair("the output", "输出"),
@@ -405,6 +427,14 @@ def compose(
         lesson_id = ref.partition("/")[0]
         parts.append(
             _LABELS["read"].get(lang).format(lesson=lesson, lesson_id=lesson_id, step=step, ref=ref)
+        )
+    if card.also and titles and card.also in titles and card.also != ref:
+        lesson, step = titles[card.also]
+        lesson_id = card.also.partition("/")[0]
+        parts.append(
+            _LABELS["also"]
+            .get(lang)
+            .format(lesson=lesson, lesson_id=lesson_id, step=step, ref=card.also)
         )
     return "\n\n".join(parts)
 

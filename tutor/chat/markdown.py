@@ -95,9 +95,7 @@ def summary(
         chosen.append((i, block))
         size += len(block)
     kept = {i for i, _ in chosen}
-    return "\n\n".join(
-        b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen)
-    )
+    return "\n\n".join(b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen))
 
 
 def _without_lead_in(block: str) -> str:

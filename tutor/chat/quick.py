@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tutor.chat.cards import CardBook, Match, compose, learner_names
+from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
 from tutor.chat.solution_requests import asks_for_solution
 from tutor.chat.step_finder import StepFinder
@@ -63,6 +64,7 @@ def describes_symptom(question: str) -> bool:
 
 _PASTED_CODE_RE = re.compile(r"[A-Za-z_]\w*\s*=\s*[\w.]+\(")
 PASTED_SCORE = 0.75
+
 """A card this close answers a symptom question that pastes the learner's code."""
 
 
@@ -89,10 +91,12 @@ def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
 
 def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, str, str]) -> str:
     """The card's answer as shown (Chinese tidied), in the learner's names."""
-    titles = titles_for(course, found.read, lang)
-    text = compose(
-        found, lang, learner_names(*names_from), {found.read: titles} if titles else None
-    )
+    known = {}
+    for ref in (found.read, found.card.also):
+        titles = titles_for(course, ref, lang) if ref else None
+        if ref and titles:
+            known[ref] = titles
+    text = compose(found, lang, learner_names(*names_from), known or None)
     return tidy_chinese(text) if lang == "zh" else text
 
 
@@ -107,9 +111,13 @@ def quick_answer(
     found = (book or CardBook()).match(question)
     if found is None or not card_answers(found, question):
         return None
+    text = card_text(course, found, lang, (question, "", ""))
+    _, step = course.find(found.read)
+    if find_leaks(text, step_secrets(step), question=question).leaked:
+        return None  # the Tutor shows it without what it shares with that step's solution
     titles = titles_for(course, found.read, lang)
     return QuickAnswer(
-        text=card_text(course, found, lang, (question, "", "")),
+        text=text,
         ref=found.read,
         lesson_title=titles[0] if titles else None,
         step_title=titles[1] if titles else None,

@@ -243,6 +243,12 @@ class Tutor:
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
         off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
+        # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
+        # error (a scraper's KeyError): neither a request for this step's answer nor a
+        # question about the learner's run
+        words = self.retriever.judge(question, on_step=step is not None)
+        if words.reason in ("foreign", "plain-error"):
+            return off_topic, [], secrets
         self._card_text = None
         # a question about the learner's own run is answered from that run (and its
         # diagnosis) below; an answer card answers the question asked in general
@@ -261,13 +267,10 @@ class Tutor:
         ):
             carded = self._from_card(question, lang, context)
             if carded is not None:
-                return self._finish(carded, secrets, question, lang), [], secrets
-        # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
-        # error (a scraper's KeyError): neither a request for this step's answer nor a
-        # question about the learner's run
-        words = self.retriever.judge(question, on_step=step is not None)
-        if words.reason in ("foreign", "plain-error"):
-            return off_topic, [], secrets
+                # from the shell no step is open: the step the card sends the learner to is
+                # the one whose solution it must not show
+                guard = secrets if step is not None else self._card_secrets(carded)
+                return self._finish(carded, guard, question, lang), [], secrets
         if step is None:
             # from the shell, a request for an exercise's answer pastes its code or title
             found_step = self.steps.find(question)
@@ -364,6 +367,12 @@ class Tutor:
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
 
+    def _card_secrets(self, answer: Answer) -> Secrets:
+        _, step = self._step(
+            ChatContext(lesson_id=answer.lessons[0], step_id=answer.sources[0].partition("/")[2])
+        )
+        return step_secrets(step)
+
     def _from_card(self, question: str, lang: Lang, context: ChatContext | None) -> Answer | None:
         """The answer card's answer, shaped by the kind of question, in the learner's names;
         None when no card answers it well. A question about an error that quotes none is
@@ -381,6 +390,9 @@ class Tutor:
             return None
         ref = found.read
         lesson_id = ref.partition("/")[0]
+        lessons = [lesson_id]
+        if found.card.also and found.card.also.partition("/")[0] not in lessons:
+            lessons.append(found.card.also.partition("/")[0])
         text = card_text(self.course, found, lang, (question, code, error))
         self._card_text = text
         titled = self._titled(ref)
@@ -389,7 +401,7 @@ class Tutor:
             sources=[ref],
             titled_sources=[titled] if titled else [],
             kind="answer",
-            lessons=[lesson_id],
+            lessons=lessons,
         )
 
     def _finish(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
@@ -484,9 +496,7 @@ class Tutor:
                 return Source(id=source_id, title=lesson.title)
             where = _bi(msg.SOURCE_LESSON, lesson=lesson.title)
             return Source(id=source_id, title=step.title, where=where)
-        return Source(
-            id=source_id, title=passage.title, where=self._where(passage.lesson_id, None)
-        )
+        return Source(id=source_id, title=passage.title, where=self._where(passage.lesson_id, None))
 
     def _lesson_step(
         self, lesson_id: str | None, step_id: str | None
@@ -534,7 +544,8 @@ class Tutor:
                 readings = [
                     h.passage
                     for h in hits
-                    if h.passage.lesson_id == p.lesson_id and self._explains(h.passage)
+                    if h.passage.lesson_id == p.lesson_id
+                    and self._explains(h.passage)
                     and h.passage.source == "lesson"
                 ]
                 p = readings[0] if readings else p
@@ -608,10 +619,8 @@ class Tutor:
             return lesson_id
         return msg.LESSON_ITEM.format(title=title, lesson_id=lesson_id).get(lang)
 
-    def _read_line(
-        self, ref: str | None, lang: Lang, named: list[str] | None = None
-    ) -> str | None:
-        """"Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
+    def _read_line(self, ref: str | None, lang: Lang, named: list[str] | None = None) -> str | None:
+        """ "Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
         if not ref:
             return None
         lesson_id, _, step_id = ref.partition("/")
