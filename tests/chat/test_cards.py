@@ -484,3 +484,85 @@ def test_the_quick_path_says_what_the_tutor_says(tutor: Tutor, bundled: Course) 
 def test_plain_text_has_no_markdown_marks() -> None:
     text = plain("**Fix:** call `x.sum()` first.\n\n```python\nimport torch\nx = 1\n```")
     assert text == "Fix: call x.sum() first.\n\n    import torch\n    x = 1"
+
+
+# ---------------------------------------------------------------- what does this print?
+
+
+class _FakeRunner:
+    """Answers every run with what a real sandbox would have printed for these tests."""
+
+    def __init__(self, stdout: str = "", error: ErrorInfo | None = None) -> None:
+        self.stdout, self.error, self.codes = stdout, error, []  # type: ignore[var-annotated]
+
+    def run(self, code: str, **_: object) -> RunResult:
+        self.codes.append(code)
+        return RunResult(
+            outcome="error" if self.error else "ok",
+            device="cpu",
+            stdout=self.stdout,
+            error=self.error,
+        )
+
+
+def test_a_pasted_snippet_is_run_and_its_output_shown(bundled: Course) -> None:
+    runner = _FakeRunner(stdout="tensor([3., 3., 3., 3., 3.])\n")
+    tutor = Tutor(bundled, runner=runner)
+    question = (
+        "X = torch.ones(5, requires_grad=True); V = X.pow(3); Y = V.sum(); Y.backward(); "
+        "print(X.grad). What does this print?"
+    )
+    text = tutor.ask(question).text
+    assert runner.codes == [
+        "import torch; X = torch.ones(5, requires_grad=True)\nV = X.pow(3)\n"
+        "Y = V.sum()\nY.backward()\nprint(X.grad)"
+    ]
+    assert "tensor([3., 3., 3., 3., 3.])" in text and text.startswith("I ran your code")
+    error = ErrorInfo(
+        type="RuntimeError",
+        line=3,
+        message="grad can be implicitly created only for scalar outputs",
+    )
+    zh = (
+        Tutor(bundled, runner=_FakeRunner(error=error))
+        .ask(
+            "x = torch.ones(2, requires_grad=True); z = x + 2; z.backward(); "
+            "print(x.grad) 会打印什么？"
+        )
+        .text
+    )
+    assert "第 3 行报错" in zh and "标量" in zh
+
+
+def test_what_a_snippet_prints_is_withheld_when_it_is_an_exercises_answer(
+    bundled: Course,
+) -> None:
+    _, step = bundled.find("backward/square-plus")
+    expected = [v for v in step_secrets(step).expected if len(v) == 1 and v[0] not in (0, 1, 2)]
+    assert expected, "the step has a non-trivial expected value"
+    value = expected[0][0]
+    runner = _FakeRunner(stdout=f"tensor({value:g}.)\n")
+    tutor = Tutor(bundled, runner=runner)
+    ctx = ChatContext(lesson_id="backward", step_id="square-plus")
+    # other code, but what it prints is the open step's answer
+    text = tutor.ask("b = torch.tensor(4.); print(b * 2) what does this print?", context=ctx).text
+    assert runner.codes and f"{value:g}" not in text
+    assert step.title.en in text  # says which exercise it would give away
+
+
+def test_a_real_sandbox_runs_the_snippet(bundled: Course) -> None:
+    from tutor.sandbox import Sandbox
+
+    sandbox = Sandbox(few_runs=True)
+    try:
+        text = (
+            Tutor(bundled, runner=sandbox)
+            .ask(
+                "a = torch.tensor([1., 2.], requires_grad=True); (a * a).sum().backward(); "
+                "print(a.grad) what will this print?"
+            )
+            .text
+        )
+    finally:
+        sandbox.close()
+    assert "tensor([2., 4.])" in text

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tutor.chat import messages as msg
-from tutor.chat.cards import CardBook
+from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
 from tutor.chat.index import build_course_index, default_cache_dir, load_index
@@ -28,6 +28,7 @@ from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
 from tutor.chat.passages import load_catalog_entries, load_glossary
 from tutor.chat.quick import card_answers, card_text, may_be_solution_request
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
+from tutor.chat.snippets import snippet
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.symptoms import Diagnosed, SymptomMatcher
@@ -81,6 +82,7 @@ class Tutor:
         glossary: Glossary | None = None,
         catalog_entries: Iterable[Any] | None = None,
         cache_dir: Path | Literal["default"] | None = "default",
+        runner: Any | None = None,
     ):
         """``glossary``/``catalog_entries`` replace the bundled ones (then nothing is cached);
         ``cache_dir``: where the built index is kept (default: the user cache dir; None: build
@@ -98,6 +100,9 @@ class Tutor:
         self.passages = {p.id: p for p in data.passages}
         self.symptoms = SymptomMatcher(self.passages)
         self.cards = CardBook()
+        self.runner = runner
+        """A sandbox (tutor.sandbox.Runner) to run a pasted snippet a "what does this print?"
+        question asks about; without one such a question is answered from the cards."""
         self.steps = StepFinder(course)
         self._card_text: str | None = None
         """The answer card behind the last offline answer, as grounding for an LLM."""
@@ -250,6 +255,9 @@ class Tutor:
         if words.reason in ("foreign", "plain-error"):
             return off_topic, [], secrets
         self._card_text = None
+        ran = self._run_snippet(question, lang, step, secrets)
+        if ran is not None:
+            return ran, [], secrets
         # a question about the learner's own run is answered from that run (and its
         # diagnosis) below; an answer card answers the question asked in general
         asks_error = asks_about_error(question) and not self.retriever.quotes_message(question)
@@ -366,6 +374,62 @@ class Tutor:
             lessons=named,
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
+
+    def _run_snippet(
+        self, question: str, lang: Lang, step: Step | None, secrets: Secrets
+    ) -> Answer | None:
+        """"What does this print?" with code pasted: run it and say what it printed, unless
+        that gives away the open step's or the pasted exercise's expected values."""
+        if self.runner is None or question_kind(question) != "value":
+            return None
+        code = snippet(question)
+        if code is None:
+            return None
+        from tutor.errors import TutorError
+
+        try:
+            result = self.runner.run(code, device="cpu")
+        except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
+            return None
+        if result.error is not None:
+            first = msg.RAN_SNIPPET_ERROR.format(
+                line=str(result.error.line or "?"),
+                error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
+            ).get(lang)
+        elif result.stdout.strip():
+            first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+        else:
+            first = msg.RAN_SNIPPET_NOTHING.get(lang)
+        guards = [(step, secrets)] if step is not None else []
+        pasted = self.steps.find(question)
+        if pasted is not None:
+            lesson, found = self._step(
+                ChatContext(lesson_id=pasted.lesson_id, step_id=pasted.step_id)
+            )
+            guards.append((found, self._secrets(lesson, found, None)))
+        for guarded, guard in guards:
+            if guarded is not None and find_leaks(first, guard, question=question).leaked:
+                first = msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)
+                break
+        parts = [first]
+        extra = f"{result.error.type}: {result.error.message}" if result.error else ""
+        found_card = self.cards.match(question, extra=extra)
+        ref = None
+        if found_card is not None:
+            explained = card_text(self.course, found_card, lang, (question, "", extra))
+            # the card's explanation, without the example: the learner's own code is the example
+            parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
+            ref = found_card.read
+        text = "\n\n".join(parts)
+        if lang == "zh":
+            text = tidy_chinese(text)
+        answer = Answer(
+            text=text,
+            sources=[ref] if ref else [],
+            kind="answer",
+            lessons=[ref.partition("/")[0]] if ref else [],
+        )
+        return self._guard(answer, secrets, question, lang) if step is not None else answer
 
     def _card_secrets(self, answer: Answer) -> Secrets:
         _, step = self._step(

@@ -58,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
         )
     course = load_course(getattr(args, "lessons", None))
     lang = answer_lang(getattr(args, "lang", None), args.question)
-    if not args.step:
+    from tutor.chat.cards import question_kind
+    from tutor.chat.snippets import snippet
+
+    # "what does this print?" with code pasted: the tutor runs it in the sandbox
+    wants_run = question_kind(args.question) == "value" and snippet(args.question) is not None
+    if not args.step and not wants_run:
         from tutor.chat.llm_location import llm_configured
 
         if args.offline or not llm_configured():
@@ -98,7 +103,15 @@ def run(args: argparse.Namespace) -> int:
             hints_unlocked=store.hints_revealed(args.step),
             attempts=store.attempts(args.step),
         )
-    tutor = Tutor(course) if args.offline else Tutor.from_environment(course)
+    runner = None
+    if wants_run:
+        from tutor.sandbox import Sandbox
+
+        runner = Sandbox(few_runs=True)
+    if args.offline:
+        tutor = Tutor(course, runner=runner)
+    else:
+        tutor = Tutor.from_environment(course, runner=runner)
     try:
         answer = _answer(tutor, args.question, lang, context, as_json=args.json)
         if store is not None and context is not None and answer is not None:
@@ -108,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+        if runner is not None:
+            runner.close()
     return 0
 
 
