@@ -121,7 +121,8 @@ def _has(text: str, alternatives: str) -> bool:
 def _in_lang(text: str, lang: str) -> bool:
     import re
 
-    prose = re.sub(r"```.*?```|`[^`]*`", "", text, flags=re.DOTALL)
+    # code, and the course's titles quoted in “…” (an English title may name 报错), are not prose
+    prose = re.sub(r"```.*?```|`[^`]*`|“[^”]*”", "", text, flags=re.DOTALL)
     cjk = len(re.findall(r"[\u4e00-\u9fff]", prose))
     if lang == "zh":
         return cjk >= 8
@@ -172,8 +173,12 @@ def grade_split(course, split: str, *, show: bool) -> None:  # type: ignore[no-u
 
     from ruamel.yaml import YAML
 
+    from tutor.sandbox import Sandbox
+
     items = YAML(typ="safe").load((LEARNER / f"{split}.yaml").read_text(encoding="utf-8"))
-    tutor = Tutor(course)
+    # as `tutor ask` answers: a sandbox runs what a "what does this print?" question pastes
+    sandbox = Sandbox(few_runs=True)
+    tutor = Tutor(course, runner=sandbox)
     counts: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     by_lang: dict[str, Counter[str]] = {}
@@ -191,6 +196,7 @@ def grade_split(course, split: str, *, show: bool) -> None:  # type: ignore[no-u
             print(f"Q: {item['q']}")
             if show:
                 print(answer.text)
+    sandbox.close()
     n = len(items)
     label = "TEST split (frozen, scored once)" if split == "test" else "dev split"
     print(f"== learner questions, {label}: {n} questions")
