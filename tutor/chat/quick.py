@@ -16,7 +16,7 @@ from functools import lru_cache
 from tutor.chat.cards import CardBook, Match, compose, learner_names
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
-from tutor.chat.solution_requests import asks_for_solution
+from tutor.chat.solution_requests import asks_for_solution, detect
 from tutor.chat.step_finder import StepFinder
 from tutor.course.models import Course
 
@@ -35,12 +35,12 @@ class QuickAnswer:
 
 def may_be_solution_request(question: str, finder: StepFinder) -> bool:
     """Whether the Tutor must look at ``question`` as a possible request for a solution: it
-    pastes or names an exercise, or asks for an answer (judged as if about the course)."""
-    if asks_for_solution(question, on_step=False, about_course=lambda: True):
-        return True
-    return finder.find(question) is not None and asks_for_solution(
-        question, on_step=True, about_course=lambda: True
-    )
+    pastes or names an exercise and asks for it to be done, or asks for "the answer" itself.
+    With no exercise open or named, "can someone help with this error?" is a question about
+    the error, answered as one (a hint needs an exercise)."""
+    if finder.find(question) is not None:
+        return asks_for_solution(question, on_step=True, about_course=lambda: True)
+    return detect(question, on_step=False, about_course=lambda: True).reason == "answer"
 
 
 @lru_cache(maxsize=1)
