@@ -185,6 +185,14 @@ def about_pytorch(question: str) -> bool:
     return any(anchor in lowered for anchor in _anchors())
 
 
+_PASTED_RE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=)[^=]|^\s*print\(|^\s*import ")
+
+
+def _without_statements(question: str) -> str:
+    parts = re.split(r";|\n", question)
+    return " ".join(p for p in parts if not _PASTED_RE.match(p))
+
+
 def question_kind(question: str) -> Kind:
     """The kind of ``question``: the first kind in kinds.yaml whose patterns match."""
     text = _CODE_SPAN_RE.sub(" ", question)
@@ -244,7 +252,10 @@ class CardBook:
         """Each card's score for ``question`` (cards with none left out); ``forms_only``:
         from its question forms alone, without its signals."""
         lowered = question.lower()
-        query = frozenset(tokenize(question))
+        # the learner's pasted statements name their variables and calls, not the question:
+        # the words around them say what is asked (signals still see the whole question)
+        prose = _without_statements(question)
+        query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else question))
         out: dict[str, float] = {}
         for card, tokens in self._forms:
             shared = tokens & query
