@@ -7,9 +7,13 @@ per submission that imports torch, runs the code and prints ``x.grad`` for a par
 compare. Prints both rates and their ratio. Targets on a 2-core machine: >= 80
 submissions/s and >= 50x naive. Figures only: nothing here asserts a time.
 
+Confinement (issue 18): with ``--confinement both`` (the default) the batch is graded with the
+kernel confinement on and off in alternating rounds, side by side; the naive ratio is taken
+against the confined rate.
+
     python benchmarks/bench_grade.py [--submissions 500] [--jobs 2] [--naive 5]
-        [--compare DIR [--rounds 3]]   (DIR: a copy of another version's tree, e.g. from
-                                        `git archive`; the two are graded in turns)
+        [--confinement both|on] [--compare DIR [--rounds 3]]
+    (DIR: a copy of another version's tree, e.g. from `git archive`; graded in turns)
 """
 
 from __future__ import annotations
@@ -133,6 +137,36 @@ def naive(sample: list[Submission]) -> float:
         return (time.perf_counter() - started) / len(sample)
 
 
+def grade_once(batch: list[Submission], jobs: int, device: str, confine: bool) -> float:
+    """Grade ``batch`` in a fresh sandbox, print what it took, return submissions/s."""
+    from tutor.grading.expected import ExpectedCache
+
+    with Sandbox(confine=confine) as sandbox:
+        sandbox.start()
+        sandbox.run("pass")  # wait for the warm server: `tutor grade` starts it once
+        mode = sandbox.confinement().mode
+        own0, sandbox0 = time.process_time(), sandbox_cpu_s(sandbox)
+        started = time.perf_counter()
+        entries = grade_submissions(batch, runner=sandbox, jobs=jobs, device=device,
+                                    cache=ExpectedCache(disk=False))
+        elapsed = time.perf_counter() - started
+        time.sleep(0.2)  # let the server reap the last runs
+        own_ms = (time.process_time() - own0) * 1000 / len(entries)
+        sandbox_ms = (sandbox_cpu_s(sandbox) - sandbox0) * 1000 / len(entries)
+    rate = len(entries) / elapsed
+    statuses = Counter(entry.status for entry in entries)
+    print(f"confinement {'on' if confine else 'off'} ({mode}): graded {len(entries)} "
+          f"submissions with --jobs {jobs} in {elapsed:.2f} s "
+          f"({dict(sorted(statuses.items()))}); {load()}")
+    print(f"warm sandbox : {rate:8.1f} submissions/s  ({1000 * elapsed / len(entries):.1f} ms "
+          "each, truth included)")
+    # The machine is shared and its speed varies: CPU per submission is the steadier figure
+    # (2 cores / 80 per second = 25 ms).
+    print(f"CPU          : {own_ms + sandbox_ms:8.1f} ms a submission  (grader {own_ms:.1f}, "
+          f"sandbox server and runs {sandbox_ms:.1f})")
+    return rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submissions", type=int, default=500)
@@ -142,35 +176,24 @@ def main() -> None:
     parser.add_argument("--compare", metavar="DIR", type=Path,
                         help="also grade with the tutor package in DIR, in turns")
     parser.add_argument("--rounds", type=int, default=3, help="turns of each, with --compare")
+    parser.add_argument("--confinement", choices=["both", "on"], default="both",
+                        help="both: grade with it on and off in turns, side by side")
     args = parser.parse_args()
     if args.compare:
         compare(args)
         return
 
     batch = submissions(args.submissions)
-    from tutor.grading.expected import ExpectedCache
-
-    with Sandbox() as sandbox:
-        sandbox.start()
-        sandbox.run("pass")  # wait for the warm server: `tutor grade` starts it once
-        own0, sandbox0 = time.process_time(), sandbox_cpu_s(sandbox)
-        started = time.perf_counter()
-        entries = grade_submissions(batch, runner=sandbox, jobs=args.jobs, device=args.device,
-                                    cache=ExpectedCache(disk=False))
-        elapsed = time.perf_counter() - started
-        time.sleep(0.2)  # let the server reap the last runs
-        own_ms = (time.process_time() - own0) * 1000 / len(entries)
-        sandbox_ms = (sandbox_cpu_s(sandbox) - sandbox0) * 1000 / len(entries)
-    rate = len(entries) / elapsed
-    statuses = Counter(entry.status for entry in entries)
-    print(f"graded {len(entries)} submissions with --jobs {args.jobs} in {elapsed:.2f} s "
-          f"({dict(sorted(statuses.items()))}); {load()}")
-    print(f"warm sandbox : {rate:8.1f} submissions/s  ({1000 * elapsed / len(entries):.1f} ms "
-          "each, truth included)")
-    # The machine is shared and its speed varies: CPU per submission is the steadier figure
-    # (2 cores / 80 per second = 25 ms).
-    print(f"CPU          : {own_ms + sandbox_ms:8.1f} ms a submission  (grader {own_ms:.1f}, "
-          f"sandbox server and runs {sandbox_ms:.1f})")
+    modes = (True, False) if args.confinement == "both" else (True,)
+    rates: dict[bool, list[float]] = {on: [] for on in modes}
+    for _ in range(2 if len(modes) > 1 else 1):
+        for on in modes:
+            rates[on].append(grade_once(batch, args.jobs, args.device, on))
+    rate = max(rates[True])
+    if len(modes) > 1:
+        off = max(rates[False])
+        print(f"confinement side by side (2 rounds in turns, best of each): on {rate:.1f}, "
+              f"off {off:.1f} submissions/s (on / off x{rate / off:.2f})")
     if args.naive < 1:
         return
     per_naive = naive(batch[: args.naive])
@@ -186,7 +209,7 @@ def compare(args: argparse.Namespace) -> None:
     for round_ in range(1, args.rounds + 1):
         for name, tree in (("this tree", ROOT), (str(args.compare), args.compare.resolve())):
             done = subprocess.run(
-                [sys.executable, __file__, "--naive", "0", "--submissions",
+                [sys.executable, __file__, "--naive", "0", "--confinement", "on", "--submissions",
                  str(args.submissions), "--jobs", str(args.jobs), "--device", args.device],
                 env={**os.environ, TREE_ENV: str(tree)}, capture_output=True, text=True,
                 check=True,

@@ -235,7 +235,7 @@ class ProgressStore:
                 return
             columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(steps)")}
             if version == 0 or not {"steps", "attempts", "meta"} <= tables or not (
-                _STEP_COLUMNS <= columns
+                columns >= _STEP_COLUMNS
             ):
                 raise ProgressError(
                     f"{self.path} is an SQLite file of another program, not a progress file "

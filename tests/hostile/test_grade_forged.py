@@ -179,3 +179,12 @@ def test_hard_coding_the_numbers_feedback_shows_gains_nothing(bench: Bench) -> N
         )
         verdict = bench.grade_code("nonscalar", code)
         assert verdict.score <= bench.honest_wrong_score("nonscalar"), number
+
+
+@pytest.mark.parametrize("type_name", ["subclass:__main__.Fake", "torch.Tensorish"])
+def test_a_fake_tensor_has_no_autograd_attributes_either(bench: Bench, type_name: str) -> None:
+    """The shape check reads the same validated data: a fake tensor's claimed shape counts
+    for nothing."""
+    verdict = bench.grade_forged("nonscalar", {GRAD: tensor([1.0, 1.0], [2], type=type_name)})
+    assert _check(verdict, "attribute:x.grad.shape").status == "fail"
+    assert verdict.score <= bench.honest_wrong_score("nonscalar") - 1

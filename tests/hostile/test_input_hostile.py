@@ -169,9 +169,8 @@ def test_a_truncated_progress_file_is_a_clear_error_and_left_as_it_was(tmp_path:
     _saved(path)
     data = path.read_bytes()
     path.write_bytes(data[:100])
-    with pytest.raises(ProgressError) as caught:
-        with ProgressStore(path) as store:
-            store.passed_steps()
+    with pytest.raises(ProgressError) as caught, ProgressStore(path) as store:
+        store.passed_steps()
     assert "progress" in str(caught.value)
     assert path.read_bytes() == data[:100]
 
@@ -184,9 +183,8 @@ def test_a_progress_file_from_another_program_is_a_clear_error(tmp_path: Path) -
     other.commit()
     other.close()
     before = path.read_bytes()
-    with pytest.raises(ProgressError, match="another program"):
-        with ProgressStore(path) as store:
-            store.record_attempt("l/s", "x", passed=True, score=1, max_score=1)
+    with pytest.raises(ProgressError, match="another program"), ProgressStore(path) as store:
+        store.record_attempt("l/s", "x", passed=True, score=1, max_score=1)
     assert path.read_bytes() == before
 
 
@@ -204,6 +202,5 @@ def test_a_read_only_progress_file_is_a_clear_error_on_save(tmp_path: Path) -> N
     path = tmp_path / "progress.sqlite3"
     _saved(path)
     path.chmod(0o444)
-    with pytest.raises(ProgressError):
-        with ProgressStore(path) as store:
-            store.record_attempt("l/s", "y", passed=True, score=1, max_score=1)
+    with pytest.raises(ProgressError), ProgressStore(path) as store:
+        store.record_attempt("l/s", "y", passed=True, score=1, max_score=1)

@@ -8,7 +8,7 @@ import socket
 import threading
 
 import pytest
-from conftest import NAMESPACE_LINE, TOKEN, assert_nothing_left
+from run_cases import NAMESPACE_LINE, TOKEN, assert_nothing_left
 
 from tutor.sandbox import Limits, Sandbox
 

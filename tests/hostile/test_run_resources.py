@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import NAMESPACE_LINE, TOKEN, assert_nothing_left
+from run_cases import NAMESPACE_LINE, TOKEN, assert_nothing_left
 
 from tutor.sandbox import Limits, Sandbox
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import NAMESPACE_LINE, SECRET, Secrets, assert_nothing_left
+from run_cases import NAMESPACE_LINE, SECRET, Secrets, assert_nothing_left
 
 from tutor.sandbox import Sandbox
 

@@ -213,11 +213,10 @@ def test_damage_inside_a_valid_file_is_a_clear_error_on_use(tmp_path: Path) -> N
         data[offset:offset + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
     before = path.read_bytes()
-    with pytest.raises(ProgressError, match="damaged|cannot"):
-        with ProgressStore(path) as s:
-            s.record_attempt(REF, "y", passed=True, score=1, max_score=1)
-            s.attempt_count_logged(REF)
-            s.step(REF)
+    with pytest.raises(ProgressError, match=r"damaged|cannot"), ProgressStore(path) as s:
+        s.record_attempt(REF, "y", passed=True, score=1, max_score=1)
+        s.attempt_count_logged(REF)
+        s.step(REF)
     assert path.read_bytes() == before
 
 

@@ -27,6 +27,12 @@ LABELS: dict[str, Text] = {
     "title": T("Title", "标题"),
     "catalog": T("Diagnosis catalog: {count} entries", "诊断目录：共 {count} 条"),
     "pitfall_rule": T("static check", "静态检查"),
+    "root": T("Root cause: line {line}", "根本原因：第 {line} 行"),
+    "evidence": T("Evidence", "证据"),
+    "tried": T("Tried", "已验证"),
+    "untried": T("(this fix could not be checked by re-running your program)",
+                 "（无法通过重新运行你的程序来验证这个修改）"),
+    "others": T("Other possible causes: {ids}", "其他可能的原因：{ids}"),
 }
 SEVERITY: dict[str, Text] = {
     "error": T("error", "错误"),
@@ -52,8 +58,21 @@ def format_diagnosis(diagnosis: Diagnosis, lang: Lang) -> str:
     lines.append(f"  {_label('why', lang)}: {diagnosis.explanation.get(lang)}")
     if diagnosis.details is not None:
         lines.append(f"  {_label('details', lang)}: {diagnosis.details.get(lang)}")
+    if diagnosis.root_line and diagnosis.root_line != diagnosis.line:
+        lines.append(f"  {_label('root', lang, line=diagnosis.root_line)}")
+    if diagnosis.chain:
+        lines.append(f"  {_label('evidence', lang)}:")
+        lines.extend(f"    {n}. {step.get(lang)}" for n, step in
+                     enumerate(diagnosis.chain, 1))
     fix = diagnosis.fix.get(lang).replace("\n", "\n    ")
     lines.append(f"  {_label('fix', lang)}: {fix}")
+    if diagnosis.fix_check is not None:
+        lines.append(f"  {_label('tried', lang)}: {diagnosis.fix_check.get(lang)}")
+    elif diagnosis.fix_verified is False:
+        lines.append(f"  {_label('untried', lang)}")
+    if diagnosis.tell_apart is not None:
+        lines.append(f"  {_label('others', lang, ids=', '.join(diagnosis.alternatives))}")
+        lines.append(f"  {diagnosis.tell_apart.get(lang)}")
     if diagnosis.lesson_ref:
         lines.append(f"  {_label('lesson', lang)}: {diagnosis.lesson_ref}")
     return "\n".join(lines)

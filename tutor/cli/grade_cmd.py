@@ -50,12 +50,19 @@ LABELS = {
         "above are written",
         "标准输出在汇总显示完之前被关闭；上面列出的报告已经写好",
     ),
+    "unconfined": T(
+        "error: this machine cannot confine the submissions' runs ({reason}): they would "
+        "see the lessons, the caches and each other's files, and could reach the network.\n"
+        "  hint: run as root, or allow unprivileged user namespaces "
+        "(sysctl kernel.unprivileged_userns_clone=1); to grade anyway, pass --unconfined",
+        "错误：本机无法隔离提交代码的运行（{reason}）：它们能看到课程、缓存和彼此的文件，"
+        "还能访问网络。\n"
+        "  提示：以 root 运行，或允许非特权用户命名空间"
+        "（sysctl kernel.unprivileged_userns_clone=1）；仍要评分请加 --unconfined",
+    ),
     "exposed": T(
-        "warning: submissions can read {path} (this machine gives runs no mount namespace, "
-        "or the folder holds what runs need: Python, the temp folder, your home); the "
-        "integrity policy still forbids file access",
-        "警告：提交的代码能读到 {path}（本机不允许为每次运行建立挂载命名空间，"
-        "或该目录包含运行所需的东西：Python、临时目录、主目录）；完整性规则仍禁止读写文件",
+        "warning: grading unconfined (--unconfined): submissions can read {path}",
+        "警告：未隔离地评分（--unconfined）：提交的代码能读到 {path}",
     ),
 }
 STATUS = {
@@ -91,6 +98,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "paths", nargs="+", type=Path, metavar="PATH",
         help="SUBMISSIONS_DIR, or with --exercise the files to grade",
+    )
+    parser.add_argument(
+        "--unconfined", action="store_true",
+        help="grade even where the kernel cannot confine runs (see README: what a run can "
+             "see); without it such a machine refuses to grade",
     )
     parser.add_argument(
         "--exercise", metavar="LESSON/STEP", default=None,
@@ -391,6 +403,11 @@ def run(args: argparse.Namespace) -> int:
     with Sandbox(hide=private_folders(getattr(args, "lessons", None),
                                       also=[path.resolve() for path in around])) as sandbox:
         sandbox.start()
+        confinement = sandbox.confinement()
+        if not confinement.confined and not args.unconfined:
+            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),  # type: ignore[arg-type]
+                      style="red", markup=False)
+            return 3
         for path in sandbox.exposed():
             err.print(LABELS["exposed"].format(path=path).get(lang),  # type: ignore[arg-type]
                       style="yellow", markup=False)

@@ -45,7 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_device(parser)
     add_timeout(parser)
     parser.add_argument("--json", action="store_true",
-                        help="print the result and diagnoses as JSON")
+                        help="print the result and diagnoses as JSON (with the evidence and "
+                        "the root-cause line when there is a diagnosis from evidence)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="also look for silent bugs in a run that did not fail (re-runs "
+                        "the code with instrumentation and tries the fixes it proposes)")
     add_lang(parser)
 
 
@@ -55,6 +59,16 @@ def _diagnoses(result: RunResult, code: str) -> list[Diagnosis]:
     except ImportError:  # the diagnosis layer is optional for a plain run
         return []
     return list(explain(result, code))
+
+
+def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device: str
+                             ) -> tuple[list[Diagnosis], Any]:
+    """Diagnoses reasoned from an instrumented re-run (and the fixes tried), with its evidence."""
+    try:
+        from tutor.diagnosis.reasoning import diagnose_with_evidence
+    except ImportError:
+        return [], None
+    return diagnose_with_evidence(code, result, sandbox, device=device)
 
 
 def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
@@ -98,6 +112,13 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
         err.write("\n".join(lines) + "\n")
 
 
+UNCONFINED = T(
+    "note: this machine cannot confine runs ({reason}); your code ran with limits only, "
+    "able to see your files and the network",
+    "注意：本机无法隔离运行（{reason}）；你的代码只在资源限制下运行，能看到你的文件和网络",
+)
+
+
 def exit_status(result: RunResult) -> int:
     """0 when the code ran without error (sys.exit(0) included), 1 otherwise."""
     if result.outcome == "ok" or (result.outcome == "exited" and result.exit_code == 0):
@@ -114,16 +135,26 @@ def run(args: argparse.Namespace) -> int:
     code = read_source(args.file, lang)
     wall_time(args)
     device = getattr(args, "device", None) or "auto"
+    evidence = None
     with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
         try:
             result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
         except DeviceError as exc:
             raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
-    diagnoses = _diagnoses(result, code)
+        if result.outcome == "error" or getattr(args, "diagnose", False):
+            diagnoses, evidence = _diagnoses_from_evidence(result, code, sandbox,
+                                                           result.device)
+        else:
+            diagnoses = _diagnoses(result, code)
+        confinement = sandbox.confinement()
+    if not confinement.confined:
+        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")  # type: ignore[arg-type]
     if args.json:
         payload: dict[str, Any] = {
             "result": result.model_dump(mode="json"),
             "diagnoses": [d.model_dump(mode="json") for d in diagnoses],
+            "root_line": diagnoses[0].root_line if diagnoses else None,
+            "evidence": evidence.model_dump(mode="json") if evidence is not None else None,
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:

@@ -43,6 +43,15 @@ BASE_PLACEHOLDERS = frozenset(
 )
 """Placeholders the engine fills from the run; regex named groups add more per entry."""
 
+EVIDENCE_PLACEHOLDERS = frozenset(
+    {
+        "line", "name", "model", "optimizer", "lr", "param", "params", "op", "module",
+        "first_use", "loss_first", "loss_last", "fail_line", "criterion", "count",
+        "detail", "shape", "target_shape",
+    }
+)
+"""Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
+
 DtypeKind = Literal["integer", "floating", "bool", "complex"]
 
 
@@ -149,6 +158,9 @@ class Entry(_Strict):
     severity: Severity
     match: Match | None = Field(None, description="For errors and warnings.")
     pitfall: PitfallRule | None = Field(None, description="For static pitfalls: the AST rule.")
+    check: str | None = Field(
+        None, pattern=r"^[a-z0-9][a-z0-9-]*$",
+        description="For mistakes found from evidence (tutor.diagnosis.checks): the check.")
     focus: list[str] = Field(
         default_factory=list,
         description="Calls whose operands are the subject ('backward', 'mm', '@', '.grad').",
@@ -175,6 +187,16 @@ class Entry(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Entry:
+        if self.check is not None:
+            if self.match is not None or self.pitfall is not None:
+                raise ValueError("an evidence entry names its 'check' and no 'match'/'pitfall'")
+            for field in ("title", "explanation", "fix"):
+                text = getattr(self, field)
+                for lang_text in (text.en, text.zh):
+                    unknown = placeholders(lang_text) - EVIDENCE_PLACEHOLDERS
+                    if unknown:
+                        raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+            return self
         if self.severity == "pitfall":
             if self.pitfall is None or self.match is not None:
                 raise ValueError("a pitfall names its 'pitfall' rule and has no 'match'")
@@ -213,6 +235,9 @@ def placeholders(template: str) -> set[str]:
 
 class Catalog(_Strict):
     entries: list[Entry] = Field(min_length=1)
+    steps: dict[str, BiText] = Field(
+        default_factory=dict,
+        description="Templates of the evidence chain's steps, by step id (checks fill them).")
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:
@@ -239,7 +264,20 @@ class Catalog(_Strict):
 
     @property
     def pitfalls(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "pitfall"]
+        return [e for e in self.entries if e.severity == "pitfall" and e.pitfall is not None]
+
+    @property
+    def checks(self) -> list[Entry]:
+        return [e for e in self.entries if e.check is not None]
+
+    @model_validator(mode="after")
+    def _steps_fill(self) -> Catalog:
+        for key, text in self.steps.items():
+            for lang_text in (text.en, text.zh):
+                unknown = placeholders(lang_text) - EVIDENCE_PLACEHOLDERS
+                if unknown:
+                    raise ValueError(f"step {key!r} uses unknown placeholders {sorted(unknown)}")
+        return self
 
 
 class CatalogError(TutorError):

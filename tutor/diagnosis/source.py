@@ -148,7 +148,8 @@ class Source:
                 names.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
-                names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+                if not isinstance(node, ast.ClassDef):  # a class has no arguments
+                    names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
             elif isinstance(node, ast.arg):

@@ -266,9 +266,12 @@ def _attribute(check: AttributeCheck, name: str, ctx: _Context) -> CheckResult:
     got = _probe(ctx.run, check.expr)
     if got is None or got.value is None:
         return _result(name, check, "fail", 0, _probe_failure(check.expr, got))
-    if not isinstance(got.value, TensorSnapshot):
+    mine_kind = normalize(got.value)
+    if not isinstance(got.value, TensorSnapshot) or mine_kind.kind != "tensor":
+        # a subclass, an object claiming to be a tensor, data that does not fit: not one
         return _result(
-            name, check, "fail", 0, msg("attribute_not_tensor", expr=check.expr, got=got.value.type)
+            name, check, "fail", 0,
+            msg("attribute_not_tensor", expr=check.expr, got=mine_kind.type_name),
         )
     if check.expected is not None:
         truth = check.expected

@@ -448,7 +448,8 @@ def _probe(probe: Data, namespace: dict[str, Any], lines: list[str]) -> Data:
 
 
 def _result_json(outcome: str, device: str, error: Data | None, warned: list[Data],
-                 probes: list[Data], exit_code: int | None, torch_version: str) -> bytes:
+                 probes: list[Data], exit_code: int | None, torch_version: str,
+                 evidence: Data | None = None) -> bytes:
     """The JSON of a :class:`~tutor.sandbox.models.RunResult` (the parent adds the rest).
 
     A lone surrogate in a learner's string (``"\\ud800"``) is valid Python but not UTF-8
@@ -457,6 +458,7 @@ def _result_json(outcome: str, device: str, error: Data | None, warned: list[Dat
     return json.dumps({
         "outcome": outcome, "device": device, "error": error, "warnings": warned,
         "probes": probes, "exit_code": exit_code, "torch_version": torch_version,
+        **({"evidence": evidence} if evidence is not None else {}),
     }, ensure_ascii=False).encode("utf-8", "replace")
 
 
@@ -533,6 +535,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     outcome = "ok"
     error: Data | None = None
     exit_code: int | None = None
+    # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
+    recorder = _start_evidence(torch) if request.get("instrument") else None
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = show_warning
@@ -561,6 +565,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
         flush()
         exit_now(0)
+    evidence = recorder.finish(namespace) if recorder is not None else None  # diagnosis
     mark(marks, "code_end")
 
     probes: list[Data] = []
@@ -573,13 +578,21 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
             exit_now(0)
         mark(marks, "probes")
     flush()
-    payload = _result_json(outcome, device, error, caught, probes, exit_code, torch.__version__)
+    payload = _result_json(outcome, device, error, caught, probes, exit_code, torch.__version__,
+                           evidence)
     if request.get("trace"):
         mark(marks, "result_built")
         _write_all(write, result_fd, protocol.encode(protocol.KIND_TRACE, nonce,
                                                      json.dumps(marks).encode()))
     _write_all(write, result_fd, protocol.encode(protocol.KIND_RESULT, nonce, payload))
     exit_now(exit_code if exit_code is not None else 0)
+
+
+def _start_evidence(torch: Any) -> Any:
+    """The diagnosis's recorder, started around the learner's code (imported only here)."""
+    from tutor.sandbox import evidence
+
+    return evidence.start(torch, LEARNER_FILE)
 
 
 def _seed(torch: Any, device: str) -> None:

@@ -134,6 +134,93 @@ class Confinement(_Data):
         return self.mode != "none"
 
 
+class OpEvidence(_Data):
+    """A notable op of the learner's code: it cut the graph, changed a tensor in place, set
+    requires_grad, or read ``.data``."""
+
+    line: int
+    kind: Literal["cut", "inplace", "requires_grad", "data"]
+    op: str = Field(max_length=80)
+    detail: str = Field("", max_length=200, description="'no_grad', 'nondifferentiable', "
+                        "'python', 'first used on line 4', 'modified a tensor made by ...'")
+    name: str | None = Field(None, max_length=120, description="The learner's name for it.")
+    grad_fn: str | None = Field(None, max_length=80)
+    requires_grad: bool | None = None
+    count: int = 1
+    first_use: int | None = Field(None, description="requires_grad: line it was first used.")
+
+
+class ChainLink(_Data):
+    """One op in the history of a tensor, newest first."""
+
+    line: int
+    op: str = Field(max_length=80)
+    requires_grad: bool | None = None
+    grad_fn: str | None = Field(None, max_length=80)
+    inputs_rg: bool = False
+    grad_enabled: bool = True
+    cut: str | None = Field(None, max_length=40)
+
+
+class BackwardEvidence(_Data):
+    line: int
+    name: str | None = Field(None, max_length=120)
+    loss: float | Literal["nan", "inf", "-inf"] | None = Field(
+        None, description="Its value when it has one element.")
+    shape: list[int] | None = Field(None, max_length=8)
+    requires_grad: bool | None = None
+    grad_fn: str | None = Field(None, max_length=80)
+    reached: list[str] = Field(default_factory=list, max_length=20)
+    grads_none: list[str] = Field(default_factory=list, max_length=20)
+    chain: list[ChainLink] = Field(default_factory=list, max_length=12)
+    raised: str | None = Field(None, max_length=80)
+
+
+class StepEvidence(_Data):
+    line: int | None = None
+    optimizer: str = Field(max_length=80)
+    kind: str = Field(max_length=80)
+    params: list[str] = Field(default_factory=list, max_length=20)
+    n_params: int = 0
+    grads_none: int = 0
+    grads_zero: int = 0
+    lr: float | None = None
+    after_backward: int = Field(0, description="backward() calls seen before this step.")
+
+
+class ModuleCallEvidence(_Data):
+    line: int
+    module: str = Field(max_length=80)
+    kind: str = Field(max_length=80)
+    training: bool
+    grad_enabled: bool
+    dropout: bool = False
+    batchnorm: bool = False
+    count: int = 1
+    after_backward: bool = False
+
+
+class ParamEvidence(_Data):
+    name: str = Field(max_length=120)
+    shape: list[int] = Field(default_factory=list, max_length=8)
+    requires_grad: bool
+    changed: bool | None = Field(None, description="Its values differ at the end of the run.")
+    grad_none: bool
+    in_optimizer: bool
+    reached: bool = Field(description="Some backward() graph reaches it.")
+
+
+class Evidence(_Data):
+    """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
+
+    ops: list[OpEvidence] = Field(default_factory=list, max_length=150)
+    backwards: list[BackwardEvidence] = Field(default_factory=list, max_length=300)
+    steps: list[StepEvidence] = Field(default_factory=list, max_length=300)
+    modules: list[ModuleCallEvidence] = Field(default_factory=list, max_length=60)
+    params: list[ParamEvidence] = Field(default_factory=list, max_length=150)
+    truncated: bool = False
+
+
 class RunResult(_Data):
     outcome: Outcome
     device: str
@@ -147,6 +234,7 @@ class RunResult(_Data):
     exit_code: int | None = Field(None, description="For 'exited': the status passed to exit.")
     signal: int | None = Field(None, description="For 'crashed': the signal number.")
     torch_version: str = ""
+    evidence: Evidence | None = Field(None, description="Only for a run asked to instrument.")
 
     @property
     def ok(self) -> bool:

@@ -2,7 +2,10 @@
 
 Everything that crosses is bytes of JSON inside length-prefixed frames. A frame from a run
 starts with its kind and the run's nonce, so bytes the learner writes to the channel by
-accident are discarded instead of being read as the result. Nothing is ever unpickled.
+accident are discarded instead of being read as the result. The nonce is no security: the
+run's own process holds it, so learner code can write a well-formed frame. What a frame
+says is only ever the learner's claim, validated as data; a grade rests on values compared
+in the parent with expected values the run never sees. Nothing is ever unpickled.
 """
 
 from __future__ import annotations

@@ -361,8 +361,11 @@ class Sandbox:
         probes: Sequence[str | Probe] = (),
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
+        instrument: bool = False,
     ) -> RunResult:
-        """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe."""
+        """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe.
+
+        ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis."""
         called_ns = time.perf_counter_ns()
         limits = limits or Limits()
         if len(code) > limits.source_bytes or len(code.encode("utf-8", "replace")) > \
@@ -377,8 +380,10 @@ class Sandbox:
             server = self._current_server()
             try:
                 server.wait_ready(SERVER_START_TIMEOUT_S)
-                return _Run(server, self._send_lock, code, resolved, wanted, limits,
-                            cancel, self._trace, called_ns).execute()
+                run = _Run(server, self._send_lock, code, resolved, wanted, limits,
+                           cancel, self._trace, called_ns)
+                run.instrument = instrument  # diagnosis
+                return run.execute()
             except _RetryRun:
                 self._replace(server)
                 if attempt == 2:
@@ -411,6 +416,7 @@ class _Run:
         self.result_payload: bytes | None = None
         self.status: int | None = None
         self.monitor_lost = False
+        self.instrument = False
 
     def execute(self) -> RunResult:
         out_r, out_w = os.pipe()
@@ -422,6 +428,8 @@ class _Run:
             request = {"nonce": self.nonce.decode(), "code": self.code, "device": self.device,
                        "limits": self.limits.model_dump(), "probes": bool(self.probes),
                        "trace": self.trace is not None}
+            if self.instrument:  # diagnosis: the run collects evidence
+                request["instrument"] = True
             # The request goes into the command pipe before the pipes travel: the run reads it
             # as soon as it holds them, without waiting for this thread to learn its pid.
             self.pending_cmd = bytearray(_frame(request))

@@ -643,6 +643,9 @@ class TutorApp(App[None]):
             results.show_result("output")
         elif attempt.diagnoses and not verdict.passed:
             results.show_result("diagnosis")
+            from tutor.tui.root_cause import show_root_cause  # the cursor on the root cause
+
+            show_root_cause(self.editor(), attempt.diagnoses)
         else:
             results.show_result("verdict")
 

@@ -235,6 +235,11 @@ def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
     lines += [diagnosis.explanation.get(lang), ""]
     if diagnosis.details is not None:
         lines += [diagnosis.details.get(lang), ""]
+    from tutor.tui.root_cause import evidence_markdown  # root line, evidence, tried fix
+
+    shown = evidence_markdown(diagnosis, lang)
+    if shown:
+        lines.append(shown)
     lines += [f"**{label('diag_fix', lang)}** {diagnosis.fix.get(lang)}", ""]
     if diagnosis.lesson_ref:
         lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")

@@ -1,0 +1,137 @@
+"""Each evidence source of the instrumented re-run, on small programs of its own."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+import pytest
+import torch
+
+from tutor.sandbox import evidence
+from tutor.sandbox.models import Evidence
+
+LEARNER = "<learner>"
+
+
+def record(code: str) -> tuple[Evidence, BaseException | None]:
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    torch.manual_seed(0)
+    recorder = evidence.start(torch, LEARNER)
+    raised = None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code, LEARNER, "exec"), namespace)
+    except Exception as exc:  # the program's own error is part of the evidence
+        raised = exc
+    return Evidence.model_validate(recorder.finish(namespace)), raised
+
+
+def test_provenance_traces_a_tensor_back_to_the_op_that_cut_its_graph() -> None:
+    ev, raised = record(
+        "import torch\n"
+        "w = torch.ones(3, requires_grad=True)\n"
+        "h = (w * 2).detach()\n"
+        "y = (h + 1).sum()\n"
+        "y.backward()\n")
+    assert isinstance(raised, RuntimeError)
+    back = ev.backwards[0]
+    assert back.line == 5 and back.raised == "RuntimeError" and back.requires_grad is False
+    assert back.chain[-1].line == 3 and back.chain[-1].op == "detach"
+
+
+def test_data_and_no_grad_cuts_are_named_with_their_line() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "a = w.data * 3\n"
+        "with torch.no_grad():\n"
+        "    b = w * 2\n")
+    kinds = {(o.kind, o.line) for o in ev.ops}
+    assert ("data", 3) in kinds
+    assert any(o.kind == "cut" and o.line == 5 and o.detail == "no_grad" for o in ev.ops)
+
+
+def test_in_place_change_of_a_saved_tensor_names_the_op_that_made_it() -> None:
+    ev, raised = record(
+        "import torch\n"
+        "x = torch.rand(3, requires_grad=True)\n"
+        "y = x.sigmoid()\n"
+        "y.mul_(2)\n"
+        "y.sum().backward()\n")
+    assert isinstance(raised, RuntimeError)
+    op = next(o for o in ev.ops if o.kind == "inplace")
+    assert (op.line, op.op, op.grad_fn, op.name) == (4, "mul_", "SigmoidBackward0", "y")
+
+
+def test_requires_grad_set_after_use_records_the_first_use() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "a = torch.ones(2)\n"
+        "b = a * 3\n"
+        "a.requires_grad_()\n")
+    op = next(o for o in ev.ops if o.kind == "requires_grad")
+    assert (op.line, op.first_use, op.name) == (4, 3, "a")
+
+
+def test_training_dynamics_losses_params_and_optimizer() -> None:
+    ev, raised = record(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "used = nn.Linear(2, 1)\n"
+        "other = nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(other.parameters(), lr=0.1)\n"
+        "x = torch.ones(4, 2)\n"
+        "for _ in range(3):\n"
+        "    opt.zero_grad()\n"
+        "    loss = used(x).pow(2).mean()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n")
+    assert raised is None
+    assert len(ev.backwards) == 3 and all(isinstance(b.loss, float) for b in ev.backwards)
+    assert ev.steps[0].line == 11 and ev.steps[0].n_params == 2
+    params = {p.name: p for p in ev.params}
+    assert params["used.weight"].reached and not params["used.weight"].in_optimizer
+    assert not params["used.weight"].changed
+    assert params["other.weight"].in_optimizer and not params["other.weight"].reached
+
+
+def test_module_calls_record_train_mode_dropout_and_grad_mode() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "net = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))\n"
+        "with torch.no_grad():\n"
+        "    net(torch.ones(1, 2))\n"
+        "net.eval()\n"
+        "net(torch.ones(1, 2))\n")
+    first, second = ev.modules
+    assert (first.line, first.training, first.grad_enabled, first.dropout) == (5, True, False,
+                                                                               True)
+    assert (second.line, second.training) == (7, False)
+
+
+def test_a_grad_left_none_after_backward_is_reported() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "a = torch.ones(2, requires_grad=True)\n"
+        "b = torch.ones(2, requires_grad=True)\n"
+        "(a * 2).sum().backward()\n")
+    params = {p.name: p for p in ev.params}
+    assert params["a"].grad_none is False and params["b"].grad_none is True
+    assert ev.backwards[0].reached == ["a"]
+
+
+def test_the_sandbox_collects_evidence_only_when_asked(sandbox: Any) -> None:
+    code = "import torch\nx = torch.ones(2, requires_grad=True)\n(x * 3).sum().backward()\n"
+    assert sandbox.run(code).evidence is None
+    ev = sandbox.run(code, instrument=True).evidence
+    assert ev is not None and ev.backwards[0].line == 3 and ev.backwards[0].loss == 6.0
+
+
+def test_evidence_is_validated_as_data() -> None:
+    with pytest.raises(ValueError):
+        Evidence.model_validate({"ops": [{"line": 1, "kind": "exec", "op": "x"}]})
+    with pytest.raises(ValueError):
+        Evidence.model_validate({"backwards": [{"line": 1, "loss": "rm -rf"}]})

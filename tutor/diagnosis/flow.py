@@ -1,0 +1,184 @@
+"""Evidence from the source: data flow and statement order of the learner's program (AST).
+
+Where each name is assigned, which loop holds a statement, the order of ``backward()``,
+``zero_grad()`` and ``step()`` in a loop body, ``requires_grad`` set after the value was used,
+a model rebuilt after its optimizer, an uncalled ``loss.backward``, a softmax fed to a loss
+that applies its own, a prediction without ``eval()``. Never runs the code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+
+LOOPS = (ast.For, ast.While, ast.AsyncFor)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+
+
+def text(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+def target_names(target: ast.AST) -> list[str]:
+    """``x`` for ``x``, ``self.fc`` for ``self.fc``, both names of ``a, b``."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    if isinstance(target, (ast.Name, ast.Attribute)):
+        return [text(target)]
+    return []
+
+
+def call_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            return func.id
+    return ""
+
+
+def receiver(node: ast.Call) -> str | None:
+    return text(node.func.value) if isinstance(node.func, ast.Attribute) else None
+
+
+@dataclass
+class Flow:
+    tree: ast.Module
+    lines: list[str]
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, code: str) -> Flow | None:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return None
+        flow = cls(tree, code.splitlines())
+        flow.parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        return flow
+
+    # -- structure -------------------------------------------------------------------
+    def line(self, number: int) -> str:
+        return self.lines[number - 1] if 1 <= number <= len(self.lines) else ""
+
+    @cached_property
+    def statements(self) -> list[ast.stmt]:
+        return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.stmt)),
+                      key=lambda n: (n.lineno, n.col_offset))
+
+    def statement_at(self, number: int) -> ast.stmt | None:
+        """The innermost statement that starts on the line."""
+        found = None
+        for stmt in self.statements:
+            if stmt.lineno == number:
+                found = stmt
+        return found
+
+    def ancestors(self, node: ast.AST) -> list[ast.AST]:
+        out = []
+        while node in self.parents:
+            node = self.parents[node]
+            out.append(node)
+        return out
+
+    def loops_of(self, node: ast.AST) -> list[ast.AST]:
+        return [a for a in self.ancestors(node) if isinstance(a, LOOPS)]
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        return next((a for a in self.ancestors(node) if isinstance(a, SCOPES)), self.tree)
+
+    def in_no_grad(self, node: ast.AST) -> ast.With | None:
+        for a in self.ancestors(node):
+            if isinstance(a, ast.With) and any(
+                    call_name(item.context_expr) in ("no_grad", "inference_mode")
+                    for item in a.items):
+                return a
+        return None
+
+    @cached_property
+    def calls(self) -> list[ast.Call]:
+        return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)),
+                      key=lambda n: (n.lineno, n.col_offset))
+
+    def calls_named(self, *names: str) -> list[ast.Call]:
+        return [c for c in self.calls if call_name(c) in names]
+
+    @cached_property
+    def assignments(self) -> dict[str, list[ast.stmt]]:
+        out: dict[str, list[ast.stmt]] = {}
+        for stmt in self.statements:
+            targets: list[ast.AST] = []
+            if isinstance(stmt, ast.Assign):
+                targets = list(stmt.targets)
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+                targets = [stmt.target]
+            for target in targets:
+                for name in target_names(target):
+                    out.setdefault(name, []).append(stmt)
+        return out
+
+    def assigned_before(self, name: str, number: int, node: ast.AST | None = None
+                        ) -> ast.stmt | None:
+        """The last assignment of ``name`` above the line, in the same scope when given."""
+        scope = self.scope_of(node) if node is not None else None
+        found = None
+        for stmt in self.assignments.get(name, []):
+            if stmt.lineno < number and (scope is None or self.scope_of(stmt) is scope):
+                found = stmt
+        return found
+
+    def value_of(self, stmt: ast.stmt) -> ast.expr | None:
+        return stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) \
+            else None
+
+    # -- facts -------------------------------------------------------------------------
+    def uncalled(self, attr: str) -> list[ast.Expr]:
+        """Statements that only name a method: ``loss.backward`` without the call."""
+        return [s for s in self.statements if isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Attribute) and s.value.attr == attr]
+
+    def names_in(self, node: ast.AST) -> set[str]:
+        return {text(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+
+    def slice_lines(self, name: str, number: int, depth: int = 6) -> set[int]:
+        """Lines whose assignments flow into ``name`` as used on the line (a backward slice)."""
+        lines: set[int] = set()
+        todo = [(name, number)]
+        seen = set()
+        while todo and depth * 20 > len(seen):
+            current, at = todo.pop()
+            if (current, at) in seen:
+                continue
+            seen.add((current, at))
+            stmt = self.assigned_before(current, at)
+            if stmt is None:
+                continue
+            lines.add(stmt.lineno)
+            value = self.value_of(stmt) or stmt
+            for other in self.names_in(value):
+                todo.append((other, stmt.lineno))
+        return lines
+
+    def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
+        """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``."""
+        out = []
+        for stmt in self.statements:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                func = text(stmt.value.func)
+                if "optim." in func or func.split(".")[-1] in (
+                        "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"):
+                    for name in target_names(stmt.targets[0]):
+                        out.append((stmt, name, stmt.value))
+        return out
+
+    def criterion_kind(self, name: str) -> str | None:
+        """``CrossEntropyLoss`` when ``name`` was assigned ``nn.CrossEntropyLoss(...)``."""
+        for stmt in self.assignments.get(name, []):
+            value = self.value_of(stmt)
+            if isinstance(value, ast.Call):
+                return text(value.func).split(".")[-1]
+        return None

@@ -1,0 +1,192 @@
+"""Diagnosis from evidence: re-run the program with instrumentation, reason over what it saw
+and over the source, try the proposed fixes in the sandbox, and rank what is left.
+
+A normal run pays nothing for this: it happens only when a run failed or a diagnosis is
+asked for. Candidates whose fix was verified come first; a fix shown not to work is never
+shown; when the evidence leaves several causes, the first names the others and how to tell
+them apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Protocol
+
+from tutor.diagnosis import engine
+from tutor.diagnosis.catalog import EVIDENCE_PLACEHOLDERS, Entry, load_catalog
+from tutor.diagnosis.checks import Candidate, Ctx, candidates
+from tutor.diagnosis.fixes import VERIFY_LIMITS, apply, diff
+from tutor.diagnosis.flow import Flow
+from tutor.diagnosis.models import Diagnosis
+from tutor.diagnosis.source import Source
+from tutor.i18n import T, Text
+from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
+
+MAX_FIX_RUNS = 6
+FIX_BUDGET_S = 3.0
+
+
+class Runner(Protocol):
+    def run(self, code: str, *, device: str = ..., limits: Limits | None = ...,
+            instrument: bool = ...) -> RunResult: ...
+
+
+def _fills(cand: Candidate) -> dict[str, str]:
+    values: dict[str, str] = defaultdict(lambda: "?")
+    values.update({k: "?" for k in EVIDENCE_PLACEHOLDERS})
+    values.update({k: str(v) for k, v in cand.fill.items()})
+    values["line"] = str(cand.root_line)
+    return values
+
+
+def _fill(template: Text, values: dict[str, str]) -> Text:
+    return Text(en=template.en.format_map(values), zh=template.zh.format_map(values))
+
+
+def chain_text(cand: Candidate) -> list[Text]:
+    steps = load_catalog().steps
+    out = []
+    for key, values in cand.steps:
+        template = steps.get(key)
+        if template is None:
+            continue
+        filled: dict[str, str] = defaultdict(lambda: "?")
+        filled.update({k: str(v) for k, v in values.items()})
+        out.append(_fill(template, filled))
+    return out
+
+
+def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis:
+    """The catalog entry's text for a candidate found from evidence."""
+    if entry.check is not None:
+        values = _fills(cand)
+        return Diagnosis(id=entry.id, severity=entry.severity, title=_fill(entry.title, values),
+                         explanation=_fill(entry.explanation, values),
+                         fix=_fill(entry.fix, values), line=cand.root_line,
+                         lesson_ref=entry.lesson_ref)
+    if entry.pitfall is not None:
+        return engine.build_pitfall(entry, cand.root_line, str(cand.fill.get("name") or "")
+                                    or None)
+    if entry.match is not None and entry.match.warning is not None:
+        for warning in result.warnings:
+            found = engine.match_warning(warning, Source.of(code))
+            if found is not None and found.id == entry.id:
+                return found
+    error = result.error
+    message = entry.match.pattern().search(error.message) if (
+        entry.match is not None and error is not None) else None
+    ctx = engine.Context(source=Source.of(code), line=error.line if error else cand.root_line,
+                         locals=dict(error.locals) if error else {})
+    return engine.build(entry, ctx, message, error.line if error else cand.root_line)
+
+
+def _tell_apart(ranked: list[Candidate]) -> Text | None:
+    if len(ranked) < 2:
+        return None
+    lines = sorted({c.root_line for c in ranked[:3]})
+    shown = ", ".join(str(n) for n in lines)
+    return T(f"The evidence fits more than one cause (lines {shown}). Try the first fix: if "
+             "the problem stays, look at the next line; printing the tensor's `grad_fn` and "
+             "`requires_grad` just before the failing line tells them apart.",
+             f"证据符合不止一个原因（第 {shown} 行）。先试第一个修改：若问题仍在，再看下一行；"
+             "在出错行之前"
+             "打印该张量的 `grad_fn` 与 `requires_grad` 可以区分它们。")
+
+
+def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu",
+             try_fixes: bool = True) -> list[Diagnosis]:
+    """The run's diagnoses, the first reasoned from evidence when the evidence finds a cause.
+
+    ``result`` is the learner's run as it was shown; the evidence comes from a deterministic
+    instrumented re-run of the same code."""
+    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes)[0]
+
+
+def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
+                           device: str = "cpu", try_fixes: bool = True
+                           ) -> tuple[list[Diagnosis], Evidence | None]:
+    """:func:`diagnose` and the evidence it reasoned over (None when there was no re-run)."""
+    from tutor.diagnosis import explain
+
+    base = explain(result, code)
+    flow = Flow.of(code)
+    if flow is None or result.outcome not in ("ok", "error"):
+        return base, None
+    rerun = runner.run(code, device=device, limits=VERIFY_LIMITS, instrument=True)
+    if rerun.evidence is None:
+        return base, None
+    evidence = rerun.evidence
+    error = rerun.error if rerun.outcome == "error" else None
+    if (error is None) != (result.error is None):
+        return base, None  # the re-run did not behave like the run: no evidence about it
+    return _reason(code, result, rerun, flow, error, base, runner, device, try_fixes), evidence
+
+
+def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
+            error: ErrorInfo | None, base: list[Diagnosis], runner: Runner, device: str,
+            try_fixes: bool) -> list[Diagnosis]:
+    assert rerun.evidence is not None
+    ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
+    found = candidates(ctx)
+    if not found:
+        return base
+    catalog = load_catalog()
+    known = {e.id for e in catalog.entries}
+    found = [c for c in found if c.id in known]
+    if not found:
+        return base
+    verified: dict[int, tuple[str, Text, Text]] = {}
+    started, runs = time.monotonic(), 0
+    if try_fixes:
+        for cand in sorted(found, key=lambda c: -c.confidence):
+            for fix in cand.fixes:
+                if runs >= MAX_FIX_RUNS or time.monotonic() - started > FIX_BUDGET_S:
+                    break
+                new = apply(code, fix.edits)
+                if new is None or new == code:
+                    continue
+                runs += 1
+                fixed = runner.run(new, device=device, limits=VERIFY_LIMITS, instrument=True)
+                shown = fix.expect(rerun, fixed)
+                if shown is not None:
+                    verified[id(cand)] = (diff(code, new), fix.describe, shown)
+                    break
+            if id(cand) in verified and cand.confidence >= 0.8:
+                break
+    ranked = sorted(found, key=lambda c: (id(c) not in verified, -c.confidence, c.root_line))
+    top = ranked[0]
+    entry = catalog.get(top.id)
+    first = base[0] if base and base[0].severity == "error" else None
+    if first is not None and not first.generic and id(top) not in verified and (
+            first.id != top.id):
+        shown_diag = first  # the message's own diagnosis, with the evidence as context
+    elif first is not None and first.id == top.id:
+        shown_diag = first
+    else:
+        shown_diag = _render(entry, top, rerun, code)
+    if shown_diag.id != top.id:
+        # the message's own diagnosis stays; the evidence's unverified guess is an alternative
+        update: dict[str, object] = {
+            "root_line": shown_diag.line,
+            "alternatives": [c.id for c in ranked[:3] if c.id != shown_diag.id],
+            "tell_apart": _tell_apart(ranked),
+        }
+    else:
+        update = {
+            "root_line": top.root_line, "chain": chain_text(top),
+            "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
+            "tell_apart": None if id(top) in verified else _tell_apart(ranked),
+        }
+        if id(top) in verified:
+            patch, describe, shown = verified[id(top)]
+            update.update(fix=describe, fix_verified=True, fix_check=shown, patch=patch)
+        elif try_fixes and top.fixes:
+            update.update(fix_verified=False)
+    diag = shown_diag.model_copy(update=update)
+    rest = [d for d in base if d is not first and d.id != diag.id]
+    if result.error is None:
+        # a silent bug: the evidence's finding first, then what the static rules found
+        rest = [d for d in rest if d.line != diag.root_line or d.id != diag.id]
+    return [diag, *rest]
+

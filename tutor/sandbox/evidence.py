@@ -1,0 +1,501 @@
+"""Evidence for the diagnosis, collected in the run's own process by an instrumented re-run.
+
+Only a run whose request asks for it (``instrument``) is instrumented: a normal run never
+imports this module. The recorder watches the learner's code through torch's public hooks:
+
+- a ``TorchFunctionMode`` sees every tensor op called from the learner's file: the line, the
+  op, whether its inputs and output require grad, its ``grad_fn``, whether it is in place,
+  and which op made each input (provenance), so a tensor without a graph can be traced back
+  to the line and op that cut it;
+- anomaly mode (forward tracebacks only, no NaN checks, so the outcome does not change);
+- module forward hooks (train/eval mode, Dropout/BatchNorm, grad mode at each call);
+- optimizer step hooks (the optimizer's parameters, their gradients at the step);
+- every ``backward()``: the loss value, the leaves its graph reaches, the gradients left None.
+
+What comes out is plain JSON-able data (validated in the parent as
+:class:`~tutor.sandbox.models.Evidence`), the learner's claim like everything else a run says.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import weakref
+from types import FrameType
+from typing import Any
+
+Data = dict[str, Any]
+
+MAX_RECORDS = 20_000  # ops kept in memory for provenance; later ops are only counted
+MAX_NOTABLE = 150
+MAX_BACKWARDS = 300
+MAX_STEPS = 300
+MAX_MODULE_CALLS = 60
+MAX_PARAMS = 150
+MAX_CHAIN = 12
+MAX_SNAPSHOT_NUMEL = 1_000_000
+
+INPLACE_DUNDERS = frozenset({
+    "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
+    "__imod__", "__iand__", "__ior__", "__ixor__", "__setitem__", "__imatmul__",
+})
+# Ops whose result has no gradient with respect to their inputs, by their nature.
+NONDIFFERENTIABLE = frozenset({
+    "argmax", "argmin", "argsort", "round", "floor", "ceil", "sign", "eq", "ne", "lt", "le",
+    "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "detach",
+    "long", "int", "bool", "short", "byte", "nonzero", "bucketize", "searchsorted",
+    "trunc", "frac", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
+})
+TO_PYTHON = frozenset({"item", "tolist", "numpy", "__float__", "__int__", "__bool__",
+                       "__index__", "__array__"})
+FROM_VALUES = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor",
+                         "LongTensor", "DoubleTensor", "__new__"})
+
+
+def _number(value: float) -> float | str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+class Recorder:
+    """One instrumented run: :meth:`start` before the learner's code, :meth:`finish` after."""
+
+    def __init__(self, torch: Any, learner_file: str) -> None:
+        self.torch = torch
+        self.file = learner_file
+        self.records: list[Data] = []
+        self.origin: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.first_use: dict[int, int] = {}
+        self.notable: list[Data] = []
+        self.backwards: list[Data] = []
+        self.steps: list[Data] = []
+        self.module_calls: dict[tuple[Any, ...], Data] = {}
+        self.params: dict[int, Data] = {}
+        self.param_refs: dict[int, Any] = {}
+        self.initial: dict[int, Any] = {}
+        self.optimizer_params: set[int] = set()
+        self.reached: set[int] = set()
+        self.depth = 0
+        self.in_internal = 0
+        self.truncated = False
+        self.handles: list[Any] = []
+        self.mode: Any = None
+        self.anomaly: Any = None
+
+    # -- where the learner is --------------------------------------------------------
+    def _learner_frame(self) -> FrameType | None:
+        frame = inspect.currentframe()
+        while frame is not None:
+            if frame.f_code.co_filename == self.file:
+                return frame
+            frame = frame.f_back
+        return None
+
+    def _direct(self) -> bool:
+        """Whether the op in progress was called by the learner's own line (not by torch's
+        Python code, such as ``nn.init`` inside a layer's constructor)."""
+        frame = inspect.currentframe()
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if filename == self.file:
+                return True
+            if not (filename == __file__ or filename.endswith("overrides.py")):
+                return False
+            frame = frame.f_back
+        return False
+
+    def _name_of(self, obj: Any, frame: FrameType | None) -> str | None:
+        """The learner's name for ``obj``: a local or global bound to it, or ``self.x``."""
+        while frame is not None:
+            if frame.f_code.co_filename == self.file:
+                for scope in (frame.f_locals, frame.f_globals):
+                    for key, value in list(scope.items()):
+                        if value is obj and not key.startswith("__"):
+                            return key
+                owner = frame.f_locals.get("self")
+                if owner is not None:
+                    for key, value in list(getattr(owner, "__dict__", {}).items()):
+                        if value is obj:
+                            return f"self.{key}"
+            frame = frame.f_back
+        return None
+
+    # -- the function mode ------------------------------------------------------------
+    def _tensors(self, values: Any) -> list[Any]:
+        found = []
+        for value in values:
+            if isinstance(value, self.torch.Tensor):
+                found.append(value)
+            elif isinstance(value, (list, tuple)):
+                found.extend(v for v in value if isinstance(v, self.torch.Tensor))
+        return found
+
+    def _op_name(self, func: Any) -> str:
+        name = getattr(func, "__name__", None) or type(func).__name__
+        if name in ("__get__", "__set__"):
+            owner = getattr(func, "__self__", None)
+            name = f"{name[2:5]} {getattr(owner, '__name__', '?')}"
+        return str(name)
+
+    def _record_of(self, tensor: Any) -> int | None:
+        entry = self.origin.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            return entry[1]
+        return None
+
+    def on_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        torch = self.torch
+        frame = self._learner_frame() if not self.in_internal else None
+        if frame is None:
+            return func(*args, **kwargs)
+        line = frame.f_lineno
+        name = self._op_name(func)
+        if name == "backward" or func is torch.autograd.backward:
+            return self._backward(func, args, kwargs, line, frame)
+        inputs = self._tensors(list(args) + list(kwargs.values()))
+        target = inputs[0] if inputs else None
+        before = None
+        if target is not None:
+            before = (type(target.grad_fn).__name__ if target.grad_fn is not None else None,
+                      target.requires_grad, target.is_leaf)
+        for tensor in inputs:
+            self.first_use.setdefault(id(tensor), line)
+        result = func(*args, **kwargs)
+        if name.startswith("get "):
+            if name == "get data" and target is not None and target.requires_grad:
+                self._notable(line, "data", "data", target, frame, "")
+                if isinstance(result, torch.Tensor) and len(self.records) < MAX_RECORDS:
+                    self.records.append({"line": line, "op": ".data", "inputs": [],
+                                         "inputs_rg": True, "grad_enabled": True,
+                                         "shape": list(result.shape), "requires_grad": False,
+                                         "grad_fn": None, "cut": "data"})
+                    self.origin[id(result)] = (weakref.ref(result), len(self.records) - 1)
+            return result
+        if name == "set requires_grad" and target is not None:
+            used = self.first_use.get(id(target))
+            self._notable(line, "requires_grad", "requires_grad", target, frame,
+                          f"first used on line {used}" if used is not None and used < line
+                          else "", first_use=used)
+            return result
+        if name == "requires_grad_" and target is not None:
+            used = self.first_use.get(id(target))
+            if used == line:  # its own call counts as a use
+                used = None
+            self._notable(line, "requires_grad", name, target, frame,
+                          f"first used on line {used}" if used is not None else "",
+                          first_use=used)
+            return result
+        inputs_rg = any(t.requires_grad for t in inputs)
+        outputs = result if isinstance(result, (list, tuple)) else [result]
+        out = next((o for o in outputs if isinstance(o, torch.Tensor)), None)
+        inplace = ((name.endswith("_") and not name.endswith("__")) or name in INPLACE_DUNDERS
+                   or kwargs.get("inplace") is True)
+        if len(self.records) >= MAX_RECORDS:
+            self.truncated = True
+            return result
+        record: Data = {
+            "line": line, "op": name, "inputs": [self._record_of(t) for t in inputs][:4],
+            "inputs_rg": inputs_rg, "grad_enabled": torch.is_grad_enabled(),
+        }
+        if out is not None:
+            record.update(
+                shape=list(out.shape), requires_grad=out.requires_grad,
+                grad_fn=type(out.grad_fn).__name__ if out.grad_fn is not None else None,
+            )
+        index = len(self.records)
+        self.records.append(record)
+        for o in outputs:
+            if isinstance(o, torch.Tensor):
+                self.origin[id(o)] = (weakref.ref(o), index)
+        if inplace and target is not None and before is not None and before[1] \
+                and torch.is_grad_enabled() and (not before[2] or self._direct()):
+            self._notable(line, "inplace", name, target, frame,
+                          f"modified a tensor made by {before[0]}" if before[0] else
+                          ("modified a leaf that requires grad" if before[1] and before[2]
+                           else "modified a tensor in place"),
+                          grad_fn=before[0])
+        elif inputs_rg and out is not None and not out.requires_grad:
+            reason = "no_grad" if not torch.is_grad_enabled() else "nondifferentiable"
+            self._notable(line, "cut", name, out, frame, reason)
+            record["cut"] = reason
+        elif inputs_rg and out is None and name in TO_PYTHON:
+            self._notable(line, "cut", name, target, frame, "python")
+        elif name in FROM_VALUES and out is not None and not out.requires_grad:
+            record["cut"] = "new"
+        return result
+
+    def _notable(self, line: int, kind: str, op: str, tensor: Any, frame: FrameType | None,
+                 detail: str, **extra: Any) -> None:
+        for entry in self.notable:
+            if entry["line"] == line and entry["op"] == op and entry["kind"] == kind:
+                entry["count"] += 1
+                return
+        if len(self.notable) >= MAX_NOTABLE:
+            self.truncated = True
+            return
+        grad_fn = extra.pop("grad_fn", None)
+        if grad_fn is None and tensor is not None and tensor.grad_fn is not None:
+            grad_fn = type(tensor.grad_fn).__name__
+        self.notable.append({
+            "line": line, "kind": kind, "op": op[:80], "detail": detail[:200],
+            "name": self._name_of(tensor, frame) if tensor is not None else None,
+            "grad_fn": grad_fn, "count": 1,
+            "requires_grad": bool(tensor.requires_grad) if tensor is not None else None,
+            **extra,
+        })
+
+    def _chain(self, tensor: Any) -> list[Data]:
+        """The ops that made ``tensor``, newest first: the path back to where its graph was
+        cut when there is such a place (depth-first over the inputs), else its first inputs."""
+        keys = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut")
+
+        def is_cut(record: Data) -> bool:
+            return bool(record.get("cut") and record["cut"] != "new") or bool(
+                record.get("inputs_rg") and record.get("requires_grad") is False)
+
+        start = self._record_of(tensor)
+        if start is None:
+            return []
+        best: list[int] | None = None
+        stack: list[tuple[int, list[int]]] = [(start, [start])]
+        seen: set[int] = set()
+        while stack and len(seen) < 2000:
+            index, path = stack.pop()
+            if index in seen:
+                continue
+            seen.add(index)
+            record = self.records[index]
+            if is_cut(record):
+                best = path
+                break
+            if len(path) < MAX_CHAIN:
+                for nxt in reversed([i for i in record["inputs"] if i is not None]):
+                    stack.append((nxt, [*path, nxt]))
+        if best is None:
+            best, index = [], start
+            while index is not None and len(best) < MAX_CHAIN and index not in best:
+                best.append(index)
+                nxt = [i for i in self.records[index]["inputs"] if i is not None]
+                index = nxt[0] if nxt else None
+        return [{key: self.records[i].get(key) for key in keys} for i in best]
+
+    def _leaves(self, tensor: Any) -> list[Any]:
+        leaves: list[Any] = []
+        node = tensor.grad_fn
+        if node is None:
+            return [tensor] if tensor.requires_grad else []
+        stack, seen = [node], set()
+        while stack and len(seen) < 20_000:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            variable = getattr(node, "variable", None)
+            if isinstance(variable, self.torch.Tensor):
+                leaves.append(variable)
+            stack.extend(next_node for next_node, _ in node.next_functions)
+        return leaves
+
+    def _watch(self, tensor: Any, name: str | None) -> None:
+        key = id(tensor)
+        if key not in self.params and len(self.params) < MAX_PARAMS:
+            self.params[key] = {"name": name or "?", "shape": list(tensor.shape)}
+            self.param_refs[key] = tensor
+            if tensor.numel() <= MAX_SNAPSHOT_NUMEL:
+                self.in_internal += 1
+                try:
+                    with self.torch.no_grad():
+                        self.initial[key] = tensor.detach().clone()
+                finally:
+                    self.in_internal -= 1
+        elif key in self.params and self.params[key]["name"] == "?" and name:
+            self.params[key]["name"] = name
+
+    def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int,
+                  frame: FrameType) -> Any:
+        torch = self.torch
+        tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        entry: Data = {"line": line, "loss": None, "shape": None, "requires_grad": None,
+                       "grad_fn": None, "reached": [], "chain": [], "raised": None}
+        leaves: list[Any] = []
+        if tensor is not None:
+            entry.update(shape=list(tensor.shape), requires_grad=tensor.requires_grad,
+                         grad_fn=type(tensor.grad_fn).__name__ if tensor.grad_fn else None,
+                         name=self._name_of(tensor, frame))
+            if tensor.numel() == 1:
+                self.in_internal += 1
+                try:
+                    with torch.no_grad():
+                        entry["loss"] = _number(float(tensor.detach().reshape(()).item()))
+                finally:
+                    self.in_internal -= 1
+            if not any(b["line"] == line for b in self.backwards):
+                entry["chain"] = self._chain(tensor)
+            self.in_internal += 1
+            try:
+                leaves = self._leaves(tensor)
+            finally:
+                self.in_internal -= 1
+            for leaf in leaves:
+                self.reached.add(id(leaf))
+                self._watch(leaf, self._name_of(leaf, frame))
+            if entry["chain"] or len(self.backwards) < 3:
+                entry["reached"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
+                                           if id(leaf) in self.params})[:20]
+        if len(self.backwards) < MAX_BACKWARDS:
+            self.backwards.append(entry)
+        else:
+            self.truncated = True
+        self.in_internal += 1
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as exc:
+            entry["raised"] = type(exc).__name__
+            if not entry["chain"] and tensor is not None:
+                entry["chain"] = self._chain(tensor)
+            raise
+        finally:
+            self.in_internal -= 1
+        entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
+                                      if id(leaf) in self.params and leaf.grad is None})[:20]
+        return result
+
+    # -- module and optimizer hooks -------------------------------------------------------
+    def _module_pre(self, module: Any, args: Any) -> None:
+        self.depth += 1
+        if self.depth != 1 or self.in_internal:
+            return
+        self.in_internal += 1
+        try:
+            self._module_call(module)
+        finally:
+            self.in_internal -= 1
+
+    def _module_call(self, module: Any) -> None:
+        frame = self._learner_frame()
+        if frame is None:
+            return
+        name = self._name_of(module, frame) or type(module).__name__
+        for pname, param in module.named_parameters():
+            self._watch(param, f"{name}.{pname}")
+        nn = self.torch.nn
+        dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
+                                     nn.AlphaDropout)) and getattr(m, "p", 0) > 0
+                      for m in module.modules())
+        batchnorm = any(isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d))
+                        for m in module.modules())
+        key = (frame.f_lineno, name, module.training, self.torch.is_grad_enabled())
+        if key in self.module_calls:
+            self.module_calls[key]["count"] += 1
+        elif len(self.module_calls) < MAX_MODULE_CALLS:
+            self.module_calls[key] = {
+                "line": frame.f_lineno, "module": name[:80], "kind": type(module).__name__[:80],
+                "training": module.training, "grad_enabled": self.torch.is_grad_enabled(),
+                "dropout": dropout, "batchnorm": batchnorm, "count": 1,
+                "after_backward": bool(self.backwards),
+            }
+
+    def _module_post(self, module: Any, args: Any, output: Any) -> None:
+        self.depth = max(0, self.depth - 1)
+
+    def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
+        frame = self._learner_frame()
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        name = self._name_of(optimizer, frame) if frame is not None else None
+        names = []
+        for param in params:
+            self.optimizer_params.add(id(param))
+            self._watch(param, self._name_of(param, frame) if id(param) not in self.params
+                        else None)
+            names.append(self.params[id(param)]["name"] if id(param) in self.params else "?")
+        grads_none = sum(1 for p in params if p.grad is None)
+        grads_zero = sum(1 for p in params if p.grad is not None and not bool(p.grad.any()))
+        lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
+        if len(self.steps) < MAX_STEPS:
+            self.steps.append({
+                "line": frame.f_lineno if frame is not None else None,
+                "optimizer": (name or type(optimizer).__name__)[:80],
+                "kind": type(optimizer).__name__, "params": sorted(set(names))[:20],
+                "n_params": len(params), "grads_none": grads_none, "grads_zero": grads_zero,
+                "lr": float(lr) if isinstance(lr, (int, float)) else None,
+                "after_backward": len(self.backwards),
+            })
+        else:
+            self.truncated = True
+
+    def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.in_internal = max(0, self.in_internal - 1)
+
+    # -- life cycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        torch = self.torch
+        recorder = self
+
+        class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[misc,name-defined]
+            def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                                   kwargs: dict[str, Any] | None = None) -> Any:
+                return recorder.on_function(func, args, kwargs or {})
+
+        import torch.optim.optimizer as optimizer_hooks
+
+        module_hooks = torch.nn.modules.module
+        self.handles = [
+            module_hooks.register_module_forward_pre_hook(self._module_pre),
+            module_hooks.register_module_forward_hook(self._module_post, always_call=True),
+            optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre),
+            optimizer_hooks.register_optimizer_step_post_hook(self._step_post),
+        ]
+        self.anomaly = torch.autograd.set_detect_anomaly(True, check_nan=False)
+        self.mode = Mode()
+        self.mode.__enter__()
+
+    def finish(self, namespace: dict[str, Any]) -> Data:
+        """Stop watching and return the evidence as plain data."""
+        torch = self.torch
+        try:
+            self.mode.__exit__(None, None, None)
+        except Exception:  # the learner's code left the mode stack in another state
+            self.truncated = True
+        for handle in self.handles:
+            handle.remove()
+        self.anomaly.__exit__(None, None, None)
+        for key, value in list(namespace.items()):
+            if key.startswith("__"):
+                continue
+            if isinstance(value, torch.nn.Module):
+                for pname, param in value.named_parameters():
+                    if id(param) in self.params:
+                        self.params[id(param)].setdefault("global", f"{key}.{pname}")
+                    else:
+                        self._watch(param, f"{key}.{pname}")
+            elif isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
+                self._watch(value, key)
+        params = []
+        for key, info in self.params.items():
+            tensor = self.param_refs[key]
+            start = self.initial.get(key)
+            changed = None
+            if start is not None and start.shape == tensor.shape:
+                with torch.no_grad():
+                    changed = not bool(torch.equal(start, tensor.detach()))
+            params.append({
+                "name": str(info.pop("global", None) or info["name"])[:120],
+                "shape": info["shape"][:8], "requires_grad": bool(tensor.requires_grad),
+                "changed": changed, "grad_none": tensor.grad is None,
+                "in_optimizer": key in self.optimizer_params, "reached": key in self.reached,
+            })
+        return {
+            "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
+            "modules": list(self.module_calls.values()), "params": params,
+            "truncated": self.truncated,
+        }
+
+
+def start(torch: Any, learner_file: str) -> Recorder:
+    recorder = Recorder(torch, learner_file)
+    recorder.start()
+    return recorder
