@@ -27,8 +27,8 @@ def bundled() -> Tutor:
 @pytest.mark.parametrize(
     ("question", "title"),
     [
-        ("什么是叶子张量", "glossary:leaf"),
-        ("what is a leaf tensor", "glossary:leaf"),
+        ("什么是叶子张量", "graph/leaf-or-not"),
+        ("what is a leaf tensor", "graph/leaf-or-not"),
         ("how do I stop gradient tracking for evaluation", "glossary:no-grad"),
         ("评估模型的时候怎么关掉梯度", "no-grad/intro"),
     ],
@@ -136,9 +136,14 @@ def test_glossary_examples_have_chinese_comments_in_chinese() -> None:
 
 
 def test_a_zh_answer_shows_the_zh_example(bundled: Tutor) -> None:
-    text = bundled.ask("retain_graph 有什么用", lang="zh").text
-    assert "计算图被保留了" in text and "the graph was kept" not in text
-    assert "the graph was kept" in bundled.ask("what does retain_graph do", lang="en").text
+    # a glossary entry's example has its Chinese comments ...
+    text = bundled.ask("retain_graph 是什么", lang="zh").text
+    assert "the graph was kept" not in text
+    # ... and an answer card's example drops its English prose comments in Chinese
+    zh = bundled.ask("Can't call numpy() on Tensor that requires grad 报错怎么改", lang="zh").text
+    en = bundled.ask("Can't call numpy() on Tensor that requires grad, how to fix", lang="en").text
+    assert "```python" in zh and "```python" in en
+    assert not re.search(r"#\s*[A-Za-z]{3,} [a-z]{3,}", zh)
 
 
 def test_sources_read_as_titles(bundled: Tutor) -> None:
@@ -153,10 +158,8 @@ def test_sources_read_as_titles(bundled: Tutor) -> None:
     assert answer.sources_for("en")[0] == (
         "Leaf or not? (lesson “The graph: Function, grad_fn and leaves”)"
     )
-    glossary = bundled.ask("what is a leaf tensor").sources_for("en")
-    assert glossary[0] == (
-        "Leaf tensors and is_leaf (lesson “The graph: Function, grad_fn and leaves”)"
-    )
+    card = bundled.ask("what is a leaf tensor").sources_for("en")
+    assert card[0] == "Leaf or not? (lesson “The graph: Function, grad_fn and leaves”)"
 
 
 def test_step_sources_are_titled(bundled: Tutor) -> None:

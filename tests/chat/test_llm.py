@@ -47,6 +47,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mode == "slow":
             time.sleep(1.5)
+        if mode in _BROKEN:
+            self._broken(mode, stream=bool(body.get("stream")))
+            return
         text = {"leak": LEAK, "value": VALUE}.get(mode, GOOD)
         if body.get("stream"):
             self.send_response(200)
@@ -65,6 +68,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+    def _broken(self, mode: str, *, stream: bool) -> None:
+        """Replies a real endpoint can give when something is wrong on its side."""
+        payload = _BROKEN[mode]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+        # "cut" promises more bytes than it sends, then hangs up: the read breaks off
+        length = len(payload) + (500 if mode == "cut" else 0)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+        if mode == "cut":
+            self.connection.shutdown(2)
+
+
+_BROKEN: dict[str, bytes] = {
+    "garbage": b"<html>502 Bad Gateway</html>",
+    "nochoices": b'{"object": "error", "message": "model not found"}',
+    "nullcontent": b'{"choices": [{"message": {"role": "assistant", "content": null}}]}',
+    "badstream": b'data: {"choices": [{"delta": "oops"}]}\n\ndata: {not json\n\n',
+    "cut": b'{"choices": [{"message": {"content": "Autograd rec',
+}
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +209,59 @@ def test_tutor_from_environment_is_offline_unless_configured(
 ) -> None:
     env = {"TUTOR_LLM_CONFIG": str(tmp_path / "absent.yaml")}
     assert Tutor.from_environment(course, env, catalog_entries=[]).backend is None
+
+
+@pytest.mark.parametrize("mode", sorted(_BROKEN))
+def test_a_malformed_or_broken_reply_falls_back_plain_and_streamed(
+    course: Course, server: str, mode: str
+) -> None:
+    answer = _tutor(course, server, mode).ask("what does backward do?")
+    assert answer.fallback_notice and "\n" not in answer.fallback_notice
+    assert answer.text.startswith(answer.fallback_notice) and "backward/intro" in answer.text
+    tutor = _tutor(course, server, mode)
+    streamed = "".join(tutor.stream("what does backward do?"))
+    assert tutor.last_answer is not None and tutor.last_answer.fallback_notice
+    assert "backward/intro" in streamed
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/v1", "http://127.0.0.1:notaport/v1"])
+def test_a_bad_endpoint_url_falls_back_with_a_notice(course: Course, url: str) -> None:
+    config = LLMConfig(base_url=url, model="x", timeout_s=1)
+    tutor = Tutor(course, backend=OpenAICompatibleBackend(config), catalog_entries=[])
+    answer = tutor.ask("why is x.grad None")
+    assert answer.fallback_notice and ".grad" in answer.text
+    assert "".join(tutor.stream("why is x.grad None")).startswith(answer.fallback_notice)
+
+
+def test_a_broken_configuration_leaves_the_tutor_offline_with_a_notice(
+    course: Course, tmp_path: Path
+) -> None:
+    env = {"TUTOR_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TUTOR_LLM_MODEL": "m",
+           "TUTOR_LLM_TIMEOUT": "soon"}
+    tutor = Tutor.from_environment(course, env, catalog_entries=[])  # the TUI's way in
+    assert tutor.backend is None
+    answer = tutor.ask("why is x.grad None")
+    assert answer.fallback_notice and "TUTOR_LLM_TIMEOUT" in answer.fallback_notice
+    bad = tmp_path / "llm.yaml"
+    bad.write_text("base_url: [unclosed\n", encoding="utf-8")
+    tutor = Tutor.from_environment(course, {"TUTOR_LLM_CONFIG": str(bad)}, catalog_entries=[])
+    zh = tutor.ask("为什么 x.grad 是 None")
+    assert zh.fallback_notice and zh.fallback_notice.startswith("语言模型没有回答")
+
+
+def test_tutor_ask_with_a_url_that_is_not_one_answers_offline(tmp_path: Path) -> None:
+    """Issue 22 item 1: this printed `ValueError: unknown url type` with a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TUTOR_LLM_BASE_URL": "notaurl", "TUTOR_LLM_MODEL": "x",
+           "TUTOR_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "ask", "why is x.grad None"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    first, _, rest = done.stdout.partition("\n")
+    assert "notaurl" in first and "offline" in first and ".grad" in rest

@@ -17,17 +17,37 @@ Public API::
         .lessons                         # the lessons the text names, best first
 """
 
-from tutor.chat.llm import (
-    ChatBackend,
-    LLMConfig,
-    LLMConfigError,
-    LLMError,
-    OpenAICompatibleBackend,
-    load_llm_config,
-)
-from tutor.chat.models import Answer, ChatContext, Glossary, GlossaryEntry, Passage, Source
-from tutor.chat.passages import load_glossary
-from tutor.chat.tutor import Tutor, detect_lang
+import importlib
+from typing import Any
+
+# Imported on first use, so that `tutor ask` answering from the answer cards
+# (tutor.chat.quick) never imports pydantic or the retrieval index.
+_WHERE = {
+    "ChatBackend": "tutor.chat.llm",
+    "LLMConfig": "tutor.chat.llm",
+    "LLMConfigError": "tutor.chat.llm",
+    "LLMError": "tutor.chat.llm",
+    "OpenAICompatibleBackend": "tutor.chat.llm",
+    "load_llm_config": "tutor.chat.llm",
+    "Answer": "tutor.chat.models",
+    "ChatContext": "tutor.chat.models",
+    "Glossary": "tutor.chat.models",
+    "GlossaryEntry": "tutor.chat.models",
+    "Passage": "tutor.chat.models",
+    "Source": "tutor.chat.models",
+    "load_glossary": "tutor.chat.passages",
+    "Tutor": "tutor.chat.tutor",
+    "detect_lang": "tutor.chat.tutor",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tutor.chat' has no attribute {name!r}")
+
 
 __all__ = [
     "Answer",

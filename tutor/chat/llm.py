@@ -9,19 +9,21 @@ Environment: ``TUTOR_LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``TUTOR
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from tutor.chat.llm_location import config_path
 from tutor.chat.models import ChatContext, Passage
 from tutor.errors import TutorError
 from tutor.i18n import Lang
@@ -50,14 +52,6 @@ class LLMConfig(BaseModel):
     def endpoint(self) -> str:
         url = self.base_url.rstrip("/")
         return url if url.endswith("/chat/completions") else url + "/chat/completions"
-
-
-def config_path(env: Mapping[str, str] = os.environ) -> Path:
-    if env.get("TUTOR_LLM_CONFIG"):
-        return Path(env["TUTOR_LLM_CONFIG"])
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("autograd-tutor")) / "llm.yaml"
 
 
 def load_llm_config(env: Mapping[str, str] = os.environ) -> LLMConfig | None:
@@ -108,9 +102,15 @@ class OpenAICompatibleBackend:
             headers["Accept"] = "text/event-stream"
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
-        return urllib.request.Request(
-            self.config.endpoint, data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
+        # urllib checks the URL only here, with a ValueError ('notaurl': unknown url type)
+        if urllib.parse.urlsplit(self.config.endpoint).scheme not in ("http", "https"):
+            raise LLMError(f"{self.config.base_url!r} is not an http(s) URL")
+        try:
+            return urllib.request.Request(
+                self.config.endpoint, data=json.dumps(body).encode(), headers=headers, method="POST"
+            )
+        except ValueError as exc:
+            raise LLMError(f"{self.config.base_url!r} is not a usable URL: {exc}") from exc
 
     def _open(self, request: urllib.request.Request):  # type: ignore[no-untyped-def]
         try:
@@ -120,16 +120,21 @@ class OpenAICompatibleBackend:
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise LLMError(f"cannot reach {self.config.endpoint}: {reason}") from exc
+        except (http.client.HTTPException, ValueError) as exc:  # bad port, garbled status line
+            raise LLMError(f"cannot talk to {self.config.endpoint}: {exc}") from exc
 
     def complete(self, messages: Sequence[Message]) -> str:
         with self._open(self._request(messages, stream=False)) as response:
             try:
                 data = json.loads(response.read().decode("utf-8"))
-                return str(data["choices"][0]["message"]["content"])
-            except (TimeoutError, OSError) as exc:
-                raise LLMError(f"timed out reading the reply: {exc}") from exc
+                content = data["choices"][0]["message"]["content"]
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                raise LLMError(f"the reply broke off: {exc}") from exc
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMError(f"malformed reply: {exc}") from exc
+                raise LLMError(f"malformed reply: {exc!r}") from exc
+        if not isinstance(content, str):
+            raise LLMError("malformed reply: no text in choices[0].message.content")
+        return content
 
     def stream(self, messages: Sequence[Message]) -> Iterator[str]:
         """Yields content deltas of a server-sent-events reply."""
@@ -146,12 +151,12 @@ class OpenAICompatibleBackend:
                     if payload == "[DONE]":
                         return
                     delta = json.loads(payload)["choices"][0].get("delta", {})
-                    if delta.get("content"):
-                        yield str(delta["content"])
-            except (TimeoutError, OSError) as exc:
-                raise LLMError(f"timed out reading the stream: {exc}") from exc
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMError(f"malformed stream: {exc}") from exc
+                    if isinstance(delta.get("content"), str) and delta["content"]:
+                        yield delta["content"]
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                raise LLMError(f"the stream broke off: {exc}") from exc
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise LLMError(f"malformed stream: {exc!r}") from exc
 
 
 SYSTEM_PROMPT = """You are a patient tutor for PyTorch autograd inside a course.
@@ -166,11 +171,20 @@ Rules you must follow:
 
 
 def build_messages(
-    question: str, *, lang: Lang, passages: Sequence[Passage], context: ChatContext | None
+    question: str,
+    *,
+    lang: Lang,
+    passages: Sequence[Passage],
+    context: ChatContext | None,
+    card: str | None = None,
 ) -> list[Message]:
-    """The prompt: rules, retrieved passages and the learner's context (never the solution)."""
+    """The prompt: rules, the answer card that answers the question (if one does), retrieved
+    passages and the learner's context (never the solution)."""
     language = "Simplified Chinese" if lang == "zh" else "English"
-    parts = ["Passages from the course:"]
+    parts = []
+    if card:
+        parts.append(f"The course's answer card for this question (correct; build on it):\n{card}")
+    parts.append("Passages from the course:")
     for p in passages:
         where = f"{p.lesson_id}/{p.step_id}" if p.step_id else (p.lesson_id or p.id)
         parts.append(f"[{where}] {p.title.get(lang)}\n{p.text.get(lang)}")

@@ -95,9 +95,7 @@ def summary(
         chosen.append((i, block))
         size += len(block)
     kept = {i for i, _ in chosen}
-    return "\n\n".join(
-        b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen)
-    )
+    return "\n\n".join(b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen))
 
 
 def _without_lead_in(block: str) -> str:
@@ -127,3 +125,24 @@ def tidy_chinese(text: str) -> str:
     for block in re.split(r"(```.*?```|`[^`\n]*`)", text, flags=re.DOTALL):
         out.append(block if block.startswith("`") else _CJK_GAP_RE.sub("", block))
     return "".join(out)
+
+
+_STRONG_RE = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+_SPAN_RE = re.compile(r"`([^`\n]+)`")
+
+
+def plain(text: str) -> str:
+    """``text`` (the tutor's Markdown) as plain text, for pipes and JSON: no emphasis marks or
+    backticks; a fenced block becomes its lines indented by four spaces."""
+    out: list[str] = []
+    for block in blocks(text):
+        if is_code(block):
+            lines = block.splitlines()[1:]
+            if lines and lines[-1].strip().startswith("```"):
+                lines = lines[:-1]
+            out.append("\n".join(f"    {line}" if line else "" for line in lines))
+            continue
+        block = _STRONG_RE.sub(lambda m: m.group(1) or m.group(2), block)
+        block = _SPAN_RE.sub(lambda m: m.group(1), block)
+        out.append(block.lstrip("# ") if is_heading(block) else block)
+    return "\n\n".join(out)

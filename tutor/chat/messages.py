@@ -136,3 +136,20 @@ LIST_SEP = T(", ", "、")
 SOURCE_RUN = T("your last run (`{var}`)", "你上一次运行（`{var}`）")
 SOURCE_STEP = T("lesson “{lesson}”, step “{step}”", "课程“{lesson}”的步骤“{step}”")
 SOURCE_LESSON = T("lesson “{lesson}”", "课程“{lesson}”")
+RAN_SNIPPET = T(
+    "I ran your code in the sandbox (CPU). It prints:",
+    "我在沙箱里（CPU 上）运行了你的代码，它打印出：",
+)
+RAN_SNIPPET_ERROR = T(
+    "I ran your code in the sandbox (CPU). It stops at line {line} with `{error}`.",
+    "我在沙箱里（CPU 上）运行了你的代码，它在第 {line} 行报错：`{error}`。",
+)
+RAN_SNIPPET_NOTHING = T(
+    "I ran your code in the sandbox (CPU): it printed nothing.",
+    "我在沙箱里（CPU 上）运行了你的代码：它什么也没有打印。",
+)
+SNIPPET_WITHHELD = T(
+    "What your code prints would give away the answer of the exercise “{step}”, so I won't "
+    "show it: run it yourself in the editor and compare with what you expected.",
+    "你的代码打印的内容会泄露练习“{step}”的答案，所以我不显示它：请在编辑器里自己运行，再和你预想的结果比较。",
+)

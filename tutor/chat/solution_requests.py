@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from tutor.yaml_cache import read_yaml
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
@@ -33,17 +31,17 @@ _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _CLAUSE_RE = re.compile(r"[,;:!?，；：！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
 
 
-class _Patterns(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class _Patterns:
+    en: tuple[str, ...] = ()
+    zh: tuple[str, ...] = ()
 
-    en: list[str] = []
-    zh: list[str] = []
 
-
-class RequestParts(BaseModel):
-    """The parts a solution request is composed of (see the YAML)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class RequestParts:
+    """The parts a solution request is composed of (see the YAML). A dataclass, not a
+    pydantic model, so that ``tutor ask`` can tell a solution request without pydantic; the
+    tests validate the YAML against it with pydantic."""
 
     ask: _Patterns
     answer_object: _Patterns
@@ -93,8 +91,20 @@ class _Compiled:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    data = read_yaml(PATH)
-    return _Compiled(RequestParts.model_validate(data))
+    return _Compiled(parse_parts(read_yaml(PATH)))
+
+
+def parse_parts(data: dict) -> RequestParts:  # type: ignore[type-arg]
+    """The YAML's data as RequestParts; an unknown or missing part is an error."""
+    fields = set(RequestParts.__dataclass_fields__)
+    if set(data) != fields:
+        raise ValueError(f"solution_requests.yaml: parts {sorted(set(data) ^ fields)} differ")
+    parts = {}
+    for name, value in data.items():
+        if set(value) - {"en", "zh"}:
+            raise ValueError(f"solution_requests.yaml: {name}: only en and zh")
+        parts[name] = _Patterns(en=tuple(value.get("en", ())), zh=tuple(value.get("zh", ())))
+    return RequestParts(**parts)
 
 
 def clauses(question: str) -> list[str]:

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tutor.chat import messages as msg
+from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.concepts import load_concepts
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
 from tutor.chat.index import build_course_index, default_cache_dir, load_index
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.llm import (
     ChatBackend,
+    LLMConfigError,
     LLMError,
     OpenAICompatibleBackend,
     build_messages,
@@ -24,8 +26,11 @@ from tutor.chat.llm import (
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
 from tutor.chat.passages import load_catalog_entries, load_glossary
+from tutor.chat.quick import card_answers, card_text, may_be_solution_request
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
+from tutor.chat.snippets import snippet
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
+from tutor.chat.step_finder import StepFinder
 from tutor.chat.symptoms import Diagnosed, SymptomMatcher
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
@@ -77,6 +82,7 @@ class Tutor:
         glossary: Glossary | None = None,
         catalog_entries: Iterable[Any] | None = None,
         cache_dir: Path | Literal["default"] | None = "default",
+        runner: Any | None = None,
     ):
         """``glossary``/``catalog_entries`` replace the bundled ones (then nothing is cached);
         ``cache_dir``: where the built index is kept (default: the user cache dir; None: build
@@ -93,19 +99,42 @@ class Tutor:
         self.retriever = Retriever(data)
         self.passages = {p.id: p for p in data.passages}
         self.symptoms = SymptomMatcher(self.passages)
+        self.cards = CardBook()
+        self.runner = runner
+        """A sandbox (tutor.sandbox.Runner) to run a pasted snippet a "what does this print?"
+        question asks about; without one such a question is answered from the cards."""
+        self.steps = StepFinder(course)
+        self._card_text: str | None = None
+        """The answer card behind the last offline answer, as grounding for an LLM."""
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
+        self.config_notice: tuple[str, str] | None = None
+        """(en, zh) of why the configured LLM cannot be used, when it cannot."""
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
     @classmethod
     def from_environment(
         cls, course: Course, env: Mapping[str, str] = os.environ, **kwargs: Any
     ) -> Tutor:
-        """A tutor that uses the configured LLM endpoint, or stays offline if none is."""
-        config = load_llm_config(env)
+        """A tutor that uses the configured LLM endpoint, or stays offline if none is. A broken
+        configuration leaves it offline too: every answer then starts with a one-line notice."""
+        try:
+            config = load_llm_config(env)
+        except LLMConfigError as exc:
+            tutor = cls(course, **kwargs)
+            tutor.config_notice = exc.texts[0]
+            return tutor
         backend = OpenAICompatibleBackend(config) if config else None
         return cls(course, backend=backend, **kwargs)
+
+    def _config_fallback(self, answer: Answer, lang: Lang) -> Answer:
+        """``answer`` behind the notice that the LLM's configuration is broken, if it is."""
+        if self.config_notice is None or answer.kind in ("off_topic", "empty"):
+            return answer
+        reason = self.config_notice[1] if lang == "zh" else self.config_notice[0]
+        notice = msg.LLM_FAILED.format(reason=reason.splitlines()[0]).get(lang)
+        return self._fallback(answer, notice)
 
     # ------------------------------------------------------------------ public
 
@@ -115,10 +144,14 @@ class Tutor:
         lang = lang or detect_lang(question)
         offline, hits, secrets = self._offline(question, lang, context)
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = offline
-            return offline
+            self.last_answer = self._config_fallback(offline, lang)
+            return self.last_answer
         messages = build_messages(
-            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
         )
         try:
             reply = self.backend.complete(messages)
@@ -140,11 +173,15 @@ class Tutor:
         lang = lang or detect_lang(question)
         offline, hits, secrets = self._offline(question, lang, context)
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = offline
-            yield offline.text
+            self.last_answer = self._config_fallback(offline, lang)
+            yield self.last_answer.text
             return
         messages = build_messages(
-            question, lang=lang, passages=[h.passage for h in hits[:4]], context=context
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
         )
         released, pending = "", ""
         try:
@@ -217,6 +254,47 @@ class Tutor:
         words = self.retriever.judge(question, on_step=step is not None)
         if words.reason in ("foreign", "plain-error"):
             return off_topic, [], secrets
+        self._card_text = None
+        ran = self._run_snippet(question, lang, step, secrets)
+        if ran is not None:
+            return ran, [], secrets
+        # a question about the learner's own run is answered from that run (and its
+        # diagnosis) below; an answer card answers the question asked in general
+        asks_error = asks_about_error(question) and not self.retriever.quotes_message(question)
+        if self._about_run(question, lang, context, about_error=asks_error) is not None:
+            pass
+        elif (step is None and not may_be_solution_request(question, self.steps)) or (
+            step is not None
+            and not asks_for_solution(
+                question,
+                on_step=True,
+                step_exprs=_checked_exprs(step, context),
+                step_parts=_code_parts(step),
+                about_course=lambda: True,
+            )
+        ):
+            carded = self._from_card(question, lang, context)
+            if carded is not None:
+                # from the shell no step is open: the step the card sends the learner to is
+                # the one whose solution it must not show
+                guard = secrets if step is not None else self._card_secrets(carded)
+                return self._finish(carded, guard, question, lang), [], secrets
+        if step is None:
+            # from the shell, a request for an exercise's answer pastes its code or title
+            found_step = self.steps.find(question)
+            if found_step is not None and asks_for_solution(
+                question,
+                on_step=True,
+                step_exprs=(),
+                step_parts=(),
+                about_course=lambda: True,
+            ):
+                ctx = (context or ChatContext()).model_copy(
+                    update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
+                )
+                lesson, step = self._step(ctx)
+                secrets = self._secrets(lesson, step, ctx)
+                return self._hint(lang, ctx, lesson, step, secrets), [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
@@ -296,6 +374,99 @@ class Tutor:
             lessons=named,
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
+
+    def _run_snippet(
+        self, question: str, lang: Lang, step: Step | None, secrets: Secrets
+    ) -> Answer | None:
+        """"What does this print?" with code pasted: run it and say what it printed, unless
+        that gives away the open step's or the pasted exercise's expected values."""
+        if self.runner is None or question_kind(question) != "value":
+            return None
+        code = snippet(question)
+        if code is None:
+            return None
+        from tutor.errors import TutorError
+
+        try:
+            result = self.runner.run(code, device="cpu")
+        except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
+            return None
+        if result.error is not None:
+            first = msg.RAN_SNIPPET_ERROR.format(
+                line=str(result.error.line or "?"),
+                error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
+            ).get(lang)
+        elif result.stdout.strip():
+            first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+        else:
+            first = msg.RAN_SNIPPET_NOTHING.get(lang)
+        guards = [(step, secrets)] if step is not None else []
+        pasted = self.steps.find(question)
+        if pasted is not None:
+            lesson, found = self._step(
+                ChatContext(lesson_id=pasted.lesson_id, step_id=pasted.step_id)
+            )
+            guards.append((found, self._secrets(lesson, found, None)))
+        for guarded, guard in guards:
+            if guarded is not None and find_leaks(first, guard, question=question).leaked:
+                first = msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)
+                break
+        parts = [first]
+        extra = f"{result.error.type}: {result.error.message}" if result.error else ""
+        found_card = self.cards.match(question, extra=extra)
+        ref = None
+        if found_card is not None:
+            explained = card_text(self.course, found_card, lang, (question, "", extra))
+            # the card's explanation, without the example: the learner's own code is the example
+            parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
+            ref = found_card.read
+        text = "\n\n".join(parts)
+        if lang == "zh":
+            text = tidy_chinese(text)
+        answer = Answer(
+            text=text,
+            sources=[ref] if ref else [],
+            kind="answer",
+            lessons=[ref.partition("/")[0]] if ref else [],
+        )
+        return self._guard(answer, secrets, question, lang) if step is not None else answer
+
+    def _card_secrets(self, answer: Answer) -> Secrets:
+        _, step = self._step(
+            ChatContext(lesson_id=answer.lessons[0], step_id=answer.sources[0].partition("/")[2])
+        )
+        return step_secrets(step)
+
+    def _from_card(self, question: str, lang: Lang, context: ChatContext | None) -> Answer | None:
+        """The answer card's answer, shaped by the kind of question, in the learner's names;
+        None when no card answers it well. A question about an error that quotes none is
+        matched with the learner's last error."""
+        code = context.code if context is not None else ""
+        error = ""
+        run = context.last_run if context is not None else None
+        if run is not None and run.error is not None:
+            error = f"{run.error.type}: {run.error.message}"
+        extra = error if error and not self.retriever.quotes_message(question) else ""
+        found = self.cards.match(question, extra=extra)
+        # a symptom named in general ("my x.grad is None", "the grads keep growing") is
+        # answered by its likely causes; a card answers it when it quotes a message or API
+        if found is None or not card_answers(found, question):
+            return None
+        ref = found.read
+        lesson_id = ref.partition("/")[0]
+        lessons = [lesson_id]
+        if found.card.also and found.card.also.partition("/")[0] not in lessons:
+            lessons.append(found.card.also.partition("/")[0])
+        text = card_text(self.course, found, lang, (question, code, error))
+        self._card_text = text
+        titled = self._titled(ref)
+        return Answer(
+            text=text,
+            sources=[ref],
+            titled_sources=[titled] if titled else [],
+            kind="answer",
+            lessons=lessons,
+        )
 
     def _finish(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         """The answer as shown: Chinese without stray spaces, checked for leaks."""
@@ -389,9 +560,7 @@ class Tutor:
                 return Source(id=source_id, title=lesson.title)
             where = _bi(msg.SOURCE_LESSON, lesson=lesson.title)
             return Source(id=source_id, title=step.title, where=where)
-        return Source(
-            id=source_id, title=passage.title, where=self._where(passage.lesson_id, None)
-        )
+        return Source(id=source_id, title=passage.title, where=self._where(passage.lesson_id, None))
 
     def _lesson_step(
         self, lesson_id: str | None, step_id: str | None
@@ -439,7 +608,8 @@ class Tutor:
                 readings = [
                     h.passage
                     for h in hits
-                    if h.passage.lesson_id == p.lesson_id and self._explains(h.passage)
+                    if h.passage.lesson_id == p.lesson_id
+                    and self._explains(h.passage)
                     and h.passage.source == "lesson"
                 ]
                 p = readings[0] if readings else p
@@ -513,10 +683,8 @@ class Tutor:
             return lesson_id
         return msg.LESSON_ITEM.format(title=title, lesson_id=lesson_id).get(lang)
 
-    def _read_line(
-        self, ref: str | None, lang: Lang, named: list[str] | None = None
-    ) -> str | None:
-        """"Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
+    def _read_line(self, ref: str | None, lang: Lang, named: list[str] | None = None) -> str | None:
+        """ "Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
         if not ref:
             return None
         lesson_id, _, step_id = ref.partition("/")

@@ -46,7 +46,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tutor.chat import ChatContext, Tutor
     from tutor.course import load_course
     from tutor.errors import TutorError
 
@@ -58,6 +57,25 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     course = load_course(getattr(args, "lessons", None))
+    lang = answer_lang(getattr(args, "lang", None), args.question)
+    from tutor.chat.cards import question_kind
+    from tutor.chat.snippets import snippet
+
+    # "what does this print?" with code pasted: the tutor runs it in the sandbox
+    wants_run = question_kind(args.question) == "value" and snippet(args.question) is not None
+    if not args.step and not wants_run:
+        from tutor.chat.llm_location import llm_configured
+
+        if args.offline or not llm_configured():
+            # most questions are answered by an answer card: no need to build the Tutor
+            from tutor.chat.quick import quick_answer
+
+            quick = quick_answer(course, args.question, lang)
+            if quick is not None:
+                _show_quick(quick, args.question, lang, as_json=args.json)
+                return 0
+    from tutor.chat import ChatContext, Tutor
+
     context = None
     store = None
     if args.step:
@@ -85,8 +103,15 @@ def run(args: argparse.Namespace) -> int:
             hints_unlocked=store.hints_revealed(args.step),
             attempts=store.attempts(args.step),
         )
-    tutor = Tutor(course) if args.offline else Tutor.from_environment(course)
-    lang = answer_lang(getattr(args, "lang", None), args.question)
+    runner = None
+    if wants_run:
+        from tutor.sandbox import Sandbox
+
+        runner = Sandbox(few_runs=True)
+    if args.offline:
+        tutor = Tutor(course, runner=runner)
+    else:
+        tutor = Tutor.from_environment(course, runner=runner)
     try:
         answer = _answer(tutor, args.question, lang, context, as_json=args.json)
         if store is not None and context is not None and answer is not None:
@@ -96,19 +121,80 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+        if runner is not None:
+            runner.close()
     return 0
 
 
 def answer_lang(option: str | None, question: str) -> Lang:
     """The answer's language: --lang, else TUTOR_LANG when set, else the question's own (not
     the locale: a Chinese question on an English system is answered in Chinese)."""
-    from tutor.chat import detect_lang
+    from tutor.chat.tokens import has_cjk
 
     env = os.environ.get("TUTOR_LANG", "").strip().lower()
     for choice in (option, env):
         if choice in LANGS:
             return choice  # type: ignore[return-value]
-    return detect_lang(question)
+    return "zh" if has_cjk(question) else "en"
+
+
+def _show_quick(quick: Any, question: str, lang: str, *, as_json: bool) -> None:
+    """An answer card's answer, as the Tutor's answer would be shown."""
+    if as_json:
+        where = None
+        if quick.lesson_title is not None:
+            where = {
+                "en": f"lesson “{quick.lesson_title}”",
+                "zh": f"课程“{quick.lesson_title}”",
+            }
+        out = {
+            "question": question,
+            "lang": lang,
+            "text": _plain(quick.text),
+            "markdown": quick.text,
+            "sources": [quick.ref],
+            "titled_sources": [{"id": quick.ref, "title": quick.step_title, "where": where}]
+            if quick.step_title
+            else [],
+            "refused": False,
+            "hint_level": None,
+            "fallback_notice": None,
+            "kind": "answer",
+            "question_kind": quick.kind,
+            "lessons": [quick.ref.partition("/")[0]],
+            "redacted": False,
+        }
+        _print_json(out)
+        return
+    _write(quick.text)
+
+
+def _plain(text: str) -> str:
+    from tutor.chat.markdown import plain
+
+    return plain(text)
+
+
+def _print_json(out: dict[str, Any]) -> None:
+    try:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _write(text: str) -> None:
+    """Markdown rendered by rich on a terminal; plain text into a pipe or file."""
+    try:
+        if sys.stdout.isatty():
+            from rich.console import Console
+            from rich.markdown import Markdown
+
+            Console().print(Markdown(text))
+        else:
+            sys.stdout.write(_plain(text) + "\n")
+            sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _answer(tutor: Any, question: str, lang: str, context: Any, *, as_json: bool) -> Any:
@@ -117,11 +203,25 @@ def _answer(tutor: Any, question: str, lang: str, context: Any, *, as_json: bool
     try:
         if as_json:
             answer = tutor.ask(question, lang=lang, context=context)
-            out = {"question": question, "lang": lang, **answer.model_dump()}
+            dumped = answer.model_dump()
+            out = {"question": question, "lang": lang, **dumped, "text": _plain(answer.text)}
+            out["markdown"] = answer.text
             print(json.dumps(out, ensure_ascii=False, indent=2))
             return answer
+        if sys.stdout.isatty():
+            from rich.console import Console
+            from rich.live import Live
+            from rich.markdown import Markdown
+
+            shown = ""
+            with Live(Markdown(""), console=Console(), auto_refresh=False) as live:
+                for chunk in tutor.stream(question, lang=lang, context=context):
+                    shown += chunk
+                    live.update(Markdown(shown), refresh=True)
+            return tutor.last_answer
+        # into a pipe: plain text, a released piece (whole paragraphs) at a time
         for chunk in tutor.stream(question, lang=lang, context=context):
-            sys.stdout.write(chunk)
+            sys.stdout.write(_plain(chunk) + ("\n\n" if chunk.endswith("\n\n") else ""))
             sys.stdout.flush()
         sys.stdout.write("\n")
         sys.stdout.flush()

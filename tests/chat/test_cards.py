@@ -1,0 +1,568 @@
+"""Answer cards: the data is valid and its examples run on torch; the kind of question shapes
+the answer; the learner's names and last error are used and no other name is invented; a
+solution request from the shell finds its exercise; tutor ask's quick path says what the
+Tutor says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from tutor.chat import ChatContext, Tutor
+from tutor.chat.cards import CardBook, CardSet, load_cards, load_raw, question_kind
+from tutor.chat.guardrails import find_leaks, step_secrets
+from tutor.chat.markdown import plain
+from tutor.chat.quick import quick_answer
+from tutor.chat.solution_requests import PATH as REQUESTS
+from tutor.chat.solution_requests import RequestParts, parse_parts
+from tutor.course import load_course
+from tutor.course.models import Course
+from tutor.sandbox.models import ErrorInfo, RunResult
+from tutor.yaml_cache import read_yaml
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Course:
+    return load_course()
+
+
+@pytest.fixture(scope="module")
+def tutor(bundled: Course) -> Tutor:
+    return Tutor(bundled)
+
+
+# ---------------------------------------------------------------- the data
+
+
+def test_the_cards_validate_against_their_dataclasses() -> None:
+    raw = load_raw()
+    cards = [dict(c) for c in raw["cards"]]
+    for card in cards:  # the YAML's flow lists and mappings, in the dataclasses' shapes
+        forms = card.get("forms", {})
+        card["forms"] = {"en": tuple(forms.get("en", ())), "zh": tuple(forms.get("zh", ()))}
+        for key in ("signals", "sides", "read_if"):
+            card[key] = tuple(card.get(key, ()))
+    TypeAdapter(CardSet).validate_python({"cards": tuple(cards)}, strict=False)
+    ids = [c["id"] for c in raw["cards"]]
+    assert len(ids) == len(set(ids)) and len(ids) >= 50
+    allowed = {
+        "id",
+        "read",
+        "also",
+        "read_if",
+        "forms",
+        "signals",
+        "answer",
+        "verdict",
+        "sides",
+        "fix",
+        "example",
+    }
+    for card in raw["cards"]:
+        assert set(card) <= allowed, card["id"]
+        assert card["answer"]["en"].strip() and card["answer"]["zh"].strip(), card["id"]
+        assert card["forms"]["en"] and card["forms"]["zh"], card["id"]
+
+
+def test_every_card_points_at_a_real_step(bundled: Course) -> None:
+    for card in load_cards().cards:
+        for ref in (
+            card.read,
+            *(r.read for r in card.read_if),
+            *([card.also] if card.also else []),
+        ):
+            bundled.find(ref)  # raises KeyError for a step that does not exist
+
+
+def test_the_solution_request_patterns_validate() -> None:
+    data = read_yaml(REQUESTS)
+    parts = TypeAdapter(RequestParts).validate_python(
+        {k: {"en": tuple(v.get("en", ())), "zh": tuple(v.get("zh", ()))} for k, v in data.items()}
+    )
+    assert parts == parse_parts(data)
+    with pytest.raises(ValueError, match="differ"):
+        parse_parts({**data, "extra": {"en": ["x"]}})
+
+
+def test_every_example_runs_on_torch(tmp_path: Path) -> None:
+    """Each card's example, in its own namespace, as a learner would paste it."""
+    examples = {c.id: c.example for c in load_cards().cards if c.example}
+    assert len(examples) >= 35
+    script = tmp_path / "run_examples.py"
+    script.write_text(
+        "import contextlib, io, sys\n"
+        f"examples = {examples!r}\n"
+        "failed = []\n"
+        "for name, code in examples.items():\n"
+        "    try:\n"
+        "        with contextlib.redirect_stdout(io.StringIO()):\n"
+        "            exec(compile(code, name, 'exec'), {'__name__': '__main__'})\n"
+        "    except Exception as error:\n"
+        "        failed.append(f'{name}: {type(error).__name__}: {error}')\n"
+        "print('\\n'.join(failed))\n"
+        "sys.exit(1 if failed else 0)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_on_the_step_a_card_sends_to_its_answer_never_gives_that_step_away(
+    tutor: Tutor, bundled: Course
+) -> None:
+    """A card's fix may be the very change a fix-it step asks for (`z.sum().backward()`): said
+    to a learner on that step, what it shares with the step's solution is left out."""
+    for card in load_cards().cards:
+        for ref in {card.read, *(r.read for r in card.read_if)}:
+            lesson_id, _, step_id = ref.partition("/")
+            _, step = bundled.find(ref)
+            ctx = ChatContext(lesson_id=lesson_id, step_id=step_id)
+            for question, lang in ((card.forms.en[0], "en"), (card.forms.zh[0], "zh")):
+                answer = tutor.ask(question, lang=lang, context=ctx)  # type: ignore[arg-type]
+                assert not find_leaks(answer.text, step_secrets(step), question=question).leaked, (
+                    card.id,
+                    ref,
+                    question,
+                    answer.text,
+                )
+
+
+# ---------------------------------------------------------------- kinds and shapes
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("what is a leaf tensor?", "what"),
+        ("什么是叶子张量", "what"),
+        ("why is the grad of my intermediate tensor None?", "why"),
+        ("为什么要把梯度清零？", "why"),
+        ("how do I get the gradient of an intermediate tensor?", "how"),
+        ("怎么拿到中间张量的梯度", "how"),
+        ("what's the difference between detach and no_grad?", "compare"),
+        ("detach 和 no_grad 有什么区别", "compare"),
+        ("is y.data basically the same thing as y.detach()?", "compare"),
+        ("can an integer tensor require grad?", "can"),
+        ("loss 不是标量，必须要先求和吗？", "can"),
+        ("is updating weights through p.data safe?", "safe"),
+        ("这样改安全吗？loss.requires_grad = True", "safe"),
+        (
+            "x = torch.ones(3, requires_grad=True); (x * 2).sum().backward(); "
+            "what does this print?",
+            "value",
+        ),
+        ("y.backward() 之后 print(x.grad) 会打印什么", "value"),
+        (
+            "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+            "fails",
+        ),
+        ("loss.backward() 报错 grad can be implicitly created only for scalar outputs", "fails"),
+    ],
+)
+def test_the_kind_of_question(question: str, kind: str) -> None:
+    assert question_kind(question) == kind
+
+
+def test_a_comparison_answers_both_sides(tutor: Tutor) -> None:
+    for question, lang, sides in [
+        (
+            "Is there any benefit to using torch.no_grad() instead of .detach()?",
+            "en",
+            ("detach()", "no_grad()"),
+        ),
+        ("model.eval() 和 torch.no_grad() 有什么区别", "zh", ("model.eval()", "torch.no_grad()")),
+        (
+            "difference between backward and torch.autograd.grad",
+            "en",
+            ("backward()", "autograd.grad"),
+        ),
+    ]:
+        text = tutor.ask(question, lang=lang).text  # type: ignore[arg-type]
+        bullets = [line for line in text.splitlines() if line.startswith("- ")]
+        assert len(bullets) >= 2, text
+        for side, bullet in zip(sides, bullets, strict=False):
+            assert side in bullet, (side, bullet)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "first"),
+    [
+        ("The loss is not a scalar. Is it necessary to sum it?", "en", "Yes"),
+        ("loss 不是标量，必须要先求和吗？", "zh", "是的"),
+        (
+            "Can an int tensor have a floating-point gradient? x = torch.tensor([1], "
+            "requires_grad=True) fails",
+            "en",
+            "No",
+        ),
+        (
+            "I added loss.requires_grad = True and the error is gone but it does not learn. Is "
+            "that fix safe?",
+            "en",
+            "No",
+        ),
+        ("给 loss 设置 loss.requires_grad = True 之后不报错了，这样改安全吗？", "zh", "不安全"),
+        (
+            "To fix 'Trying to backward through the graph a second time' can I just add "
+            "retain_graph=True?",
+            "en",
+            "It depends",
+        ),
+    ],
+)
+def test_can_i_and_is_it_safe_answer_yes_or_no_first(
+    tutor: Tutor, question: str, lang: str, first: str
+) -> None:
+    assert tutor.ask(question, lang=lang).text.startswith(first)  # type: ignore[arg-type]
+
+
+def test_an_error_gets_its_cause_then_the_fix(tutor: Tutor) -> None:
+    text = tutor.ask(
+        "RuntimeError: one of the variables needed for gradient computation has been modified "
+        "by an inplace operation"
+    ).text
+    assert text.index("saved") < text.index("**Fix:**")
+    zh = tutor.ask(
+        "报错 one of the variables needed for gradient computation has been "
+        "modified by an inplace operation 怎么办",
+        lang="zh",
+    ).text
+    assert "**怎么改：**" in zh and "原地" in zh
+
+
+def test_an_answer_keeps_to_the_questions_language(tutor: Tutor) -> None:
+    zh = tutor.ask(
+        "为什么 backward 报 grad can be implicitly created only for scalar outputs", lang="zh"
+    ).text
+    prose = re.sub(r"```.*?```|`[^`]*`|“[^”]*”|（[^）]*）", "", zh, flags=re.DOTALL)
+    assert not re.search(r"[A-Za-z]{4,} [A-Za-z]{4,}", prose), prose
+    en = tutor.ask("why do I need zero_grad?", lang="en").text
+    assert not re.search(r"[\u4e00-\u9fff]", en)
+
+
+# ---------------------------------------------------------------- the learner's names
+
+_API = (
+    set(dir(__import__("torch")))
+    | set(dir(__import__("torch").Tensor))
+    | {
+        "torch",
+        "nn",
+        "optim",
+        "autograd",
+        "functional",
+        "cuda",
+        "mps",
+        "cpu",
+        "grad",
+        "Parameter",
+        "Module",
+        "Linear",
+        "True",
+        "False",
+        "None",
+        "lr",
+        "device",
+        "dtype",
+        "float32",
+        "float64",
+        "int64",
+        "inplace",
+        "gradient",
+        "retain_graph",
+        "create_graph",
+        "set_to_none",
+        "allow_unused",
+        "grad_outputs",
+        "max_norm",
+        "force",
+        "inputs",
+        "outputs",
+        "model",
+        "loss",
+        "optimizer",
+        "ctx",
+        "grad_output",
+        "saved_tensors",
+        "next_functions",
+        "MyFn",
+        "forward",
+        "backward",
+        "DataParallel",
+        "BatchNorm",
+        "Dropout",
+        "in_features",
+        "parameters",
+        "named_parameters",
+        "zero_grad",
+        "step",
+        "train",
+        "eval",
+        "apply",
+        "utils",
+        "clip_grad_norm_",
+        "enable_grad",
+        "inference_mode",
+        "no_grad",
+        "set_detect_anomaly",
+        "detect_anomaly",
+        "jacobian",
+        "hessian",
+        "jacrev",
+        "func",
+        "linalg",
+        "vector_norm",
+        "np",
+        "numpy",
+        "sum",
+        "item",
+        "is_available",
+        "relu",
+        "MulBackward0",
+        "MmBackward0",
+        "SumBackward0",
+        "SubBackward0",
+        "AccumulateGrad",
+        "view",
+        "flatten",
+        "cat",
+        "backbone",
+        "criterion",
+        "output",
+        "target",
+        "argmax",
+        "max",
+        "mean",
+        "ones_like",
+        "is_leaf",
+        "requires_grad",
+        "grad_fn",
+        "data",
+        "_version",
+        "nan",
+    }
+)
+
+
+def _lesson_names(course: Course) -> set[str]:
+    """Every name the course's text and code uses (its records' repr holds all of it)."""
+    return set(re.findall(r"[A-Za-z_]\w*", repr(course.lessons)))
+
+
+def _names_in_prose(text: str) -> set[str]:
+    """Identifiers in the answer's inline code, outside its self-contained example block."""
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    spans = re.findall(r"`([^`]+)`", prose)
+    return {n for span in spans for n in re.findall(r"(?<![.\w])[A-Za-z_]\w*", span)}
+
+
+def test_no_answer_names_what_is_neither_the_learners_nor_the_lessons(
+    tutor: Tutor, bundled: Course
+) -> None:
+    from ruamel.yaml import YAML
+
+    allowed_base = _lesson_names(bundled) | _API
+    questions = [q["q"] for q in YAML(typ="safe").load((HERE / "learner/dev.yaml").read_text())]
+    for question in questions:
+        answer = tutor.ask(question)
+        learner = set(re.findall(r"[A-Za-z_]\w*", question))
+        foreign = _names_in_prose(answer.text) - allowed_base - learner
+        assert not foreign, (question, foreign)
+
+
+def test_the_answer_uses_the_learners_own_tensor(tutor: Tutor) -> None:
+    text = tutor.ask(
+        "inp = torch.ones(4, requires_grad=True); hidden = inp * 3; after "
+        "hidden.sum().backward() I get the warning that a non-leaf tensor's .grad is being "
+        "accessed and hidden.grad is None. Why?"
+    ).text
+    assert "`hidden`" in text and "`hidden.retain_grad()`" in text
+    scalar = tutor.ask(
+        "z = x + 2; z.backward() raises grad can be implicitly created only for "
+        "scalar outputs, why?"
+    ).text
+    # `z`, not an `x` the learner calls nothing on (a fix equal to an exercise's solution is
+    # left out from the shell too: see the next tests)
+    assert "`z`" in scalar and "`x.sum()" not in scalar
+
+
+def test_a_question_without_the_message_is_matched_with_the_last_error(tutor: Tutor) -> None:
+    run = RunResult(
+        outcome="error",
+        device="cpu",
+        error=ErrorInfo(
+            type="RuntimeError",
+            message="Trying to backward through the graph a second time (or directly access "
+            "saved tensors after they have already been freed).",
+            line=6,
+        ),
+    )
+    code = (
+        "h = torch.exp(x * w)\nfor step in range(2):\n    loss = (h * 2).sum()\n"
+        "    loss.backward()\n"
+    )
+    ctx = ChatContext(lesson_id="backward", step_id="intro", code=code, last_run=run)
+    answer = tutor.ask("how do I fix it so both iterations work?", context=ctx)
+    assert "retain_graph" in answer.text and "errors/graph-reuse" in answer.text
+
+
+# ---------------------------------------------------------------- solution requests
+
+
+@pytest.mark.parametrize(
+    ("question", "ref"),
+    [
+        (
+            "Where can I find the answer to this exercise? x = torch.ones(2,requires_grad=True); "
+            "z = x + 2; z.backward(); print(x.grad). Write the solution for me.",
+            "non-scalar/fix-scalar",
+        ),
+        (
+            "作业的答案在哪里能找到？就是 y = x ** 2; arr = y.numpy(); values = arr.tolist() 那道，"
+            "直接把答案发给我吧。",
+            "detach/to-numpy",
+        ),
+        (
+            "just give me the code for 'Fix it: element 0 of tensors does not require grad'",
+            "errors/nothing-tracked",
+        ),
+    ],
+)
+def test_a_solution_request_from_the_shell_gets_the_hint_of_its_exercise(
+    tutor: Tutor, bundled: Course, question: str, ref: str
+) -> None:
+    answer = Tutor(bundled).ask(question)
+    assert answer.kind == "hint" and answer.hint_level == 1 and answer.sources == [ref]
+    _, step = bundled.find(ref)
+    lang = "zh" if re.search(r"[\u4e00-\u9fff]", question) else "en"
+    assert step.hints[0].get(lang) in answer.text  # type: ignore[attr-defined]
+    assert "?" in answer.text or "？" in answer.text  # a guiding question
+    assert not find_leaks(answer.text, step_secrets(step)).leaked
+
+
+def test_homework_on_the_topic_is_not_off_topic(tutor: Tutor) -> None:
+    answer = tutor.ask(
+        "my homework says: explain why x.grad is None after y = x * 2 when x was "
+        "made with .cuda() after requires_grad=True"
+    )
+    assert answer.kind != "off_topic" and "leaf" in answer.text
+
+
+# ---------------------------------------------------------------- tutor ask's quick path
+
+
+def test_the_quick_path_says_what_the_tutor_says(tutor: Tutor, bundled: Course) -> None:
+    from ruamel.yaml import YAML
+
+    questions = [
+        (q["q"], q["lang"]) for q in YAML(typ="safe").load((HERE / "learner/dev.yaml").read_text())
+    ]
+    for name in ("questions.yaml", "heldout7.yaml"):
+        for case in YAML(typ="safe").load((HERE / name).read_text()):
+            q = case["q"]
+            questions.append((q, "zh" if re.search(r"[\u4e00-\u9fff]", q) else "en"))
+    book = CardBook()
+    answered = 0
+    for question, lang in questions:
+        quick = quick_answer(bundled, question, lang, book=book)
+        if quick is None:
+            continue
+        answered += 1
+        assert quick.text == tutor.ask(question, lang=lang).text, question  # type: ignore[arg-type]
+    assert answered >= len(questions) // 3
+
+
+def test_plain_text_has_no_markdown_marks() -> None:
+    text = plain("**Fix:** call `x.sum()` first.\n\n```python\nimport torch\nx = 1\n```")
+    assert text == "Fix: call x.sum() first.\n\n    import torch\n    x = 1"
+
+
+# ---------------------------------------------------------------- what does this print?
+
+
+class _FakeRunner:
+    """Answers every run with what a real sandbox would have printed for these tests."""
+
+    def __init__(self, stdout: str = "", error: ErrorInfo | None = None) -> None:
+        self.stdout, self.error, self.codes = stdout, error, []  # type: ignore[var-annotated]
+
+    def run(self, code: str, **_: object) -> RunResult:
+        self.codes.append(code)
+        return RunResult(
+            outcome="error" if self.error else "ok",
+            device="cpu",
+            stdout=self.stdout,
+            error=self.error,
+        )
+
+
+def test_a_pasted_snippet_is_run_and_its_output_shown(bundled: Course) -> None:
+    runner = _FakeRunner(stdout="tensor([3., 3., 3., 3., 3.])\n")
+    tutor = Tutor(bundled, runner=runner)
+    question = (
+        "X = torch.ones(5, requires_grad=True); V = X.pow(3); Y = V.sum(); Y.backward(); "
+        "print(X.grad). What does this print?"
+    )
+    text = tutor.ask(question).text
+    assert runner.codes == [
+        "import torch; X = torch.ones(5, requires_grad=True)\nV = X.pow(3)\n"
+        "Y = V.sum()\nY.backward()\nprint(X.grad)"
+    ]
+    assert "tensor([3., 3., 3., 3., 3.])" in text and text.startswith("I ran your code")
+    error = ErrorInfo(
+        type="RuntimeError",
+        line=3,
+        message="grad can be implicitly created only for scalar outputs",
+    )
+    zh = (
+        Tutor(bundled, runner=_FakeRunner(error=error))
+        .ask(
+            "x = torch.ones(2, requires_grad=True); z = x + 2; z.backward(); "
+            "print(x.grad) 会打印什么？"
+        )
+        .text
+    )
+    assert "第 3 行报错" in zh and "标量" in zh
+
+
+def test_what_a_snippet_prints_is_withheld_when_it_is_an_exercises_answer(
+    bundled: Course,
+) -> None:
+    _, step = bundled.find("backward/square-plus")
+    expected = [v for v in step_secrets(step).expected if len(v) == 1 and v[0] not in (0, 1, 2)]
+    assert expected, "the step has a non-trivial expected value"
+    value = expected[0][0]
+    runner = _FakeRunner(stdout=f"tensor({value:g}.)\n")
+    tutor = Tutor(bundled, runner=runner)
+    ctx = ChatContext(lesson_id="backward", step_id="square-plus")
+    # other code, but what it prints is the open step's answer
+    text = tutor.ask("b = torch.tensor(4.); print(b * 2) what does this print?", context=ctx).text
+    assert runner.codes and f"{value:g}" not in text
+    assert step.title.en in text  # says which exercise it would give away
+
+
+def test_a_real_sandbox_runs_the_snippet(bundled: Course) -> None:
+    from tutor.sandbox import Sandbox
+
+    sandbox = Sandbox(few_runs=True)
+    try:
+        text = (
+            Tutor(bundled, runner=sandbox)
+            .ask(
+                "a = torch.tensor([1., 2.], requires_grad=True); (a * a).sum().backward(); "
+                "print(a.grad) what will this print?"
+            )
+            .text
+        )
+    finally:
+        sandbox.close()
+    assert "tensor([2., 4.])" in text
