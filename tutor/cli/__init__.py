@@ -27,6 +27,8 @@ SUBCOMMANDS = (
     "start",
     "watch",
     "verify",
+    "export",
+    "serve",
 )
 
 
