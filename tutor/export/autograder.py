@@ -18,11 +18,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tutor.i18n import Lang
+
+if TYPE_CHECKING:
+    from tutor.grading.reports import SubmissionEntry
 
 Platform = Literal["gradescope", "prairielearn"]
 CONFIG_NAME = "tutor-autograder.json"
@@ -75,6 +78,22 @@ def _find_file(folder: Path, names: Sequence[str], only_one: bool) -> Path | Non
     return files[0] if only_one and len(files) == 1 else None
 
 
+def every_check(entry: SubmissionEntry,
+                checks: Sequence[tuple[str, str, float]]) -> SubmissionEntry:
+    """The entry with every check of its exercise listed, so its tests add up to its maximum
+    on the platform: a refused submission (integrity) carries one test worth nothing, and
+    each check it never reached is listed at 0 with the refusal's reason."""
+    from tutor.grading.reports import TestEntry
+
+    if sum(t.max_score for t in entry.tests) >= entry.max_score:
+        return entry
+    have = {t.name for t in entry.tests}
+    extra = [TestEntry(name=name, label=label, status="error", score=0.0, max_score=points,
+                       message=entry.message) for name, label, points in checks
+             if name not in have]
+    return entry.model_copy(update={"tests": [*entry.tests, *extra]})
+
+
 def grade_folder(
     platform: Platform, root: Path, config_file: Path
 ) -> tuple[BaseModel, AutograderConfig]:
@@ -83,7 +102,7 @@ def grade_folder(
     from tutor.course.models import CodeStep, FixStep
     from tutor.export.platforms import Missing, gradescope_results, prairielearn_results
     from tutor.grading.batch import grade_submissions, read_submission
-    from tutor.grading.checks import check_label
+    from tutor.grading.checks import check_label, check_name
     from tutor.grading.expected import ExpectedCache
     from tutor.paths import private_folders
     from tutor.sandbox import Limits, Sandbox
@@ -116,6 +135,9 @@ def grade_folder(
             submissions, runner=sandbox, device="cpu", cache=ExpectedCache(),
             limits=Limits(wall_time_s=config.timeout_s), lang=config.lang,
         )
+    labels = {s.exercise: [(check_name(c), check_label(c).get(config.lang), c.points)
+                           for c in s.step.checks] for s in submissions}
+    entries = [every_check(entry, labels[entry.exercise]) for entry in entries]
     if platform == "gradescope":
         return gradescope_results(entries, missing, lang=config.lang,
                                   visibility=config.visibility,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import shutil
 import stat
 import zipfile
@@ -156,11 +157,16 @@ class Bundle:
         self.zip.writestr(info, content.encode("utf-8"))
 
     def tree(self, source: Path, prefix: str) -> None:
-        for path in sorted(source.rglob("*")):
-            rel = path.relative_to(source)
-            if path.is_dir() or "__pycache__" in rel.parts or path.suffix in (".pyc", ".pyo"):
-                continue
-            self.text(f"{prefix}/{rel.as_posix()}", path.read_text(encoding="utf-8"))
+        """Every file under ``source`` (symlinked folders followed: the bundled lessons are
+        one in a source checkout), bytecode left out."""
+        for folder, dirs, files in sorted(os.walk(source, followlinks=True)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                path = Path(folder) / name
+                rel = path.relative_to(source).as_posix()
+                self.text(f"{prefix}/{rel}", path.read_text(encoding="utf-8"))
 
     def close(self) -> bytes:
         self.zip.close()

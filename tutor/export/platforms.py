@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tutor.grading.compare import DETAIL_LABELS
 from tutor.grading.reports import SubmissionEntry
 from tutor.i18n import Lang, T
 
@@ -88,8 +89,24 @@ WORDS = {
 }
 
 
-def _detail(message: str, output: str | None) -> str:
-    return "\n".join(part for part in (message, output) if part)
+def student_output(output: str | None, passed: bool) -> str:
+    """A check's detail as a student may see it: on a check that fails, the expected value
+    is cut (it is the answer; summative grading never shows it), the rest (what the code
+    gave, its printed output, torch's error) kept."""
+    if not output or passed:
+        return output or ""
+    labels = tuple(f"{expected}{colon}" for _, expected in DETAIL_LABELS.values()
+                   for colon in (":", "："))
+    kept = []
+    for line in output.splitlines():
+        if line.startswith(labels):
+            break
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _detail(message: str, output: str | None, passed: bool) -> str:
+    return "\n".join(part for part in (message, student_output(output, passed)) if part)
 
 
 def _overall(entries: Sequence[SubmissionEntry], missing: Sequence[Missing], lang: Lang) -> str:
@@ -114,7 +131,8 @@ def gradescope_results(
         GradescopeTest(
             name=f"{entry.exercise}: {test.label}", score=test.score, max_score=test.max_score,
             status="passed" if test.status == "pass" else "failed",
-            output=_detail(test.message, test.output), visibility=visibility,
+            output=_detail(test.message, test.output, test.status == "pass"),
+            visibility=visibility,
         )
         for entry in entries for test in entry.tests
     ]
@@ -143,7 +161,7 @@ def prairielearn_results(
     tests = [
         PrairieLearnTest(name=f"{entry.exercise}: {test.name}", description=test.label,
                          points=test.score, max_points=test.max_score, message=test.message,
-                         output=test.output or "")
+                         output=student_output(test.output, test.status == "pass"))
         for entry in entries for test in entry.tests
     ]
     for item in missing:
