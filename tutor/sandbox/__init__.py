@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import (
+        Confinement,
         ErrorInfo,
         FrameInfo,
         Graph,
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 
 _WHERE = {
     **dict.fromkeys(
-        ["ErrorInfo", "FrameInfo", "Graph", "GraphNode", "Limits", "Outcome", "Probe",
-         "ProbeResult", "RunResult", "Snapshot", "TensorSnapshot", "ValueSnapshot",
+        ["Confinement", "ErrorInfo", "FrameInfo", "Graph", "GraphNode", "Limits", "Outcome",
+         "Probe", "ProbeResult", "RunResult", "Snapshot", "TensorSnapshot", "ValueSnapshot",
          "WarningInfo"],
         "tutor.sandbox.models",
     ),
@@ -64,6 +65,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Confinement",
     "DeviceError",
     "ErrorInfo",
     "FrameInfo",

@@ -23,11 +23,13 @@ import json
 import math
 import os
 import resource
+import signal
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
@@ -36,9 +38,6 @@ from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
 PROBE_FILE = "<probe>"
-UID_BASE = 200_000
-"""As root, each run becomes uid UID_BASE + its pid: unprivileged, and alone in its uid, so
-RLIMIT_NPROC counts exactly the run's own processes (root ignores RLIMIT_NPROC)."""
 REPORT_HEADROOM = 256 * 1024 * 1024
 """Address space above the learner's limit that the reporter may use after a MemoryError."""
 MAX_LOCALS = 20
@@ -59,17 +58,25 @@ def mark(marks: Marks, name: str) -> None:
     marks.append((name, time.perf_counter_ns(), time.thread_time_ns()))
 
 
-def count_own_tasks(uid: int) -> int:
-    """Threads of ``uid`` on the machine: what RLIMIT_NPROC counts for a non-root user."""
+def count_own_tasks(uid: int, proc: int | str = "/proc") -> int:
+    """Threads of ``uid`` on the machine: what RLIMIT_NPROC counts for a non-root user.
+
+    ``proc``: the machine's ``/proc``, or a descriptor of it kept open from before the
+    minimal root (where ``/proc`` is not the machine's)."""
     total = 0
-    for entry in os.listdir("/proc"):
+    dir_fd = proc if isinstance(proc, int) else None
+    prefix = "" if dir_fd is not None else f"{proc}/"
+    for entry in os.listdir(proc):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid != uid:
+            if os.stat(f"{prefix}{entry}", dir_fd=dir_fd).st_uid != uid:
                 continue
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
+            fd = os.open(f"{prefix}{entry}/stat", os.O_RDONLY, dir_fd=dir_fd)
+            try:
+                fields = os.read(fd, 4096).rsplit(b")", 1)[1].split()
+            finally:
+                os.close(fd)
             total += int(fields[17])  # num_threads
         except (OSError, IndexError, ValueError):
             continue
@@ -98,29 +105,58 @@ def _write_all(write: Callable[[int, bytes], int], fd: int, data: bytes) -> None
         view = view[written:]
 
 
-def _apply_limits(limits: Data, device: str, own_tasks: int | None) -> None:
+MAX_OPEN_FILES = 256
+SCRATCH_MB = 64
+"""Size of a confined run's one tmpfs, shared by ``/tmp`` and ``/dev/shm``; it is memory, on
+top of ``Limits.memory_mb``, and also caps the size of any one file the run writes."""
+
+
+@dataclass
+class Standby:
+    """What the template hands a standby at its fork (plain values, no I/O needed)."""
+
+    own_tasks: int | None = None
+    """Threads of our uid on the machine (non-root only: RLIMIT_NPROC counts them all)."""
+    uid: int | None = None
+    """The run's own uid (as root)."""
+    confined: bool = False
+    """The server is confined: this run must be too, or not run at all."""
+    vm_bytes: int = 0
+    """The template's address space, for runs that have no ``/proc`` to read their own."""
+
+
+def _address_space(standby: Standby) -> int:
+    try:
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+    except OSError:  # no /proc of its own (user namespaces): the template's measure
+        return standby.vm_bytes
+    try:
+        return int(os.read(fd, 256).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    finally:
+        os.close(fd)
+
+
+def _apply_limits(limits: Data, device: str, standby: Standby) -> None:
     """The request's limits (a :class:`~tutor.sandbox.models.Limits`); privileges were
-    already dropped by :func:`prepare` (as root)."""
+    already dropped by :func:`prepare`."""
     cpu_s = math.ceil(limits["wall_time_s"]) + 1  # backstop should the parent vanish
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
     if device == "cpu":
         # CUDA maps huge virtual ranges, so address-space limits only for CPU runs; GPU runs
         # are watched by the parent through their resident memory instead.
-        fd = os.open("/proc/self/statm", os.O_RDONLY)
-        try:
-            vm_bytes = int(os.read(fd, 256).split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        finally:
-            os.close(fd)
-        soft = vm_bytes + limits["memory_mb"] * 1024 * 1024
+        soft = _address_space(standby) + limits["memory_mb"] * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (soft, soft + REPORT_HEADROOM))
     # As root, this process already runs as its own uid (see prepare), so the count is of
     # the run's own processes; otherwise it is added to the user's tasks at the fork.
     processes = limits["max_processes"]
-    allowed = processes if own_tasks is None else own_tasks + processes
-    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    if hard != resource.RLIM_INFINITY:
-        allowed = min(allowed, hard)  # only ever lowered: no privilege needed
-    resource.setrlimit(resource.RLIMIT_NPROC, (allowed, allowed))
+    allowed = processes if standby.own_tasks is None else standby.own_tasks + processes
+    for limit, wanted in ((resource.RLIMIT_NPROC, allowed),
+                          (resource.RLIMIT_NOFILE, MAX_OPEN_FILES),
+                          (resource.RLIMIT_FSIZE, SCRATCH_MB << 20)):
+        _, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            wanted = min(wanted, hard)  # only ever lowered: no privilege needed
+        resource.setrlimit(limit, (wanted, wanted))
 
 
 PR_SET_KEEPCAPS = 8
@@ -147,27 +183,32 @@ _CAP_READ_SEARCH[0].effective = _CAP_READ_SEARCH[0].permitted = 1 << CAP_DAC_REA
 """Built once in the warm server, like the seccomp program (see :mod:`confine`)."""
 
 
-def _keep_only_read_search() -> None:
-    """After dropping root, keep the one capability to read files root can read.
-
-    The interpreter's own files may live under a private home (/root/.pyenv): a run must
-    still import modules lazily. Nothing else is kept: no kill, no setuid, no limits.
-    """
-    if _LIBC.capset(ctypes.byref(_CAP_HEADER), _CAP_READ_SEARCH) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
-
-
-def _drop_privileges() -> None:
-    """As root: become uid UID_BASE + pid, keeping only the capability to read files."""
-    uid = UID_BASE + os.getpid()
+def _drop_root_unconfined(uid: int) -> None:
+    """As root where the kernel gave no namespaces: become ``uid``, keeping only the
+    capability to read files (the interpreter's own may live under a private home such as
+    /root/.pyenv, and a run still imports modules lazily); the syscall filter then denies
+    ``open_by_handle_at``, which that capability would otherwise open any file with."""
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     _LIBC.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setresuid(uid, uid, uid)
-    try:
-        _keep_only_read_search()
-    except OSError:  # root without it (a container's default set): keep nothing at all
-        confine.drop_all_capabilities()
+    if _LIBC.capset(ctypes.byref(_CAP_HEADER), _CAP_READ_SEARCH) != 0:
+        confine.drop_privileges(None)  # root without it (a container's set): keep nothing
+
+
+RUN_ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
+}
+"""A run's whole environment (the server was started with a scrubbed one already)."""
+GPU_ENVIRONMENT = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+                   "CUDA_HOME", "LD_LIBRARY_PATH", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def _scrub_environment() -> None:
+    kept = {name: os.environ[name] for name in GPU_ENVIRONMENT if name in os.environ}
+    os.environ.clear()
+    os.environ.update({**RUN_ENVIRONMENT, **kept})
 
 
 REHEARSAL = (
@@ -267,27 +308,31 @@ grading) would pay for a rehearsal they have no time to use, in CPU taken from t
 flight; a learner's next run is seconds away."""
 
 
-def prepare(request_waiting: Callable[[float], bool], marks: Marks,
-            hide: Sequence[str] = ()) -> None:
+def prepare(request_waiting: Callable[[float], bool], marks: Marks, standby: Standby) -> None:
     """What a standby does before its request arrives: everything that does not depend on
     the request, so the request's own path is short. Never touches CUDA.
 
     ``request_waiting(timeout)`` tells whether the request is there (waiting up to timeout).
-    ``hide``: folders the run must see empty (:func:`tutor.sandbox.confine.hide`).
+    A confined standby (the template made it PID 1 of a new PID namespace) takes its own
+    mount and network namespaces and scratch tmpfs, then gives up every privilege and
+    installs the syscall filter; any step that fails raises, and the run does not happen.
     Marks "standby_ready" once the run could start, "serving_rehearsed" after the first
     touches every run needs, "rehearsed" if the torch rehearsal ran.
     """
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    as_root = os.geteuid() == 0
-    if hide and not confine.hide(hide):  # it worked for the server's trial: fail closed
-        raise OSError("the sandbox could not hide the lesson folders from this run")
-    if as_root:
-        _drop_privileges()
-        # CAP_DAC_READ_SEARCH would open any file by handle, hidden or not
-        if not confine.forbid_file_handles() and hide:
-            raise OSError("the sandbox could not forbid open_by_handle_at for this run")
-    elif hide:
-        confine.drop_all_capabilities()  # those the user namespace gave
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past its cap: EFBIG, not death
+    _scrub_environment()
+    if standby.confined:
+        confine.confine_run(SCRATCH_MB)
+        os.chdir("/tmp")
+        confine.drop_privileges(standby.uid)
+        confine.forbid_syscalls()
+    else:
+        if standby.uid is not None:
+            _drop_root_unconfined(standby.uid)
+        _LIBC.prctl(confine.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        with contextlib.suppress(OSError):  # where the kernel has seccomp
+            confine.forbid_syscalls()
     import torch
 
     if torch.get_num_threads() != 1:  # set once in the server: ~0.3 ms a run saved
@@ -415,7 +460,7 @@ def _result_json(outcome: str, device: str, error: Data | None, warned: list[Dat
     }, ensure_ascii=False).encode("utf-8", "replace")
 
 
-def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
+def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     """Run one job on the pipes ``fds`` = [stdout, stderr, result, command]; never returns.
 
     ``marks`` holds the standby's own marks; they travel to the parent only if it asked.
@@ -451,7 +496,7 @@ def serve(fds: list[int], own_tasks: int | None, marks: Marks) -> NoReturn:
     code: str = request["code"]
     device: str = request["device"]
     limits: Data = request["limits"]
-    _apply_limits(limits, device, own_tasks)
+    _apply_limits(limits, device, standby)
     mark(marks, "limits")
 
     import random

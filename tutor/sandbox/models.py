@@ -113,6 +113,20 @@ class Limits(_Data):
     max_processes: int = Field(16, description="Processes the run may start (incl. itself).")
 
 
+class Confinement(_Data):
+    """What the kernel confines runs with (see :mod:`tutor.sandbox.confine`)."""
+
+    mode: Literal["root", "user", "none"] = Field(
+        description="'root': namespaces as root, each run its own uid; 'user': inside an "
+        "unprivileged user namespace; 'none': the kernel gave no namespaces (limits only).")
+    namespaces: list[str] = Field(default_factory=list)
+    reason: str | None = Field(None, description="Why not, where mode is 'none'.")
+
+    @property
+    def confined(self) -> bool:
+        return self.mode != "none"
+
+
 class RunResult(_Data):
     outcome: Outcome
     device: str

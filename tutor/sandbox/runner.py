@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 from tutor.sandbox import protocol
-from tutor.sandbox.models import ErrorInfo, Limits, Outcome, Probe, RunResult
+from tutor.sandbox.models import Confinement, ErrorInfo, Limits, Outcome, Probe, RunResult
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
 
 SERVER_START_TIMEOUT_S = 120.0
@@ -103,21 +103,37 @@ _SAFE_PATH = ("-P",) if sys.version_info >= (3, 11) else ()
 through ``PYTHONPATH`` (below); on 3.10 the server drops the folder once it starts."""
 
 
+SERVER_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS",
+                      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                      "NVIDIA_DRIVER_CAPABILITIES", "CUDA_HOME", "LD_LIBRARY_PATH",
+                      "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+"""All that the server keeps of our environment: a run inherits the server's memory, its
+first environment included, so nothing else (``TUTOR_*`` keys, proxies, tokens) goes."""
+
+
+def _server_environment() -> dict[str, str]:
+    env = {name: os.environ[name] for name in SERVER_ENVIRONMENT if name in os.environ}
+    # tutor itself is found through PYTHONPATH, first (runs see only its sandbox)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH"))
+        if p)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
 class _Server:
     """One warm server process and the parent's end of its request socket."""
 
-    def __init__(self, hide: Sequence[str] = (), *, few_runs: bool = False) -> None:
+    def __init__(self, hide: Sequence[str] = (), *, few_runs: bool = False,
+                 confine: bool = True) -> None:
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_root, env.get("PYTHONPATH", "")) if p
-        )
-        env.setdefault("OMP_NUM_THREADS", "1")
+        env = _server_environment()
         self.sock = parent_end
         self.proc = subprocess.Popen(
             [sys.executable, *_SAFE_PATH, "-m", "tutor.sandbox.server", str(server_end.fileno()),
-             json.dumps({"hide": list(hide), "few_runs": few_runs})],
+             json.dumps({"hide": list(hide), "few_runs": few_runs,
+                         "unconfined": not confine})],
             pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -133,6 +149,7 @@ class _Server:
         """The server's fork template, which holds torch and whose children the runs are
         (benchmarks read its CPU and memory)."""
         self.exposed: list[str] = []
+        self.confinement = Confinement(mode="none", reason="the server has not started")
         self.failure: str | None = None
         self.last_cpu_ns: int | None = None
         """Server CPU time reported with the previous run's pid (traced runs only)."""
@@ -168,6 +185,8 @@ class _Server:
             self.torch_version = str(data["ready"])
             self.template_pid = int(data.get("template") or 0)
             self.exposed = [str(path) for path in data.get("exposed", [])]
+            with contextlib.suppress(ValidationError):
+                self.confinement = Confinement.model_validate(data.get("confinement"))
             self.ready = True
 
     def close(self) -> None:
@@ -203,16 +222,20 @@ class Sandbox:
     """Runs code in fresh processes forked from a warm torch server. See the module doc."""
 
     def __init__(self, *, hide: Sequence[str | os.PathLike[str]] = (), few_runs: bool = False,
-                 trace: Callable[[RunTrace], None] | None = None) -> None:
+                 trace: Callable[[RunTrace], None] | None = None, confine: bool = True) -> None:
         """``hide``: folders no run may see (a lesson's solution, cached expected values,
-        other students' submissions): each run sees them empty, where Linux namespaces
-        allow it (:meth:`exposed` says where not).
+        other students' submissions). A confined run sees only an allow-list of the machine
+        (:mod:`tutor.sandbox.confine`), so these are out of its sight already, and any that
+        lies inside what it does see (a course inside site-packages) is covered; unconfined,
+        every one stays visible (:meth:`exposed`).
+        ``confine``: False only to test the unconfined fallback.
         ``few_runs``: a command that runs code once or twice (``tutor run``): the server
         skips what only pays off over many runs (sympy's import, huge pages), about a
         second sooner to the first result; a run that needs sympy imports it itself.
         ``trace``: benchmarks only; called with each run's phase marks (costs a little)."""
         self._hide = [os.fspath(path) for path in hide]
         self._few_runs = few_runs
+        self._confine = confine
         self._trace = trace
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
@@ -232,7 +255,8 @@ class Sandbox:
             if self._server is None or not self._server.alive():
                 if self._server is not None:
                     self._server.close()
-                self._server = _Server(self._hide, few_runs=self._few_runs)
+                self._server = _Server(self._hide, few_runs=self._few_runs,
+                                       confine=self._confine)
             return self._server
 
     def _replace(self, dead: _Server) -> None:
@@ -280,12 +304,17 @@ class Sandbox:
 
     # -- confinement -------------------------------------------------------------------
     def exposed(self) -> list[str]:
-        """Folders asked to be hidden that runs can still see: none where Linux lets each
-        run have a mount namespace of its own; a folder holding the interpreter or its
-        modules always stays visible. Waits for the server to start."""
+        """Folders asked to be hidden that runs can still see: none when runs are confined.
+        Waits for the server to start."""
         server = self._current_server()
         server.wait_ready(SERVER_START_TIMEOUT_S)
         return list(server.exposed)
+
+    def confinement(self) -> Confinement:
+        """How the kernel confines runs here. Waits for the server to start."""
+        server = self._current_server()
+        server.wait_ready(SERVER_START_TIMEOUT_S)
+        return server.confinement
 
     # -- devices -----------------------------------------------------------------------
     def devices(self) -> list[str]:

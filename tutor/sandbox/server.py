@@ -17,9 +17,16 @@ socket (the manager answers on it with the run's pid, later its wait status) and
 pipes of the run. A standby, forked by the template before the request arrived and already
 prepared (see :func:`tutor.sandbox.child.prepare`), receives the pipes over its own hand-off
 socket and runs the job; the manager then asks the template for the next standby. The
-template reaps its children and tells the manager their wait statuses. The manager is a
-child subreaper, so processes a run leaves behind are reparented to it and killed; as root
-every run has its own uid, and any process still holding a finished run's uid is killed too.
+template reaps its children and tells the manager their wait statuses.
+
+Confinement (:mod:`tutor.sandbox.confine`): before it forks the template, the manager enters
+new namespaces and a minimal root, so the template imports torch there and every run
+inherits it; the template forks each standby as PID 1 of a new PID namespace, so nothing a
+run starts outlives it. A standby tells the manager its pid as the parent sees it with its
+first message (SCM_CREDENTIALS translates it). Where the kernel gives no namespaces, runs
+are only limited, and the manager falls back on sweeping: it is a child subreaper, so
+processes a run leaves behind are reparented to it and killed, and as root any process
+still holding a finished run's uid is killed too.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class _TemplateGone(Exception):
 @dataclass
 class _Standby:
     pid: int
+    """As the parent sees it (the manager's PID namespace)."""
     handoff: socket.socket
 
 
@@ -77,7 +85,13 @@ class _State:
     runs: dict[int, int] = field(default_factory=dict)
     """run pid → descriptor of the control socket to report its wait status on."""
     finished_uids: dict[int, int] = field(default_factory=dict)
-    """uid of a finished run → sweeps left."""
+    """uid of a finished run → sweeps left (unconfined only)."""
+    confined: bool = False
+    """Runs live in PID namespaces of their own: nothing to sweep."""
+    outer_pids: dict[int, int] = field(default_factory=dict)
+    """pid in the template's PID namespace → pid in ours, for standbys and runs."""
+    uids: dict[int, int] = field(default_factory=dict)
+    """run pid → its uid (as root)."""
 
 
 def _become_subreaper() -> None:
@@ -113,8 +127,11 @@ def _fork() -> int:
     return pid
 
 
-def _become_standby(handoff_fd: int, hide: list[str], own_tasks: int | None) -> NoReturn:
-    """In a child of the template: prepare, await the job on the hand-off socket, run it."""
+def _become_standby(handoff_fd: int, standby: Any) -> NoReturn:
+    """In a child of the template: say who we are, prepare, await the job, run it.
+
+    ``standby``: the :class:`tutor.sandbox.child.Standby` the template filled in.
+    """
     status = 70
     try:
         os.setsid()
@@ -124,12 +141,14 @@ def _become_standby(handoff_fd: int, hide: list[str], own_tasks: int | None) -> 
         os.closerange(3, handoff_fd)
         os.closerange(handoff_fd + 1, 1 << 20)
         handoff = socket.socket(fileno=handoff_fd)
+        handoff.send(b"h")  # the manager reads our pid, as it sees it, off this message
         from tutor.sandbox.child import mark, prepare, serve
 
         unprepared: Exception | None = None
         marks: list[tuple[str, int, int]] = []
         try:
-            prepare(lambda wait: bool(select.select([handoff], [], [], wait)[0]), marks, hide)
+            prepare(lambda wait: bool(select.select([handoff], [], [], wait)[0]), marks,
+                    standby)
         except Exception as exc:  # told on the run's stderr: a dying standby would loop
             unprepared = exc
         _, fds, _, _ = socket.recv_fds(handoff, 1024, 8)
@@ -140,7 +159,7 @@ def _become_standby(handoff_fd: int, hide: list[str], own_tasks: int | None) -> 
         if unprepared is not None:
             os.dup2(fds[1], 2)
             raise unprepared
-        serve(fds, own_tasks, marks)
+        serve(fds, standby, marks)
     except BaseException:
         from tutor.sandbox.child import print_failure
 
@@ -240,17 +259,18 @@ def _sweep(state: _State) -> None:
 
 def _finished(state: _State, pid: int, status: int, cpu_ns: int, minflt: int,
               reaped_ns: int) -> bool:
-    """A child of the template (or an orphaned run of ours) was reaped. True for a run."""
+    """A child of the template (or an orphaned run of ours) was reaped. True for a run.
+    ``pid``: as the template sees it."""
+    pid = state.outer_pids.pop(pid, pid)
     _kill_group(pid)
     control = state.runs.pop(pid, None)
+    uid = state.uids.pop(pid, None)
     if control is not None:
         _tell(control, b'{"status": %d, "reaped_ns": %d, "cpu_ns": %d, "minflt": %d}'
               % (status, reaped_ns, cpu_ns, minflt))
         os.close(control)
-        if os.geteuid() == 0:
-            from tutor.sandbox.child import UID_BASE
-
-            state.finished_uids[UID_BASE + pid] = SWEEP_ROUNDS
+        if uid is not None and not state.confined:
+            state.finished_uids[uid] = SWEEP_ROUNDS
         return True
     if state.standby is not None and pid == state.standby.pid:
         state.standby.handoff.close()
@@ -273,10 +293,29 @@ def _from_template(state: _State, *, until_forked: bool = False) -> bool:
             raise _TemplateGone()
         kind, fields = message[:1], [int(field) for field in message[1:].split()]
         if kind == b"F" and state.forking is not None:
-            state.standby = _Standby(pid=fields[0], handoff=state.forking)
+            outer = _standby_pid(state.forking)
+            if outer is None:  # it died before its first word: reaped and reported later
+                outer = fields[0]
+            state.outer_pids[fields[0]] = outer
+            if fields[2] >= 0:
+                state.uids[outer] = fields[2]
+            state.standby = _Standby(pid=outer, handoff=state.forking)
             state.template_cpu_ns, state.forking = fields[1], None
         elif kind == b"S":
             finished |= _finished(state, *fields)
+
+
+def _standby_pid(handoff: socket.socket) -> int | None:
+    """The pid of the standby at the other end of ``handoff``, as we see it, from the
+    credentials the kernel attached to its first message; None if it died first."""
+    try:
+        message, ancillary, _, _ = handoff.recvmsg(16, socket.CMSG_SPACE(12))
+    except OSError:
+        return None
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and message:
+            return int.from_bytes(data[:4], sys.byteorder, signed=True)
+    return None
 
 
 def _ask_for_standby(state: _State) -> None:
@@ -285,6 +324,7 @@ def _ask_for_standby(state: _State) -> None:
         return
     assert state.template is not None
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     try:
         socket.send_fds(state.template, [b"f"], [theirs.fileno()])
     except OSError:
@@ -449,28 +489,79 @@ def _collapse_into_huge_pages() -> None:
                 libc.madvise(page, HUGE_PAGE, MADV_COLLAPSE)
 
 
-def _confinement(asked: list[str]) -> tuple[list[str], list[str]]:
-    """(folders each standby will hide, folders asked for that runs will still see).
+def _allowed_paths() -> list[str]:
+    """What a run may see of the machine besides ``/usr`` and the libraries: the Python
+    installation, its site-packages, and of our own package only the sandbox."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix]
+    paths += [entry for entry in sys.path
+              if os.path.basename(entry) in ("site-packages", "dist-packages")]
+    paths += [os.path.join(package, "__init__.py"), os.path.join(package, "sandbox")]
+    return [path for path in paths if path and os.path.isabs(path)]
 
-    Tried once in a throwaway child: where the kernel refuses namespaces, standbys do not
-    try, and the caller learns that every folder stays visible.
-    """
-    import tempfile
 
+def _package_data() -> list[str]:
+    """Our package's folders other than the sandbox (the bundled lessons with their
+    solutions among them): empty for runs where a site-packages bind shows the package."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with contextlib.suppress(OSError):
+        return [entry.path for entry in os.scandir(package)
+                if entry.is_dir() and entry.name not in ("sandbox", "__pycache__")]
+    return []
+
+
+def _trial(binds: list[str], covers: list[str], proc_fd: int) -> None:
+    """In a throwaway child: the whole confinement, a run's PID namespace included."""
     from tutor.sandbox import confine
 
-    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path, tempfile.gettempdir(),
-              os.path.expanduser("~"), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    hidden, exposed = confine.hideable(asked, needed)
-    if not hidden:
-        return [], exposed
+    confine.confine_server(binds, covers)
+    pid = os.fork()  # PID 1 of the server's namespace, as the template will be
+    if pid == 0:
+        code = 1
+        with contextlib.suppress(BaseException):
+            confine.open_own_pid_namespace(proc_fd)
+            confine.new_pid_namespace_for_next_child()
+            run = os.fork()
+            if run == 0:
+                os._exit(0)
+            code = os.waitstatus_to_exitcode(os.waitpid(run, 0)[1])
+        os._exit(code)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise OSError("a run's own PID namespace was refused")
+
+
+def _confine(options: dict[str, Any], proc_fd: int) -> dict[str, Any]:
+    """Confine this process (the manager) before it forks the template; see the module doc.
+
+    Tried first in a throwaway child, so a kernel that says no half-way leaves us as we
+    were. Returns what the parent learns: the mode, the namespaces, and why not, if not.
+    """
+    from tutor.sandbox import confine
+
+    if options.get("unconfined"):
+        return {"mode": "none", "namespaces": [], "reason": "confinement was turned off"}
+    binds = _allowed_paths()
+    covers = [str(path) for path in options.get("hide", [])] + _package_data()
+    read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os._exit(0 if confine.hide(hidden) else 1)
+        os.close(read_end)
+        code = 0
+        try:
+            _trial(binds, covers, proc_fd)
+        except Exception as exc:
+            os.write(write_end, str(exc).encode()[:2000])
+            code = 1
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        said = reader.read().decode(errors="replace")
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
-        return [], exposed + hidden
-    return hidden, exposed
+        return {"mode": "none", "namespaces": [], "reason": said or "the kernel refused"}
+    namespaces = confine.confine_server(binds, covers)
+    return {"mode": "root" if os.geteuid() == 0 else "user", "namespaces": namespaces,
+            "reason": None}
 
 
 def _drop_current_folder_from_path() -> None:
@@ -480,7 +571,8 @@ def _drop_current_folder_from_path() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
 
 
-def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -> NoReturn:
+def _template_main(sock: socket.socket, manager: int, options: dict[str, Any],
+                   confinement: dict[str, Any], proc_fd: int) -> NoReturn:
     """The fork template: warm up, then fork standbys on request and report on them.
 
     Its loop is kept to the few objects it needs (see the module doc): whatever it writes
@@ -489,11 +581,20 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
     """
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != manager:  # the manager died before we could ask to die with it
+    # the manager died before we could ask to die with it (PID 1 of a new namespace sees
+    # no parent: 0)
+    if os.getppid() not in (manager, 0):
         os._exit(1)
+    confined = confinement["mode"] != "none"
+    exposed = [] if confined else [str(path) for path in options.get("hide", [])]
     try:
         version = _warm_up(few_runs=bool(options.get("few_runs")))
-        hide, exposed = _confinement([str(path) for path in options.get("hide", [])])
+        from tutor.sandbox import confine
+        from tutor.sandbox.child import Standby, count_own_tasks
+
+        vm_bytes = _template_address_space(proc_fd)
+        if confined:
+            confine.open_own_pid_namespace(proc_fd)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             sock.send(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}).encode())
@@ -503,13 +604,15 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
     os.set_blocking(wake_r, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    sock.send(json.dumps({"ready": version, "exposed": exposed}).encode())
+    sock.send(json.dumps({"ready": version, "exposed": exposed,
+                          "confinement": confinement}).encode())
     if not options.get("few_runs"):
         _collapse_into_huge_pages()  # again: what set-up allocated since the first time
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)
     own_uid = os.geteuid()
+    serial = 0
     fork, recv_fds, read, write, close = _fork, socket.recv_fds, os.read, os.write, os.close
     wait4, no_hang = os.wait4, os.WNOHANG
     clock, cpu_clock = time.perf_counter_ns, time.process_time_ns
@@ -530,16 +633,24 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
                 for extra in fds:
                     close(extra)
                 continue
-            own_tasks = None
-            if own_uid != 0:
-                from tutor.sandbox.child import count_own_tasks
-
-                own_tasks = count_own_tasks(os.getuid())
-            pid = fork()
+            serial += 1
+            standby = Standby(confined=confined, vm_bytes=vm_bytes)
+            if own_uid == 0:
+                standby.uid = confine.run_uid(serial)
+            else:
+                standby.own_tasks = count_own_tasks(os.getuid(), proc_fd)
+            try:
+                if confined:
+                    confine.new_pid_namespace_for_next_child()
+                pid = fork()
+            except OSError:
+                close(fds[0])
+                os._exit(1)  # the manager learns it, and the parent starts a new server
             if pid == 0:
-                _become_standby(fds[0], hide, own_tasks)
+                _become_standby(fds[0], standby)
             close(fds[0])
-            write(fd, b"F%d %d" % (pid, cpu_clock()))
+            write(fd, b"F%d %d %d" % (pid, cpu_clock(),
+                                      -1 if standby.uid is None else standby.uid))
         while True:
             try:
                 pid, status, usage = wait4(-1, no_hang)
@@ -552,8 +663,18 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any]) -
                                             usage.ru_minflt, clock()))
 
 
-def _start_template(request: socket.socket,
-                    options: dict[str, Any]) -> tuple[socket.socket, int]:
+def _template_address_space(proc_fd: int) -> int:
+    """Our address space, read through the machine's ``/proc`` (kept open from before the
+    minimal root), for runs that cannot read their own."""
+    fd = os.open("self/statm", os.O_RDONLY, dir_fd=proc_fd)
+    try:
+        return int(os.read(fd, 256).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    finally:
+        os.close(fd)
+
+
+def _start_template(request: socket.socket, options: dict[str, Any],
+                    confinement: dict[str, Any], proc_fd: int) -> tuple[socket.socket, int]:
     """Fork the template (before anything heavy is imported here) and return our end of
     its socket and its pid."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -563,7 +684,7 @@ def _start_template(request: socket.socket,
         try:
             ours.close()
             request.close()  # requests are the manager's: the template never reads them
-            _template_main(theirs, manager, options)
+            _template_main(theirs, manager, options, confinement, proc_fd)
         finally:
             os._exit(1)
     theirs.close()
@@ -577,8 +698,13 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _become_subreaper()
     options = json.loads(argv[2]) if len(argv) > 2 else {}
-    template, template_pid = _start_template(sock, options)
-    state = _State(sock=sock, template=template, template_pid=template_pid)
+    # the machine's /proc, for the template's counts once /proc is no longer the machine's
+    proc_fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+    confinement = _confine(options, proc_fd)
+    template, template_pid = _start_template(sock, options, confinement, proc_fd)
+    os.close(proc_fd)
+    state = _State(sock=sock, template=template, template_pid=template_pid,
+                   confined=confinement["mode"] != "none")
     said = template.recv(65536)
     try:
         ready = json.loads(said) if said else {"fatal": "the server could not start"}
@@ -631,7 +757,9 @@ def _serve(state: _State, wake_r: int) -> int:
             next_check = min(next_check, time.monotonic() + SWEEP_AFTER_RUN_S)
         _ask_for_standby(state)
         now = time.monotonic()
-        if now >= next_sweep or (now >= next_check and _strays(state)):
+        if state.confined:  # PID namespaces: nothing a run started outlives it
+            next_sweep = next_check = now + 3600
+        elif now >= next_sweep or (now >= next_check and _strays(state)):
             _sweep(state)
             next_sweep = now + SWEEP_SECONDS
         if now >= next_check:

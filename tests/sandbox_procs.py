@@ -47,6 +47,29 @@ def in_session_or_group(leader: int) -> list[int]:
     return found
 
 
+def in_namespace(namespace: str) -> list[int]:
+    """Live processes whose PID namespace is ``namespace`` (a ``pid:[inode]`` link)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
+                continue
+        except OSError:
+            continue
+        fields = _stat(entry)
+        if fields is not None and fields[0] != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def run_left_behind(namespace: str, patience_s: float = 10.0) -> list[int]:
+    """Processes of a finished confined run (its PID namespace) still alive after
+    ``patience_s``."""
+    return _remaining(lambda: in_namespace(namespace), patience_s)
+
+
 def _remaining(find: Callable[[], list[int]], patience_s: float) -> list[int]:
     """What ``find`` still lists after ``patience_s`` (killing is async), sorted."""
     deadline = time.monotonic() + patience_s
