@@ -8,7 +8,8 @@ import pytest
 
 from tutor.cli import SUBCOMMANDS, build_parser
 
-REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"]}
+REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"],
+            "export": ["feedback", "r.json", "-o", "out"]}
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
