@@ -72,6 +72,20 @@ def test_a_learner_names_themself_runs_code_and_reads_the_verdict(tmp_path: Path
             other.goto(f"http://127.0.0.1:{port}/u/bob")
             assert "0/69 done" in wait_for_text(other, FIRST_LESSON, 120)
             assert "1/69 done" in screen_text(page)
+            # bob's code goes through the same policy and sandbox as in the terminal: reading
+            # alice's progress is refused
+            alice = next(p for p in (users / "alice").iterdir() if p.is_file())
+            other.focus("textarea.xterm-helper-textarea")
+            for _ in range(3):
+                other.keyboard.press("Control+n")
+                time.sleep(0.5)
+            wait_for_text(other, "Step 4/6 · Code exercise", 30)
+            other.keyboard.press("PageDown")
+            other.keyboard.press("End")
+            other.keyboard.type(f"\nprint(open({str(alice)!r}).read())\n", delay=10)
+            other.keyboard.press("Control+r")
+            refused = wait_for_text(other, "The run did not finish", 120)
+            assert "line 8 uses open" in refused and "0/69 done" in refused
             browser.close()
     finally:
         server.terminate()

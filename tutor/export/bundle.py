@@ -44,6 +44,7 @@ GRADESCOPE_SETUP = """\
 set -euo pipefail
 cd "$(dirname "$0")"
 export DEBIAN_FRONTEND=noninteractive
+apt-get update
 apt-get install -y python3 python3-venv python3-pip
 python3 -m venv {venv}
 {venv}/bin/pip install --upgrade pip
