@@ -238,3 +238,25 @@ def test_prairielearn_not_python_is_not_gradable(bundles: dict[str, bytes],
                                                  tmp_path: Path) -> None:
     results = prairielearn(bundles["prairielearn"], tmp_path, NOT_PYTHON)
     assert results["gradable"] is False and results["format_errors"]
+
+
+def test_export_usage_errors(tmp_path: Path) -> None:
+    done = tutor("export", "gradescope", "--exercise", "non-scalar/nope", "-o", "x.zip",
+                 cwd=tmp_path)
+    assert done.returncode == 2 and "no exercise 'non-scalar/nope'" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x.zip").exists()
+    done = tutor("export", "prairielearn", "--exercise", "requires-grad/intro", "-o", "x.zip",
+                 cwd=tmp_path)
+    assert done.returncode == 2 and "reading step" in done.stderr
+
+
+def test_setup_computes_the_truth_once(bundles: dict[str, bytes], tmp_path: Path) -> None:
+    unpack(bundles["gradescope"], tmp_path / "source")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "source" / "autograd-tutor"),
+               TUTOR_CACHE_DIR=str(tmp_path / "cache"))
+    config = tmp_path / "source" / "tutor-autograder.json"
+    done = subprocess.run([sys.executable, "-m", "tutor.export.autograder", "gradescope",
+                           "--warm", "--config", str(config)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert any(p.is_file() for p in (tmp_path / "cache").rglob("*"))

@@ -115,3 +115,19 @@ def test_shard_of_is_stable_and_spreads() -> None:
 def test_bad_shard_values(text: str) -> None:
     with pytest.raises(ShardError):
         parse_shard(text)
+
+
+def test_shard_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    (tmp_path / "subs" / "ana" / "first-gradient.py").write_text("import torch\n",
+                                                                  encoding="utf-8")
+    subs = str(tmp_path / "subs")
+    assert main(["grade", subs, "--shard", "2/1", "--json", str(tmp_path / "p.json")]) == 2
+    assert "K must be from 1 to N" in capsys.readouterr().err
+    assert main(["grade", subs, "--shard", "1/2"]) == 2
+    assert "--shard writes its part with --json" in capsys.readouterr().err
+    assert main(["grade", "merge", str(tmp_path / "none.json"), "--json",
+                 str(tmp_path / "m.json")]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+    assert main(["grade", "merge", str(tmp_path / "none.json")]) == 2
+    assert "give --json, --junit or --csv" in capsys.readouterr().err
