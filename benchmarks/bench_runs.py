@@ -20,8 +20,12 @@ server's page faults per run (a count: it does not move with the machine's speed
 pass breaks a run into phases (request → standby ready → code start → code end → probes →
 result frame → parent validated → process reaped) with the CPU each phase used.
 
+Confinement (issue 18) is measured side by side: ``--confinement both`` (the default)
+first times warm runs with the kernel confinement on and off in alternating rounds, in the
+same run, and prints both with their ratio; the rest of the report is with it on.
+
     python benchmarks/bench_runs.py [--runs 200] [--paced-runs 200] [--traced-runs 100]
-        [--cold-runs 5]
+        [--cold-runs 5] [--confinement both|on]
 """
 
 from __future__ import annotations
@@ -195,6 +199,37 @@ def cold_runs(runs: int) -> tuple[list[float], float]:
     return times, cpu
 
 
+def confinement_side_by_side(runs: int, paced_runs: int, device: str, rounds: int = 2) -> None:
+    """Warm runs with confinement on and off, in turns, each in its own sandbox."""
+    figures: dict[bool, dict[str, list[float]]] = {
+        on: {"back": [], "paced": [], "cpu": []} for on in (True, False)}
+    modes = {}
+    for _ in range(rounds):
+        for on in (True, False):
+            with Sandbox(confine=on) as sandbox:
+                sandbox.run("pass")
+                modes[on] = sandbox.confinement().mode
+                check_snippets(sandbox, device)
+                back, cpu, _ = warm_runs(sandbox, runs // rounds, device)
+                paced = warm_runs(sandbox, paced_runs // rounds, device, 0.1)[0]
+            figures[on]["back"] += back
+            figures[on]["paced"] += paced
+            figures[on]["cpu"].append(sum(cpu.values()))
+    print(f"confinement side by side ({rounds} rounds in turns, {device}):")
+    print(f"  {'':22} {'paced p50':>10} {'paced p95':>10} {'b2b p50':>9} {'CPU/run':>9}")
+    for on in (True, False):
+        data = figures[on]
+        label = f"{'on' if on else 'off'} ({modes[on]})"
+        print(f"  {label:22} {percentile(data['paced'], 0.5):8.2f}ms "
+              f"{percentile(data['paced'], 0.95):8.2f}ms {percentile(data['back'], 0.5):7.2f}ms "
+              f"{statistics.fmean(data['cpu']):7.2f}ms")
+    on, off = figures[True], figures[False]
+    ratio = percentile(on["paced"], 0.5) / percentile(off["paced"], 0.5)
+    print(f"  on / off: paced p50 x{ratio:.2f}"
+          f", CPU per run x{statistics.fmean(on['cpu']) / statistics.fmean(off['cpu']):.2f}"
+          f"; issue 18's target: paced p50 <= 10 ms with it on")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -203,8 +238,12 @@ def main() -> int:
     parser.add_argument("--paced-runs", type=int, default=200,
                         help="runs 100 ms apart, as a learner would start them")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--confinement", choices=["both", "on"], default="both",
+                        help="both: first time runs with it on and off, side by side")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, {load()} (start)")
+    if args.confinement == "both":
+        confinement_side_by_side(args.runs, args.paced_runs, args.device)
     with Sandbox() as sandbox:
         started = time.perf_counter()
         sandbox.run("pass")

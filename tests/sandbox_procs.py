@@ -47,8 +47,17 @@ def in_session_or_group(leader: int) -> list[int]:
     return found
 
 
-def in_namespace(namespace: str) -> list[int]:
-    """Live processes whose PID namespace is ``namespace`` (a ``pid:[inode]`` link)."""
+def boot_ticks() -> float:
+    """Now, in the clock ticks since boot that /proc/PID/stat gives start times in."""
+    with open("/proc/uptime") as handle:
+        return float(handle.read().split()[0]) * os.sysconf("SC_CLK_TCK")
+
+
+def in_namespace(namespace: str, started_before: float | None = None) -> list[int]:
+    """Live processes whose PID namespace is ``namespace`` (a ``pid:[inode]`` link).
+
+    The kernel reuses a dead namespace's inode for a new one (the next run's standby), so
+    ``started_before`` (boot ticks) keeps only processes started before then."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -59,15 +68,19 @@ def in_namespace(namespace: str) -> list[int]:
         except OSError:
             continue
         fields = _stat(entry)
-        if fields is not None and fields[0] != b"Z":
-            found.append(int(entry))
+        if fields is None or fields[0] == b"Z":
+            continue
+        if started_before is not None and int(fields[19]) >= started_before:
+            continue  # field 22 of stat: its start time
+        found.append(int(entry))
     return found
 
 
 def run_left_behind(namespace: str, patience_s: float = 10.0) -> list[int]:
     """Processes of a finished confined run (its PID namespace) still alive after
-    ``patience_s``."""
-    return _remaining(lambda: in_namespace(namespace), patience_s)
+    ``patience_s``; call it as soon as the run has returned."""
+    ended = boot_ticks()
+    return _remaining(lambda: in_namespace(namespace, ended), patience_s)
 
 
 def _remaining(find: Callable[[], list[int]], patience_s: float) -> list[int]:

@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "tutor.paths": 0,
     "tutor.records": 0,
     "tutor.yaml_cache": 0,
+    "tutor.yaml_read": 0,
     "tutor.course": 0,
     "tutor.sandbox": 0,
     "tutor.grading": 1,

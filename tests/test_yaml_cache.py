@@ -9,7 +9,7 @@ import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from tutor import yaml_cache
+from tutor import yaml_cache, yaml_read
 from tutor.yaml_cache import read_yaml
 
 CATALOG = """\
@@ -30,13 +30,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every text the YAML parser was given."""
     seen: list[str] = []
-    real = YAML.load
+    real = yaml_read.load
 
-    def load(self: YAML, stream: str) -> object:
-        seen.append(stream)
-        return real(self, stream)
+    def load(text: str) -> object:
+        seen.append(text)
+        return real(text)
 
-    monkeypatch.setattr(YAML, "load", load)
+    monkeypatch.setattr(yaml_cache, "load", load)
     return seen
 
 

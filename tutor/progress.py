@@ -11,10 +11,11 @@ Steps are named by ``LESSON/STEP`` references, the same everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +54,51 @@ CREATE TABLE meta (
 """
 
 
+_STEP_COLUMNS = frozenset(
+    {"step_ref", "attempts", "passed", "best_score", "max_score", "last_code",
+     "hints_revealed", "updated_at"}
+)
+
+
 class ProgressError(TutorError):
     """The progress file cannot be opened or written (unreadable, from a newer version...)."""
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc) or "busy" in str(exc)
+    )
+
+
+def describe_failure(path: Path, exc: sqlite3.Error, doing: str) -> ProgressError:
+    """One clear message for what SQLite said (the file is left as it was: every write is
+    one transaction, rolled back on failure)."""
+    text = str(exc)
+    if _is_busy(exc):
+        return ProgressError(
+            f"cannot {doing}: the progress file {path} is locked by another program "
+            "(another tutor writing to it?)",
+            hint="close the other tutor and try again; nothing was lost",
+        )
+    if "disk is full" in text or "disk I/O" in text:
+        return ProgressError(
+            f"cannot {doing}: the disk holding {path} is full or failing ({text}); "
+            "this change was not saved, the file is as it was",
+            hint="free some disk space, or pass --data-dir with another folder",
+        )
+    if isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in text or "not a database" in text or "corrupt" in text
+    ):
+        return ProgressError(
+            f"cannot {doing}: the progress file {path} is damaged ({text}); it was left "
+            "untouched",
+            hint="move the file aside (your lessons are not affected) to start afresh, or "
+                 "pass --data-dir",
+        )
+    return ProgressError(
+        f"cannot {doing}: {path}: {text}",
+        hint="move the file aside (your lessons are not affected) or pass --data-dir",
+    )
 
 
 @dataclass(frozen=True)
@@ -87,6 +131,7 @@ class ProgressStore:
     def __init__(self, path: Path | str, *, busy_timeout_s: float = 10.0) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._busy_timeout_s = busy_timeout_s
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -103,15 +148,19 @@ class ProgressStore:
                 check_same_thread=False,
             )
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
             # FULL: a commit is on disk when it returns; progress writes are rare, so cheap.
             self._conn.execute("PRAGMA synchronous = FULL")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise ProgressError(
-                f"cannot open the progress file {self.path}: {exc}",
-                hint="move the file aside (your lessons are not affected) or pass --data-dir",
-            ) from exc
+            # the schema first: a file that is not ours is refused before anything changes it
+            self._retry_busy(self._migrate)
+            # switching to WAL needs the file to itself for a moment, and SQLite answers
+            # "database is locked" at once (no busy wait) while another process opens it
+            self._retry_busy(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        except sqlite3.Error as exc:
+            self._conn_close_quietly()
+            raise describe_failure(self.path, exc, "open the progress file") from exc
+        except ProgressError:
+            self._conn_close_quietly()
+            raise
 
     @classmethod
     def default(cls, data_dir: Path | None = None) -> ProgressStore:
@@ -120,22 +169,52 @@ class ProgressStore:
 
     # ------------------------------------------------------------------ plumbing
 
+    def _retry_busy(self, action: Callable[[], object]) -> None:
+        """``action``, again while another process holds the file, up to the busy timeout."""
+        deadline = time.monotonic() + self._busy_timeout_s
+        delay = 0.005
+        while True:
+            try:
+                action()
+                return
+            except sqlite3.Error as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def _conn_close_quietly(self) -> None:
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction. IMMEDIATE takes the write lock up front, so two processes
         never both read-then-write the same row (no lost increments)."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise describe_failure(self.path, exc, "save progress") from exc
             try:
                 yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._conn.execute("COMMIT")
+            except BaseException as exc:
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise describe_failure(self.path, exc, "save progress") from exc
                 raise
-            self._conn.execute("COMMIT")
 
     def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise describe_failure(self.path, exc, "read progress") from exc
 
     def _migrate(self) -> None:
         with self._write() as conn:
@@ -146,11 +225,23 @@ class ProgressStore:
                     f"(schema {version}; this one knows {SCHEMA_VERSION})",
                     hint="upgrade autograd-tutor, or pass --data-dir to use another folder",
                 )
-            if version == 0:
+            tables = {str(row[0]) for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and not tables - {"sqlite_sequence"}:
                 for statement in _SCHEMA_V1.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return
+            columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(steps)")}
+            if version == 0 or not {"steps", "attempts", "meta"} <= tables or not (
+                _STEP_COLUMNS <= columns
+            ):
+                raise ProgressError(
+                    f"{self.path} is an SQLite file of another program, not a progress file "
+                    "of autograd-tutor; it was left untouched",
+                    hint="pass --data-dir with another folder, or move the file aside",
+                )
 
     def _ensure_step(self, conn: sqlite3.Connection, step_ref: str, now: float) -> None:
         conn.execute(

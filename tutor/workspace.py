@@ -9,7 +9,8 @@ A JSON manifest (:data:`MANIFEST_NAME`) maps files to ``LESSON/STEP`` references
 the sha256 of what was written, so a later ``tutor start`` rewrites only files the learner
 has not changed and says which it kept.
 
-This module only knows lessons and files; grading and progress are wired by the CLI.
+This module only knows lessons and files; :mod:`tutor.learning.exercises` grades them
+through the learning session.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ _MSG = {
     "kind.code": T("code exercise", "编程练习"),
     "kind.fix": T("fix the bug", "改错练习"),  # 改错: the kind's name in `tutor lessons`
     "hints": T(
-        "Hints: {n} locked. In `tutor watch`, press h to reveal them one at a time.",
-        "提示：{n} 条，尚未显示。在 `tutor watch` 中按 h 逐条查看。",
+        "Hints: {n} locked. `tutor hint` (or h in `tutor watch`) shows one more each time.",
+        "提示：{n} 条，尚未显示。`tutor hint`（或在 `tutor watch` 中按 h）每次多显示一条。",
     ),
     "no_hints": T("Hints: none for this exercise.", "提示：本练习没有提示。"),
     "how": T(
@@ -83,6 +84,11 @@ class ExerciseEntry(BaseModel):
     path: str = Field(description="Relative to the workspace, with '/' separators.")
     sha256: str | None = Field(
         None, description="Hash of what tutor wrote; None for a file tutor did not write."
+    )
+    seen_sha256: str | None = Field(
+        None,
+        description="Hash of the text tutor last wrote or graded: a save that leaves the file "
+        "so is not graded again, and `tutor verify` records an attempt only for a text not seen.",
     )
 
     @property
@@ -227,6 +233,13 @@ class Workspace:
             tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, self.manifest_path)
 
+    def update_entry(self, entry: ExerciseEntry) -> None:
+        """Save one entry into the manifest as it is on disk now: another ``tutor`` (a
+        ``reset`` beside a ``watch``) may have changed other entries since this one read it."""
+        manifest = self.load_manifest()
+        manifest.exercises = [entry if e.ref == entry.ref else e for e in manifest.exercises]
+        self.save_manifest(manifest)
+
     # ------------------------------------------------------------------ files
 
     def read(self, entry: ExerciseEntry) -> str | None:
@@ -256,7 +269,16 @@ class Workspace:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
-        return entry.model_copy(update={"sha256": sha256_text(text)})
+        digest = sha256_text(text)
+        return entry.model_copy(update={"sha256": digest, "seen_sha256": digest})
+
+    def write_backup(self, entry: ExerciseEntry, text: str) -> Path:
+        """Keep ``text`` beside the exercise as ``FILE.bak`` (replacing an older one)."""
+        path = self.path_of(entry)
+        backup = path.with_name(path.name + ".bak")
+        with _writing(backup):
+            backup.write_text(text, encoding="utf-8")
+        return backup
 
     def write_course(
         self,

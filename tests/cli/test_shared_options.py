@@ -8,7 +8,7 @@ import pytest
 
 from tutor.cli import SUBCOMMANDS, build_parser
 
-REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"],
+REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"], "reset": ["1"],
             "export": ["feedback", "r.json", "-o", "out"]}
 
 

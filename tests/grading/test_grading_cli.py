@@ -46,6 +46,7 @@ def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
         (subs / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(CORPUS / rel, subs / rel)
     (subs / "ana" / "scratch.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
     common = ["--lessons", str(course_dir), "--json", "out/r.json", "--timeout", "3",
               "--jobs", "2"]
     first = tutor("grade", "subs", *common, "--junit", "out/r.xml", "--csv", "out/r.csv",
@@ -67,8 +68,9 @@ def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
     # 5 students x 2 exercises: 6 submitted, 4 missing seed/square (failed cases scoring 0)
     junit = ET.parse(tmp_path / "out" / "r.xml").getroot()
     assert (junit.get("tests"), junit.get("failures")) == ("10", "5")
-    gradebook = (tmp_path / "out" / "r.csv").read_text(encoding="utf-8").splitlines()
-    assert gradebook[0] == "student,seed/nonscalar,seed/square,total,max_total,percent"
+    gradebook = (tmp_path / "out" / "r.csv").read_text(encoding="utf-8-sig").splitlines()
+    assert gradebook[0] == (
+        "student,seed/nonscalar (max 5),seed/square (max 3),total,max_total,percent")
 
     # edit one file; --resume regrades only it; --fail-under decides the exit status
     shutil.copy(CORPUS / "ana" / "nonscalar.py", subs / "chen" / "nonscalar.py")
@@ -78,6 +80,19 @@ def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
     assert "under --fail-under 90%" in second.stderr
     again = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
     assert {s["file"]: s["status"] for s in again["submissions"]}["chen/nonscalar.py"] == "pass"
+
+    # the exercise changes (a check is worth more): --resume regrades its files and says so
+    lesson_file = course_dir / "90-seed.yaml"
+    lesson = json.loads(lesson_file.read_text(encoding="utf-8"))
+    nonscalar = next(step for step in lesson["steps"] if step["id"] == "nonscalar")
+    nonscalar["checks"][1]["points"] = 4
+    lesson_file.write_text(json.dumps(lesson), encoding="utf-8")
+    third = tutor("grade", "subs", *common, "--resume", cwd=tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert "5 unchanged submissions regraded because their exercise changed" in third.stdout
+    assert "1 unchanged submissions taken from out/r.json" in third.stdout
+    final = json.loads((tmp_path / "out" / "r.json").read_text(encoding="utf-8"))
+    assert {s["file"]: s["max_score"] for s in final["submissions"]}["chen/nonscalar.py"] == 7.0
 
 
 def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None:
@@ -165,7 +180,11 @@ def test_report_paths_that_cannot_be_written_are_refused_before_grading(tmp_path
     from tutor.errors import TutorError
 
     (tmp_path / "a-file").write_text("x\n", encoding="utf-8")
-    check_outputs([None, tmp_path / "out" / "new" / "r.json", tmp_path / "r.csv"])
+    check_outputs([None, tmp_path / "r.json", tmp_path / "r.csv"])
+    # `--json /nonexist/x.json` made /nonexist/: a mistyped folder is an error now
+    with pytest.raises(TutorError, match="does not exist"):
+        check_outputs([tmp_path / "out" / "new" / "r.json"])
+    assert not (tmp_path / "out").exists()
     with pytest.raises(TutorError, match="is a folder"):
         check_outputs([tmp_path])
     with pytest.raises(TutorError, match="is a file, not a folder"):
@@ -192,12 +211,18 @@ def test_one_rule_for_missing_submissions_and_empty_students(
     assert rows == {"ana": ["5/5", "3/3", "8/8"], "chen": ["3/5", "-/3", "3/8"],
                     "gina": ["-/5", "-/3", "0/8"]}
     assert "3 missing (scored 0); score 11/24 (45.8%)" in result.stdout
-    gradebook = (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()
-    assert gradebook[2:] == ["ana,5,3,8,8,100.0", "chen,3,,3,8,37.5", "gina,,,0,8,0.0"]
+    gradebook = (tmp_path / "r.csv").read_text(encoding="utf-8-sig").splitlines()
+    assert gradebook[1:] == ["ana,5,3,8,8,100.0", "chen,3,0,3,8,37.5", "gina,0,0,0,8,0.0"]
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["students"] == ["ana", "chen", "gina"]
     assert {k: report["summary"][k] for k in ("missing", "score", "max_score")} == {
         "missing": 3, "score": 11.0, "max_score": 24.0}
+    # each missing submission is an entry, in the course's order, like the CSV's columns
+    assert [(m["student"], m["exercise"], m["score"], m["max_score"]) for m in
+            report["missing"]] == [("chen", "seed/square", 0.0, 3.0),
+                                   ("gina", "seed/nonscalar", 0.0, 5.0),
+                                   ("gina", "seed/square", 0.0, 3.0)]
+    assert report["exercises"] == ["seed/nonscalar", "seed/square"]
 
 
 def test_reports_are_written_when_stdout_is_closed(course_dir: Path, tmp_path: Path) -> None:
@@ -219,7 +244,7 @@ def test_reports_are_written_when_stdout_is_closed(course_dir: Path, tmp_path: P
     finally:
         os.close(write_end)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()[2] == (
+    assert (tmp_path / "r.csv").read_text(encoding="utf-8-sig").splitlines()[1] == (
         "ana,5,5,5,100.0")
     assert ET.parse(tmp_path / "r.xml").getroot().get("tests") == "1"
     assert "标准输出在汇总显示完之前被关闭" in result.stderr

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sandbox_procs import in_namespace
+from sandbox_procs import boot_ticks, in_namespace
 
 from tutor.sandbox import RunResult, Sandbox
 
@@ -102,12 +102,13 @@ def marked() -> list[str]:
 
 def assert_nothing_left(result: RunResult, planted: Secrets | None = None,
                         patience_s: float = 10.0) -> None:
-    """No process of the run alive, nothing marked on the machine, no secret said."""
-    namespace = namespace_of(result)
+    """No process of the run alive, nothing marked on the machine, no secret said. Call it
+    as soon as the run has returned."""
+    namespace, ended = namespace_of(result), boot_ticks()
     deadline = time.monotonic() + patience_s
-    while (in_namespace(namespace) or marked()) and time.monotonic() < deadline:
+    while (in_namespace(namespace, ended) or marked()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert in_namespace(namespace) == []
+    assert in_namespace(namespace, ended) == []
     assert marked() == []
     said = result.stdout + result.stderr + (result.error.message if result.error else "")
     assert SECRET not in said

@@ -61,3 +61,11 @@ def test_scratch_space_is_fresh_for_every_run(hostile_sandbox: Sandbox) -> None:
                                  "print(os.listdir('/tmp'), os.listdir('/dev/shm'))\n")
     assert second.stdout.splitlines()[-1] == "[] []"
     assert_nothing_left(first)
+
+
+def test_a_huge_program_is_refused_before_it_runs(hostile_sandbox: Sandbox) -> None:
+    code = "x = 1\n" * 9_000_000  # 54 MB
+    result = hostile_sandbox.run(code)
+    assert result.outcome == "error" and result.error is not None
+    assert result.error.type == "SourceTooLarge" and "not run" in result.error.message
+    assert hostile_sandbox.run("print('next')").stdout == "next\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.progress import SCHEMA_VERSION, ProgressError, ProgressStore, StepProgress
+from tutor.progress import _SCHEMA_V1, SCHEMA_VERSION, ProgressError, ProgressStore, StepProgress
 
 REF = "requires-grad/make-leaf"
 
@@ -186,3 +186,85 @@ def test_threads_sharing_one_store(store: ProgressStore) -> None:
     for t in threads:
         t.join()
     assert [store.attempts(f"l/s{k}") for k in range(4)] == [25] * 4
+
+
+# --------------------------------------------------------------------------- bad files
+
+
+def test_a_corrupted_file_is_a_clear_error_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    garbage = b"this is not a database\x00" * 300
+    path.write_bytes(garbage)
+    with pytest.raises(ProgressError, match="damaged") as caught:
+        ProgressStore(path)
+    assert "move the file aside" in str(caught.value.hint)
+    assert path.read_bytes() == garbage
+
+
+def test_damage_inside_a_valid_file_is_a_clear_error_on_use(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    with ProgressStore(path) as s:
+        for i in range(200):
+            s.record_attempt(REF, "x = 1  # " + "pad" * 100 + str(i), passed=False, score=0,
+                             max_score=1)
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for offset in range(2 * page, len(data), page):  # every page after the schema's
+        data[offset:offset + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    with pytest.raises(ProgressError, match="damaged|cannot"):
+        with ProgressStore(path) as s:
+            s.record_attempt(REF, "y", passed=True, score=1, max_score=1)
+            s.attempt_count_logged(REF)
+            s.step(REF)
+    assert path.read_bytes() == before
+
+
+def test_a_locked_file_is_a_clear_error_and_nothing_is_lost(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    with ProgressStore(path) as s:
+        s.record_attempt(REF, "x = 1", passed=False, score=0, max_score=1)
+    other = sqlite3.connect(path, isolation_level=None)
+    with ProgressStore(path, busy_timeout_s=0.2) as store:
+        other.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(ProgressError, match="locked by another program"):
+                store.record_attempt(REF, "x = 2", passed=True, score=1, max_score=1)
+        finally:
+            other.execute("ROLLBACK")
+        assert store.attempts(REF) == 1 and store.passed_steps() == set()
+    other.close()
+
+
+def test_a_full_disk_is_a_clear_error_and_the_file_is_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    with ProgressStore(path) as s:
+        s.record_attempt(REF, "x = 1", passed=False, score=0, max_score=1)
+        pages = s._conn.execute("PRAGMA page_count").fetchone()[0]
+        # SQLite's own "disk full": no page may be added beyond those the file has
+        s._conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(ProgressError, match="full"):
+            s.record_attempt(REF, "y" * 200_000, passed=True, score=1, max_score=1)
+        assert s.attempts(REF) == 1 and s.last_code(REF) == "x = 1"
+    with ProgressStore(path) as s:
+        assert s.attempts(REF) == 1 and s.passed_steps() == set()
+
+
+def test_switching_to_wal_waits_for_another_process_opening_the_file(tmp_path: Path) -> None:
+    """The flaky two-writers test: PRAGMA journal_mode = WAL got 'database is locked' at
+    once, without the busy wait, while the other process held the file a moment."""
+    path = tmp_path / "progress.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.executescript(_SCHEMA_V1 + f"; PRAGMA user_version = {SCHEMA_VERSION};")
+    other.execute("BEGIN IMMEDIATE")  # as the other process's first write does
+    other.execute("INSERT INTO meta VALUES ('k', 'v')")
+    release = threading.Timer(0.3, lambda: other.execute("ROLLBACK"))
+    release.start()
+    try:
+        with ProgressStore(path, busy_timeout_s=10) as s:
+            s.record_attempt(REF, "x", passed=True, score=1, max_score=1)
+            assert s.attempts(REF) == 1
+    finally:
+        release.join()
+        other.close()

@@ -1,31 +1,29 @@
-"""Fixtures for exercise-file tests: the mini course, a workspace, a store, a fake grader.
+"""Fixtures for exercise-file tests: the mini course, a workspace, a store, fake grading.
 
-The fake grader stands in for ``tutor.grading.grade_step`` where grading is not the point
-(the watch loop, key handling): it passes exactly the step's reference solution, fails
-anything else with one failing check, and reports a run with the learner's printed output
-and an error when the code contains ``raise``.
+The fake grading stands in for ``tutor.grading`` where grading is not the point (the watch
+presenter, key handling, the own-editor commands): it passes exactly the step's reference
+solution, fails anything else with one failing check, and reports a run with the learner's
+printed output and an error when the code contains ``raise``.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
+from watch_fakes import MINI_COURSE, FakeGrading, NoRunner, fake_explain
 
 from tutor.cli.watch_cmd import WatchSession
 from tutor.course import load_course
-from tutor.course.models import CodeStep, Course, FixStep, Lesson
-from tutor.diagnosis.models import Diagnosis
-from tutor.grading.models import CheckResult, Verdict
-from tutor.i18n import T
+from tutor.course.models import Course
+from tutor.learning import LearningSession
+from tutor.learning.exercises import ExerciseFiles
 from tutor.progress import ProgressStore
-from tutor.sandbox.models import ErrorInfo, RunResult
-from tutor.workspace import Workspace, split_code
-
-MINI_COURSE = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
+from tutor.workspace import Workspace
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +37,7 @@ def mini_course() -> Course:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
+def store(tmp_path: Path) -> Iterator[ProgressStore]:
     s = ProgressStore.default(tmp_path / "data")
     yield s
     s.close()
@@ -52,67 +50,14 @@ def workspace(tmp_path: Path, mini_course: Course) -> Workspace:
     return ws
 
 
-class FakeGrader:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str]] = []
-
-    def __call__(self, lesson: Lesson, step: CodeStep | FixStep, code: str) -> Verdict:
-        ref = f"{lesson.id}/{step.id}"
-        self.calls.append((ref, code))
-        body = split_code(code)
-        ok = body.strip() == step.solution.strip()
-        error = None
-        if "raise" in body:
-            error = ErrorInfo(type="RuntimeError", message="boom", line=3)
-        run = RunResult(
-            outcome="error" if error else "ok",
-            device="cpu",
-            stdout="printed by learner\n" if "print(" in body else "",
-            error=error,
-        )
-        check = CheckResult(
-            name="value:x.grad",
-            label=T("x.grad", "x.grad"),
-            status="pass" if ok else "fail",
-            points=1.0 if ok else 0.0,
-            max_points=1.0,
-            message=T("matches", "一致") if ok else T("x.grad is None", "x.grad 是 None"),
-            output=None if ok else "got None\nexpected tensor([1., 1.])",
-        )
-        return Verdict(
-            step=ref,
-            status="pass" if ok else ("error" if error else "fail"),
-            score=check.points,
-            max_score=1.0,
-            checks=[check],
-            run=run,
-        )
-
-
-def fake_explain(result: RunResult, code: str) -> list[Diagnosis]:
-    if result.error is None:
-        return []
-    return [
-        Diagnosis(
-            id="generic",
-            severity="error",
-            title=T("RuntimeError: boom", "RuntimeError：boom"),
-            explanation=T("Something exploded.", "出了问题。"),
-            fix=T("Do not raise.", "不要抛出异常。"),
-            line=result.error.line,
-            generic=True,
-        )
-    ]
-
-
 @pytest.fixture
 def console() -> Console:
     return Console(file=io.StringIO(), width=120, color_system=None, soft_wrap=True)
 
 
 @pytest.fixture
-def fake_grader() -> FakeGrader:
-    return FakeGrader()
+def fake_grading() -> FakeGrading:
+    return FakeGrading()
 
 
 @pytest.fixture
@@ -129,24 +74,32 @@ def take_output(console: Console) -> Callable[[], str]:
 
 
 @pytest.fixture
+def make_files(
+    workspace: Workspace, mini_course: Course, store: ProgressStore, fake_grading: FakeGrading
+) -> Callable[..., ExerciseFiles]:
+    """``make_files(lang="en")``: the mini-course workspace over a learning session."""
+
+    def make(lang: str = "en", grading: Any = None) -> ExerciseFiles:
+        session = LearningSession(
+            mini_course,
+            NoRunner(),
+            store,
+            lang=lang,  # type: ignore[arg-type]
+            grading=grading or fake_grading,
+            diagnose=fake_explain,
+        )
+        return ExerciseFiles(session, workspace)
+
+    return make
+
+
+@pytest.fixture
 def make_session(
-    workspace: Workspace,
-    mini_course: Course,
-    store: ProgressStore,
-    console: Console,
-    fake_grader: FakeGrader,
+    make_files: Callable[..., ExerciseFiles], console: Console
 ) -> Callable[..., WatchSession]:
     """``make_session(lang="en")``: a watch session over the mini-course workspace."""
 
-    def make(lang: str = "en") -> WatchSession:
-        return WatchSession(
-            workspace,
-            mini_course,
-            grader=fake_grader,
-            store=store,
-            console=console,
-            lang=lang,  # type: ignore[arg-type]
-            explain=fake_explain,
-        )
+    def make(lang: str = "en", grading: Any = None) -> WatchSession:
+        return WatchSession(make_files(lang, grading), console)
 
     return make

@@ -8,17 +8,21 @@ import os
 import subprocess
 import sys
 import threading
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from watch_fakes import save
 
 from tutor.cli import main
 from tutor.cli.watch_cmd import WatchSession
 from tutor.course.models import Course
+from tutor.learning import LearningSession
+from tutor.learning.exercises import ExerciseFiles
 from tutor.progress import ProgressStore
-from tutor.workspace import HEADER_END, Workspace
+from tutor.workspace import Workspace
 
 pytestmark = pytest.mark.slow
 
@@ -27,31 +31,17 @@ FIRST = "mini-basics/first-backward"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def save(workspace: Workspace, ref: str, body: str) -> None:
-    entry = workspace.load_manifest().entry(ref)
-    path = workspace.path_of(entry)
-    header = path.read_text(encoding="utf-8").partition(HEADER_END + "\n")[0]
-    path.write_text(header + HEADER_END + "\n" + body, encoding="utf-8")
-
-
 def test_watch_with_real_grading_wrong_then_right(
     sandbox, workspace: Workspace, mini_course: Course, store: ProgressStore, tmp_path: Path
 ) -> None:
-    from tutor.diagnosis import explain
     from tutor.grading import ExpectedCache, grade_step
 
     console = Console(file=io.StringIO(), width=120, color_system=None, soft_wrap=True)
-    session = WatchSession(
-        workspace,
-        mini_course,
-        grader=functools.partial(
-            grade_step, runner=sandbox, device="cpu", cache=ExpectedCache(tmp_path / "cache")
-        ),
-        store=store,
-        console=console,
-        lang="en",
-        explain=explain,
+    grading = types.SimpleNamespace(
+        grade_step=functools.partial(grade_step, cache=ExpectedCache(tmp_path / "cache"))
     )
+    learning = LearningSession(mini_course, sandbox, store, lang="en", grading=grading)
+    session = WatchSession(ExerciseFiles(learning, workspace), console)
     session.handle_key("n")  # to the fix-the-bug exercise
     assert session.current.ref == FIX
 
@@ -64,10 +54,9 @@ def test_watch_with_real_grading_wrong_then_right(
     assert store.attempts(FIX) == 1 and FIX not in store.passed_steps()
 
     _, step = mini_course.find(FIX)
-    save(workspace, FIX, step.solution)
-    assert session.poll() is None
-    verdict = session.poll()
-    assert verdict is not None and verdict.passed, verdict
+    path = save(workspace, FIX, step.solution)
+    attempt = session.on_files({str(path)})
+    assert attempt is not None and attempt.verdict.passed, attempt
     assert "PASSED" in console.file.getvalue()
     assert FIX in store.passed_steps() and store.attempts(FIX) == 2
     assert session.current.ref != FIX, "a pass moves on"
@@ -89,19 +78,31 @@ def test_start_then_verify_then_fix_everything(
     ex = tmp_path / "ex"
     assert main(_cli(tmp_path, "start", "--dir", str(ex), "--lang", "en")) == 0
     assert "Wrote 5 exercise files" in capsys.readouterr().out
+    refs = [entry.ref for entry in Workspace(ex).load_manifest().exercises]
 
     assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 1
     out = capsys.readouterr().out
-    assert ("fix-scalar" in out and "fail" in out) or "error" in out
     assert "0/5 exercises pass" in out
+    # why each fails: the fix-the-bug starter raises the seed's error, with its line
+    why = out.partition("Why 2. 02-mini-graph/01-fix-scalar.py (mini-graph/fix-scalar)")[2]
+    assert why, out
+    why = why.partition("Why 3.")[0]
+    assert "RuntimeError at line" in why and "only for scalar outputs" in why
+    assert "✗ " in why and "Diagnosis:" in why and "Fix:" in why
+    with ProgressStore.default(tmp_path / "data") as store:
+        assert store.passed_steps() == set()
+        assert all(store.attempts(ref) == 0 for ref in refs), "untouched files are no attempt"
 
     ws = Workspace(ex)
     for entry in ws.load_manifest().exercises:
         save(ws, entry.ref, mini_course.find(entry.ref)[1].solution)
-    assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 0
-    assert "5/5 exercises pass" in capsys.readouterr().out
+    for _ in range(2):
+        assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 0
+        out = capsys.readouterr().out
+        assert "5/5 exercises pass" in out and "Why" not in out
     with ProgressStore.default(tmp_path / "data") as store:
-        assert store.passed_steps() == set(), "verify does not change progress"
+        assert store.passed_steps() == set(refs), "what verify passed is passed (tutor list)"
+        assert all(store.attempts(ref) == 1 for ref in refs), "the same text counts once"
 
     # start again: every file was changed by the learner, none is overwritten
     before = {p: p.read_bytes() for p in ex.rglob("*.py")}

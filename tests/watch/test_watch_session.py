@@ -1,4 +1,5 @@
-"""`tutor watch` driven through file edits and keys, without a terminal (fake grader)."""
+"""`tutor watch` presented over the learning session, driven through real file writes and
+keys without a terminal (fake grading)."""
 
 from __future__ import annotations
 
@@ -8,34 +9,22 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
-from tutor.cli.watch_cmd import KeyReader, WatchSession, run_loop
+from watch_fakes import FIRST, FIX, FakeGrading, save
+
+from tutor.cli.watch_cmd import FilesChanged, KeyPressed, KeyReader, WatchSession, run_loop
 from tutor.course.models import Course
-from tutor.grading.models import Verdict
 from tutor.progress import ProgressStore
 from tutor.workspace import HEADER_END, Workspace, split_code
 
-FIRST = "mini-basics/first-backward"
-FIX = "mini-graph/fix-scalar"
-
-
-def save(workspace: Workspace, ref: str, body: str) -> None:
-    """Save new code under the file's header, the way an editor would."""
-    entry = workspace.load_manifest().entry(ref)
-    path = workspace.path_of(entry)
-    header = path.read_text(encoding="utf-8").partition(HEADER_END + "\n")[0]
-    path.write_text(header + HEADER_END + "\n" + body, encoding="utf-8")
-
-
-def settle(session: WatchSession) -> Verdict | None:
-    """Two polls: the first sees the change, the second grades it once it held still."""
-    first = session.poll()
-    assert first is None, "a change is graded only after it held still for one poll"
-    return session.poll()
-
 
 def test_begin_shows_the_first_exercise(
-    make_session: Callable[..., WatchSession], store: ProgressStore, take_output
+    make_session: Callable[..., WatchSession],
+    store: ProgressStore,
+    workspace: Workspace,
+    fake_grading: FakeGrading,
+    take_output,
 ) -> None:
     session = make_session()
     session.begin()
@@ -44,7 +33,9 @@ def test_begin_shows_the_first_exercise(
     assert "Your first backward" in out
     assert "02-first-backward.py" in out
     assert store.position() == ("mini-basics", "first-backward")
-    assert session.poll() is None, "nothing changed: nothing graded"
+    path = workspace.path_of(session.current)
+    assert session.on_files({str(path)}) is None, "nothing changed: nothing graded"
+    assert fake_grading.calls == []
 
 
 def test_wrong_then_right_file(
@@ -52,7 +43,7 @@ def test_wrong_then_right_file(
     workspace: Workspace,
     mini_course: Course,
     store: ProgressStore,
-    fake_grader,
+    fake_grading: FakeGrading,
     take_output,
 ) -> None:
     session = make_session()
@@ -60,9 +51,10 @@ def test_wrong_then_right_file(
     take_output()
     _, step = mini_course.find(FIRST)
 
-    save(workspace, FIRST, "import torch\nx = torch.ones(2, 2, requires_grad=True)\nprint(x)\n")
-    verdict = settle(session)
-    assert verdict is not None and verdict.status == "fail"
+    wrong = "import torch\nx = torch.ones(2, 2, requires_grad=True)\nprint(x)\n"
+    path = save(workspace, FIRST, wrong)
+    attempt = session.on_files({str(path)})
+    assert attempt is not None and attempt.verdict.status == "fail"
     out = take_output()
     assert "NOT YET" in out and "score 0/1" in out
     assert "✗ x.grad: x.grad is None" in out
@@ -74,8 +66,8 @@ def test_wrong_then_right_file(
     assert session.current.ref == FIRST
 
     save(workspace, FIRST, step.solution)
-    verdict = settle(session)
-    assert verdict is not None and verdict.passed
+    attempt = session.on_files({str(path)})
+    assert attempt is not None and attempt.verdict.passed
     out = take_output()
     assert "PASSED" in out and "Well done! Next exercise:" in out
     assert "Exercise 2/5 · mini-graph/fix-scalar" in out
@@ -84,8 +76,8 @@ def test_wrong_then_right_file(
     assert session.current.ref == FIX
     assert store.position() == ("mini-graph", "fix-scalar")
     # the grader got the whole file, so error lines match what the learner sees
-    assert fake_grader.calls[-1][1].startswith("# autograd-tutor")
-    assert split_code(fake_grader.calls[-1][1]) == step.solution
+    assert fake_grading.calls[-1][1].startswith("# autograd-tutor")
+    assert split_code(fake_grading.calls[-1][1]) == step.solution
 
 
 def test_error_shows_diagnosis(
@@ -94,40 +86,63 @@ def test_error_shows_diagnosis(
     session = make_session()
     session.begin()
     take_output()
-    save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
-    verdict = settle(session)
-    assert verdict is not None and verdict.status == "error"
+    path = save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
+    attempt = session.on_files({str(path)})
+    assert attempt is not None and attempt.verdict.status == "error"
     out = take_output()
     assert "DID NOT FINISH" in out
     assert "Diagnosis: RuntimeError: boom (line 3)" in out
     assert "Fix: Do not raise." in out
 
 
+class PassEverything(FakeGrading):
+    def grade_step(self, lesson: Any, step: Any, code: str, **kw: Any):  # type: ignore[override]
+        return super().grade_step(lesson, step, step.solution, **kw)
+
+
+def test_a_passing_run_is_diagnosed_too(
+    make_session: Callable[..., WatchSession], workspace: Workspace, take_output
+) -> None:
+    # watch diagnosed failures only, the app every run: a pass that uses `.data` said nothing
+    session = make_session(grading=PassEverything())
+    session.begin()
+    take_output()
+    path = save(workspace, FIRST, "import torch\nx = torch.ones(2)\ny = x.data\n")
+    attempt = session.on_files({str(path)})
+    assert attempt is not None and attempt.verdict.passed
+    out = take_output()
+    assert "PASSED" in out
+    assert "Diagnosis: `.data` hides changes from autograd" in out
+    assert "Fix: Write x.detach() instead of x.data." in out
+
+
 def test_error_line_is_said_in_chinese(
     make_session: Callable[..., WatchSession], workspace: Workspace, take_output
 ) -> None:
-    # zh printed "诊断: ... (line 3)"; `tutor run` says "(第 3 行)"
     session = make_session(lang="zh")
     session.begin()
     take_output()
-    save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
-    settle(session)
+    path = save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
+    session.on_files({str(path)})
     out = take_output()
     assert "诊断: RuntimeError：boom (第 3 行)" in out
     assert "line" not in out
 
 
 def test_unchanged_content_is_not_regraded(
-    make_session: Callable[..., WatchSession], workspace: Workspace, fake_grader
+    make_session: Callable[..., WatchSession], workspace: Workspace, fake_grading: FakeGrading
 ) -> None:
     session = make_session()
-    path = workspace.path_of(session.current)
+    path = save(workspace, FIRST, "import torch\n")
+    assert session.on_files({str(path)}) is not None
     later = time.time() + 5
     os.utime(path, (later, later))  # a touch: new mtime, same content
-    assert session.poll() is None and session.poll() is None
-    assert fake_grader.calls == []
+    assert session.on_files({str(path)}) is None
+    path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")  # a double write
+    assert session.on_files({str(path)}) is None
+    assert len(fake_grading.calls) == 1
     assert session.handle_key("r")
-    assert len(fake_grader.calls) == 1, "r re-runs on demand"
+    assert len(fake_grading.calls) == 2, "r re-runs on demand"
 
 
 def test_saving_another_exercise_switches_to_it(
@@ -136,9 +151,10 @@ def test_saving_another_exercise_switches_to_it(
     session = make_session()
     session.begin()
     take_output()
-    save(workspace, FIX, "import torch\nx = 1\n")
-    verdict = settle(session)
-    assert verdict is not None and verdict.step == FIX
+    path = save(workspace, FIX, "import torch\nx = 1\n")
+    manifest = workspace.root / ".tutor-exercises.json"
+    attempt = session.on_files({str(path), str(manifest), str(path) + ".swp"})
+    assert attempt is not None and attempt.verdict.step == FIX
     assert session.current.ref == FIX
     assert "Exercise 2/5 · mini-graph/fix-scalar" in take_output()
 
@@ -193,7 +209,7 @@ def test_resumes_where_the_app_left_off(
 def test_own_writes_do_not_trigger_a_run(
     make_session: Callable[..., WatchSession],
     workspace: Workspace,
-    fake_grader,
+    fake_grading: FakeGrading,
     take_output,
 ) -> None:
     session = make_session()
@@ -202,9 +218,19 @@ def test_own_writes_do_not_trigger_a_run(
     session.handle_key("n")  # moving to a deleted exercise writes it again
     assert fix_path.is_file()
     assert "Wrote 02-mini-graph/01-fix-scalar.py again" in take_output()
-    assert session.poll() is None and session.poll() is None
-    assert fake_grader.calls == []
+    assert session.on_files({str(fix_path)}) is None
+    assert fake_grading.calls == []
     assert not workspace.changed_by_learner(workspace.load_manifest().entry(FIX))
+
+
+def test_a_deleted_current_file_is_said(
+    make_session: Callable[..., WatchSession], workspace: Workspace, take_output
+) -> None:
+    session = make_session()
+    path = workspace.path_of(session.current)
+    path.unlink()
+    assert session.on_files({str(path)}) is None
+    assert "is missing; press n/r to write it again" in take_output()
 
 
 def test_all_passed(
@@ -217,68 +243,49 @@ def test_all_passed(
     session = make_session()
     for entry in session.entries[1:]:
         store.record_attempt(entry.ref, "", passed=True, score=1, max_score=1)
-    save(workspace, FIRST, mini_course.find(FIRST)[1].solution)
-    assert settle(session).passed
+    path = save(workspace, FIRST, mini_course.find(FIRST)[1].solution)
+    assert session.on_files({str(path)}).verdict.passed
     assert "Every exercise here has passed" in take_output()
 
 
-def test_run_loop_with_keys_from_a_queue(
-    make_session: Callable[..., WatchSession],
-    workspace: Workspace,
-    store: ProgressStore,
+def test_run_loop_takes_keys_and_file_changes_from_one_queue(
+    make_session: Callable[..., WatchSession], workspace: Workspace, store: ProgressStore
 ) -> None:
     session = make_session()
-    keys: queue.Queue[str] = queue.Queue()
-
-    def next_key() -> str | None:
-        try:
-            return keys.get_nowait()
-        except queue.Empty:
-            return None
-
-    loop = threading.Thread(target=run_loop, args=(session, next_key), daemon=True)
+    events: queue.Queue = queue.Queue()
+    loop = threading.Thread(target=run_loop, args=(session, events), daemon=True)
     loop.start()
-    save(workspace, FIRST, "import torch\n")
-    deadline = time.monotonic() + 30
-    while store.attempts(FIRST) == 0:
-        assert time.monotonic() < deadline, "the loop never graded the saved file"
-        time.sleep(0.01)
-    keys.put("q")
+    path = save(workspace, FIRST, "import torch\n")
+    events.put(FilesChanged(frozenset({str(path)})))
+    events.put(KeyPressed("h"))
+    events.put(KeyPressed("q"))
     loop.join(timeout=30)
     assert not loop.is_alive(), "q ends the loop"
+    assert store.attempts(FIRST) == 1 and store.hints_revealed(FIRST) == 1
 
 
 def test_key_reader_line_mode() -> None:
-    reader = KeyReader(io.StringIO("h\n\nnext\nq\n"))
+    events: queue.Queue = queue.Queue()
+    reader = KeyReader(events, io.StringIO("h\n\nnext\nq\n"))
     reader.start()
-    got = []
-    deadline = time.monotonic() + 10
-    while len(got) < 4 and time.monotonic() < deadline:
-        key = reader.get()
-        if key is None:
-            time.sleep(0.01)
-        else:
-            got.append(key)
+    got = [events.get(timeout=10) for _ in range(4)]
     reader.close()
     assert not reader.is_tty
-    assert got == ["h", "next", "q", "\x04"], "a line is a command; the end of input quits"
+    assert [e.key for e in got] == ["h", "next", "q", "\x04"], (
+        "a line is a command; the end of input quits"
+    )
 
 
 def test_a_grading_error_is_reported_and_watching_goes_on(
-    workspace: Workspace,
-    mini_course: Course,
-    store: ProgressStore,
-    console,
-    take_output,
+    make_session: Callable[..., WatchSession], store: ProgressStore, take_output
 ) -> None:
     from tutor.errors import TutorError
 
-    def broken(lesson: object, step: object, code: str) -> Verdict:
-        raise TutorError("device cuda:0 is gone")
+    class Broken(FakeGrading):
+        def grade_step(self, *args: Any, **kw: Any):  # type: ignore[override]
+            raise TutorError("device cuda:0 is gone")
 
-    session = WatchSession(
-        workspace, mini_course, grader=broken, store=store, console=console, lang="en"
-    )
+    session = make_session(grading=Broken())
     assert session.handle_key("r") is True
     assert "Could not grade this save: device cuda:0 is gone. Still watching." in take_output()
     assert store.attempts(FIRST) == 0
@@ -291,18 +298,14 @@ def test_key_reader_on_a_terminal_reads_single_keys_and_restores_the_mode() -> N
     stream = os.fdopen(slave, "r")
     try:
         before = termios.tcgetattr(slave)
-        reader = KeyReader(stream)
+        events: queue.Queue = queue.Queue()
+        reader = KeyReader(events, stream)
         reader.start()
         assert reader.is_tty
         cbreak = termios.tcgetattr(slave)
         assert not cbreak[3] & termios.ICANON and not cbreak[3] & termios.ECHO
         os.write(master, b"h")  # no Enter: cbreak delivers it at once
-        deadline = time.monotonic() + 10
-        key = reader.get()
-        while key is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-            key = reader.get()
-        assert key == "h"
+        assert events.get(timeout=10) == KeyPressed("h")
         reader.close()
         assert termios.tcgetattr(slave) == before
     finally:
@@ -333,5 +336,5 @@ def test_a_missing_file_is_written_again_with_the_starter_of_the_session_languag
     assert entry.ref == FIRST
     workspace.path_of(entry).unlink()
     session.handle_key("r")
-    text = workspace.read(session.entries[session.index]) or ""
+    text = workspace.read(session.current) or ""
     assert "# 在这里写你的代码" in text and "# your code here" not in text

@@ -27,6 +27,9 @@ SUBCOMMANDS = (
     "start",
     "watch",
     "verify",
+    "list",
+    "hint",
+    "reset",
     "export",
     "serve",
 )

@@ -31,6 +31,11 @@ LABELS = {
         "{count} unchanged submissions taken from {path}",
         "{count} 份未改动的提交沿用了 {path} 中的结果",
     ),
+    "regraded": T(
+        "{count} unchanged submissions regraded because their exercise changed (its checks, "
+        "solution or hidden inputs)",
+        "{count} 份未改动的提交因练习有变（检查、参考答案或隐藏输入）而重新评分",
+    ),
     "unmatched": T("skipped {file}: {reason}", "已跳过 {file}：{reason}"),
     "fail_under": T(
         "score {percent:.1f}% is under --fail-under {limit:g}%",
@@ -107,6 +112,11 @@ def register(subparsers: Any) -> None:
         help="reuse results from the --json FILE for submissions whose content is unchanged",
     )
     parser.add_argument(
+        "--show-expected", action="store_true",
+        help="show the expected values in the feedback (by default a grade's feedback says "
+             "what is wrong, not the right answer, so it cannot be copied into a submission)",
+    )
+    parser.add_argument(
         "--fail-under", type=float, default=None, metavar="PCT",
         help="exit 1 when the total score is under PCT percent (for CI)",
     )
@@ -154,7 +164,7 @@ def _exercise_submissions(
                            f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
     submissions = []
     for path in files:
-        if path.is_dir():
+        if not path.is_symlink() and path.is_dir():
             raise TutorError(
                 T(f"{path}: a folder, not a .py file", f"{path}：这是文件夹，不是 .py 文件"),
                 hint=T("give the learner's .py files, or grade a whole folder without "
@@ -162,7 +172,7 @@ def _exercise_submissions(
                        "请给出学生的 .py 文件；要评阅整个文件夹，请不带 --exercise："
                        "`tutor grade SUBMISSIONS_DIR`"),
             )
-        if not path.is_file():
+        if not os.path.lexists(path):
             raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在"),
                              hint=T("give the learner's .py files", "请给出学生的 .py 文件"))
         submissions.append(read_submission(path, str(path), str(path), lesson, step))
@@ -204,7 +214,8 @@ def _directory_submissions(
 
 def check_outputs(paths: list[Path | None]) -> None:
     """Refuse a report path that can never be written before grading, not after minutes of
-    it: a folder, or a file under something that is not a folder."""
+    it: a folder, a file under something that is not a folder, or in a folder that does not
+    exist (a mistyped path is not made into a new tree of folders)."""
     for path in paths:
         if path is None:
             continue
@@ -215,6 +226,12 @@ def check_outputs(paths: list[Path | None]) -> None:
         if parent is not None and not parent.is_dir():
             raise TutorError(T(f"{path}: {parent} is a file, not a folder",
                                f"{path}：{parent} 是文件，不是文件夹"))
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise TutorError(T(f"{path}: the folder {folder} does not exist",
+                               f"{path}：文件夹 {folder} 不存在"),
+                             hint=T("create it first, or give another path",
+                                    "请先创建该文件夹，或换一个路径"))
         if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
             raise TutorError(T(f"{path}: cannot write in {parent} (permission denied)",
                                f"{path}：无法在 {parent} 中写入（没有权限）"))
@@ -231,14 +248,15 @@ def _previous(args: argparse.Namespace) -> GradeReport | None:
 
 
 def reusable(previous: GradeReport | None, *, lang: str, device: str, torch_version: str,
-             tool_version: str) -> list[SubmissionEntry]:
+             tool_version: str, show_expected: bool = False) -> list[SubmissionEntry]:
     """The entries --resume may keep: only from a report graded the same way. Feedback is
     written in the report's language and scores depend on device and versions, so a report
     made under other settings is regraded in full rather than mixed into this one."""
     if previous is None:
         return []
-    same = (previous.lang, previous.device, previous.torch_version, previous.tool_version) == (
-        lang, device, torch_version, tool_version)
+    same = (previous.lang, previous.device, previous.torch_version, previous.tool_version,
+            previous.show_expected) == (
+        lang, device, torch_version, tool_version, show_expected)
     return previous.submissions if same else []
 
 
@@ -323,11 +341,10 @@ def run(args: argparse.Namespace) -> int:
     from tutor import __version__
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
-    from tutor.grading.batch import grade_submissions
+    from tutor.grading.batch import grade_submissions, split_previous
     from tutor.grading.expected import ExpectedCache, torch_version
     from tutor.grading.reports import (
-        GradeReport,
-        summarize,
+        build_report,
         write_csv,
         write_json,
         write_junit,
@@ -384,7 +401,9 @@ def run(args: argparse.Namespace) -> int:
                       style="yellow", markup=False)
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         previous = reusable(previous_report, lang=lang, device=device,
-                            torch_version=torch_version(), tool_version=__version__)
+                            torch_version=torch_version(), tool_version=__version__,
+                            show_expected=args.show_expected)
+        regraded = split_previous(submissions, previous)[1]
         progress_bar = None
         task = None
         if err.is_terminal:
@@ -407,17 +426,17 @@ def run(args: argparse.Namespace) -> int:
             entries = grade_submissions(
                 submissions, runner=sandbox, jobs=jobs, device=device, cache=ExpectedCache(),
                 limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,  # type: ignore[arg-type]
-                progress=progress,
+                progress=progress, reveal=args.show_expected,
             )
         finally:
             if progress_bar is not None:
                 progress_bar.stop()
 
-    report = GradeReport(
-        tool_version=__version__, torch_version=torch_version(), device=device,
-        lang=lang,  # type: ignore[arg-type]
+    report = build_report(
+        entries, students=students, order=_course_order(course),
+        tool_version=__version__, torch_version=torch_version(), device=device, lang=lang,
+        show_expected=args.show_expected,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        summary=summarize(entries, students), submissions=entries, students=students,
         unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
     )
     report = grade_shards.as_part(args, report, everyone)
@@ -427,7 +446,7 @@ def run(args: argparse.Namespace) -> int:
             write(report, path)
             err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
     if args.csv is not None:
-        write_csv(report, args.csv, _course_order(course))
+        write_csv(report, args.csv)
         err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
     closed = False
 
@@ -442,6 +461,8 @@ def run(args: argparse.Namespace) -> int:
     out.print(total_line(report.summary.model_dump(), lang))
     if resumed:
         out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+    if regraded:
+        out.print(LABELS["regraded"].format(count=regraded).get(lang))  # type: ignore[arg-type]
     if closed:
         err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)  # type: ignore[arg-type]
     if args.fail_under is not None and report.summary.percent < args.fail_under:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tutor.cli.watch_cmd import add_exercise_options
+from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
 

@@ -1,6 +1,9 @@
-"""``tutor verify``: grade every exercise file once and print a table (CI for your own work).
+"""``tutor verify``: grade every exercise file once, print a table and why each failing
+exercise fails (CI for your own work).
 
-Verify only reads: it records no attempts, so running it never changes your progress.
+Verify grades through the learning session, as ``watch`` and the app do: a file's text not
+graded before is recorded as an attempt (so ``tutor list`` and the app see what passed); a
+text already graded is graded again but not counted again.
 """
 
 from __future__ import annotations
@@ -10,14 +13,13 @@ import os
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device
-from tutor.cli.watch_cmd import add_exercise_options
+from tutor.cli.exercise_files import add_exercise_options
 from tutor.i18n import T
 
 if TYPE_CHECKING:
-    from tutor.course.models import Course
-    from tutor.workspace import ExerciseEntry
+    from tutor.i18n import Text
 
-MSG = {
+MSG: dict[str, Text] = {
     "col.no": T("#", "#"),
     "col.file": T("file", "文件"),
     "col.result": T("result", "结果"),
@@ -27,6 +29,11 @@ MSG = {
     "status.error": T("error", "运行出错"),
     "status.not_gradable": T("cannot grade", "无法评分"),
     "status.missing": T("missing", "文件缺失"),
+    "why": T("Why {n}. {path} ({ref}) does not pass:", "{n}. {path}（{ref}）未通过的原因："),
+    "missing": T(
+        "  the file is missing: `tutor reset {n}` writes it again",
+        "  文件不存在：`tutor reset {n}` 可以重新生成",
+    ),
     "summary": T("{passed}/{total} exercises pass", "{passed}/{total} 个练习通过"),
 }
 
@@ -34,10 +41,13 @@ MSG = {
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "verify",
-        help="grade every exercise file once; exit 1 if any fails",
+        help="grade every exercise file once; say why any fails (exit 1 if one does)",
         description=(
-            "Grades every exercise file written by `tutor start` once and prints a table. "
-            "Exit status 1 if any exercise does not pass, 0 if all do. Progress is not changed."
+            "Grades every exercise file written by `tutor start` once and prints a table, "
+            "then, for each exercise that does not pass, the check that failed with its "
+            "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
+            "not. A file graded for the first time counts as an attempt, as a save in "
+            "`tutor watch` does; grading the same text again does not count again."
         ),
     )
     add_exercise_options(parser)
@@ -51,61 +61,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
 
 
-def _in_course(course: Course, ref: str) -> bool:
-    try:
-        course.find(ref)
-    except KeyError:
-        return False
-    return True
-
-
 def run(args: argparse.Namespace) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
     from rich.console import Console
     from rich.table import Table
 
-    from tutor.cli.watch_cmd import open_exercises
+    from tutor.cli.exercise_files import open_exercises
+    from tutor.cli.exercise_view import AttemptView
     from tutor.errors import TutorError
 
     if args.jobs < 1:  # as `tutor grade --jobs 0` says, rather than quietly using 1
-        raise TutorError("--jobs must be at least 1")
+        raise TutorError(
+            T("--jobs must be at least 1", "--jobs 至少为 1"),
+            hint=T("e.g. --jobs 2", "例如 --jobs 2"),
+        )
     console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args) as ctx:
-        lang = ctx.lang
+    with open_exercises(args, runs=True) as files:
+        view = AttemptView(console, files.session.lang)
+        view.stale(files.stale)
+        results = files.verify(jobs=args.jobs)
         table = Table(show_edge=False, pad_edge=False)
         for key in ("col.no", "col.file", "col.result", "col.score"):
-            table.add_column(MSG[key].get(lang), no_wrap=True)
-        entries = [
-            entry
-            for entry in ctx.workspace.load_manifest().exercises
-            if _in_course(ctx.course, entry.ref)  # a step gone from the course cannot be graded
-        ]
-
-        def grade(entry: ExerciseEntry) -> tuple[str, str, bool]:
-            text = ctx.workspace.read(entry)
-            if text is None:
-                return "missing", "-", False
-            lesson, step = ctx.course.find(entry.ref)
-            verdict = ctx.grader(lesson, step, text)  # type: ignore[arg-type]
-            return verdict.status, f"{verdict.score:g}/{verdict.max_score:g}", verdict.passed
-
-        # the sandbox runs several in parallel; results come back in file order
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(grade, entries))
-        passed, total = sum(ok for _, _, ok in results), len(entries)
-        for number, (entry, (status, score, _)) in enumerate(zip(entries, results, strict=True), 1):
+            table.add_column(view.t(MSG[key]), no_wrap=True)
+        for number, (entry, attempt) in enumerate(results, 1):
+            status = attempt.verdict.status if attempt is not None else "missing"
+            score = (
+                f"{attempt.verdict.score:g}/{attempt.verdict.max_score:g}" if attempt else "-"
+            )
             style = "green" if status == "pass" else "red"
             table.add_row(
-                str(number),
-                entry.path,
-                f"[{style}]{MSG['status.' + status].get(lang)}[/]",
-                score,
+                str(number), entry.path, f"[{style}]{view.t(MSG['status.' + status])}[/]", score
             )
         console.print(table)
-        console.print(
-            MSG["summary"].format(passed=passed, total=total).get(lang),
-            style="bold green" if passed == total else "bold red",
-            markup=False,
+        failing = [
+            (number, entry, attempt)
+            for number, (entry, attempt) in enumerate(results, 1)
+            if attempt is None or not attempt.verdict.passed
+        ]
+        for number, entry, attempt in failing:
+            console.print()
+            view.say(MSG["why"], style="bold red", n=number, path=entry.path, ref=entry.ref)
+            if attempt is None:
+                view.say(MSG["missing"], n=number)
+            else:
+                view.why(attempt)
+        passed, total = len(results) - len(failing), len(results)
+        console.print()
+        view.say(
+            MSG["summary"],
+            style="bold green" if not failing else "bold red",
+            passed=passed,
+            total=total,
         )
-        return 0 if passed == total else 1
+        return 0 if not failing else 1

@@ -1,54 +1,50 @@
 """``tutor watch``: grade the current exercise file on every save (like rustlings).
 
-The loop logic lives in :class:`WatchSession` (``poll()``, ``on_change()``, ``handle_key()``,
-all printing through a rich ``Console``) so tests drive it with file edits and key presses,
-without a terminal. :func:`run_loop` adds the clock and :class:`KeyReader` the keyboard.
+:class:`WatchSession` presents the learning session (:mod:`tutor.learning.exercises`) to a
+rich ``Console``: ``on_files()`` for what the watcher saw, ``handle_key()`` for a key, so
+tests drive it with real file writes and keys, without a terminal. :func:`run_loop` takes
+both from one queue, which :class:`FileWatcher` (watchfiles, in a thread) and
+:class:`KeyReader` (stdin, in a thread) fill.
 
-Change detection polls every 50 ms: ``stat`` of every exercise file, plus a sha256 of the
-current one (timestamps can be coarser than two quick saves). A change must hold still
-until the next look (10 ms later) before it is graded, so an editor's half-written file is
-not graded; a save that leaves the content as it was (``touch``, an editor's double
-write) is not re-graded (press ``r`` for that). Files the session writes itself are
-recorded as seen, so they never trigger a run. Measured on the 2-core dev machine with the
-warm sandbox: save to recorded verdict in about 50-75 ms.
+The watcher reports a batch once the folder has been quiet for :data:`QUIET_MS` (an editor
+that writes a file in pieces, or saves by writing a temporary file and renaming it over the
+exercise, is graded once, whole). A save that leaves the text as it was last written or
+graded (``touch``, an editor's double write, tutor's own writes) is not graded again;
+press ``r`` for that.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import queue
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons
+from tutor.cli.common import add_device
+from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 from tutor.i18n import T
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tutor.course.models import CodeStep, Course, FixStep, Lesson
-    from tutor.diagnosis.models import Diagnosis
-    from tutor.grading.models import Verdict
-    from tutor.i18n import Lang, Text
-    from tutor.progress import ProgressStore
-    from tutor.sandbox.models import RunResult
-    from tutor.workspace import ExerciseEntry, Workspace
+    from tutor.i18n import Text
+    from tutor.learning import Attempt
+    from tutor.learning.exercises import ExerciseFiles
+    from tutor.workspace import ExerciseEntry
 
-    Grader = Callable[[Lesson, CodeStep | FixStep, str], Verdict]
-    Explainer = Callable[[RunResult, str], list[Diagnosis]]
-
-POLL_INTERVAL_S = 0.05
-SETTLE_S = 0.01
-"""How long a changed file must hold still before it is graded."""
+QUIET_MS = 100
+"""How long the folder must be quiet after a change before the batch is reported."""
+MAX_WAIT_MS = 1600
+"""A folder that never goes quiet (a build writing into it) is still reported this often."""
+IDLE_MS = 200
+"""How often the watcher thread wakes with nothing to report, to see whether to stop."""
+READY_TIMEOUT_S = 10.0
+"""At most this long for the watcher to be in place before the first exercise is shown."""
 
 MSG: dict[str, Text] = {
     "keys": T(
@@ -76,20 +72,6 @@ MSG: dict[str, Text] = {
         "{path} 不存在；按 n 或 r 从初始代码重新生成。",
     ),
     "rewritten": T("Wrote {path} again from the starter code.", "已用初始代码重新生成 {path}。"),
-    "status.pass": T("PASSED", "通过"),
-    "status.fail": T("NOT YET", "未通过"),
-    "status.error": T("DID NOT FINISH", "未能运行完"),
-    "status.not_gradable": T("CANNOT BE GRADED", "无法评分"),
-    "score": T("score {score:g}/{max:g}", "得分 {score:g}/{max:g}"),
-    "output": T("output:", "输出："),
-    "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
-    "diagnosis": T("Diagnosis", "诊断"),
-    "line": T(" (line {line})", " (第 {line} 行)"),  # as `tutor run` writes it
-    "fix": T("Fix", "修改建议"),
-    "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
-    "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
-    "no_hints": T("This exercise has no hints.", "本练习没有提示。"),
-    "all_hints": T("That was the last hint.", "这已经是最后一条提示了。"),
     "next": T("Well done! Next exercise:", "做得好！下一个练习："),
     "all_done": T(
         "Every exercise here has passed. Well done! (q to quit)",
@@ -97,10 +79,6 @@ MSG: dict[str, Text] = {
     ),
     "last": T("This is the last exercise; back to the first.", "这是最后一个练习；回到第一个。"),
     "unknown_key": T("Unknown key {key!r}.", "未知按键 {key!r}。"),
-    "stale": T(
-        "Skipping {ref}: no such step in the course any more.",
-        "跳过 {ref}：课程中已没有这个步骤。",
-    ),
     "failed": T(
         "Could not grade this save: {error}. Still watching.",
         "这次保存无法评分：{error}。仍在监视。",
@@ -119,296 +97,117 @@ COMMAND_WORDS = {
 """Whole words a line of piped input may give instead of the key (en and zh)."""
 
 
-@dataclass
-class _Seen:
-    mtime_ns: int
-    size: int
-    sha256: str | None  # None: only stat'ed (a file that is not current)
+@dataclass(frozen=True)
+class KeyPressed:
+    key: str
+
+
+@dataclass(frozen=True)
+class FilesChanged:
+    paths: frozenset[str]
+
+
+@dataclass(frozen=True)
+class WatcherFailed:
+    error: str
+
+
+Event = KeyPressed | FilesChanged | WatcherFailed
 
 
 class WatchSession:
-    """One ``tutor watch`` session over a workspace: no terminal, no clock, no threads."""
+    """One ``tutor watch`` over a folder of exercise files: no terminal, no clock, no threads."""
 
-    def __init__(
-        self,
-        workspace: Workspace,
-        course: Course,
-        *,
-        grader: Grader,
-        store: ProgressStore,
-        console: Console,
-        lang: Lang,
-        explain: Explainer | None = None,
-    ) -> None:
-        self.workspace = workspace
-        self.course = course
-        self.grader = grader
-        self.explain = explain
-        self.store = store
-        self.console = console
-        self.lang: Lang = lang
-        self.manifest = workspace.load_manifest()
-        self.entries: list[ExerciseEntry] = []
-        for entry in self.manifest.exercises:
-            try:
-                course.find(entry.ref)
-            except KeyError:
-                self._say("stale", style="yellow", ref=entry.ref)
-                continue
-            self.entries.append(entry)
-        if not self.entries:
-            from tutor.workspace import WorkspaceError
+    def __init__(self, files: ExerciseFiles, console: Console) -> None:
+        from tutor.cli.exercise_view import AttemptView
 
-            raise WorkspaceError(
-                f"no exercise files to watch in {workspace.root}",
-                hint=f"run `tutor start --dir {workspace.root}`",
-            )
-        self.index = self._first_index()
-        self._seen: dict[str, _Seen] = {}
-        self._pending: dict[str, _Seen] = {}
-        for entry in self.entries:
-            self._remember(entry)
-
-    # ------------------------------------------------------------------ output
-
-    def _t(self, msg: str, /, **values: object) -> str:
-        text = MSG[msg]
-        return (text.format(**values) if values else text).get(self.lang)
-
-    def _say(self, msg: str, /, *, style: str | None = None, **values: object) -> None:
-        self.console.print(self._t(msg, **values), style=style, markup=False, highlight=False)
-
-    # ------------------------------------------------------------------ position
+        self.files = files
+        self.view = AttemptView(console, files.session.lang)
+        self.view.stale(files.stale)
+        self.entry: ExerciseEntry = files.starting_entry()
 
     @property
     def current(self) -> ExerciseEntry:
-        return self.entries[self.index]
+        return self.files.entry(self.entry.ref)
 
-    def _first_index(self) -> int:
-        passed = self.store.passed_steps()
-        position = self.store.position()
-        if position is not None:
-            ref = "/".join(position)
-            for i, entry in enumerate(self.entries):
-                if entry.ref == ref and ref not in passed:
-                    return i
-        for i, entry in enumerate(self.entries):
-            if entry.ref not in passed:
-                return i
-        return 0
+    @property
+    def entries(self) -> list[ExerciseEntry]:
+        return self.files.entries
 
-    def _go(self, index: int) -> None:
-        self.index = index
-        entry = self.current
-        self.store.set_position(entry.lesson_id, entry.step_id)
-        if self.workspace.read(entry) is None:
-            self._rewrite(entry)
-        self.show_current()
+    def _say(self, msg: str, /, *, style: str | None = None, **values: object) -> None:
+        self.view.say(MSG[msg], style=style, **values)
 
-    def _rewrite(self, entry: ExerciseEntry) -> None:
-        """Write a missing file again; remembered as seen, so it does not trigger a run."""
-        from tutor.workspace import render_exercise
-
-        lesson, step = self.course.find(entry.ref)
-        step_no = lesson.steps.index(step) + 1
-        code = step.starter_for(self.lang)  # type: ignore[union-attr]
-        text = render_exercise(lesson, step, step_no, self.lang, code)  # type: ignore[arg-type]
-        new_entry = self.workspace.write_exercise(entry, text)
-        self.entries[self.entries.index(entry)] = new_entry
-        self.manifest.exercises = [
-            new_entry if e.ref == entry.ref else e for e in self.manifest.exercises
-        ]
-        self.workspace.save_manifest(self.manifest)
-        self._remember(new_entry)
-        self._say("rewritten", style="yellow", path=entry.path)
+    # ------------------------------------------------------------------ position
 
     def begin(self) -> None:
         """Greet and show the current exercise."""
-        self._say("watching", n=len(self.entries), dir=self.workspace.root)
-        self.store.set_position(self.current.lesson_id, self.current.step_id)
+        self._say("watching", n=len(self.entries), dir=self.files.workspace.root)
+        self._go(self.entry)
+
+    def _go(self, entry: ExerciseEntry) -> None:
+        missing = self.files.read(entry) is None
+        self.entry = self.files.go(entry)
+        if missing:
+            self._say("rewritten", style="yellow", path=entry.path)
         self.show_current()
 
     def show_current(self) -> None:
         from rich.rule import Rule
 
         entry = self.current
-        lesson, step = self.course.find(entry.ref)
-        title = f"{self._t('exercise', i=self.index + 1, n=len(self.entries))} · {entry.ref}"
-        self.console.print(Rule(title, style="cyan"))
-        line = f"{lesson.title.get(self.lang)} — {step.title.get(self.lang)}"
-        if entry.ref in self.store.passed_steps():
-            line += " " + self._t("passed_before")
-        self.console.print(line, style="bold", markup=False, highlight=False)
-        self._say("file", path=self.workspace.path_of(entry))
-        if self.workspace.read(entry) is None:
+        lesson, step = self.files.step_of(entry)
+        number, total = self.files.number_of(entry), len(self.entries)
+        title = f"{self.view.t(MSG['exercise'], i=number, n=total)} · {entry.ref}"
+        self.view.console.print(Rule(title, style="cyan"))
+        lang = self.view.lang
+        line = f"{lesson.title.get(lang)} — {step.title.get(lang)}"
+        if entry.ref in self.files.session.store.passed_steps():
+            line += " " + self.view.t(MSG["passed_before"])
+        self.view.line(line, style="bold")
+        self._say("file", path=self.files.workspace.path_of(entry))
+        if self.files.read(entry) is None:
             self._say("missing", style="yellow", path=entry.path)
         else:
             self._say("save_to_check", style="dim")
 
     # ------------------------------------------------------------------ files
 
-    def _stat(self, entry: ExerciseEntry) -> os.stat_result | None:
-        try:
-            return self.workspace.path_of(entry).stat()
-        except FileNotFoundError:
-            return None
-
-    def _snapshot(self, entry: ExerciseEntry, with_hash: bool) -> _Seen | None:
-        st = self._stat(entry)
-        if st is None:
-            return None
-        digest = None
-        if with_hash:
-            from tutor.workspace import sha256_text
-
-            text = self.workspace.read(entry)
-            if text is None:
-                return None
-            digest = sha256_text(text)
-        return _Seen(st.st_mtime_ns, st.st_size, digest)
-
-    def _remember(self, entry: ExerciseEntry) -> None:
-        snap = self._snapshot(entry, with_hash=True)
-        if snap is None:
-            self._seen.pop(entry.path, None)
-        else:
-            self._seen[entry.path] = snap
-        self._pending.pop(entry.path, None)
-
-    def _changed(self, entry: ExerciseEntry, hash_it: bool) -> bool:
-        """Has this file's content changed since last seen, and held still for a poll?"""
-        snap = self._snapshot(entry, with_hash=hash_it)
-        if snap is None:
-            return False
-        seen = self._seen.get(entry.path)
-        same_stat = seen is not None and (seen.mtime_ns, seen.size) == (snap.mtime_ns, snap.size)
-        if same_stat and (not hash_it or snap.sha256 == seen.sha256):  # type: ignore[union-attr]
-            self._pending.pop(entry.path, None)
-            return False
-        if self._pending.get(entry.path) != snap:
-            self._pending[entry.path] = snap  # wait one poll: the editor may still be writing
-            return False
-        previous_hash = seen.sha256 if seen else None
-        self._remember(entry)
-        new = self._seen.get(entry.path)
-        return new is None or previous_hash is None or new.sha256 != previous_hash
-
-    @property
-    def settling(self) -> bool:
-        """A change was seen and waits for one more look before it is graded."""
-        return bool(self._pending)
-
-    def poll(self) -> Verdict | None:
-        """Check the files once; grade the one that changed (switching to it). Call ~20x/s."""
-        changed = [
-            i for i, entry in enumerate(self.entries) if self._changed(entry, i == self.index)
-        ]
+    def on_files(self, paths: frozenset[str] | set[str]) -> Attempt | None:
+        """What the watcher reported: grade the exercise whose text changed, switching to
+        it (the current one when several did: the others wait for their next save)."""
+        changed = self.files.changed(paths)
         if not changed:
+            current = self.current
+            owners = {e.ref for e in map(self.files.owner_of, paths) if e is not None}
+            if current.ref in owners and self.files.read(current) is None:
+                self._say("missing", style="yellow", path=current.path)
             return None
-        target = self.index if self.index in changed else changed[0]
-        if target != self.index:
-            self.index = target
-            self.store.set_position(self.current.lesson_id, self.current.step_id)
+        if self.entry.ref not in {e.ref for e in changed}:
+            self.entry = self.files.go(changed[0])
             self.show_current()
-        return self.on_change()
+        return self.grade()
 
-    # ------------------------------------------------------------------ grading
-
-    def on_change(self) -> Verdict | None:
-        """Grade the current file, show the verdict, record it; on a pass move on."""
-        from tutor.workspace import split_code
-
+    def grade(self) -> Attempt | None:
+        """Grade the current file, show the attempt (recorded by the session); on a pass
+        move on to the next exercise not passed."""
         entry = self.current
-        text = self.workspace.read(entry)
-        if text is None:
+        try:
+            attempt = self.files.submit(entry)
+        except TutorError as exc:  # e.g. the device went away: say so, keep watching
+            self._say("failed", style="red", error=exc.message_in(self.view.lang))
+            return None
+        if attempt is None:
             self._say("missing", style="yellow", path=entry.path)
             return None
-        lesson, step = self.course.find(entry.ref)
-        try:
-            verdict = self.grader(lesson, step, text)  # type: ignore[arg-type]
-        except TutorError as exc:  # e.g. the device went away: say so, keep watching
-            self._say("failed", style="red", error=exc)
-            return None
-        self.store.record_attempt(
-            entry.ref,
-            split_code(text),
-            passed=verdict.passed,
-            score=verdict.score,
-            max_score=verdict.max_score,
-        )
-        self._show_verdict(verdict)
-        if not verdict.passed and verdict.run is not None and self.explain is not None:
-            try:
-                self._show_diagnoses(self.explain(verdict.run, text))
-            except TutorError as exc:
-                self._say("no_diagnosis", style="red", error=exc)
-        if verdict.passed:
-            self._advance()
-        return verdict
-
-    def _show_verdict(self, verdict: Verdict) -> None:
-        style = {"pass": "bold green", "fail": "bold yellow"}.get(verdict.status, "bold red")
-        self.console.print(
-            f"{self._t('status.' + verdict.status)}  "
-            f"{self._t('score', score=verdict.score, max=verdict.max_score)}",
-            style=style,
-            markup=False,
-            highlight=False,
-        )
-        if verdict.message is not None:
-            self.console.print(verdict.message.get(self.lang), markup=False, highlight=False)
-        overall = verdict.message.get(self.lang) if verdict.message is not None else None
-        for check in verdict.checks:
-            mark, mstyle = ("✓", None) if check.status == "pass" else ("✗", "red")
-            message = check.message.get(self.lang)
-            # when the run did not finish every check repeats the overall message: say it once
-            line = f"  {mark} {check.label.get(self.lang)}"
-            if message != overall:
-                line += f": {message}"
-            self.console.print(line, style=mstyle, markup=False, highlight=False)
-            output = check.output_for(self.lang)
-            if output and check.status != "pass" and output not in message:
-                if overall is not None and output in overall:
-                    continue
-                for out_line in output.splitlines():
-                    self.console.print(f"      {out_line}", style="dim", markup=False)
-        run = verdict.run
-        if run is not None and run.stdout.strip():
-            lines = run.stdout.rstrip("\n").splitlines()
-            self._say("output", style="dim")
-            for line in lines[:20]:
-                self.console.print(f"  {line}", markup=False, highlight=False)
-            if len(lines) > 20:
-                self._say("output_cut", style="dim", n=len(lines) - 20)
-
-    def _show_diagnoses(self, diagnoses: list[Diagnosis]) -> None:
-        for diagnosis in diagnoses:
-            where = self._t("line", line=diagnosis.line) if diagnosis.line else ""
-            self.console.print(
-                f"{self._t('diagnosis')}: {diagnosis.title.get(self.lang)}{where}",
-                style="bold magenta",
-                markup=False,
-                highlight=False,
-            )
-            self.console.print(
-                f"  {diagnosis.explanation.get(self.lang)}", markup=False, highlight=False
-            )
-            self.console.print(
-                f"  {self._t('fix')}: {diagnosis.fix.get(self.lang)}",
-                markup=False,
-                highlight=False,
-            )
-
-    def _advance(self) -> None:
-        passed = self.store.passed_steps()
-        n = len(self.entries)
-        for offset in range(1, n + 1):
-            i = (self.index + offset) % n
-            if self.entries[i].ref not in passed:
+        self.view.attempt(attempt)
+        if attempt.verdict.passed:
+            following = self.files.next_unpassed(entry)
+            if following is None:
+                self._say("all_done", style="bold green")
+            else:
                 self._say("next", style="bold green")
-                self._go(i)
-                return
-        self._say("all_done", style="bold green")
+                self._go(following)
+        return attempt
 
     # ------------------------------------------------------------------ keys
 
@@ -420,15 +219,17 @@ class WatchSession:
             self._say("bye")
             return False
         if key == "h":
-            self.reveal_hint()
+            self.view.hint(self.files.hint(self.current))
         elif key == "n":
-            if self.index == len(self.entries) - 1:
+            number = self.files.number_of(self.current)
+            if number == len(self.entries):
                 self._say("last", style="dim")
-            self._go((self.index + 1) % len(self.entries))
+            self._go(self.entries[number % len(self.entries)])
         elif key == "r":
-            if self.workspace.read(self.current) is None:
-                self._rewrite(self.current)
-            self.on_change()
+            if self.files.read(self.current) is None:
+                self.entry = self.files.restore(self.current)
+                self._say("rewritten", style="yellow", path=self.entry.path)
+            self.grade()
         elif key == "?":
             self.show_keys()
         elif key.strip():
@@ -442,25 +243,50 @@ class WatchSession:
         if not single_keys:
             self._say("keys_lines", style="dim")
 
-    def reveal_hint(self) -> None:
-        entry = self.current
-        _, step = self.course.find(entry.ref)
-        hints = step.hints
-        if not hints:
-            self._say("no_hints", style="dim")
-            return
-        shown = self.store.hints_revealed(entry.ref)
-        if shown >= len(hints):
-            self._say("all_hints", style="dim")
-            shown = len(hints) - 1
-        else:
-            self.store.set_hints_revealed(entry.ref, shown + 1)
-        self.console.print(
-            f"{self._t('hint', i=shown + 1, n=len(hints))}: {hints[shown].get(self.lang)}",
-            style="cyan",
-            markup=False,
-            highlight=False,
-        )
+
+# ---------------------------------------------------------------------- event sources
+
+
+class FileWatcher:
+    """Reports changes under ``root`` as :class:`FilesChanged` events (watchfiles, which
+    uses inotify / FSEvents / ReadDirectoryChangesW, in a thread).
+
+    ``ready`` is set once the watcher is in place: a change after that is reported."""
+
+    def __init__(self, root: Path, events: queue.Queue[Event]) -> None:
+        self.root = Path(root)
+        self.events = events
+        self.ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="watch-files")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import watchfiles
+
+        try:
+            for changes in watchfiles.watch(
+                self.root,
+                step=QUIET_MS,
+                debounce=MAX_WAIT_MS,
+                rust_timeout=IDLE_MS,
+                yield_on_timeout=True,  # an empty batch now and then: ready, and a stop check
+                stop_event=self._stop,
+                raise_interrupt=False,
+            ):
+                self.ready.set()
+                if changes:
+                    self.events.put(FilesChanged(frozenset(path for _, path in changes)))
+        except Exception as exc:  # a folder that went away, too many watches: say why
+            self.events.put(WatcherFailed(str(exc)))
+        finally:
+            self.ready.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 # ---------------------------------------------------------------------- keyboard
@@ -475,9 +301,9 @@ class KeyReader:
     terminal mode is restored by :meth:`close`.
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, events: queue.Queue[Event], stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdin
-        self.keys: queue.Queue[str] = queue.Queue()
+        self.events = events
         self._saved_mode: list | None = None  # type: ignore[type-arg]
         self.is_tty = False
 
@@ -506,7 +332,7 @@ class KeyReader:
                 return
             if not data:
                 return
-            self.keys.put(data.decode("utf-8", "replace"))
+            self.events.put(KeyPressed(data.decode("utf-8", "replace")))
 
     def _read_lines(self, _fd: int) -> None:
         # Each line is one command: a key (`h`) or a word (`hint`, `提示`). The end of the
@@ -515,14 +341,8 @@ class KeyReader:
         for line in self.stream:
             command = line.strip()
             if command:
-                self.keys.put(command)
-        self.keys.put(QUIT_KEYS[1])
-
-    def get(self) -> str | None:
-        try:
-            return self.keys.get_nowait()
-        except queue.Empty:
-            return None
+                self.events.put(KeyPressed(command))
+        self.events.put(KeyPressed(QUIT_KEYS[1]))
 
     def close(self) -> None:
         if self._saved_mode is not None:
@@ -532,101 +352,25 @@ class KeyReader:
             self._saved_mode = None
 
 
-def run_loop(
-    session: WatchSession,
-    next_key: Callable[[], str | None],
-    *,
-    interval_s: float = POLL_INTERVAL_S,
-    settle_s: float = SETTLE_S,
-    stop: threading.Event | None = None,
-) -> None:
-    """Poll files and keys until ``q`` (or ``stop`` is set)."""
-    while stop is None or not stop.is_set():
-        key = next_key()
-        while key is not None:
-            if not session.handle_key(key):
+def run_loop(session: WatchSession, events: queue.Queue[Event]) -> None:
+    """Handle keys and file changes as they come, until ``q`` (or the end of piped input)."""
+    while True:
+        event = events.get()
+        if isinstance(event, KeyPressed):
+            if not session.handle_key(event.key):
                 return
-            key = next_key()
-        session.poll()
-        # a change just seen is looked at again soon, so a save is graded well within 200 ms
-        time.sleep(settle_s if session.settling else interval_s)
+        elif isinstance(event, FilesChanged):
+            session.on_files(event.paths)
+        else:
+            raise TutorError(
+                T(f"cannot watch the exercise folder any more: {event.error}",
+                  f"无法继续监视练习文件夹：{event.error}"),
+                hint=T("check the folder and run `tutor watch` again",
+                       "请检查该文件夹后重新运行 `tutor watch`"),
+            )
 
 
 # ---------------------------------------------------------------------- CLI
-
-
-def add_exercise_options(parser: argparse.ArgumentParser) -> None:
-    """Options of start/watch/verify. The global ones are repeated so they also work after
-    the subcommand; SUPPRESS keeps a value given before the subcommand from being reset.
-    Every ``tutor`` start builds these: nothing heavier than :mod:`tutor.paths` here."""
-    from tutor.paths import EXERCISE_DIR
-
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=EXERCISE_DIR,
-        metavar="DIR",
-        help=f"the exercise folder (default: ./{EXERCISE_DIR})",
-    )
-    add_lang(parser)
-    add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
-    add_data_dir(parser)
-
-
-@dataclass
-class ExerciseContext:
-    """What start/watch/verify work with, opened from the command line."""
-
-    workspace: Workspace
-    course: Course
-    lang: Lang
-    store: ProgressStore
-    grader: Grader
-    explain: Explainer | None
-
-
-@contextmanager
-def open_exercises(args: argparse.Namespace) -> Iterator[ExerciseContext]:
-    """Open the workspace, its course, the progress store and a warm sandbox."""
-    from tutor.course import load_course
-    from tutor.diagnosis import explain
-    from tutor.grading import ExpectedCache, grade_step
-    from tutor.paths import private_folders
-    from tutor.progress import ProgressStore
-    from tutor.sandbox import DeviceError, Sandbox
-    from tutor.workspace import Workspace
-
-    workspace = Workspace(args.dir)
-    manifest = workspace.load_manifest()
-    lessons_dir = getattr(args, "lessons", None)
-    if lessons_dir is None and manifest.lessons_dir is not None:
-        lessons_dir = Path(manifest.lessons_dir)
-    course = load_course(lessons_dir)
-    lang: Lang = getattr(args, "lang", None) or manifest.lang
-    sandbox = Sandbox(hide=private_folders(lessons_dir, getattr(args, "data_dir", None)))
-    sandbox.start()  # warms torch up while the rest opens
-    try:
-        try:
-            device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
-        except DeviceError as exc:
-            raise TutorError(str(exc), hint="pick one with --device") from exc
-        cache = ExpectedCache(None)
-        store = ProgressStore.default(getattr(args, "data_dir", None))
-        try:
-            yield ExerciseContext(
-                workspace=workspace,
-                course=course,
-                lang=lang,
-                store=store,
-                grader=functools.partial(
-                    grade_step, runner=sandbox, device=device, cache=cache
-                ),
-                explain=explain,
-            )
-        finally:
-            store.close()
-    finally:
-        sandbox.close()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -635,7 +379,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="grade your exercise files every time you save one",
         description=(
             "Watches the exercise files written by `tutor start` and grades the current one "
-            "every time it is saved: verdict, feedback per check, a diagnosis of any error. "
+            "every time it is saved: verdict, feedback per check, a diagnosis of the run. "
             "Keys: h next hint, n next exercise, r run again, q quit. A passed exercise moves "
             "you on to the next. Progress is shared with the app."
         ),
@@ -647,23 +391,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from tutor.cli.exercise_files import open_exercises
+
     console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args) as ctx:
-        session = WatchSession(
-            ctx.workspace,
-            ctx.course,
-            grader=ctx.grader,
-            store=ctx.store,
-            console=console,
-            lang=ctx.lang,
-            explain=ctx.explain,
-        )
-        keys = KeyReader()
+    with open_exercises(args, runs=True) as files:
+        session = WatchSession(files, console)
+        events: queue.Queue[Event] = queue.Queue()
+        watcher = FileWatcher(files.workspace.root, events)
+        keys = KeyReader(events)
+        watcher.start()
         keys.start()
         try:
+            watcher.ready.wait(READY_TIMEOUT_S)  # a save after the greeting is always seen
             session.begin()
             session.show_keys(single_keys=keys.is_tty)
-            run_loop(session, keys.get)
+            run_loop(session, events)
         finally:
             keys.close()
+            watcher.close()
     return 0

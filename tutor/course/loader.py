@@ -23,13 +23,11 @@ from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, Text
 from tutor.records import Record, field_types, is_record
+from tutor.yaml_read import MAX_BYTES, YamlProblem, decode
+from tutor.yaml_read import parse as parse_yaml
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-    from ruamel.yaml import YAML
-
-# ruamel.yaml is imported where a file is parsed, not here: importing it costs about half a
-# second, and the app loads the course from the lesson cache without it.
 
 Loc = tuple[str | int, ...]
 """A path into the lesson data: mapping keys and list indices, as in pydantic's ``loc``."""
@@ -166,91 +164,63 @@ def lesson_files(directory: Path) -> list[Path]:
 # --------------------------------------------------------------------------- loading
 
 
-def _yaml() -> YAML:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
-def _plain(node: Any, loc: Loc, positions: dict[Loc, Position]) -> Any:
-    """Round-trip YAML nodes to plain Python data, recording the position of each node."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if isinstance(node, CommentedMap):
-        out: dict[Any, Any] = {}
-        for key, value in node.items():
-            child = (*loc, key) if isinstance(key, (str, int)) else (*loc, str(key))
-            key_line, key_col = node.lc.key(key)
-            value_line, value_col = node.lc.value(key)
-            # A scalar is reported where its value starts; a nested block at its key.
-            if isinstance(value, (CommentedMap, CommentedSeq)):
-                value_line, value_col = key_line, key_col
-            positions[child] = Position(value_line + 1, value_col + 1, key_line + 1, key_col + 1)
-            out[str(key) if not isinstance(key, (str, int)) else key] = _plain(
-                value, child, positions
-            )
-        return out
-    if isinstance(node, CommentedSeq):
-        items = []
-        for index, value in enumerate(node):
-            line, col = node.lc.item(index)
-            positions[(*loc, index)] = Position(line + 1, col + 1)
-            items.append(_plain(value, (*loc, index), positions))
-        return items
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return node
+def _syntax_message(problem: YamlProblem, text: str) -> Text:
+    """libyaml's words for a syntax error, as authors have read them ("not allowed here"),
+    with the hint for the commonest cause, a tab in the indentation."""
+    what = problem.syntax or ""
+    message = msg("yaml_syntax", what=what.replace(" in this context", " here"))
+    lines = text.splitlines()
+    line = lines[problem.line - 1] if 0 < problem.line <= len(lines) else ""
+    if "\t" in line[: problem.col] or "found character '\\t'" in what:
+        message += msg("yaml_tabs")
+    return message
 
 
 def parse_lesson_file(path: Path) -> LoadedLesson:
-    """Read and parse one file; YAML syntax errors become problems (no validation yet)."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
+    """Read and parse one file; YAML syntax errors, files over the size cap and data past
+    the reader's limits (alias bombs, deep nesting, unknown tags, huge numbers) become
+    problems at ``path:line:col`` (no validation yet). A UTF-8 BOM is accepted."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+        text = decode(raw)
     except FileNotFoundError:
         raise TutorError(f"{path}: no such lesson file") from None
+    except YamlProblem as problem:
+        loaded = LoadedLesson(path=path, text="", data=None)
+        loaded.problems.append(Problem.of(path, 1, 1, msg("cannot_read", error=problem.text)))
+        return loaded
     except (OSError, UnicodeDecodeError) as exc:
         loaded = LoadedLesson(path=path, text="", data=None)
         loaded.problems.append(Problem.of(path, 1, 1, msg("cannot_read", error=exc)))
         return loaded
     loaded = LoadedLesson(path=path, text=text, data=None)
     try:
-        node = _yaml().load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        what = " ".join(part for part in (exc.context, exc.problem) if part)
-        message = msg("yaml_syntax", what=what or exc)
-        if "found character '\\t'" in what:
-            message += msg("yaml_tabs")
-        loaded.problems.append(Problem.of(path, line, col, message))
+        parsed = parse_yaml(text)
+    except YamlProblem as problem:
+        message = _syntax_message(problem, text) if problem.syntax is not None else problem.text
+        loaded.problems.append(Problem.of(path, problem.line, problem.col, message))
         return loaded
-    except YAMLError as exc:
-        loaded.problems.append(Problem.of(path, 1, 1, msg("yaml_error", error=exc)))
-        return loaded
-    root_pos = Position(1, 1)
-    if isinstance(node, (CommentedMap, CommentedSeq)) and node.lc.line is not None:
-        root_pos = Position(node.lc.line + 1, node.lc.col + 1)
-    loaded.positions[()] = root_pos
-    loaded.data = _plain(node, (), loaded.positions)
+    loaded.positions = {
+        loc: Position(*where) for loc, where in parsed.positions.items()  # type: ignore[arg-type]
+    }
+    loaded.positions.setdefault((), Position(1, 1))
+    loaded.data = parsed.data
+    loaded.problems += [
+        Problem.of(path, line, col, text_, "warning") for line, col, text_ in parsed.warnings
+    ]
     return loaded
+
+
+def errors_of(loaded: LoadedLesson) -> list[Problem]:
+    return [problem for problem in loaded.problems if problem.severity == "error"]
 
 
 def load_lesson_with_positions(path: Path) -> LoadedLesson:
     """Parse and validate one file. Never raises for a broken lesson: see ``.problems``."""
     loaded = parse_lesson_file(path)
-    if loaded.problems:
+    if errors_of(loaded):
         return loaded
     if loaded.data is None:
         loaded.problems.append(
@@ -277,8 +247,8 @@ def load_lesson_with_positions(path: Path) -> LoadedLesson:
 def load_lesson(path: Path) -> Lesson:
     """Load one lesson file; raises :class:`LessonError` with every problem found."""
     loaded = load_lesson_with_positions(path)
-    if loaded.problems or loaded.lesson is None:
-        raise LessonError(loaded.problems)
+    if errors_of(loaded) or loaded.lesson is None:
+        raise LessonError(errors_of(loaded))
     return loaded.lesson
 
 
@@ -301,7 +271,7 @@ def load_course(directory: Path | None = None) -> Course:
     first_seen: dict[str, LoadedLesson] = {}
     for path in files:
         loaded = load_lesson_with_positions(path)
-        problems.extend(loaded.problems)
+        problems.extend(errors_of(loaded))  # warnings are lint's to show
         if loaded.lesson is None:
             continue
         other = first_seen.get(loaded.lesson.id)

@@ -13,7 +13,11 @@ and one in-memory truth cache where processes would each need their own.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import json
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -26,7 +30,7 @@ from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import msg
 from tutor.grading.models import Verdict
 from tutor.grading.reports import SubmissionEntry, entry_from_verdict
-from tutor.grading.verdicts import expected_run, grade_step, step_ref
+from tutor.grading.verdicts import expected_run, grade_step, step_ref, unrun_checks
 from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import Limits
 
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
 SUFFIX = ".py"
 LESSON_STEP_SEPARATOR = "--"
 MAX_SUBMISSION_BYTES = 1_000_000
+"""A larger file is refused unread: a lesson's answer is a few hundred bytes."""
+MAX_STUDENT_NAME = 100
 
 
 @dataclass(frozen=True)
@@ -48,10 +54,22 @@ class Submission:
     """Path relative to the submissions folder, with forward slashes."""
     code: str
     sha256: str
+    refused: Text | None = None
+    """Why the file is not graded (a symlink, a FIFO, too large, not UTF-8); ``code`` is
+    empty then."""
 
     @property
     def exercise(self) -> str:
         return step_ref(self.lesson, self.step)
+
+
+def exercise_sha256(step: CodeStep | FixStep) -> str:
+    """A hash of what grading an exercise depends on: its checks (hidden inputs and points
+    included) and its reference solution. ``--resume`` regrades when it changes."""
+    data = step.model_dump(mode="json")
+    blob = json.dumps({"checks": data["checks"], "solution": data["solution"]},
+                      sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -119,13 +137,49 @@ def _visible(path: Path, root: Path) -> bool:
     )
 
 
+def student_name_problem(name: str) -> Text | None:
+    """Why a folder name cannot be a student's (it becomes a row, a suite, a file name)."""
+    if len(name) > MAX_STUDENT_NAME:
+        return T(f"student folder name longer than {MAX_STUDENT_NAME} characters",
+                 f"学生文件夹名超过 {MAX_STUDENT_NAME} 个字符")
+    if not name.isprintable() or name != name.strip():
+        return T(f"student folder name {name!r} holds control characters or outer spaces; "
+                 "rename the folder",
+                 f"学生文件夹名 {name!r} 含控制字符或首尾空格；请重命名该文件夹")
+    return None
+
+
+def _walk(directory: Path) -> tuple[list[Path], list[Unmatched]]:
+    """Every ``*.py`` entry under ``directory`` (sorted), never through a symlinked folder;
+    and the student folders that cannot be graded at all, with the reason."""
+    found: list[Path] = []
+    refused: list[Unmatched] = []
+    for top, dirs, files in os.walk(directory, followlinks=False):
+        here = Path(top)
+        for name in dirs:
+            if (here / name).is_symlink():
+                rel = (here / name).relative_to(directory).as_posix()
+                refused.append(_unmatched(f"{rel}/", T(
+                    "a symbolic link to a folder: not followed (copy the files instead)",
+                    "指向文件夹的符号链接：不会跟随（请改为复制文件）")))
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+        # files: regular files, and also symlinks, FIFOs, devices: read_source refuses those
+        found += [here / name for name in files if name.endswith(SUFFIX)]
+    return sorted(set(found)), refused
+
+
 def discover(directory: Path, course: Course) -> tuple[list[Submission], list[Unmatched]]:
-    """Every submission under ``directory`` (sorted), and the files that matched nothing."""
+    """Every submission under ``directory`` (sorted), and the files that matched nothing.
+
+    A file that is not safe to read (a symlink, a FIFO, a device, anything resolving outside
+    its student's folder, too large) is still a submission: it is reported not gradable with
+    the reason, and never opened."""
     index = StepIndex(course)
     submissions: list[Submission] = []
-    unmatched: list[Unmatched] = []
-    for path in sorted(directory.rglob(f"*{SUFFIX}")):
-        if not path.is_file() or not _visible(path, directory):
+    paths, unmatched = _walk(directory)
+    bad_students: dict[str, Text] = {}
+    for path in paths:
+        if not _visible(path, directory):
             continue
         rel = path.relative_to(directory)
         file = rel.as_posix()
@@ -133,29 +187,115 @@ def discover(directory: Path, course: Course) -> tuple[list[Submission], list[Un
             unmatched.append(_unmatched(file, T("put submissions in a folder per student",
                                                 "请把提交放在每个学生各自的文件夹里")))
             continue
+        student = rel.parts[0]
+        problem = bad_students.get(student) or student_name_problem(student)
+        if problem is not None:
+            if student not in bad_students:
+                bad_students[student] = problem
+                unmatched.append(_unmatched(f"{student}/", problem))
+            continue
         found = index.find(rel.parts[1:])
         if isinstance(found, Text):
             unmatched.append(_unmatched(file, found))
             continue
-        submissions.append(read_submission(path, file, rel.parts[0], *found))
+        submissions.append(read_submission(path, file, student, *found,
+                                           root=directory / student))
     return submissions, unmatched
 
 
 def student_folders(directory: Path) -> list[str]:
     """Every student's folder name (sorted), also one holding no gradable file: the
-    gradebook lists such a student with zeros instead of leaving them out."""
+    gradebook lists such a student with zeros instead of leaving them out. A symlinked
+    folder or an invalid name is none (``discover`` says why)."""
     return sorted(
-        path.name for path in directory.iterdir() if path.is_dir() and _visible(path, directory)
+        path.name for path in directory.iterdir()
+        if not path.is_symlink() and path.is_dir() and _visible(path, directory)
+        and student_name_problem(path.name) is None
     )
 
 
+def _kind_of_file(mode: int) -> Text:
+    if stat.S_ISLNK(mode):
+        return T("a symbolic link: not followed (submit the file itself)",
+                 "符号链接：不会跟随（请提交文件本身）")
+    if stat.S_ISFIFO(mode):
+        return T("a FIFO (named pipe), not a regular file", "命名管道（FIFO），不是普通文件")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return T("a device, not a regular file", "设备文件，不是普通文件")
+    if stat.S_ISSOCK(mode):
+        return T("a socket, not a regular file", "套接字，不是普通文件")
+    return T("not a regular file", "不是普通文件")
+
+
+def _too_large(size: int) -> Text:
+    mb, cap_kb = size / 1_000_000, MAX_SUBMISSION_BYTES // 1000
+    return T(f"the file is {mb:.1f} MB; a submission may be at most {cap_kb} kB",
+             f"文件大小为 {mb:.1f} MB；提交最大为 {cap_kb} kB")
+
+
+def read_source(path: Path, root: Path | None = None) -> bytes | Text:
+    """The bytes of a submission, or why it is not read. Regular files only, opened without
+    following a symlink (``O_NOFOLLOW``, and no symlink anywhere below ``root``), checked to
+    be the file that was looked at, and at most :data:`MAX_SUBMISSION_BYTES`."""
+    try:
+        before = os.lstat(path)
+    except OSError as exc:
+        return T(f"cannot read the file: {exc.strerror}", f"无法读取文件：{exc.strerror}")
+    if not stat.S_ISREG(before.st_mode):
+        return _kind_of_file(before.st_mode)
+    if root is not None:
+        real_root = os.path.realpath(root)
+        if os.path.realpath(path) != os.path.join(real_root, os.path.relpath(path, root)):
+            return T("resolves outside the student's folder (through a symbolic link): not read",
+                     "（经由符号链接）指向学生文件夹之外：不会读取")
+    if before.st_size > MAX_SUBMISSION_BYTES:
+        return _too_large(before.st_size)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _kind_of_file(stat.S_IFLNK)
+        return T(f"cannot read the file: {exc.strerror}", f"无法读取文件：{exc.strerror}")
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
+            before.st_dev, before.st_ino
+        ):
+            return T("the file changed while it was read: not graded",
+                     "文件在读取时被改动：未评分")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_SUBMISSION_BYTES + 1)
+    except OSError as exc:
+        return T(f"cannot read the file: {exc.strerror}", f"无法读取文件：{exc.strerror}")
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SUBMISSION_BYTES:
+        return _too_large(len(data))
+    return data
+
+
+def decode_source(data: bytes) -> str | Text:
+    """UTF-8 text (a BOM, as Windows editors write, is dropped), or why it is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return T(f"not UTF-8 text (byte {exc.start}); save the file as UTF-8",
+                 f"不是 UTF-8 文本（第 {exc.start} 个字节）；请以 UTF-8 保存文件")
+
+
 def read_submission(
-    path: Path, file: str, student: str, lesson: Lesson, step: CodeStep | FixStep
+    path: Path, file: str, student: str, lesson: Lesson, step: CodeStep | FixStep,
+    *, root: Path | None = None,
 ) -> Submission:
-    data = path.read_bytes()[:MAX_SUBMISSION_BYTES]
+    """The submission at ``path``; one that is not safe to read is ``refused``, unread."""
+    data = read_source(path, root)
+    code = decode_source(data) if isinstance(data, bytes) else data
+    digest = hashlib.sha256(data if isinstance(data, bytes) else b"").hexdigest()
     return Submission(
         student=student, lesson=lesson, step=step, path=path, file=file,
-        code=data.decode("utf-8", errors="replace"), sha256=hashlib.sha256(data).hexdigest(),
+        code=code if isinstance(code, str) else "", sha256=digest,
+        refused=None if isinstance(code, str) else code,
     )
 
 
@@ -169,8 +309,44 @@ def _grader_failure(submission: Submission, error: Exception) -> Verdict:
     message = msg("grader_failed", type=type(error).__name__, message=str(error)[:300])
     return Verdict(
         step=submission.exercise, status="error", score=0.0,
-        max_score=float(sum(check.points for check in step.checks)), message=message,
+        max_score=float(sum(check.points for check in step.checks)),
+        checks=unrun_checks(step, message), message=message,
     )
+
+
+def _refused_verdict(submission: Submission) -> Verdict:
+    step = submission.step
+    assert submission.refused is not None
+    message = msg("not_read", reason=submission.refused)
+    return Verdict(
+        step=submission.exercise, status="not_gradable", score=0.0,
+        max_score=float(sum(check.points for check in step.checks)),
+        checks=unrun_checks(step, message), message=message,
+    )
+
+
+def split_previous(
+    submissions: Sequence[Submission], previous: Iterable[SubmissionEntry]
+) -> tuple[dict[int, SubmissionEntry], int]:
+    """The entries of ``previous`` that still hold, by position in ``submissions`` (same
+    student, exercise, file content and exercise content), and how many would have held
+    but for a change of their exercise (its checks, solution or hidden inputs)."""
+    done = {(e.student, e.exercise, e.sha256): e for e in previous}
+    fingerprints: dict[int, str] = {}
+    kept: dict[int, SubmissionEntry] = {}
+    changed = 0
+    for i, submission in enumerate(submissions):
+        entry = done.get((submission.student, submission.exercise, submission.sha256))
+        if entry is None:
+            continue
+        step = submission.step
+        if id(step) not in fingerprints:
+            fingerprints[id(step)] = exercise_sha256(step)
+        if entry.exercise_sha256 == fingerprints[id(step)]:
+            kept[i] = entry
+        else:
+            changed += 1
+    return kept, changed
 
 
 def grade_submissions(
@@ -184,23 +360,23 @@ def grade_submissions(
     lang: Lang = "en",
     previous: Iterable[SubmissionEntry] = (),
     progress: ProgressCallback | None = None,
+    reveal: bool = False,
 ) -> list[SubmissionEntry]:
     """Grade every submission (in the given order); entries of ``previous`` with the same
-    student, exercise and content hash are reused instead of grading again."""
+    student, exercise, content hash and exercise content are reused instead of grading
+    again (:func:`split_previous`). ``reveal``: whether feedback shows expected values
+    (off: summative grading keeps the truth back)."""
     cache = cache if cache is not None else ExpectedCache()
-    done = {(e.student, e.exercise, e.sha256): e for e in previous}
-    todo = [s for s in submissions if (s.student, s.exercise, s.sha256) not in done]
+    results, _ = split_previous(submissions, previous)
+    todo = [s for i, s in enumerate(submissions) if i not in results]
     jobs = max(1, jobs)
-    results: dict[int, SubmissionEntry] = {}
+    fingerprints = {id(s.step): exercise_sha256(s.step) for s in todo}
 
-    for i, submission in enumerate(submissions):
-        key = (submission.student, submission.exercise, submission.sha256)
-        if key in done:
-            results[i] = done[key]
-            if progress:
-                progress(done[key], True)
+    for i in sorted(results):
+        if progress:
+            progress(results[i], True)
 
-    steps = {id(s.step): s.step for s in todo}
+    steps = {id(s.step): s.step for s in todo if s.refused is None}
 
     def truth(step: CodeStep | FixStep) -> None:
         # a failure here is retried, and reported, per submission
@@ -210,16 +386,20 @@ def grade_submissions(
     def one(submission: Submission) -> SubmissionEntry:
         started = time.perf_counter()
         try:
-            verdict = grade_step(
-                submission.lesson, submission.step, submission.code, runner=runner,
-                device=device, cache=cache, limits=limits,
-            )
+            if submission.refused is not None:
+                verdict = _refused_verdict(submission)
+            else:
+                verdict = grade_step(
+                    submission.lesson, submission.step, submission.code, runner=runner,
+                    device=device, cache=cache, limits=limits, reveal=reveal,
+                )
         except Exception as error:  # one submission must not stop the rest
             verdict = _grader_failure(submission, error)
         return entry_from_verdict(
             verdict, student=submission.student, file=submission.file,
             sha256=submission.sha256, lang=lang,
             duration_ms=(time.perf_counter() - started) * 1000,
+            exercise_sha256=fingerprints[id(submission.step)],
         )
 
     positions = {id(s): i for i, s in enumerate(submissions)}

@@ -24,7 +24,7 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.grading.ast_rules import check_rule, grad_assignments, hand_written_grads
-from tutor.grading.compare import compare
+from tutor.grading.compare import compare, normalize, sayer
 from tutor.grading.feedback import cap, fmt_shape, msg
 from tutor.grading.models import CheckResult, CheckStatus
 from tutor.i18n import T, Text
@@ -122,6 +122,8 @@ class _Context:
     run: RunResult | None
     expected: RunResult | None
     expects_error: bool
+    reveal: bool = True
+    """Whether feedback may show the expected values (not in summative grading)."""
 
 
 def _result(
@@ -148,9 +150,14 @@ def _result(
     )
 
 
-def got_expected(got: str, expected: str, *, multiline: bool = False) -> Text:
-    """``got: … / expected: …`` detail in both languages (labels as in compare's)."""
+def got_expected(
+    got: str, expected: str, *, multiline: bool = False, reveal: bool = True
+) -> Text:
+    """``got: … / expected: …`` detail in both languages (labels as in compare's); without
+    ``reveal`` the ``got`` line alone."""
     sep, zh_sep = ("\n", "\n") if multiline else (" ", "")
+    if not reveal:
+        return Text(en=cap(f"got:{sep}{got}"), zh=cap(f"得到：{zh_sep}{got}"))
     return Text(
         en=cap(f"got:{sep}{got}\nexpected:{sep}{expected}"),
         zh=cap(f"得到：{zh_sep}{got}\n应为：{zh_sep}{expected}"),
@@ -184,6 +191,17 @@ def _value(check: ValueCheck, name: str, ctx: _Context) -> CheckResult:
     literal = check.expected is not None
     if literal:
         truth: Any = check.expected
+        solution = _probe(ctx.expected, check.expr)
+        if solution is not None and isinstance(solution.value, TensorSnapshot):
+            # the literal gives the values; the solution says it is a tensor, so a list or a
+            # number of those values is not the answer
+            mine = normalize(got.value)
+            if mine.kind != "tensor":
+                say = sayer(reveal=ctx.reveal)
+                shape = fmt_shape(solution.value.shape)
+                return _result(name, check, "fail", 0,
+                               say("not_a_tensor", expr=check.expr, got=mine.type_name,
+                                   expected=shape))
     else:
         expected = _probe(ctx.expected, check.expr)
         if expected is None or expected.value is None:
@@ -197,6 +215,7 @@ def _value(check: ValueCheck, name: str, ctx: _Context) -> CheckResult:
         atol=check.atol,
         check_dtype=check.check_dtype,
         literal=literal,
+        reveal=ctx.reveal,
     )
     return _result(
         name,
@@ -292,8 +311,9 @@ def _attribute(check: AttributeCheck, name: str, ctx: _Context) -> CheckResult:
         key = "grad_fn_none" if mine is None else "grad_fn_mismatch"
     elif attribute == "is_leaf":
         key = "is_leaf_true" if mine else "is_leaf_false"
-    output = got_expected(values["got"], values["expected"])
-    return _result(name, check, "fail", 0, msg(key, **values), output)
+    output = got_expected(values["got"], values["expected"], reveal=ctx.reveal)
+    say = sayer(reveal=ctx.reveal)
+    return _result(name, check, "fail", 0, say(key, **values), output)
 
 
 def _error(check: ErrorCheck, name: str, ctx: _Context) -> CheckResult:
@@ -351,8 +371,9 @@ def _stdout(check: StdoutCheck, name: str, ctx: _Context) -> CheckResult:
         if ctx.expected is None:
             return _result(name, check, "error", 0, _truth_failure("stdout", None))
         if out.rstrip() != ctx.expected.stdout.rstrip():
-            detail = got_expected(out, ctx.expected.stdout, multiline=True)
-            return _result(name, check, "fail", 0, msg("stdout_differs"), detail)
+            detail = got_expected(out, ctx.expected.stdout, multiline=True, reveal=ctx.reveal)
+            say = sayer(reveal=ctx.reveal)
+            return _result(name, check, "fail", 0, say("stdout_differs"), detail)
     if check.contains is None and check.regex is None and not check.same_as_solution and not out:
         return _result(name, check, "fail", 0, msg("stdout_empty"), shown)
     return _result(name, check, "pass", 1, msg("stdout_ok"), shown)
@@ -396,7 +417,8 @@ def _function(check: FunctionCheck, name: str, ctx: _Context) -> CheckResult:
                 )
             reason = _probe_failure(call, got)
         else:
-            result = compare(call, got.value, truth.value, rtol=check.rtol, atol=check.atol)
+            result = compare(call, got.value, truth.value, rtol=check.rtol, atol=check.atol,
+                             reveal=ctx.reveal)
             if result.ok:
                 passed += 1
                 continue
@@ -428,10 +450,13 @@ def evaluate(
     tree: ast.Module,
     run: RunResult | None,
     expected: RunResult | None,
+    *,
+    reveal: bool = True,
 ) -> list[CheckResult]:
-    """A :class:`CheckResult` per check. ``run`` is ``None`` when the code was not run."""
+    """A :class:`CheckResult` per check. ``run`` is ``None`` when the code was not run;
+    ``reveal=False`` keeps expected values out of the feedback."""
     expects_error = any(isinstance(c, ErrorCheck) for c in checks)
-    ctx = _Context(code, tree, run, expected, expects_error)
+    ctx = _Context(code, tree, run, expected, expects_error, reveal)
     results: list[CheckResult] = []
     seen: dict[str, int] = {}
     provenance_broken: set[str] | None = set()  # whose gradients are written by hand

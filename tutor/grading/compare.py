@@ -1,6 +1,10 @@
 """Comparing a value from the learner's run with the truth, in the parent process.
 
-Both sides arrive as plain data (snapshots or literals), so nothing the learner's process did
+Everything from the learner's run is the learner's claim, received as data: a snapshot is
+validated here before it counts as a tensor (its exact class, a dtype torch has, values that
+fit its shape and dtype), and kinds are compared strictly: a bool, an integer and a float
+tensor are different answers, a Python number is not a tensor, and an object claiming to be
+a tensor (a subclass, a ``__class__`` property) is not one. Nothing the learner's process did
 to ``torch.allclose``, ``==`` or builtins can influence the result. A NaN never equals
 anything, not even another NaN.
 """
@@ -26,9 +30,31 @@ from tutor.i18n import Text
 from tutor.sandbox.models import Snapshot, TensorSnapshot, ValueSnapshot
 
 Kind = Literal["tensor", "sequence", "number", "bool", "none", "str", "other"]
+Family = Literal["bool", "int", "float", "complex", "mixed", "empty"]
+"""What the elements of a tensor or a list are; two answers of different families differ."""
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.parameter.Parameter"})
+"""The exact classes (``type(value)``, as the snapshot names them) that count as tensors."""
+
+DTYPE_FAMILY: dict[str, Family] = {
+    "torch.bool": "bool",
+    **{f"torch.{name}": "int" for name in (
+        "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64")},
+    **{f"torch.{name}": "float" for name in (
+        "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2")},
+    **{f"torch.{name}": "complex" for name in ("complex32", "complex64", "complex128")},
+}
+PYTHON_NUMBER_TYPES = frozenset({
+    "int", "float", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+})
+"""Type names whose snapshot value is a number: Python's and numpy's scalars."""
+PYTHON_BOOL_TYPES = frozenset({"bool", "bool_"})
+SEQUENCE_TYPES = frozenset({"list", "tuple", "Size"})
+MALFORMED = "malformed tensor data"
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,7 @@ class Normal:
     dtype: str | None = None
     scalar: Any = None
     text: str = ""
+    family: Family | None = None
 
     def describe(self) -> str:
         if self.kind == "tensor":
@@ -62,13 +89,13 @@ def _scalar(value: Any) -> Any:
     return value
 
 
-def _flatten(values: Any) -> tuple[tuple[int, ...], list[Any]] | None:
+def flatten(values: Any) -> tuple[tuple[int, ...], list[Any]] | None:
     """Shape and flat elements of a rectangular nested list; ``None`` if ragged."""
     if not isinstance(values, (list, tuple)):
         return (), [_scalar(values)]
     if not values:
         return (0,), []
-    parts = [_flatten(v) for v in values]
+    parts = [flatten(v) for v in values]
     if any(p is None for p in parts):
         return None
     shapes = {p[0] for p in parts if p is not None}
@@ -78,51 +105,121 @@ def _flatten(values: Any) -> tuple[tuple[int, ...], list[Any]] | None:
     return (len(values), *shapes.pop()), flat
 
 
+_flatten = flatten  # the name selfcheck.py imports it by (another engineer's file)
+
+
+def element_family(value: Any) -> Family | None:
+    """The family of one element by its exact type (``True`` is no number here)."""
+    if type(value) is bool:
+        return "bool"
+    if type(value) is int:
+        return "int"
+    if type(value) is float:
+        return "float"
+    return None
+
+
+def family_of(flat: list[Any]) -> Family:
+    families = {element_family(x) for x in flat}
+    if not families:
+        return "empty"
+    if families == {"int", "float"}:
+        return "float"
+    if len(families) == 1 and None not in families:
+        return families.pop()  # type: ignore[return-value]
+    return "mixed"
+
+
+def _fits(flat: list[Any], family: Family) -> bool:
+    """Whether every element is of the type a tensor of ``family`` gives from ``tolist()``."""
+    if family == "complex":
+        return all(type(x) is str for x in flat)
+    if family == "float":
+        return all(type(x) is float for x in flat)
+    return all(element_family(x) == family for x in flat)
+
+
+def _tensor(value: TensorSnapshot) -> Normal:
+    """A snapshot that claims to be a tensor, validated: a tensor only if every part fits."""
+    shape = tuple(value.shape)
+    family = DTYPE_FAMILY.get(value.dtype)
+    if value.type not in TENSOR_CLASSES:
+        return Normal("other", value.type, text=value.type)
+    numel = math.prod(shape) if all(d >= 0 for d in shape) else -1
+    if family is None or numel != value.numel:
+        return Normal("other", MALFORMED, text=MALFORMED)
+    flat = None
+    if value.values is not None and not value.truncated:
+        flattened = flatten(value.values)
+        if flattened is None or flattened[0] != shape or not _fits(flattened[1], family):
+            return Normal("other", MALFORMED, text=MALFORMED)
+        flat = flattened[1]
+    text = fmt_values(value.values) if value.values is not None else "..."
+    return Normal("tensor", "Tensor", shape=shape, flat=flat, dtype=value.dtype, text=text,
+                  family=family)
+
+
 def _from_python(value: Any, type_name: str | None = None, text: str = "") -> Normal:
     name = type_name or type(value).__name__
     if value is None and name in ("NoneType", "None"):
         return Normal("none", "None", text="None")
-    if isinstance(value, bool):
-        return Normal("bool", name, scalar=value, text=str(value))
-    if isinstance(value, (int, float)) or (isinstance(value, str) and value in _NON_FINITE):
+    if type(value) is bool:
+        return Normal("bool", name, scalar=value, text=str(value), family="bool")
+    if type(value) in (int, float) or (type(value) is str and value in _NON_FINITE):
         number = _scalar(value)
         return Normal(
-            "number", name, shape=(), flat=[number], scalar=number, text=fmt_scalar(number)
+            "number", name, shape=(), flat=[number], scalar=number, text=fmt_scalar(number),
+            family="float" if type(number) is float else "int",
         )
-    if isinstance(value, str):
+    if type(value) is str:
         return Normal("str", name, scalar=value, text=repr(value))
-    if isinstance(value, (list, tuple)):
-        flat = _flatten(list(value))
-        if flat is not None and all(isinstance(x, (bool, int, float)) for x in flat[1]):
-            return Normal("sequence", name, shape=flat[0], flat=flat[1], text=fmt_values(value))
+    if type(value) in (list, tuple):
+        flat = flatten(list(value))
+        if flat is not None and all(element_family(x) for x in flat[1]):
+            return Normal("sequence", name, shape=flat[0], flat=flat[1], text=fmt_values(value),
+                          family=family_of(flat[1]))
         return Normal("other", name, scalar=value, text=repr(value))
     return Normal("other", name, text=text or repr(value))
+
+
+def _value(value: ValueSnapshot) -> Normal:
+    """A plain value from a run: its JSON value counts only under the type it belongs to
+    (an ``int`` subclass with its own ``__eq__`` is its class, compared by type and repr)."""
+    data, name = value.value, value.type
+    plain = (
+        (name == "NoneType" and data is None)
+        or (name in PYTHON_BOOL_TYPES and type(data) is bool)
+        or (name in PYTHON_NUMBER_TYPES and type(data) in (int, float, str)
+            and (type(data) is not str or data in _NON_FINITE))
+        or (name in SEQUENCE_TYPES and type(data) is list)
+        or (name in ("str", "dtype", "device") and type(data) is str)
+    )
+    if not plain:
+        return Normal("other", name, text=value.repr)
+    if name in PYTHON_BOOL_TYPES:
+        name = "bool"
+    return _from_python(data, name, value.repr)
 
 
 def normalize(value: Snapshot | Any) -> Normal:
     """A snapshot from a run, or a literal from a lesson, as a :class:`Normal`."""
     if isinstance(value, TensorSnapshot):
-        shape = tuple(value.shape)
-        flat = None
-        if value.values is not None and not value.truncated:
-            flattened = _flatten(value.values)
-            flat = flattened[1] if flattened is not None else None
-        text = fmt_values(value.values) if value.values is not None else "..."
-        return Normal("tensor", "Tensor", shape=shape, flat=flat, dtype=value.dtype, text=text)
+        return _tensor(value)
     if isinstance(value, ValueSnapshot):
-        if value.value is None and value.type not in ("NoneType",):
-            return Normal("other", value.type, text=value.repr)
-        return _from_python(value.value, value.type, value.repr)
+        return _value(value)
     return _from_python(value)
 
 
 def elements_equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
-    if isinstance(got, bool) or isinstance(expected, bool):
-        return bool(got) == bool(expected) and not (isinstance(got, float) and math.isnan(got))
-    try:
-        a, b = float(got), float(expected)
-    except (TypeError, ValueError):
-        return got == expected
+    """Two elements of the same family: bools by identity of value, numbers within
+    tolerance; a bool never equals a number (``True == 1`` is Python's, not ours)."""
+    if (type(got) is bool) != (type(expected) is bool):
+        return False
+    if type(got) is bool:
+        return got is expected
+    if type(got) not in (int, float) or type(expected) not in (int, float):
+        return type(got) is type(expected) and got == expected
+    a, b = float(got), float(expected)
     if math.isnan(a) or math.isnan(b):
         return False
     if math.isinf(a) or math.isinf(b):
@@ -130,11 +227,46 @@ def elements_equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
     return abs(a - b) <= atol + rtol * abs(b)
 
 
+FAMILY_LABELS = {
+    "bool": Text(en="bool (True/False) values", zh="布尔值（True/False）"),
+    "int": Text(en="integers", zh="整数"),
+    "float": Text(en="floating-point numbers", zh="浮点数"),
+    "complex": Text(en="complex numbers", zh="复数"),
+    "mixed": Text(en="values of mixed types", zh="混合类型的值"),
+    "empty": Text(en="no values", zh="没有值"),
+}
+
+
+def _holds(n: Normal) -> Text:
+    """``torch.bool (bool values)`` for a tensor, the family alone for a list or a number."""
+    label = FAMILY_LABELS[n.family or "mixed"]
+    if n.kind == "tensor" and n.dtype:
+        return Text(en=f"{n.dtype}, {label.en}", zh=f"{n.dtype}，{label.zh}")
+    return label
+
+
+def families_match(g: Normal, e: Normal, *, literal: bool) -> bool:
+    """Whether two arrays hold the same kind of elements. Two tensors: the same family
+    (bool, integer, float). Against a lesson's literal or a Python number: a bool is never a
+    number, and an integer tensor is no answer to floats; an integer literal is also written
+    for floats (``[1, 3]``)."""
+    gf, ef = g.family or "mixed", e.family or "mixed"
+    if gf == ef or "empty" in (gf, ef):
+        return True
+    if g.kind == "tensor" and e.kind == "tensor" and not literal:
+        return False
+    if "bool" in (gf, ef) or "mixed" in (gf, ef) or "complex" in (gf, ef):
+        return False
+    # Python int and float numbers agree, and an int literal stands for floats too
+    return not (g.kind == "tensor" and gf == "int" and ef == "float")
+
+
 DETAIL_LABELS = {"en": ("got", "expected"), "zh": ("得到", "应为")}
 
 
-def _detail(got: Normal, expected: Normal) -> Text:
-    """The got/expected lines under a failed comparison, in both languages."""
+def _detail(got: Normal, expected: Normal, reveal: bool = True) -> Text:
+    """The got/expected lines under a failed comparison, in both languages; without
+    ``reveal`` only what the learner's code gave (summative grading keeps the truth back)."""
 
     def line(label: str, n: Normal, zh: bool) -> str:
         colon, open_, sep, close = ("：", "（", "，", "）") if zh else (": ", " (", ", ", ")")
@@ -147,6 +279,8 @@ def _detail(got: Normal, expected: Normal) -> Text:
     def both(lang: str) -> str:
         zh = lang == "zh"
         got_label, expected_label = DETAIL_LABELS[lang]
+        if not reveal:
+            return cap(line(got_label, got, zh))
         return cap(line(got_label, got, zh) + "\n" + line(expected_label, expected, zh))
 
     return Text(en=both("en"), zh=both("zh"))
@@ -155,22 +289,24 @@ def _detail(got: Normal, expected: Normal) -> Text:
 Say = Callable[..., Text]
 
 
-def _sayer(answer: bool) -> Say:
+def sayer(answer: bool = False, reveal: bool = True) -> Say:
     """Message lookup: for a typed answer, the ``answer_`` variant of a key where one exists
-    (it speaks of "your answer" and does not give the expected value away)."""
+    (it speaks of "your answer" and does not give the expected value away); without
+    ``reveal``, the ``hidden_`` variant, which says what is wrong but not the truth."""
 
     def say(key: str, **values: Any) -> Text:
         if answer and f"answer_{key}" in catalog():
             key = f"answer_{key}"
+        elif not reveal and f"hidden_{key}" in catalog():
+            key = f"hidden_{key}"
         return msg(key, **values)
 
     return say
 
 
 def _compare_arrays(
-    expr: str, got: Normal, expected: Normal, rtol: float, atol: float, say: Say
+    expr: str, got: Normal, expected: Normal, rtol: float, atol: float, say: Say, detail: Text
 ) -> Comparison:
-    detail = _detail(got, expected)
     if got.shape != expected.shape:
         return Comparison(
             False,
@@ -212,17 +348,19 @@ def compare(
     check_dtype: bool = False,
     literal: bool = False,
     answer: bool = False,
+    reveal: bool = True,
 ) -> Comparison:
     """Compare the learner's value of ``expr`` with the truth.
 
     ``literal`` means the truth was written in the lesson (a number or nested list): then a
-    tensor, a list and a number compare by shape and values alone. When the truth is the
-    reference solution's value, the learner's value must also be of the same kind.
-    ``answer`` words the feedback for a typed answer.
+    tensor, a list and a number compare by shape and values alone, bools apart from numbers.
+    When the truth is the reference solution's value, the learner's value must also be of
+    the same kind, and a tensor of the same dtype family. ``answer`` words the feedback for
+    a typed answer; ``reveal=False`` keeps the expected value out of the feedback.
     """
-    say = _sayer(answer)
+    say = sayer(answer, reveal)
     g, e = normalize(got), normalize(expected)
-    detail = _detail(g, e)
+    detail = _detail(g, e, reveal)
     arrays = ("tensor", "sequence", "number")
     if expr.endswith(".grad") and g.kind == "none" and e.kind in arrays:
         return Comparison(False, say("grad_is_none", expr=expr, var=expr[: -len(".grad")]), detail)
@@ -234,10 +372,6 @@ def compare(
             say("not_a_tensor", expr=expr, got=g.type_name, expected=fmt_shape(e.shape or ())),
             detail,
         )
-    if check_dtype and e.dtype and g.dtype != e.dtype:
-        return Comparison(
-            False, say("dtype_mismatch", expr=expr, got=g.dtype, expected=e.dtype), detail
-        )
     if e.kind in arrays and g.kind in arrays:
         if e.kind == "number" and g.kind == "tensor" and not literal:
             return Comparison(False, say("tensor_not_number", expr=expr, expected=e.text), detail)
@@ -245,9 +379,21 @@ def compare(
             return Comparison(
                 False, say("wrong_type", expr=expr, got="Tensor", expected=e.type_name), detail
             )
-        return _compare_arrays(expr, g, e, 0.0 if e.kind == "bool" else rtol, atol, say)
+        if not families_match(g, e, literal=literal):
+            return Comparison(
+                False, say("dtype_differs", expr=expr, got=_holds(g), expected=_holds(e)), detail
+            )
+        if check_dtype and e.dtype and g.dtype != e.dtype:
+            return Comparison(
+                False, say("dtype_mismatch", expr=expr, got=g.dtype, expected=e.dtype), detail
+            )
+        return _compare_arrays(expr, g, e, rtol, atol, say, detail)
     if e.kind == "bool" and g.kind == "tensor" and literal and g.shape in ((), (1,)) and g.flat:
-        ok = g.flat[0] == e.scalar
+        if g.family != "bool":
+            return Comparison(
+                False, say("dtype_differs", expr=expr, got=_holds(g), expected=_holds(e)), detail
+            )
+        ok = g.flat[0] is e.scalar
         key = "value_ok" if ok else "scalar_differs"
         return Comparison(
             ok, say(key, expr=expr, got=fmt_scalar(g.flat[0]), expected=e.text), detail
@@ -257,7 +403,7 @@ def compare(
             False, say("wrong_type", expr=expr, got=g.type_name, expected=e.type_name), detail
         )
     if e.kind in ("bool", "str", "none"):
-        ok = g.scalar == e.scalar
+        ok = g.scalar == e.scalar and type(g.scalar) is type(e.scalar)
         key = "value_ok" if ok else "scalar_differs"
         return Comparison(ok, say(key, expr=expr, got=g.text, expected=e.text), detail)
     # other objects: same type and the same printed form, memory addresses aside

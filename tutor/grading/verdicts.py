@@ -18,8 +18,15 @@ from tutor.course.models import (
 )
 from tutor.errors import TutorError
 from tutor.grading.answers import AnswerSyntaxError, ParsedAnswer, parse_answer
-from tutor.grading.checks import FATAL_OUTCOMES, evaluate, probes_for, run_failure_message
-from tutor.grading.compare import compare
+from tutor.grading.checks import (
+    FATAL_OUTCOMES,
+    check_label,
+    check_name,
+    evaluate,
+    probes_for,
+    run_failure_message,
+)
+from tutor.grading.compare import DTYPE_FAMILY, compare, family_of, flatten
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import msg
 from tutor.grading.integrity import find_violations
@@ -61,10 +68,30 @@ def expected_run(
     return _cache(cache).solution_run(runner, step.solution, probes_for(step.checks), device)
 
 
+def unrun_checks(
+    step: RunnableStep, message: Text, output: Text | None = None
+) -> list[CheckResult]:
+    """Every check of a step, each scored 0 with ``message``: a submission that was not
+    run still lists them all, so its tests add up to its ``max_score``."""
+    names: dict[str, int] = {}
+    checks = []
+    for check in step.checks:
+        name = check_name(check)
+        names[name] = names.get(name, 0) + 1
+        checks.append(CheckResult(
+            name=name if names[name] == 1 else f"{name}#{names[name]}",
+            label=check_label(check), status="error", points=0.0,
+            max_points=float(check.points), message=message,
+            output=output.en if output is not None else None, output_text=output,
+        ))
+    return checks
+
+
 def _syntax_verdict(ref: str, step: RunnableStep, error: SyntaxError) -> Verdict:
     max_score = float(sum(check.points for check in step.checks))
     message = msg("not_gradable", line=str(error.lineno or "?"), message=error.msg or "")
-    return Verdict(step=ref, status="not_gradable", score=0.0, max_score=max_score, message=message)
+    return Verdict(step=ref, status="not_gradable", score=0.0, max_score=max_score,
+                   checks=unrun_checks(step, message), message=message)
 
 
 def _integrity_verdict(ref: str, step: RunnableStep, tree: ast.Module) -> Verdict | None:
@@ -73,24 +100,14 @@ def _integrity_verdict(ref: str, step: RunnableStep, tree: ast.Module) -> Verdic
         return None
     first = violations[0]
     message = msg("integrity", line=str(first.line), what=first.what)
-    checks = [
-        CheckResult(
-            name="integrity",
-            label=msg("label_integrity"),
-            status="error",
-            points=0.0,
-            max_points=0.0,
-            message=message,
-            output="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
-            output_text=Text(
-                en="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
-                zh="\n".join(f"第 {v.line} 行：{v.what}" for v in violations[:20]),
-            ),
-        )
-    ]
+    output = Text(
+        en="\n".join(f"line {v.line}: {v.what}" for v in violations[:20]),
+        zh="\n".join(f"第 {v.line} 行：{v.what}" for v in violations[:20]),
+    )
     max_score = float(sum(check.points for check in step.checks))
     return Verdict(
-        step=ref, status="error", score=0.0, max_score=max_score, checks=checks, message=message
+        step=ref, status="error", score=0.0, max_score=max_score,
+        checks=unrun_checks(step, message, output), message=message,
     )
 
 
@@ -146,13 +163,16 @@ def grade_run(
     code: str,
     run: RunResult | None,
     expected: RunResult | None,
+    *,
+    reveal: bool = True,
 ) -> Verdict:
-    """Grade a run already made (e.g. by the TUI, with ``probes_for(step.checks)``)."""
+    """Grade a run already made (e.g. by the TUI, with ``probes_for(step.checks)``);
+    ``reveal=False`` keeps the expected values out of the feedback."""
     tree, early = prepare(lesson, step, code)
     if early is not None or tree is None:
         assert early is not None
         return early
-    checks = evaluate(step.checks, code, tree, run, expected)
+    checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
     return _verdict(step_ref(lesson, step), checks, run, step)
 
 
@@ -165,11 +185,15 @@ def grade_step(
     device: str = "cpu",
     cache: ExpectedCache | None = None,
     limits: Limits | None = None,
+    reveal: bool = True,
 ) -> Verdict:
     """Run the learner's code once with every probe the checks need, and grade it.
 
     The truth is fetched (or computed) before the learner's code runs, so nothing a
-    submission does can change the truth it is compared with."""
+    submission does can change the truth it is compared with. Whatever the run reports is
+    the learner's claim: it scores only where it equals the truth, compared here.
+    ``reveal=False`` (summative grading) keeps the expected values out of the feedback, so
+    feedback cannot be copied into a hard-coded answer."""
     if not isinstance(step, (CodeStep, FixStep)):
         raise TypeError(f"grade_step grades code and fix steps, not {step.kind!r}")
     tree, early = prepare(lesson, step, code)
@@ -178,28 +202,46 @@ def grade_step(
         return early
     expected = expected_run(step, runner=runner, device=device, cache=cache)
     run = runner.run(code, device=device, probes=probes_for(step.checks), limits=limits)
-    checks = evaluate(step.checks, code, tree, run, expected)
+    checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
     return _verdict(step_ref(lesson, step), checks, run, step)
 
 
 # --------------------------------------------------------------------------- answers
 
 
+_OWN_DTYPE = {"bool": "torch.bool", "int": "torch.int64", "float": "torch.float32"}
+
+
+def _as_floats(values: Any) -> Any:
+    """Typed integers as floats (``[1, 3]`` is a fine way to type ``tensor([1., 3.])``);
+    bools stay bools: they are another answer."""
+    if isinstance(values, list):
+        return [_as_floats(v) for v in values]
+    return float(values) if type(values) is int else values
+
+
 def _answer_as_tensor(answer: ParsedAnswer, truth: TensorSnapshot) -> TensorSnapshot | None:
+    """A typed answer as the tensor it stands for, of the dtype its own elements have (the
+    truth's, when they fit it), so that ``True`` never stands in for ``1.``."""
     if answer.kind not in ("tensor", "sequence", "number", "bool"):
         return None
     shape = answer.shape or []
     numel = 1
     for dim in shape:
         numel *= dim
+    truth_family = DTYPE_FAMILY.get(truth.dtype)
+    values = _as_floats(answer.value) if truth_family == "float" else answer.value
+    flat = flatten(values)
+    family = family_of(flat[1]) if flat is not None else "mixed"
+    dtype = truth.dtype if family in (truth_family, "empty") else _OWN_DTYPE.get(family, "?")
     return TensorSnapshot(
         shape=shape,
-        dtype=truth.dtype,
+        dtype=dtype,
         device=truth.device,
         requires_grad=False,
         is_leaf=True,
         numel=numel,
-        values=answer.value,
+        values=values,
     )
 
 

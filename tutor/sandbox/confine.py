@@ -232,6 +232,8 @@ def confine_server(binds: Sequence[str], covers: Sequence[str]) -> list[str]:
         resolved = os.path.realpath(path)
         if os.path.exists(old + resolved) and resolved not in real:
             real.append(resolved)
+    if gpu_devices():  # the CUDA driver reads the device topology there
+        real.append("/sys")
     for path in SYSTEM_PATHS:
         if os.path.islink(old + path):  # merged /usr: /lib -> usr/lib and the like
             os.symlink(os.readlink(old + path), new + path)

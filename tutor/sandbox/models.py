@@ -26,6 +26,12 @@ class _Data(BaseModel):
 
 class TensorSnapshot(_Data):
     kind: Literal["tensor"] = "tensor"
+    type: str = Field(
+        "torch.Tensor",
+        description="The exact class, from type(value) (not __class__): 'torch.Tensor', "
+        "'torch.nn.parameter.Parameter', or 'subclass:MODULE.NAME'. The grader counts only the "
+        "first two as tensors.",
+    )
     shape: list[int]
     dtype: str = Field(description="e.g. 'torch.float32'")
     device: str = Field(description="e.g. 'cpu', 'cuda:0'")
@@ -111,6 +117,7 @@ class Limits(_Data):
     memory_mb: int = Field(2048, description="Extra address space the run may allocate.")
     output_bytes: int = Field(64_000, description="stdout + stderr kept; more is cut.")
     max_processes: int = Field(16, description="Processes the run may start (incl. itself).")
+    source_bytes: int = Field(1_000_000, description="Largest program accepted, in bytes.")
 
 
 class Confinement(_Data):

@@ -364,9 +364,15 @@ class Sandbox:
     ) -> RunResult:
         """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe."""
         called_ns = time.perf_counter_ns()
+        limits = limits or Limits()
+        if len(code) > limits.source_bytes or len(code.encode("utf-8", "replace")) > \
+                limits.source_bytes:
+            return RunResult(outcome="error", device=device, error=ErrorInfo(
+                type="SourceTooLarge",
+                message=f"the program is larger than {limits.source_bytes} bytes: "
+                        "it was not run"))
         resolved = self.resolve_device(device)
         wanted = [Probe(expr=p) if isinstance(p, str) else p for p in probes]
-        limits = limits or Limits()
         for attempt in range(3):
             server = self._current_server()
             try:

@@ -423,7 +423,7 @@ def _shutdown(state: _State, *, runs_too: bool = True) -> None:
             time.sleep(0.01)
 
 
-def _warm_up(few_runs: bool = False) -> str:
+def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
     """Import what runs need and warm their paths, without touching a GPU driver."""
     import random
 
@@ -458,11 +458,11 @@ def _warm_up(few_runs: bool = False) -> str:
     gc.collect()
     gc.freeze()
     if not few_runs:
-        _collapse_into_huge_pages()
+        _collapse_into_huge_pages(proc_fd)
     return torch.__version__
 
 
-def _collapse_into_huge_pages() -> None:
+def _collapse_into_huge_pages(proc_fd: int) -> None:
     """Back the server's heap with 2 MB pages where the kernel can (Linux >= 6.1).
 
     A fork copies one page-table entry per 4 kB resident page and an exit frees them: with
@@ -473,7 +473,8 @@ def _collapse_into_huge_pages() -> None:
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        with open("/proc/self/maps") as handle:
+        # the machine's /proc (ours is gone once confined), opened before the minimal root
+        with open(os.open("self/maps", os.O_RDONLY, dir_fd=proc_fd)) as handle:
             lines = handle.read().splitlines()
         for line in lines:
             fields = line.split()
@@ -588,7 +589,7 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any],
     confined = confinement["mode"] != "none"
     exposed = [] if confined else [str(path) for path in options.get("hide", [])]
     try:
-        version = _warm_up(few_runs=bool(options.get("few_runs")))
+        version = _warm_up(proc_fd, few_runs=bool(options.get("few_runs")))
         from tutor.sandbox import confine
         from tutor.sandbox.child import Standby, count_own_tasks
 
@@ -607,7 +608,7 @@ def _template_main(sock: socket.socket, manager: int, options: dict[str, Any],
     sock.send(json.dumps({"ready": version, "exposed": exposed,
                           "confinement": confinement}).encode())
     if not options.get("few_runs"):
-        _collapse_into_huge_pages()  # again: what set-up allocated since the first time
+        _collapse_into_huge_pages(proc_fd)  # again: what set-up allocated since then
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)

@@ -44,6 +44,19 @@ def _nested(value: Any) -> Any:
     return _scalar(value)
 
 
+def tensor_class(value: Any) -> str:
+    """The exact class of a tensor-like value: ``type()``, which a ``__class__`` property
+    cannot change; a subclass is named as one, whatever its ``__qualname__`` says."""
+    import torch
+
+    cls = type(value)
+    if cls is torch.Tensor:
+        return "torch.Tensor"
+    if cls is torch.nn.Parameter:
+        return "torch.nn.parameter.Parameter"
+    return f"subclass:{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
+
+
 def tensor_snapshot(tensor: Any, *, with_grad: bool = True) -> Data:
     """A :class:`~tutor.sandbox.models.TensorSnapshot`."""
     import torch
@@ -70,6 +83,7 @@ def tensor_snapshot(tensor: Any, *, with_grad: bool = True) -> Data:
             grad = tensor_snapshot(raw_grad, with_grad=False)
     return {
         "kind": "tensor",
+        "type": tensor_class(tensor),
         "shape": [int(size) for size in tensor.shape],
         "dtype": str(tensor.dtype),
         "device": str(tensor.device),

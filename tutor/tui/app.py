@@ -34,7 +34,6 @@ from tutor.learning import (
     GraphView,
     LearningSession,
     ProgressLike,
-    RunnerLike,
     assigned_names,
 )
 from tutor.tui import cjk_wrap
@@ -52,6 +51,7 @@ from tutor.tui.top_bar import TopBar, topbar_text
 if TYPE_CHECKING:  # imported when a step first shows code: TextArea loads tree-sitter
     from textual.widgets import TextArea
 
+    from tutor.sandbox.runner import Runner
     from tutor.tui.code_area import CodeArea
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -832,7 +832,7 @@ class TutorApp(App[None]):
 def create_app(
     *,
     course: Course,
-    runner: RunnerLike,
+    runner: Runner,
     store: ProgressLike,
     tutor: Any = None,
     lang: Lang = "en",

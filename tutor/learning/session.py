@@ -1,9 +1,20 @@
-"""A learning session: the state and actions behind the TUI, with no UI in it.
+"""The learning session: the state and actions behind the TUI, ``tutor watch`` and
+``tutor verify``, with no UI in it.
 
-The TUI is a thin face over :class:`LearningSession`: every button and key calls one method
-here, so each interaction can be tested without a screen. The session holds where the
-learner is (lesson, step), the code of each step, hints unlocked, language and device, and
-does run -> grade -> diagnose -> record progress.
+The faces are thin: every TUI button and key, every save that ``tutor watch`` sees and every
+file ``tutor verify`` grades calls one method here, so each interaction can be tested without
+a screen. The session holds where the learner is (lesson, step), the code of each step, hints
+unlocked, language and device, and does run -> grade -> diagnose -> record progress.
+
+One behaviour for every face:
+
+- every finished run is diagnosed, passing or not: a passing run can still teach (a warning
+  torch gave, a pitfall such as ``.data`` in the source), and a run without error costs the
+  diagnosis nothing but a look at the source;
+- what is graded and diagnosed is the code exactly as the learner sees it, so line numbers
+  match their editor; what is kept as the step's code (``save_as``) is the code alone, which
+  for an exercise file is the text below its comment header, so the app shows the same code;
+- a cancelled run is neither diagnosed nor recorded: the learner stopped it.
 
 Dependencies are passed in (runner, progress store, tutor, grading, diagnosis) so tests can
 use fakes. Nothing here imports torch: the runner does the torch work in other processes.
@@ -36,6 +47,7 @@ if TYPE_CHECKING:  # grading and diagnosis load with the first check, the sandbo
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
     from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
+    from tutor.sandbox.runner import Runner
 
 
 class ProgressLike(Protocol):
@@ -52,20 +64,7 @@ class ProgressLike(Protocol):
     def position(self) -> Any: ...
     def hints_revealed(self, step_ref: str) -> int: ...
     def set_hints_revealed(self, step_ref: str, n: int) -> Any: ...
-
-
-class RunnerLike(Protocol):
-    """The sandbox's ``Runner`` protocol (``tutor.sandbox.Runner``)."""
-
-    def run(
-        self,
-        code: str,
-        *,
-        device: str = "cpu",
-        probes: Sequence[str | Probe] = (),
-        limits: Limits | None = None,
-    ) -> RunResult: ...
-    def devices(self) -> list[str]: ...
+    def step(self, step_ref: str) -> Any: ...
 
 
 class GradingLike(Protocol):
@@ -103,6 +102,8 @@ class Attempt:
     verdict: Verdict
     diagnoses: list[Diagnosis] = field(default_factory=list)
     cancelled: bool = False
+    diagnosis_error: TutorError | None = None
+    """Why the run could not be diagnosed (the verdict stands without it)."""
 
     @property
     def run(self) -> RunResult | None:
@@ -122,7 +123,7 @@ class CancellableRunner:
     """Passes a cancel event to every run, so grading (which knows nothing of cancelling)
     runs through a runner the UI can stop."""
 
-    def __init__(self, inner: RunnerLike, cancel: threading.Event) -> None:
+    def __init__(self, inner: Runner, cancel: threading.Event) -> None:
         self._inner = inner
         self._cancel = cancel
         self._accepts_cancel = _accepts_keyword(inner.run, "cancel")
@@ -201,7 +202,7 @@ class LearningSession:
     def __init__(
         self,
         course: Course,
-        runner: RunnerLike,
+        runner: Runner,
         store: ProgressLike,
         *,
         tutor: Any = None,
@@ -383,47 +384,91 @@ class LearningSession:
 
     # ------------------------------------------------------------------ hints
 
-    def hints_shown(self) -> int:
-        return min(self.store.hints_revealed(self.ref), len(self.step.hints))
+    def hints_shown(self, ref: str | None = None) -> int:
+        """Hints unlocked for a step (default: the current one)."""
+        ref, step = self._step_of(ref)
+        return min(self.store.hints_revealed(ref), len(step.hints))
 
-    def visible_hints(self) -> list[Text]:
-        return list(self.step.hints[: self.hints_shown()])
+    def visible_hints(self, ref: str | None = None) -> list[Text]:
+        _, step = self._step_of(ref)
+        return list(step.hints[: self.hints_shown(ref)])
 
-    def reveal_hint(self) -> Text | None:
-        """Unlock the next hint; None when every hint is already shown."""
-        shown = self.hints_shown()
-        if shown >= len(self.step.hints):
+    def reveal_hint(self, ref: str | None = None) -> Text | None:
+        """Unlock the next hint of a step (default: the current one); None when every hint
+        is already shown. Remembered in the store, so the app and the shell share it."""
+        ref, step = self._step_of(ref)
+        shown = self.hints_shown(ref)
+        if shown >= len(step.hints):
             return None
-        self.store.set_hints_revealed(self.ref, shown + 1)
-        return self.step.hints[shown]
+        self.store.set_hints_revealed(ref, shown + 1)
+        return step.hints[shown]
+
+    def _step_of(self, ref: str | None) -> tuple[str, Step]:
+        if ref is None:
+            return self.ref, self.step
+        try:
+            _, step = self.course.find(ref)
+        except KeyError:
+            raise UnknownLesson(f"no step {ref!r} in this course") from None
+        return ref, step
 
     # ------------------------------------------------------------------ running
 
-    def run(self, code: str, *, cancel: threading.Event | None = None) -> Attempt:
+    def run(
+        self,
+        code: str,
+        *,
+        cancel: threading.Event | None = None,
+        save_as: str | None = None,
+    ) -> Attempt:
+        """Submit the code of the current code/fix step (see :meth:`submit`)."""
+        self.last_attempt = self.submit(
+            self.lesson, self.step, code, cancel=cancel, save_as=save_as
+        )
+        return self.last_attempt
+
+    def submit(
+        self,
+        lesson: Lesson,
+        step: Step,
+        code: str,
+        *,
+        cancel: threading.Event | None = None,
+        save_as: str | None = None,
+        record: bool = True,
+    ) -> Attempt:
         """Run the code of a code/fix step, grade it, diagnose it, record the attempt.
 
-        A cancelled run is not recorded as an attempt: the learner stopped it."""
-        lesson, step, ref = self.lesson, self.step, self.ref
+        ``code`` is graded and diagnosed as given (line numbers are the learner's);
+        ``save_as`` is what is kept as the step's code (default: ``code``). ``record=False``
+        grades without counting an attempt (a text already graded once). Safe to call from
+        several threads at once; the position does not change."""
+        ref = step_ref(lesson, step)
         if not isinstance(step, RUNNABLE_KINDS):
             raise NotRunnable(
                 f"step {ref} is a {step.kind} step; there is no code to run",
                 hint="use the controls in the lesson pane",
             )
-        self.store.save_code(ref, code)
+        kept = code if save_as is None else save_as
+        if record:
+            self.store.save_code(ref, kept)  # kept even if grading dies half-way
         cancel = cancel or threading.Event()
         runner = CancellableRunner(self.runner, cancel)
         verdict = self.grading.grade_step(lesson, step, code, runner=runner, device=self.device)
         cancelled = cancel.is_set()
         diagnoses: list[Diagnosis] = []
+        diagnosis_error: TutorError | None = None
         if verdict.run is not None and not cancelled:
-            diagnoses = self.diagnose(verdict.run, code)
-        attempt = Attempt(ref, verdict, diagnoses, cancelled=cancelled)
-        if not cancelled:
+            try:
+                diagnoses = self.diagnose(verdict.run, code)
+            except TutorError as exc:  # the verdict stands; say why there is no diagnosis
+                diagnosis_error = exc
+        if record and not cancelled:
             self.store.record_attempt(
-                ref, code, passed=verdict.passed, score=verdict.score, max_score=verdict.max_score
+                ref, kept, passed=verdict.passed, score=verdict.score, max_score=verdict.max_score
             )
-        self.last_attempt = attempt
-        return attempt
+        return Attempt(ref, verdict, diagnoses, cancelled=cancelled,
+                       diagnosis_error=diagnosis_error)
 
     def answer_quiz(self, selected: Sequence[int]) -> Attempt:
         lesson, step, ref = self.lesson, self.step, self.ref
@@ -560,7 +605,6 @@ __all__ = [
     "LearningSession",
     "NotRunnable",
     "ProgressLike",
-    "RunnerLike",
     "UnknownDevice",
     "UnknownLesson",
     "assigned_names",

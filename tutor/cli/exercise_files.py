@@ -1,0 +1,84 @@
+"""What the own-editor commands share: their options and opening the exercise folder.
+
+Every ``tutor`` start builds the options (all subcommands register at once): nothing heavier
+than :mod:`tutor.paths` is imported at module level.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tutor.cli.common import add_data_dir, add_lang, add_lessons
+from tutor.errors import TutorError
+from tutor.i18n import T
+
+if TYPE_CHECKING:
+    from tutor.learning.exercises import ExerciseFiles
+
+
+def add_exercise_options(parser: argparse.ArgumentParser) -> None:
+    """Options of start/watch/verify/list/hint/reset. The global ones are repeated so they
+    also work after the subcommand (SUPPRESS keeps a value given before it)."""
+    from tutor.paths import EXERCISE_DIR
+
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=EXERCISE_DIR,
+        metavar="DIR",
+        help=f"the exercise folder (default: ./{EXERCISE_DIR})",
+    )
+    add_lang(parser)
+    add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
+    add_data_dir(parser)
+
+
+def add_exercise_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "exercise",
+        metavar="EXERCISE",
+        help="its number in `tutor list`, LESSON/STEP, its step id, or its file",
+    )
+
+
+@contextmanager
+def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[ExerciseFiles]:
+    """The exercise folder over a learning session. ``runs``: a warm sandbox is started
+    and the device resolved (``list``, ``hint`` and ``reset`` run nothing and start none)."""
+    from tutor.course import load_course
+    from tutor.learning import LearningSession
+    from tutor.learning.exercises import ExerciseFiles
+    from tutor.paths import private_folders
+    from tutor.progress import ProgressStore
+    from tutor.sandbox import DeviceError, Sandbox
+    from tutor.workspace import Workspace
+
+    workspace = Workspace(args.dir)
+    manifest = workspace.load_manifest()
+    lessons_dir = getattr(args, "lessons", None)
+    if lessons_dir is None and manifest.lessons_dir is not None:
+        lessons_dir = Path(manifest.lessons_dir)
+    course = load_course(lessons_dir)
+    lang = getattr(args, "lang", None) or manifest.lang
+    sandbox = Sandbox(hide=private_folders(lessons_dir, getattr(args, "data_dir", None)))
+    try:
+        device = "cpu"
+        if runs:
+            sandbox.start()  # warms torch up while the rest opens
+            try:
+                device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
+            except DeviceError as exc:
+                raise TutorError(
+                    exc.text, hint=T("pick one with --device", "请用 --device 选择一个")
+                ) from exc
+        with ProgressStore.default(getattr(args, "data_dir", None)) as store:
+            session = LearningSession(
+                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device
+            )
+            yield ExerciseFiles(session, workspace)
+    finally:
+        sandbox.close()

@@ -1,0 +1,154 @@
+"""How the own-editor commands print an exercise, an attempt and a hint (rich, bilingual).
+
+``tutor watch`` prints the whole attempt after every save; ``tutor verify`` prints only why
+each failing exercise fails. Both read the same :class:`~tutor.learning.Attempt`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tutor.i18n import T
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tutor.diagnosis.models import Diagnosis
+    from tutor.grading.models import CheckResult, Verdict
+    from tutor.i18n import Lang, Text
+    from tutor.learning import Attempt
+    from tutor.learning.exercises import HintShown
+
+OUTPUT_LINES = 20
+"""Lines of the learner's own output shown after a run; the rest is counted."""
+
+MSG: dict[str, Text] = {
+    "status.pass": T("PASSED", "通过"),
+    "status.fail": T("NOT YET", "未通过"),
+    "status.error": T("DID NOT FINISH", "未能运行完"),
+    "status.not_gradable": T("CANNOT BE GRADED", "无法评分"),
+    "score": T("score {score:g}/{max:g}", "得分 {score:g}/{max:g}"),
+    "output": T("output:", "输出："),
+    "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
+    "diagnosis": T("Diagnosis", "诊断"),
+    "line": T(" (line {line})", " (第 {line} 行)"),  # as `tutor run` writes it
+    "fix": T("Fix", "修改建议"),
+    "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
+    "error_at": T("{type} at line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
+    "error": T("{type}: {message}", "{type}：{message}"),
+    "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
+    "stale": T(
+        "Skipping {ref}: no such code exercise in the course any more.",
+        "跳过 {ref}：课程中已没有这个编程练习。",
+    ),
+    "no_hints": T("This exercise has no hints.", "本练习没有提示。"),
+    "all_hints": T("That was the last hint.", "这已经是最后一条提示了。"),
+}
+
+
+class AttemptView:
+    """Prints attempts and hints to ``console`` in ``lang``; no markup is read from data."""
+
+    def __init__(self, console: Console, lang: Lang) -> None:
+        self.console = console
+        self.lang: Lang = lang
+
+    def t(self, text: Text, /, **values: object) -> str:
+        return (text.format(**values) if values else text).get(self.lang)
+
+    def say(self, text: Text, /, *, style: str | None = None, **values: object) -> None:
+        self.console.print(self.t(text, **values), style=style, markup=False, highlight=False)
+
+    def line(self, text: str, *, style: str | None = None) -> None:
+        self.console.print(text, style=style, markup=False, highlight=False)
+
+    # ------------------------------------------------------------------ attempts
+
+    def status_line(self, verdict: Verdict) -> str:
+        status = self.t(MSG["status." + verdict.status])
+        return f"{status}  {self.t(MSG['score'], score=verdict.score, max=verdict.max_score)}"
+
+    def attempt(self, attempt: Attempt) -> None:
+        """Everything: verdict, every check, the learner's output, the diagnoses."""
+        verdict = attempt.verdict
+        style = {"pass": "bold green", "fail": "bold yellow"}.get(verdict.status, "bold red")
+        self.line(self.status_line(verdict), style=style)
+        overall = verdict.message.get(self.lang) if verdict.message is not None else None
+        if overall is not None:
+            self.line(overall)
+        for check in verdict.checks:
+            self._check(check, overall)
+        run = verdict.run
+        if run is not None and run.stdout.strip():
+            lines = run.stdout.rstrip("\n").splitlines()
+            self.say(MSG["output"], style="dim")
+            for out_line in lines[:OUTPUT_LINES]:
+                self.line(f"  {out_line}")
+            if len(lines) > OUTPUT_LINES:
+                self.say(MSG["output_cut"], style="dim", n=len(lines) - OUTPUT_LINES)
+        self.diagnoses(attempt)
+
+    def why(self, attempt: Attempt) -> None:
+        """Why an exercise does not pass: the run's error, each failing check with its
+        feedback (got/expected), and what the diagnosis proposes."""
+        verdict = attempt.verdict
+        overall = verdict.message.get(self.lang) if verdict.message is not None else None
+        if overall is not None:
+            self.line(f"  {overall}")
+        error = verdict.run.error if verdict.run is not None else None
+        if error is not None and (overall is None or error.message.strip() not in overall):
+            values = {"type": error.type, "message": error.message.strip(), "line": error.line}
+            text = MSG["error_at"] if error.line else MSG["error"]
+            self.line(f"  {self.t(text, **values)}", style="red")
+        for check in verdict.checks:
+            if check.status != "pass":
+                self._check(check, overall)
+        self.diagnoses(attempt, brief=True)
+
+    def _check(self, check: CheckResult, overall: str | None) -> None:
+        mark, style = ("✓", None) if check.status == "pass" else ("✗", "red")
+        message = check.message.get(self.lang)
+        # when the run did not finish every check repeats the overall message: say it once
+        text = f"  {mark} {check.label.get(self.lang)}"
+        if message != overall:
+            text += f": {message}"
+        self.line(text, style=style)
+        output = check.output_for(self.lang)
+        if not output or check.status == "pass" or output in message:
+            return
+        if overall is not None and output in overall:
+            return
+        for out_line in output.splitlines():
+            self.console.print(f"      {out_line}", style="dim", markup=False)
+
+    def diagnoses(self, attempt: Attempt, *, brief: bool = False) -> None:
+        for diagnosis in attempt.diagnoses:
+            self._diagnosis(diagnosis, brief=brief)
+        if attempt.diagnosis_error is not None:
+            error = attempt.diagnosis_error.message_in(self.lang)
+            self.say(MSG["no_diagnosis"], style="red", error=error)
+
+    def _diagnosis(self, diagnosis: Diagnosis, *, brief: bool) -> None:
+        where = self.t(MSG["line"], line=diagnosis.line) if diagnosis.line else ""
+        indent = "  " if brief else ""
+        title = f"{indent}{self.t(MSG['diagnosis'])}: {diagnosis.title.get(self.lang)}{where}"
+        self.line(title, style="bold magenta")
+        if not brief:
+            self.line(f"  {diagnosis.explanation.get(self.lang)}")
+        self.line(f"{indent}  {self.t(MSG['fix'])}: {diagnosis.fix.get(self.lang)}")
+
+    def stale(self, refs: list[str]) -> None:
+        """Files whose step the course no longer has as a code exercise (skipped)."""
+        for ref in refs:
+            self.say(MSG["stale"], style="yellow", ref=ref)
+
+    # ------------------------------------------------------------------ hints
+
+    def hint(self, shown: HintShown | None) -> None:
+        if shown is None:
+            self.say(MSG["no_hints"], style="dim")
+            return
+        if shown.again:
+            self.say(MSG["all_hints"], style="dim")
+        label = self.t(MSG["hint"], i=shown.number, n=shown.total)
+        self.line(f"{label}: {shown.text.get(self.lang)}", style="cyan")

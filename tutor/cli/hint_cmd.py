@@ -1,0 +1,45 @@
+"""``tutor hint [EXERCISE]``: the next hint of an exercise, one more each time (remembered,
+and shared with the app and ``tutor watch``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tutor.cli.exercise_files import add_exercise_options
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "hint",
+        help="show the next hint of an exercise (one more each time)",
+        description=(
+            "Shows the next hint of EXERCISE (default: the exercise you are on): the first "
+            "time the first hint, then one more each time; once all are shown, the last one "
+            "again. Hints seen are remembered and shared with the app and `tutor watch`."
+        ),
+    )
+    parser.add_argument(
+        "exercise",
+        nargs="?",
+        metavar="EXERCISE",
+        help="its number in `tutor list`, LESSON/STEP, its step id, or its file "
+        "(default: the exercise you are on)",
+    )
+    add_exercise_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from tutor.cli.exercise_files import open_exercises
+    from tutor.cli.exercise_view import AttemptView
+
+    console = Console(highlight=False, soft_wrap=True)
+    with open_exercises(args, runs=False) as files:
+        entry = files.find(args.exercise) if args.exercise else files.starting_entry()
+        view = AttemptView(console, files.session.lang)
+        _, step = files.step_of(entry)
+        view.line(f"{files.number_of(entry)}. {entry.path} · {step.title.get(view.lang)}",
+                  style="bold")
+        view.hint(files.hint(entry))
+    return 0

@@ -1,0 +1,91 @@
+"""``tutor list``: the exercise files and the progress on each (like ``rustlings list``).
+
+Reads only: no sandbox is started and nothing is graded.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tutor.cli.exercise_files import add_exercise_options
+from tutor.i18n import T
+
+if TYPE_CHECKING:
+    from tutor.i18n import Text
+    from tutor.learning.exercises import ExerciseStatus
+
+MSG: dict[str, Text] = {
+    "col.no": T("#", "#"),
+    "col.file": T("file", "文件"),
+    "col.status": T("status", "状态"),
+    "col.attempts": T("attempts", "尝试次数"),
+    "col.best": T("best", "最高分"),
+    "col.hints": T("hints", "提示"),
+    "status.passed": T("✓ passed", "✓ 已通过"),
+    "status.tried": T("… not yet", "… 未通过"),
+    "status.new": T("· not started", "· 未开始"),
+    "missing": T("✗ file missing", "✗ 文件缺失"),
+    "summary": T("{passed}/{total} exercises passed", "{passed}/{total} 个练习已通过"),
+    "next": T(
+        "Next: {n}. {path} · `tutor watch` grades it on every save, `tutor hint {n}` gives a hint",
+        "下一个：{n}. {path} · `tutor watch` 在每次保存时评分，`tutor hint {n}` 给出提示",
+    ),
+    "all_done": T("Every exercise here has passed. Well done!", "这里的所有练习都已通过，做得好！"),
+    "current": T("▶ marks where you are.", "▶ 表示你当前所在的练习。"),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "list",
+        help="list your exercise files and your progress on each",
+        description=(
+            "Lists the exercise files written by `tutor start`, in course order, with your "
+            "progress on each: passed or not, attempts, best score, hints seen. Progress is "
+            "shared with the app and `tutor watch`. Runs nothing."
+        ),
+    )
+    add_exercise_options(parser)
+
+
+def _row(view_t: Callable[[Text], str], row: ExerciseStatus) -> list[str]:
+    status = view_t(MSG["missing"] if row.missing else MSG["status." + row.status])
+    best = "-" if row.best_score is None else f"{row.best_score:g}/{row.max_score or 0:g}"
+    hints = f"{row.hints_shown}/{len(row.step.hints)}" if row.step.hints else "-"
+    marker = "▶" if row.current else " "
+    return [f"{marker}{row.number}", row.entry.path, status, best, str(row.attempts), hints]
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text as RichText
+
+    from tutor.cli.exercise_files import open_exercises
+    from tutor.cli.exercise_view import AttemptView
+
+    console = Console(highlight=False, soft_wrap=True)
+    with open_exercises(args, runs=False) as files:
+        view = AttemptView(console, files.session.lang)
+        view.stale(files.stale)
+        rows = files.statuses()
+        table = Table(box=None, pad_edge=False)
+        for key in ("col.no", "col.file", "col.status", "col.best", "col.attempts", "col.hints"):
+            table.add_column(view.t(MSG[key]), no_wrap=True)
+        styles = {"passed": "green", "tried": "yellow", "new": "dim"}
+        for row in rows:
+            table.add_row(*(RichText(cell) for cell in _row(view.t, row)),
+                          style=styles[row.status])
+        console.print(table)
+        passed = sum(row.status == "passed" for row in rows)
+        view.say(MSG["summary"], style="bold", passed=passed, total=len(rows))
+        if any(row.current for row in rows):
+            view.say(MSG["current"], style="dim")
+        if passed == len(rows):
+            view.say(MSG["all_done"], style="bold green")
+        else:
+            following = files.starting_entry()
+            view.say(MSG["next"], n=files.number_of(following), path=following.path)
+    return 0

@@ -1,0 +1,50 @@
+"""``tutor reset EXERCISE``: put an exercise file back to its starter code."""
+
+from __future__ import annotations
+
+import argparse
+
+from tutor.cli.exercise_files import add_exercise_argument, add_exercise_options
+from tutor.i18n import T
+
+MSG = {
+    "done": T(
+        "Reset {n}. {path} to the starter code. Your progress and hints are kept.",
+        "已将 {n}. {path} 恢复为初始代码。你的进度和提示保持不变。",
+    ),
+    "backup": T(
+        "Your previous code is in {backup}.",
+        "你之前的代码保存在 {backup}。",
+    ),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "reset",
+        help="put an exercise file back to its starter code",
+        description=(
+            "Writes EXERCISE again with its starter code (in the files' language) and keeps "
+            "the code it replaces in FILE.bak. The app shows the starter too. Progress and "
+            "hints are kept: an exercise passed stays passed."
+        ),
+    )
+    add_exercise_argument(parser)
+    add_exercise_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from tutor.cli.exercise_files import open_exercises
+    from tutor.cli.exercise_view import AttemptView
+
+    console = Console(highlight=False, soft_wrap=True)
+    with open_exercises(args, runs=False) as files:
+        entry = files.find(args.exercise)
+        view = AttemptView(console, files.session.lang)
+        backup = files.reset(entry)
+        view.say(MSG["done"], style="bold", n=files.number_of(entry), path=entry.path)
+        if backup is not None:
+            view.say(MSG["backup"], backup=backup)
+    return 0
