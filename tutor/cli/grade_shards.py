@@ -92,15 +92,16 @@ def run_merge(args: argparse.Namespace) -> int:
     check_outputs([args.json, args.junit, args.csv])
     names = args.paths[1:]
     parts: list[tuple[str, ShardReport]] = [(str(path), load_part(path)) for path in names]
-    report = merge(parts, created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    course = load_course(getattr(args, "lessons", None))
+    order = [f"{lesson.id}/{step.id}" for lesson in course.lessons for step in lesson.steps]
+    report = merge(parts, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   order=order)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
             err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
     if args.csv is not None:
-        course = load_course(getattr(args, "lessons", None))
-        order = [f"{lesson.id}/{step.id}" for lesson in course.lessons for step in lesson.steps]
         write_csv(report, args.csv, order)
         err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
     print(total_line(report.summary.model_dump(), lang))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tutor.errors import TutorError
-from tutor.grading.reports import GradeReport, SubmissionEntry, roster, summarize
+from tutor.grading.reports import GradeReport, SubmissionEntry, build_report, roster
 from tutor.i18n import T
 
 if TYPE_CHECKING:
@@ -131,10 +131,12 @@ def _file_order(entry: SubmissionEntry) -> tuple[str, ...]:
     return PurePosixPath(entry.file).parts
 
 
-def merge(parts: Sequence[tuple[str, ShardReport]], *, created: str) -> GradeReport:
+def merge(parts: Sequence[tuple[str, ShardReport]], *, created: str,
+          order: Sequence[str] = ()) -> GradeReport:
     """The report one run over the whole class would have written (``created`` aside).
 
-    ``parts``: (name for messages, part). Refuses parts of other settings, other class
+    ``parts``: (name for messages, part); ``order``: the course's exercises (the reports'
+    order, as in one run). Refuses parts of other settings, other class
     snapshots, duplicates and missing shares, each with the parts it is about."""
     if not parts:
         raise ShardError(T("give the parts to merge: tutor grade merge PART.json...",
@@ -184,9 +186,8 @@ def merge(parts: Sequence[tuple[str, ShardReport]], *, created: str) -> GradeRep
             "the parts do not add up to the class they were cut from (a part was graded "
             "from another copy of the submissions)",
             "这些分片合起来不是划分时的那个班级（某个分片评的是另一份提交目录）"))
-    return GradeReport(
-        tool_version=first.tool_version, torch_version=first.torch_version,
-        device=first.device, lang=first.lang, created=created,
-        summary=summarize(entries, students), submissions=entries, students=students,
-        unmatched=unmatched,
+    return build_report(
+        entries, students=students, order=order, tool_version=first.tool_version,
+        torch_version=first.torch_version, device=first.device, lang=first.lang,
+        created=created, unmatched=unmatched,
     )
