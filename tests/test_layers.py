@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "tutor.progress": 1,
     "tutor.learning": 1,
     "tutor.workspace": 1,
+    "tutor.export": 1,
     "tutor.tui": 2,
     "tutor.cli": 2,
     "tutor.__main__": 2,

@@ -9,7 +9,7 @@ import pytest
 from tutor.cli import SUBCOMMANDS, build_parser
 
 REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"],
-            "reset": ["1"], "preview": ["x"]}
+            "reset": ["1"], "preview": ["x"], "export": ["feedback", "r.json", "-o", "out"]}
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)

@@ -32,6 +32,8 @@ SUBCOMMANDS = (
     "hint",
     "reset",
     "preview",
+    "export",
+    "serve",
 )
 
 

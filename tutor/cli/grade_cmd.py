@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tutor.cli import grade_shards
 from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T
@@ -135,6 +136,7 @@ def register(subparsers: Any) -> None:
     add_lessons(parser)
     add_device(parser)
     add_lang(parser, "language of the feedback (default: from TUTOR_LANG or the locale)")
+    grade_shards.add_shard_option(parser)
 
 
 def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
@@ -362,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
     from tutor.paths import private_folders
     from tutor.sandbox import Limits, Sandbox
 
+    if grade_shards.is_merge(args):
+        return grade_shards.run_merge(args)
     lang = resolve_lang(args)
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -384,6 +388,7 @@ def run(args: argparse.Namespace) -> int:
         submissions = _exercise_submissions(course, args.exercise, args.paths)
     else:
         submissions, unmatched, students = _directory_submissions(course, args.paths)
+    submissions, students, everyone = grade_shards.take_shard(args, submissions, students)
     previous_report = _previous(args)
     jobs = args.jobs or os.cpu_count() or 1
 
@@ -451,6 +456,7 @@ def run(args: argparse.Namespace) -> int:
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
     )
+    report = grade_shards.as_part(args, report, everyone)
     # the reports first: a closed or broken terminal (`| head`) must not cost the files
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
