@@ -259,6 +259,8 @@ def confine_server(binds: Sequence[str], covers: Sequence[str]) -> list[str]:
         if _covered(resolved, real) and os.path.isdir(new + resolved):
             _mount("tutor-hidden", new + resolved, "tmpfs",
                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+    global _UNDER_TMP
+    _UNDER_TMP = [path for path in real if path.startswith("/tmp/")]
     # nothing a run writes outside its own tmpfs: the root itself is read-only
     _mount(None, new, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
     os.chdir(new)
@@ -270,6 +272,9 @@ def confine_server(binds: Sequence[str], covers: Sequence[str]) -> list[str]:
 
 
 _own_pid_ns: int | None = None
+_UNDER_TMP: list[str] = []
+"""Allowed paths inside /tmp (a checkout with its venv there): a run's own /tmp would cover
+them, so each run binds them again into it."""
 
 
 def open_own_pid_namespace(proc: int) -> None:
@@ -301,7 +306,9 @@ def confine_run(scratch_mb: int) -> bool:
     for folder in ("tmp", "shm"):
         os.mkdir(f"{SCRATCH}/{folder}", 0o1777)
         os.chmod(f"{SCRATCH}/{folder}", 0o1777)
-    _mount(f"{SCRATCH}/tmp", "/tmp", None, MS_BIND)
+    for path in _UNDER_TMP:  # still visible at /tmp/...: bound into the run's /tmp too
+        _bind("", SCRATCH, path)
+    _mount(f"{SCRATCH}/tmp", "/tmp", None, MS_BIND | MS_REC)
     _mount(f"{SCRATCH}/shm", "/dev/shm", None, MS_BIND)
     _check(_libc.umount2(os.fsencode(SCRATCH), MNT_DETACH), "umount scratch")
     try:
