@@ -10,7 +10,8 @@ import pytest
 from tutor.cli import SUBCOMMANDS, build_parser, main
 
 REQUIRED = {"ask": ["q"], "run": ["f.py"], "diagnose": ["f.py"], "grade": ["subs"],
-            "preview": ["x"], "reset": ["1"], "hint": ["1"]}
+            "preview": ["x"], "reset": ["1"], "hint": ["1"],
+            "export": ["feedback", "r.json", "-o", "out"]}
 MINI = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
 
 

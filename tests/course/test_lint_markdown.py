@@ -35,7 +35,7 @@ def test_the_issue_05_explanation_was_caught(write_lesson) -> None:
         "      - text: a\n        correct: true\n"
         "        explanation:\n          {en: 'the gradient of 1*z[0] + 1*z[1]',"
         " zh: '1*z[0] + 1*z[1] 的梯度'}\n"
-        "      - {text: b, explanation: {en: no, zh: 不}}\n"
+        "      - {text: b, explanation: {en: wrong, zh: 不}}\n"
     )
     found = [(p.line, p.message) for p in lint_paths([write_lesson(text)]).problems]
     assert [line for line, _ in found] == [12, 12]
@@ -47,9 +47,9 @@ def test_a_hint_that_counts_the_right_choices(write_lesson) -> None:
         return HEAD + (
             "  - id: q\n    kind: quiz\n    multiple: true\n    title: {en: Q, zh: 问}\n"
             "    prompt: {en: Which?, zh: 哪些？}\n    choices:\n"
-            "      - {text: a, correct: true, explanation: {en: yes, zh: 是}}\n"
-            "      - {text: b, correct: true, explanation: {en: yes, zh: 是}}\n"
-            "      - {text: c, explanation: {en: no, zh: 不}}\n"
+            "      - {text: a, correct: true, explanation: {en: right, zh: 是}}\n"
+            "      - {text: b, correct: true, explanation: {en: right, zh: 是}}\n"
+            "      - {text: c, explanation: {en: wrong, zh: 不}}\n"
             f"    hints:\n      - {{en: '{hint_en}', zh: '{hint_zh}'}}\n"
         )
     counted = lint_paths([write_lesson(quiz("Two statements are true.", "有两个说法是正确的。"))])

@@ -64,7 +64,7 @@ def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(f"tutor.cli.{name}_cmd")
         module.register(_SummariesIn(subparsers, summaries))
     for sub in subparsers.choices.values():
-        _add_shared_options(sub)
+        add_shared_options(sub)
     return parser
 
 
@@ -94,7 +94,7 @@ class _SummariesIn:
         return getattr(self._inner, name)
 
 
-def _add_shared_options(parser: argparse.ArgumentParser) -> None:
+def add_shared_options(parser: argparse.ArgumentParser) -> None:
     """Every subcommand takes the shared options after its name too (``tutor lessons
     --data-dir X``); one it already defines with its own help is kept as it is."""
     from tutor.cli import common

@@ -51,6 +51,10 @@ def register(subparsers: Any) -> None:
         sub.add_argument("-o", "--output", type=Path, required=True, metavar=out)
         add_lessons(sub, "the course the report was graded with, for the exercises' order")
         add_lang(sub)
+    from tutor.cli import add_shared_options  # `tutor export canvas ... --data-dir X` too
+
+    for sub in kinds.choices.values():
+        add_shared_options(sub)
         if name == "canvas":
             sub.add_argument("--id-column", default="SIS Login ID",
                              choices=["SIS Login ID", "SIS User ID", "ID", "Student"],
