@@ -6,6 +6,7 @@ playwright and pyte)."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_a_learner_names_themself_runs_code_and_reads_the_verdict(tmp_path: Path
             page.click("button")
             assert page.url.endswith("/u/alice")
             first = wait_for_text(page, FIRST_LESSON, 120)
-            assert "Step 1/6 · Reading" in first and "0/69 done" in first
+            assert "Step 1/6 · Reading" in first and re.search(r"0/\d+ done", first)
 
             page.focus("textarea.xterm-helper-textarea")
             for _ in range(3):  # two answer steps, then the first code exercise
@@ -61,7 +62,7 @@ def test_a_learner_names_themself_runs_code_and_reads_the_verdict(tmp_path: Path
             page.keyboard.press("Control+r")
             verdict = wait_for_text(page, "All checks pass.", 120)
             assert "✓ Passed · score 5/5" in verdict
-            assert "1/69 done" in verdict
+            assert re.search(r"1/\d+ done", verdict)
             shot = Path(os.environ.get("TUTOR_SCREENSHOT_DIR", tmp_path)) / "serve-verdict.png"
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot))
@@ -70,8 +71,8 @@ def test_a_learner_names_themself_runs_code_and_reads_the_verdict(tmp_path: Path
             other = browser.new_page(viewport={"width": 1400, "height": 900})
             other.add_init_script(CAPTURE)
             other.goto(f"http://127.0.0.1:{port}/u/bob")
-            assert "0/69 done" in wait_for_text(other, FIRST_LESSON, 120)
-            assert "1/69 done" in screen_text(page)
+            assert re.search(r"0/\d+ done", wait_for_text(other, FIRST_LESSON, 120))
+            assert re.search(r"1/\d+ done", screen_text(page))
             # bob's code goes through the same policy and sandbox as in the terminal: reading
             # alice's progress is refused
             alice = next(p for p in (users / "alice").iterdir() if p.is_file())
@@ -85,7 +86,7 @@ def test_a_learner_names_themself_runs_code_and_reads_the_verdict(tmp_path: Path
             other.keyboard.type(f"\nprint(open({str(alice)!r}).read())\n", delay=10)
             other.keyboard.press("Control+r")
             refused = wait_for_text(other, "line 8 uses open", 120)
-            assert "score 0/5" in refused and "0/69 done" in refused
+            assert "score 0/5" in refused and re.search(r"0/\d+ done", refused)
             browser.close()
     finally:
         server.terminate()
