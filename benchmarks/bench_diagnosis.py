@@ -172,7 +172,7 @@ def baseline(result: RunResult) -> str:
 
 
 def load_split(split: str, corpus: Path = CORPUS2) -> list[Item]:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     path = corpus / f"{split}.yaml"
