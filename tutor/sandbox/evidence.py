@@ -370,11 +370,12 @@ class Recorder:
                 for nxt in reversed([i for i in record["inputs"] if i is not None]):
                     stack.append((nxt, [*path, nxt]))
         if best is None:
-            best, index = [], start
-            while index is not None and len(best) < MAX_CHAIN and index not in best:
-                best.append(index)
-                nxt = [i for i in self.records[index]["inputs"] if i is not None]
-                index = nxt[0] if nxt else None
+            best = []
+            walk: int | None = start
+            while walk is not None and len(best) < MAX_CHAIN and walk not in best:
+                best.append(walk)
+                nxt = [i for i in self.records[walk]["inputs"] if i is not None]
+                walk = nxt[0] if nxt else None
         return [{key: self.records[i].get(key) for key in keys} for i in best]
 
     def _leaves(self, tensor: Any) -> list[Any]:
@@ -382,7 +383,7 @@ class Recorder:
         node = tensor.grad_fn
         if node is None:
             return [tensor] if tensor.requires_grad else []
-        stack, seen = [node], set()
+        stack, seen = [node], set[int]()
         while stack and len(seen) < 20_000:
             node = stack.pop()
             if node is None or id(node) in seen:
@@ -571,7 +572,7 @@ class Recorder:
         torch = self.torch
         recorder = self
 
-        class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[misc,name-defined]
+        class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
             def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                    kwargs: dict[str, Any] | None = None) -> Any:
                 return recorder.on_function(func, args, kwargs or {})
@@ -597,17 +598,17 @@ class Recorder:
             self.truncated = True
         for handle in self.handles:
             handle.remove()
-        for key, value in list(namespace.items()):
-            if key.startswith("__"):
+        for global_name, value in list(namespace.items()):
+            if global_name.startswith("__"):
                 continue
             if isinstance(value, torch.nn.Module):
                 for pname, param in value.named_parameters():
                     if id(param) in self.params:
-                        self.params[id(param)].setdefault("global", f"{key}.{pname}")
+                        self.params[id(param)].setdefault("global", f"{global_name}.{pname}")
                     else:
-                        self._watch(param, f"{key}.{pname}")
+                        self._watch(param, f"{global_name}.{pname}")
             elif isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
-                self._watch(value, key)
+                self._watch(value, global_name)
         params = []
         for key, info in self.params.items():
             tensor = self.param_refs[key]
