@@ -1,0 +1,516 @@
+"""Checks of silent bugs: a program that runs but does not learn. Each joins what the
+instrumented re-run saw (losses, steps, parameters, module calls) with the source's order of
+statements; the list comes from the real programs of the diagnosis corpus."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.fixes import Edit, Fix, losses, replace_in_line
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.graph_checks import CUT_STEP, _cut_fixes, _first_body_line, _stmt_call
+from tutor.diagnosis.verify import (
+    backward_runs,
+    both,
+    cut_gone,
+    eval_at_prediction,
+    loss_improves,
+    no_broadcast_warning,
+    params_learn,
+    runs_clean,
+    runs_clean_with_grad,
+)
+from tutor.i18n import T
+
+
+def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candidate]:
+    flow = ctx.flow
+    ev = ctx.evidence
+    calls = [m for m in ev.modules if (m.batchnorm if batchnorm else m.dropout) and m.training
+             and (not m.grad_enabled or not ev.backwards or (m.after_backward
+                  and not _is_training_line(ctx, m.line)))]
+    if not calls:
+        return []
+    first = min(calls, key=lambda m: m.line)
+    stmt = flow.statement_at(first.line)
+    block = flow.in_no_grad(stmt) if stmt is not None else None
+    at = block.lineno if block is not None else first.line
+    # the model's name at the top level (the prediction may be inside a function)
+    model = first.module.split(".")[0]
+    if stmt is not None:
+        scope = flow.scope_of(stmt)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            at = (block.lineno if block is not None else first.line)
+    fix = Fix((Edit("insert_before", at, f"{model}.eval()"),),
+              both(eval_at_prediction({first.line}), runs_clean if batchnorm else
+                   (lambda o, f: None)),
+              T(f"switch `{model}` to evaluation mode before predicting: `{model}.eval()` "
+                f"before line {at}", f"预测前把 `{model}` 切换到评估模式：在第 {at} 行之前调用 "
+                f"`{model}.eval()`"))
+    roots = sorted({at, first.line})
+    return [Candidate(cid, roots[0], 0.8, [
+        ("predict-train-mode", {"line": first.line, "module": model}),
+        ("no-eval", {"name": model}),
+    ], [fix], {"line": roots[0], "module": model, "model": model})]
+
+
+
+def _is_training_line(ctx: Ctx, line: int) -> bool:
+    backs = {b.line for b in ctx.evidence.backwards}
+    stmt = ctx.flow.statement_at(line)
+    if stmt is None:
+        return False
+    if line in backs:
+        return True
+    loops = ctx.flow.loops_of(stmt)
+    return any(any(isinstance(n, ast.Call) and call_name(n) == "backward" for n in ast.walk(lp))
+               for lp in loops)
+
+
+
+def check_dropout_eval(ctx: Ctx) -> list[Candidate]:
+    if ctx.error is not None:
+        return []
+    return _eval_candidates(ctx, "dropout-no-eval")
+
+
+
+def check_uncalled(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for attr, cid in (("backward", "backward-not-called"), ("step", "step-not-called"),
+                      ("zero_grad", "step-not-called")):
+        for stmt in ctx.flow.uncalled(attr):
+            line = stmt.lineno
+            edit = replace_in_line(ctx.code, line, rf"\.{attr}\s*$", f".{attr}()")
+            expect = backward_runs if attr == "backward" else both(loss_improves, params_learn([]))
+            name = text(stmt.value)
+            out.append(Candidate(cid, line, 0.9, [("uncalled", {"line": line, "name": name})],
+                                 [Fix((edit,), both(expect, loss_improves),
+                                      T(f"call it: `{name}()` on line {line}",
+                                        f"调用它：第 {line} 行写成 `{name}()`"))] if edit else [],
+                                 {"line": line, "name": name}))
+    return out
+
+
+
+def _loop_with(flow: Flow, name: str) -> list[ast.AST]:
+    loops = []
+    for node in ast.walk(flow.tree):
+        if isinstance(node, (ast.For, ast.While)) and any(
+                isinstance(n, ast.Call) and call_name(n) == name for n in ast.walk(node)):
+            loops.append(node)
+    return loops
+
+
+
+def check_zero_grad(ctx: Ctx) -> list[Candidate]:
+    flow = ctx.flow
+    out = []
+    for loop in _loop_with(flow, "backward"):
+        calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
+        names = [call_name(c) for c in calls]
+        if any(isinstance(n, ast.For) and n is not loop for n in ast.walk(loop)) and \
+                "zero_grad" not in names:
+            inner = [n for n in ast.walk(loop) if isinstance(n, (ast.For, ast.While))
+                     and n is not loop]
+            if inner:
+                continue  # the inner loop is checked on its own
+        backward = next(c for c in calls if call_name(c) == "backward")
+        steps = [c for c in calls if call_name(c) == "step"]
+        zeros = [c for c in calls if call_name(c) in ("zero_grad", "zero_")]
+        updates_by_hand = any(isinstance(n, ast.AugAssign) and ".grad" in text(n.value)
+                              for n in ast.walk(loop))
+        if not steps and not updates_by_hand:
+            continue
+        if not zeros:
+            if steps:
+                opt = receiver(steps[0]) or "optimizer"
+                edit = Edit("insert_before", _first_body_line(loop), f"{opt}.zero_grad()")
+            else:
+                owner = next((text(n.target) for n in ast.walk(loop)
+                              if isinstance(n, ast.AugAssign) and ".grad" in text(n.value)), "w")
+                last = max(n.lineno for n in ast.walk(loop) if isinstance(n, ast.AugAssign))
+                stmt = flow.statement_at(last)
+                anchor = flow.parents.get(stmt) if stmt is not None else None
+                at = anchor.lineno if isinstance(anchor, ast.With) else last
+                edit = Edit("insert_after", at, f"{owner}.grad.zero_()")
+                if isinstance(anchor, ast.With):
+                    edit = Edit("insert_before", backward.lineno, f"{owner}.grad = None")
+            out.append(Candidate("missing-zero-grad", loop.lineno, 0.75, [
+                ("accumulates", {"line": backward.lineno}),
+                ("no-zero-grad", {"line": loop.lineno}),
+            ], [Fix((edit,), loss_improves, T("clear the gradients at every pass: "
+                                              f"`{edit.text}`",
+                                              f"每次循环都清零梯度：`{edit.text}`"))],
+                {"line": loop.lineno}))
+            continue
+        if steps:
+            step, zero = steps[0], zeros[0]
+            if backward.lineno < zero.lineno < step.lineno:
+                ev_zero = [s for s in ctx.evidence.steps if s.n_params and
+                           s.grads_zero + s.grads_none == s.n_params]
+                conf = 0.9 if ev_zero else 0.7
+                out.append(Candidate("zero-grad-misplaced", zero.lineno, conf, [
+                    ("zeroed-before-step", {"line": zero.lineno, "count": len(ev_zero)}),
+                ], [Fix((Edit("move_before", zero.lineno, to=backward.lineno),),
+                        loss_improves, T(f"clear the gradients before backward(): move line "
+                                         f"{zero.lineno} above line {backward.lineno}",
+                                         f"在 backward() 之前清零梯度：把第 {zero.lineno} 行移到第 "
+                                         f"{backward.lineno} 行之前"))], {"line": zero.lineno}))
+    return out
+
+
+
+def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
+    ev, flow = ctx.evidence, ctx.flow
+    if not ev.steps or not ev.backwards:
+        return []
+    trained = {p.name for p in ev.params if p.reached}
+    in_opt = {p.name for p in ev.params if p.in_optimizer}
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    if not idle:
+        return []
+    out = []
+    opts = flow.optimizers()
+    for stmt, name, call in opts:
+        args = text(call.args[0]) if call.args else ""
+        model = args.split(".parameters")[0] if ".parameters" in args else None
+        # the model was rebuilt after the optimizer took its parameters
+        if model:
+            later = [s for s in flow.assignments.get(model, []) if s.lineno > stmt.lineno
+                     and flow.scope_of(s) is flow.scope_of(stmt)]
+            if later:
+                line = later[0].lineno
+                out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                    ("params-not-in-optimizer", {"params": _names(idle)}),
+                    ("rebuilt-after-optimizer", {"line": line, "model": model,
+                                                 "optimizer": name}),
+                ], [Fix((Edit("move_before", stmt.lineno, to=line + 1),),
+                        both(params_learn([]), loss_improves),
+                        T(f"create `{name}` after `{model}` is built for the last time: move "
+                          f"line {stmt.lineno} below line {line}",
+                          f"在最后一次构建 `{model}` 之后再创建 `{name}`："
+                          f"把第 {stmt.lineno} 行移到第 "
+                          f"{line} 行之后"))], {"line": line, "model": model, "optimizer": name}))
+                continue
+        top = {p.name.split(".")[0] for p in idle}
+        used = sorted(top)[0] if top else None
+        fixes = []
+        if used and "." not in used and used != "?":
+            edit = replace_in_line(ctx.code, stmt.lineno, r"\(\s*[^,]+?\.parameters\(\)",
+                                   f"({used}.parameters()")
+            if edit is None:
+                edit = replace_in_line(ctx.code, stmt.lineno, r"\(\s*\[.*\]\s*(,|\))",
+                                       lambda m, used=used: f"({used}.parameters()"
+                                       f"{m.group(1)}")  # type: ignore[arg-type,misc]
+            if edit is not None:
+                fixes.append(Fix((edit,), both(params_learn([]), loss_improves),
+                                 T(f"give `{name}` the parameters of `{used}`, the model the loss "
+                                   f"uses: `{edit.text.strip()}`",
+                                   f"把 `{used}`（损失所用的模型）的参数交给 `{name}`："
+                                   f"`{edit.text.strip()}`")))
+        out.append(Candidate("optimizer-wrong-params", stmt.lineno, 0.8, [
+            ("params-not-in-optimizer", {"params": _names(idle)}),
+            ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
+        ], fixes, {"line": stmt.lineno, "optimizer": name}))
+    del trained, in_opt
+    return out
+
+
+
+def _names(params: list) -> str:  # type: ignore[type-arg]
+    return ", ".join(f"`{p.name}`" for p in params[:4])
+
+
+
+def check_requires_grad_late(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for op in ctx.evidence.ops:
+        if op.kind == "requires_grad" and op.first_use is not None and op.first_use < op.line:
+            name = op.name or "?"
+            made = ctx.flow.assigned_before(name, op.first_use + 1)
+            fixes = []
+            if made is not None:
+                fixes.append(Fix((Edit("move_before", op.line, to=made.lineno + 1),),
+                                 runs_clean_with_grad(name),
+                                 T(f"turn on requires_grad right after `{name}` is created: move "
+                                   f"line {op.line} below line {made.lineno}",
+                                   f"在创建 `{name}` 之后立即开启 requires_grad："
+                                   f"把第 {op.line} 行移到"
+                                   f"第 {made.lineno} 行之后")))
+            out.append(Candidate("requires-grad-after-use", op.line, 0.85, [
+                ("used-before", {"line": op.first_use, "name": name}),
+                ("flag-set", {"line": op.line, "name": name}),
+            ], fixes, {"line": op.line, "name": name, "first_use": op.first_use}))
+    return out
+
+
+
+def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
+    ev = ctx.evidence
+    if ctx.error is not None or not ev.backwards:
+        return []
+    idle = [p for p in ev.params if p.requires_grad and not p.reached and not p.changed]
+    if not idle:
+        return _python_cut_in_loss(ctx)
+    out = []
+    for op in ev.ops:
+        if op.kind in ("data", "cut") and op.detail in ("", "nondifferentiable", "python") \
+                and op.line not in {b.line for b in ev.backwards}:
+            reason = "data" if op.kind == "data" else op.detail
+            fixes = [Fix(f.edits, both(params_learn([p.name for p in idle]), loss_improves),
+                         f.describe) for f in _cut_fixes(ctx, op.line, reason, op.op)]
+            if op.op == "tolist" or "tensor(" in ctx.flow.line(op.line):
+                m = re.search(r"torch\.tensor\((\w[\w.]*)\.tolist\(\)\)", ctx.flow.line(op.line))
+                if m:
+                    edit = replace_in_line(ctx.code, op.line, re.escape(m.group(0)), m.group(1))
+                    if edit:
+                        fixes.append(Fix((edit,), params_learn([p.name for p in idle]),
+                                         T(f"use `{m.group(1)}` itself on line {op.line}",
+                                           f"在第 {op.line} 行直接使用 `{m.group(1)}`")))
+            out.append(Candidate("graph-cut-silent", op.line, 0.8, [
+                ("params-idle", {"params": _names(idle)}),
+                (CUT_STEP.get(reason, "cut-op"), {"line": op.line, "op": op.op}),
+            ], fixes, {"line": op.line, "op": op.op, "params": _names(idle)}))
+    return out
+
+
+
+def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
+    """A term of the loss turned into a Python number and back: it adds to the value but
+    passes no gradient (the loss still has a graph through its other terms)."""
+    ev, flow = ctx.evidence, ctx.flow
+    out = []
+    for op in ev.ops:
+        if op.kind != "cut" or op.detail != "python":
+            continue
+        src = flow.line(op.line)
+        m = re.search(r"torch\.tensor\((.+)\.(item|tolist)\(\)\)", src)
+        if not m:
+            continue
+        edit = replace_in_line(ctx.code, op.line, re.escape(m.group(0)), m.group(1))
+        out.append(Candidate("graph-cut-silent", op.line, 0.7, [
+            (CUT_STEP["python"], {"line": op.line, "op": op.op})],
+            [Fix((edit,), cut_gone(op.line), T(f"keep the term a tensor on line {op.line}: "
+                                               f"`{m.group(1)}`",
+                                               f"第 {op.line} 行保持张量：`{m.group(1)}`"))]
+            if edit else [], {"line": op.line, "op": op.op, "params": "this term"}))
+    return out
+
+
+
+def check_frozen(ctx: Ctx) -> list[Candidate]:
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    frozen = [p for p in ev.params if not p.requires_grad and not p.changed]
+    if not frozen:
+        return []
+    out = []
+    for stmt in flow.statements:
+        if isinstance(stmt, ast.Assign) and any(text(t).endswith("requires_grad")
+                                                for t in stmt.targets) \
+                and isinstance(stmt.value, ast.Constant) and stmt.value.value is False:
+            loop = flow.parents.get(stmt)
+            line = loop.lineno if isinstance(loop, ast.For) else stmt.lineno
+            edits = (Edit("delete", stmt.lineno), Edit("delete", loop.lineno)) if isinstance(
+                loop, ast.For) and len(loop.body) == 1 else (Edit("delete", stmt.lineno),)
+            out.append(Candidate("frozen-params", line, 0.7, [
+                ("frozen-idle", {"params": _names(frozen), "line": line})],
+                [Fix(edits, params_learn([p.name for p in frozen]),
+                     T(f"do not freeze these parameters (line {line})",
+                       f"不要冻结这些参数（第 {line} 行）"))], {"line": line}))
+    return out
+
+
+
+SOFTMAXES = ("softmax", "Softmax")
+
+
+
+def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
+    flow, code = ctx.flow, ctx.code
+    losses_used = {call_name(c) for c in flow.calls}
+    crits = {name for name, stmts in flow.assignments.items()
+             if any(isinstance(flow.value_of(s), ast.Call) and call_name(flow.value_of(s)) in
+                    ("CrossEntropyLoss", "NLLLoss") for s in stmts)}
+    ce = crits or losses_used & {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"}
+    if not ce:
+        return []
+    nll = any("NLLLoss" in flow.line(s.lineno) for n in crits for s in flow.assignments[n]) or \
+        "nll_loss" in losses_used
+    out = []
+    for call in flow.calls:
+        name = call_name(call)
+        if name not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
+            continue
+        line = call.lineno
+        src = flow.line(line)
+        edits: list[Edit] = []
+        if nll:
+            e = replace_in_line(code, line, r"\bsoftmax\(", "log_softmax(")
+            e = e or replace_in_line(code, line, r"\bSoftmax\(", "LogSoftmax(")
+            if e:
+                edits.append(e)
+        else:
+            e = replace_in_line(code, line, r",\s*nn\.Softmax\([^)]*\)", "")
+            if e is None and call.args:
+                e = replace_in_line(code, line, re.escape(text(call)), text(call.args[0]))
+                if e is None:
+                    inner = text(call.args[0])
+                    e = Edit("replace", line, src.replace(src[call.col_offset:call.end_col_offset]
+                                                          if call.end_col_offset else "", inner, 1))
+            if e:
+                edits.append(e)
+        fixes = [Fix((e,), loss_improves, T(
+            f"{'use log_softmax' if nll else 'return the raw scores (logits)'} on line {line}: "
+            f"`{e.text.strip()}`",
+            f"第 {line} 行{'改用 log_softmax' if nll else '直接返回原始分数（logits）'}："
+            f"`{e.text.strip()}`")) for e in edits]
+        first = losses(ctx.result)
+        out.append(Candidate("softmax-before-ce", line, 0.85, [
+            ("softmax-then-loss", {"line": line, "criterion": "NLLLoss" if nll else
+                                   "CrossEntropyLoss"}),
+            ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else "?",
+                            "loss_last": f"{first[-1]:.4g}" if first else "?"}),
+        ], fixes, {"line": line, "criterion": "NLLLoss" if nll else "CrossEntropyLoss"}))
+    return out
+
+
+
+def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:
+    flow, code = ctx.flow, ctx.code
+    if not any("BCEWithLogits" in line or "binary_cross_entropy_with_logits" in line
+               for line in flow.lines):
+        return []
+    out = []
+    for call in flow.calls:
+        if call_name(call) == "sigmoid":
+            line = call.lineno
+            inner = text(call.args[0]) if call.args else (
+                receiver(call) if receiver(call) else None)
+            if inner is None:
+                continue
+            e = replace_in_line(code, line, re.escape(text(call)), inner)
+            out.append(Candidate("double-sigmoid", line, 0.8, [
+                ("sigmoid-then-logits-loss", {"line": line})],
+                [Fix((e,), loss_improves, T(f"feed the logits to BCEWithLogitsLoss: "
+                                            f"`{e.text.strip()}`",
+                                            "把 logits 交给 BCEWithLogitsLoss："
+                                            f"`{e.text.strip()}`"))]
+                if e else [], {"line": line}))
+    return out
+
+
+
+def check_relu_output(ctx: Ctx) -> list[Candidate]:
+    flow, code = ctx.flow, ctx.code
+    if ctx.error is not None:
+        return []
+    out = []
+    for stmt in flow.statements:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) and \
+                call_name(stmt.value) == "relu" and stmt.value.args:
+            inner = text(stmt.value.args[0])
+            e = replace_in_line(code, stmt.lineno, re.escape(text(stmt.value)), inner)
+            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
+                ("relu-out", {"line": stmt.lineno})],
+                [Fix((e,), loss_improves, T("return the output layer without ReLU",
+                                            "输出层之后不要再接 ReLU"))] if e else [],
+                {"line": stmt.lineno}))
+        if isinstance(stmt, ast.Assign) and "Sequential" in text(stmt.value) and \
+                re.search(r",\s*nn\.ReLU\(\)\)\s*$", flow.line(stmt.lineno)):
+            e = replace_in_line(code, stmt.lineno, r",\s*nn\.ReLU\(\)\)\s*$", ")")
+            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
+                ("relu-out", {"line": stmt.lineno})],
+                [Fix((e,), loss_improves, T("drop the final ReLU", "去掉最后的 ReLU"))]
+                if e else [], {"line": stmt.lineno}))
+    return out
+
+
+
+def check_lr(ctx: Ctx) -> list[Candidate]:
+    ls = [v for v in losses(ctx.result)]
+    ev = ctx.evidence
+    raw = [b.loss for b in ev.backwards]
+    if len(raw) < 4 or (not ev.steps and not any(
+            isinstance(n, ast.AugAssign) for n in ast.walk(ctx.flow.tree))):
+        return []
+    nonfinite = any(isinstance(v, str) for v in raw)
+    rising = len(ls) >= 4 and ls[-1] > ls[0] * 1.5
+    ups = sum(1 for a, b in itertools.pairwise(ls) if b > a)
+    oscillating = len(ls) >= 6 and ups >= (len(ls) - 1) * 0.4 and not ls[-1] < ls[0] * 0.5
+    if not (nonfinite or rising or oscillating):
+        return []
+    flow = ctx.flow
+    out = []
+    for stmt in flow.statements:
+        src = flow.line(stmt.lineno)
+        m = re.search(r"\blr\s*=\s*([0-9.eE+-]+)", src)
+        if m and isinstance(stmt, (ast.Assign, ast.Expr)):
+            try:
+                value = float(m.group(1))
+            except ValueError:
+                continue
+            if value <= 0:
+                continue
+            fixes = []
+            for factor in (100, 1000):
+                new = f"{value / factor:g}"
+                e = replace_in_line(ctx.code, stmt.lineno, r"(\blr\s*=\s*)[0-9.eE+-]+",
+                                    rf"\g<1>{new}")
+                if e:
+                    fixes.append(Fix((e,), loss_improves,
+                                     T(f"lower the learning rate on line {stmt.lineno} to {new}",
+                                       f"把第 {stmt.lineno} 行的学习率降到 {new}")))
+            shape = "nan/inf" if nonfinite else ("rising" if rising else "oscillating")
+            out.append(Candidate("lr-too-high", stmt.lineno, 0.6, [
+                ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
+                                   "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
+                                   else f"{raw[-1]:.4g}", "detail": shape}),
+                ("lr-set", {"line": stmt.lineno, "lr": m.group(1)}),
+            ], fixes, {"line": stmt.lineno, "lr": m.group(1)}))
+        else:
+            m2 = re.search(r"\b(\w+)\s*\(\s*lr\s*=\s*([0-9.eE+-]+)\s*\)", src)
+            if m2 and isinstance(stmt, ast.Expr | ast.Assign):
+                pass
+    if not out:
+        for stmt in flow.statements:
+            m = re.search(r"\(.*\blr\s*=\s*([0-9.eE+-]+)", flow.line(stmt.lineno))
+            if m:
+                break
+    return out
+
+
+
+def check_broadcast(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for w in ctx.result.warnings:
+        m = re.search(r"Using a target size \(torch\.Size\(\[([^\]]*)\]\)\) that is different "
+                      r"to the input size \(torch\.Size\(\[([^\]]*)\]\)\)", w.message)
+        if not m or w.line is None:
+            continue
+        line = w.line
+        call = _stmt_call(ctx.flow, line, "mse_loss", "l1_loss", "criterion", "loss_fn",
+                          "loss_func", "loss", "smooth_l1_loss")
+        if call is None:
+            stmt = ctx.flow.statement_at(line)
+            call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                         and len(n.args) == 2), None) if stmt is not None else None
+        fixes = []
+        if call is not None and len(call.args) == 2:
+            a, b = text(call.args[0]), text(call.args[1])
+            for new_b in (f"{b}.view_as({a})",):
+                e = replace_in_line(ctx.code, line, re.escape(b) + r"(?=\s*\))", new_b)
+                if e:
+                    fixes.append(Fix((e,), no_broadcast_warning,
+                                     T(f"give the target the prediction's shape: `{new_b}`",
+                                       f"让目标与预测形状相同：`{new_b}`")))
+        out.append(Candidate("loss-target-broadcast", line, 0.8, [
+            ("broadcast-warning", {"line": line, "shape": f"({m.group(2)})",
+                                   "target_shape": f"({m.group(1)})"})],
+            fixes, {"line": line, "shape": f"({m.group(2)})", "target_shape": f"({m.group(1)})"}))
+    return out
