@@ -4,6 +4,7 @@ sandbox before it is shown. A fix whose re-run does not show the problem gone is
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Callable
@@ -18,7 +19,8 @@ VERIFY_LIMITS = Limits(wall_time_s=5.0)
 @dataclass(frozen=True)
 class Edit:
     """One change to the program's lines (1-based). ``kind``: replace | insert_before |
-    insert_after | delete | move_before (``line`` moves above ``to``) | dedent_block."""
+    insert_after | delete | move_before (``line`` moves above ``to``) | move_after (``line``
+    moves below ``to``) | dedent_block."""
 
     kind: str
     line: int
@@ -69,6 +71,16 @@ def apply(code: str, edits: tuple[Edit, ...]) -> str | None:
             else:
                 lines.insert(edit.to - 1, target_indent + moved)
                 del lines[i]
+        elif edit.kind == "move_after":
+            if not 1 <= edit.to <= len(lines) or edit.to == edit.line:
+                return None
+            moved = indent_of(lines[edit.to - 1]) + lines[i].strip()
+            if edit.to > edit.line:
+                lines.insert(edit.to, moved)
+                del lines[i]
+            else:
+                del lines[i]
+                lines.insert(edit.to, moved)
         elif edit.kind == "dedent_block":
             # delete a `with ...:` line and dedent the block under it
             head = indent_of(lines[i])
@@ -106,6 +118,19 @@ def replace_in_line(code: str, line: int, pattern: str, repl: str, count: int = 
     if n == 0 or new == lines[line - 1]:
         return None
     return Edit("replace", line, new)
+
+
+def replace_node(code: str, node: ast.AST, new: str) -> Edit | None:
+    """An edit that puts ``new`` in place of the source of ``node`` (a node on one line)."""
+    lineno, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    start_col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    lines = code.splitlines()
+    if lineno is None or lineno != end or start_col is None or end_col is None or not (
+            1 <= lineno <= len(lines)):
+        return None
+    raw = lines[lineno - 1].encode("utf-8")  # the offsets count UTF-8 bytes
+    line = (raw[:start_col] + new.encode("utf-8") + raw[end_col:]).decode("utf-8", "replace")
+    return None if line == lines[lineno - 1] else Edit("replace", lineno, line)
 
 
 def losses(result: RunResult) -> list[float]:

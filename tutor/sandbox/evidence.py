@@ -44,6 +44,8 @@ MAX_PARAMS = 150
 MAX_CHAIN = 12
 MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
+CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
+              "shape", "module")
 FULL_PER_OP = 64
 """Calls of one (line, op) recorded in full; a loop's later iterations only run."""
 FULL_STEPS = 30
@@ -253,6 +255,9 @@ class Recorder:
             "line": line, "op": name, "inputs": sources[:4], "inputs_rg": inputs_rg,
             "grad_enabled": torch.is_grad_enabled(),
         }
+        if self.stack:
+            info = self.module_info.get(id(self.stack[0]))
+            record["module"] = info[0] if info else None
         if out is not None:
             record.update(shape=list(out.shape), requires_grad=out.requires_grad,
                           grad_fn=_grad_fn(out))
@@ -316,6 +321,7 @@ class Recorder:
                     "grad_fn": _grad_fn(tensor),
                     "line": made["line"] if made else None,
                     "op": str(made["op"])[:80] if made else None,
+                    "history": self._history(origin),
                 })
         module = self._current_module()
         self.failed = {"line": line, "op": name[:80], "inputs": operands,
@@ -345,7 +351,6 @@ class Recorder:
     def _chain(self, tensor: Any) -> list[Data]:
         """The ops that made ``tensor``, newest first: the path back to where its graph was
         cut when there is such a place (depth-first over the inputs), else its first inputs."""
-        keys = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut")
 
         def is_cut(record: Data) -> bool:
             return bool(record.get("cut") and record["cut"] != "new") or bool(
@@ -376,7 +381,24 @@ class Recorder:
                 best.append(walk)
                 nxt = [i for i in self.records[walk]["inputs"] if i is not None]
                 walk = nxt[0] if nxt else None
-        return [{key: self.records[i].get(key) for key in keys} for i in best]
+        return [self._link(self.records[i]) for i in best]
+
+    def _link(self, record: Data) -> Data:
+        link = {key: record.get(key) for key in CHAIN_KEYS}
+        if isinstance(link["shape"], list):
+            link["shape"] = link["shape"][:8]
+        return link
+
+    def _history(self, start: int | None) -> list[Data]:
+        """The ops that made a record's tensor, newest first, through each op's first input."""
+        out: list[Data] = []
+        index = start
+        while index is not None and len(out) < MAX_CHAIN:
+            record = self.records[index]
+            out.append(self._link(record))
+            nxt = [i for i in record["inputs"] if i is not None and i < index]
+            index = nxt[0] if nxt else None
+        return out
 
     def _leaves(self, tensor: Any) -> list[Any]:
         leaves: list[Any] = []

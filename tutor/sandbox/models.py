@@ -169,6 +169,9 @@ class ChainLink(_Data):
     inputs_rg: bool = False
     grad_enabled: bool = True
     cut: str | None = Field(None, max_length=40)
+    shape: list[int] | None = Field(None, max_length=8)
+    module: str | None = Field(None, max_length=120, description="Inside this module's "
+                               "forward (the learner's name for the module called).")
 
 
 class BackwardEvidence(_Data):
@@ -233,6 +236,8 @@ class OperandEvidence(_Data):
     grad_fn: str | None = Field(None, max_length=80)
     line: int | None = Field(None, description="Line of the op that made it.")
     op: str | None = Field(None, max_length=80, description="The op that made it.")
+    history: list[ChainLink] = Field(default_factory=list, max_length=12,
+                                     description="The ops that made it, newest first.")
 
 
 class FailedOpEvidence(_Data):
