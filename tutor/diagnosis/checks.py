@@ -23,11 +23,14 @@ from tutor.diagnosis.graph_checks import (
     check_numpy,
 )
 from tutor.diagnosis.operand_checks import (
+    check_batch,
     check_batchnorm_train,
     check_bool,
     check_ce_target,
+    check_conv_channels,
     check_dtype,
     check_linear_shape,
+    check_view_shape,
 )
 from tutor.diagnosis.training_checks import (
     check_broadcast,
@@ -50,8 +53,9 @@ DEBUG = False  # tests of the checks set it, so a check's own bug is not hidden
 
 EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_leaf_inplace, check_non_scalar, check_numpy, check_linear_shape,
-                    check_dtype, check_ce_target, check_bool, check_grad_none,
-                    check_int_requires_grad, check_nonleaf_requires_grad, check_batchnorm_train]
+                    check_view_shape, check_batch, check_conv_channels, check_dtype,
+                    check_ce_target, check_bool, check_grad_none, check_int_requires_grad,
+                    check_nonleaf_requires_grad, check_batchnorm_train]
 SILENT_CHECKS = [check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,

@@ -175,6 +175,28 @@ class Flow:
                         out.append((stmt, name, stmt.value))
         return out
 
+    def constructor(self, name: str, kind: str | None = None) -> ast.Call | None:
+        """The call that builds the module the evidence names ``name`` (``head``,
+        ``model.fc``, ``net.2``): an assignment of that name or of ``self.<last part>``, the
+        n-th layer of a ``Sequential``, else the only constructor of ``kind`` in the program."""
+        parts = name.split(".")
+        for candidate in dict.fromkeys([name, f"self.{parts[-1]}", parts[-1]]):
+            for stmt in reversed(self.assignments.get(candidate, [])):
+                value = self.value_of(stmt)
+                if isinstance(value, ast.Call) and (kind is None or call_name(value) == kind):
+                    return value
+        if len(parts) > 1 and parts[-1].isdigit():
+            parent = self.constructor(".".join(parts[:-1]), "Sequential")
+            index = int(parts[-1])
+            if parent is not None and index < len(parent.args) and isinstance(
+                    parent.args[index], ast.Call):
+                return parent.args[index]
+        if kind is not None:
+            built = [c for c in self.calls if call_name(c) == kind]
+            if len(built) == 1:
+                return built[0]
+        return None
+
     def criterion_kind(self, name: str) -> str | None:
         """``CrossEntropyLoss`` when ``name`` was assigned ``nn.CrossEntropyLoss(...)``."""
         for stmt in self.assignments.get(name, []):

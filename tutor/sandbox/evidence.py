@@ -125,20 +125,32 @@ class Recorder:
             frame = frame.f_back
         return False
 
-    def _name_of(self, obj: Any, frame: FrameType | None) -> str | None:
-        """The learner's name for ``obj``: a local or global bound to it, or ``self.x``."""
+    def _name_of(self, obj: Any, frame: FrameType | None, outermost: bool = False
+                 ) -> str | None:
+        """The learner's name for ``obj``: a local or global bound to it, or ``self.x``; the
+        innermost frame's name, or the outermost's (where a value untracked by the
+        provenance was made, e.g. by ``torch.from_numpy``)."""
+        found = None
         while frame is not None:
             if frame.f_code.co_filename == self.file:
-                for scope in (frame.f_locals, frame.f_globals):
-                    for key, value in list(scope.items()):
-                        if value is obj and not key.startswith("__"):
-                            return key
-                owner = frame.f_locals.get("self")
-                if owner is not None:
-                    for key, value in list(getattr(owner, "__dict__", {}).items()):
-                        if value is obj:
-                            return f"self.{key}"
+                name = self._name_in(obj, frame)
+                if name is not None:
+                    if not outermost:
+                        return name
+                    found = name
             frame = frame.f_back
+        return found
+
+    def _name_in(self, obj: Any, frame: FrameType) -> str | None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for key, value in list(scope.items()):
+                if value is obj and not key.startswith("__"):
+                    return key
+        owner = frame.f_locals.get("self")
+        if owner is not None:
+            for key, value in list(getattr(owner, "__dict__", {}).items()):
+                if value is obj:
+                    return f"self.{key}"
         return None
 
     # -- the function mode ------------------------------------------------------------
@@ -315,18 +327,28 @@ class Recorder:
                 origin = self._record_of(tensor)
                 made = self.records[origin] if origin is not None else None
                 operands.append({
-                    "arg": arg[:40], "name": self._name_of(tensor, frame),
+                    "arg": arg[:40], "name": self._name_of(tensor, frame, origin is None),
                     "shape": list(tensor.shape)[:8], "dtype": str(tensor.dtype)[:40],
                     "device": str(tensor.device)[:40], "requires_grad": tensor.requires_grad,
                     "grad_fn": _grad_fn(tensor),
                     "line": made["line"] if made else None,
                     "op": str(made["op"])[:80] if made else None,
                     "history": self._history(origin),
+                    **self._bounds(tensor),
                 })
         module = self._current_module()
         self.failed = {"line": line, "op": name[:80], "inputs": operands,
                        "module": module[0] if module else None,
                        "module_kind": module[1] if module else None}
+
+    def _bounds(self, tensor: Any) -> Data:
+        """The smallest and largest value of an integer tensor (class labels, indices)."""
+        torch = self.torch
+        if tensor.is_floating_point() or tensor.is_complex() or not (
+                0 < tensor.numel() <= MAX_SNAPSHOT_NUMEL):
+            return {}
+        with torch.no_grad():
+            return {"low": float(tensor.min()), "high": float(tensor.max())}
 
     def _notable(self, line: int, kind: str, op: str, tensor: Any, frame: FrameType | None,
                  detail: str, **extra: Any) -> None:

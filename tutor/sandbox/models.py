@@ -238,6 +238,8 @@ class OperandEvidence(_Data):
     op: str | None = Field(None, max_length=80, description="The op that made it.")
     history: list[ChainLink] = Field(default_factory=list, max_length=12,
                                      description="The ops that made it, newest first.")
+    low: float | None = Field(None, description="Integer tensors: the smallest value.")
+    high: float | None = Field(None, description="Integer tensors: the largest value.")
 
 
 class FailedOpEvidence(_Data):
