@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult
 
-VERIFY_LIMITS = Limits(wall_time_s=5.0)
+VERIFY_LIMITS = Limits.model_validate({"wall_time_s": 5.0})
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ class Flow:
         """Lines whose assignments flow into ``name`` as used on the line (a backward slice)."""
         lines: set[int] = set()
         todo = [(name, number)]
-        seen = set()
+        seen: set[tuple[str, int]] = set()
         while todo and depth * 20 > len(seen):
             current, at = todo.pop()
             if (current, at) in seen:
@@ -165,7 +165,7 @@ class Flow:
 
     def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
         """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``."""
-        out = []
+        out: list[tuple[ast.stmt, str, ast.Call]] = []
         for stmt in self.statements:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
                 func = text(stmt.value.func)
@@ -188,9 +188,10 @@ class Flow:
         if len(parts) > 1 and parts[-1].isdigit():
             parent = self.constructor(".".join(parts[:-1]), "Sequential")
             index = int(parts[-1])
-            if parent is not None and index < len(parent.args) and isinstance(
-                    parent.args[index], ast.Call):
-                return parent.args[index]
+            layer = parent.args[index] if parent is not None and index < len(parent.args) \
+                else None
+            if isinstance(layer, ast.Call):
+                return layer
         if kind is not None:
             built = [c for c in self.calls if call_name(c) == kind]
             if len(built) == 1:
