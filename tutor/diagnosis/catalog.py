@@ -233,11 +233,29 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+class Surrogate(_Strict):
+    """A differentiable stand-in for an op whose result has no gradient."""
+
+    form: str = Field(description="The replacement: {x} is what the op applies to, {rest} "
+                      "its other arguments, {other} a comparison's other side.")
+    why: BiText = Field(description="What the stand-in does, for the fix's text.")
+
+    @field_validator("form")
+    @classmethod
+    def _known_fields(cls, form: str) -> str:
+        unknown = placeholders(form) - {"x", "rest", "other"}
+        if unknown:
+            raise ValueError(f"form uses unknown placeholders {sorted(unknown)}")
+        return form
+
+
 class Catalog(_Strict):
     entries: list[Entry] = Field(min_length=1)
     steps: dict[str, BiText] = Field(
         default_factory=dict,
         description="Templates of the evidence chain's steps, by step id (checks fill them).")
+    surrogates: dict[str, Surrogate] = Field(
+        default_factory=dict, description="Differentiable stand-ins, by the op they replace.")
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:

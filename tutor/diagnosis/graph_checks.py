@@ -9,10 +9,12 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_in_line
+from tutor.diagnosis.cuts import cut_fixes, no_grad_decorator, round_trip
+from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.verify import backward_runs, runs_clean
 from tutor.i18n import T
+from tutor.sandbox.models import OpEvidence
 
 
 def _stmt_call(flow: Flow, line: int, *names: str) -> ast.Call | None:
@@ -45,23 +47,10 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     first_back = backs[0] if backs else fail
     fills = {"fail_line": fail, "name": target or "the loss"}
     # 1. a state carried from one pass to the next (h = f(x, h)) keeps the old graph
-    for loop in loops:
+    for loop in loops[:1]:
         for sub in ast.walk(loop):
-            if (isinstance(sub, ast.Assign) and sub.lineno < fail) or (isinstance(sub, ast.Assign) \
-                    and sub.lineno <= fail):
-                assigned = [n for t in sub.targets for n in target_names(t)]
-                used = flow.names_in(sub.value)
-                carried = [n for n in assigned if n in used]
-                if carried:
-                    detach = "; ".join(f"{n} = {n}.detach()" for n in carried)
-                    fix = Fix((Edit("insert_before", sub.lineno, detach),), runs_clean,
-                              T(f"detach the carried state before line {sub.lineno}: `{detach}`",
-                                f"在第 {sub.lineno} 行之前截断传递的状态：`{detach}`"))
-                    out.append(Candidate("backward-twice", sub.lineno, 0.9, [
-                        ("backward-raised", fills),
-                        ("carried-state", {"line": sub.lineno, "name": ", ".join(carried)}),
-                    ], [fix], {"name": ", ".join(carried), "line": sub.lineno}))
-        break
+            if isinstance(sub, (ast.Assign, ast.AugAssign)) and sub.lineno <= fail:
+                out.extend(_carried(ctx, sub, loop, target, fills))
     # 2. a value the loop differentiates was built before the loop
     if loops and target:
         loop = loops[0]
@@ -95,6 +84,8 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
         out.append(Candidate("backward-twice", prev_line, 0.6, [
             ("backward-raised", fills), ("first-backward", {"line": prev_line}),
         ], fixes, {"line": prev_line}))
+    # 5. two losses share a forward pass and each has its own backward()
+    out.extend(_shared_forward(ctx, target, fills))
     # 4. the second pass reuses a forward output computed before the first backward
     if call is not None:
         for name in flow.names_in(call):
@@ -114,6 +105,111 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                             {"line": stmt2.lineno, "name": name}))
     return out
 
+
+
+def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.AST, target: str | None,
+             fills: dict[str, object]) -> list[Candidate]:
+    """``h = f(x, h)`` in a loop: each pass's graph holds the previous pass's, freed by its
+    backward(). A carried tensor state is detached at each pass; a running sum of losses
+    that is itself differentiated is a sum for logging (``.item()``) and each pass's own
+    loss gets the backward()."""
+    flow = ctx.flow
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    assigned = [n for t in targets for n in target_names(t)]
+    used = flow.names_in(stmt.value) | (set(assigned) if isinstance(stmt, ast.AugAssign)
+                                        else set())
+    carried = [n for n in assigned if n in used]
+    if not carried:
+        return []
+    line, name = stmt.lineno, ", ".join(carried)
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("backward-raised", fills), ("carried-state", {"line": line, "name": name})]
+    fixes = []
+    increment = _increment(stmt, carried[0])
+    if target in carried and increment is not None and isinstance(increment, ast.Name):
+        total = _merge_edits(ctx.code, [
+            replace_node(ctx.code, increment, f"{increment.id}.item()"),
+            replace_in_line(ctx.code, ctx.fail_line or 0, rf"\b{re.escape(target)}\.backward\(",
+                            f"{increment.id}.backward(")])
+        if total is not None:
+            fixes.append(Fix(total, runs_clean, T(
+                f"call backward() on each pass's own `{increment.id}` and add up "
+                f"`{increment.id}.item()` in `{target}` (line {line}) for logging",
+                f"对每次循环自己的 `{increment.id}` 调用 backward()，并在第 {line} 行把 "
+                f"`{increment.id}.item()` 累加到 `{target}` 里用于记录")))
+    starts = [s for n in carried for s in flow.assignments.get(n, [])
+              if s.lineno < loop.lineno and isinstance(flow.value_of(s), ast.Constant)]
+    if not starts:  # a number to start with has no .detach()
+        detach = "; ".join(f"{n} = {n}.detach()" for n in carried)
+        fixes.append(Fix((Edit("insert_before", line, detach),), runs_clean,
+                         T(f"detach the carried state before line {line}: `{detach}`",
+                           f"在第 {line} 行之前截断传递的状态：`{detach}`")))
+    return [Candidate("backward-twice", line, 0.9, steps, fixes, {"name": name, "line": line})]
+
+
+def _increment(stmt: ast.Assign | ast.AugAssign, name: str) -> ast.expr | None:
+    """``loss`` in ``total = total + loss`` or ``total += loss``."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        return stmt.value
+    value = stmt.value
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        if isinstance(value.left, ast.Name) and value.left.id == name:
+            return value.right
+        if isinstance(value.right, ast.Name) and value.right.id == name:
+            return value.left
+    return None
+
+
+def _merge_edits(code: str, edits: list[Edit | None]) -> tuple[Edit, ...] | None:
+    """Edits on different lines made together, or None if one of them does not fit."""
+    if any(e is None for e in edits) or len({e.line for e in edits if e}) != len(edits):
+        return None
+    return tuple(e for e in edits if e is not None)
+
+
+def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
+                    ) -> list[Candidate]:
+    """Two losses built from one forward pass (a GAN's ``fake = gen(z)``), each with its own
+    backward(): the first backward frees the shared part. When the optimizer stepped after
+    the first backward() holds none of the parameters behind the shared value, the first
+    loss should not reach them: detach it there. Otherwise recompute it for the second."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    backs = ctx.evidence.backwards
+    first = next((b for b in backs if b.line != fail and b.raised is None), None)
+    first_call = _stmt_call(flow, first.line, "backward") if first is not None else None
+    first_target = receiver(first_call) if first_call is not None else None
+    if first is None or not target or not first_target or first.line > fail:
+        return []
+    ours, theirs = flow.slice_lines(target, fail), flow.slice_lines(first_target, first.line)
+    stepped = next((s for s in ctx.evidence.steps if s.after_backward == 1), None)
+    idle = set(first.reached) - set(stepped.params) if stepped is not None else set()
+    out = []
+    for line in sorted(ours & theirs):
+        stmt = flow.statement_at(line)
+        if line >= first.line or stmt is None or not _depends_on_grad(flow, stmt):
+            continue
+        for name in [n for t in getattr(stmt, "targets", []) for n in target_names(t)]:
+            use = next((n for n in sorted(theirs) if line < n < first.line and re.search(
+                rf"\b{re.escape(name)}\b", flow.line(n))), None)
+            if use is None:
+                continue
+            edit = replace_in_line(ctx.code, use, rf"\b{re.escape(name)}\b(?!\.detach)",
+                                   f"{name}.detach()")
+            out.append(Candidate("backward-twice", use, 0.85 if idle else 0.5, [
+                ("backward-raised", fills),
+                ("shared-forward", {"line": line, "name": name, "fail_line": first.line}),
+                *([("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})]
+                  if idle else [])],
+                [Fix((edit,), runs_clean, T(
+                    f"give the first loss a detached `{name}` on line {use}: "
+                    f"`{name}.detach()`",
+                    f"第 {use} 行让第一个损失使用截断的 `{name}`：`{name}.detach()`"))]
+                if edit else [], {"line": use, "name": name}))
+    return out
+
+
+def _listing(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names[:4])
 
 
 def _first_body_line(loop: ast.AST) -> int:
@@ -138,131 +234,91 @@ def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
 
 CUT_STEP = {"data": "cut-data", "no_grad": "cut-no-grad", "nondifferentiable": "cut-op",
             "python": "cut-python", "new": "cut-new"}
-
+CUT_ID = {"no_grad": "no-grad-fn-no-grad-block", "data": "no-grad-fn-detached",
+          "python": "no-grad-fn-python-number"}
 
 
 def check_lost_graph(ctx: Ctx) -> list[Candidate]:
+    """backward() on a tensor with no graph. The re-run's provenance walks back from it: to
+    the op that cut the graph (``.detach()``, ``.data``, ``no_grad``, argmax, a round trip
+    through Python or NumPy), to parameters frozen on purpose, or to tensors created without
+    ``requires_grad``."""
     if "does not require grad and does not have a grad_fn" not in ctx.message:
         return []
-    flow, code = ctx.flow, ctx.code
+    flow = ctx.flow
     failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
-    out: list[Candidate] = []
     fills = {"fail_line": ctx.fail_line or 0, "name": failed.name if failed else "the loss"}
     steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
     chain = failed.chain if failed is not None else []
     cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
                 c.requires_grad is False)), None)
-    notable_cuts = [o for o in ctx.evidence.ops if o.kind in ("cut", "data")]
-    frozen_ops = [o for o in ctx.evidence.ops if o.kind == "requires_grad"
-                  and o.requires_grad is False]
-    if cut is None and frozen_ops:
-        cut_line = 0
-    elif cut is None and chain and chain[-1].cut == "new":
-        # rebuilt from values: look for a Python-number cut feeding that line
-        new_line = chain[-1].line
-        cut_op = next((o for o in notable_cuts if o.line <= new_line), None)
-        if cut_op is not None:
-            cut_line, reason, op = cut_op.line, "python", cut_op.op
-        else:
-            cut_line, reason, op = new_line, "new", chain[-1].op
-    elif cut is not None:
+    if cut is not None:
         reason = cut.cut or ("no_grad" if not cut.grad_enabled else "nondifferentiable")
-        cut_line, op = cut.line, cut.op
-    else:
-        cut_line, reason, op = 0, "", ""
-    if cut_line and reason == "no_grad":
-        stmt = flow.statement_at(cut_line)
-        block = flow.in_no_grad(stmt) if stmt is not None else None
-        if block is not None:
-            cut_line = block.lineno
-        else:
-            deco = _no_grad_decorator(flow, cut_line)
-            cut_line = deco or cut_line
-    if cut_line:
-        steps.append((CUT_STEP.get(reason, "cut-op"), {"line": cut_line, "op": op}))
-        fixes = _cut_fixes(ctx, cut_line, reason, op)
-        cid = {"no_grad": "no-grad-fn-no-grad-block", "data": "no-grad-fn-detached",
-               "python": "no-grad-fn-python-number"}.get(reason, "no-grad-fn-detached" if
-                                                         op == "detach" else "no-grad-fn")
-        out.append(Candidate(cid, cut_line, 0.85, steps, fixes, {"line": cut_line, "op": op}))
-        return out
-    # nothing on the way required grad: the leaves never asked for it, or were frozen
+        return [_cut_candidate(ctx, steps, cut.line, reason, cut.op)]
+    new = chain[-1] if chain and chain[-1].cut == "new" else None
+    end = new.line if new is not None else (chain[-1].line if chain else ctx.fail_line or 0)
+    earlier = [o for o in ctx.evidence.ops if o.kind in ("cut", "data") and o.line <= end]
+    if earlier:  # rebuilt from values taken out of the graph before
+        op = max(earlier, key=lambda o: o.line)
+        reason = "python" if op.detail == "python" or (op.kind == "cut" and any(
+            o.detail == "python" for o in earlier if o.line == op.line)) else (
+            "data" if op.kind == "data" else op.detail or "nondifferentiable")
+        trip = round_trip(ctx, op.line, new.line if new is not None else None, backward_runs)
+        if trip is not None:
+            line, fixes = trip
+            steps.append((CUT_STEP["python"], {"line": op.line, "op": op.op}))
+            if new is not None and new.line != op.line:
+                steps.append((CUT_STEP["new"], {"line": new.line, "op": new.op}))
+            return [Candidate("no-grad-fn-python-number", line, 0.85, steps, fixes,
+                              {"line": line, "op": op.op})]
+        return [_cut_candidate(ctx, steps, op.line, reason, op.op)]
     frozen = [s for s in flow.statements if isinstance(s, ast.Assign)
               and any(text(t).endswith(".requires_grad") for t in s.targets)
               and isinstance(s.value, ast.Constant) and s.value.value is False]
     if frozen:
         line = frozen[0].lineno
         steps.append(("frozen", {"line": line}))
-        out.append(Candidate("no-grad-fn-frozen", line, 0.8, steps, [
-            Fix((Edit("delete", line),) if not isinstance(flow.parents.get(frozen[0]), ast.For)
-                else (Edit("delete", flow.parents[frozen[0]].lineno), Edit("delete", line)),
+        loop = flow.parents.get(frozen[0])
+        return [Candidate("no-grad-fn-frozen", line, 0.8, steps, [
+            Fix((Edit("delete", line),) if not isinstance(loop, ast.For)
+                else (Edit("delete", loop.lineno), Edit("delete", line)),
                 runs_clean, T(f"do not freeze the parameters on line {line}",
-                              f"不要在第 {line} 行冻结参数"))], {"line": line}))
-        return out
+                              f"不要在第 {line} 行冻结参数"))], {"line": line})]
     leaf = chain[-1] if chain else None
-    if leaf is not None and leaf.requires_grad is False:
-        line = leaf.line
-        steps.append(("leaf-no-grad", {"line": line, "op": leaf.op}))
-        edit = replace_in_line(code, line, r"\)\s*$", ", requires_grad=True)")
-        fixes = [Fix((edit,), runs_clean,
-                     T(f"create the tensor on line {line} with `requires_grad=True`",
-                       f"在第 {line} 行创建张量时加上 `requires_grad=True`"))] if edit else []
-        out.append(Candidate("no-grad-fn-no-leaf", line, 0.7, steps, fixes, {"line": line}))
-    return out
+    if leaf is None or leaf.requires_grad is not False:
+        return []
+    line = leaf.line
+    steps.append(("leaf-no-grad", {"line": line, "op": leaf.op}))
+    return [Candidate("no-grad-fn-no-leaf", line, 0.7, steps,
+                      _requires_grad_fixes(ctx, line, leaf.op), {"line": line})]
 
 
-
-def _no_grad_decorator(flow: Flow, line: int) -> int | None:
-    for node in flow.statements:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.lineno <= line <= (node.end_lineno or 0):
-            for deco in node.decorator_list:
-                if "no_grad" in text(deco):
-                    return deco.lineno
-    return None
-
-
-
-def _cut_fixes(ctx: Ctx, line: int, reason: str, op: str) -> list[Fix]:
-    code, flow = ctx.code, ctx.flow
-    fixes: list[Fix] = []
-
-    def add(edit: Edit | None, en: str, zh: str) -> None:
-        if edit is not None:
-            fixes.append(Fix((edit,), backward_runs, T(en, zh)))
-
-    if reason == "data":
-        add(replace_in_line(code, line, r"\.data\b", ""), f"use the tensor itself, not `.data`, on "
-            f"line {line}", f"在第 {line} 行使用张量本身，而不是 `.data`")
-    if op == "detach" or reason == "nondifferentiable":
-        add(replace_in_line(code, line, r"\.detach\(\)", ""), f"remove `.detach()` on line {line}",
-            f"删除第 {line} 行的 `.detach()`")
-    if reason == "python":
-        add(replace_in_line(code, line, r"torch\.tensor\((.*)\.item\(\)\)", r"\1"),
-            f"keep the tensor on line {line} instead of a Python number",
-            f"在第 {line} 行保留张量，而不是转成 Python 数字")
-        add(replace_in_line(code, line, r"\.item\(\)", ""), f"keep the tensor on line {line} "
-            "(no `.item()`)", f"在第 {line} 行保留张量（不用 `.item()`）")
+def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: int,
+                   reason: str, op: str) -> Candidate:
     if reason == "no_grad":
-        stmt = flow.statement_at(line)
-        block = stmt if isinstance(stmt, ast.With) else (
-            flow.in_no_grad(stmt) if stmt is not None else None)
-        if block is not None:
-            fixes.append(Fix((Edit("dedent_block", block.lineno),), backward_runs,
-                             T(f"compute it outside the `torch.no_grad()` block of line "
-                               f"{block.lineno}",
-                               f"在第 {block.lineno} 行的 `torch.no_grad()` 块之外计算它")))
-        for deco in flow.statements:
-            if isinstance(deco, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for d in deco.decorator_list:
-                    if "no_grad" in text(d) and (d.lineno == line or
-                                                  deco.lineno <= line <= (deco.end_lineno or 0)):
-                        fixes.append(Fix((Edit("delete", d.lineno),), backward_runs,
-                                         T(f"remove the `@torch.no_grad()` decorator on line "
-                                           f"{d.lineno}",
-                                           f"删除第 {d.lineno} 行的 `@torch.no_grad()` 装饰器")))
-    return fixes
+        stmt = ctx.flow.statement_at(line)
+        block = ctx.flow.in_no_grad(stmt) if stmt is not None else None
+        line = block.lineno if block is not None else (
+            no_grad_decorator(ctx.flow, line) or line)
+    steps = [*steps, (CUT_STEP.get(reason, "cut-op"), {"line": line, "op": op})]
+    cid = CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
+    return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, backward_runs),
+                     {"line": line, "op": op})
 
+
+def _requires_grad_fixes(ctx: Ctx, line: int, op: str) -> list[Fix]:
+    """Create the tensor on ``line`` with ``requires_grad=True``."""
+    stmt = ctx.flow.statement_at(line)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == op),
+                None) if stmt is not None else None
+    if call is None or any(k.arg == "requires_grad" for k in call.keywords):
+        return []
+    wanted = ast.Call(func=call.func, args=call.args, keywords=[
+        *call.keywords, ast.keyword(arg="requires_grad", value=ast.Constant(True))])
+    edit = replace_node(ctx.code, call, ast.unparse(wanted))
+    return [Fix((edit,), runs_clean, T(
+        f"create the tensor on line {line} with `requires_grad=True`",
+        f"在第 {line} 行创建张量时加上 `requires_grad=True`"))] if edit else []
 
 
 INPLACE_REWRITES = [
@@ -274,36 +330,90 @@ INPLACE_REWRITES = [
 
 
 def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
+    """A tensor autograd saved was changed in place before backward(). The re-run names each
+    in-place change, the op that made the tensor, its grad_fn before and after, and the
+    module whose forward did it (``nn.ReLU(inplace=True)``: the root is where the layer is
+    built); weights changed by an optimizer step between two backward passes are the other
+    way to get there."""
     if "modified by an inplace operation" not in ctx.message:
         return []
     m = re.search(r"output \d+ of (\w+)", ctx.message)
     made_by = m.group(1) if m else None
-    inplace = [o for o in ctx.evidence.ops if o.kind == "inplace"]
-    hits = [o for o in inplace if made_by and o.grad_fn and (
-        o.grad_fn == made_by or o.grad_fn.startswith(made_by + "Backward"))] or (
-        [] if made_by else inplace)
-    out: list[Candidate] = []
     fills = {"fail_line": ctx.fail_line or 0}
-    for op in hits[-2:]:
-        fixes = _inplace_fixes(ctx, op.line)
-        out.append(Candidate("inplace-modified-output", op.line, 0.85, [
-            ("inplace-failed", fills),
-            ("inplace-op", {"line": op.line, "op": op.op, "name": op.name or "a tensor",
-                            "detail": made_by or "?"}),
-        ], fixes, {"line": op.line, "op": op.op, "name": op.name or "?"}))
-    if not made_by:
-        # a leaf (a weight) changed in place between forward and backward: an optimizer step
-        steps = [s for s in ctx.evidence.steps if s.line is not None]
-        if steps:
-            line = steps[0].line or 0
-            out.append(Candidate("inplace-modified-input", line, 0.7, [
-                ("inplace-failed", fills), ("step-between", {"line": line}),
-            ], [Fix((Edit("delete", line),), runs_clean,
-                    T(f"call every backward() before optimizer.step(): remove the step on line "
-                      f"{line}", f"先完成所有 backward() 再调用 step()：删除第 {line} 行的 step"))],
-                {"line": line}))
-    return sorted(out, key=lambda c: -c.root_line)
+    changes = [o for o in ctx.evidence.ops if o.kind == "inplace"
+               and "under no_grad" not in o.detail]
 
+    def matches(op: OpEvidence, before: bool) -> bool:
+        node = op.grad_fn if before else op.grad_fn_after
+        return made_by is not None and node is not None and (
+            node == made_by or node.startswith(made_by + "Backward"))
+
+    # the changed tensor was made by the op the message names (its grad_fn before the
+    # change); failing that, the change itself made a node of that name
+    hits = [o for o in changes if matches(o, before=True)] or [
+        o for o in changes if matches(o, before=False)]
+    out: list[Candidate] = []
+    for op in (hits or changes)[-2:]:
+        conf = 0.85 if hits else 0.6
+        steps: list[tuple[str, dict[str, object]]] = [("inplace-failed", fills), (
+            "inplace-op", {"line": op.line, "op": op.op, "name": op.name or "a tensor",
+                           "detail": op.grad_fn or made_by or "?"})]
+        layer = _inplace_layer(ctx, op)
+        if layer is not None:
+            line, fix = layer
+            steps.append(("inplace-layer", {"line": line, "module": op.module or "?",
+                                            "fail_line": op.line}))
+            out.append(Candidate("inplace-modified-output", line, conf, steps, [fix],
+                                 {"line": line, "op": op.op, "name": op.name or "?"}))
+            continue
+        out.append(Candidate("inplace-modified-output", op.line, conf, steps,
+                             _inplace_fixes(ctx, op.line),
+                             {"line": op.line, "op": op.op, "name": op.name or "?"}))
+    out.extend(_step_between(ctx, fills, 0.6 if hits else 0.8))
+    return out
+
+
+def _inplace_layer(ctx: Ctx, op: OpEvidence) -> tuple[int, Fix] | None:
+    """The layer built with ``inplace=True`` whose forward made the change: where it is
+    built, and the fix that builds it out of place."""
+    if not op.module:
+        return None
+    call = ctx.flow.constructor(op.module, op.module_kind)
+    flag = next((k for k in call.keywords if k.arg == "inplace"), None) if call else None
+    if flag is None:
+        return None
+    edit = replace_node(ctx.code, flag.value, "False")
+    if edit is None:
+        return None
+    return flag.value.lineno, Fix((edit,), runs_clean, T(
+        f"build `{op.module}` out of place on line {flag.value.lineno}: `inplace=False`",
+        f"第 {flag.value.lineno} 行把 `{op.module}` 建成非原地的：`inplace=False`"))
+
+
+def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candidate]:
+    """An optimizer step between two backward() passes over graphs that saved the weights:
+    the step changes them in place. Step once, after every backward()."""
+    backs = ctx.evidence.backwards
+    failing = next((i for i, b in enumerate(backs) if b.raised), len(backs))
+    fail = ctx.fail_line or 0
+    out = []
+    for step in ctx.evidence.steps:
+        if step.line is None or not 1 <= step.after_backward <= failing:
+            continue
+        line = step.line
+        later = [c for c in ctx.flow.calls_named("step") if c.lineno > fail]
+        edit = Edit("delete", line) if later else Edit("move_after", line, to=fail)
+        cid = "inplace-modified-output" if ", which is output" in ctx.message else \
+            "inplace-modified-input"  # the catalog's words follow the message's form
+        out.append(Candidate(cid, line, conf, [
+            ("inplace-failed", fills), ("step-between", {"line": line})],
+            [Fix((edit,), runs_clean, T(
+                f"call every backward() before optimizer.step(): "
+                f"{'remove' if later else 'move'} the step on line {line}",
+                f"先完成所有 backward() 再调用 step()：{'删除' if later else '移动'}第 {line} 行的 "
+                "step"))], {"line": line}))
+        break
+    return out
 
 
 def _inplace_fixes(ctx: Ctx, line: int) -> list[Fix]:
@@ -406,8 +516,13 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
     owners = [text(n.value) for n in ast.walk(stmt)
               if isinstance(n, ast.Attribute) and n.attr == "grad"]
     out = []
+    loops = flow.loops_of(stmt)
     for owner in owners:
-        made = flow.assigned_before(owner, fail, stmt) or flow.assigned_before(owner, fail)
+        # a definition later in the same loop reaches this use on the next pass
+        carried = [s for s in flow.assignments.get(owner, []) if loops and s.lineno >= fail
+                   and loops[0] in flow.ancestors(s)]
+        made = (carried[0] if carried else None) or flow.assigned_before(owner, fail, stmt) \
+            or flow.assigned_before(owner, fail)
         if made is None and owner.startswith("self."):
             made = next(iter(flow.assignments.get(owner, [])), None)
         if made is None:
@@ -464,17 +579,42 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                 {"line": line, "name": owner}))
     backs = [b.line for b in ctx.evidence.backwards]
     if not out and owners and not backs:
-        # .grad read before any backward ran
-        loop_stmt = flow.statement_at(fail)
+        # .grad read before any backward ran: clearing it is done by setting it to None
+        # (what zero_grad() does), which works before the first backward() too
+        edits = tuple(Edit("replace", s.lineno, indent_of(flow.line(s.lineno)) +
+                           f"{_zeroed(s)}.grad = None") for s in _siblings(flow, stmt)
+                      if _zeroed(s))
+        fixes = [Fix(edits, runs_clean, T(
+            "clear the gradients with `.grad = None` (lines "
+            f"{', '.join(str(e.line) for e in edits)}): `.grad` is None until the first "
+            "backward()", f"用 `.grad = None` 清除梯度（第 {', '.join(str(e.line) for e in edits)} "
+            "行）：第一次 backward() 之前 `.grad` 是 None"))] if edits else []
         edit = Edit("replace", fail, indent_of(flow.line(fail)) + f"if {owners[0]}.grad is not "
                     f"None: " + flow.line(fail).strip())
+        fixes.append(Fix((edit,), runs_clean, T(f"only clear `{owners[0]}.grad` once it exists",
+                                                f"只在 `{owners[0]}.grad` 存在时清零")))
         out.append(Candidate("grad-is-none", fail, 0.6, [
-            ("grad-before-backward", {"fail_line": fail, "name": owners[0]})],
-            [Fix((edit,), runs_clean, T(f"only clear `{owners[0]}.grad` once it exists",
-                                        f"只在 `{owners[0]}.grad` 存在时清零"))],
+            ("grad-before-backward", {"fail_line": fail, "name": owners[0]})], fixes,
             {"line": fail, "name": owners[0]}))
-        del loop_stmt
     return out
+
+
+def _zeroed(stmt: ast.stmt) -> str | None:
+    """``w`` for the statement ``w.grad.zero_()``."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and call_name(call) == "zero_" and isinstance(
+            call.func, ast.Attribute) and isinstance(call.func.value, ast.Attribute) and \
+            call.func.value.attr == "grad":
+        return text(call.func.value.value)
+    return None
+
+
+def _siblings(flow: Flow, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of the block that holds ``stmt``, from it on."""
+    parent = flow.parents.get(stmt)
+    body = next((b for b in (getattr(parent, "body", None), getattr(parent, "orelse", None))
+                 if isinstance(b, list) and stmt in b), [stmt])
+    return body[body.index(stmt):]
 
 
 

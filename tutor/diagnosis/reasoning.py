@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from typing import Protocol
 
-from tutor.diagnosis import engine
+from tutor.diagnosis import checks, engine
 from tutor.diagnosis.catalog import EVIDENCE_PLACEHOLDERS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
@@ -225,7 +225,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     elif first is not None and first.id == top.id:
         shown_diag = first
     else:
-        shown_diag = _render(entry, top, rerun, code)
+        try:
+            shown_diag = _render(entry, top, rerun, code)
+        except KeyError:  # the entry's words need a message this error does not have
+            if checks.DEBUG or first is None:
+                raise
+            shown_diag = first
     if shown_diag.id != top.id:
         # the message's own diagnosis stays; the evidence's unverified guess is an alternative
         update: dict[str, object] = {

@@ -9,14 +9,16 @@ import itertools
 import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, losses, replace_in_line
+from tutor.diagnosis.cuts import cut_fixes, round_trip
+from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
-from tutor.diagnosis.graph_checks import CUT_STEP, _cut_fixes, _first_body_line, _stmt_call
+from tutor.diagnosis.graph_checks import CUT_STEP, _first_body_line, _stmt_call
 from tutor.diagnosis.verify import (
     backward_runs,
     both,
     cut_gone,
     eval_at_prediction,
+    grads_fresh,
     loss_improves,
     no_broadcast_warning,
     params_learn,
@@ -24,6 +26,7 @@ from tutor.diagnosis.verify import (
     runs_clean_with_grad,
 )
 from tutor.i18n import T
+from tutor.sandbox.models import ParamEvidence
 
 
 def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candidate]:
@@ -125,7 +128,9 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                               for n in ast.walk(loop))
         if not steps and not updates_by_hand:
             continue
-        if not zeros:
+        accumulating = [b for b in ctx.evidence.backwards if b.accumulated]
+        seen = any(b.accumulated is not None for b in ctx.evidence.backwards)
+        if not zeros and (accumulating or not seen):  # the re-run saw the gradients add up
             if steps:
                 opt = receiver(steps[0]) or "optimizer"
                 edit = Edit("insert_before", _first_body_line(loop), f"{opt}.zero_grad()")
@@ -140,14 +145,15 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                 if isinstance(anchor, ast.With):
                     edit = Edit("insert_before", backward.lineno, f"{owner}.grad = None")
             out.append(Candidate("missing-zero-grad", loop.lineno, 0.75, [
-                ("accumulates", {"line": backward.lineno}),
+                ("accumulates", {"line": backward.lineno, "count": len(accumulating)}),
                 ("no-zero-grad", {"line": loop.lineno}),
-            ], [Fix((edit,), loss_improves, T("clear the gradients at every pass: "
+            ], [Fix((edit,), both(grads_fresh, loss_improves), T(
+                "clear the gradients at every pass: "
                                               f"`{edit.text}`",
                                               f"每次循环都清零梯度：`{edit.text}`"))],
                 {"line": loop.lineno}))
             continue
-        if steps:
+        if steps and zeros:
             step, zero = steps[0], zeros[0]
             if backward.lineno < zero.lineno < step.lineno:
                 ev_zero = [s for s in ctx.evidence.steps if s.n_params and
@@ -165,60 +171,77 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
 
 
 def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
+    """backward() reaches parameters the optimizer does not hold: what it was given was
+    rebound afterwards (a model built again, ``w = nn.Parameter(...)``), or it was given
+    only part of the model (a submodule, a list that misses some)."""
     ev, flow = ctx.evidence, ctx.flow
     if not ev.steps or not ev.backwards:
         return []
-    trained = {p.name for p in ev.params if p.reached}
-    in_opt = {p.name for p in ev.params if p.in_optimizer}
     idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
     if not idle:
         return []
+    expect = both(params_learn([]), loss_improves)
     out = []
-    opts = flow.optimizers()
-    for stmt, name, call in opts:
-        args = text(call.args[0]) if call.args else ""
-        model = args.split(".parameters")[0] if ".parameters" in args else None
-        # the model was rebuilt after the optimizer took its parameters
-        if model:
-            later = [s for s in flow.assignments.get(model, []) if s.lineno > stmt.lineno
-                     and flow.scope_of(s) is flow.scope_of(stmt)]
-            if later:
-                line = later[0].lineno
-                out.append(Candidate("optimizer-wrong-params", line, 0.9, [
-                    ("params-not-in-optimizer", {"params": _names(idle)}),
-                    ("rebuilt-after-optimizer", {"line": line, "model": model,
-                                                 "optimizer": name}),
-                ], [Fix((Edit("move_before", stmt.lineno, to=line + 1),),
-                        both(params_learn([]), loss_improves),
-                        T(f"create `{name}` after `{model}` is built for the last time: move "
-                          f"line {stmt.lineno} below line {line}",
-                          f"在最后一次构建 `{model}` 之后再创建 `{name}`："
-                          f"把第 {stmt.lineno} 行移到第 "
-                          f"{line} 行之后"))], {"line": line, "model": model, "optimizer": name}))
-                continue
-        top = {p.name.split(".")[0] for p in idle}
-        used = sorted(top)[0] if top else None
-        fixes = []
-        if used and "." not in used and used != "?":
-            edit = replace_in_line(ctx.code, stmt.lineno, r"\(\s*[^,]+?\.parameters\(\)",
-                                   f"({used}.parameters()")
-            if edit is None:
-                edit = replace_in_line(ctx.code, stmt.lineno, r"\(\s*\[.*\]\s*(,|\))",
-                                       lambda m, used=used: f"({used}.parameters()"
-                                       f"{m.group(1)}")  # type: ignore[arg-type,misc]
-            if edit is not None:
-                fixes.append(Fix((edit,), both(params_learn([]), loss_improves),
-                                 T(f"give `{name}` the parameters of `{used}`, the model the loss "
-                                   f"uses: `{edit.text.strip()}`",
-                                   f"把 `{used}`（损失所用的模型）的参数交给 `{name}`："
-                                   f"`{edit.text.strip()}`")))
-        out.append(Candidate("optimizer-wrong-params", stmt.lineno, 0.8, [
+    for stmt, name, call in flow.optimizers():
+        given = _given(call)
+        rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
+                   for s in flow.assignments.get(holder, []) if s.lineno > stmt.lineno
+                   and flow.scope_of(s) is flow.scope_of(stmt)]
+        if rebound:
+            holder, again = rebound[-1]
+            line = again.lineno
+            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
+            ], [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
+                f"create `{name}` after `{holder}` is made for the last time: move line "
+                f"{stmt.lineno} below line {line}",
+                f"在最后一次创建 `{holder}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
+                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name}))
+            continue
+        fix = _all_parameters(ctx, given, idle, name, expect)
+        line = fix[0] if fix else stmt.lineno
+        out.append(Candidate("optimizer-wrong-params", line, 0.8, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
-            ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
-        ], fixes, {"line": stmt.lineno, "optimizer": name}))
-    del trained, in_opt
+            ("optimizer-built", {"line": line, "optimizer": name}),
+        ], [fix[1]] if fix else [], {"line": line, "optimizer": name}))
     return out
 
+
+def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """What an optimizer is given, as (the name it comes from, the expression): each
+    ``x.parameters()`` (also inside param groups) and each tensor of a list."""
+    first = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "params"), None)
+    found: list[tuple[str, ast.expr]] = []
+    for node in ast.walk(first) if first is not None else ():
+        if isinstance(node, ast.Call) and call_name(node) in ("parameters", "named_parameters"):
+            owner = receiver(node)
+            if owner:
+                found.append((owner.split(".")[0], node))
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            found.extend((text(e), e) for e in node.elts if isinstance(e, (ast.Name,
+                                                                            ast.Attribute)))
+    return found
+
+
+def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
+                    name: str, expect: Expect) -> tuple[int, Fix] | None:
+    """Give the optimizer every parameter of the model the idle ones belong to."""
+    owners = {p.name.split(".")[0] for p in idle if "." in p.name}
+    parts = [node for _, node in given if isinstance(node, ast.Call)]
+    if len(owners) != 1 or not parts or "?" in owners:
+        return None
+    owner = owners.pop()
+    node = parts[0]
+    edit = replace_node(ctx.code, node, f"{owner}.parameters()")
+    if edit is None:
+        return None
+    return edit.line, Fix((edit,), expect, T(
+        f"give `{name}` all the parameters of `{owner}`, the model the loss uses: "
+        f"`{owner}.parameters()` on line {edit.line}",
+        f"把 `{owner}`（损失所用的模型）的全部参数交给 `{name}`：第 {edit.line} 行写成 "
+        f"`{owner}.parameters()`"))
 
 
 def _names(params: list) -> str:  # type: ignore[type-arg]
@@ -250,56 +273,53 @@ def check_requires_grad_late(ctx: Ctx) -> list[Candidate]:
 
 
 def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
+    """Parameters that require grad never change while the others train: an op on the way
+    to the loss (``.data``, ``.detach()``, ``.item()`` and back, argmax) cut them out."""
     ev = ctx.evidence
     if ctx.error is not None or not ev.backwards:
         return []
-    idle = [p for p in ev.params if p.requires_grad and not p.reached and not p.changed]
+    # something was trained or updated, yet these stayed as they were
+    updated = any(p.changed for p in ev.params) or bool(ev.steps) or any(
+        o.kind == "inplace" and "under no_grad" in o.detail for o in ev.ops)
+    idle = [p for p in ev.params if p.requires_grad and p.changed is False
+            and (not p.reached or updated)]
     if not idle:
         return _python_cut_in_loss(ctx)
+    unreached = any(not p.reached for p in idle)
+    idle_names = {p.name for p in idle} | {p.name.split(".")[-1] for p in idle}
+    expect = both(params_learn([p.name for p in idle]), loss_improves)
     out = []
     for op in ev.ops:
-        if op.kind in ("data", "cut") and op.detail in ("", "nondifferentiable", "python") \
-                and op.line not in {b.line for b in ev.backwards}:
-            reason = "data" if op.kind == "data" else op.detail
-            fixes = [Fix(f.edits, both(params_learn([p.name for p in idle]), loss_improves),
-                         f.describe) for f in _cut_fixes(ctx, op.line, reason, op.op)]
-            if op.op == "tolist" or "tensor(" in ctx.flow.line(op.line):
-                m = re.search(r"torch\.tensor\((\w[\w.]*)\.tolist\(\)\)", ctx.flow.line(op.line))
-                if m:
-                    edit = replace_in_line(ctx.code, op.line, re.escape(m.group(0)), m.group(1))
-                    if edit:
-                        fixes.append(Fix((edit,), params_learn([p.name for p in idle]),
-                                         T(f"use `{m.group(1)}` itself on line {op.line}",
-                                           f"在第 {op.line} 行直接使用 `{m.group(1)}`")))
-            out.append(Candidate("graph-cut-silent", op.line, 0.8, [
-                ("params-idle", {"params": _names(idle)}),
-                (CUT_STEP.get(reason, "cut-op"), {"line": op.line, "op": op.op}),
-            ], fixes, {"line": op.line, "op": op.op, "params": _names(idle)}))
+        if op.kind not in ("data", "cut") or op.detail not in ("", "nondifferentiable",
+                                                               "python") \
+                or op.line in {b.line for b in ev.backwards}:
+            continue
+        if not unreached and (op.name or "") not in idle_names:
+            continue  # reached but idle: only a cut of that very tensor explains it
+        reason = "data" if op.kind == "data" else op.detail
+        out.append(Candidate("graph-cut-silent", op.line, 0.8, [
+            ("params-idle", {"params": _names(idle)}),
+            (CUT_STEP.get(reason, "cut-op"), {"line": op.line, "op": op.op}),
+        ], cut_fixes(ctx, op.line, reason, op.op, expect),
+            {"line": op.line, "op": op.op, "params": _names(idle)}))
     return out
-
 
 
 def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
     """A term of the loss turned into a Python number and back: it adds to the value but
     passes no gradient (the loss still has a graph through its other terms)."""
-    ev, flow = ctx.evidence, ctx.flow
     out = []
-    for op in ev.ops:
+    for op in ctx.evidence.ops:
         if op.kind != "cut" or op.detail != "python":
             continue
-        src = flow.line(op.line)
-        m = re.search(r"torch\.tensor\((.+)\.(item|tolist)\(\)\)", src)
-        if not m:
+        trip = round_trip(ctx, op.line, None, cut_gone(op.line))
+        if trip is None:
             continue
-        edit = replace_in_line(ctx.code, op.line, re.escape(m.group(0)), m.group(1))
-        out.append(Candidate("graph-cut-silent", op.line, 0.7, [
+        line, fixes = trip
+        out.append(Candidate("graph-cut-silent", line, 0.7, [
             (CUT_STEP["python"], {"line": op.line, "op": op.op})],
-            [Fix((edit,), cut_gone(op.line), T(f"keep the term a tensor on line {op.line}: "
-                                               f"`{m.group(1)}`",
-                                               f"第 {op.line} 行保持张量：`{m.group(1)}`"))]
-            if edit else [], {"line": op.line, "op": op.op, "params": "this term"}))
+            fixes, {"line": line, "op": op.op, "params": "this term"}))
     return out
-
 
 
 def check_frozen(ctx: Ctx) -> list[Candidate]:

@@ -47,7 +47,10 @@ def loss_improves(original: RunResult, fixed: RunResult) -> Text | None:
             isinstance(b.loss, str) for b in (fixed.evidence.backwards if fixed.evidence else [])):
         return None
     raw_before = [b.loss for b in original.evidence.backwards] if original.evidence else []
-    broken_before = any(isinstance(v, str) for v in raw_before)
+    # not a loss at all before: nan/inf, or negative where the fixed one never is (NLLLoss
+    # of probabilities instead of log-probabilities)
+    broken_before = any(isinstance(v, str) for v in raw_before) or (
+        any(v < 0 for v in before) and all(v >= 0 for v in after))
     if _drop(after) >= 0.1 and (broken_before or len(before) < 2
                                 or _drop(after) > _drop(before) + 0.05):
         return T(f"with this change the loss falls from {after[0]:.4g} to {after[-1]:.4g}"
@@ -57,6 +60,25 @@ def loss_improves(original: RunResult, fixed: RunResult) -> Text | None:
                  + (f"（改动前：{before[0]:.4g} 到 {before[-1]:.4g}）" if len(before) >= 2 else ""))
     return None
 
+
+
+def grads_fresh(original: RunResult, fixed: RunResult) -> Text | None:
+    """Each backward() of the fixed program starts from cleared gradients, where the
+    original's added to the previous ones."""
+    before = _accumulating(original)
+    after = _accumulating(fixed)
+    if fixed.outcome != "ok" or not before or after or fixed.evidence is None or len(
+            fixed.evidence.backwards) < 2:
+        return None
+    return T(f"with this change every backward() starts from cleared gradients (before the "
+             f"change {before} passes added to the previous ones)",
+             f"改动后每次 backward() 都从清零的梯度开始"
+             f"（改动前有 {before} 次把梯度累加到之前的上面）")
+
+
+def _accumulating(result: RunResult) -> int:
+    ev = result.evidence
+    return sum(1 for b in ev.backwards if b.accumulated) if ev is not None else 0
 
 
 def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | None]:

@@ -1,0 +1,224 @@
+"""Where a tensor's graph is cut, and the changes that keep it: ``.data``/``.detach()``
+dropped, a ``no_grad`` block left, a round trip through Python or NumPy removed, an op
+without gradient replaced by a differentiable stand-in (the catalog's ``surrogates``).
+
+A round trip has two shapes. When the values only pass through Python unchanged (``.item()``
+into a list, rebuilt with ``torch.tensor(list)``) the rebuild is the mistake: keep the
+tensors and ``torch.stack`` them. When the math itself is done in NumPy on ``.numpy()``
+copies, the line that left torch is: do the same math with torch.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from tutor.diagnosis.candidate import Ctx
+from tutor.diagnosis.catalog import load_catalog
+from tutor.diagnosis.fixes import Edit, Fix, replace_in_line, replace_node, replace_nodes
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
+
+Expect = Callable[[RunResult, RunResult], Text | None]
+
+MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor",
+                    "DoubleTensor"})
+LEAVE_CALLS = frozenset({"item", "tolist", "numpy", "detach", "cpu"})
+"""Calls that take a value out of the graph (to Python, NumPy, or a detached tensor)."""
+FILLERS = frozenset({"append", "extend", "insert"})
+# NumPy functions with a torch function of the same meaning.
+NUMPY_TO_TORCH = {name: name for name in (
+    "abs", "exp", "log", "sqrt", "sum", "mean", "max", "min", "maximum", "minimum", "tanh",
+    "sin", "cos", "square", "where", "matmul", "dot", "sign", "log1p", "expm1", "stack",
+    "cat", "std", "var", "prod", "exp2", "log2", "log10")} | {
+    "clip": "clamp", "power": "pow", "absolute": "abs", "concatenate": "cat"}
+COMPARE_OPS = {ast.Gt: "gt", ast.GtE: "ge", ast.Lt: "lt", ast.LtE: "le"}
+
+
+def strip_leaving(node: ast.expr) -> ast.expr:
+    """``x`` for ``x.detach().cpu().numpy()``, ``x.item()``, ``x.data``."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in LEAVE_CALLS and not node.args:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr == "data":
+            node = node.value
+        else:
+            return node
+
+
+def _leaving_calls(stmt: ast.AST) -> list[ast.expr]:
+    """The outermost ``x.item()``/``x.numpy()``/... chains in a statement."""
+    found: list[ast.expr] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.expr) and strip_leaving(node) is not node and (
+                isinstance(node, ast.Call) and call_name(node) in ("item", "tolist", "numpy")):
+            found.append(node)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(stmt)
+    return found
+
+
+def _maker(stmt: ast.AST | None) -> ast.Call | None:
+    if stmt is None:
+        return None
+    return next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) in MAKERS
+                 and n.args), None)
+
+
+def round_trip(ctx: Ctx, cut_line: int, maker_line: int | None, expect: Expect
+               ) -> tuple[int, list[Fix]] | None:
+    """The root line and the fixes of a value taken out of the graph and rebuilt as a new
+    tensor: on one line (``torch.tensor(x.item())``), through a list, or through NumPy."""
+    flow, code = ctx.flow, ctx.code
+    for line in dict.fromkeys([maker_line or cut_line, cut_line]):
+        maker = _maker(flow.statement_at(line))
+        if maker is not None and strip_leaving(maker.args[0]) is not maker.args[0]:
+            base = text(strip_leaving(maker.args[0]))
+            edit = replace_node(code, maker, base)
+            if edit is not None:
+                return line, [Fix((edit,), expect, T(
+                    f"use `{base}` itself on line {line}: rebuilding it as a new tensor drops "
+                    "its history", f"第 {line} 行直接使用 `{base}`：重新构造新张量会丢掉它的历史"))]
+    if maker_line is None or maker_line == cut_line:
+        return None
+    maker = _maker(flow.statement_at(maker_line))
+    stmt = flow.statement_at(cut_line)
+    if maker is None or stmt is None:
+        return None
+    leaving = _leaving_calls(stmt)
+    if not leaving:
+        return None
+    parents = flow.parents
+    carried = all(isinstance(parents.get(n), ast.Call) and call_name(parents[n]) in FILLERS
+                  for n in leaving)
+    if carried and isinstance(maker.args[0], ast.Name):
+        listed = maker.args[0].id
+        edits = (replace_nodes(code, [(n, text(strip_leaving(n))) for n in leaving]),
+                 replace_node(code, maker, f"torch.stack({listed})"))
+        if None in edits:
+            return None
+        return maker_line, [Fix(tuple(e for e in edits if e), expect, T(
+            f"keep the tensors in `{listed}` (no `.item()` on line {cut_line}) and "
+            f"`torch.stack({listed})` them on line {maker_line}: `torch.tensor` of a list "
+            "makes a new tensor without history",
+            f"让 `{listed}` 里保留张量（第 {cut_line} 行不用 `.item()`），并在第 {maker_line} "
+            f"行用 `torch.stack({listed})`：对列表调用 `torch.tensor` 会得到没有历史的新张量"))]
+    return _numpy_math(ctx, stmt, leaving, maker, maker_line, expect)
+
+
+def _numpy_math(ctx: Ctx, stmt: ast.stmt, leaving: list[ast.expr], maker: ast.Call,
+                maker_line: int, expect: Expect) -> tuple[int, list[Fix]] | None:
+    """The math done in NumPy on ``.numpy()`` copies, done with torch instead."""
+    changes: list[tuple[ast.AST, str]] = [(n, text(strip_leaving(n))) for n in leaving]
+    for call in ast.walk(stmt):
+        func = call.func if isinstance(call, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id in ("np", "numpy"):
+            name = NUMPY_TO_TORCH.get(func.attr)
+            if name is None:
+                return None  # NumPy math torch has no same-named function for
+            changes.append((func, f"torch.{name}"))
+    line = stmt.lineno
+    edits = (replace_nodes(ctx.code, changes), replace_node(ctx.code, maker,
+                                                            text(maker.args[0])))
+    if None in edits:
+        return None
+    return line, [Fix(tuple(e for e in edits if e), expect, T(
+        f"do the math of line {line} with torch on the tensors themselves, and use the result "
+        f"on line {maker_line} as it is: NumPy copies have no graph",
+        f"第 {line} 行直接用 torch 在张量上计算，第 {maker_line} 行直接使用结果："
+        "NumPy 副本没有计算图"))]
+
+
+def surrogate(ctx: Ctx, line: int, op: str, expect: Expect) -> list[Fix]:
+    """A differentiable stand-in for ``op`` (argmax, a comparison, round) on the line."""
+    name = op.strip("_")
+    found = load_catalog().surrogates.get(name)
+    stmt = ctx.flow.statement_at(line)
+    if found is None or stmt is None:
+        return []
+    fixes = []
+    for node in ast.walk(stmt):
+        fields = _surrogate_fields(node, name)
+        if fields is None:
+            continue
+        new = found.form.format_map(fields).replace(" - 0)", ")")
+        edit = replace_node(ctx.code, node, new)
+        if edit is not None:
+            fixes.append(Fix((edit,), expect, T(
+                f"on line {line} use `{new}`: {found.why.en}",
+                f"第 {line} 行改用 `{new}`：{found.why.zh}")))
+    return fixes
+
+
+def _surrogate_fields(node: ast.AST, name: str) -> dict[str, str] | None:
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+            COMPARE_OPS.get(type(node.ops[0])) == name:
+        return {"x": text(node.left), "other": text(node.comparators[0]), "rest": ""}
+    if not (isinstance(node, ast.Call) and call_name(node) == name):
+        return None
+    rest = [text(a) for a in node.args] + [text(k) for k in node.keywords]
+    owner = receiver(node)
+    if owner in ("torch", "th") and node.args:  # torch.argmax(x, dim=1)
+        return {"x": text(node.args[0]), "rest": ", ".join(rest[1:]), "other": ""}
+    if owner is not None and owner not in ("torch", "th", "np", "numpy"):
+        return {"x": owner, "rest": ", ".join(rest), "other": ""}
+    return None
+
+
+def no_grad_decorator(flow: Flow, line: int) -> int | None:
+    """The line of a ``@torch.no_grad()`` on the function that holds ``line`` (or on it)."""
+    for node in flow.statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                if "no_grad" in text(deco) and (
+                        deco.lineno == line or node.lineno <= line <= (node.end_lineno or 0)):
+                    return deco.lineno
+    return None
+
+
+def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list[Fix]:
+    """The changes that keep the graph through the cut on ``line`` (``reason``: data,
+    no_grad, nondifferentiable, python)."""
+    code, flow = ctx.code, ctx.flow
+    fixes: list[Fix] = []
+
+    def add(edit: Edit | None, describe: Text) -> None:
+        if edit is not None:
+            fixes.append(Fix((edit,), expect, describe))
+
+    if reason == "data":
+        add(replace_in_line(code, line, r"\.data\b", ""), T(
+            f"use the tensor itself, not `.data`, on line {line}",
+            f"在第 {line} 行使用张量本身，而不是 `.data`"))
+    if op == "detach" or reason == "nondifferentiable":
+        add(replace_in_line(code, line, r"\.detach\(\)", ""), T(
+            f"remove `.detach()` on line {line}", f"删除第 {line} 行的 `.detach()`"))
+    if reason == "nondifferentiable":
+        fixes.extend(surrogate(ctx, line, op, expect))
+    if reason == "python":
+        trip = round_trip(ctx, line, None, expect)
+        fixes.extend(trip[1] if trip else [])
+        add(replace_in_line(code, line, r"\.item\(\)", ""), T(
+            f"keep the tensor on line {line} (no `.item()`)",
+            f"在第 {line} 行保留张量（不用 `.item()`）"))
+    if reason == "no_grad":
+        stmt = flow.statement_at(line)
+        block = stmt if isinstance(stmt, ast.With) else (
+            flow.in_no_grad(stmt) if stmt is not None else None)
+        if block is not None:
+            fixes.append(Fix((Edit("dedent_block", block.lineno),), expect, T(
+                f"compute it outside the `torch.no_grad()` block of line {block.lineno}",
+                f"在第 {block.lineno} 行的 `torch.no_grad()` 块之外计算它")))
+        deco = no_grad_decorator(flow, line)
+        if deco is not None:
+            fixes.append(Fix((Edit("delete", deco),), expect, T(
+                f"remove the `@torch.no_grad()` decorator on line {deco}",
+                f"删除第 {deco} 行的 `@torch.no_grad()` 装饰器")))
+    return fixes
