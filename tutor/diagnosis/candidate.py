@@ -32,6 +32,9 @@ class Ctx:
     result: RunResult  # the instrumented re-run
     evidence: Evidence
     error: ErrorInfo | None
+    refuted: set[str] = field(default_factory=set)
+    """Diagnoses the evidence shows wrong (a static rule fired on the program's form, the
+    re-run saw otherwise): the checks add them, the reasoning drops them."""
 
     @property
     def message(self) -> str:

@@ -11,6 +11,7 @@ copies, the line that left torch is: do the same math with torch.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 
 from tutor.diagnosis.candidate import Ctx
@@ -78,8 +79,11 @@ def round_trip(ctx: Ctx, cut_line: int, maker_line: int | None, expect: Expect
     flow, code = ctx.flow, ctx.code
     for line in dict.fromkeys([maker_line or cut_line, cut_line]):
         maker = _maker(flow.statement_at(line))
-        if maker is not None and strip_leaving(maker.args[0]) is not maker.args[0]:
-            base = text(strip_leaving(maker.args[0]))
+        # the value leaves the graph and comes back on this very line
+        base = to_torch(maker.args[0]) if maker is not None and (
+            _leaving_calls(maker.args[0]) or strip_leaving(maker.args[0]) is not maker.args[0]
+        ) else None
+        if maker is not None and base is not None and base != text(maker.args[0]):
             edit = replace_node(code, maker, base)
             if edit is not None:
                 return line, [Fix((edit,), expect, T(
@@ -115,18 +119,15 @@ def round_trip(ctx: Ctx, cut_line: int, maker_line: int | None, expect: Expect
 def _numpy_math(ctx: Ctx, stmt: ast.stmt, leaving: list[ast.expr], maker: ast.Call,
                 maker_line: int, expect: Expect) -> tuple[int, list[Fix]] | None:
     """The math done in NumPy on ``.numpy()`` copies, done with torch instead."""
-    changes: list[tuple[ast.AST, str]] = [(n, text(strip_leaving(n))) for n in leaving]
-    for call in ast.walk(stmt):
-        func = call.func if isinstance(call, ast.Call) else None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-                func.value.id in ("np", "numpy"):
-            name = NUMPY_TO_TORCH.get(func.attr)
-            if name is None:
-                return None  # NumPy math torch has no same-named function for
-            changes.append((func, f"torch.{name}"))
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return,
+                                            ast.AugAssign)) else None
+    if value is None:
+        return None
+    math, rebuilt = to_torch(value), to_torch(maker.args[0])
+    if math is None or rebuilt is None:
+        return None
     line = stmt.lineno
-    edits = (replace_nodes(ctx.code, changes), replace_node(ctx.code, maker,
-                                                            text(maker.args[0])))
+    edits = (replace_node(ctx.code, value, math), replace_node(ctx.code, maker, rebuilt))
     if None in edits:
         return None
     return line, [Fix(tuple(e for e in edits if e), expect, T(
@@ -134,6 +135,48 @@ def _numpy_math(ctx: Ctx, stmt: ast.stmt, leaving: list[ast.expr], maker: ast.Ca
         f"on line {maker_line} as it is: NumPy copies have no graph",
         f"第 {line} 行直接用 torch 在张量上计算，第 {maker_line} 行直接使用结果："
         "NumPy 副本没有计算图"))]
+
+
+class _ToTorch(ast.NodeTransformer):
+    """NumPy calls made torch calls, copies out of the graph made the tensors themselves."""
+
+    def __init__(self) -> None:
+        self.unknown = False
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        base = strip_leaving(node)
+        if base is not node:
+            return self.visit(base)
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id in ("np", "numpy"):
+            name = NUMPY_TO_TORCH.get(func.attr)
+            if name is None:
+                self.unknown = True
+                return node
+            node.func = ast.Attribute(value=ast.Name("torch", ast.Load()), attr=name,
+                                      ctx=ast.Load())
+            # torch's functions take tensors where NumPy's take plain numbers too
+            node.args = [ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), "tensor",
+                                                ast.Load()), [a], [])
+                         if isinstance(a, ast.Constant) and isinstance(a.value, float | int)
+                         else a for a in node.args]
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if node.attr == "data":
+            return self.visit(node.value)
+        self.generic_visit(node)
+        return node
+
+
+def to_torch(node: ast.expr) -> str | None:
+    """The expression's source with its NumPy math done by torch, or None when torch has no
+    same-named function for some of it."""
+    converter = _ToTorch()
+    converted = converter.visit(copy.deepcopy(node))
+    return None if converter.unknown else ast.unparse(converted)
 
 
 def surrogate(ctx: Ctx, line: int, op: str, expect: Expect) -> list[Fix]:

@@ -68,22 +68,27 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
                 ], [fix], {"line": line, "name": target}))
-    # 3. two backward passes through one graph in straight-line code
+    # 3. two backward passes through one graph in straight-line code: one backward() of the
+    # sum when nothing happens between them, else (last resort: it keeps the whole graph
+    # alive, and is wrong where the graph should not be reused) retain_graph
     if (len(backs) >= 2 and not loops) or (len(set(backs)) >= 2 and backs[-1] != backs[0]):
         prev = [b for b in backs if b != fail]
         prev_line = prev[-1] if prev else first_back
-        fixes = []
+        summed = _sum_losses(ctx, prev_line, target)
+        if summed is not None:
+            out.append(Candidate("backward-twice", prev_line, 0.6, [
+                ("backward-raised", fills), ("first-backward", {"line": prev_line}),
+                ("nothing-between", {"line": prev_line, "fail_line": fail})],
+                [summed], {"line": prev_line}))
         edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)",
                                ".backward(retain_graph=True)")
-        if edit is not None:
-            fixes.append(Fix((edit,), runs_clean,
-                             T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
-                               f"on line {prev_line}",
-                               f"为第二次反向传播保留计算图：第 {prev_line} 行使用 "
-                               "`backward(retain_graph=True)`")))
-        out.append(Candidate("backward-twice", prev_line, 0.6, [
+        out.append(Candidate("backward-twice", prev_line, 0.45, [
             ("backward-raised", fills), ("first-backward", {"line": prev_line}),
-        ], fixes, {"line": prev_line}))
+        ], [Fix((edit,), runs_clean,
+                T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
+                  f"on line {prev_line}",
+                  f"为第二次反向传播保留计算图：第 {prev_line} 行使用 "
+                  "`backward(retain_graph=True)`"))] if edit else [], {"line": prev_line}))
     # 5. two losses share a forward pass and each has its own backward()
     out.extend(_shared_forward(ctx, target, fills))
     # 4. the second pass reuses a forward output computed before the first backward
@@ -167,6 +172,36 @@ def _merge_edits(code: str, edits: list[Edit | None]) -> tuple[Edit, ...] | None
     return tuple(e for e in edits if e is not None)
 
 
+def _sum_losses(ctx: Ctx, first: int, target: str | None) -> Fix | None:
+    """``a.backward()`` then ``b.backward()`` in one block with nothing between them that
+    reads or changes gradients: one ``(a + b).backward()`` gives the same gradients."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    one, two = flow.statement_at(first), flow.statement_at(fail)
+    call = _stmt_call(flow, first, "backward")
+    head = receiver(call) if call is not None else None
+    parent = flow.parents.get(one) if one is not None else None
+    if one is None or two is None or not head or not target or call is None or call.args or \
+            call.keywords or parent is not flow.parents.get(two):
+        return None
+    body = getattr(parent, "body", [])
+    if one not in body or two not in body:
+        return None
+    between = body[body.index(one) + 1:body.index(two)]
+    if any(".grad" in text(s) or "step" in text(s) for s in between):
+        return None
+    total = f"({head} + {target}).backward("
+    edits = (Edit("delete", first), replace_in_line(ctx.code, fail,
+                                                    rf"\b{re.escape(target)}\.backward\(",
+                                                    total))
+    if edits[1] is None:
+        return None
+    return Fix((edits[0], edits[1]), runs_clean, T(
+        f"call backward() once, on the sum: `({head} + {target}).backward()` on line {fail}, "
+        f"instead of line {first}",
+        f"只调用一次 backward()，对两者之和：第 {fail} 行写成 `({head} + {target}).backward()`，"
+        f"去掉第 {first} 行"))
+
+
 def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
                     ) -> list[Candidate]:
     """Two losses built from one forward pass (a GAN's ``fake = gen(z)``), each with its own
@@ -195,11 +230,12 @@ def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
                 continue
             edit = replace_in_line(ctx.code, use, rf"\b{re.escape(name)}\b(?!\.detach)",
                                    f"{name}.detach()")
-            out.append(Candidate("backward-twice", use, 0.85 if idle else 0.5, [
+            if not idle:
+                continue  # without that evidence, detaching would silently drop gradients
+            out.append(Candidate("backward-twice", use, 0.85, [
                 ("backward-raised", fills),
                 ("shared-forward", {"line": line, "name": name, "fail_line": first.line}),
-                *([("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})]
-                  if idle else [])],
+                ("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})],
                 [Fix((edit,), runs_clean, T(
                     f"give the first loss a detached `{name}` on line {use}: "
                     f"`{name}.detach()`",

@@ -29,6 +29,8 @@ from tutor.sandbox.models import FailedOpEvidence, OperandEvidence
 
 RESHAPES = ("view", "reshape")
 FLOAT32 = "torch.float32"
+FLOAT_OPS = frozenset({"linear", "conv1d", "conv2d", "conv3d", "matmul", "mm", "bmm",
+                       "__matmul__", "addmm", "bilinear", "lstm", "gru", "rnn_tanh"})
 
 
 def failed_op(ctx: Ctx, *ops: str) -> FailedOpEvidence | None:
@@ -234,11 +236,15 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
     failed = failed_op(ctx)
     if failed is None:
         return []
-    wrong = SCALAR_TYPES.get(m.group(3) or m.group(4) or "")
-    operands = [(o, made_line(ctx, o)) for o in failed.inputs
-                if (o.dtype == wrong if wrong else o.dtype != FLOAT32)]
-    if not any(o.dtype == FLOAT32 for o in failed.inputs) and not wrong:
-        return []
+    if any(o.dtype == FLOAT32 for o in failed.inputs):
+        # float32 is what layers are built with: the odd ones out are wrong (integers only
+        # where the op computes in floating point, not a loss's class labels)
+        wrong = [o for o in failed.inputs if o.dtype != FLOAT32 and (
+            "float" in o.dtype or failed.op in FLOAT_OPS)]
+    else:
+        found = SCALAR_TYPES.get(m.group(3) or m.group(4) or "")
+        wrong = [o for o in failed.inputs if found and o.dtype == found]
+    operands = [(o, made_line(ctx, o)) for o in wrong]
     fail = ctx.fail_line or 0
     out = []
     for item, line in [(o, n) for o, n in operands if n is not None][:2]:

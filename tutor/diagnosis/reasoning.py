@@ -24,6 +24,7 @@ from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
+LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
 
 
@@ -134,6 +135,9 @@ class _Trials:
             for second in cand.fixes[:2]:
                 if self.spent():
                     return None
+                if any(e.kind not in LOCAL_EDITS for e in second.edits):
+                    continue  # a follow-up repairs what the first change uncovered; it does
+                    # not remove or reorder the learner's statements
                 final = apply(new, second.edits)
                 if final is None or final == new:
                     continue
@@ -207,8 +211,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
     found = candidates(ctx)
-    if not found:
-        return base
+    base = [d for d in base if d.id not in ctx.refuted]
     catalog = load_catalog()
     known = {e.id for e in catalog.entries}
     found = [c for c in found if c.id in known]

@@ -130,7 +130,10 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
             continue
         accumulating = [b for b in ctx.evidence.backwards if b.accumulated]
         seen = any(b.accumulated is not None for b in ctx.evidence.backwards)
-        if not zeros and (accumulating or not seen):  # the re-run saw the gradients add up
+        if not zeros and seen and not accumulating:
+            ctx.refuted.add("missing-zero-grad")  # something else clears them: no bug
+            continue
+        if not zeros:  # the re-run saw the gradients add up (or could not tell)
             if steps:
                 opt = receiver(steps[0]) or "optimizer"
                 edit = Edit("insert_before", _first_body_line(loop), f"{opt}.zero_grad()")
@@ -352,53 +355,55 @@ SOFTMAXES = ("softmax", "Softmax")
 
 
 def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
-    flow, code = ctx.flow, ctx.code
-    losses_used = {call_name(c) for c in flow.calls}
-    crits = {name for name, stmts in flow.assignments.items()
-             if any(isinstance(flow.value_of(s), ast.Call) and call_name(flow.value_of(s)) in
-                    ("CrossEntropyLoss", "NLLLoss") for s in stmts)}
-    ce = crits or losses_used & {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"}
-    if not ce:
+    """A softmax before a loss that takes logits (CrossEntropyLoss) or log-probabilities
+    (NLLLoss)."""
+    flow = ctx.flow
+    used = {call_name(c) for c in flow.calls}
+    if not used & {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"}:
         return []
-    nll = any("NLLLoss" in flow.line(s.lineno) for n in crits for s in flow.assignments[n]) or \
-        "nll_loss" in losses_used
+    nll = bool(used & {"nll_loss", "NLLLoss"}) and not used & {"cross_entropy",
+                                                              "CrossEntropyLoss"}
+    criterion = "NLLLoss" if nll else "CrossEntropyLoss"
+    first = losses(ctx.result)
     out = []
     for call in flow.calls:
-        name = call_name(call)
-        if name not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
+        if call_name(call) not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
             continue
         line = call.lineno
-        src = flow.line(line)
-        edits: list[Edit] = []
-        if nll:
-            e = replace_in_line(code, line, r"\bsoftmax\(", "log_softmax(")
-            e = e or replace_in_line(code, line, r"\bSoftmax\(", "LogSoftmax(")
-            if e:
-                edits.append(e)
-        else:
-            e = replace_in_line(code, line, r",\s*nn\.Softmax\([^)]*\)", "")
-            if e is None and call.args:
-                e = replace_in_line(code, line, re.escape(text(call)), text(call.args[0]))
-                if e is None:
-                    inner = text(call.args[0])
-                    e = Edit("replace", line, src.replace(src[call.col_offset:call.end_col_offset]
-                                                          if call.end_col_offset else "", inner, 1))
-            if e:
-                edits.append(e)
-        fixes = [Fix((e,), loss_improves, T(
-            f"{'use log_softmax' if nll else 'return the raw scores (logits)'} on line {line}: "
-            f"`{e.text.strip()}`",
-            f"第 {line} 行{'改用 log_softmax' if nll else '直接返回原始分数（logits）'}："
-            f"`{e.text.strip()}`")) for e in edits]
-        first = losses(ctx.result)
+        edit = _softmax_edit(ctx, call, nll)
+        fixes = [Fix((edit,), loss_improves, T(
+            f"{'use log_softmax' if nll else 'give the loss the raw scores (logits)'} on line "
+            f"{line}: `{edit.text.strip()}`",
+            f"第 {line} 行{'改用 log_softmax' if nll else '把原始分数（logits）交给损失'}："
+            f"`{edit.text.strip()}`"))] if edit else []
         out.append(Candidate("softmax-before-ce", line, 0.85, [
-            ("softmax-then-loss", {"line": line, "criterion": "NLLLoss" if nll else
-                                   "CrossEntropyLoss"}),
+            ("softmax-then-loss", {"line": line, "criterion": criterion}),
             ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else "?",
                             "loss_last": f"{first[-1]:.4g}" if first else "?"}),
-        ], fixes, {"line": line, "criterion": "NLLLoss" if nll else "CrossEntropyLoss"}))
+        ], fixes, {"line": line, "criterion": criterion}))
     return out
 
+
+def _softmax_edit(ctx: Ctx, call: ast.Call, nll: bool) -> Edit | None:
+    """NLLLoss: the log of it (``log_softmax``, ``nn.LogSoftmax``); CrossEntropyLoss: the
+    scores themselves (the softmax's input, or the Sequential without its Softmax layer)."""
+    code = ctx.code
+    if nll:
+        func = call.func
+        new_name = "LogSoftmax" if call_name(call) == "Softmax" else "log_softmax"
+        return replace_node(code, func, text(func)[: -len(call_name(call))] + new_name)
+    owner = receiver(call)
+    if call_name(call) == "Softmax":
+        parent = ctx.flow.parents.get(call)
+        if isinstance(parent, ast.Call) and call_name(parent) == "Sequential" and \
+                call in parent.args:
+            rest = ast.Call(parent.func, [a for a in parent.args if a is not call],
+                            parent.keywords)
+            return replace_node(code, parent, ast.unparse(rest))
+        return None
+    if owner is not None and owner not in ("torch", "F", "nn.functional", "functional"):
+        return replace_node(code, call, owner)  # scores.softmax(dim=1)
+    return replace_node(code, call, text(call.args[0])) if call.args else None
 
 
 def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:

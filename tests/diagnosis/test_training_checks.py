@@ -1,0 +1,123 @@
+"""The silent-bug checks, on small programs of their own: what the re-run saw (gradients
+adding up, parameters that never change, a loss that is not a loss) decides, and the fix
+shown made the symptom go away in the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.diagnosis import checks
+from tutor.diagnosis.reasoning import diagnose
+
+DATA = """import torch
+import torch.nn as nn
+torch.manual_seed(3)
+x = torch.randn(40, 4)
+y = (x[:, :1] - 2 * x[:, 1:2])
+"""
+
+CASES = [
+    # no zero_grad in a loop written as a method: gradients add up at every pass, even
+    # where the loss still falls (it does here: the evidence is the gradients, not the loss)
+    ("missing-zero-grad", 11, "zero_grad()", DATA + """class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.02)
+    def fit(self, steps):
+        for _ in range(steps):
+            loss = ((self.net(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+
+Trainer().fit(25)
+"""),
+    # softmax fed to NLLLoss: the "loss" is a negative probability, not a log-likelihood
+    ("softmax-before-ce", 11, "log_softmax", DATA + """labels = (y[:, 0] > 0).long()
+net = nn.Linear(4, 2)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+for _ in range(30):
+    opt.zero_grad()
+    p = net(x).softmax(dim=1)
+    nn.NLLLoss()(p, labels).backward()
+    opt.step()
+"""),
+    # a param group left out of the optimizer
+    ("optimizer-wrong-params", 16, "model.parameters()", DATA + """class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+    def forward(self, t):
+        return self.head(torch.relu(self.body(t)))
+
+model = Two()
+opt = torch.optim.SGD(
+    [{"params": model.body.parameters(), "lr": 0.05}],
+    lr=0.05)
+for _ in range(20):
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+"""),
+    # the tensor handed to the optimizer is replaced afterwards
+    ("optimizer-wrong-params", 9, "opt = torch.optim", DATA + """def fit():
+    w = torch.zeros(4, 1, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    w = torch.randn(4, 1, requires_grad=True)
+    for _ in range(20):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        opt.step()
+    return w
+
+fit()
+"""),
+    # a weight used through .data: backward reaches it (another term uses it) but with a
+    # zero gradient, so it never changes
+    ("graph-cut-silent", 11, "x @ w)", DATA + """w = torch.zeros(4, 1, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([w, b], lr=0.1)
+for _ in range(20):
+    opt.zero_grad()
+    pred = (x @ w.data) + b
+    loss = ((pred - y) ** 2).mean() + 0.0 * w.sum()
+    loss.backward()
+    opt.step()
+"""),
+]
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_silent_check_names_the_root_line_and_a_verified_fix(
+        sandbox: Any, monkeypatch: Any, expected: str, root: int, fix_has: str,
+        code: str) -> None:
+    monkeypatch.setattr(checks, "DEBUG", True)
+    result = sandbox.run(code)
+    assert result.ok, result.error
+    first = diagnose(code, result, sandbox)[0]
+    assert (first.id, first.root_line) == (expected, root), (first.id, first.root_line,
+                                                             first.fix.en)
+    assert first.fix_verified is True and first.patch and fix_has in first.patch, first.patch
+    assert first.fix_check is not None and first.chain
+
+
+def test_gradients_cleared_in_a_helper_are_not_a_missing_zero_grad(sandbox: Any) -> None:
+    # the loop has no zero_grad() in it, but a function it calls clears the gradients: the
+    # re-run sees none adding up, so the static shape alone does not make a diagnosis
+    code = DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+
+def clear(module):
+    for p in module.parameters():
+        p.grad = None
+
+for _ in range(20):
+    clear(net)
+    ((net(x) - y) ** 2).mean().backward()
+    opt.step()
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert "missing-zero-grad" not in {d.id for d in found}
