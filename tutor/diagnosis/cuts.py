@@ -215,6 +215,22 @@ def _surrogate_fields(node: ast.AST, name: str) -> dict[str, str] | None:
     return None
 
 
+def _create_graph(ctx: Ctx, line: int, expect: Expect) -> list[Fix]:
+    stmt = ctx.flow.statement_at(line)
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)) if stmt else ():
+        if call_name(call) == "grad" and not any(k.arg == "create_graph" for k in call.keywords):
+            wanted = ast.Call(call.func, call.args, [
+                *call.keywords, ast.keyword("create_graph", ast.Constant(True))])
+            edit = replace_node(ctx.code, call, ast.unparse(wanted))
+            if edit is not None:
+                return [Fix((edit,), expect, T(
+                    f"pass `create_graph=True` to `autograd.grad` on line {line}, so the "
+                    "gradient has a graph to differentiate",
+                    f"第 {line} 行给 `autograd.grad` 传入 `create_graph=True`，"
+                    "让梯度本身带计算图"))]
+    return []
+
+
 def no_grad_decorator(flow: Flow, line: int) -> int | None:
     """The line of a ``@torch.no_grad()`` on the function that holds ``line`` (or on it)."""
     for node in flow.statements:
@@ -245,6 +261,16 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
             f"remove `.detach()` on line {line}", f"删除第 {line} 行的 `.detach()`"))
     if reason == "nondifferentiable":
         fixes.extend(surrogate(ctx, line, op, expect))
+        if op == "grad":  # a gradient differentiated again needs a graph of its own
+            fixes.extend(_create_graph(ctx, line, expect))
+        if op in MAKERS:  # torch.tensor([t1, t2]): a new tensor with no history
+            maker = _maker(flow.statement_at(line))
+            if maker is not None:
+                add(replace_node(code, maker, f"torch.stack({text(maker.args[0])})"), T(
+                    f"stack the tensors on line {line} (`torch.stack`): `torch.tensor` copies "
+                    "their values into a new tensor without history",
+                    f"第 {line} 行用 `torch.stack` 堆叠这些张量："
+                    "`torch.tensor` 会把数值复制成没有历史的新张量"))
     if reason == "python":
         trip = round_trip(ctx, line, None, expect)
         fixes.extend(trip[1] if trip else [])

@@ -336,7 +336,8 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
         block = ctx.flow.in_no_grad(stmt) if stmt is not None else None
         line = block.lineno if block is not None else (
             no_grad_decorator(ctx.flow, line) or line)
-    steps = [*steps, (CUT_STEP.get(reason, "cut-op"), {"line": line, "op": op})]
+    step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
+    steps = [*steps, (step, {"line": line, "op": op})]
     cid = CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
     return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, backward_runs),
                      {"line": line, "op": op})

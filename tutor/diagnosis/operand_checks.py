@@ -296,6 +296,25 @@ def _dtype_from_names(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
+    """An embedding given float indices: make them integers where they are made."""
+    if "'indices' to have one of the following scalar types" not in ctx.message:
+        return []
+    indices = operand(failed_op(ctx, "embedding"), "0", "input")
+    line = made_line(ctx, indices) if indices is not None else None
+    if indices is None or line is None:
+        return []
+    edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
+    name = indices.name or "the indices"
+    return [Candidate("embedding-index-dtype", line, 0.8, [
+        ("index-dtype", {"fail_line": ctx.fail_line or 0, "name": name, "dtype": indices.dtype,
+                         "line": line})],
+        [Fix((edit,), runs_clean, T(f"make `{name}` integer indices where it is made (line "
+                                    f"{line}): `.long()`",
+                                    f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`"))]
+        if edit else [], {"line": line, "name": name})]
+
+
 # -- class labels ------------------------------------------------------------------------
 LABEL_LOSSES = ("cross_entropy", "nll_loss")
 
