@@ -218,6 +218,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if not found:
         return base
     verified = _try_fixes(code, found, rerun, runner, device) if try_fixes else {}
+    if error is None and try_fixes:
+        # nothing failed: a suspicion whose fix did not make the symptom go away is not
+        # shown as a cause (it may be how the program is meant to work)
+        found = [c for c in found if id(c) in verified]
+        if not found:
+            return base
     ranked = sorted(found, key=lambda c: (id(c) not in verified, -c.confidence, c.root_line))
     top = ranked[0]
     entry = catalog.get(top.id)

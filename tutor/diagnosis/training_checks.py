@@ -365,11 +365,17 @@ def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
                                                               "CrossEntropyLoss"}
     criterion = "NLLLoss" if nll else "CrossEntropyLoss"
     first = losses(ctx.result)
+    # only a softmax the loss is computed through: the re-run's history of the loss
+    chained = [link for b in ctx.evidence.backwards for link in b.chain]
+    through = {link.line for link in chained if link.op in ("softmax", "_softmax")}
     out = []
     for call in flow.calls:
         if call_name(call) not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
             continue
         line = call.lineno
+        layer = call_name(call) == "Softmax"  # runs where the model is called
+        if ctx.evidence.backwards and not (through and (layer or line in through)):
+            continue
         edit = _softmax_edit(ctx, call, nll)
         fixes = [Fix((edit,), loss_improves, T(
             f"{'use log_softmax' if nll else 'give the loss the raw scores (logits)'} on line "

@@ -216,8 +216,6 @@ class Recorder:
 
     def _before(self, inputs: list[Any], line: int) -> Data:
         target = inputs[0] if inputs else None
-        for tensor in inputs:
-            self.first_use.setdefault(id(tensor), line)
         if target is None:
             return {"target": None}
         origin = self._record_of(target)
@@ -255,6 +253,9 @@ class Recorder:
                           first_use=used)
             return
         inputs_rg = any(t.requires_grad for t in inputs)
+        if torch.is_grad_enabled():  # a use that autograd records (or would, with the flag)
+            for tensor in inputs:
+                self.first_use.setdefault(id(tensor), line)
         outputs = result if isinstance(result, (list, tuple)) else [result]
         out = next((o for o in outputs if isinstance(o, torch.Tensor)), None)
         inplace = ((name.endswith("_") and not name.endswith("__")) or name in INPLACE_DUNDERS
