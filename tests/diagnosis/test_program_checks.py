@@ -93,6 +93,22 @@ for _ in range(20):
     ((model(x) - y) ** 2).mean().backward()
     opt.step()
 """),
+    ("linear-in-features", 10, "images.flatten(1)", """import torch
+import torch.nn as nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1 * 8 * 8, 10)
+
+    def forward(self, images):
+        return self.fc(images)
+
+images = torch.randn(4, 1, 8, 8)
+labels = torch.randint(0, 10, (4,))
+loss = nn.functional.cross_entropy(Classifier()(images), labels)
+loss.backward()
+"""),
 ]
 
 

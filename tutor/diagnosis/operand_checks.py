@@ -89,6 +89,9 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     steps_head = ("shape-mismatch", {"fail_line": fail, "shape": f"{got}",
                                      "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
+    flat = _unflattened(ctx, operand(failed, "0", "input"), expected)
+    if flat is not None:
+        return [flat]
     name = failed.module if failed is not None else None
     call = ctx.flow.constructor(name, "Linear") if name else None
     if call is None:
@@ -109,6 +112,31 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                       [Fix((edit,), runs_clean, T(f"transpose the second operand on line {fail}",
                                                   f"在第 {fail} 行转置第二个操作数"))],
                       {"line": fail})]
+
+
+def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Candidate | None:
+    """A layer that expects the flattened sample got it unflattened (images (N, C, H, W)
+    into ``nn.Linear(C*H*W, ...)``): flatten it where the layer is called."""
+    if given is None or len(given.shape) < 3:
+        return None
+    per_sample = 1
+    for size in given.shape[1:]:
+        per_sample *= size
+    if per_sample != expected:
+        return None
+    line = ctx.fail_line or 0
+    stmt = ctx.flow.statement_at(line)
+    names = {given.name} if given.name else set()
+    arg = next((a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
+                if text(a) in names), None) if stmt is not None else None
+    edit = replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
+    return Candidate("linear-in-features", line, 0.85, [
+        ("not-flattened", {"fail_line": line, "name": given.name or "the input",
+                           "shape": str(tuple(given.shape)), "count": expected})],
+        [Fix((edit,), runs_clean, T(
+            f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
+            f"第 {line} 行在进入该层前把每个样本展平：`{text(arg)}.flatten(1)`"))]
+        if edit is not None and arg is not None else [], {"line": line})
 
 
 def _linear_on_line(ctx: Ctx, line: int) -> tuple[str | None, ast.Call | None]:
