@@ -30,7 +30,7 @@ baseline; this checkout and DIR each start their own sandbox in a worker process
 programs of the scored splits that ran without error are run in turns (the side that goes
 first alternates each round), paced as a learner runs code. Reported: p50 wall per side and
 the median of the paired differences, for all of those programs and for the ones that build
-no optimizer.
+no optimizer (``--ab-without-optimizer``: only those).
 
 The older sets: each program in ``tests/diagnosis/corpus``, ``heldout`` and ``heldout2``
 names the diagnosis it must get in a ``# expect: ID`` header (``none``: no diagnosis at all;
@@ -410,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ab", type=Path, metavar="DIR",
                         help="A/B a run that does not fail against the checkout DIR")
     parser.add_argument("--ab-rounds", type=int, default=5)
+    parser.add_argument("--ab-without-optimizer", action="store_true",
+                        help="A/B only programs that build no optimizer (a baseline without "
+                        "the torch._dynamo warm-up pays seconds for each of the others)")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
     if args.split:
@@ -423,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
             _, ran_ok = score_corpus(sandbox, args.corpus, args.split, args.show, args.dump)
         print(f"({load_now()} at the end)")
         if args.ab is not None:
+            if args.ab_without_optimizer:
+                ran_ok = [item for item in ran_ok if "optim." not in item["code"]]
             ab(ran_ok, args.ab.resolve(), args.ab_rounds)
         return 0
     with Sandbox() as sandbox:
