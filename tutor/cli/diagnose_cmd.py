@@ -54,8 +54,8 @@ def _syntax_error(code: str) -> ErrorInfo | None:
     except SyntaxError as exc:
         lines = code.splitlines()
         source = lines[exc.lineno - 1].strip() if exc.lineno and exc.lineno <= len(lines) else None
-        return ErrorInfo(type=type(exc).__name__, message=exc.msg, line=exc.lineno,
-                         source_line=source)
+        return ErrorInfo.model_validate({"type": type(exc).__name__, "message": exc.msg,
+                                         "line": exc.lineno, "source_line": source})
     return None
 
 
@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         from tutor.sandbox.models import RunResult
 
         # nothing ran (device is only required by the model): the run's explanation, as is
-        diagnoses = explain(RunResult(outcome="error", device="cpu", error=syntax_error), code)
+        diagnoses = explain(RunResult.model_validate(
+            {"outcome": "error", "device": "cpu", "error": syntax_error}), code)
         header = _error_header(syntax_error, lang)
         status = 1
     elif args.static:
@@ -116,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
         device = getattr(args, "device", None) or "auto"
         with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
             try:
-                result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
+                result = sandbox.run(code, device=device, limits=Limits.model_validate(
+                    {"wall_time_s": args.timeout}))
             except DeviceError as exc:
                 raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
         diagnoses = explain(result, code)

@@ -22,7 +22,13 @@ class Candidate:
     tell_apart: Text | None = None
 
 
-@dataclass
+def at_failing_line(ctx: Ctx, cid: str, step: str, fixes: list[Fix | None],
+                    confidence: float = 0.8) -> list[Candidate]:
+    """A candidate whose root is the failing line itself (the message names the mistake and
+    the line makes it), with the fixes that fit."""
+    line = ctx.fail_line or 0
+    return [Candidate(cid, line, confidence, [(step, {"line": line})],
+                      [f for f in fixes if f is not None], {"line": line})]
 
 
 @dataclass

@@ -170,7 +170,7 @@ class Entry(_Strict):
         description="Which operand of the focus call is {var}: 'second' for a loss's target, "
         "'either' when the conditions pick it (the integer operand of a matrix product).",
     )
-    conditions: Conditions = Field(default_factory=Conditions)
+    conditions: Conditions = Field(default_factory=lambda: Conditions.model_validate({}))
     covered_by: list[str] = Field(
         default_factory=list,
         description="Warning or pitfall: not reported when one of these ids was already given.",
@@ -211,8 +211,8 @@ class Entry(_Strict):
         )
         shapes = {"shape", "shape2"} | set(self.match.shapes if self.match is not None else ())
         for field in ("title", "explanation", "fix"):
-            text: Text = getattr(self, field)
-            for lang_text in (text.en, text.zh):
+            words: Text = getattr(self, field)
+            for lang_text in (words.en, words.zh):
                 unknown = placeholders(lang_text) - allowed
                 if unknown:
                     raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")

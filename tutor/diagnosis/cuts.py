@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable
 
 from tutor.diagnosis.candidate import Ctx
 from tutor.diagnosis.catalog import load_catalog
-from tutor.diagnosis.fixes import Edit, Fix, replace_in_line, replace_node, replace_nodes
+from tutor.diagnosis.fixes import (
+    Edit,
+    Expect,
+    Fix,
+    node_fix,
+    replace_in_line,
+    replace_node,
+    replace_nodes,
+)
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.i18n import T, Text
-from tutor.sandbox.models import RunResult
-
-Expect = Callable[[RunResult, RunResult], Text | None]
 
 MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor",
                     "DoubleTensor"})
@@ -192,11 +196,9 @@ def surrogate(ctx: Ctx, line: int, op: str, expect: Expect) -> list[Fix]:
         if fields is None:
             continue
         new = found.form.format_map(fields).replace(" - 0)", ")")
-        edit = replace_node(ctx.code, node, new)
-        if edit is not None:
-            fixes.append(Fix((edit,), expect, T(
-                f"on line {line} use `{new}`: {found.why.en}",
-                f"第 {line} 行改用 `{new}`：{found.why.zh}")))
+        fix = node_fix(ctx.code, node, new, expect, T(f"on line {line} use `{new}`: {found.why.en}",
+                                                      f"第 {line} 行改用 `{new}`：{found.why.zh}"))
+        fixes.extend([fix] if fix else [])
     return fixes
 
 

@@ -149,6 +149,13 @@ def replace_nodes(code: str, changes: list[tuple[ast.AST, str]]) -> Edit | None:
     return None if line == lines[spans[0][0] - 1] else Edit("replace", spans[0][0], line)
 
 
+def node_fix(code: str, node: ast.AST, new: str, expect: Expect, describe: Text
+             ) -> Fix | None:
+    """A fix that puts ``new`` in place of one node's source, None if it does not fit."""
+    edit = replace_node(code, node, new)
+    return Fix((edit,), expect, describe) if edit is not None else None
+
+
 def postfix(node: ast.expr, suffix: str) -> str:
     """``node``'s source followed by ``suffix`` (``.float()``), in parentheses when needed."""
     source = ast.unparse(node)

@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor.diagnosis.source import call_name as called
+
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 
@@ -32,13 +34,8 @@ def target_names(target: ast.AST) -> list[str]:
 
 
 def call_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute):
-            return func.attr
-        if isinstance(func, ast.Name):
-            return func.id
-    return ""
+    """What a call calls (``backward`` for ``loss.backward()``), "" for any other node."""
+    return called(node) if isinstance(node, ast.Call) else ""
 
 
 def receiver(node: ast.Call) -> str | None:
@@ -85,8 +82,9 @@ class Flow:
             out.append(node)
         return out
 
-    def loops_of(self, node: ast.AST) -> list[ast.AST]:
-        return [a for a in self.ancestors(node) if isinstance(a, LOOPS)]
+    def loops_of(self, node: ast.AST) -> list[ast.stmt]:
+        return [a for a in self.ancestors(node) if isinstance(a, ast.stmt) and isinstance(
+            a, LOOPS)]
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         return next((a for a in self.ancestors(node) if isinstance(a, SCOPES)), self.tree)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.cuts import cut_fixes, no_grad_decorator, round_trip
 from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
@@ -45,7 +45,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     loops = flow.loops_of(stmt) if stmt is not None else []
     backs = [b.line for b in ctx.evidence.backwards]
     first_back = backs[0] if backs else fail
-    fills = {"fail_line": fail, "name": target or "the loss"}
+    fills: dict[str, object] = {"fail_line": fail, "name": target or "the loss"}
     # 1. a state carried from one pass to the next (h = f(x, h)) keeps the old graph
     for loop in loops[:1]:
         for sub in ast.walk(loop):
@@ -112,7 +112,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
 
 
 
-def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.AST, target: str | None,
+def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target: str | None,
              fills: dict[str, object]) -> list[Candidate]:
     """``h = f(x, h)`` in a loop: each pass's graph holds the previous pass's, freed by its
     backward(). A carried tensor state is detached at each pass; a running sum of losses
@@ -248,7 +248,7 @@ def _listing(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names[:4])
 
 
-def _first_body_line(loop: ast.AST) -> int:
+def _first_body_line(loop: ast.stmt) -> int:
     body = getattr(loop, "body", [])
     return body[0].lineno if body else loop.lineno + 1
 
@@ -283,7 +283,8 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
         return []
     flow = ctx.flow
     failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
-    fills = {"fail_line": ctx.fail_line or 0, "name": failed.name if failed else "the loss"}
+    fills: dict[str, object] = {"fail_line": ctx.fail_line or 0,
+                                "name": failed.name if failed else "the loss"}
     steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
     chain = failed.chain if failed is not None else []
     cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
@@ -376,7 +377,7 @@ def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
         return []
     m = re.search(r"output \d+ of (\w+)", ctx.message)
     made_by = m.group(1) if m else None
-    fills = {"fail_line": ctx.fail_line or 0}
+    fills: dict[str, object] = {"fail_line": ctx.fail_line or 0}
     changes = [o for o in ctx.evidence.ops if o.kind == "inplace"
                and "under no_grad" not in o.detail]
 
@@ -536,10 +537,9 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
         return []
     line = ctx.fail_line or 0
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
-    fixes = [Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
-                                        f"在第 {line} 行转换前先 detach"))] if edit else []
-    return [Candidate("numpy-requires-grad", line, 0.85, [("numpy", {"line": line})], fixes,
-                      {"line": line})]
+    return at_failing_line(ctx, "numpy-requires-grad", "numpy", [
+        Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
+                                   f"在第 {line} 行转换前先 detach")) if edit else None], 0.85)
 
 
 
@@ -568,8 +568,8 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
         src = text(value) if value is not None else ""
         line = made.lineno
         if "requires_grad=True" in src and isinstance(value, (ast.BinOp, ast.Call)) and not (
-                isinstance(value, ast.Call) and "requires_grad" in text(value.keywords)
-                if isinstance(value, ast.Call) else False):
+                isinstance(value, ast.Call)
+                and any(k.arg == "requires_grad" for k in value.keywords)):
             inner = src
             edit = Edit("replace", line, indent_of(flow.line(line)) +
                         text(made).split("=")[0].strip() + " = (" +
@@ -596,18 +596,11 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                          T(f"update `{owner}` in place under `torch.no_grad()` on line {line}",
                            f"在第 {line} 行于 `torch.no_grad()` 下原地更新 `{owner}`"))],
                     {"line": line, "name": owner}))
-        elif isinstance(value, ast.Call) and call_name(value) in (
-                "softmax", "double", "float", "to", "cuda", "sigmoid"):
-            out.append(Candidate("grad-none-nonleaf", line, 0.7, [
-                ("grad-none", {"fail_line": fail, "name": owner}),
-                ("not-leaf", {"line": line, "name": owner})],
-                [Fix((Edit("insert_after", line, f"{owner}.retain_grad()"),), runs_clean,
-                     T(f"keep this tensor's gradient: `{owner}.retain_grad()` after line {line}",
-                       f"保留该张量的梯度：在第 {line} 行之后调用 `{owner}.retain_grad()`"))],
-                {"line": line, "name": owner}))
-        elif value is not None and any(isinstance(n, ast.BinOp) for n in ast.walk(value)) \
-                and "requires_grad" not in src:
-            out.append(Candidate("grad-none-nonleaf", line, 0.6, [
+        elif (converted := isinstance(value, ast.Call) and call_name(value) in (
+                "softmax", "double", "float", "to", "cuda", "sigmoid")) or (
+                value is not None and any(isinstance(n, ast.BinOp) for n in ast.walk(value))
+                and "requires_grad" not in src):
+            out.append(Candidate("grad-none-nonleaf", line, 0.7 if converted else 0.6, [
                 ("grad-none", {"fail_line": fail, "name": owner}),
                 ("not-leaf", {"line": line, "name": owner})],
                 [Fix((Edit("insert_after", line, f"{owner}.retain_grad()"),), runs_clean,
@@ -689,8 +682,7 @@ def check_nonleaf_requires_grad(ctx: Ctx) -> list[Candidate]:
     if "can only change requires_grad flags of leaf variables" not in ctx.message:
         return []
     line = ctx.fail_line or 0
-    return [Candidate("nonleaf-requires-grad", line, 0.8, [("nonleaf-flag", {"line": line})],
-                      [Fix((Edit("delete", line),), runs_clean,
-                           T(f"remove line {line}: a computed tensor's flag comes from its inputs",
-                             f"删除第 {line} 行：计算得到的张量的标志来自它的输入"))],
-                      {"line": line})]
+    return at_failing_line(ctx, "nonleaf-requires-grad", "nonleaf-flag", [
+        Fix((Edit("delete", line),), runs_clean,
+            T(f"remove line {line}: a computed tensor's flag comes from its inputs",
+              f"删除第 {line} 行：计算得到的张量的标志来自它的输入"))])

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.fixes import (
     Fix,
+    node_fix,
     postfix,
     replace_in_line,
     replace_node,
@@ -163,11 +164,10 @@ def _flatten_fixes(ctx: Ctx, line: int, describe_line: int) -> list[Fix]:
             continue
         base = receiver(call)
         for new in (f"{base}.flatten(1)", f"{base}.view({base}.size(0), -1)"):
-            edit = replace_node(ctx.code, call, new)
-            if edit is not None:
-                fixes.append(Fix((edit,), runs_clean, T(
-                    f"keep one row per sample on line {describe_line}: `{new}`",
-                    f"第 {describe_line} 行保持每个样本一行：`{new}`")))
+            fix = node_fix(ctx.code, call, new, runs_clean, T(
+                f"keep one row per sample on line {describe_line}: `{new}`",
+                f"第 {describe_line} 行保持每个样本一行：`{new}`"))
+            fixes.extend([fix] if fix else [])
     return fixes
 
 
@@ -475,8 +475,7 @@ def check_bool(ctx: Ctx) -> list[Candidate]:
     line = ctx.fail_line or 0
     stmt = ctx.flow.statement_at(line)
     fixes = _truth_fixes(ctx, stmt, line) if stmt is not None else []
-    return [Candidate("bool-ambiguous", line, 0.75, [("bool", {"line": line})], fixes,
-                      {"line": line})]
+    return at_failing_line(ctx, "bool-ambiguous", "bool", list(fixes), 0.75)
 
 
 def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, replace_node
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
 from tutor.i18n import T
@@ -47,19 +47,13 @@ def check_view_contiguous(ctx: Ctx) -> list[Candidate]:
     stmt = ctx.flow.statement_at(line)
     views = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "view"
              and isinstance(n.func, ast.Attribute)] if stmt is not None else []
-    fixes = []
-    for call in views[:1]:
-        func = call.func
-        assert isinstance(func, ast.Attribute)
-        edit = replace_node(ctx.code, func, f"{text(func.value)}.reshape")
-        if edit is not None:
-            fixes.append(Fix((edit,), runs_clean, T(
-                f"use `.reshape(...)` on line {line}: it copies when the memory layout (after "
-                "a transpose or permute) does not allow a view",
-                f"第 {line} 行改用 `.reshape(...)`："
-                "内存布局（转置或 permute 之后）不允许 view 时它会复制")))
-    return [Candidate("view-not-contiguous", line, 0.8, [("not-contiguous", {"line": line})],
-                      fixes, {"line": line})]
+    describe = T(f"use `.reshape(...)` on line {line}: it copies when the memory layout "
+                 "(after a transpose or permute) does not allow a view",
+                 f"第 {line} 行改用 `.reshape(...)`："
+                 "内存布局（转置或 permute 之后）不允许 view 时它会复制")
+    return at_failing_line(ctx, "view-not-contiguous", "not-contiguous", [
+        node_fix(ctx.code, call.func, f"{text(call.func.value)}.reshape", runs_clean, describe)
+        for call in views[:1] if isinstance(call.func, ast.Attribute)])
 
 
 def check_backward_number(ctx: Ctx) -> list[Candidate]:
@@ -176,9 +170,6 @@ def check_tensor_from_tensors(ctx: Ctx) -> list[Candidate]:
     if maker is None:
         return []
     new = f"torch.stack({text(maker.args[0])})"
-    edit = replace_node(ctx.code, maker, new)
-    return [Candidate("tensor-from-tensors", line, 0.8, [("tensors-listed", {"line": line})],
-                      [Fix((edit,), runs_clean, T(
-                          f"stack the tensors on line {line}: `{new}`",
-                          f"第 {line} 行把这些张量堆叠起来：`{new}`"))] if edit else [],
-                      {"line": line})]
+    return at_failing_line(ctx, "tensor-from-tensors", "tensors-listed", [node_fix(
+        ctx.code, maker, new, runs_clean, T(f"stack the tensors on line {line}: `{new}`",
+                                            f"第 {line} 行把这些张量堆叠起来：`{new}`"))])

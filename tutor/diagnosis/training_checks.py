@@ -99,8 +99,8 @@ def check_uncalled(ctx: Ctx) -> list[Candidate]:
 
 
 
-def _loop_with(flow: Flow, name: str) -> list[ast.AST]:
-    loops = []
+def _loop_with(flow: Flow, name: str) -> list[ast.stmt]:
+    loops: list[ast.stmt] = []
     for node in ast.walk(flow.tree):
         if isinstance(node, (ast.For, ast.While)) and any(
                 isinstance(n, ast.Call) and call_name(n) == name for n in ast.walk(node)):
@@ -247,7 +247,7 @@ def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[Para
         f"`{owner}.parameters()`"))
 
 
-def _names(params: list) -> str:  # type: ignore[type-arg]
+def _names(params: list[ParamEvidence]) -> str:
     return ", ".join(f"`{p.name}`" for p in params[:4])
 
 
