@@ -324,23 +324,20 @@ def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Prob
     return problems + _quiz_answer_problems(loaded, base, step)
 
 
-def _quiz_answer_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+def quiz_answer_problem(step: QuizStep) -> Text | None:
+    """What is wrong with a quiz's right answers: none marked, or several on a single-choice
+    quiz (None when neither). Lint and the dynamic self-check both report it."""
     correct = sum(1 for choice in step.choices if choice.correct)
     if correct == 0:
-        return [
-            loaded.problem(
-                (*base, "choices"), msg("quiz_none_correct", step=step.id), key=True
-            )
-        ]
+        return msg("quiz_none_correct", step=step.id)
     if correct > 1 and not step.multiple:
-        return [
-            loaded.problem(
-                (*base, "choices"),
-                msg("quiz_many_correct", step=step.id, count=correct),
-                key=True,
-            )
-        ]
-    return []
+        return msg("quiz_many_correct", step=step.id, count=correct)
+    return None
+
+
+def _quiz_answer_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+    text = quiz_answer_problem(step)
+    return [] if text is None else [loaded.problem((*base, "choices"), text, key=True)]
 
 
 def _expr_problems(
@@ -492,18 +489,19 @@ def program_difference(en: str, zh: str) -> tuple[int, int, Text] | None:
     """Where two versions of a starter stop being the same program, comments and strings
     aside: ``(en line, zh line, what)``; None when they are the same (or both do not parse,
     which the sandbox reports)."""
-    trees: list[ast.AST] = []
+    trees: list[ast.AST | SyntaxError] = []
     for code in (en, zh):
         try:
             trees.append(_NoStrings().visit(ast.parse(code)))
         except SyntaxError as exc:
-            trees.append(exc)  # type: ignore[arg-type]
+            trees.append(exc)
     tree_en, tree_zh = trees
-    if isinstance(tree_en, SyntaxError) and isinstance(tree_zh, SyntaxError):
+    bad_en, bad_zh = (t if isinstance(t, SyntaxError) else None for t in trees)
+    if bad_en is not None and bad_zh is not None:
         return None
-    if isinstance(tree_en, SyntaxError) or isinstance(tree_zh, SyntaxError):
-        bad = tree_en if isinstance(tree_en, SyntaxError) else tree_zh
-        lang = "en" if bad is tree_en else "zh"
+    bad = bad_en or bad_zh
+    if bad is not None:
+        lang = "en" if bad is bad_en else "zh"
         line = bad.lineno or 1
         return (line if lang == "en" else 1, line if lang == "zh" else 1,
                 msg("starter_zh_not_python", lang=lang, error=bad.msg, line=line))
@@ -626,9 +624,11 @@ def _text_locs(data: Any) -> Iterable[Loc]:
 def _get(data: Any, loc: Loc) -> Any:
     node = data
     for part in loc:
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
+        if isinstance(node, dict):
+            if part not in node:
+                return None
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
         else:
             return None
@@ -700,7 +700,8 @@ def condemned_checks(step: CodeStep | FixStep) -> set[int]:
     return bad
 
 
-def _parses(code: str) -> bool:
+def parses(code: str) -> bool:
+    """Whether ``code`` is valid Python (what cannot parse is never run)."""
     try:
         ast.parse(code)
     except SyntaxError:
@@ -724,7 +725,7 @@ def runnable_lesson(loaded: LoadedLesson) -> tuple[Lesson | None, dict[str, int]
     for index, step in enumerate(lesson.steps):
         code = step.solution if isinstance(step, (CodeStep, FixStep)) else (
             step.code if isinstance(step, AnswerStep) else "")
-        if not _parses(code):
+        if not parses(code):
             field_name = "solution" if isinstance(step, (CodeStep, FixStep)) else "code"
             notes.append(loaded.problem(
                 ("steps", index), msg("not_run_syntax", step=step.id, field=field_name),
