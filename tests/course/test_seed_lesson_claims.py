@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,52 @@ def test_markdown_keeps_the_stars_of_the_non_scalar_formulas(course: Course) -> 
             for choice in getattr(step, "choices", None) or []:
                 for lang in ("en", "zh"):
                     assert eaten_by_markdown(choice.explanation.get(lang)) == []
+
+
+def _explanation(course: Course, ref: str, starts: str) -> str:
+    step = course.find(ref)[1]
+    [choice] = [c for c in step.choices if c.text.en.startswith(starts)]  # type: ignore[union-attr]
+    assert not choice.correct
+    return choice.explanation.en
+
+
+def test_what_the_quizzes_say_against_their_wrong_choices_holds(course: Course) -> None:
+    """Section 3's distractors are answered with facts about torch: each one checked here."""
+    import inspect
+
+    said = _explanation(course, "graph/accumulate-node", "The weight tensor")
+    assert "whose `.variable` is `w`" in said
+    w = torch.randn(3, requires_grad=True)
+    mul = (w * 2).sum().grad_fn.next_functions[0][0]
+    assert all(not isinstance(n, torch.Tensor) for n, _ in mul.next_functions)
+    assert mul.next_functions[0][0].variable is w
+
+    said = _explanation(course, "accumulation/why-accumulate", "Because optimizers")
+    assert "`optimizer.state[p]['momentum_buffer']`" in said
+    opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+    (w * 2).sum().backward()
+    opt.step()
+    assert "momentum_buffer" in opt.state[w]
+
+    said = _explanation(course, "matrix-mm/why-shape", "`backward` sums")
+    assert "a leaf created with shape (1, 2) gets a (1, 2) gradient" in said
+    row = torch.tensor([[2., 1.]], requires_grad=True)
+    torch.mm(row, torch.tensor([[1., 2.], [3., 4.]])).backward(torch.tensor([[1., 0.]]))
+    assert row.grad is not None and row.grad.shape == (1, 2)
+
+    said = _explanation(course, "data-norm/data-vs-detach", "`.data` is deprecated")
+    assert "without any warning" in said
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert w.data is not None
+
+    said = _explanation(course, "custom-function/why-float64", "In float64")
+    assert "`atol=1e-05` and `rtol=0.001` by default" in said
+    defaults = inspect.signature(torch.autograd.gradcheck).parameters
+    assert (defaults["atol"].default, defaults["rtol"].default) == (1e-05, 0.001)
+
+    said = _explanation(course, "dynamic-graph/when-built", "It also differentiates")
+    assert "a boolean tensor with no `grad_fn`" in said
+    b = torch.tensor(3., requires_grad=True) * 2
+    flag = b.norm() < 1000
+    assert flag.dtype == torch.bool and flag.grad_fn is None and not flag.requires_grad

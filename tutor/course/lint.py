@@ -54,6 +54,7 @@ from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
 
 MIN_HINTS = 2
+LANGS: tuple[Lang, ...] = ("en", "zh")
 """Exercises should offer a gentle hint and a specific one."""
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
@@ -75,6 +76,15 @@ of them as emphasis and drops both; ``**bold**`` has a space or punctuation on i
 _EDGE_UNDERSCORE = re.compile(r"(?<![\w`])_{1,2}[A-Za-z0-9]\w*?_{1,2}(?![\w`])")
 """``__init__`` or ``_x_`` outside code: an underscore at a word's edge opens emphasis (an
 underscore inside a word, as in requires_grad, does not)."""
+_BY_POSITION = re.compile(
+    r"\b(all|none|both|either|neither) of (the )?(above|these|others|them)\b"
+    r"|\b(the )?(above|previous|next|following|first|second|third|fourth|last|other) "
+    r"(choice|option|answer|statement)s?\b|\b(choice|option) [A-Ha-h1-9]\b"
+    r"|以上(都|皆|全|均)|(上面|下面|前面|后面|其他|其余)的?(选项|说法|答案)"
+    r"|选项 ?[A-Ha-h1-9]|第[一二三四五六七八]个?(选项|说法|答案)",
+    re.I,
+)
+"""Words that point at a choice by its place, which the per-learner shuffle changes."""
 _COUNT_WORDS = re.compile(
     r"\b(one|two|three|four|both|all|none|several)\b[^.?!]*\b(correct|right|true)\b"
     r"|[一两二三四几]个(选项|说法|陈述|答案)[^。？！]*(正确|对)|(选项|说法)都(正确|对)",
@@ -321,7 +331,39 @@ def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Prob
         for found in (hint_en or _COUNT_WORDS.search(hint.zh),)
         if found is not None
     ] if step.multiple else []
-    return problems + _quiz_answer_problems(loaded, base, step)
+    return problems + _quiz_answer_problems(loaded, base, step) + _shuffle_problems(
+        loaded, base, step)
+
+
+def _shuffle_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+    """Each learner sees the choices in an order of their own (:mod:`tutor.course.quiz`): a
+    text that points at a choice by its place, or two choices that read the same, cannot
+    survive the shuffle."""
+    problems: list[Problem] = []
+    texts: list[tuple[Loc, Text]] = [((*base, "prompt"), step.prompt)]
+    texts += [((*base, "hints", n), hint) for n, hint in enumerate(step.hints)]
+    for n, choice in enumerate(step.choices):
+        texts += [((*base, "choices", n, "text"), choice.text),
+                  ((*base, "choices", n, "explanation"), choice.explanation)]
+    for loc, text in texts:
+        for lang in LANGS:
+            found = _BY_POSITION.search(text.get(lang))
+            if found is not None:
+                problems.append(loaded.problem(
+                    (*loc, lang) if text.en != text.zh else loc,
+                    msg("choice_by_position", step=step.id, words=found.group(0))))
+                break
+    seen: dict[str, int] = {}
+    for n, choice in enumerate(step.choices):
+        for lang in LANGS:
+            words = " ".join(choice.text.get(lang).split()).casefold()
+            if words in seen and seen[words] != n:
+                problems.append(loaded.problem(
+                    (*base, "choices", n, "text"),
+                    msg("duplicate_choice", step=step.id, other=seen[words] + 1)))
+                break
+            seen[words] = n
+    return problems
 
 
 def quiz_answer_problem(step: QuizStep) -> Text | None:
