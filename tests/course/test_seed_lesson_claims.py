@@ -271,3 +271,43 @@ def test_what_the_quizzes_say_against_their_wrong_choices_holds(course: Course) 
     b = torch.tensor(3., requires_grad=True) * 2
     flag = b.norm() < 1000
     assert flag.dtype == torch.bool and flag.grad_fn is None and not flag.requires_grad
+
+
+def test_the_source_texts_grad_tensors_is_backwards_gradient(course: Course) -> None:
+    """The seed says `grad_tensors`; lesson 6 names it and says the two forms agree."""
+    import inspect
+
+    en, zh = _reading(course, "matrix-mm")
+    assert "`torch.autograd.backward(z, grad_tensors=v)`, which does the same as " \
+           "`z.backward(gradient=v)`" in en
+    assert "`torch.autograd.backward(z, grad_tensors=v)`" in zh
+    assert "grad_tensors" in inspect.signature(torch.autograd.backward).parameters
+    assert "gradient" in inspect.signature(torch.Tensor.backward).parameters
+    grads = []
+    for backward in (lambda z, v: torch.autograd.backward(z, grad_tensors=v),
+                     lambda z, v: z.backward(gradient=v)):
+        x = torch.tensor([2., 1.], requires_grad=True)
+        y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        backward(torch.mm(x.view(1, 2), y), torch.tensor([[1., 0.]]))
+        grads.append((x.grad, y.grad))
+    assert all(torch.equal(a, b) for a, b in zip(*grads, strict=True))
+
+
+def test_setting_requires_grad_on_a_module_freezes_nothing(course: Course) -> None:
+    en, zh = _reading(course, "training-traps")
+    assert "`layer.requires_grad = False` sets a plain Python attribute on the module and " \
+           "freezes nothing" in en
+    assert "`layer.requires_grad = False` 只是给模块设了一个普通的 Python 属性，什么也没冻结" in zh
+    layer = torch.nn.Linear(2, 1)
+    layer.requires_grad = False  # type: ignore[assignment]
+    assert all(p.requires_grad for p in layer.parameters())
+    layer.requires_grad_(False)
+    assert not any(p.requires_grad for p in layer.parameters())
+    # zero_grad between backward and step: the step finds no gradient and moves nothing
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    layer.requires_grad_(True)
+    before = layer.weight.detach().clone()
+    layer(torch.ones(1, 2)).sum().backward()
+    opt.zero_grad()
+    opt.step()
+    assert torch.equal(before, layer.weight)
