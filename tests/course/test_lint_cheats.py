@@ -9,7 +9,7 @@ import pytest
 
 from tutor.course import load_course
 from tutor.course.cheats import key_statements, raising_at, static_cheats, without_statement
-from tutor.course.models import Course, Lesson
+from tutor.course.models import CodeStep, Course, FixStep, Lesson
 from tutor.grading.selfcheck import verify_lesson
 from tutor.grading.verdicts import grade_step
 from tutor.sandbox import Sandbox
@@ -66,6 +66,20 @@ def test_a_code_step_whose_starter_passes(course: Course) -> None:
     _, step = course.find("data-norm/without-data")
     kinds = [c.kind for c in static_cheats(step)]
     assert kinds.count("starter") == 1 and "key_line" in kinds
+
+
+def test_no_untouched_starter_passes_its_step(course: Course, sandbox: Sandbox) -> None:
+    """Issue 21 §2, "a code step whose untouched starter already passes": graded here for
+    every code and fix step of the bundled course, in each language it is written in."""
+    graded = 0
+    for lesson in course.lessons:
+        for step in lesson.steps:
+            if isinstance(step, (CodeStep, FixStep)):
+                for starter in dict.fromkeys([step.starters.en, step.starters.zh]):
+                    verdict = grade_step(lesson, step, starter, runner=sandbox)
+                    assert not verdict.passed, f"{lesson.id}/{step.id}"
+                    graded += 1
+    assert graded >= 50
 
 
 def test_vector_norm_of_a_detached_y_is_accepted(course: Course, sandbox: Sandbox) -> None:
