@@ -140,7 +140,7 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
     for name in names:
         probe = run.probe(name)
         value = _literal(probe.value) if probe is not None else None
-        if value is None:
+        if probe is None or value is None:
             continue
         lines.append(f"{name} = {value}")
         grad = probe.value.grad if isinstance(probe.value, TensorSnapshot) else None
