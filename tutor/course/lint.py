@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tutor.course.cheats import forbidden_without_cheat
 from tutor.course.loader import (
     LoadedLesson,
     Loc,
@@ -267,6 +268,13 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
     if syntax is not None:
         problems.append(syntax)
     problems.extend(_starter_problems(loaded, (*base, "starter")))
+    for number in forbidden_without_cheat(step):
+        check = step.checks[number]
+        assert isinstance(check, AstCheck)
+        what = f"`{check.name}`" if check.name else "`.data`"
+        problems.append(loaded.problem(
+            (*base, "checks", number), msg("forbidden_without_cheat", step=step.id, what=what),
+            key=True))
     names = defined_names(step.solution)
     for number, check in enumerate(step.checks):
         loc: Loc = (*base, "checks", number)
