@@ -40,8 +40,6 @@ _ERROR = re.compile(r"^(?P<type>[A-Z]\w*(Error|Warning)): (?P<message>.+)$")
 _SEPARATORS = (" ", ":", "：", "-", "—", "=", "(", "（", ",", "，")
 
 
-# ------------------------------------------------------------------ comments that are prose
-
 PROSE_COMMENTS = {
     "dy/dx = 2 * x": "the derivative as a formula; the next lines print its value",
     "d/da = b = 5,  d/db = a + 1 = 3": "the partial derivatives worked out; `a.grad, b.grad` "
@@ -53,6 +51,14 @@ PROSE_COMMENTS = {
                                                    "checks that shape",
     "out 的形状是 (1, 10)，要传 gradient（第 5 课）": "the same, in Chinese",
 }
+"""Comments in readings' code that hold numbers but state no value a test could read back,
+each with the reason; :func:`test_every_value_a_reading_comment_states_is_checked` keeps
+any other value-like comment from going unchecked."""
+
+
+# ------------------------------------------------------------------ readings
+
+
 @dataclass
 class Block:
     ref: str
