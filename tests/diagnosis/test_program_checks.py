@@ -109,6 +109,26 @@ labels = torch.randint(0, 10, (4,))
 loss = nn.functional.cross_entropy(Classifier()(images), labels)
 loss.backward()
 """),
+    ('backward-twice', 9, 'tuple(s.detach() for s in state)', """import torch
+import torch.nn as nn
+lstm = nn.LSTM(4, 8, batch_first=True)
+head = nn.Linear(8, 1)
+opt = torch.optim.Adam(list(lstm.parameters()) + list(head.parameters()))
+state = None
+for i in range(3):
+    x = torch.randn(2, 5, 4)
+    out, state = lstm(x, state)
+    loss = head(out[:, -1]).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""),
+    ('embedding-index-range', 3, 'nn.Embedding(6, 3)', """import torch
+import torch.nn as nn
+emb = nn.Embedding(5, 3)
+idx = torch.tensor([0, 2, 5])
+print(emb(idx))
+"""),
 ]
 
 

@@ -142,10 +142,16 @@ def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target:
                 f"`{increment.id}.item()` in `{target}` (line {line}) for logging",
                 f"对每次循环自己的 `{increment.id}` 调用 backward()，并在第 {line} 行把 "
                 f"`{increment.id}.item()` 累加到 `{target}` 里用于记录")))
-    starts = [s for n in carried for s in flow.assignments.get(n, [])
-              if s.lineno < loop.lineno and isinstance(flow.value_of(s), ast.Constant)]
-    if not starts:  # a number to start with has no .detach()
-        detach = "; ".join(f"{n} = {n}.detach()" for n in carried)
+    starts = [flow.value_of(s) for n in carried for s in flow.assignments.get(n, [])
+              if s.lineno < loop.lineno]
+    numbers = any(isinstance(v, ast.Constant) and v.value is not None for v in starts)
+    maybe_none = any(isinstance(v, ast.Constant) and v.value is None for v in starts)
+    detaches = [] if numbers else [  # a number to start with has no .detach()
+        *([] if maybe_none else ["; ".join(f"{n} = {n}.detach()" for n in carried)]),
+        # an LSTM's (h, c) is a tuple, and the state may start as None
+        "; ".join(f"{n} = None if {n} is None else {n}.detach() if torch.is_tensor({n}) "
+                  f"else tuple(s.detach() for s in {n})" for n in carried)]
+    for detach in detaches:
         fixes.append(Fix((Edit("insert_before", line, detach),), runs_clean,
                          T(f"detach the carried state before line {line}: `{detach}`",
                            f"在第 {line} 行之前截断传递的状态：`{detach}`")))

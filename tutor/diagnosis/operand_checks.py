@@ -343,6 +343,26 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
         if edit else [], {"line": line, "name": name})]
 
 
+def check_embedding_range(ctx: Ctx) -> list[Candidate]:
+    """An index as large as the embedding's table: build the table one row larger than the
+    largest index."""
+    if "index out of range in self" not in ctx.message:
+        return []
+    failed = failed_op(ctx, "embedding")
+    indices = operand(failed, "0", "input")
+    call = ctx.flow.constructor(failed.module, "Embedding") if failed and failed.module else None
+    if indices is None or indices.high is None or call is None:
+        return []
+    rows = int(indices.high) + 1
+    line = (_int_arg(call, 0, "num_embeddings") or call).lineno
+    fix = _layer_fix(ctx, call, 0, "num_embeddings", rows, T(
+        f"give the embedding {rows} rows (indices 0 to {rows - 1}) on line {line}",
+        f"第 {line} 行让嵌入表有 {rows} 行（索引 0 到 {rows - 1}）"))
+    return [Candidate("embedding-index-range", line, 0.75, [
+        ("index-range", {"fail_line": ctx.fail_line or 0, "high": int(indices.high),
+                         "line": line})], [fix] if fix else [], {"line": line})]
+
+
 # -- class labels ------------------------------------------------------------------------
 LABEL_LOSSES = ("cross_entropy", "nll_loss")
 
