@@ -20,7 +20,7 @@ from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
-from tutor.i18n import T, Text
+from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
@@ -33,29 +33,24 @@ class Runner(Protocol):
             instrument: bool = ...) -> RunResult: ...
 
 
-def _fills(cand: Candidate) -> dict[str, str]:
-    values: dict[str, str] = defaultdict(lambda: "?")
-    values.update({k: "?" for k in EVIDENCE_PLACEHOLDERS})
-    values.update({k: str(v) for k, v in cand.fill.items()})
-    values["line"] = str(cand.root_line)
-    return values
+def _fills(cand: Candidate) -> dict[str, object]:
+    return {**{k: "?" for k in EVIDENCE_PLACEHOLDERS}, **cand.fill, "line": cand.root_line}
 
 
-def _fill(template: Text, values: dict[str, str]) -> Text:
-    return Text(en=template.en.format_map(values), zh=template.zh.format_map(values))
+def _fill(template: Text, values: dict[str, object]) -> Text:
+    """The template in both languages; a value that is itself a Text gives each its own."""
+    def language(lang: Lang) -> dict[str, str]:
+        out: dict[str, str] = defaultdict(lambda: "?")
+        out.update({k: v.get(lang) if isinstance(v, Text) else str(v) for k, v in values.items()})
+        return out
+
+    return Text(en=template.en.format_map(language("en")),
+                zh=template.zh.format_map(language("zh")))
 
 
 def chain_text(cand: Candidate) -> list[Text]:
     steps = load_catalog().steps
-    out = []
-    for key, values in cand.steps:
-        template = steps.get(key)
-        if template is None:
-            continue
-        filled: dict[str, str] = defaultdict(lambda: "?")
-        filled.update({k: str(v) for k, v in values.items()})
-        out.append(_fill(template, filled))
-    return out
+    return [_fill(steps[key], values) for key, values in cand.steps if key in steps]
 
 
 def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis:

@@ -497,22 +497,14 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
                     fixes.append(Fix((e,), loss_improves,
                                      T(f"lower the learning rate on line {stmt.lineno} to {new}",
                                        f"把第 {stmt.lineno} 行的学习率降到 {new}")))
-            shape = "nan/inf" if nonfinite else ("rising" if rising else "oscillating")
+            shape = T("become nan/inf", "变成 nan/inf") if nonfinite else (
+                T("grow", "变大") if rising else T("oscillate", "振荡"))
             out.append(Candidate("lr-too-high", stmt.lineno, 0.6, [
                 ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
                                    "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
                                    else f"{raw[-1]:.4g}", "detail": shape}),
                 ("lr-set", {"line": stmt.lineno, "lr": m.group(1)}),
             ], fixes, {"line": stmt.lineno, "lr": m.group(1)}))
-        else:
-            m2 = re.search(r"\b(\w+)\s*\(\s*lr\s*=\s*([0-9.eE+-]+)\s*\)", src)
-            if m2 and isinstance(stmt, ast.Expr | ast.Assign):
-                pass
-    if not out:
-        for stmt in flow.statements:
-            m = re.search(r"\(.*\blr\s*=\s*([0-9.eE+-]+)", flow.line(stmt.lineno))
-            if m:
-                break
     return out
 
 
