@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "tutor.errors": 0,
     "tutor.i18n": 0,
     "tutor.paths": 0,
+    "tutor.python_names": 0,
     "tutor.records": 0,
     "tutor.yaml_read": 0,
     "tutor.course": 0,

@@ -49,9 +49,9 @@ from tutor.course.models import (
     StdoutCheck,
     ValueCheck,
 )
-from tutor.course.python_names import BUILTIN_NAMES, defined_names, free_names
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
+from tutor.python_names import BUILTIN_NAMES, defined_names, free_names
 
 MIN_HINTS = 2
 """Exercises should offer a gentle hint and a specific one."""
