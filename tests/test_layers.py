@@ -31,7 +31,9 @@ CORE_PACKAGES = (
 LAYERS: dict[str, int] = {
     "tutor": 0,
     "tutor.errors": 0,
+    "tutor.cjk": 0,
     "tutor.i18n": 0,
+    "tutor.markdown_fences": 0,
     "tutor.paths": 0,
     "tutor.python_names": 0,
     "tutor.records": 0,

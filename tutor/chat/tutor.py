@@ -45,6 +45,7 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.i18n import Lang, Text
+from tutor.markdown_fences import fenced_pieces
 from tutor.sandbox.models import TensorSnapshot
 
 CONFIDENT_SCORE = 2.0
@@ -902,15 +903,12 @@ def _explain_grad(var: str, snap: TensorSnapshot) -> Text:
 def _release_point(text: str) -> int:
     """How much of a streamed reply can be checked and shown: up to the last paragraph break
     that is outside a code block (0: nothing yet)."""
-    cut = 0
-    in_fence = False
-    i = 0
-    while i < len(text):
-        if text.startswith("```", i):
-            in_fence = not in_fence
-            i += 3
-            continue
-        if not in_fence and text.startswith("\n\n", i):
-            cut = i + 2
-        i += 1
+    cut = start = 0
+    for piece in fenced_pieces(text):
+        end = start + len(piece.source)
+        # A fence's last line end and the prose's first make a blank line too.
+        blank = text.rfind("\n\n", max(start - 1, 0), end) if piece.code is None else -1
+        if blank >= 0:
+            cut = blank + 2
+        start = end
     return cut
