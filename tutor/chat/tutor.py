@@ -110,7 +110,7 @@ class Tutor:
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
-        self.config_notice: tuple[str, str] | None = None
+        self.config_notice: Text | None = None
         """(en, zh) of why the configured LLM cannot be used, when it cannot."""
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
@@ -124,7 +124,7 @@ class Tutor:
             config = load_llm_config(env)
         except LLMConfigError as exc:
             tutor = cls(course, **kwargs)
-            tutor.config_notice = exc.texts[0]
+            tutor.config_notice = exc.text
             return tutor
         backend = OpenAICompatibleBackend(config) if config else None
         return cls(course, backend=backend, **kwargs)
@@ -133,7 +133,7 @@ class Tutor:
         """``answer`` behind the notice that the LLM's configuration is broken, if it is."""
         if self.config_notice is None or answer.kind in ("off_topic", "empty"):
             return answer
-        reason = self.config_notice[1] if lang == "zh" else self.config_notice[0]
+        reason = self.config_notice.get(lang)
         notice = msg.LLM_FAILED.format(reason=reason.splitlines()[0]).get(lang)
         return self._fallback(answer, notice)
 

@@ -61,7 +61,7 @@ class Problem:
 
     def format(self, display_path: str | None = None, lang: Lang = "en") -> str:
         where = f"{display_path if display_path is not None else self.path}:{self.line}:{self.col}"
-        prefix = ("警告：" if lang == "zh" else "warning: ") if self.severity == "warning" else ""
+        prefix = msg("warning_prefix").get(lang) if self.severity == "warning" else ""
         return f"{where}: {prefix}{self.said(lang)}"
 
 
@@ -72,13 +72,15 @@ class LessonError(TutorError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = sorted(problems)
-        lines = [problem.format() for problem in self.problems[:20]]
-        if len(self.problems) > 20:
-            lines.append(f"... and {len(self.problems) - 20} more")
-        super().__init__(
-            "invalid lesson file:\n" + "\n".join(lines),
-            hint="run `tutor lint` on the file for every problem",
-        )
+
+        def said(lang: Lang) -> str:
+            lines = [msg("invalid_lessons").get(lang)]
+            lines += [problem.format(lang=lang) for problem in self.problems[:20]]
+            if len(self.problems) > 20:
+                lines.append(msg("more_problems", count=len(self.problems) - 20).get(lang))
+            return "\n".join(lines)
+
+        super().__init__(Text(en=said("en"), zh=said("zh")), hint=msg("lint_for_every_problem"))
 
 
 @dataclass(frozen=True)
@@ -153,11 +155,8 @@ def bundled_lessons_dir() -> Path:
 def lesson_files(directory: Path) -> list[Path]:
     """The lesson files of a course folder, in name order (other files are ignored)."""
     if not directory.is_dir():
-        raise TutorError(
-            f"{directory}: " + ("a file, not a folder of lessons" if directory.exists()
-                                else "no such folder of lessons"),
-            hint="pass a folder that holds lesson *.yaml files",
-        )
+        what = "not_a_lesson_folder" if directory.exists() else "no_lesson_folder"
+        raise TutorError(msg(what, folder=str(directory)), hint=msg("pass_a_lesson_folder"))
     return sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in LESSON_SUFFIXES)
 
 
@@ -186,7 +185,7 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
             raw = handle.read(MAX_BYTES + 1)
         text = decode(raw)
     except FileNotFoundError:
-        raise TutorError(f"{path}: no such lesson file") from None
+        raise TutorError(msg("no_lesson_file", path=str(path))) from None
     except YamlProblem as problem:
         loaded = LoadedLesson(path=path, text="", data=None)
         loaded.problems.append(Problem.of(path, 1, 1, msg("cannot_read", error=problem.text)))
@@ -259,10 +258,8 @@ def load_course(directory: Path | None = None) -> Course:
     directory = Path(directory) if directory is not None else bundled_lessons_dir()
     files = lesson_files(directory)
     if not files:
-        raise TutorError(
-            f"{directory}: no lesson files (*.yaml) in this folder",
-            hint="pass --lessons DIR pointing at a folder of lesson YAML files",
-        )
+        raise TutorError(msg("no_lesson_files", folder=str(directory)),
+                         hint=msg("pass_lessons_dir"))
     cached = _cached_course(files)
     if cached is not None:
         return cached
