@@ -56,7 +56,7 @@ def _coerce_text(value: Any) -> Any:
 
 
 def _either_form() -> Any:
-    from pydantic import BeforeValidator
+    from pydantic import BeforeValidator  # here: pydantic stays off the first screen
 
     return BeforeValidator(_coerce_text, json_schema_input_type=str | Text)
 

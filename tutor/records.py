@@ -42,7 +42,7 @@ class Deferred:
 
 @cache
 def _adapter(cls: type) -> TypeAdapter[Any]:
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter  # here: pydantic loads on first validation, not before
 
     return TypeAdapter(cls)
 

@@ -333,7 +333,7 @@ _NO_KEY = object()
 def parse(text: str, *, positions: bool = True) -> Parsed:
     """The data of one YAML document (an empty one is ``None``); ``YamlProblem`` for text
     that is not YAML, or that passes a limit."""
-    import yaml
+    import yaml  # here: the first screen reads cached lessons and needs no YAML parser
 
     loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # libyaml where installed
     builder = _Builder(positions)

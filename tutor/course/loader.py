@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import importlib.resources
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -22,6 +21,7 @@ from tutor.course.messages import msg
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, Text
+from tutor.paths import bundled_lessons_dir
 from tutor.records import Record, field_types, is_record
 from tutor.yaml_read import MAX_BYTES, YamlProblem, decode
 from tutor.yaml_read import parse as parse_yaml
@@ -139,17 +139,6 @@ class LoadedLesson:
 
 
 # --------------------------------------------------------------------------- finding lessons
-
-
-def bundled_lessons_dir() -> Path:
-    """The course shipped with the package (``tutor/bundled_lessons``), else ``lessons/``."""
-    try:
-        bundled = importlib.resources.files("tutor") / "bundled_lessons"
-        if bundled.is_dir():
-            return Path(str(bundled))
-    except (ModuleNotFoundError, TypeError, NotADirectoryError):  # pragma: no cover
-        pass
-    return Path(__file__).resolve().parents[2] / "lessons"
 
 
 def lesson_files(directory: Path) -> list[Path]:

@@ -37,7 +37,7 @@ Topic = Literal[
 
 def _tagged_by_kind() -> Any:
     """Checks and steps are unions told apart by their ``kind`` (a discriminated union)."""
-    from pydantic import Discriminator
+    from pydantic import Discriminator  # here: pydantic stays off the first screen (records)
 
     return Discriminator("kind")
 
