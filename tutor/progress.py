@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tutor.errors import TutorError
 from tutor.i18n import Catalog
@@ -201,7 +201,9 @@ class ProgressStore:
                     raise describe_failure(self.path, exc, "save") from exc
                 raise
 
-    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query; their values are SQLite's (dynamically typed), each reader
+        says what it expects of them."""
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
@@ -298,15 +300,15 @@ class ProgressStore:
 
     def attempts(self, step_ref: str) -> int:
         rows = self._read("SELECT attempts FROM steps WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+        return int(rows[0][0]) if rows else 0
 
     def last_code(self, step_ref: str) -> str | None:
         rows = self._read("SELECT last_code FROM steps WHERE step_ref = ?", (step_ref,))
-        return rows[0][0] if rows else None  # type: ignore[return-value]
+        return rows[0][0] if rows else None
 
     def hints_revealed(self, step_ref: str) -> int:
         rows = self._read("SELECT hints_revealed FROM steps WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+        return int(rows[0][0]) if rows else 0
 
     def position(self) -> tuple[str, str] | None:
         rows = dict(
@@ -342,7 +344,7 @@ class ProgressStore:
     def attempt_count_logged(self, step_ref: str) -> int:
         """Rows in the attempt log for a step (equals :meth:`attempts`; used to audit)."""
         rows = self._read("SELECT COUNT(*) FROM attempts WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0])  # type: ignore[call-overload]
+        return int(rows[0][0])
 
     # ------------------------------------------------------------------ lifetime
 

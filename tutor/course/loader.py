@@ -191,7 +191,7 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
         loaded.problems.append(Problem.of(path, problem.line, problem.col, message))
         return loaded
     loaded.positions = {
-        loc: Position(*where) for loc, where in parsed.positions.items()  # type: ignore[arg-type]
+        loc: Position(*where) for loc, where in parsed.positions.items()
     }
     loaded.positions.setdefault((), Position(1, 1))
     loaded.data = parsed.data
@@ -322,6 +322,13 @@ def duplicate_lesson_problem(loaded: LoadedLesson, other: LoadedLesson) -> Probl
 # --------------------------------------------------------------------------- locations
 
 
+def _has(node: Any, part: str | int) -> bool:
+    """Whether ``node[part]`` is a key of a mapping or an index of a list."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
 def resolve_loc(data: Any, loc: Sequence[str | int]) -> Loc:
     """The longest prefix of ``loc`` that exists in ``data``, with union tags dropped."""
     found: list[str | int] = []
@@ -330,9 +337,7 @@ def resolve_loc(data: Any, loc: Sequence[str | int]) -> Loc:
     i = 0
     while i < len(parts):
         part = parts[i]
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
+        if _has(node, part):
             node = node[part]
             found.append(part)
         elif isinstance(node, dict) and isinstance(part, str) and i + 1 < len(parts):
