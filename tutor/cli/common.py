@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tutor.i18n import Lang, as_lang, default_lang
+
 # On the top-level parser the options default to None; on a subcommand they default to
 # SUPPRESS, so `tutor --lang zh run f.py` and `tutor run f.py --lang zh` both count.
 
@@ -96,7 +98,6 @@ def read_source(path: Path, lang: str) -> str:
                            f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc  # type: ignore[arg-type]
 
 
-def resolve_lang(args: argparse.Namespace) -> str:
-    from tutor.i18n import default_lang
-
-    return getattr(args, "lang", None) or default_lang()
+def resolve_lang(args: argparse.Namespace) -> Lang:
+    """``--lang`` where given (argparse allows only en and zh), else the environment's."""
+    return as_lang(getattr(args, "lang", None)) or default_lang()

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstRule
-from tutor.course.python_names import dotted, nodes
+from tutor.python_names import dotted, nodes
 
 GRAD_WRITE_METHODS_ALLOWED = frozenset({"zero_", "requires_grad_"})
 """In-place methods that may be called on ``.grad``: zeroing between steps is the lesson."""

@@ -89,10 +89,6 @@ def check_label(check: Check) -> Text:
     return msg("label_function", function=check.function)
 
 
-def is_run_dependent(check: Check) -> bool:
-    return not isinstance(check, AstCheck)
-
-
 def describe_error(error: ErrorInfo | None) -> dict[str, str]:
     if error is None:
         return {"type": "Exception", "message": "", "line": "?"}

@@ -25,7 +25,6 @@ from tutor.course.models import (
     QuizStep,
     ValueCheck,
 )
-from tutor.course.python_names import free_names
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
 from tutor.grading.checks import function_probe, probes_for
 from tutor.grading.compare import _flatten, compare
@@ -34,6 +33,7 @@ from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
 from tutor.grading.verdicts import compare_answer, grade_step
 from tutor.i18n import T, Text
+from tutor.python_names import free_names
 from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:
