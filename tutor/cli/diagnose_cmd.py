@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
 from tutor.errors import TutorError
-from tutor.i18n import T
+from tutor.i18n import Lang, T
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
@@ -59,7 +59,7 @@ def _syntax_error(code: str) -> ErrorInfo | None:
     return None
 
 
-def _error_header(error: ErrorInfo, lang: str) -> str:
+def _error_header(error: ErrorInfo, lang: Lang) -> str:
     """``RuntimeError on line 4: <the message's first line>``."""
     from tutor.diagnosis.messages import for_learner  # torch's build notes are not for learners
 
