@@ -18,6 +18,13 @@ x = torch.randn(40, 4)
 y = (x[:, :1] - 2 * x[:, 1:2])
 """
 
+FIX_DATA = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+x = torch.randn(32, 4)
+y = x @ torch.tensor([[1.0], [-1.0], [2.0], [0.5]])
+"""
+
 CASES = [
     # no zero_grad in a loop written as a method: gradients add up at every pass, even
     # where the loss still falls (it does here: the evidence is the gradients, not the loss)
@@ -85,6 +92,40 @@ for _ in range(20):
     loss = ((pred - y) ** 2).mean() + 0.0 * w.sum()
     loss.backward()
     opt.step()
+"""),
+    # zero_grad() of another module: the optimizer's gradients add up (not the learning
+    # rate: lowering it also helps, but the gradients say why)
+    ('missing-zero-grad', 10, 'opt.zero_grad()', FIX_DATA + """model = nn.Linear(4, 1)
+other = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(30):
+    other.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""),
+    # a Sigmoid layer at the end of a Sequential fed to BCEWithLogitsLoss
+    ('double-sigmoid', 7, 'nn.Linear(8, 1))', FIX_DATA + """labels = (y > 0).float()
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+crit = nn.BCEWithLogitsLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(40):
+    opt.zero_grad()
+    crit(model(x), labels).backward()
+    opt.step()
+"""),
+    # model.requires_grad_(False) freezes the layer the optimizer was given
+    ('frozen-params', 7, '', FIX_DATA + """model = nn.Linear(4, 1)
+model.requires_grad_(False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+bias = torch.zeros(1, requires_grad=True)
+opt.add_param_group({"params": [bias]})
+for _ in range(20):
+    opt.zero_grad()
+    ((model(x) + bias - y) ** 2).mean().backward()
+    opt.step()
+print(model.weight)
 """),
 ]
 

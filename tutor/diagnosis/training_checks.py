@@ -10,7 +10,7 @@ import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.cuts import cut_fixes, round_trip
-from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, replace_in_line, replace_node
+from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, node_fix, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.graph_checks import CUT_STEP, _first_body_line, _stmt_call
 from tutor.diagnosis.verify import (
@@ -26,7 +26,7 @@ from tutor.diagnosis.verify import (
     runs_clean_with_grad,
 )
 from tutor.i18n import T
-from tutor.sandbox.models import ParamEvidence
+from tutor.sandbox.models import BackwardEvidence, ParamEvidence
 
 
 def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candidate]:
@@ -156,6 +156,8 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                                               f"每次循环都清零梯度：`{edit.text}`"))],
                 {"line": loop.lineno}))
             continue
+        if steps and zeros and accumulating:
+            out.extend(_zeroes_other(ctx, steps[0], zeros, accumulating))
         if steps and zeros:
             step, zero = steps[0], zeros[0]
             if backward.lineno < zero.lineno < step.lineno:
@@ -171,6 +173,28 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                                          f"{backward.lineno} 行之前"))], {"line": zero.lineno}))
     return out
 
+
+
+def _zeroes_other(ctx: Ctx, step: ast.Call, zeros: list[ast.Call],
+                  accumulating: list[BackwardEvidence]) -> list[Candidate]:
+    """The loop clears gradients, yet the re-run saw them add up: what it clears is not what
+    the optimizer steps (another model or optimizer's ``zero_grad()``)."""
+    opt = receiver(step)
+    out = []
+    for zero in zeros:
+        owner = receiver(zero)
+        if not opt or not owner or owner == opt or call_name(zero) != "zero_grad":
+            continue
+        fix = node_fix(ctx.code, zero.func, f"{opt}.zero_grad", both(grads_fresh, loss_improves),
+                       T(f"clear the gradients of what `{opt}` steps: `{opt}.zero_grad()` on "
+                         f"line {zero.lineno}",
+                         f"清零 `{opt}` 所更新参数的梯度：第 {zero.lineno} 行写成 "
+                         f"`{opt}.zero_grad()`"))
+        out.append(Candidate("missing-zero-grad", zero.lineno, 0.85, [
+            ("accumulates", {"line": accumulating[0].line, "count": len(accumulating)}),
+            ("clears-other", {"line": zero.lineno, "name": owner, "optimizer": opt})],
+            [fix] if fix else [], {"line": zero.lineno}))
+    return out
 
 
 def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
@@ -325,6 +349,16 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def _freezes(stmt: ast.stmt) -> bool:
+    """``p.requires_grad = False`` or ``model.requires_grad_(False)``."""
+    if isinstance(stmt, ast.Assign):
+        return any(text(t).endswith("requires_grad") for t in stmt.targets) and isinstance(
+            stmt.value, ast.Constant) and stmt.value.value is False
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and call_name(call) == "requires_grad_" and bool(
+        call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+
+
 def check_frozen(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     if ctx.error is not None:
@@ -334,9 +368,7 @@ def check_frozen(ctx: Ctx) -> list[Candidate]:
         return []
     out = []
     for stmt in flow.statements:
-        if isinstance(stmt, ast.Assign) and any(text(t).endswith("requires_grad")
-                                                for t in stmt.targets) \
-                and isinstance(stmt.value, ast.Constant) and stmt.value.value is False:
+        if _freezes(stmt):
             loop = flow.parents.get(stmt)
             line = loop.lineno if isinstance(loop, ast.For) else stmt.lineno
             edits = (Edit("delete", stmt.lineno), Edit("delete", loop.lineno)) if isinstance(
@@ -365,16 +397,12 @@ def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
                                                               "CrossEntropyLoss"}
     criterion = "NLLLoss" if nll else "CrossEntropyLoss"
     first = losses(ctx.result)
-    # only a softmax the loss is computed through: the re-run's history of the loss
-    chained = [link for b in ctx.evidence.backwards for link in b.chain]
-    through = {link.line for link in chained if link.op in ("softmax", "_softmax")}
     out = []
     for call in flow.calls:
         if call_name(call) not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
             continue
         line = call.lineno
-        layer = call_name(call) == "Softmax"  # runs where the model is called
-        if ctx.evidence.backwards and not (through and (layer or line in through)):
+        if not _in_loss_history(ctx, call, ("softmax", "_softmax")):
             continue
         edit = _softmax_edit(ctx, call, nll)
         fixes = [Fix((edit,), loss_improves, T(
@@ -390,6 +418,16 @@ def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def _in_loss_history(ctx: Ctx, call: ast.Call, ops: tuple[str, ...]) -> bool:
+    """Whether the loss was computed through this call: the re-run's history of the loss
+    holds one of ``ops`` on its line (a layer's op runs on the line that calls the model)."""
+    if not ctx.evidence.backwards:
+        return True  # nothing to tell by
+    chained = [link for b in ctx.evidence.backwards for link in b.chain]
+    lines = {link.line for link in chained if link.op in ops}
+    return bool(lines) and (call_name(call)[:1].isupper() or call.lineno in lines)
+
+
 def _softmax_edit(ctx: Ctx, call: ast.Call, nll: bool) -> Edit | None:
     """NLLLoss: the log of it (``log_softmax``, ``nn.LogSoftmax``); CrossEntropyLoss: the
     scores themselves (the softmax's input, or the Sequential without its Softmax layer)."""
@@ -398,8 +436,15 @@ def _softmax_edit(ctx: Ctx, call: ast.Call, nll: bool) -> Edit | None:
         func = call.func
         new_name = "LogSoftmax" if call_name(call) == "Softmax" else "log_softmax"
         return replace_node(code, func, text(func)[: -len(call_name(call))] + new_name)
+    return _drop_activation(ctx, call)
+
+
+def _drop_activation(ctx: Ctx, call: ast.Call) -> Edit | None:
+    """The activation taken away: its input instead of ``f(x)`` or ``x.f()``, or the
+    ``Sequential`` without that layer."""
+    code = ctx.code
     owner = receiver(call)
-    if call_name(call) == "Softmax":
+    if call_name(call)[:1].isupper():  # a layer: nn.Softmax(dim=1), nn.Sigmoid()
         parent = ctx.flow.parents.get(call)
         if isinstance(parent, ast.Call) and call_name(parent) == "Sequential" and \
                 call in parent.args:
@@ -413,19 +458,16 @@ def _softmax_edit(ctx: Ctx, call: ast.Call, nll: bool) -> Edit | None:
 
 
 def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:
-    flow, code = ctx.flow, ctx.code
+    flow = ctx.flow
     if not any("BCEWithLogits" in line or "binary_cross_entropy_with_logits" in line
                for line in flow.lines):
         return []
     out = []
     for call in flow.calls:
-        if call_name(call) == "sigmoid":
+        if call_name(call) in ("sigmoid", "Sigmoid") and _in_loss_history(
+                ctx, call, ("sigmoid", "sigmoid_")):
             line = call.lineno
-            inner = text(call.args[0]) if call.args else (
-                receiver(call) if receiver(call) else None)
-            if inner is None:
-                continue
-            e = replace_in_line(code, line, re.escape(text(call)), inner)
+            e = _drop_activation(ctx, call)
             out.append(Candidate("double-sigmoid", line, 0.8, [
                 ("sigmoid-then-logits-loss", {"line": line})],
                 [Fix((e,), loss_improves, T(f"feed the logits to BCEWithLogitsLoss: "
@@ -477,6 +519,8 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
     if not (nonfinite or rising or oscillating):
         return []
     flow = ctx.flow
+    # gradients adding up also make a loss swing: then the step size is the lesser suspect
+    accumulating = any(b.accumulated for b in ev.backwards)
     out = []
     for stmt in flow.statements:
         src = flow.line(stmt.lineno)
@@ -499,7 +543,7 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
                                        f"把第 {stmt.lineno} 行的学习率降到 {new}")))
             shape = T("become nan/inf", "变成 nan/inf") if nonfinite else (
                 T("grow", "变大") if rising else T("oscillate", "振荡"))
-            out.append(Candidate("lr-too-high", stmt.lineno, 0.6, [
+            out.append(Candidate("lr-too-high", stmt.lineno, 0.4 if accumulating else 0.6, [
                 ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
                                    "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
                                    else f"{raw[-1]:.4g}", "detail": shape}),
