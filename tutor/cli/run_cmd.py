@@ -15,7 +15,8 @@ from tutor.i18n import T, Text
 
 if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
-    from tutor.sandbox.models import RunResult
+    from tutor.i18n import Lang
+    from tutor.sandbox.models import ErrorInfo, RunResult
 
 OUTCOME_TEXT: dict[str, Text] = {
     "timeout": T("Stopped: the code ran longer than {timeout:g} s.",
@@ -95,18 +96,11 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
                                         message=for_learner(warning.message)).get(lang))  # type: ignore[arg-type]
     error = result.error
     if result.outcome == "error" and error is not None:
-        if error.traceback:
-            lines.append(LABELS["traceback"].get(lang))  # type: ignore[arg-type]
-            for frame in error.traceback:
-                lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
-                             .get(lang))  # type: ignore[arg-type]
-                if frame.source:
-                    lines.append(f"    {frame.source}")
-        elif error.line is not None:
-            lines.append(LABELS["error_at"].format(line=error.line, source=error.source_line
-                                                   or "").get(lang))  # type: ignore[arg-type]
+        lines += _where(error, lang)
         lines.append(f"{error.type}: {for_learner(error.message)}")
     elif result.outcome in OUTCOME_TEXT:
+        if error is not None:  # a run stopped at a limit: where it was
+            lines += _where(error, lang)
         lines.append(OUTCOME_TEXT[result.outcome].format(
             timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
     # the same block as `tutor diagnose` prints: translated kind, the values, the lesson
@@ -117,6 +111,23 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
         lines.append(format_diagnosis(diagnosis, lang))  # type: ignore[arg-type]
     if lines:
         err.write("\n".join(lines) + "\n")
+
+
+def _where(error: ErrorInfo, lang: Lang) -> list[str]:
+    """The learner's frames of an error (or of a run stopped at a limit), as Python's
+    traceback shows them but with the learner's lines only."""
+    if error.traceback:
+        lines = [LABELS["traceback"].get(lang)]
+        for frame in error.traceback:
+            lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
+                         .get(lang))
+            if frame.source:
+                lines.append(f"    {frame.source}")
+        return lines
+    if error.line is not None:
+        return [LABELS["error_at"].format(line=error.line, source=error.source_line or "")
+                .get(lang)]
+    return []
 
 
 UNCONFINED = T(

@@ -32,12 +32,24 @@ from pydantic import ValidationError
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 from tutor.sandbox import protocol
-from tutor.sandbox.models import Confinement, ErrorInfo, Limits, Outcome, Probe, RunResult
+from tutor.sandbox.models import (
+    Confinement,
+    ErrorInfo,
+    FrameInfo,
+    Limits,
+    Outcome,
+    Probe,
+    RunResult,
+)
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
 
 SERVER_START_TIMEOUT_S = 120.0
 """Importing torch takes seconds; on a loaded machine, many more."""
 POLL_S = 0.05
+WHERE_GRACE_S = 0.3
+"""How long a run stopped at a limit has to say where it was before it is killed; only a
+run stuck in one long C call (or deaf to the signal) waits it out."""
+MAX_WHERE_FRAMES = 50
 TRACE_REAP_WAIT_S = 2.0
 """Traced runs only: how long to wait for the server's report that the run was reaped."""
 _DEVICES_CODE = """
@@ -436,6 +448,9 @@ class _Run:
         self.listener_error: Exception | None = None
         self.truncated = False
         self.kill_reason: str | None = None
+        self.kill_at: float | None = None
+        """Stopped at a limit: when the run is killed whether or not it said where it was."""
+        self.where_payload: bytes | None = None
         self.frames = protocol.FrameReader()
         self.bad_frames = False
         self.result_payload: bytes | None = None
@@ -504,8 +519,22 @@ class _Run:
     def _kill(self, pid: int, reason: str | None) -> None:
         if reason is not None and self.kill_reason is None:
             self.kill_reason = reason
+        self.kill_at = None
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+
+    def _stop(self, pid: int, reason: str) -> None:
+        """Stop the run at a limit: ask it where it is (the learner's line is the first thing
+        a learner needs about an endless loop), kill it once it said or after a grace."""
+        if self.kill_reason is not None:
+            return
+        self.kill_reason = reason
+        try:
+            os.kill(pid, protocol.WHERE_SIGNAL)
+        except OSError:
+            self._kill(pid, None)
+            return
+        self.kill_at = time.monotonic() + WHERE_GRACE_S
 
     def _loop(self, pid: int, started: float, control: socket.socket, out_r: int, err_r: int,
               res_r: int, cmd_w: int) -> None:
@@ -515,12 +544,15 @@ class _Run:
         baseline_rss = _rss_bytes(pid) if self.device != "cpu" else 0
         while True:
             now = time.monotonic()
-            if now >= deadline and self.kill_reason is None:
-                self._kill(pid, "timeout")
+            if now >= deadline:
+                self._stop(pid, "timeout")
             if self.cancel is not None and self.cancel.is_set() and self.kill_reason is None:
                 self._kill(pid, "cancelled")
             if baseline_rss and _rss_bytes(pid) - baseline_rss > self.limits.memory_mb << 20:
-                self._kill(pid, "memory")
+                self._stop(pid, "memory")
+            if self.kill_at is not None and (now >= self.kill_at
+                                             or self.where_payload is not None):
+                self._kill(pid, None)
             if self.status is not None or (self.monitor_lost and not _alive(pid)):
                 break
             if self.result_payload is not None and self.kill_reason is None:
@@ -528,7 +560,12 @@ class _Run:
             wait_for = [control] if not self.monitor_lost else []
             wait_for += list(open_readers)
             writers = [cmd_w] if self.pending_cmd else []
-            timeout = max(0.0, min(deadline - now, POLL_S)) if self.kill_reason is None else POLL_S
+            if self.kill_at is not None:
+                timeout = max(0.0, min(self.kill_at - now, POLL_S))
+            elif self.kill_reason is None:
+                timeout = max(0.0, min(deadline - now, POLL_S))
+            else:
+                timeout = POLL_S
             readable, writable, _ = select.select(wait_for, writers, [], timeout)
             if writable:
                 self._write_command(cmd_w)
@@ -580,7 +617,7 @@ class _Run:
             data = data[: max(room, 0)]
             if not self.truncated:
                 self.truncated = True
-                self._kill(pid, "output_limit")
+                self._stop(pid, "output_limit")
             open_readers.discard(fd)
         sink.data += data
         self._stream(sink.text(data))
@@ -614,6 +651,8 @@ class _Run:
                     self._mark("result")
                 elif kind == protocol.KIND_TRACE and self.run_marks is None:
                     self.run_marks = payload
+                elif kind == protocol.KIND_WHERE and self.where_payload is None:
+                    self.where_payload = payload
         except protocol.FrameError:
             self.bad_frames = True  # forged or broken: nothing more from this channel counts
 
@@ -718,7 +757,29 @@ class _Run:
         }
         types = {"timeout": "Timeout", "cancelled": "Cancelled", "memory": "MemoryError",
                  "output_limit": "OutputLimit"}
-        return ErrorInfo(type=types[reason], message=messages[reason])
+        trace = self._where()
+        line = trace[-1].line if trace else None
+        return ErrorInfo(type=types[reason], message=messages[reason], line=line,
+                         source_line=trace[-1].source if trace else None, traceback=trace)
+
+    def _where(self) -> list[FrameInfo]:
+        """Where the run was when it was stopped, as it said (a claim: only lines of the
+        code it was given are kept, and their source is read from that code here)."""
+        if self.where_payload is None or self.bad_frames:
+            return []
+        try:
+            said = json.loads(self.where_payload)
+        except ValueError:
+            return []
+        lines = self.code.splitlines()
+        trace: list[FrameInfo] = []
+        for item in said if isinstance(said, list) else []:
+            if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
+                    and isinstance(item[1], str) and 1 <= item[0] <= len(lines)):
+                return []
+            trace.append(FrameInfo(line=item[0], function=item[1][:80],
+                                   source=lines[item[0] - 1].strip()))
+        return trace[-MAX_WHERE_FRAMES:]
 
 
 _REASON_OUTCOME: dict[str, Outcome] = {
