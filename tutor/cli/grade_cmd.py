@@ -141,26 +141,44 @@ def register(subparsers: Any) -> None:
 
 def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
     """``LESSON/STEP``, or a step id found in only one lesson; else an error that names the
-    refs the teacher may have meant."""
+    gradable refs (code and fix steps) the teacher may have meant."""
     import difflib
 
-    steps = [(lesson, step) for lesson in course.lessons for step in lesson.steps]
-    refs = {f"{lesson.id}/{step.id}": (lesson, step) for lesson, step in steps}
-    if ref in refs:
+    from tutor.course.models import CodeStep, FixStep
+
+    refs = {f"{lesson.id}/{step.id}": (lesson, step)
+            for lesson in course.lessons for step in lesson.steps}
+    if ref in refs:  # any kind: the caller says why a quiz or a reading takes no files
         return refs[ref]
-    same_id = [r for r, (_, step) in refs.items() if step.id == ref.rpartition("/")[2]]
-    if "/" not in ref and len(same_id) == 1:
-        return refs[same_id[0]]
-    close = same_id or difflib.get_close_matches(ref, list(refs), n=3, cutoff=0.6)
+    lesson_id, slash, step_id = ref.rpartition("/")
+    if not slash:  # a bare step id in one lesson only (of any kind, as above)
+        owners = [r for r in refs if r.rpartition("/")[2] == step_id]
+        if len(owners) == 1:
+            return refs[owners[0]]
+    gradable = [r for r, (_, step) in refs.items() if isinstance(step, (CodeStep, FixStep))]
+    same_id = [r for r in gradable if r.rpartition("/")[2] == step_id]
+    in_lesson = {r.rpartition("/")[2]: r for r in gradable if r.startswith(f"{lesson_id}/")}
+    if same_id:
+        close = same_id
+    elif slash and in_lesson:  # the lesson is right: its own steps (the closest, else all)
+        near = difflib.get_close_matches(step_id, list(in_lesson), n=3, cutoff=0.6)
+        close = [in_lesson[name] for name in near] or list(in_lesson.values())
+    else:
+        close = difflib.get_close_matches(ref, gradable, n=3, cutoff=0.6)
     if close:
         listed = ", ".join(close)
         hint = T(f"did you mean {listed}? Write LESSON/STEP",
                  f"是不是 {listed}？请写成 LESSON/STEP")
     else:
-        hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
-                 "`tutor lessons` 会列出课程和步骤；请写成 LESSON/STEP")
+        hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP of a "
+                 "code or fix step",
+                 "`tutor lessons` 会列出课程和步骤；请写成 code 或 fix 步骤的 LESSON/STEP")
     raise TutorError(T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
                      hint=hint)
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
 
 
 def _exercise_submissions(
@@ -172,7 +190,7 @@ def _exercise_submissions(
     lesson, step = find_exercise(course, ref)
     ref = f"{lesson.id}/{step.id}"
     if not isinstance(step, (CodeStep, FixStep)):
-        raise TutorError(T(f"{ref} is a {step.kind} step; only code and fix steps take files",
+        raise TutorError(T(f"{ref} is {_a(step.kind)} step; only code and fix steps take files",
                            f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
     submissions = []
     for path in files:
