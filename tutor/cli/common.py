@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 # On the top-level parser the options default to None; on a subcommand they default to
@@ -13,45 +14,66 @@ def _default(top_level: bool, value: object = None) -> object:
     return value if top_level else argparse.SUPPRESS
 
 
+LANG_HELP = "language of messages (default: from TUTOR_LANG or the locale)"
+LESSONS_HELP = "folder of lesson YAML files (default: the bundled course)"
+DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps (default: auto)"
+DATA_DIR_HELP = "where progress and settings are kept (default: the user data directory)"
+
+
 def add_lang(
     parser: argparse.ArgumentParser,
-    help: str = "language of messages (default: from TUTOR_LANG or the locale)",
+    help: str = LANG_HELP,
     *,
     top_level: bool = False,
 ) -> None:
-    parser.add_argument("--lang", choices=["en", "zh"], default=_default(top_level), help=help)
+    parser.add_argument("--lang", choices=["en", "zh"], default=_default(top_level),
+                        help=said(parser, help))
 
 
 def add_lessons(
     parser: argparse.ArgumentParser,
-    help: str = "folder of lesson YAML files (default: the bundled course)",
+    help: str = LESSONS_HELP,
     *,
     top_level: bool = False,
 ) -> None:
     parser.add_argument(
-        "--lessons", type=Path, default=_default(top_level), metavar="DIR", help=help
-    )
+        "--lessons", type=Path, default=_default(top_level), metavar="DIR",
+        help=said(parser, help))
 
 
 def add_device(
     parser: argparse.ArgumentParser,
-    help: str = "auto, cpu, cuda, cuda:N or mps (default: auto)",
+    help: str = DEVICE_HELP,
     *,
     top_level: bool = False,
 ) -> None:
     # None, not "auto", at the top level: the app tells a device given from one remembered.
-    parser.add_argument("--device", default=_default(top_level), metavar="D", help=help)
+    parser.add_argument("--device", default=_default(top_level), metavar="D",
+                        help=said(parser, help))
 
 
 def add_data_dir(
     parser: argparse.ArgumentParser,
-    help: str = "where progress and settings are kept (default: the user data directory)",
+    help: str = DATA_DIR_HELP,
     *,
     top_level: bool = False,
 ) -> None:
     parser.add_argument(
-        "--data-dir", type=Path, default=_default(top_level), metavar="DIR", help=help
-    )
+        "--data-dir", type=Path, default=_default(top_level), metavar="DIR",
+        help=said(parser, help))
+
+
+SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_data_dir,
+                                                   add_device)
+"""The options every subcommand takes, before or after its name."""
+
+
+def said(parser: argparse.ArgumentParser, text: str) -> str:
+    """``text`` in the parser's language where the command line's catalog has it (the
+    shared options' help does), else as it is."""
+    from tutor.cli.parser import catalog
+
+    return catalog(getattr(parser, "lang", "en")).gettext(text)
 
 
 def add_timeout(
