@@ -23,6 +23,7 @@ from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, Text
 from tutor.records import Record, field_types, is_record
+from tutor.validation_zh import zh_message
 from tutor.yaml_read import MAX_BYTES, YamlProblem, decode
 from tutor.yaml_read import parse as parse_yaml
 
@@ -516,7 +517,8 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
             given = error.get("input")
             shown = repr(given) if isinstance(given, (str, int, float, bool)) else None
             got = msg("got_value", value=shown) if shown is not None and len(shown) <= 60 else ""
-            message = msg("invalid_value", where=where, error=error["msg"], got=got)
+            message = msg("invalid_value", where=where, got=got,
+                          error=Text(en=error["msg"], zh=zh_message(error)))
         line, col = loaded.locate(loc, key=key)
         marker = (line, col, message.en)
         if marker in seen:
