@@ -17,6 +17,7 @@ from tutor.errors import TutorError
 from tutor.i18n import T
 
 if TYPE_CHECKING:
+    from tutor.cli.exercise_view import AttemptView
     from tutor.learning.exercises import ExerciseFiles
 
 
@@ -82,3 +83,17 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
             yield ExerciseFiles(session, workspace)
     finally:
         sandbox.close()
+
+
+@contextmanager
+def open_with_view(args: argparse.Namespace, *, runs: bool
+                   ) -> Iterator[tuple[ExerciseFiles, AttemptView]]:
+    """:func:`open_exercises` and a view on the terminal in the files' language: how each
+    own-editor command (list, hint, reset, verify, watch) starts."""
+    from rich.console import Console
+
+    from tutor.cli.exercise_view import AttemptView
+
+    console = Console(highlight=False, soft_wrap=True)
+    with open_exercises(args, runs=runs) as files:
+        yield files, AttemptView(console, files.session.lang)

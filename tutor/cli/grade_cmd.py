@@ -333,9 +333,9 @@ def _summary_table(
         if wide:
             cells = []
             for exercise in exercises:
-                entry = by_key.get((student, exercise))
-                cells.append(f"[dim]-/{maxima[exercise]:g}[/]" if entry is None else
-                             f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
+                got = by_key.get((student, exercise))
+                cells.append(f"[dim]-/{maxima[exercise]:g}[/]" if got is None else
+                             f"[{STATUS_STYLE[got.status]}]{got.score:g}/{got.max_score:g}[/]")
         else:
             cells = [f"{sum(e.status == 'pass' for e in mine)}/{len(exercises)}"]
         table.add_row(escape(student), *cells, f"{score:g}/{max_score:g}")
@@ -411,13 +411,13 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
 
     for item in unmatched:
-        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)  # type: ignore[arg-type]
-                                             if item.text else item.reason).get(lang),  # type: ignore[arg-type]
+        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)
+                                             if item.text else item.reason).get(lang),
                   style="yellow", markup=False)
     submitted = {submission.student for submission in submissions}
     for student in students:
         if student not in submitted:
-            err.print(LABELS["empty_student"].format(student=student).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["empty_student"].format(student=student).get(lang),
                       style="yellow", markup=False)
 
     resumed = 0
@@ -428,11 +428,11 @@ def run(args: argparse.Namespace) -> int:
         sandbox.start()
         confinement = sandbox.confinement()
         if not confinement.confined and not args.unconfined:
-            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),
                       style="red", markup=False)
             return 3
         for path in sandbox.exposed():
-            err.print(LABELS["exposed"].format(path=path).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["exposed"].format(path=path).get(lang),
                       style="yellow", markup=False)
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         previous = reusable(previous_report, lang=lang, device=device,
@@ -448,7 +448,7 @@ def run(args: argparse.Namespace) -> int:
                 "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), console=err, transient=True,
             )
-            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))  # type: ignore[arg-type]
+            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))
             progress_bar.start()
 
         def progress(entry: SubmissionEntry, was_resumed: bool) -> None:
@@ -460,7 +460,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             entries = grade_submissions(
                 submissions, runner=sandbox, jobs=jobs, device=device, cache=ExpectedCache(),
-                limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,  # type: ignore[arg-type]
+                limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,
                 progress=progress, reveal=args.show_expected,
             )
         finally:
@@ -472,17 +472,17 @@ def run(args: argparse.Namespace) -> int:
         tool_version=__version__, torch_version=torch_version(), device=device, lang=lang,
         show_expected=args.show_expected,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
+        unmatched=[item.said(lang) for item in unmatched],
     )
     report = grade_shards.as_part(args, report, everyone)
     # the reports first: a closed or broken terminal (`| head`) must not cost the files
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
-            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
+            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)
     if args.csv is not None:
         write_csv(report, args.csv)
-        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
+        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)
     closed = False
 
     def on_broken_pipe() -> None:
@@ -495,15 +495,15 @@ def run(args: argparse.Namespace) -> int:
     out.print(_summary_table(report, lang, bool(args.exercise), _course_order(course)))
     out.print(total_line(report.summary.model_dump(), lang))
     if resumed:
-        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))
     if regraded:
-        out.print(LABELS["regraded"].format(count=regraded).get(lang))  # type: ignore[arg-type]
+        out.print(LABELS["regraded"].format(count=regraded).get(lang))
     if closed:
-        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)  # type: ignore[arg-type]
+        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)
     if args.fail_under is not None and report.summary.percent < args.fail_under:
         print(
             LABELS["fail_under"].format(percent=report.summary.percent, limit=args.fail_under)
-            .get(lang),  # type: ignore[arg-type]
+            .get(lang),
             file=sys.stderr,
         )
         return 1

@@ -73,7 +73,7 @@ def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device:
     return diagnose_with_evidence(code, result, sandbox, device=device)
 
 
-def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
+def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
                   timeout: float = 10.0, *, streamed: bool = False) -> None:
     """``streamed``: the output was shown as it came; only what follows it is printed."""
     out, err = sys.stdout, sys.stderr
@@ -93,7 +93,7 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
     for warning in result.warnings:
         key = "warning" if warning.line is not None else "warning_noline"
         lines.append(LABELS[key].format(line=warning.line, category=warning.category,
-                                        message=for_learner(warning.message)).get(lang))  # type: ignore[arg-type]
+                                        message=for_learner(warning.message)).get(lang))
     error = result.error
     if result.outcome == "error" and error is not None:
         lines += _where(error, lang)
@@ -102,13 +102,13 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
         if error is not None:  # a run stopped at a limit: where it was
             lines += _where(error, lang)
         lines.append(OUTCOME_TEXT[result.outcome].format(
-            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
+            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))
     # the same block as `tutor diagnose` prints: translated kind, the values, the lesson
     from tutor.cli.diagnosis_view import format_diagnosis
 
     for diagnosis in diagnoses:
         lines.append("")
-        lines.append(format_diagnosis(diagnosis, lang))  # type: ignore[arg-type]
+        lines.append(format_diagnosis(diagnosis, lang))
     if lines:
         err.write("\n".join(lines) + "\n")
 
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout),
                                  on_output=echo)
         except DeviceError as exc:
-            raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
+            raise TutorError(exc.text.get(lang)) from exc
         if result.outcome == "error" or getattr(args, "diagnose", False):
             diagnoses, evidence = _diagnoses_from_evidence(result, code, sandbox,
                                                            result.device)
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             diagnoses = _diagnoses(result, code)
         confinement = sandbox.confinement()
     if not confinement.confined:
-        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")  # type: ignore[arg-type]
+        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")
     if args.json:
         payload: dict[str, Any] = {
             "result": result.model_dump(mode="json"),

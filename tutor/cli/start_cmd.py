@@ -8,7 +8,7 @@ from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "start",
         help="write the exercises as Python files for your own editor",

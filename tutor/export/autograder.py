@@ -148,6 +148,7 @@ def grade_folder(
 def warm(config_file: Path) -> None:
     """Run every exercise's reference solution once, so each submission finds its truth."""
     from tutor.course import load_course
+    from tutor.course.models import CodeStep, FixStep
     from tutor.grading import expected_run
     from tutor.grading.expected import ExpectedCache
     from tutor.sandbox import Sandbox
@@ -158,7 +159,9 @@ def warm(config_file: Path) -> None:
     with Sandbox() as sandbox:
         sandbox.start()
         for ref in config.exercises:
-            expected_run(steps[ref], runner=sandbox, device="cpu", cache=ExpectedCache())
+            step = steps[ref]
+            if isinstance(step, (CodeStep, FixStep)):  # (the export took only these)
+                expected_run(step, runner=sandbox, device="cpu", cache=ExpectedCache())
 
 
 def write_results(root: Path, results: BaseModel) -> Path:

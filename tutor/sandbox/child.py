@@ -98,7 +98,7 @@ def _read_frame(fd: int) -> Any:
     return json.loads(_read_exact(fd, length))
 
 
-def _write_all(write: Callable[[int, bytes], int], fd: int, data: bytes) -> None:
+def _write_all(write: Callable[[int, bytes | memoryview], int], fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = write(fd, view)
@@ -457,7 +457,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
     if isinstance(exc, SyntaxError) and exc.filename == LEARNER_FILE:
         line = exc.lineno
         source_line = (exc.text or source(line)).strip()
-    local_snaps = {}
+    local_snaps: dict[str, Data] = {}
     if with_locals and frames:
         import torch
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -437,8 +437,8 @@ class _Run:
         self.marks: list[tuple[str, int, int]] = [
             ("request", called_ns or time.perf_counter_ns(), time.thread_time_ns())]
         self.run_marks: bytes | None = None
-        self.pid_report: dict[str, object] = {}
-        self.status_report: dict[str, object] = {}
+        self.pid_report: dict[str, Any] = {}
+        self.status_report: dict[str, Any] = {}
         self.code, self.device, self.probes, self.limits = code, device, probes, limits
         self.cancel = cancel
         self.nonce = secrets.token_hex(16).encode()
@@ -557,8 +557,8 @@ class _Run:
                 break
             if self.result_payload is not None and self.kill_reason is None:
                 break  # the result frame is the child's last act: no need to await its exit
-            wait_for = [control] if not self.monitor_lost else []
-            wait_for += list(open_readers)
+            wait_for: list[socket.socket | int] = [] if self.monitor_lost else [control]
+            wait_for += open_readers
             writers = [cmd_w] if self.pending_cmd else []
             if self.kill_at is not None:
                 timeout = max(0.0, min(self.kill_at - now, POLL_S))
@@ -570,7 +570,7 @@ class _Run:
             if writable:
                 self._write_command(cmd_w)
             for item in readable:
-                if item is control:
+                if isinstance(item, socket.socket):
                     message = control.recv(4096)
                     if not message:
                         self.monitor_lost = True  # the server died (the learner killed it?)
@@ -672,9 +672,9 @@ class _Run:
         pid_report, status = self.pid_report, self.status_report
         for name, key in (("received", "received_ns"), ("handed", "handed_ns")):
             if isinstance(pid_report.get(key), int):
-                marks.append(Mark(process="server", name=name, wall_ns=pid_report[key]))  # type: ignore[arg-type]
+                marks.append(Mark(process="server", name=name, wall_ns=pid_report[key]))
         if isinstance(status.get("reaped_ns"), int):
-            marks.append(Mark(process="server", name="reaped", wall_ns=status["reaped_ns"]))  # type: ignore[arg-type]
+            marks.append(Mark(process="server", name="reaped", wall_ns=status["reaped_ns"]))
         with contextlib.suppress(ValueError, TypeError, LookupError, ValidationError):
             raw = json.loads(self.run_marks or b"[]")
             if isinstance(raw, list) and len(raw) <= MAX_MARKS:
@@ -720,15 +720,15 @@ class _Run:
         reason = self.kill_reason
         if reason is not None:
             return RunResult(outcome=_REASON_OUTCOME[reason], error=self._reason_error(reason),
-                             **base)  # type: ignore[arg-type]
+                             **base)
         status = self.status
         if status is not None and os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             if sig == signal.SIGXCPU:
-                return RunResult(outcome="timeout", error=self._reason_error("timeout"), **base)  # type: ignore[arg-type]
+                return RunResult(outcome="timeout", error=self._reason_error("timeout"), **base)
             return RunResult(outcome="crashed", signal=sig, error=ErrorInfo(
                 type="Crashed", message=f"the process died from signal {sig} "
-                f"({_signal_name(sig)})"), **base)  # type: ignore[arg-type]
+                f"({_signal_name(sig)})"), **base)
         exit_code = os.WEXITSTATUS(status) if status is not None else None
         if claimed is not None and claimed.outcome in ("ok", "error", "memory", "exited"):
             consistent = exit_code is None or (
@@ -739,13 +739,13 @@ class _Run:
                                                   or self.server.torch_version})
         if exit_code is None:
             return RunResult(outcome="crashed", error=ErrorInfo(
-                type="Crashed", message="the run's process vanished without a result"), **base)  # type: ignore[arg-type]
+                type="Crashed", message="the run's process vanished without a result"), **base)
         error = None
         if self.bad_frames:
             error = ErrorInfo(type="ProtocolError", message=(
                 "the code wrote data the sandbox could not read on its result channel; "
                 "the result was discarded"))
-        return RunResult(outcome="exited", exit_code=exit_code, error=error, **base)  # type: ignore[arg-type]
+        return RunResult(outcome="exited", exit_code=exit_code, error=error, **base)
 
     def _reason_error(self, reason: str) -> ErrorInfo:
         messages = {
