@@ -51,6 +51,7 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
     """The exercise folder over a learning session. ``runs``: a warm sandbox is started
     and the device resolved (``list``, ``hint`` and ``reset`` run nothing and start none)."""
     from tutor.course import load_course
+    from tutor.course.quiz import local_learner
     from tutor.learning import LearningSession
     from tutor.learning.exercises import ExerciseFiles
     from tutor.paths import private_folders
@@ -78,7 +79,8 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
                 ) from exc
         with ProgressStore.default(getattr(args, "data_dir", None)) as store:
             session = LearningSession(
-                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device
+                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device,
+                learner=local_learner(),  # quiz files number choices as the app orders them
             )
             yield ExerciseFiles(session, workspace)
     finally:

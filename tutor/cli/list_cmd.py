@@ -69,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         rows = files.statuses()
         table = Table(box=None, pad_edge=False)
         for key in ("col.no", "col.file", "col.status", "col.best", "col.attempts", "col.hints"):
-            table.add_column(view.t(MSG[key]), no_wrap=True)
+            # a long file name folds, rather than a score being cut to "0.5…"
+            table.add_column(view.t(MSG[key]), no_wrap=key != "col.file",
+                             overflow="fold" if key == "col.file" else "ellipsis")
         styles = {"passed": "green", "tried": "yellow", "new": "dim"}
         for row in rows:
             table.add_row(*(RichText(cell) for cell in _row(view.t, row)),
