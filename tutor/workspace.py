@@ -222,7 +222,7 @@ def answer_code(positions: Iterable[int]) -> str:
     return f"{ANSWER_NAME} = [{', '.join(str(p + 1) for p in positions)}]\n"
 
 
-def parse_answer(code: str, choices: int) -> list[int] | Text:
+def parse_quiz_answer(code: str, choices: int) -> list[int] | Text:
     """The positions (0-based, as shown) a quiz file's ``ANSWER`` picks, or why there are
     none: read as data (the last ``ANSWER = ...`` at top level), never run."""
     import ast
@@ -255,6 +255,28 @@ def parse_answer(code: str, choices: int) -> list[int] | Text:
         return T(f"there is no choice {wrong[0]}: the choices are numbered 1 to {choices}",
                  f"没有选项 {wrong[0]}：选项的编号是 1 到 {choices}")
     return sorted({n - 1 for n in numbers})
+
+
+def listed_order(text: str, step: QuizStep) -> list[int] | None:
+    """The lesson indices of a quiz's choices in the order its file lists them (the order
+    its learner saw), read off the header's ``#   N. text`` lines in either language; None
+    when the file does not list each choice once (then its numbers mean nothing)."""
+    import re
+
+    firsts: dict[str, int] = {}
+    for index, choice in enumerate(step.choices):
+        for lang in ("en", "zh"):
+            first = (choice.text.get(lang).strip().splitlines() or [""])[0].strip()
+            if firsts.setdefault(first, index) != index:
+                return None  # two choices start alike: a listing cannot tell them apart
+    header = text.partition("\n" + HEADER_END + "\n")[0]
+    listed = re.findall(r"^#   (\d+)\. (.*)$", header, flags=re.MULTILINE)
+    order = [firsts.get(line.strip(), -1) for _, line in listed]
+    numbers = [int(number) for number, _ in listed]
+    if numbers != list(range(1, len(step.choices) + 1)) or sorted(order) != list(
+            range(len(step.choices))):
+        return None
+    return order
 
 
 def split_code(text: str) -> str:

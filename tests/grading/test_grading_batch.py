@@ -259,10 +259,10 @@ def test_exercise_by_bare_step_id_when_unique(seed_lesson: Lesson) -> None:
 
 
 @pytest.mark.parametrize(("given", "suggested"), [
-    # the lesson is right, the step is not: its code and fix steps, never its quiz,
-    # answer or reading steps (they were: non-scalar/intro, sum-grad, ones-equals-sum)
+    # the lesson is right, the step is not: its code, fix and quiz steps, never its answer
+    # or reading steps (they were: non-scalar/intro, sum-grad, ones-equals-sum)
     ("non-scalar/nope", ["non-scalar/fix-scalar", "non-scalar/gradient-argument",
-                         "non-scalar/reproduce-error"]),
+                         "non-scalar/reproduce-error", "non-scalar/ones-equals-sum"]),
     ("non-scalar/fix-scalr", ["non-scalar/fix-scalar"]),
     ("nonscalar/fix-scalar", ["non-scalar/fix-scalar"]),
 ])
@@ -278,15 +278,15 @@ def test_a_wrong_exercise_suggests_only_gradable_steps(given: str,
         f"did you mean {', '.join(suggested)}? Write LESSON/STEP")
 
 
-def test_a_bare_id_of_a_quiz_step_is_found_and_refused_as_such(tmp_path: Path) -> None:
+def test_a_bare_id_of_an_answer_step_is_found_and_refused_as_such(tmp_path: Path) -> None:
     from tutor.cli.grade_cmd import _exercise_submissions
     from tutor.course import load_course
     from tutor.errors import TutorError
 
     (tmp_path / "x.py").write_text("x = 1\n")
-    with pytest.raises(TutorError) as raised:  # it was "no exercise 'ones-equals-sum'"
-        _exercise_submissions(load_course(None), "ones-equals-sum", [tmp_path / "x.py"])
-    assert str(raised.value).startswith("non-scalar/ones-equals-sum is a quiz step")
+    with pytest.raises(TutorError) as raised:  # it was "no exercise 'sum-grad'"
+        _exercise_submissions(load_course(None), "sum-grad", [tmp_path / "x.py"])
+    assert str(raised.value).startswith("non-scalar/sum-grad is an answer step")
 
 
 def test_resume_regrades_what_an_exercise_change_made_stale(

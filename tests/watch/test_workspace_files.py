@@ -215,9 +215,9 @@ def test_a_quiz_answered_in_the_app_is_written_with_its_picks(
     ("ANSWER = [2\n", "not Python"),
 ])
 def test_a_quiz_answer_is_read_as_data(code: str, picked: list[int] | str) -> None:
-    from tutor.workspace import parse_answer
+    from tutor.workspace import parse_quiz_answer
 
-    got = parse_answer(code, 3)
+    got = parse_quiz_answer(code, 3)
     if isinstance(picked, list):
         assert got == picked
     else:

@@ -141,10 +141,10 @@ def register(subparsers: Any) -> None:
 
 def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
     """``LESSON/STEP``, or a step id found in only one lesson; else an error that names the
-    gradable refs (code and fix steps) the teacher may have meant."""
+    gradable refs (code, fix and quiz steps) the teacher may have meant."""
     import difflib
 
-    from tutor.course.models import CodeStep, FixStep
+    from tutor.course.models import CodeStep, FixStep, QuizStep
 
     refs = {f"{lesson.id}/{step.id}": (lesson, step)
             for lesson in course.lessons for step in lesson.steps}
@@ -155,7 +155,8 @@ def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
         owners = [r for r in refs if r.rpartition("/")[2] == step_id]
         if len(owners) == 1:
             return refs[owners[0]]
-    gradable = [r for r, (_, step) in refs.items() if isinstance(step, (CodeStep, FixStep))]
+    gradable = [r for r, (_, step) in refs.items()
+                if isinstance(step, (CodeStep, FixStep, QuizStep))]
     same_id = [r for r in gradable if r.rpartition("/")[2] == step_id]
     in_lesson = {r.rpartition("/")[2]: r for r in gradable if r.startswith(f"{lesson_id}/")}
     if same_id:
@@ -171,8 +172,8 @@ def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
                  f"是不是 {listed}？请写成 LESSON/STEP")
     else:
         hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP of a "
-                 "code or fix step",
-                 "`tutor lessons` 会列出课程和步骤；请写成 code 或 fix 步骤的 LESSON/STEP")
+                 "code, fix or quiz step",
+                 "`tutor lessons` 会列出课程和步骤；请写成 code、fix 或 quiz 步骤的 LESSON/STEP")
     raise TutorError(T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
                      hint=hint)
 
@@ -184,14 +185,15 @@ def _a(word: str) -> str:
 def _exercise_submissions(
     course: Course, ref: str, files: list[Path]
 ) -> list[Submission]:
-    from tutor.course.models import CodeStep, FixStep
+    from tutor.course.models import CodeStep, FixStep, QuizStep
     from tutor.grading.batch import read_submission
 
     lesson, step = find_exercise(course, ref)
     ref = f"{lesson.id}/{step.id}"
-    if not isinstance(step, (CodeStep, FixStep)):
-        raise TutorError(T(f"{ref} is {_a(step.kind)} step; only code and fix steps take files",
-                           f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
+    if not isinstance(step, (CodeStep, FixStep, QuizStep)):
+        raise TutorError(T(f"{ref} is {_a(step.kind)} step; only code, fix and quiz steps "
+                           "take files",
+                           f"{ref} 是 {step.kind} 步骤；只有 code、fix 和 quiz 步骤可以评阅文件"))
     submissions = []
     for path in files:
         if not path.is_symlink() and path.is_dir():

@@ -136,7 +136,8 @@ def grade_folder(
             limits=Limits(wall_time_s=config.timeout_s), lang=config.lang,
         )
     labels = {s.exercise: [(check_name(c), check_label(c).get(config.lang), c.points)
-                           for c in s.step.checks] for s in submissions}
+                           for c in s.step.checks]
+              for s in submissions if isinstance(s.step, (CodeStep, FixStep))}  # (as exported)
     entries = [every_check(entry, labels[entry.exercise]) for entry in entries]
     if platform == "gradescope":
         return gradescope_results(entries, missing, lang=config.lang,

@@ -31,7 +31,7 @@ from tutor.workspace import (
     Workspace,
     WorkspaceError,
     is_starter_of,
-    parse_answer,
+    parse_quiz_answer,
     quiz_order,
     render_exercise,
     sha256_text,
@@ -290,7 +290,7 @@ class ExerciseFiles:
         not gradable, and says why."""
         from tutor.grading.models import Verdict  # (pydantic: not on the app's first screen)
 
-        picked = parse_answer(code, len(step.choices))
+        picked = parse_quiz_answer(code, len(step.choices))
         ref = step_ref(lesson, step)
         if isinstance(picked, Text):
             return Attempt(ref, Verdict(step=ref, status="not_gradable", score=0, max_score=1,
