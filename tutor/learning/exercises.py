@@ -288,18 +288,16 @@ class ExerciseFiles:
         """A quiz file's ANSWER, graded as the app grades a pick (the numbers are the
         learner's order, in which the file lists the choices); one that cannot be read is
         not gradable, and says why."""
-        from tutor.grading.models import Verdict  # (pydantic: not on the app's first screen)
+        # (grading's pydantic models: not on the app's first screen)
+        from tutor.grading.feedback import msg
+        from tutor.grading.verdicts import quiz_not_gradable
 
         picked = parse_quiz_answer(code, len(step.choices))
         ref = step_ref(lesson, step)
         if isinstance(picked, Text):
-            return Attempt(ref, Verdict(step=ref, status="not_gradable", score=0, max_score=1,
-                                        message=picked))
+            return Attempt(ref, quiz_not_gradable(lesson, step, picked))
         if not step.multiple and len(picked) > 1:
-            return Attempt(ref, Verdict(step=ref, status="not_gradable", score=0, max_score=1,
-                                        message=T("this question has one right answer: "
-                                                  "write one number in ANSWER",
-                                                  "这道题只有一个正确答案：ANSWER 里只写一个编号")))
+            return Attempt(ref, quiz_not_gradable(lesson, step, msg("quiz_file_one_answer")))
         return self.session.submit_quiz(lesson, step, picked, record=record)
 
     def verify(self, *, jobs: int = 1) -> list[tuple[ExerciseEntry, Attempt | None]]:
