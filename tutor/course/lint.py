@@ -95,11 +95,15 @@ _COUNT_WORDS = re.compile(
 
 
 class SelfCheckProblemLike(Protocol):
-    """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step."""
+    """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step (read only: its
+    problems are frozen models)."""
 
-    step_id: str
-    field: str
-    message: str
+    @property
+    def step_id(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def message(self) -> str: ...
 
 
 VerifyLesson = Callable[..., Sequence[SelfCheckProblemLike]]

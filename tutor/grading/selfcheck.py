@@ -143,7 +143,8 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
         if probe is None or value is None:
             continue
         lines.append(f"{name} = {value}")
-        grad = probe.value.grad if isinstance(probe.value, TensorSnapshot) else None
+        snapshot = probe.value
+        grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
         grad_code = _literal(grad) if grad is not None else None
         if grad_code is not None:
             lines.append(f"{name}.grad = {grad_code}")
