@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tutor.diagnosis import checks
 from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
 
 CASES = [
     # a layer built in place inside a Sequential changes what the layer before it saved
@@ -157,16 +158,8 @@ print(w)
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_graph_check_names_the_root_line_and_a_verified_fix(
-        sandbox: Any, monkeypatch: Any, expected: str, root: int, fix_has: str,
-        code: str) -> None:
-    monkeypatch.setattr(checks, "DEBUG", True)
-    result = sandbox.run(code)
-    assert result.error is not None
-    first = diagnose(code, result, sandbox)[0]
-    assert (first.id, first.root_line) == (expected, root), (first.id, first.root_line,
-                                                             first.fix.en)
-    assert first.fix_verified is True and first.patch and fix_has in first.patch, first.patch
-    assert first.chain and all(step.en and step.zh for step in first.chain)
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str) -> None:
+    verified_diagnosis(sandbox, code, {expected}, root, fix_has)
 
 
 def test_retain_graph_is_the_last_resort_and_a_follow_up_never_deletes_code(

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tutor.diagnosis import checks
-from tutor.diagnosis.reasoning import diagnose
+from .runs import verified_diagnosis
 
 CASES = [
     ('module-init-not-called', 5, 'super().__init__()', """import torch
@@ -135,10 +134,5 @@ print(emb(idx))
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_program_check_names_the_root_line_and_a_verified_fix(
-        sandbox: Any, monkeypatch: Any, expected: str, root: int, fix_has: str,
-        code: str) -> None:
-    monkeypatch.setattr(checks, "DEBUG", True)
-    first = diagnose(code, sandbox.run(code), sandbox)[0]
-    assert (first.id, first.root_line) == (expected, root), (first.id, first.root_line)
-    assert first.fix_verified is True and first.patch and fix_has in first.patch, first.patch
-    assert first.chain and all(step.en and step.zh for step in first.chain)
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str) -> None:
+    verified_diagnosis(sandbox, code, {expected}, root, fix_has)

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from tutor.diagnosis import checks
 from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
 
 DATA = """import torch
 import torch.nn as nn
@@ -133,16 +134,9 @@ print(model.weight)
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_silent_check_names_the_root_line_and_a_verified_fix(
-        sandbox: Any, monkeypatch: Any, expected: str, root: int, fix_has: str,
-        code: str) -> None:
-    monkeypatch.setattr(checks, "DEBUG", True)
-    result = sandbox.run(code)
-    assert result.ok, result.error
-    first = diagnose(code, result, sandbox)[0]
-    assert (first.id, first.root_line) == (expected, root), (first.id, first.root_line,
-                                                             first.fix.en)
-    assert first.fix_verified is True and first.patch and fix_has in first.patch, first.patch
-    assert first.fix_check is not None and first.chain
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str) -> None:
+    assert sandbox.run(code).ok
+    verified_diagnosis(sandbox, code, {expected}, root, fix_has)
 
 
 def test_gradients_cleared_in_a_helper_are_not_a_missing_zero_grad(sandbox: Any) -> None:
