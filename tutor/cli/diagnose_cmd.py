@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from tutor.cli import diagnosis_view
     from tutor.cli.common import read_source, resolve_lang
     from tutor.diagnosis import explain, find_pitfalls, load_catalog
+    from tutor.tui.cjk_wrap import Wrapped  # Chinese breaks between characters
 
     lang = resolve_lang(args)
     console = Console(soft_wrap=False)
@@ -88,8 +89,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(catalog.model_dump(mode="json"), ensure_ascii=False,
                                         indent=2) + "\n")
         else:
-            with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
-                console.print(diagnosis_view.catalog_table(catalog, lang))  # type: ignore[arg-type]
+            console.print(diagnosis_view.catalog_table(catalog, lang))  # type: ignore[arg-type]
         return 0
     if args.file is None:
         raise TutorError(T("nothing to diagnose", "没有要诊断的内容"),
@@ -140,11 +140,10 @@ def run(args: argparse.Namespace) -> int:
     if not diagnoses:
         blocks.append(STATUS["clean"].get(lang))  # type: ignore[arg-type]
     if console.is_terminal:
-        with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
-            for block in blocks:
-                console.print(block, markup=False, highlight=False)
-            for diagnosis in diagnoses:
-                console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))  # type: ignore[arg-type]
+        for block in blocks:
+            console.print(Wrapped(block), highlight=False)
+        for diagnosis in diagnoses:
+            console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))  # type: ignore[arg-type]
     else:
         blocks.extend(diagnosis_view.format_diagnosis(d, lang) for d in diagnoses)  # type: ignore[arg-type]
         sys.stdout.write("\n\n".join(blocks) + "\n")

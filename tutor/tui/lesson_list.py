@@ -9,6 +9,7 @@ from textual.widgets.option_list import Option
 
 from tutor.course.models import Course
 from tutor.i18n import Lang
+from tutor.tui.cjk_wrap import Wrapped
 
 
 def progress_mark(done: int, total: int) -> str:
@@ -43,5 +44,5 @@ def _prompt(marker: str, title: str) -> Table:
     grid = Table.grid(padding=(0, 1, 0, 0))
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1)
-    grid.add_row(marker, Text(title))
+    grid.add_row(marker, Wrapped(Text(title)))
     return grid

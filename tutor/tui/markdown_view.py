@@ -15,13 +15,14 @@ from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, MarkdownElement
-from rich.markdown import Markdown as RichMarkdown
 from rich.measure import Measurement
 from rich.text import Text as RichText
 from textual.app import ComposeResult
 from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
+
+from tutor.tui import cjk_wrap
 
 _CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
 _CJK_PUNCT = r"[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65“”‘’…]"
@@ -92,9 +93,9 @@ class _CodeBlock(CodeBlock):
         yield from super().__rich_console__(console, options)
 
 
-class _Markdown(RichMarkdown):
+class _Markdown(cjk_wrap.Markdown):
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **RichMarkdown.elements,
+        **cjk_wrap.Markdown.elements,
         "fence": _CodeBlock,
         "code_block": _CodeBlock,
     }
