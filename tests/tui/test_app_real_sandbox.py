@@ -24,8 +24,7 @@ def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: app.offered_devices is not None, 120)
-            app.session.goto("mini-graph", "fix-scalar")
-            await app.render_all(new_step=True)
+            await app.goto("mini-graph", "fix-scalar")
             await pilot.pause()
             editor = app.query_one("#editor", TextArea)
             await pilot.press("ctrl+r")  # the starter: backward on a non-scalar

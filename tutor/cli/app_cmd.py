@@ -9,7 +9,6 @@ answer (until then runs use cpu).
 from __future__ import annotations
 
 import argparse
-import gc
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -76,16 +75,6 @@ def app_choices(args: argparse.Namespace, saved: Settings) -> tuple[Lang, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # No garbage collection until the first screen is drawn (the app freezes what start-up
-    # built and turns it back on): its passes over the modules being imported are pure cost.
-    gc.disable()
-    try:
-        return _run(args)
-    finally:
-        gc.enable()
-
-
-def _run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
     from tutor.course.quiz import local_learner
     from tutor.paths import private_folders

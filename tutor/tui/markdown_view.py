@@ -74,9 +74,9 @@ def warm_up_highlighting() -> None:
     """Build the Python lexer for code blocks: compiling its regular expressions takes
     ~50 ms, so the first screen draws its code plain and this runs after it (in a worker);
     :meth:`MarkdownView.redraw_code` then colours what is on screen."""
-    from pygments.lexers import get_lexer_by_name
+    from rich.syntax import Syntax
 
-    get_lexer_by_name("python")
+    Syntax("", "python").highlight("")  # Pygments compiles a lexer's patterns once
     _highlighting["ready"] = True
 
 

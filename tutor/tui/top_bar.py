@@ -2,24 +2,56 @@
 
 from __future__ import annotations
 
-from textual import events
-from textual.message import Message
+from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
+from textual.reactive import reactive
 from textual.widgets import Static
+
+from tutor.i18n import Lang, Text
+from tutor.tui.labels import label
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where the learner stands: what the bar says besides the app's name."""
+
+    number: int
+    lesson: Text
+    done: int
+    total: int
+    device: str
 
 
 class TopBar(Static):
-    class WidthChanged(Message):
-        """The bar (so the screen) changed width: refit the bar and the panes."""
+    lang: reactive[Lang] = reactive("en")
+    standing: reactive[Standing | None] = reactive(None)
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.post_message(self.WidthChanged())
+    def watch_lang(self) -> None:
+        self._draw()
+
+    def watch_standing(self) -> None:
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        standing, lang = self.standing, self.lang
+        if standing is None or not self.size.width:
+            return
+        self.update(topbar_text(
+            label("app_title", lang),
+            f"{standing.number}. {standing.lesson.get(lang)}",
+            [label("lesson_done", lang, done=standing.done, total=standing.total),
+             label("device_on", lang, device=standing.device)],
+            width=self.content_size.width,
+        ))
 
 
 def topbar_text(title: str, lesson: str, rest: list[str], *, width: int) -> str:
     """The top bar in ``width`` cells: the progress and the device always show; the app's
     name goes first when it does not fit, then the lesson title is cut short (…)."""
-    from rich.cells import cell_len, set_cell_size
-
     sep = " │ "
     for parts in ([title, lesson, *rest], [lesson, *rest]):
         text = sep.join(parts)
