@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 

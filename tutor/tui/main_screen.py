@@ -38,8 +38,9 @@ def shows_code(step: Step) -> bool:
 
 
 class MainScreen(Screen[None]):
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # the list hides below 110
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    # Textual declares these as class-level lists (its own idiom).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012
 
     lang: reactive[Lang] = reactive("en", init=False)
     running: reactive[bool] = reactive(False, init=False)
