@@ -128,7 +128,7 @@ def test_progress_view(snap_compare, make_app, lang: str) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "who-tracks")
+        await app.goto("mini-basics", "who-tracks")
         app.session.answer_quiz([0])
         await pilot.press("alt+p")
         await settle(app, pilot)
@@ -140,7 +140,7 @@ def test_review_of_missed_quizzes(snap_compare, make_app) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "who-tracks")
+        await app.goto("mini-basics", "who-tracks")
         app.session.answer_quiz([0])
         await pilot.press("alt+r")
         await settle(app, pilot)

@@ -136,7 +136,7 @@ class TutorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys are bound once per language (see tutor.tui.keys): only the learner's run
         and show in the footer. Cancel shows while a run is in flight, the answer on quiz
-        steps."""
+        steps not passed yet."""
         if action != "keyed":
             return True
         lang, inner = parameters
@@ -145,10 +145,13 @@ class TutorApp(App[None]):
         if inner == "cancel_run":
             return self.running
         if inner == "give_up":
-            return isinstance(self.session.step, QuizStep)
+            session = self.session
+            return isinstance(session.step, QuizStep) and not session.step_passed(
+                session.lesson, session.step)
         return True
 
     async def action_keyed(self, lang: str, action: str) -> None:
+        await self.main.shown.wait()  # a key typed ahead acts once the screen is up
         await self.run_action(action)
 
     def action_toggle_lang(self) -> None:
@@ -212,6 +215,7 @@ class TutorApp(App[None]):
         await self._new_step()
 
     async def _new_step(self) -> None:
+        await self.main.shown.wait()
         self.graph_view = None
         await self.main.show_step()
         self.refresh_bindings()  # the answer key shows on quiz steps only
@@ -332,6 +336,7 @@ class TutorApp(App[None]):
         if message.attempt.cancelled and others:
             return  # stopped, and the learner has started another since
         self.main.refresh_standing()
+        self.refresh_bindings()  # a passed quiz has no answer left to show
         if message.ref != self.session.ref:
             return  # the learner moved on while it ran; the progress marks are updated
         typed = self.session.previous_answer() if isinstance(
@@ -384,7 +389,8 @@ class TutorApp(App[None]):
         self.post_message(DevicesKnown(self.session.available_devices()))
 
     @on(DevicesKnown)
-    def _devices_arrived(self, message: DevicesKnown) -> None:
+    async def _devices_arrived(self, message: DevicesKnown) -> None:
+        await self.main.shown.wait()
         self.devices_known(message.devices)
 
     def devices_known(self, devices: list[str]) -> None:

@@ -38,18 +38,25 @@ class CodeArea(Vertical):
     """A code step (Run, Reset); an answer step's read-only code has neither."""
 
     def __init__(self, *, devices: list[str], device: str, dark: bool, lang: Lang = "en",
+                 code: str = "", runnable: bool = True, focus: bool = False,
                  **kwargs: object) -> None:
+        """``code``: what the editor shows first, editable when ``runnable`` (an answer
+        step's code is read-only); ``focus``: the editor takes the focus once mounted."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._devices = devices
         self._device = device
         self._dark = dark
+        self._code = code
+        self._focus = focus
         self.set_reactive(CodeArea.lang, lang)
+        self.set_reactive(CodeArea.runnable, runnable)
         self._spinner: Timer | None = None
         self._started = 0.0
 
     def compose(self) -> ComposeResult:
-        editor = CodeEditor.code_editor(language="python", id="editor")
-        editor.theme = editor_theme(self._dark)
+        editor = CodeEditor.code_editor(self._code, language="python", id="editor",
+                                        theme=editor_theme(self._dark),
+                                        read_only=not self.runnable, soft_wrap=not self.runnable)
         yield editor
         lang = self.lang
         with Horizontal(id="run-bar"):
@@ -69,6 +76,11 @@ class CodeArea(Vertical):
                 id="device",
             )
             yield Static(id="run-status", markup=False)
+
+    def on_mount(self) -> None:
+        self._show_buttons()
+        if self._focus:
+            self.editor.focus()
 
     @property
     def editor(self) -> CodeEditor:

@@ -32,15 +32,22 @@ class LessonList(OptionList):
 
     lang: reactive[Lang] = reactive("en", init=False)
 
-    def __init__(self, course: Course, **kwargs: object) -> None:
+    def __init__(self, course: Course, progress: dict[str, tuple[int, int]], current: str,
+                 lang: Lang = "en", **kwargs: object) -> None:
+        """``progress``: (passed, gradable) steps by lesson id; ``current``: the lesson
+        highlighted."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.course = course
-        self._progress: dict[str, tuple[int, int]] = {}
-        self._current = course.lessons[0].id
+        self._progress = progress
+        self._current = current
+        self.set_reactive(LessonList.lang, lang)
+
+    def on_mount(self) -> None:
+        self._draw()
 
     def show(self, progress: dict[str, tuple[int, int]], current: str) -> None:
         """The lessons with their (passed, gradable) counts; ``current`` highlighted."""
-        if (progress, current) != (self._progress, self._current) or not self.option_count:
+        if (progress, current) != (self._progress, self._current):
             self._progress, self._current = progress, current
             self._draw()
 

@@ -7,6 +7,7 @@ widget redraws its own words when they change.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
@@ -52,26 +53,43 @@ class MainScreen(Screen[None]):
     def __init__(self, session: LearningSession, *, device_problem: DeviceProblem | None = None,
                  dark: bool = True) -> None:
         super().__init__(id="main")
+        self.shown = asyncio.Event()
+        """Set once the screen is mounted: keys and workers' answers can come before."""
         self.session = session
         self.dark = dark
         self.set_reactive(MainScreen.lang, session.lang)
         self.set_reactive(MainScreen.device_problem, device_problem)
 
     def compose(self) -> ComposeResult:
-        step = self.session.step
-        yield TopBar(id="topbar", markup=False).data_bind(MainScreen.lang)
+        """The first screen, composed with what it shows: each widget is built with its
+        state (nothing is filled in once the screen is up, which would cost it another
+        layout and frame)."""
+        session, step, lang = self.session, self.session.step, self.lang
+        progress = self._progress()
+        yield TopBar(self._standing(progress), lang, id="topbar", markup=False).data_bind(
+            MainScreen.lang)
         yield DeviceNotice(id="notice", markup=False).data_bind(
             MainScreen.lang, problem=MainScreen.device_problem)
+        self._mark_step_kind()
         with Horizontal(id="body"):
-            yield LessonList(self.session.course, id="lessons").data_bind(MainScreen.lang)
-            yield StepPane(self.step_view(), self.lang, id="lesson-pane").data_bind(
-                MainScreen.lang)
-            with Vertical(id="work-pane"):  # the code area goes above the results
+            yield LessonList(session.course, progress, session.lesson.id, lang,
+                             id="lessons").data_bind(MainScreen.lang)
+            pane = StepPane(self.step_view(), lang, focus=not isinstance(step, RUNNABLE_KINDS),
+                            id="lesson-pane")
+            pane.styles.width = self._text_width()
+            yield pane.data_bind(MainScreen.lang)
+            with Vertical(id="work-pane"):
                 if shows_code(step):  # composed, not mounted: see _ensure_code_area
-                    yield self._new_code_area()
-                yield ResultTabs(shown=tabs_for(step), active=first_tab(step), lang=self.lang,
-                                 chat=self.chat_intro(), id="results").data_bind(MainScreen.lang)
+                    yield self._new_code_area(focus=True)
+                results = ResultTabs(shown=tabs_for(step), active=first_tab(step), lang=lang,
+                                     chat=self.chat_intro(),
+                                     chat_enabled=session.tutor is not None, id="results")
+                results.set_graph_choices(assigned_names(self._step_code()))
+                yield results.data_bind(MainScreen.lang)
         yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.shown.set()
 
     # ------------------------------------------------------------------ typed getters
 
@@ -124,15 +142,6 @@ class MainScreen(Screen[None]):
         key = "chat_welcome" if self.session.tutor is not None else "chat_unavailable"
         return [ChatEntry("chat_tutor", text(key))]
 
-    def on_mount(self) -> None:
-        self.refresh_standing()
-        self._layout_panes()
-        self._show_code_kind()
-        self.results.set_chat_enabled(self.session.tutor is not None)
-        self.results.show_tabs(tabs_for(self.session.step), prefer=first_tab(self.session.step))
-        self.load_editor()
-        self.focus_step()
-
     async def show_step(self) -> None:
         """The session's current step, new: its text and controls, its code, the result
         tabs that mean something for it, and the focus where the learner acts."""
@@ -145,7 +154,8 @@ class MainScreen(Screen[None]):
         if area is not None:
             area.display = shows_code(step)
         self._show_code_kind()
-        self._layout_panes()
+        self._mark_step_kind()
+        self.step_pane.styles.width = self._text_width()
         results = self.results
         results.show_tabs(tabs_for(step), prefer=first_tab(step))
         results.show_attempt(None)
@@ -155,13 +165,20 @@ class MainScreen(Screen[None]):
         self.focus_step()
 
     def refresh_standing(self) -> None:
-        """Progress marks, the top bar and the step's header, after an attempt or a move."""
+        """Progress marks and the top bar, after an attempt or a move."""
+        progress = self._progress()
+        self.lessons.show(progress, self.session.lesson.id)
+        self.top_bar.standing = self._standing(progress)
+
+    def _progress(self) -> dict[str, tuple[int, int]]:
         session = self.session
         passed = session.store.passed_steps()
-        progress = {lesson.id: session.lesson_progress(lesson, passed)
-                    for lesson in session.course.lessons}
-        self.lessons.show(progress, session.lesson.id)
-        self.top_bar.standing = Standing(
+        return {lesson.id: session.lesson_progress(lesson, passed)
+                for lesson in session.course.lessons}
+
+    def _standing(self, progress: dict[str, tuple[int, int]]) -> Standing:
+        session = self.session
+        return Standing(
             number=session.course.lessons.index(session.lesson) + 1,
             lesson=session.lesson.title,
             done=sum(done for done, _ in progress.values()),
@@ -201,19 +218,18 @@ class MainScreen(Screen[None]):
 
     def load_editor(self) -> None:
         """Put the step's code in the editor: the learner's last code, else the starter;
-        an answer step's code read-only. Steps without code leave the (hidden) editor be."""
-        session, editor = self.session, self.editor
-        step = session.step
+        an answer step's code read-only (and wrapped: read, not edited). Steps without code
+        leave the (hidden) editor be."""
+        editor, step = self.editor, self.session.step
         if editor is not None and isinstance(step, (*RUNNABLE_KINDS, AnswerStep)):
-            if isinstance(step, AnswerStep):
-                editor.read_only = True
-                editor.soft_wrap = True  # read, not edited: wrapped rather than cut
-                editor.load(step.code)
-            else:
-                editor.read_only = False
-                editor.soft_wrap = False
-                editor.load(session.code())
+            editor.read_only = editor.soft_wrap = isinstance(step, AnswerStep)
+            editor.load(self._step_code())
         self.results.set_graph_choices(assigned_names(self.graph_code()))
+
+    def _step_code(self) -> str:
+        """What the editor shows for the step: the learner's code, or an answer step's."""
+        step = self.session.step
+        return step.code if isinstance(step, AnswerStep) else self.session.code()
 
     def graph_code(self) -> str:
         """The code the graph and the tutor see: the editor's, or the answer step's."""
@@ -233,12 +249,14 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ code area
 
-    def _new_code_area(self) -> CodeArea:
+    def _new_code_area(self, *, focus: bool = False) -> CodeArea:
         from tutor.tui.code_area import CodeArea
 
-        session = self.session
+        session, step = self.session, self.session.step
         return CodeArea(devices=session.known_devices or ["cpu"], device=session.device,
-                        dark=self.dark, lang=self.lang, id="code-area")
+                        dark=self.dark, lang=self.lang, code=self._step_code(),
+                        runnable=isinstance(step, RUNNABLE_KINDS),
+                        focus=focus and isinstance(step, RUNNABLE_KINDS), id="code-area")
 
     async def _ensure_code_area(self) -> CodeArea:
         """The code area, mounted the first time a step shows code. When the first screen
@@ -281,10 +299,7 @@ class MainScreen(Screen[None]):
             area.running = running
 
     def watch_text_share(self) -> None:
-        self._layout_panes()
-
-    def on_resize(self) -> None:
-        self._layout_panes()
+        self.step_pane.styles.width = self._text_width()
 
     def toggle_lessons(self) -> None:
         """The lesson list: hidden on a narrow screen until asked for, and the other way."""
@@ -293,17 +308,17 @@ class MainScreen(Screen[None]):
         if lessons.display:
             lessons.focus()
 
-    def _layout_panes(self) -> None:
-        """Text and work panes share the width: the text gets more on reading and quiz
-        steps; with code the editor does, most on a wide screen when the code is edited
-        (the lesson list takes 30 columns there, and course lines run to 60+ characters)."""
+    def _mark_step_kind(self) -> None:
+        """The screen's classes for the step: ``-code`` when it shows code, ``-edits`` when
+        the code is the learner's to edit. The work pane's width follows them (app.tcss):
+        the text gets more on reading and quiz steps; with code the editor does, most on a
+        wide screen when the code is edited (course lines run to 60+ characters)."""
         step = self.session.step
-        if not shows_code(step):
-            text, work = 6, 4
-        else:
-            wide = isinstance(step, RUNNABLE_KINDS) and self.size.width >= 110
-            text, work = (4, 8) if wide else (4, 6)
-        text = max(1, text + self.text_share)
-        self.step_pane.styles.width = f"{text}fr"
-        self.query_one("#work-pane").styles.width = f"{work}fr"
+        self.set_class(shows_code(step), "-code")
+        self.set_class(isinstance(step, RUNNABLE_KINDS), "-edits")
 
+    def _text_width(self) -> str:
+        """The text pane's share (the work pane's is in app.tcss), as the learner widened
+        or narrowed it (alt+right, alt+left)."""
+        base = 4 if shows_code(self.session.step) else 6
+        return f"{max(1, base + self.text_share)}fr"

@@ -96,6 +96,7 @@ class ResultTabs(Vertical):
         active: str = "output",
         lang: Lang = "en",
         chat: Sequence[ChatEntry] = (),
+        chat_enabled: bool = True,
         **kwargs: Any,
     ):
         """``active``'s pane is composed with the tabs, in ``lang``, with ``chat`` (the
@@ -109,7 +110,7 @@ class ResultTabs(Vertical):
         """The tensor the graph tab offers: the learner's pick, else the last assigned."""
         self.learner_pick: str | None = None
         self.chat: list[ChatEntry] = list(chat)
-        self.chat_enabled = True
+        self.chat_enabled = chat_enabled
         self.shown_tabs = shown
         self._first = active
         self._step_known = False
@@ -125,7 +126,7 @@ class ResultTabs(Vertical):
     _hidden_tabs: frozenset[str] = frozenset()
 
     def on_mount(self) -> None:
-        self._hide_others(self.shown_tabs)
+        self.show_tabs(self.shown_tabs, prefer=self._first)
 
     def _hide_others(self, names: tuple[str, ...]) -> None:
         """Show the tabs ``names`` and hide the others (Textual's public hide/show)."""

@@ -59,11 +59,14 @@ class StepPane(Vertical):
 
     lang: reactive[Lang] = reactive("en", init=False)
 
-    def __init__(self, view: StepView, lang: Lang = "en", **kwargs: Any) -> None:
+    def __init__(self, view: StepView, lang: Lang = "en", *, focus: bool = False,
+                 **kwargs: Any) -> None:
         """``view``: the first step, composed with the pane rather than mounted into it
-        once the screen is up (which costs the first screen another layout and frame)."""
+        once the screen is up (which costs the first screen another layout and frame);
+        ``focus``: its answer controls (or Next) take the focus once mounted."""
         super().__init__(**kwargs)
         self.view = view
+        self._focus = focus
         self.set_reactive(StepPane.lang, lang)
         self._header_text = ""
 
@@ -81,6 +84,8 @@ class StepPane(Vertical):
 
     async def on_mount(self) -> None:
         await self._draw(keep=False)
+        if self._focus:
+            self.focus_answer()
 
     async def show(self, view: StepView) -> None:
         """Show a step: a new one starts at the top of its text, with the learner's last
@@ -90,6 +95,7 @@ class StepPane(Vertical):
         if same:  # after an attempt: its standing; the controls stay as the learner left them
             self._draw_header()
             await self._draw_hints()
+            self._show_give_up()
         else:
             await self._draw(keep=False)
 
@@ -168,6 +174,7 @@ class StepPane(Vertical):
                        compact=True),
                 id="quiz-row",
             ))
+            self._show_give_up()
         elif isinstance(step, AnswerStep):
             box = OrderedInput(value=typed, placeholder=answer_placeholder(step, lang),
                                id="answer-input", compact=True)
@@ -182,6 +189,11 @@ class StepPane(Vertical):
             hint.display = False  # shown once laid out, if the input is too narrow for it
             await controls.mount(row, hint)
             self.call_after_refresh(self._fit_answer_hint)
+
+    def _show_give_up(self) -> None:
+        """Show answer, on a quiz not passed yet."""
+        for button in self.query("#btn-give-up"):
+            button.display = not self.view.passed
 
     @on(Input.Submitted, "#answer-input")
     def _answer_submitted(self, event: Input.Submitted) -> None:

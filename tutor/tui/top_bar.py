@@ -24,8 +24,13 @@ class Standing:
 
 
 class TopBar(Static):
-    lang: reactive[Lang] = reactive("en")
-    standing: reactive[Standing | None] = reactive(None)
+    lang: reactive[Lang] = reactive("en", init=False)
+    standing: reactive[Standing | None] = reactive(None, init=False)
+
+    def __init__(self, standing: Standing, lang: Lang = "en", **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.set_reactive(TopBar.standing, standing)
+        self.set_reactive(TopBar.lang, lang)
 
     def watch_lang(self) -> None:
         self._draw()
