@@ -13,6 +13,10 @@ speed moves from hour to hour (and with the other work on it): compare figures o
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 7] [--size 100x30] [--lang en]
         [--compare DIR]   (DIR: a copy of another version's tree, e.g. from `git archive`)
+
+Where PYTHONDONTWRITEBYTECODE is set, Python writes no bytecode for a source tree: run
+`python -m compileall -q tutor` (and the same in DIR) first to time what a regular install
+starts with, or leave it out to time the editable install's compile at each start.
 """
 
 from __future__ import annotations
