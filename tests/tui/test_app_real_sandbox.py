@@ -56,6 +56,14 @@ def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:
             leaf = tree.root.children[0].children[0]
             assert "AccumulateGrad" in str(leaf.label) and "leaf x (2,)" in str(leaf.label)
 
+            # What the run prints shows while it runs (the sandbox streams it).
+            editor.text = "import time\nprint('first line', flush=True)\ntime.sleep(3)\n"
+            await pilot.press("ctrl+r")
+            await wait_until(pilot, lambda: "first line" in (
+                app.main.results.live_output or ""), 60)
+            assert app.running
+            await wait_until(pilot, lambda: not app.running, 60)
+
             editor.text = "while True:\n    pass\n"
             await pilot.press("ctrl+r")
             await wait_until(pilot, lambda: app.running, 10)

@@ -34,8 +34,8 @@ _FIRST_CJK_MARK = "\u2018"
 def _cjk_soft_break() -> re.Pattern[str]:
     # Between two Chinese characters, or next to Chinese punctuation (which has its own
     # spacing built in): "错，\nPyTorch" is "错，PyTorch". Chinese next to a Latin word
-    # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: its
-    # large character ranges cost ~6 ms, which English text never needs to pay.
+    # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: English
+    # text never needs its large character ranges.
     return re.compile(
         rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
@@ -72,7 +72,7 @@ _highlighting = {"ready": False}
 
 def warm_up_highlighting() -> None:
     """Build the Python lexer for code blocks: compiling its regular expressions takes
-    ~50 ms, so the first screen draws its code plain and this runs after it (in a worker);
+    a while, so the first screen draws its code plain and this runs after it (in a worker);
     :meth:`MarkdownView.redraw_code` then colours what is on screen."""
     from rich.syntax import Syntax
 
@@ -256,7 +256,7 @@ class LessonBody(Vertical):
         and code (a language switch, most steps), else in new ones.
 
         Mounting blocks is awaited, and Textual lays out and draws the screen while it
-        waits: on the first screen that was a second full layout and frame (~0.25 s).
+        waits: on the first screen that would be a second full layout and frame.
         """
         if markdown == self.source:
             return
