@@ -20,13 +20,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep
+from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Lang
 from tutor.learning import (
     RUNNABLE_KINDS,
-    Diagnose,
-    GradingLike,
     GraphView,
     LearningSession,
     ProgressLike,
@@ -51,7 +49,7 @@ from tutor.tui.result_tabs import ChatEntry, ResultTabs
 from tutor.tui.step_pane import StepPane
 
 if TYPE_CHECKING:  # the editor's modules load when a step first shows code
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from textual.widgets import TextArea
 
@@ -221,16 +219,16 @@ class TutorApp(App[None]):
         self.refresh_bindings()  # the answer key shows on quiz steps only
 
     async def action_next_step(self) -> None:
-        self.flush_code()
-        if self.session.next_step() is None:
-            self.notify(label("end_of_course", self.lang))
-            return
-        await self._new_step()
+        await self._move(self.session.next_step, "end_of_course")
 
     async def action_prev_step(self) -> None:
+        await self._move(self.session.prev_step, "start_of_course")
+
+    async def _move(self, move: Callable[[], Step | None], at_the_end: str) -> None:
+        """One step on or back (crossing lessons); at the end of the course, say so."""
         self.flush_code()
-        if self.session.prev_step() is None:
-            self.notify(label("start_of_course", self.lang))
+        if move() is None:
+            self.notify(label(at_the_end, self.lang))
             return
         await self._new_step()
 
@@ -612,19 +610,13 @@ def create_app(
     course: Course,
     runner: Runner,
     store: ProgressLike,
-    tutor: Any = None,
-    lang: Lang = "en",
     device: str = "cpu",
-    grading: GradingLike | None = None,
-    diagnose: Diagnose | None = None,
     settings: SettingsStore | None = None,
-    learner: str | None = None,
+    **session: Any,
 ) -> TutorApp:
-    """Build the app over a session. ``device`` is what the learner asked for (``auto``,
-    ``cpu``, ``cuda``...): runs use cpu until the runner has said which devices exist.
-    ``learner``: whose order quiz choices are shown in (None: the lesson's order)."""
-    session = LearningSession(course, runner, store, tutor=tutor, lang=lang, device="cpu",
-                              grading=grading, diagnose=diagnose, learner=learner)
-    return TutorApp(session, wanted_device=device, settings=settings)
-
-
+    """Build the app over a :class:`LearningSession` of ``course`` (``session``: its other
+    options: tutor, lang, grading, diagnose, learner). ``device`` is what the learner asked
+    for (``auto``, ``cpu``, ``cuda``...): runs use cpu until the runner has said which
+    devices exist."""
+    return TutorApp(LearningSession(course, runner, store, device="cpu", **session),
+                    wanted_device=device, settings=settings)
