@@ -37,12 +37,14 @@ def _cjk_soft_break() -> re.Pattern[str]:
     # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: English
     # text never needs its large character ranges.
     return re.compile(
-        rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
+        # (Emphasis marks may close or open at the break: "**保留计算图**\n以便".)
+        rf"(?<={_CJK})([*_]*)[ \t]*\n[ \t]*(?=[*_]*{_CJK})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
         rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
         # A space between two Chinese characters (or marks) is a stray one, from a
-        # template filled with Chinese words: "该张量 的形状是 （未记录）".
-        rf"|(?<={_CJK})[ \t]+(?={_CJK})"
+        # template filled with Chinese words ("该张量 的形状是 （未记录）") or after a bold
+        # lead-in ("**和博客有两处不同。** 原文"). Emphasis marks stay.
+        rf"|(?<={_CJK})([*_]*)[ \t]+(?=[*_]*{_CJK})"
     )
 
 
@@ -59,11 +61,14 @@ def join_cjk_soft_breaks(markdown: str) -> str:
     soft_break = _cjk_soft_break()
     out: list[str] = []
     last = 0
+    def join(text: str) -> str:
+        return soft_break.sub(lambda found: found.group(1) or found.group(2) or "", text)
+
     for fence in _FENCE.finditer(markdown):
-        out.append(soft_break.sub("", markdown[last : fence.start()]))
+        out.append(join(markdown[last : fence.start()]))
         out.append(fence.group(0))
         last = fence.end()
-    out.append(soft_break.sub("", markdown[last:]))
+    out.append(join(markdown[last:]))
     return "".join(out)
 
 
