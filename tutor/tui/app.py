@@ -120,7 +120,11 @@ class TutorApp(App[None]):
 
     @property
     def running(self) -> bool:
-        """A run, answer or graph is in flight (its worker not finished)."""
+        """A run, answer or graph is in flight: its worker has not finished, or what it
+        posted is not shown yet (the screen hears of the end after the result)."""
+        return self.main.running or self._run_worker_busy()
+
+    def _run_worker_busy(self) -> bool:
         return any(worker.group == "run" and not worker.is_finished for worker in self.workers)
 
     def on_mount(self) -> None:
@@ -348,7 +352,7 @@ class TutorApp(App[None]):
         if not self.screen_stack:
             return  # shutting down: the workers are cancelled, nothing to say
         if worker.group == "run":
-            self.main.running = self.running
+            self.main.running = self._run_worker_busy()
             self.refresh_bindings()  # Cancel in the footer while a run is in flight
         if event.state == WorkerState.ERROR:
             severity: SeverityLevel = (

@@ -51,8 +51,15 @@ class DeviceProblem:
 class DeviceNotice(Static):
     """The device problem, on screen until the learner picks a device (a toast goes)."""
 
-    lang: reactive[Lang] = reactive("en")
-    problem: reactive[DeviceProblem | None] = reactive(None)
+    lang: reactive[Lang] = reactive("en", init=False)
+    problem: reactive[DeviceProblem | None] = reactive(None, init=False)
+
+    def __init__(self, problem: DeviceProblem | None, lang: Lang = "en",
+                 **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.set_reactive(DeviceNotice.problem, problem)
+        self.set_reactive(DeviceNotice.lang, lang)
+        self._draw()
 
     def watch_lang(self) -> None:
         self._draw()

@@ -68,7 +68,7 @@ class MainScreen(Screen[None]):
         progress = self._progress()
         yield TopBar(self._standing(progress), lang, id="topbar", markup=False).data_bind(
             MainScreen.lang)
-        yield DeviceNotice(id="notice", markup=False).data_bind(
+        yield DeviceNotice(self.device_problem, lang, id="notice", markup=False).data_bind(
             MainScreen.lang, problem=MainScreen.device_problem)
         self._mark_step_kind()
         with Horizontal(id="body"):
