@@ -239,7 +239,7 @@ def test_give_up_key_shows_the_answer_on_quiz_steps_only(make_app) -> None:
         assert not offered(app)  # a reading step
         await go_to(app, pilot, "mini-basics", "who-tracks")
         assert offered(app) and app.query_one("#btn-give-up", Button).display
-        await pilot.press("ctrl+e")
+        await pilot.press("alt+a")
         await wait_until(pilot, lambda: app.session.last_attempt is not None)
         await pilot.pause()
         verdict = app.query_one("#verdict").source  # type: ignore[attr-defined]

@@ -16,9 +16,10 @@ def test_no_space_after_chinese_punctuation_before_latin() -> None:
     # emphasis closing (or opening) at the break: 06-matrix-mm's "**保留计算图**\n以便"
     assert join_cjk_soft_breaks("并且**保留计算图**\n以便之后") == "并且**保留计算图**以便之后"
     assert join_cjk_soft_breaks("保留\n*计算图*") == "保留*计算图*"
-    # a space after a bold lead-in (06-matrix-mm: "**和博客有两处不同。** 原文")
-    assert join_cjk_soft_breaks("**两处不同。** 原文") == "**两处不同。**原文"
-    assert join_cjk_soft_breaks("**x** 原文") == "**x** 原文"  # Latin beside it: kept
+    # beside punctuation inside the marks, Markdown reads them as emphasis only with the
+    # break (or space) kept: "**如何修复：**改为" would show its asterisks
+    assert join_cjk_soft_breaks("**两处不同。** 原文") == "**两处不同。** 原文"
+    assert join_cjk_soft_breaks("**如何修复：**\n改为") == "**如何修复：**\n改为"
 
 
 def test_a_list_after_chinese_punctuation_stays_a_list() -> None:

@@ -34,7 +34,8 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+g", "cancel_run", "key_cancel", footer=True, display="^g"),
     Key("ctrl+t,f3", "hint", "key_hint", footer=True, display="^t"),
     Key("ctrl+n", "next_step", "key_next", footer=True, display="^n"),
-    Key("ctrl+e", "give_up", "key_give_up", footer=True, display="^e", help="key_give_up_help"),
+    # alt+a ("answer"): the text fields bind ctrl+e (end of line) themselves.
+    Key("alt+a", "give_up", "key_give_up", footer=True, help="key_give_up_help"),
     Key("ctrl+b", "prev_step", "key_prev"),
     Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l", help="lang_help"),
     Key("f2", "toggle_lessons", "key_lessons", footer=True),

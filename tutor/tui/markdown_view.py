@@ -25,6 +25,7 @@ from textual.widgets import Static
 from tutor.tui import cjk_wrap
 
 _CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
+_IDEOGRAPH = r"[\u3400-\u4dbf\u4e00-\u9fff]"
 _CJK_PUNCT = r"[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65“”‘’…]"
 _FIRST_CJK_MARK = "\u2018"
 """The lowest character of ``_CJK`` and ``_CJK_PUNCT``: text below it has no break to join."""
@@ -37,14 +38,17 @@ def _cjk_soft_break() -> re.Pattern[str]:
     # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: English
     # text never needs its large character ranges.
     return re.compile(
-        # (Emphasis marks may close or open at the break: "**保留计算图**\n以便".)
-        rf"(?<={_CJK})([*_]*)[ \t]*\n[ \t]*(?=[*_]*{_CJK})"
+        rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
+        # Emphasis closing or opening at the break ("**保留计算图**\n以便"): only next to an
+        # ideograph, where Markdown still reads the marks as emphasis with no space.
+        rf"|(?<={_IDEOGRAPH})(\*+)[ \t]*\n[ \t]*(?={_CJK})"
+        rf"|(?<={_CJK})[ \t]*\n[ \t]*(?=\*+{_IDEOGRAPH})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
         rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
         # A space between two Chinese characters (or marks) is a stray one, from a
-        # template filled with Chinese words ("该张量 的形状是 （未记录）") or after a bold
-        # lead-in ("**和博客有两处不同。** 原文"). Emphasis marks stay.
-        rf"|(?<={_CJK})([*_]*)[ \t]+(?=[*_]*{_CJK})"
+        # template filled with Chinese words: "该张量 的形状是 （未记录）". (Beside an
+        # emphasis mark it stays: "**修复：** 改为" needs it to be bold at all.)
+        rf"|(?<={_CJK})[ \t]+(?={_CJK})"
     )
 
 
@@ -62,7 +66,7 @@ def join_cjk_soft_breaks(markdown: str) -> str:
     out: list[str] = []
     last = 0
     def join(text: str) -> str:
-        return soft_break.sub(lambda found: found.group(1) or found.group(2) or "", text)
+        return soft_break.sub(lambda found: found.group(1) or "", text)  # the marks stay
 
     for fence in _FENCE.finditer(markdown):
         out.append(join(markdown[last : fence.start()]))
