@@ -1,8 +1,8 @@
 """The app's one screen: the lesson list, the step, the code and the results, laid out for
 the terminal's size. It shows what the learning session holds; the app acts on it.
 
-The language and the running state are reactives here that the widgets are bound to; each
-widget redraws its own words when they change.
+The language and the running state are reactives here, handed down to the widgets' own
+reactives; each widget redraws its own words when its language changes.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from tutor.course.models import AnswerStep, Step
 from tutor.i18n import Lang
 from tutor.learning import RUNNABLE_KINDS, Attempt, GraphView, LearningSession, assigned_names
 from tutor.tui.device_notice import DeviceNotice, DeviceProblem
+from tutor.tui.key_bar import KeyBar
 from tutor.tui.lesson_list import LessonList
 from tutor.tui.markdown_view import CodeView, MarkdownView
 from tutor.tui.result_tabs import ChatEntry, ResultTabs, first_tab, tabs_for
@@ -66,18 +66,16 @@ class MainScreen(Screen[None]):
         layout and frame)."""
         session, step, lang = self.session, self.session.step, self.lang
         progress = self._progress()
-        yield TopBar(self._standing(progress), lang, id="topbar", markup=False).data_bind(
-            MainScreen.lang)
-        yield DeviceNotice(self.device_problem, lang, id="notice", markup=False).data_bind(
-            MainScreen.lang, problem=MainScreen.device_problem)
+        yield TopBar(self._standing(progress), lang, id="topbar", markup=False)
+        yield DeviceNotice(self.device_problem, lang, id="notice", markup=False)
         self._mark_step_kind()
         with Horizontal(id="body"):
             yield LessonList(session.course, progress, session.lesson.id, lang,
-                             id="lessons").data_bind(MainScreen.lang)
+                             id="lessons")
             pane = StepPane(self.step_view(), lang, focus=not isinstance(step, RUNNABLE_KINDS),
                             id="lesson-pane")
             pane.styles.width = self._text_width()
-            yield pane.data_bind(MainScreen.lang)
+            yield pane
             with Vertical(id="work-pane"):
                 if shows_code(step):  # composed, not mounted: see _ensure_code_area
                     yield self._new_code_area(focus=True)
@@ -85,8 +83,8 @@ class MainScreen(Screen[None]):
                                      chat=self.chat_intro(),
                                      chat_enabled=session.tutor is not None, id="results")
                 results.set_graph_choices(assigned_names(self._step_code()))
-                yield results.data_bind(MainScreen.lang)
-        yield Footer(compact=True)
+                yield results
+        yield KeyBar(lang, id="keys")
 
     def on_mount(self) -> None:
         self.shown.set()
@@ -285,13 +283,19 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ reactives
 
     def watch_lang(self, lang: Lang) -> None:
-        area = self.code_area
-        if area is not None:
-            area.lang = lang  # mounted after compose: set here, not bound
+        # Down to each widget with words, which redraws them (built in this language, they
+        # are not bound: a binding would redraw each once more when the screen is up).
+        for widget in (self.top_bar, self.query_one(DeviceNotice), self.lessons, self.step_pane,
+                       self.results, self.query_one(KeyBar), self.code_area):
+            if widget is not None:
+                widget.lang = lang
         editor = self.editor
         # An untouched starter, or an answer step's read-only code, follows the language.
         if editor is not None and (editor.read_only or self.session.is_starter(editor.text)):
             self.load_editor()
+
+    def watch_device_problem(self, problem: DeviceProblem | None) -> None:
+        self.query_one(DeviceNotice).problem = problem
 
     def watch_running(self, running: bool) -> None:
         area = self.code_area
