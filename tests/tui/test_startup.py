@@ -84,3 +84,18 @@ def test_tutor_pane_comes_with_the_first_screen(make_app, lang) -> None:
 
     drive(make_app(lang=lang), scenario)
 
+
+
+@pytest.mark.parametrize("size", [(80, 24), (109, 35), (110, 36), (200, 50)])
+def test_the_screen_starts_with_the_classes_textual_gives_its_size(make_app, size) -> None:
+    """The screen is built with its breakpoint classes; once Textual has applied its own
+    rule (on the first resize) they are the same."""
+    from tutor.tui.main_screen import MainScreen, size_classes
+
+    breakpoints = MainScreen.HORIZONTAL_BREAKPOINTS + MainScreen.VERTICAL_BREAKPOINTS
+    names = {name for _, name in breakpoints}
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert app.main.classes & names == set(size_classes(*size))
+
+    drive(make_app(), scenario, size=size)

@@ -35,7 +35,7 @@ from tutor.tui.device_notice import DeviceProblem, surely_missing
 from tutor.tui.keys import bindings
 from tutor.tui.labels import label, labels
 from tutor.tui.lesson_list import LessonList
-from tutor.tui.main_screen import MainScreen
+from tutor.tui.main_screen import MainScreen, size_classes
 from tutor.tui.markdown_view import warm_up_highlighting
 from tutor.tui.messages import (
     Attempted,
@@ -111,6 +111,9 @@ class TutorApp(App[None]):
         self._main = MainScreen(session, device_problem=problem, dark=self.current_theme.dark)
 
     def get_default_screen(self) -> MainScreen:
+        # Textual gives a screen its breakpoint classes on the first resize, after the first
+        # layout, and every widget is styled again then: the screen starts with them.
+        self.main.add_class(*size_classes(*self.size))
         return self.main
 
     @property

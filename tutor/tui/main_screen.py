@@ -38,6 +38,17 @@ def shows_code(step: Step) -> bool:
     )
 
 
+def size_classes(width: int, height: int) -> list[str]:
+    """The breakpoint classes of a screen this size: for each direction, the class of the
+    largest breakpoint not above it (Textual's rule, applied to MainScreen's lists)."""
+    classes = []
+    for size, breakpoints in ((width, MainScreen.HORIZONTAL_BREAKPOINTS),
+                              (height, MainScreen.VERTICAL_BREAKPOINTS)):
+        reached = [name for threshold, name in sorted(breakpoints) if size >= threshold]
+        classes += reached[-1:]
+    return classes
+
+
 class MainScreen(Screen[None]):
     # Textual declares these as class-level lists (its own idiom).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
