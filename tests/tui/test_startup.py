@@ -4,6 +4,10 @@ benchmarks/bench_startup.py, never asserted.)"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import gc
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +18,59 @@ from textual.widgets import Input
 from tutor.tui.app import TutorApp
 from tutor.tui.code_editor import CodeEditor
 from tutor.tui.markdown_view import LessonBody
+
+MINI = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
+
+
+def test_collector_back_on_once_the_first_screen_is_drawn(make_app) -> None:
+    """``tutor`` starts with the garbage collector off; the app turns it back on."""
+    app: TutorApp = make_app()
+    seen: list[bool] = []
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(50):
+                if gc.isenabled():
+                    break
+                await pilot.pause(0.02)
+            seen.append(gc.isenabled())
+
+    gc.disable()
+    try:
+        asyncio.run(main())
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    assert seen == [True]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_tutor_command_collects_nothing_until_drawn_and_restores(
+    monkeypatch, tmp_path: Path, fails: bool
+) -> None:
+    import tutor.tui.app
+    from tutor.cli import app_cmd
+
+    during: list[bool] = []
+
+    class FakeApp:
+        return_code = 0
+
+        def run(self) -> None:
+            during.append(gc.isenabled())
+            if fails:
+                raise RuntimeError("boom")
+
+    monkeypatch.setattr(tutor.tui.app, "create_app", lambda **kwargs: FakeApp())
+    args = argparse.Namespace(lessons=MINI, data_dir=tmp_path, lang="en", device="cpu")
+    assert gc.isenabled()
+    if fails:
+        with pytest.raises(RuntimeError):
+            app_cmd.run(args)
+    else:
+        assert app_cmd.run(args) == 0
+    assert during == [False]
+    assert gc.isenabled()
 
 
 def test_first_screen_builds_only_what_it_shows(make_app) -> None:

@@ -9,6 +9,7 @@ answer (until then runs use cpu).
 from __future__ import annotations
 
 import argparse
+import gc
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -75,6 +76,18 @@ def app_choices(args: argparse.Namespace, saved: Settings) -> tuple[Lang, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # No garbage collection until the first screen is drawn (the app then freezes what
+    # start-up built and turns it back on): its passes over the objects of the modules
+    # being imported find nothing to free. Measured side by side with
+    # benchmarks/bench_startup.py, this is a good part of the first screen's time.
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
     from tutor.course.quiz import local_learner
     from tutor.paths import private_folders

@@ -10,6 +10,7 @@ when they fail and whether a run is in flight. Nothing here imports torch.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -130,11 +131,17 @@ class TutorApp(App[None]):
     def _run_worker_busy(self) -> bool:
         return any(worker.group == "run" and not worker.is_finished for worker in self.workers)
 
-    def on_mount(self) -> None:
-        # Asking for the devices starts the torch server: after the first frame, so its
-        # import does not compete with drawing the first screen.
-        self.call_after_refresh(self.ask_devices)
-        self.call_after_refresh(self._warm_up_highlighting)
+    @on(MainScreen.Drawn)
+    def _first_screen_drawn(self) -> None:
+        if not gc.isenabled():
+            # ``tutor`` starts with the garbage collector off (see tutor.cli.app_cmd):
+            # what start-up built is frozen, so later collections skip it.
+            gc.freeze()
+            gc.enable()
+        # Asking for the devices starts the torch server: after the first screen, so its
+        # imports do not compete with drawing it.
+        self.ask_devices()
+        self._warm_up_highlighting()
 
     # ------------------------------------------------------------------ keys, language
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 
@@ -97,8 +98,12 @@ class MainScreen(Screen[None]):
                 yield results
         yield KeyBar(lang, id="keys")
 
+    class Drawn(Message):
+        """The first screen is on the terminal: work that would slow it can start."""
+
     def on_mount(self) -> None:
         self.shown.set()
+        self.call_after_refresh(self.post_message, self.Drawn())
 
     # ------------------------------------------------------------------ typed getters
 
