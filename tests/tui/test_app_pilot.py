@@ -14,7 +14,6 @@ from textual.pilot import Pilot
 from textual.widgets import (
     Button,
     DataTable,
-    Footer,
     Input,
     RadioSet,
     Select,
@@ -560,16 +559,32 @@ def test_theme_switch_reaches_the_editor(make_app) -> None:
     drive(make_app(), scenario)
 
 
-def test_footer_is_short(make_app) -> None:
+def test_footer_is_short_follows_the_language_and_takes_clicks(make_app) -> None:
+    from tutor.tui.key_bar import KeyBar, KeyHint
+
+    def shown(app: TutorApp) -> list[str]:
+        return [str(hint.render()) for hint in app.query_one(KeyBar).query(KeyHint)
+                if hint.display]
+
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
-        assert app.query_one(Footer)
-        shown = {
+        enabled = {
             b.binding.action
             for b in app.screen.active_bindings.values()
             if b.binding.show and b.enabled
         }
-        assert shown == {keyed("en", action) for action in
-                         ("run", "hint", "next_step", "toggle_lang", "toggle_lessons", "help")}
+        assert enabled == {keyed("en", action) for action in
+                           ("run", "hint", "next_step", "toggle_lang", "toggle_lessons", "help")}
+        assert shown(app) == ["^r Run", "^t Hint", "^n Next", "^l 中文", "f2 Lessons", "f1 Help",
+                              "^p Commands"]
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert shown(app)[:3] == ["^r 运行", "^t 提示", "^n 下一步"]
+        await go_to(app, pilot, "mini-basics", "who-tracks")  # a quiz: Show answer too
+        assert "alt+a 看答案" in shown(app)
+        help_key = next(hint for hint in app.query(KeyHint) if hint.key.action == "help")
+        await pilot.click(help_key)
+        await pilot.pause()
+        assert app.screen.query("#help-table")
 
     drive(make_app(), scenario)
 

@@ -56,7 +56,7 @@ class KeyHint(Static):
 class KeyBar(Horizontal):
     DEFAULT_CSS = """
     KeyBar { dock: bottom; height: 1; background: $footer-background; }
-    KeyBar #key-palette { dock: right; margin: 0; padding: 0 1;
+    KeyBar #key-palette { dock: right; margin: 0; padding: 0 1 0 0;
                           border-left: vkey $foreground 20%; }
     """
 
