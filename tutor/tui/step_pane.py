@@ -71,16 +71,20 @@ class StepPane(Vertical):
         self._header_text = ""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="step-header")
+        yield Static(self._header(0), id="step-header")  # one line until laid out
         with VerticalScroll(id="step-scroll"):
             yield LessonBody(step_markdown(self.view.lesson, self.view.step, self.lang),
                              id="step-body")
             yield Vertical(id="step-controls")
             yield MarkdownView(id="step-hints")
         with Horizontal(id="step-nav"):
-            yield Button(id="btn-prev", action="app.prev_step", compact=True)
-            yield Button(id="btn-hint", action="app.hint", compact=True)
-            yield Button(id="btn-next", action="app.next_step", compact=True, variant="primary")
+            lang = self.lang
+            yield Button(label("btn_prev", lang), id="btn-prev", action="app.prev_step",
+                         compact=True)
+            yield Button(label("btn_hint", lang), id="btn-hint", action="app.hint",
+                         compact=True, disabled=not self.view.step.hints)
+            yield Button(label("btn_next", lang), id="btn-next", action="app.next_step",
+                         compact=True, variant="primary")
 
     async def on_mount(self) -> None:
         await self._draw(keep=False)
@@ -123,8 +127,15 @@ class StepPane(Vertical):
         self.query_one("#btn-hint", Button).disabled = not view.step.hints
 
     def _draw_header(self) -> None:
-        """Lesson title, then step n/N, kind, passed mark, attempts, at the header's width:
-        its bits go to the next line whole."""
+        header = self.query_one("#step-header", Static)
+        text = self._header(header.content_size.width)
+        if text != self._header_text:  # an update costs a layout pass: only a new text
+            self._header_text = text
+            header.update(text)
+
+    def _header(self, width: int) -> str:
+        """Lesson title, then step n/N, kind, passed mark, attempts, in ``width`` cells
+        (0: one line): its bits go to the next line whole."""
         view, lang = self.view, self.lang
         bits = [
             label("step_of", lang, n=view.index + 1, total=len(view.lesson.steps)),
@@ -134,12 +145,7 @@ class StepPane(Vertical):
             bits.append(label("passed_mark", lang))
         if view.attempts:
             bits.append(label("attempts", lang, n=view.attempts))
-        header = self.query_one("#step-header", Static)
-        text = f"[b]{escape(view.lesson.title.get(lang))}[/b]\n" + fit_bits(
-            bits, header.content_size.width)
-        if text != self._header_text:  # an update costs a layout pass: only a new text
-            self._header_text = text
-            header.update(text)
+        return f"[b]{escape(view.lesson.title.get(lang))}[/b]\n" + fit_bits(bits, width)
 
     def on_resize(self) -> None:
         self._draw_header()

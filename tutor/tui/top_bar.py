@@ -31,6 +31,7 @@ class TopBar(Static):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.set_reactive(TopBar.standing, standing)
         self.set_reactive(TopBar.lang, lang)
+        self.update(self._text(None))  # whole until laid out: then fitted to the width
 
     def watch_lang(self) -> None:
         self._draw()
@@ -42,22 +43,29 @@ class TopBar(Static):
         self._draw()
 
     def _draw(self) -> None:
+        if self.size.width:
+            self.update(self._text(self.content_size.width))
+
+    def _text(self, width: int | None) -> str:
         standing, lang = self.standing, self.lang
-        if standing is None or not self.size.width:
-            return
-        self.update(topbar_text(
+        if standing is None:
+            return ""
+        return topbar_text(
             label("app_title", lang),
             f"{standing.number}. {standing.lesson.get(lang)}",
             [label("lesson_done", lang, done=standing.done, total=standing.total),
              label("device_on", lang, device=standing.device)],
-            width=self.content_size.width,
-        ))
+            width=width,
+        )
 
 
-def topbar_text(title: str, lesson: str, rest: list[str], *, width: int) -> str:
-    """The top bar in ``width`` cells: the progress and the device always show; the app's
-    name goes first when it does not fit, then the lesson title is cut short (…)."""
+def topbar_text(title: str, lesson: str, rest: list[str], *, width: int | None) -> str:
+    """The top bar in ``width`` cells (None: all of it): the progress and the device always
+    show; the app's name goes first when it does not fit, then the lesson title is cut
+    short (…)."""
     sep = " │ "
+    if width is None:
+        return sep.join([title, lesson, *rest])
     for parts in ([title, lesson, *rest], [lesson, *rest]):
         text = sep.join(parts)
         if cell_len(text) <= width:
