@@ -138,6 +138,9 @@ class TutorApp(App[None]):
             # what start-up built is frozen, so later collections skip it.
             gc.freeze()
             gc.enable()
+        area = self.main.code_area
+        if area is not None:  # on the first screen, drawn plain: its syntax tree now
+            area.highlight()
         # Asking for the devices starts the torch server: after the first screen, so its
         # imports do not compete with drawing it.
         self.ask_devices()

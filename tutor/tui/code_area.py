@@ -39,22 +39,25 @@ class CodeArea(Vertical):
 
     def __init__(self, *, devices: list[str], device: str, dark: bool, lang: Lang = "en",
                  code: str = "", runnable: bool = True, focus: bool = False,
-                 **kwargs: object) -> None:
+                 highlight: bool = True, **kwargs: object) -> None:
         """``code``: what the editor shows first, editable when ``runnable`` (an answer
-        step's code is read-only); ``focus``: the editor takes the focus once mounted."""
+        step's code is read-only); ``focus``: the editor takes the focus once mounted;
+        ``highlight=False``: plain text until :meth:`highlight` (building the syntax tree
+        would hold up the first screen when it shows code)."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._devices = devices
         self._device = device
         self._dark = dark
         self._code = code
         self._focus = focus
+        self._language = "python" if highlight else None
         self.set_reactive(CodeArea.lang, lang)
         self.set_reactive(CodeArea.runnable, runnable)
         self._spinner: Timer | None = None
         self._started = 0.0
 
     def compose(self) -> ComposeResult:
-        editor = CodeEditor.code_editor(self._code, language="python", id="editor",
+        editor = CodeEditor.code_editor(self._code, language=self._language, id="editor",
                                         theme=editor_theme(self._dark),
                                         read_only=not self.runnable, soft_wrap=not self.runnable)
         yield editor
@@ -81,6 +84,9 @@ class CodeArea(Vertical):
         self._show_buttons()
         if self._focus:
             self.editor.focus()
+
+    def highlight(self) -> None:
+        self.editor.language = "python"
 
     @property
     def editor(self) -> CodeEditor:

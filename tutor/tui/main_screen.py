@@ -90,7 +90,7 @@ class MainScreen(Screen[None]):
             yield pane
             with Vertical(id="work-pane"):
                 if shows_code(step):  # composed, not mounted: see _ensure_code_area
-                    yield self._new_code_area(focus=True)
+                    yield self._new_code_area(focus=True, highlight=False)
                 results = ResultTabs(shown=tabs_for(step), active=first_tab(step), lang=lang,
                                      chat=self.chat_intro(),
                                      chat_enabled=session.tutor is not None, id="results")
@@ -263,14 +263,15 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ code area
 
-    def _new_code_area(self, *, focus: bool = False) -> CodeArea:
+    def _new_code_area(self, *, focus: bool = False, highlight: bool = True) -> CodeArea:
         from tutor.tui.code_area import CodeArea
 
         session, step = self.session, self.session.step
         return CodeArea(devices=session.known_devices or ["cpu"], device=session.device,
                         dark=self.dark, lang=self.lang, code=self._step_code(),
                         runnable=isinstance(step, RUNNABLE_KINDS),
-                        focus=focus and isinstance(step, RUNNABLE_KINDS), id="code-area")
+                        focus=focus and isinstance(step, RUNNABLE_KINDS), highlight=highlight,
+                        id="code-area")
 
     async def _ensure_code_area(self) -> CodeArea:
         """The code area, mounted the first time a step shows code. When the first screen
