@@ -26,13 +26,8 @@ from rich.markdown import MarkdownElement, Paragraph
 from rich.measure import Measurement
 from rich.text import Text
 
-IDEOGRAPHS = (
-    "\u2e80-\u2fff\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-)
-"""Han (CJK radicals, unified ideographs), kana, bopomofo, hangul: a break may go between
-any two of them."""
-OPENING = "（［｛〈《「『【〔〖“‘"
-CLOSING = "，。、；：！？）］｝〉》」』】〕〗”’…·～"
+from tutor.cjk import BREAKABLE as IDEOGRAPHS
+from tutor.cjk import CLOSING, OPENING
 
 _FIRST_IDEOGRAPH = "\u2e80"
 _PUNCTUATION = frozenset(OPENING + CLOSING)
