@@ -96,7 +96,8 @@ wait_for "Diagnosis" 60
 sleep 1
 shot "fix-the-bug: the starter raises; the diagnosis explains"
 
-keys Down Down Home C-k
+# The diagnosis put the cursor on its root-cause line (line 3, where x is made).
+keys Home C-k
 keys "x = torch.tensor([1., 2., 3.], requires_grad=True)"
 keys C-r
 wait_for "Passed" 60

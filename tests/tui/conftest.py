@@ -16,16 +16,6 @@ from tutor.progress import ProgressStore
 MINI_COURSE = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
 
 
-@pytest.fixture(autouse=True)
-def _tui_wrapping_stays_in_these_tests() -> Iterator[None]:
-    """The app installs CJK line breaking process-wide; undo it so tests elsewhere (the
-    CLI prints with Rich too) see the libraries' own wrapping whatever the test order."""
-    from tutor.tui import cjk_wrap
-
-    yield
-    cjk_wrap.uninstall()
-
-
 @pytest.fixture(scope="session")
 def course() -> Course:
     return load_course(MINI_COURSE)

@@ -37,8 +37,7 @@ def test_auto_device_runs_on_the_gpu_and_back(course, store, sandbox: Sandbox) -
             await pilot.pause()
             assert "cuda:0" in app.session.known_devices
             assert app.session.device == "cuda:0"
-            app.session.goto("mini-basics", "first-backward")
-            await app.render_all(new_step=True)
+            await app.goto("mini-basics", "first-backward")
             assert app.query_one("#device", Select).value == "cuda:0"
             editor = app.query_one("#editor", TextArea)
             editor.text = app.session.step.solution  # type: ignore[union-attr]

@@ -24,8 +24,7 @@ def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:
     async def main() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: app.offered_devices is not None, 120)
-            app.session.goto("mini-graph", "fix-scalar")
-            await app.render_all(new_step=True)
+            await app.goto("mini-graph", "fix-scalar")
             await pilot.pause()
             editor = app.query_one("#editor", TextArea)
             await pilot.press("ctrl+r")  # the starter: backward on a non-scalar
@@ -56,6 +55,14 @@ def test_fix_step_with_real_torch(course, store, sandbox: Sandbox) -> None:
             assert str(tree.root.children[0].label) == "AddBackward0"
             leaf = tree.root.children[0].children[0]
             assert "AccumulateGrad" in str(leaf.label) and "leaf x (2,)" in str(leaf.label)
+
+            # What the run prints shows while it runs (the sandbox streams it).
+            editor.text = "import time\nprint('first line', flush=True)\ntime.sleep(3)\n"
+            await pilot.press("ctrl+r")
+            await wait_until(pilot, lambda: "first line" in (
+                app.main.results.live_output or ""), 60)
+            assert app.running
+            await wait_until(pilot, lambda: not app.running, 60)
 
             editor.text = "while True:\n    pass\n"
             await pilot.press("ctrl+r")

@@ -3,16 +3,18 @@ with punctuation kept on the right line and Latin words whole."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import random
 import re
 
 import pytest
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
 from rich.text import Text
-from textual.content import Content
 
 from tutor.tui import cjk_wrap
+from tutor.tui.cjk_wrap import Markdown, Wrapped
 
 PARAGRAPH = (
     "训练模型，说白了就是不断微调一堆数字（权重），让损失（loss）越来越小。"
@@ -21,23 +23,23 @@ PARAGRAPH = (
 WIDTH = 24
 
 
-def rich_lines(text: str, width: int) -> list[str]:
-    return [line.plain for line in Text(text).wrap(Console(width=80), width)]
+def printed(renderable: RenderableType, width: int) -> list[str]:
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    with console.capture() as capture:
+        console.print(renderable)
+    return [line.rstrip() for line in capture.get().splitlines()]
 
 
-def textual_lines(text: str, width: int) -> list[str]:
-    return [line.plain for line in Content(text).wrap(width)]
+def wrapped_lines(text: str, width: int) -> list[str]:
+    return printed(Wrapped(text), width)
 
 
-@pytest.fixture(autouse=True)
-def installed() -> None:
-    cjk_wrap.install()
+def markdown_lines(text: str, width: int) -> list[str]:
+    return printed(Markdown(text), width)
 
 
-@pytest.mark.parametrize("wrap", [rich_lines, textual_lines], ids=["rich", "textual"])
+@pytest.mark.parametrize("wrap", [wrapped_lines, markdown_lines], ids=["text", "markdown"])
 def test_chinese_fills_lines_and_keeps_punctuation_and_words(wrap) -> None:
-    from rich.cells import cell_len
-
     lines = wrap(PARAGRAPH, WIDTH)
     assert "".join(lines).replace(" ", "") == PARAGRAPH.replace(" ", "")  # nothing lost
     assert all(cell_len(line) <= WIDTH for line in lines)
@@ -54,10 +56,16 @@ def test_chinese_fills_lines_and_keeps_punctuation_and_words(wrap) -> None:
     assert any(line.startswith("autograd 只盯着") for line in lines)
 
 
-@pytest.mark.parametrize("wrap", [rich_lines, textual_lines], ids=["rich", "textual"])
-def test_english_wraps_as_before(wrap) -> None:
+def test_rich_alone_breaks_chinese_only_at_spaces() -> None:
+    """What this module is for: Rich's own wrapping keeps the phrase whole."""
+    assert "只盯着你让它盯的张量。" in printed(Text(PARAGRAPH), WIDTH)
+    assert "只盯着你让它盯的张量。" not in wrapped_lines(PARAGRAPH, WIDTH)
+
+
+@pytest.mark.parametrize("wrap", [wrapped_lines, markdown_lines], ids=["text", "markdown"])
+def test_english_wraps_as_rich_wraps_it(wrap) -> None:
     text = "autograd only watches the tensors you ask it to watch: requires_grad=True"
-    assert [line.rstrip() for line in wrap(text, 20)] == [
+    assert wrap(text, 20) == printed(Text(text), 20) == [
         "autograd only",
         "watches the tensors",
         "you ask it to watch:",
@@ -65,44 +73,45 @@ def test_english_wraps_as_before(wrap) -> None:
     ]
 
 
-def test_uninstall_restores_the_libraries_own_breaking() -> None:
-    cjk_wrap.uninstall()
-    assert "只盯着你让它盯的张量。" in rich_lines(PARAGRAPH, WIDTH)  # one unbroken "word"
-    cjk_wrap.install()
-    cjk_wrap.install()  # twice: still undone by one uninstall
-    cjk_wrap.uninstall()
-    assert "只盯着你让它盯的张量。" in textual_lines(PARAGRAPH, WIDTH)
-
-
-def _words(pattern, text: str) -> list[str]:
-    """Word by word, as the libraries call their pattern."""
-    words, position = [], 0
-    while (found := pattern.match(text, position)) is not None and found.end() > position:
-        words.append(found.group())
-        position = found.end()
-    return words
-
-
-@pytest.mark.parametrize("finder", [cjk_wrap.RICH_WORD, cjk_wrap.TEXTUAL_CHUNK],
-                         ids=["rich", "textual"])
-def test_the_plain_pattern_stands_in_only_where_it_breaks_the_same(finder) -> None:
-    """Text that does not need the CJK-aware pattern gets the same words from the plain
-    one: random texts of letters, spaces, marks and ideographs, and every label."""
-    from tutor.tui.labels import labels
-
-    alphabet = "ab1 .\n" * 3 + cjk_wrap.OPENING[:3] + cjk_wrap.CLOSING[-6:] + "训练"
+def test_random_texts_fit_lose_nothing_and_keep_marks_with_their_neighbours() -> None:
+    """Texts of letters, spaces, marks and ideographs at widths from 2 to 12: every line
+    fits, only spaces are dropped at breaks, no break puts a closing mark first or leaves
+    an opening mark last except after a space or in a line full of marks, and a word
+    that fits a line is never split."""
+    marks = cjk_wrap.OPENING + cjk_wrap.CLOSING
+    alphabet = "ab1 " * 3 + cjk_wrap.OPENING[:3] + cjk_wrap.CLOSING[-6:] + "训练张量"
     generator = random.Random(7)
-    texts = ["".join(generator.choice(alphabet) for _ in range(generator.randint(1, 12)))
-             for _ in range(4000)]
-    texts += [text.get(lang) for text in labels().values() for lang in ("en", "zh")]
-    plain = 0
-    for text in texts:
-        if not cjk_wrap.needs_cjk_breaks(text):
-            plain += 1
-            assert _words(finder.plain, text) == _words(finder.pattern, text), text
-        assert _words(finder, text) == _words(finder.pattern, text), text
-    assert 500 < plain < len(texts) - 500  # both kinds were tried
+    for _ in range(3000):
+        text = "".join(generator.choice(alphabet) for _ in range(generator.randint(1, 30)))
+        width = generator.randint(2, 12)
+        lines = [line.plain for line in cjk_wrap.wrap_lines(Text(text), width)]
+        assert all(cell_len(line) <= width for line in lines), (text, width, lines)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", ""), (text, width, lines)
+        for offset in cjk_wrap.break_offsets(text, width):
+            before, after = text[offset - 1], text[offset]
+            line = text[: offset].rstrip().rsplit("\n", 1)[-1]
+            word = re.search(r"\S*$", text[:offset]).group() + re.match(  # type: ignore[union-attr]
+                r"\S*", text[offset:]).group()  # type: ignore[union-attr]
+            folded = cell_len(word) > width  # a word wider than a line may break anywhere
+            squeezed = folded or not line.strip(marks) or before.isspace()
+            assert after not in cjk_wrap.CLOSING or squeezed, (text, width, lines)
+            assert before not in cjk_wrap.OPENING or squeezed, (text, width, lines)
+        for word in re.findall(r"(?<!\S)[ab1]+(?!\S)", text):  # a word between spaces
+            if len(word) <= width:
+                assert any(word in line for line in lines), (text, width, lines)
+
+
+def test_text_without_cjk_breaks_is_left_to_rich() -> None:
     assert not cjk_wrap.needs_cjk_breaks("Step 1/6 · Reading")
     assert not cjk_wrap.needs_cjk_breaks("Ask the tutor…")
     assert not cjk_wrap.needs_cjk_breaks("a “quote” b")  # marks at the ends of a word
     assert cjk_wrap.needs_cjk_breaks("x·y") and cjk_wrap.needs_cjk_breaks("said“quote”")
+    text = Text("plain English, styled", style="bold")
+    assert next(iter(Wrapped(text).__rich_console__(Console(), Console().options))) is text
+
+
+def test_measured_from_its_widest_unit_to_its_widest_line() -> None:
+    console = Console(width=80)
+    measure = Wrapped("张量（tensor）会记录").__rich_measure__(console, console.options)
+    assert (measure.minimum, measure.maximum) == (cell_len("（tensor）"), cell_len(
+        "张量（tensor）会记录"))

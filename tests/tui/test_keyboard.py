@@ -222,3 +222,34 @@ def test_result_tabs_have_keys(make_app) -> None:
         assert tabs.active == "tab-chat"
 
     drive(make_app(), scenario)
+
+
+def test_give_up_key_shows_the_answer_on_quiz_steps_only(make_app) -> None:
+    """Issue 21 section 3: a key that gives up on a quiz question and shows its answer; it
+    is offered (footer, button) on quiz steps not passed yet, and nowhere else."""
+    from textual.widgets import Button
+
+    from tutor.tui.keys import keyed
+
+    def offered(app: TutorApp) -> bool:
+        return any(b.binding.action == keyed(app.lang, "give_up") and b.enabled
+                   for b in app.screen.active_bindings.values())
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        assert not offered(app)  # a reading step
+        await go_to(app, pilot, "mini-basics", "who-tracks")
+        assert offered(app) and app.query_one("#btn-give-up", Button).display
+        await pilot.press("alt+a")
+        await wait_until(pilot, lambda: app.session.last_attempt is not None)
+        await pilot.pause()
+        verdict = app.query_one("#verdict").source  # type: ignore[attr-defined]
+        assert "gave up" in verdict  # (the answer itself: see test_learning_session)
+        assert app.main.results.active == "tab-verdict"
+        assert "mini-basics/who-tracks" not in app.session.store.passed_steps()
+        app.query_one("#quiz-choices", RadioSet).focus()
+        await pilot.press("down", "enter", "ctrl+r")  # then right: nothing left to give up
+        await wait_until(pilot, lambda: app.session.last_attempt.verdict.passed)
+        await pilot.pause()
+        assert not offered(app) and not app.query_one("#btn-give-up", Button).display
+
+    drive(make_app(), scenario)

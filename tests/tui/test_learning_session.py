@@ -262,3 +262,29 @@ def test_hint_given_in_chat_counts_as_unlocked(course: Course, store: ProgressSt
     session.ask("hint please")
     assert session.hints_shown() == 1
     assert session.reveal_hint() == session.step.hints[1]
+
+
+
+def test_giving_up_shows_the_answer_and_does_not_pass(course: Course, store: ProgressStore) -> None:
+    """Issue 21 section 3: a learner may give up on a quiz; the answer is named then (it is
+    otherwise kept back until the second wrong try), and the question is not passed."""
+    session = LearningSession(course, FakeRunner(), store)  # the real quiz grading
+    session.goto("mini-basics", "who-tracks")
+    step = session.step
+    right = next(c for c in step.choices if c.correct)  # type: ignore[union-attr]
+    first = session.answer_quiz([0])  # wrong, first try: the answer is kept back
+    assert not first.verdict.passed
+    assert not any(right.text.en in (c.message.en if c.message else "")
+                   for c in first.verdict.checks)
+    verdict = session.give_up().verdict
+    assert not verdict.passed and verdict.score == 0
+    assert verdict.message is not None and "gave up" in verdict.message.en
+    assert any(right.text.en in c.label.en for c in verdict.checks), verdict.checks
+    assert session.attempts() == 2
+    assert "mini-basics/who-tracks" not in store.passed_steps()
+    picked = session.give_up([0]).verdict  # with a pick: it is judged, the answer named
+    assert not picked.passed
+    assert any(right.text.en in (c.message.en if c.message else "") for c in picked.checks)
+    session.goto("mini-basics", "intro")
+    with pytest.raises(NotRunnable):
+        session.give_up()

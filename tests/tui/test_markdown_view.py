@@ -13,6 +13,13 @@ def test_a_line_break_between_chinese_characters_is_dropped() -> None:
 def test_no_space_after_chinese_punctuation_before_latin() -> None:
     assert join_cjk_soft_breaks("又慢又容易错，\nPyTorch 的引擎") == "又慢又容易错，PyTorch 的引擎"
     assert join_cjk_soft_breaks("用 x.grad\n（梯度）") == "用 x.grad（梯度）"
+    # emphasis closing (or opening) at the break: 06-matrix-mm's "**保留计算图**\n以便"
+    assert join_cjk_soft_breaks("并且**保留计算图**\n以便之后") == "并且**保留计算图**以便之后"
+    assert join_cjk_soft_breaks("保留\n*计算图*") == "保留*计算图*"
+    # beside punctuation inside the marks, Markdown reads them as emphasis only with the
+    # break (or space) kept: "**如何修复：**改为" would show its asterisks
+    assert join_cjk_soft_breaks("**两处不同。** 原文") == "**两处不同。** 原文"
+    assert join_cjk_soft_breaks("**如何修复：**\n改为") == "**如何修复：**\n改为"
 
 
 def test_a_list_after_chinese_punctuation_stays_a_list() -> None:

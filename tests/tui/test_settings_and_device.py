@@ -16,12 +16,13 @@ from tui_fakes import FakeRunner
 from tutor.cli.app_cmd import app_choices
 from tutor.settings import Settings, SettingsStore, load_settings, save_settings
 from tutor.tui.app import TutorApp
-from tutor.tui.device_notice import surely_missing
+from tutor.tui.device_notice import DeviceNotice, surely_missing
+from tutor.tui.markdown_view import LessonBody
 
 
 def notice_text(app: TutorApp) -> str:
-    notice = app.query_one("#notice")
-    return str(notice.render()) if notice.display else ""
+    notice = app.query_one(DeviceNotice)
+    return notice.message if notice.display else ""
 
 
 def test_missing_cuda_is_said_on_the_screen_not_in_a_toast(make_app) -> None:
@@ -104,14 +105,14 @@ def test_tutor_pane_follows_ctrl_l_on_a_reading_step(make_app) -> None:
     """After ctrl+l on a reading step the Tutor pane kept its English welcome."""
 
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
-        results = app.query_one("#results")
-        assert "Ask" in results.chat[0][1] or results.chat[0][1]
-        english = results.chat[0][1]
+        def welcome() -> str:
+            return next(iter(app.query("#chat-log LessonBody").results(LessonBody))).source
+
+        english = welcome()
+        assert english.startswith("**Tutor**")
         await pilot.press("ctrl+l")
         await pilot.pause()
-        assert results.chat[0][1] != english
-        assert results.chat[0][0] == "导师" or any("\u4e00" <= c <= "\u9fff"
-                                                 for c in results.chat[0][1])
+        assert welcome().startswith("**导师**") and welcome() != english
 
     drive(make_app(), scenario)
 

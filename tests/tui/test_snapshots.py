@@ -34,8 +34,7 @@ def failed_run(lesson: str, step: str, code: str):
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto(lesson, step)
-        await app.render_all(new_step=True)
+        await app.goto(lesson, step)
         await pilot.pause()
         app.query_one("#editor", TextArea).text = code
         await pilot.press("ctrl+t")
@@ -61,8 +60,7 @@ def test_quiz_step_answered(snap_compare, make_app, lang: str, size) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "who-tracks")
-        await app.render_all(new_step=True)
+        await app.goto("mini-basics", "who-tracks")
         await pilot.pause()
         app.query_one("#quiz-choices", RadioSet).focus()
         await pilot.press("down", "enter")
@@ -118,8 +116,7 @@ def test_answer_step(snap_compare, make_app, lang: str, size) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "grad-value")
-        await app.render_all(new_step=True)
+        await app.goto("mini-basics", "grad-value")
         await pilot.pause(0.2)  # the answer box takes focus after its step is laid out
         await settle(app, pilot)
 
@@ -131,7 +128,7 @@ def test_progress_view(snap_compare, make_app, lang: str) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "who-tracks")
+        await app.goto("mini-basics", "who-tracks")
         app.session.answer_quiz([0])
         await pilot.press("alt+p")
         await settle(app, pilot)
@@ -143,7 +140,7 @@ def test_review_of_missed_quizzes(snap_compare, make_app) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, TutorApp)
-        app.session.goto("mini-basics", "who-tracks")
+        await app.goto("mini-basics", "who-tracks")
         app.session.answer_quiz([0])
         await pilot.press("alt+r")
         await settle(app, pilot)

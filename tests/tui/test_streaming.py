@@ -11,8 +11,8 @@ from textual.pilot import Pilot
 from textual.widgets import Static, TextArea
 from tui_fakes import FakeRunner
 
+from tutor.learning import CancellableRunner
 from tutor.tui.app import TutorApp
-from tutor.tui.streaming import StreamingRunner
 
 
 class StreamingFake(FakeRunner):
@@ -35,37 +35,44 @@ class StreamingFake(FakeRunner):
 def test_output_shows_while_the_run_goes_on(make_app) -> None:
     runner = StreamingFake()
 
+    def output(app: TutorApp) -> str:
+        return str(app.query_one("#output", Static).render()) if app.query("#output") else ""
+
     async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
         await go_to(app, pilot, "mini-basics", "first-backward")
         code = app.query_one("#editor", TextArea).text
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: "tick 2" in str(
-            app.query_one("#output", Static).render()) if app.query("#output") else False)
+        await wait_until(pilot, lambda: "tick 2" in output(app))
         assert app.running  # still going: shown as it came
-        assert app.query_one("#result-tabs").active == "tab-output"
+        assert app.main.results.active == "tab-output"
         runner.release.set()
         await wait_until(pilot, lambda: not app.running)
-        assert "running" not in str(app.query_one("#output", Static).render()).lower()
+        assert "running" not in output(app).lower()
         assert runner.streamed == [code]  # the learner's run only
 
     drive(make_app(runner=runner), scenario)
 
 
-def test_only_the_armed_code_streams() -> None:
+class Recorder:
+    def __init__(self) -> None:
+        self.listened: list[str] = []
+
+    def run(self, code: str, *, on_output=None, **kwargs: Any) -> str:
+        if on_output:
+            on_output(code)
+            self.listened.append(code)
+        return code
+
+
+def test_only_the_learners_first_run_streams() -> None:
     seen: list[str] = []
-
-    class Inner:
-        def run(self, code: str, *, on_output=None, **kwargs: Any) -> str:
-            if on_output:
-                on_output(code)
-            return code
-
-    runner = StreamingRunner(Inner())
-    runner.listen("learner", seen.append)
+    inner = Recorder()
+    runner = CancellableRunner(inner, threading.Event(), learner_code="learner",  # type: ignore[arg-type]
+                               on_output=seen.append)
     runner.run("reference solution")  # grading's run of the reference: never shown
     runner.run("learner")
     runner.run("learner")  # a second run of the same code (hidden inputs): not shown
-    assert seen == ["learner"]
+    assert seen == ["learner"] and inner.listened == ["learner"]
 
 
 def test_a_runner_without_on_output_is_used_as_before() -> None:
@@ -73,6 +80,6 @@ def test_a_runner_without_on_output_is_used_as_before() -> None:
         def run(self, code: str, **kwargs: Any) -> dict[str, Any]:
             return kwargs
 
-    runner = StreamingRunner(Old())
-    runner.listen("c", print)
-    assert runner.run("c", device="cpu") == {"device": "cpu"}
+    runner = CancellableRunner(Old(), threading.Event(), learner_code="c",  # type: ignore[arg-type]
+                               on_output=print)
+    assert "on_output" not in runner.run("c", device="cpu")

@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from tutor.cli import diagnosis_view
     from tutor.cli.common import read_source, resolve_lang
     from tutor.diagnosis import explain, find_pitfalls, load_catalog
+    from tutor.tui.cjk_wrap import Wrapped  # Chinese breaks between characters
 
     lang = resolve_lang(args)
     console = Console(soft_wrap=False)
@@ -88,8 +89,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(catalog.model_dump(mode="json"), ensure_ascii=False,
                                         indent=2) + "\n")
         else:
-            with diagnosis_view.cjk_breaks(lang):
-                console.print(diagnosis_view.catalog_table(catalog, lang))
+            console.print(diagnosis_view.catalog_table(catalog, lang))
         return 0
     if args.file is None:
         raise TutorError(T("nothing to diagnose", "没有要诊断的内容"),
@@ -142,11 +142,10 @@ def run(args: argparse.Namespace) -> int:
     if not diagnoses:
         blocks.append(STATUS["clean"].get(lang))
     if console.is_terminal:
-        with diagnosis_view.cjk_breaks(lang):
-            for block in blocks:
-                console.print(block, markup=False, highlight=False)
-            for diagnosis in diagnoses:
-                console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))
+        for block in blocks:
+            console.print(Wrapped(block), highlight=False)
+        for diagnosis in diagnoses:
+            console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))
     else:
         blocks.extend(diagnosis_view.format_diagnosis(d, lang) for d in diagnoses)
         sys.stdout.write("\n\n".join(blocks) + "\n")

@@ -3,8 +3,6 @@ console, and the catalog as a table. Shared by ``tutor diagnose`` and ``tutor ru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from tutor.i18n import Lang, T, Text
@@ -82,13 +80,14 @@ def diagnosis_panel(diagnosis: Diagnosis, lang: Lang) -> RenderableType:
     """A rich panel: title in the border, explanation, values, fix (markdown: code spans and
     fenced code render as code)."""
     from rich.console import Group
-    from rich.markdown import Markdown
     from rich.panel import Panel
     from rich.text import Text as RichText
 
+    from tutor.tui.cjk_wrap import Markdown, Wrapped  # Chinese breaks between characters
+
     parts: list[RenderableType] = [Markdown(diagnosis.explanation.get(lang))]
     if diagnosis.details is not None:
-        parts.append(RichText(diagnosis.details.get(lang), style="dim"))
+        parts.append(Wrapped(RichText(diagnosis.details.get(lang), style="dim")))
     parts.append(Markdown(f"**{_label('fix', lang)}:** {diagnosis.fix.get(lang)}"))
     if diagnosis.lesson_ref:
         parts.append(RichText(f"{_label('lesson', lang)}: {diagnosis.lesson_ref}", style="dim"))
@@ -120,9 +119,11 @@ def neutral(template: str) -> str:
 def catalog_table(catalog: Catalog, lang: Lang) -> RenderableType:
     """Every entry: ID with its lesson under it (both unbreakable names: the ID column is
     as wide as the longest ID anyway, so a ref never folds), kind, and the title, which
-    wraps at words (between characters in Chinese, under :func:`cjk_breaks`)."""
+    wraps at words (between characters in Chinese)."""
     from rich.markup import escape
     from rich.table import Table
+
+    from tutor.tui.cjk_wrap import Wrapped
 
     table = Table(title=_label("catalog", lang, count=len(catalog.entries)))
     table.add_column(f"{_label('id', lang)} / {_label('lesson', lang)}", style="cyan",
@@ -138,26 +139,6 @@ def catalog_table(catalog: Catalog, lang: Lang) -> RenderableType:
         table.add_row(
             f"{escape(entry.id)}{ref}",
             f"{SEVERITY[entry.severity].get(lang)}\n[dim]{kinds}[/dim]",
-            escape(neutral(entry.title.get(lang))),
+            Wrapped(neutral(entry.title.get(lang))),
         )
     return table
-
-
-@contextmanager
-def cjk_breaks(lang: Lang) -> Iterator[None]:
-    """While printing Chinese, let Rich break lines between CJK characters too (it breaks
-    only at spaces, so a Chinese phrase jumped whole to the next line, leaving `x` alone).
-    The TUI's pattern, swapped in for the print only: the CLI's English output is untouched."""
-    if lang != "zh":
-        yield
-        return
-    import rich._wrap
-
-    from tutor.tui.cjk_wrap import RICH_WORD
-
-    original = rich._wrap.re_word
-    rich._wrap.re_word = RICH_WORD  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        rich._wrap.re_word = original

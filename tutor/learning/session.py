@@ -28,7 +28,7 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tutor.course.models import (
     AnswerStep,
@@ -121,14 +121,34 @@ class GraphView:
     probe: ProbeResult | None
 
 
-class CancellableRunner:
-    """Passes a cancel event to every run, so grading (which knows nothing of cancelling)
-    runs through a runner the UI can stop."""
+OutputListener = Callable[[str], None]
+"""Called with each chunk of what the learner's run prints, from the runner's thread."""
 
-    def __init__(self, inner: Runner, cancel: threading.Event) -> None:
+
+class CancellableRunner:
+    """Passes a cancel event to every run, and an output listener to the learner's own run,
+    so grading (which knows nothing of either) runs through a runner the UI can stop and
+    watch. Only the first run of ``learner_code`` streams: grading runs the reference
+    solution and hidden inputs through the same runner, and their output must never reach
+    the screen. A runner that cannot stream (no ``on_output``) gets no listener."""
+
+    def __init__(
+        self,
+        inner: Runner,
+        cancel: threading.Event,
+        *,
+        learner_code: str | None = None,
+        on_output: OutputListener | None = None,
+    ) -> None:
         self._inner = inner
         self._cancel = cancel
         self._accepts_cancel = _accepts_keyword(inner.run, "cancel")
+        self._lock = threading.Lock()
+        self._listener: tuple[str, OutputListener] | None = None
+        if on_output is not None and learner_code is not None and _accepts_keyword(
+            inner.run, "on_output", strict=True
+        ):
+            self._listener = (learner_code, on_output)
 
     def run(
         self,
@@ -141,6 +161,12 @@ class CancellableRunner:
     ) -> RunResult:
         if self._accepts_cancel:
             extra.setdefault("cancel", self._cancel)
+        with self._lock:  # grading may run several at once
+            listener, self._listener = self._listener, None
+            if listener is not None and listener[0] != code:
+                self._listener, listener = listener, None
+        if listener is not None:
+            extra["on_output"] = listener[1]
         return self._inner.run(code, device=device, probes=probes, limits=limits, **extra)
 
     def devices(self) -> list[str]:
@@ -150,12 +176,15 @@ class CancellableRunner:
         return getattr(self._inner, name)
 
 
-def _accepts_keyword(func: Callable[..., Any], name: str) -> bool:
+def _accepts_keyword(func: Callable[..., Any], name: str, *, strict: bool = False) -> bool:
+    """Whether ``func`` takes the keyword ``name`` (``strict``: by name, not only through
+    ``**kwargs``, which may pass it on to something that does not)."""
     try:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params or (
+        not strict and any(p.kind is p.VAR_KEYWORD for p in params.values()))
 
 
 def step_ref(lesson: Lesson, step: Step) -> str:
@@ -192,6 +221,9 @@ def assigned_names(code: str) -> list[str]:
                         add(target)
     return names
 
+
+GAVE_UP = T("You gave up on this question: here is the answer.",
+            "你放弃了这道题：下面是答案。")
 
 GRADED_KINDS = (CodeStep, FixStep, QuizStep, AnswerStep)
 RUNNABLE_KINDS = (CodeStep, FixStep)
@@ -239,8 +271,8 @@ class LearningSession:
     def grading(self) -> GradingLike:
         # Imported on first use so the UI starts without loading grading's dependencies.
         if self._grading is None:
-            self._grading = importlib.import_module("tutor.grading")  # type: ignore[assignment]
-        return self._grading  # type: ignore[return-value]
+            self._grading = cast("GradingLike", importlib.import_module("tutor.grading"))
+        return self._grading
 
     def diagnose(self, result: RunResult, code: str) -> list[Diagnosis]:
         """A run that raised is diagnosed from evidence (an instrumented re-run, fixes tried
@@ -451,10 +483,11 @@ class LearningSession:
         *,
         cancel: threading.Event | None = None,
         save_as: str | None = None,
+        on_output: OutputListener | None = None,
     ) -> Attempt:
         """Submit the code of the current code/fix step (see :meth:`submit`)."""
         self.last_attempt = self.submit(
-            self.lesson, self.step, code, cancel=cancel, save_as=save_as
+            self.lesson, self.step, code, cancel=cancel, save_as=save_as, on_output=on_output
         )
         return self.last_attempt
 
@@ -467,13 +500,15 @@ class LearningSession:
         cancel: threading.Event | None = None,
         save_as: str | None = None,
         record: bool = True,
+        on_output: OutputListener | None = None,
     ) -> Attempt:
         """Run the code of a code/fix step, grade it, diagnose it, record the attempt.
 
         ``code`` is graded and diagnosed as given (line numbers are the learner's);
         ``save_as`` is what is kept as the step's code (default: ``code``). ``record=False``
-        grades without counting an attempt (a text already graded once). Safe to call from
-        several threads at once; the position does not change."""
+        grades without counting an attempt (a text already graded once). ``on_output`` is
+        given what the learner's run prints while it runs. Safe to call from several
+        threads at once; the position does not change."""
         ref = step_ref(lesson, step)
         if not isinstance(step, RUNNABLE_KINDS):
             raise NotRunnable(
@@ -484,7 +519,7 @@ class LearningSession:
         if record:
             self.store.save_code(ref, kept)  # kept even if grading dies half-way
         cancel = cancel or threading.Event()
-        runner = CancellableRunner(self.runner, cancel)
+        runner = CancellableRunner(self.runner, cancel, learner_code=code, on_output=on_output)
         verdict = self.grading.grade_step(lesson, step, code, runner=runner, device=self.device)
         cancelled = cancel.is_set()
         diagnoses: list[Diagnosis] = []
@@ -533,6 +568,22 @@ class LearningSession:
             )
         return Attempt(ref, verdict)
 
+    def give_up(self, selected: Sequence[int] = ()) -> Attempt:
+        """The learner gives up on the current quiz: the answer is shown (with the picks, if
+        any, judged) and the attempt recorded as not passed, so the review offers it again."""
+        lesson, step, ref = self.lesson, self.step, self.ref
+        if not isinstance(step, QuizStep):
+            raise NotRunnable(f"step {ref} is not a quiz")
+        if selected:
+            return self.answer_quiz(selected, gave_up=True)
+        right = [i for i, choice in enumerate(step.choices) if choice.correct]
+        shown = self.grading.grade_quiz(lesson, step, right, reveal=True)
+        verdict = shown.model_copy(update={
+            "status": "fail", "score": 0.0, "message": GAVE_UP})
+        self.store.record_attempt(ref, "", passed=False, score=0.0, max_score=verdict.max_score)
+        self.last_attempt = Attempt(ref, verdict)
+        return self.last_attempt
+
     def answer_value(self, typed: str, *, cancel: threading.Event | None = None) -> Attempt:
         """Grade a typed value (e.g. ``tensor([1., 3.])``) against torch's truth."""
         lesson, step, ref = self.lesson, self.step, self.ref
@@ -551,6 +602,7 @@ class LearningSession:
                 status="not_gradable",
                 score=0,
                 max_score=1,
+                run=None,
                 message=T(
                     f"Could not read your answer: {exc}",
                     f"无法读取你的答案：{exc}",
@@ -636,25 +688,10 @@ class LearningSession:
 def _unpack_position(position: Any) -> tuple[str, str | None]:
     """The store's position as (lesson_id, step_id), whatever shape it comes in."""
     if isinstance(position, str):
-        lesson_id, _, step_id = position.partition("/")
-        return lesson_id, step_id or None
+        lesson_id, _, step = position.partition("/")
+        return lesson_id, step or None
     if isinstance(position, (tuple, list)):
         return str(position[0]), (str(position[1]) if len(position) > 1 and position[1] else None)
-    lesson_id = getattr(position, "lesson_id", None)
     step_id = getattr(position, "step_id", None)
-    return str(lesson_id), step_id
+    return str(getattr(position, "lesson_id", None)), (str(step_id) if step_id else None)
 
-
-__all__ = [
-    "Attempt",
-    "CancellableRunner",
-    "GradingLike",
-    "GraphView",
-    "LearningSession",
-    "NotRunnable",
-    "ProgressLike",
-    "UnknownDevice",
-    "UnknownLesson",
-    "assigned_names",
-    "step_ref",
-]

@@ -22,6 +22,16 @@ class CodeEditor(TextArea):
         Binding("ctrl+a", "select_all", "select all", show=False),
     ]
 
+    def load(self, text: str) -> None:
+        """Show ``text`` as one edit on the same document (assigning ``text`` would build
+        a new syntax-aware document and compile the highlight query again), with a fresh
+        undo history: undo never crosses into another step's code."""
+        if self.text == text:
+            return
+        self.replace(text, (0, 0), self.document.end, maintain_selection_offset=False)
+        self.history.clear()
+        self.move_cursor((0, 0))
+
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         # alt+digit comes with a printable character: without this the editor typed it
         # (as "¡™") instead of the app switching result tabs.
@@ -35,9 +45,8 @@ class CodeEditor(TextArea):
     def on_mouse_down(self) -> None:
         self.tab_behavior = "indent"
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        # Runs before TextArea's own key handler, which prevent_default() then skips.
         if event.key not in ("tab", "shift+tab", "escape"):
             self.tab_behavior = "indent"
-        # Backspace & co. in typing order (see tutor.tui.ordered_keys).
-        if not await run_own_binding(self, event):
-            await super()._on_key(event)
+        await run_own_binding(self, event)  # Backspace & co. in typing order (ordered_keys)

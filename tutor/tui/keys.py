@@ -1,5 +1,11 @@
 """The key table: one row per action, the single source for the footer, the help screen and
-the bindings. Descriptions are label keys, so the footer follows the language."""
+the bindings. Descriptions are label keys, so the footer follows the language.
+
+Textual shows a binding's description in its footer and keys panel, and a binding is fixed
+once the app is built. So every key is bound once per language, to the action
+``keyed(LANG, ACTION)``: the app's ``check_action`` enables only the learner's language,
+which hides the other's from the footer and never runs it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-from tutor.i18n import Lang
+from tutor.i18n import LANGS, Lang
 from tutor.tui.labels import label
 
 
@@ -28,6 +34,8 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+g", "cancel_run", "key_cancel", footer=True, display="^g"),
     Key("ctrl+t,f3", "hint", "key_hint", footer=True, display="^t"),
     Key("ctrl+n", "next_step", "key_next", footer=True, display="^n"),
+    # alt+a ("answer"): the text fields bind ctrl+e (end of line) themselves.
+    Key("alt+a", "give_up", "key_give_up", footer=True, help="key_give_up_help"),
     Key("ctrl+b", "prev_step", "key_prev"),
     Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l", help="lang_help"),
     Key("f2", "toggle_lessons", "key_lessons", footer=True),
@@ -58,21 +66,28 @@ KEYS: tuple[Key, ...] = (
 )
 """Footer: about seven keys; the rest are on the help screen and in the command palette."""
 
-APP_HANDLED = {"command_palette", "leave_editor", "move_focus", "pick_choice", "select_all"}
-"""Actions Textual binds itself or its widgets handle (listed for the help screen only)."""
+APP_HANDLED = {"leave_editor", "move_focus", "pick_choice", "select_all"}
+"""Actions the focused widget handles itself (listed for the help screen only)."""
 
 
-def bindings(lang: Lang) -> list[Binding]:
-    """Priority bindings, so keys work while the editor or an input has focus."""
+def keyed(lang: Lang, action: str) -> str:
+    """The action string of ``action``'s binding in ``lang``."""
+    return f"keyed({lang!r}, {action!r})"
+
+
+def bindings() -> list[Binding]:
+    """Priority bindings, so keys work while the editor or an input has focus; one set per
+    language (see the module's note)."""
     return [
         Binding(
             key.keys,
-            key.action,
+            keyed(lang, key.action),
             label(key.label, lang),
             show=key.footer,
             key_display=key.display,
             priority=True,
         )
+        for lang in LANGS
         for key in KEYS
         if key.action not in APP_HANDLED
     ]

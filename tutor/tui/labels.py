@@ -1,8 +1,9 @@
 """The TUI's own words: bilingual labels from ``labels.yaml`` (data, not code).
 
 ``labels.yaml`` is written in YAML's JSON-compatible flow style (one ``"key": {"en": ...,
-"zh": ...}`` a line), so any YAML tool reads it and the ``json`` module loads it in about a
-millisecond; a YAML parser takes a third of a second here, a third of the start-up budget.
+"zh": ...}`` a line), so any YAML tool reads it and the first screen reads it with the
+``json`` module: the YAML reader and pydantic stay off it (measured with
+benchmarks/bench_startup.py, they are a large part of the first screen's budget).
 """
 
 from __future__ import annotations

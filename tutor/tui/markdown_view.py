@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, MarkdownElement
-from rich.markdown import Markdown as RichMarkdown
 from rich.measure import Measurement
 from rich.text import Text as RichText
 from textual.app import ComposeResult
@@ -23,10 +22,12 @@ from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tutor.cjk import FIRST_MARK, PUNCTUATION, UNSPACED
+from tutor.cjk import FIRST_MARK, HAN, PUNCTUATION, UNSPACED
 from tutor.markdown_fences import fenced_pieces
+from tutor.tui import cjk_wrap
 
 _CJK = f"[{UNSPACED}]"
+_IDEOGRAPH = f"[{HAN}]"
 _CJK_PUNCT = f"[{PUNCTUATION}]"
 
 
@@ -34,14 +35,19 @@ _CJK_PUNCT = f"[{PUNCTUATION}]"
 def _cjk_soft_break() -> re.Pattern[str]:
     # Between two Chinese characters, or next to Chinese punctuation (which has its own
     # spacing built in): "错，\nPyTorch" is "错，PyTorch". Chinese next to a Latin word
-    # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: its
-    # large character ranges cost ~6 ms, which English text never needs to pay.
+    # keeps the space ("的\nautograd" reads "的 autograd"). Compiled on first need: English
+    # text never needs its large character ranges.
     return re.compile(
         rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})"
+        # Emphasis closing or opening at the break ("**保留计算图**\n以便"): only next to an
+        # ideograph, where Markdown still reads the marks as emphasis with no space.
+        rf"|(?<={_IDEOGRAPH})(\*+)[ \t]*\n[ \t]*(?={_CJK})"
+        rf"|(?<={_CJK})[ \t]*\n[ \t]*(?=\*+{_IDEOGRAPH})"
         rf"|(?<={_CJK_PUNCT})[ \t]*\n[ \t]*(?=[^\s\-*+>#|`\d])"
         rf"|(?<=[^\s])[ \t]*\n[ \t]*(?={_CJK_PUNCT})"
         # A space between two Chinese characters (or marks) is a stray one, from a
-        # template filled with Chinese words: "该张量 的形状是 （未记录）".
+        # template filled with Chinese words: "该张量 的形状是 （未记录）". (Beside an
+        # emphasis mark it stays: "**修复：** 改为" needs it to be bold at all.)
         rf"|(?<={_CJK})[ \t]+(?={_CJK})"
     )
 
@@ -52,8 +58,12 @@ def join_cjk_soft_breaks(markdown: str) -> str:
     if not markdown or max(markdown) < FIRST_MARK:
         return markdown
     soft_break = _cjk_soft_break()
+
+    def join(text: str) -> str:
+        return soft_break.sub(lambda found: found.group(1) or "", text)  # the marks stay
+
     # A fenced block (in a list item too: the verdict's got/expected) is code, never joined.
-    return "".join(p.source if p.code is not None else soft_break.sub("", p.source)
+    return "".join(p.source if p.code is not None else join(p.source)
                    for p in fenced_pieces(markdown))
 
 
@@ -62,11 +72,11 @@ _highlighting = {"ready": False}
 
 def warm_up_highlighting() -> None:
     """Build the Python lexer for code blocks: compiling its regular expressions takes
-    ~50 ms, so the first screen draws its code plain and this runs after it (in a worker);
+    a while, so the first screen draws its code plain and this runs after it (in a worker);
     :meth:`MarkdownView.redraw_code` then colours what is on screen."""
-    from pygments.lexers import get_lexer_by_name
+    from rich.syntax import Syntax
 
-    get_lexer_by_name("python")
+    Syntax("", "python").highlight("")  # Pygments compiles a lexer's patterns once
     _highlighting["ready"] = True
 
 
@@ -83,9 +93,9 @@ class _CodeBlock(CodeBlock):
         yield from super().__rich_console__(console, options)
 
 
-class _Markdown(RichMarkdown):
+class _Markdown(cjk_wrap.Markdown):
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **RichMarkdown.elements,
+        **cjk_wrap.Markdown.elements,
         "fence": _CodeBlock,
         "code_block": _CodeBlock,
     }
@@ -234,7 +244,7 @@ class LessonBody(Vertical):
         and code (a language switch, most steps), else in new ones.
 
         Mounting blocks is awaited, and Textual lays out and draws the screen while it
-        waits: on the first screen that was a second full layout and frame (~0.25 s).
+        waits: on the first screen that would be a second full layout and frame.
         """
         if markdown == self.source:
             return

@@ -1,5 +1,6 @@
 """What the app's workers report back: typed messages posted from their threads
-(``post_message`` is thread-safe), handled on the UI thread by the app."""
+(``post_message`` is thread-safe), handled on the UI thread by the app. A worker that fails
+posts nothing: the app's one ``Worker.StateChanged`` handler says why."""
 
 from __future__ import annotations
 
@@ -7,26 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
+from textual.worker import Worker
 
 from tutor.learning import Attempt, GraphView
 
 
 @dataclass
-class RunFinished(Message):
-    """A run, a quiz answer or a typed answer was graded (``ref``: the step it was for)."""
+class Attempted(Message):
+    """A run, a quiz answer or a typed answer was graded (``ref``: the step it was for;
+    ``worker``: the run's, None for a quiz, which is graded at once)."""
 
     attempt: Attempt
     ref: str
-
-
-@dataclass
-class WorkFailed(Message):
-    """A worker could not finish: ``message`` says why, in the learner's language.
-    ``ends_run``: it was the run (or answer, or graph) in flight, which is over now."""
-
-    message: str
-    ends_run: bool = True
-    severity: str = "error"
+    worker: Worker[Any] | None = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ def _own_bindings(cls: type[Widget]) -> dict[str, list[Binding]]:
 
 async def run_own_binding(widget: Widget, event: events.Key) -> bool:
     """Run ``widget``'s own non-priority binding for a non-printable key now (True if one
-    ran; the event is then stopped)."""
+    ran; the event is then stopped, and the widget's default key handling skipped)."""
     if event.is_printable:
         return False
     for binding in _own_bindings(type(widget)).get(event.key, ()):
@@ -52,6 +52,6 @@ class OrderedInput(Input):
             return False
         return super().check_consume_key(key, character)
 
-    async def _on_key(self, event: events.Key) -> None:
-        if not await run_own_binding(self, event):
-            await super()._on_key(event)
+    async def on_key(self, event: events.Key) -> None:
+        # Runs before Input's own key handler, which prevent_default() then skips.
+        await run_own_binding(self, event)

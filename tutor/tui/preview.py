@@ -14,7 +14,7 @@ from tutor.i18n import Lang
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import CodeView
 from tutor.tui.render import step_kind_label, step_markdown
-from tutor.tui.step_pane import StepPane
+from tutor.tui.step_pane import StepPane, StepView
 
 
 def step_code(step: Step, lang: Lang) -> str:
@@ -55,15 +55,12 @@ class PreviewApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
-            yield StepPane(id="lesson-pane")
+            index = self.lesson.steps.index(self.step)
+            yield StepPane(StepView(self.lesson, self.step, index), self.lang, id="lesson-pane")
             code = step_code(self.step, self.lang)
             if code.strip():
                 yield CodeView(code, "python")
         yield Footer()
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
         self.title = self.lesson.title.get(self.lang)
-        await self.query_one(StepPane).show(
-            self.lesson, self.step, index=self.lesson.steps.index(self.step), lang=self.lang,
-            passed=False, attempts=0, hints=[],
-        )

@@ -9,6 +9,7 @@ screen reader's text, or to a colour-blind learner. Imported when a quiz step is
 from __future__ import annotations
 
 from rich.segment import Segment
+from textual.content import Content
 from textual.strip import Strip
 from textual.widgets import Checkbox, RadioButton, SelectionList
 
@@ -21,9 +22,16 @@ EMPTY_RADIO = "○"
 class ChoiceButton(RadioButton):
     """A radio button drawn ``▐●▌`` when picked and ``▐○▌`` when not."""
 
-    @property  # type: ignore[override]
-    def BUTTON_INNER(self) -> str:  # Textual's name: its ``_button`` reads it
-        return PICKED_RADIO if self.value else EMPTY_RADIO
+    def __init__(self, label: Content, value: bool = False) -> None:
+        super().__init__(label, value)
+        self._mark()
+
+    def watch_value(self) -> None:
+        self._mark()
+        super().watch_value()
+
+    def _mark(self) -> None:
+        self.BUTTON_INNER = PICKED_RADIO if self.value else EMPTY_RADIO  # Textual's glyph
 
 
 class ChoiceList(SelectionList[int]):

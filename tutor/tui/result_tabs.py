@@ -9,16 +9,20 @@ builds only the pane on screen, and a step shows only the tabs that mean somethi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from rich.text import Text as RichText
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widget import AwaitMount
 from textual.widgets import Button, Input, Select, Static, TabbedContent, TabPane, Tree
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, QuizStep, ReadingStep, Step
-from tutor.i18n import Lang
+from tutor.i18n import Lang, Text
 from tutor.learning import Attempt, GraphView
 from tutor.tui.labels import label
 from tutor.tui.markdown_view import LessonBody, MarkdownView
@@ -35,6 +39,20 @@ from tutor.tui.render import (
 )
 
 TABS = ("output", "verdict", "diagnosis", "graph", "chat")
+
+
+@dataclass(frozen=True)
+class ChatEntry:
+    """One message of the chat: who said it (a label key: ``chat_you``, ``chat_tutor``),
+    what (in both languages where the app wrote it), and the sources of an answer."""
+
+    who: str
+    text: Text | str
+    sources: tuple[str, ...] = field(default=())
+
+    def markdown(self, lang: Lang) -> str:
+        text = self.text if isinstance(self.text, str) else self.text.get(lang)
+        return _chat_markdown(label(self.who, lang), text, list(self.sources))
 
 
 def tabs_for(step: Step) -> tuple[str, ...]:
@@ -63,27 +81,36 @@ def first_tab(step: Step) -> str:
 class ResultTabs(Vertical):
     """Five tabs; ``show_*`` methods take the data to show, panes draw it when they exist."""
 
+    @dataclass
+    class Asked(Message):
+        """The learner asked the tutor a question (the chat input)."""
+
+        question: str
+
+    lang: reactive[Lang] = reactive("en", init=False)
+
     def __init__(
         self,
         *,
         shown: tuple[str, ...] = TABS,
         active: str = "output",
         lang: Lang = "en",
-        chat: Sequence[tuple[str, str, list[str]]] = (),
+        chat: Sequence[ChatEntry] = (),
+        chat_enabled: bool = True,
         **kwargs: Any,
     ):
-        """``active``'s pane is composed with the tabs, from ``lang`` and ``chat`` (the
+        """``active``'s pane is composed with the tabs, in ``lang``, with ``chat`` (the
         tutor's welcome): the first screen's pane, drawn in its first frame."""
         super().__init__(**kwargs)
-        self.lang: Lang = lang
+        self.set_reactive(ResultTabs.lang, lang)
         self.attempt: Attempt | None = None
         self.graph_view: GraphView | None = None
         self.graph_names: list[str] = []
         self.graph_pick: str | None = None
         """The tensor the graph tab offers: the learner's pick, else the last assigned."""
         self.learner_pick: str | None = None
-        self.chat: list[tuple[str, str, list[str]]] = list(chat)
-        self.chat_enabled = True
+        self.chat: list[ChatEntry] = list(chat)
+        self.chat_enabled = chat_enabled
         self.shown_tabs = shown
         self._first = active
         self._step_known = False
@@ -99,7 +126,7 @@ class ResultTabs(Vertical):
     _hidden_tabs: frozenset[str] = frozenset()
 
     def on_mount(self) -> None:
-        self._hide_others(self.shown_tabs)
+        self.show_tabs(self.shown_tabs, prefer=self._first)
 
     def _hide_others(self, names: tuple[str, ...]) -> None:
         """Show the tabs ``names`` and hide the others (Textual's public hide/show)."""
@@ -166,11 +193,12 @@ class ResultTabs(Vertical):
         else:
             self.fill(tabs.active)  # the tab it started on
 
-    def show_result(self, wanted: str) -> None:
-        """Activate the tab ``wanted`` if the step shows it, else the verdict."""
+    async def show_result(self, wanted: str) -> None:
+        """Activate the tab ``wanted`` if the step shows it, else the verdict, and wait
+        until its pane is drawn."""
         name = wanted if wanted in self.shown_tabs else "verdict"
         if name in self.shown_tabs:
-            self.active = f"tab-{name}"
+            await self.activate(f"tab-{name}")
 
     # ------------------------------------------------------------------ state
 
@@ -180,10 +208,9 @@ class ResultTabs(Vertical):
             if pane is not None:
                 pane.draw(self)
 
-    def relabel(self, lang: Lang) -> None:
-        self.lang = lang
+    def watch_lang(self) -> None:
         for name in TABS:
-            set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", lang))
+            set_label(self.tabs.get_tab(f"tab-{name}"), label(f"tab_{name}", self.lang))
         self._redraw(*TABS)
 
     typed_answer = ""
@@ -194,18 +221,16 @@ class ResultTabs(Vertical):
     live_output: str | None = None
     """What the run going on has printed so far (None: no run is streaming)."""
 
-    def add_live_output(self, chunk: str) -> None:
+    async def add_live_output(self, chunk: str) -> None:
         """More output of the run going on: shown in the Output tab as it comes."""
         first = self.live_output is None
         self.live_output = (self.live_output or "") + chunk
         if first:
-            self.show_result("output")
+            await self.show_result("output")
         self._redraw("output")
 
-    async def show_attempt(
-        self, attempt: Attempt | None, lang: Lang, *, typed: str = "", code: str = ""
-    ) -> None:
-        self.attempt, self.lang = attempt, lang
+    def show_attempt(self, attempt: Attempt | None, *, typed: str = "", code: str = "") -> None:
+        self.attempt = attempt
         self.typed_answer, self.code = typed, code
         self.live_output = None
         self._redraw("output", "verdict", "diagnosis")
@@ -223,19 +248,19 @@ class ResultTabs(Vertical):
     def graph_expr(self) -> str:
         return self.graph_pick or ""
 
-    def show_graph(self, view: GraphView | None, lang: Lang) -> None:
-        self.graph_view, self.lang = view, lang
+    def show_graph(self, view: GraphView | None) -> None:
+        self.graph_view = view
         self._redraw("graph")
 
     def set_chat_enabled(self, enabled: bool) -> None:
         self.chat_enabled = enabled
         self._redraw("chat")
 
-    def add_chat(self, who: str, text: str, *, sources: list[str] | None = None) -> None:
-        self.chat.append((who, text, list(sources or [])))
+    def add_chat(self, entry: ChatEntry) -> None:
+        self.chat.append(entry)
         self._redraw("chat")
 
-    def reset_chat(self, messages: Sequence[tuple[str, str, list[str]]]) -> None:
+    def reset_chat(self, messages: Sequence[ChatEntry]) -> None:
         """The chat is ``messages`` now, drawn once (clearing and adding redrew it twice)."""
         self.chat = list(messages)
         self._redraw("chat")
@@ -262,8 +287,6 @@ class OutputPane(ResultPane):
 
     def draw(self, tabs: ResultTabs) -> None:
         if tabs.live_output is not None:
-            from rich.text import Text as RichText
-
             live = RichText(label("live_output", tabs.lang) + "\n", style="bold yellow")
             live.append(tabs.live_output)
             self.query_one("#output", Static).update(live)
@@ -298,13 +321,13 @@ class DiagnosisPane(ResultPane):
 class GraphPane(ResultPane):
     def compose(self) -> ComposeResult:
         self._names = list(self.tabs.graph_names)
+        pick = self.tabs.graph_pick
         with Horizontal(id="graph-bar"):
-            yield Select[str](
-                [(name, name) for name in self._names],
-                value=self.tabs.graph_pick or Select.BLANK,
-                id="graph-expr",
-                compact=True,
-            )
+            select = Select[str]([(name, name) for name in self._names], id="graph-expr",
+                                 compact=True)
+            if pick is not None:  # else Select's own blank, whose name differs by version
+                select.value = pick
+            yield select
             yield Button(id="btn-graph", action="app.draw_graph", compact=True)
         yield Static(id="graph-message")
         yield Tree[None]("graph", id="graph-tree")
@@ -328,7 +351,7 @@ class GraphPane(ResultPane):
         view = tabs.graph_view
         problem = graph_message(view, lang) if view is not None else label("graph_help", lang)
         root = None
-        if problem is None and view is not None and view.probe:
+        if problem is None and view is not None and view.probe and view.probe.graph:
             root = graph_items(view.probe.graph, lang)
         if view is None or root is None:
             message.update(problem or label("graph_help", lang))
@@ -351,8 +374,8 @@ class ChatPane(ResultPane):
     def compose(self) -> ComposeResult:
         tabs = self.tabs
         with VerticalScroll(id="chat-log"):  # what is said so far, composed: see draw
-            for message in tabs.chat:
-                yield _chat_message(_chat_markdown(*message))
+            for entry in tabs.chat:
+                yield _chat_message(entry.markdown(tabs.lang))
         yield OrderedInput(
             placeholder=label("chat_placeholder", tabs.lang),
             disabled=not tabs.chat_enabled,
@@ -366,7 +389,7 @@ class ChatPane(ResultPane):
         chat_input.disabled = not tabs.chat_enabled
         log = self.query_one("#chat-log", VerticalScroll)
         shown = list(log.query_children(LessonBody).results(LessonBody))
-        bodies = [_chat_markdown(*message) for message in tabs.chat]
+        bodies = [entry.markdown(tabs.lang) for entry in tabs.chat]
         if [view.source for view in shown] == bodies[: len(shown)] and len(shown) <= len(bodies):
             new = bodies[len(shown) :]  # the usual case: messages were added
         else:
@@ -375,6 +398,15 @@ class ChatPane(ResultPane):
         if new:
             log.mount_all([_chat_message(body) for body in new])
             log.scroll_end(animate=False)
+
+
+    @on(Input.Submitted, "#chat-input")
+    def _asked(self, event: Input.Submitted) -> None:
+        event.stop()
+        question = event.value.strip()
+        if question:
+            event.input.value = ""
+            self.post_message(ResultTabs.Asked(question))
 
 
 def _chat_message(body: str) -> LessonBody:
