@@ -24,6 +24,7 @@ from tutor.course import load_course
 from tutor.course.models import Course
 from tutor.sandbox.models import ErrorInfo, RunResult
 from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import load as yaml_load
 
 HERE = Path(__file__).parent
 
@@ -368,10 +369,8 @@ def _names_in_prose(text: str) -> set[str]:
 def test_no_answer_names_what_is_neither_the_learners_nor_the_lessons(
     tutor: Tutor, bundled: Course
 ) -> None:
-    from ruamel.yaml import YAML
-
     allowed_base = _lesson_names(bundled) | _API
-    questions = [q["q"] for q in YAML(typ="safe").load((HERE / "learner/dev.yaml").read_text())]
+    questions = [q["q"] for q in yaml_load((HERE / "learner/dev.yaml").read_text())]
     for question in questions:
         answer = tutor.ask(question)
         learner = set(re.findall(r"[A-Za-z_]\w*", question))
@@ -461,13 +460,11 @@ def test_homework_on_the_topic_is_not_off_topic(tutor: Tutor) -> None:
 
 
 def test_the_quick_path_says_what_the_tutor_says(tutor: Tutor, bundled: Course) -> None:
-    from ruamel.yaml import YAML
-
     questions = [
-        (q["q"], q["lang"]) for q in YAML(typ="safe").load((HERE / "learner/dev.yaml").read_text())
+        (q["q"], q["lang"]) for q in yaml_load((HERE / "learner/dev.yaml").read_text())
     ]
     for name in ("questions.yaml", "heldout7.yaml"):
-        for case in YAML(typ="safe").load((HERE / name).read_text()):
+        for case in yaml_load((HERE / name).read_text()):
             q = case["q"]
             questions.append((q, "zh" if re.search(r"[\u4e00-\u9fff]", q) else "en"))
     book = CardBook()

@@ -9,9 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tutor.chat import Tutor
-from tutor.chat.evaluation import (
+from chat_evaluation import (
     OFF_TOPIC,
     SOLUTION_REQUEST,
     QuestionCase,
@@ -19,6 +17,8 @@ from tutor.chat.evaluation import (
     evaluate,
     load_cases,
 )
+
+from tutor.chat import Tutor
 from tutor.chat.tokens import has_cjk
 from tutor.course import load_course
 
