@@ -3,9 +3,8 @@ optionally through an LLM, always behind the guardrails."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -114,13 +113,11 @@ class Tutor:
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
     @classmethod
-    def from_environment(
-        cls, course: Course, env: Mapping[str, str] = os.environ, **kwargs: Any
-    ) -> Tutor:
+    def from_environment(cls, course: Course, **kwargs: Any) -> Tutor:
         """A tutor that uses the configured LLM endpoint, or stays offline if none is. A broken
         configuration leaves it offline too: every answer then starts with a one-line notice."""
         try:
-            config = load_llm_config(env)
+            config = load_llm_config()
         except LLMConfigError as exc:
             tutor = cls(course, **kwargs)
             tutor.config_notice = exc.texts[0]
