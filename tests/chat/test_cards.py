@@ -14,6 +14,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from tutor.chat import ChatContext, Tutor
+from tutor.chat.bilingual import Patterns
 from tutor.chat.cards import CardBook, CardSet, load_cards, load_raw, question_kind
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import plain
@@ -84,7 +85,7 @@ def test_every_card_points_at_a_real_step(bundled: Course) -> None:
 
 def test_the_solution_request_patterns_validate() -> None:
     data = read_yaml(REQUESTS)
-    parts = TypeAdapter(RequestParts).validate_python(
+    parts = TypeAdapter(RequestParts[Patterns]).validate_python(
         {k: {"en": tuple(v.get("en", ())), "zh": tuple(v.get("zh", ()))} for k, v in data.items()}
     )
     assert parts == parse_parts(data)

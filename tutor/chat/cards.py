@@ -21,8 +21,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from tutor.chat.bilingual import NONE, Both, Pair, Patterns
 from tutor.chat.tokens import has_cjk, tokenize
 
 DATA = Path(__file__).with_name("cards.yaml")
@@ -40,15 +41,6 @@ covered by a question that merely says "grad"."""
 
 
 @dataclass(frozen=True)
-class Pair:
-    en: str
-    zh: str
-
-    def get(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
-
-
-@dataclass(frozen=True)
 class Side:
     name: str
     en: str
@@ -63,12 +55,6 @@ class ReadIf:
 
 
 @dataclass(frozen=True)
-class Forms:
-    en: tuple[str, ...] = ()
-    zh: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Card:
     """One question learners ask, and its answer."""
 
@@ -76,7 +62,7 @@ class Card:
     read: str
     """LESSON/STEP to read."""
     answer: Pair
-    forms: Forms = Forms()
+    forms: Patterns = NONE
     signals: tuple[str, ...] = ()
     verdict: Verdict | None = None
     sides: tuple[Side, ...] = ()
@@ -123,13 +109,13 @@ def _pair(raw: dict[str, str]) -> Pair:
     return Pair(en=str(raw["en"]).strip(), zh=str(raw["zh"]).strip())
 
 
-def _card(raw: dict) -> Card:  # type: ignore[type-arg]
+def _card(raw: dict[str, Any]) -> Card:
     forms = raw.get("forms") or {}
     return Card(
         id=raw["id"],
         read=raw["read"],
         answer=_pair(raw["answer"]),
-        forms=Forms(en=tuple(forms.get("en", ())), zh=tuple(forms.get("zh", ()))),
+        forms=Both(en=tuple(forms.get("en", ())), zh=tuple(forms.get("zh", ()))),
         signals=tuple(s.lower() for s in raw.get("signals", ())),
         verdict=raw.get("verdict"),
         sides=tuple(
@@ -142,10 +128,11 @@ def _card(raw: dict) -> Card:  # type: ignore[type-arg]
     )
 
 
-def load_raw(path: Path = DATA) -> dict:  # type: ignore[type-arg]
+def load_raw(path: Path = DATA) -> dict[str, Any]:
     from tutor.yaml_cache import read_yaml
 
-    return read_yaml(path)  # type: ignore[no-any-return]
+    data: dict[str, Any] = read_yaml(path)
+    return data
 
 
 @lru_cache(maxsize=4)

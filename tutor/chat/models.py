@@ -24,13 +24,13 @@ class ChatContext(_Frozen):
     last_run: RunResult | None = None
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     hints_unlocked: int = Field(
-        0,
+        default=0,
         ge=0,
         description="Hint levels the learner has already seen (persisted, e.g. "
         "ProgressStore.hints_revealed): a solution request unlocks at most one more, and only "
         "while hints_unlocked <= attempts, so asking again in a new process unlocks nothing.",
     )
-    attempts: int = Field(0, ge=0, description="Runs/submissions of this step so far.")
+    attempts: int = Field(default=0, ge=0, description="Runs/submissions of this step so far.")
     expected_values: list[Any] = Field(
         default_factory=list,
         description="Expected values of the step's checks known to the caller (e.g. from the "
@@ -59,7 +59,8 @@ class Source(_Frozen):
     id: str = Field(description="The source id, as in Answer.sources.")
     title: Text = Field(description="What it is called: the passage's or diagnosis's title.")
     where: Text | None = Field(
-        None, description="The lesson (and step) that teaches it, when not the title itself."
+        default=None,
+        description="The lesson (and step) that teaches it, when not the title itself.",
     )
 
     def label(self, lang: Lang) -> str:
@@ -78,17 +79,17 @@ class Answer(_Frozen):
         default_factory=list,
         description="The same sources with learner-readable titles (see sources_for).",
     )
-    refused: bool = Field(False, description="A solution request or off-topic question.")
-    hint_level: int | None = Field(None, description="1-based hint level given, if any.")
+    refused: bool = Field(default=False, description="A solution request or off-topic question.")
+    hint_level: int | None = Field(default=None, description="1-based hint level given, if any.")
     fallback_notice: str | None = Field(
-        None, description="Why the LLM answer was not used (error, timeout, leak)."
+        default=None, description="Why the LLM answer was not used (error, timeout, leak)."
     )
     kind: AnswerKind = "answer"
     lessons: list[str] = Field(
         default_factory=list,
         description="The lessons the text names (Read and See also lines), best first.",
     )
-    redacted: bool = Field(False, description="Something was removed because it leaked.")
+    redacted: bool = Field(default=False, description="Something was removed because it leaked.")
 
     def sources_for(self, lang: Lang) -> list[str]:
         """The sources as a learner reads them (lesson and step titles, not ids), once each;
@@ -115,11 +116,13 @@ class Passage(_Frozen):
     text: Text
     code: str | None = None
     code_zh: str | None = Field(
-        None, description="The example with Chinese comments, shown in zh answers (else code)."
+        default=None,
+        description="The example with Chinese comments, shown in zh answers (else code).",
     )
-    keywords: str = Field("", description="Extra indexed words (aliases), never shown.")
+    keywords: str = Field(default="", description="Extra indexed words (aliases), never shown.")
     pattern: str | None = Field(
-        None, description="Catalog entries: the regex of the error message the entry explains."
+        default=None,
+        description="Catalog entries: the regex of the error message the entry explains.",
     )
 
     def code_for(self, lang: Lang) -> str | None:
@@ -130,11 +133,11 @@ class GlossaryEntry(_Frozen):
     id: str
     lesson: str = Field(description="Lesson id that teaches it.")
     terms: list[str] = Field(default_factory=list, description="API names, e.g. 'x.grad'.")
-    aliases: BiText | None = Field(None, description="Other ways learners say it.")
+    aliases: BiText | None = Field(default=None, description="Other ways learners say it.")
     title: BiText
     text: BiText
     code: BiText | None = Field(
-        None, description="An example; {en, zh} where its comments are words to translate."
+        default=None, description="An example; {en, zh} where its comments are words to translate."
     )
 
 

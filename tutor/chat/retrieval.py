@@ -364,8 +364,8 @@ class Retriever:
                     lesson = self.passages[j].lesson_id or ""
                     # a quoting step the question's words miss still teaches the message
                     votes[lesson] = max(votes.get(lesson, 0.0), context.get(j, 0.0) + 1.0)
-            elif (lesson := self.passages[i].lesson_id) and (lesson in known or not known):
-                votes[lesson] = max(votes.get(lesson, 0.0), raw.get(i, 0.0))
+            elif (owner := self.passages[i].lesson_id) and (owner in known or not known):
+                votes[owner] = max(votes.get(owner, 0.0), raw.get(i, 0.0))
         return votes
 
     def _title_share(self, i: int, query: list[str]) -> float:

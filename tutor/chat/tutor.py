@@ -18,6 +18,7 @@ from tutor.chat.llm import (
     ChatBackend,
     LLMConfigError,
     LLMError,
+    Message,
     OpenAICompatibleBackend,
     build_messages,
     load_llm_config,
@@ -138,18 +139,9 @@ class Tutor:
     def ask(
         self, question: str, *, lang: Lang | None = None, context: ChatContext | None = None
     ) -> Answer:
-        lang = lang or detect_lang(question)
-        offline, hits, secrets = self._offline(question, lang, context)
-        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = self._config_fallback(offline, lang)
-            return self.last_answer
-        messages = build_messages(
-            question,
-            lang=lang,
-            passages=[h.passage for h in hits[:4]],
-            context=context,
-            card=self._card_text,
-        )
+        lang, offline, messages, secrets = self._prepare(question, lang, context)
+        if messages is None or self.backend is None:
+            return offline
         try:
             reply = self.backend.complete(messages)
         except LLMError as exc:
@@ -167,19 +159,10 @@ class Tutor:
     ) -> Iterator[str]:
         """Yields the answer in pieces. With an LLM, text is released a paragraph at a time,
         each checked (with all text before it) for leaks before it is yielded."""
-        lang = lang or detect_lang(question)
-        offline, hits, secrets = self._offline(question, lang, context)
-        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = self._config_fallback(offline, lang)
-            yield self.last_answer.text
+        lang, offline, messages, secrets = self._prepare(question, lang, context)
+        if messages is None or self.backend is None:
+            yield offline.text
             return
-        messages = build_messages(
-            question,
-            lang=lang,
-            passages=[h.passage for h in hits[:4]],
-            context=context,
-            card=self._card_text,
-        )
         released, pending = "", ""
         try:
             for chunk in self.backend.stream(messages):
@@ -209,6 +192,26 @@ class Tutor:
             yield self.last_answer.text
             return
         self.last_answer = offline.model_copy(update={"text": text})
+
+    def _prepare(
+        self, question: str, lang: Lang | None, context: ChatContext | None
+    ) -> tuple[Lang, Answer, list[Message] | None, Secrets]:
+        """(language, offline answer, the LLM's prompt or None, secrets): None when the
+        offline answer is the answer (no LLM, or a hint, an off-topic or empty question), which
+        is then ``last_answer`` already."""
+        lang = lang or detect_lang(question)
+        offline, hits, secrets = self._offline(question, lang, context)
+        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
+            self.last_answer = self._config_fallback(offline, lang)
+            return lang, self.last_answer, None, secrets
+        messages = build_messages(
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
+        )
+        return lang, offline, messages, secrets
 
     # ------------------------------------------------------------------ offline
 
@@ -397,7 +400,7 @@ class Tutor:
             first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
         else:
             first = msg.RAN_SNIPPET_NOTHING.get(lang)
-        guards = [(step, secrets)] if step is not None else []
+        guards: list[tuple[Step | None, Secrets]] = [(step, secrets)] if step else []
         pasted = self.steps.find(question)
         if pasted is not None:
             lesson, found = self._step(

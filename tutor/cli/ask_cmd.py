@@ -134,7 +134,7 @@ def answer_lang(option: str | None, question: str) -> Lang:
     env = os.environ.get("TUTOR_LANG", "").strip().lower()
     for choice in (option, env):
         if choice in LANGS:
-            return choice  # type: ignore[return-value]
+            return choice
     return "zh" if has_cjk(question) else "en"
 
 
