@@ -1,16 +1,31 @@
 """Answer cards: questions learners really ask, answered in the shape the question asks for.
 
-A question is matched to a card (``cards.yaml``) by the card's signals (an error message, an
-API call quoted in the question) and by how much of one of its question forms the question
-covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe / value / fails)
-decides the answer's shape: a comparison gives both sides, "can I" and "is it safe" start with
-yes or no, an error gives its cause and then the fix. ``{t}`` and ``{out}`` in a card are
-filled with the learner's own names (the tensor whose ``.grad`` they ask about, the tensor they
-call ``backward()`` on) or a plain noun, so an answer never names a variable the learner does
-not have.
+The cards are data: ``cards/*.yaml``, one file a part of the course. A card has
+
+- ``id`` (unique) and ``read``: the LESSON/STEP the answer sends the learner to (``also``: a
+  second step that teaches the way around; ``read_if``: another step when the question
+  matches a regular expression);
+- ``forms``: how learners ask it, a few per language (matched by words);
+- ``signals``: exact phrases that identify the card by themselves (an error message, an API
+  call), case-insensitive substrings of the question;
+- ``answer`` (en, zh): the short answer; ``{t}`` is the learner's tensor (whose ``.grad`` they
+  ask about) and ``{out}`` the tensor they call ``backward()`` on, filled with the learner's
+  own names or a plain noun, so an answer never names a variable the learner does not have;
+- ``verdict`` (yes | no | depends): the first word for "can I" / "is it safe" questions;
+  ``sides``: each side of "A vs B"; ``fix`` (en, zh): what to change, for "my code fails";
+- ``example``: code that runs as it is on torch 2.13; a ``print(...)  # OUTPUT`` comment claims
+  what that line prints (``...`` stands for anything) and the tests check every claim;
+- ``sources``: where the question is asked and the facts stand: public threads and docs
+  (URLs) and the course (``course:LESSON/STEP``).
+
+A question is matched to a card by the card's signals and by how much of one of its question
+forms the question covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe /
+value / fails) decides the answer's shape: a comparison gives both sides, "can I" and "is it
+safe" start with yes or no, an error gives its cause and then the fix.
 
 Plain dataclasses and the stdlib only: ``tutor ask`` answers from here without importing
-pydantic or building the retrieval index. ``CARD_SET`` is validated by pydantic in the tests.
+pydantic or building the retrieval index; the tests validate the cards against these
+dataclasses with pydantic.
 """
 
 from __future__ import annotations
@@ -26,7 +41,8 @@ from typing import Any, Literal
 from tutor.chat.bilingual import NONE, Both, Pair, Patterns
 from tutor.chat.tokens import has_cjk, tokenize
 
-DATA = Path(__file__).with_name("cards.yaml")
+DATA = Path(__file__).with_name("cards")
+"""One YAML file of cards a part of the course (``cards/NN-topic.yaml``), read in name order."""
 KINDS = Path(__file__).with_name("kinds.yaml")
 
 Kind = Literal["what", "why", "how", "compare", "can", "safe", "value", "fails"]
@@ -72,6 +88,9 @@ class Card:
     """Another step to read when the question describes that situation."""
     also: str | None = None
     """A second LESSON/STEP that teaches the way around (named after the one to read)."""
+    sources: tuple[str, ...] = ()
+    """Where the question is asked and the facts stand: public threads and docs (URLs) and
+    the course (``course:LESSON/STEP``)."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -125,14 +144,16 @@ def _card(raw: dict[str, Any]) -> Card:
         example=raw["example"].rstrip() if raw.get("example") else None,
         read_if=tuple(ReadIf(r["when"], r["read"]) for r in raw.get("read_if", ())),
         also=raw.get("also"),
+        sources=tuple(raw.get("sources", ())),
     )
 
 
 def load_raw(path: Path = DATA) -> dict[str, Any]:
+    """The cards of every file in the folder ``path`` (or of the one file ``path``)."""
     from tutor.yaml_cache import read_yaml
 
-    data: dict[str, Any] = read_yaml(path)
-    return data
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return {"cards": [card for file in files for card in read_yaml(file)["cards"]]}
 
 
 @lru_cache(maxsize=4)
@@ -170,6 +191,23 @@ def about_pytorch(question: str) -> bool:
     """Whether ``question`` names anything of PyTorch or autograd (kinds.yaml's anchors)."""
     lowered = question.lower()
     return any(anchor in lowered for anchor in _anchors())
+
+
+@lru_cache(maxsize=1)
+def _words() -> tuple[re.Pattern[str], dict[str, str]]:
+    from tutor.yaml_cache import read_yaml
+
+    table = {str(k).lower(): str(v) for k, v in read_yaml(KINDS)["words"].items()}
+    # longest first, so "back propagation" is replaced before "propagation" could be
+    ordered = sorted(table, key=len, reverse=True)
+    parts = [re.escape(w) if has_cjk(w) else rf"(?<![\w.]){re.escape(w)}(?![\w(])" for w in ordered]
+    return re.compile("|".join(parts), re.IGNORECASE), table
+
+
+def canonical(text: str) -> str:
+    """``text`` with each variant of kinds.yaml's ``words`` written the one way."""
+    pattern, table = _words()
+    return pattern.sub(lambda m: table[m.group(0).lower()], text)
 
 
 _PASTED_RE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=)[^=]|^\s*print\(|^\s*import ")
@@ -225,7 +263,7 @@ class CardBook:
         df: Counter[str] = Counter()
         for card in self.cards:
             for form in (*card.forms.en, *card.forms.zh):
-                tokens = frozenset(tokenize(form))
+                tokens = frozenset(tokenize(canonical(form)))
                 if tokens:
                     self._forms.append((card, tokens))
                     df.update(tokens)
@@ -241,8 +279,8 @@ class CardBook:
         lowered = question.lower()
         # the learner's pasted statements name their variables and calls, not the question:
         # the words around them say what is asked (signals still see the whole question)
-        prose = _without_statements(question)
-        query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else question))
+        prose = canonical(_without_statements(question))
+        query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
         for card, tokens in self._forms:
             shared = tokens & query
@@ -264,7 +302,7 @@ class CardBook:
     def match(self, question: str, *, extra: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
         if quoted), or None when none answers it well enough."""
-        if not about_pytorch(f"{question}\n{extra}"):
+        if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
         scores = self.scores(f"{question}\n{extra}" if extra else question)
@@ -297,6 +335,12 @@ class CardBook:
             by_signal=scores[shaped.id] >= SIGNAL_SCORE,
             read=shaped.read_for(question),
         )
+
+    def _signalled(self, question: str) -> bool:
+        """Whether ``question`` quotes a card's signal (an error message, an API name): that
+        places it in PyTorch as surely as an anchor word."""
+        lowered = question.lower()
+        return any(s in lowered for card in self.cards for s in card.signals if len(s) >= 6)
 
     def _both_sides(self, question: str, scores: dict[str, float]) -> None:
         """A comparison is answered by the card that compares what the question names: each
