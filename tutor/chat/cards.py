@@ -213,9 +213,33 @@ def canonical(text: str) -> str:
 _PASTED_RE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=)[^=]|^\s*print\(|^\s*import ")
 
 
+_PROSE_WORD_RE = re.compile(r" +([A-Za-z]{2,}|[\u4e00-\u9fff])(?![\w(.\[=])")
+
+
+def _statement_end(part: str) -> int:
+    """Where the pasted statement at the start of ``part`` ends: at the first word of prose
+    outside brackets (``print(a.grad) gives ...`` ends before "gives"), else at its end."""
+    depth = 0
+    for i, ch in enumerate(part):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch == " " and i and (part[i - 1].isalnum() or part[i - 1] in ")]'\""):
+            if _PROSE_WORD_RE.match(part, i):
+                return i
+        elif depth == 0 and "\u4e00" <= ch <= "\u9fff":
+            return i
+    return len(part)
+
+
 def _without_statements(question: str) -> str:
-    parts = re.split(r";|\n", question)
-    return " ".join(p for p in parts if not _PASTED_RE.match(p))
+    """``question`` without the statements it pastes (``x = ...; y.backward()``): the words
+    around them say what is asked."""
+    kept = []
+    for part in re.split(r";|\n", question):
+        kept.append(part[_statement_end(part):] if _PASTED_RE.match(part) else part)
+    return " ".join(kept)
 
 
 def question_kind(question: str) -> Kind:
