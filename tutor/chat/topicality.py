@@ -140,6 +140,10 @@ class TopicEvidence:
     NoneType): see :func:`plain_error`."""
     catalog_error: bool = False
     """It quotes an error message the diagnosis catalog explains (autograd's or plain Python's)."""
+    names_pytorch: bool = True
+    """It names PyTorch (``torch``, ``pytorch``): another framework named alongside is compared."""
+    asked_foreign: bool = False
+    """The clause that asks (which / how / 吗 / 怎么 ... ?) names another domain's thing."""
 
     @property
     def reason(self) -> str:
@@ -147,6 +151,12 @@ class TopicEvidence:
         about autograd around it), 'anchor' (names autograd), 'content' (on topic by its
         content words and the retrieval) or 'none'."""
         if self.task or (self.foreign and len(self.foreign) > self.anchors):
+            return "foreign"
+        # what it asks is the other domain's ("which GPU should I buy for training?"), and
+        # nothing of autograd proper is named anywhere: the other domain's question
+        if self.asked_foreign and not self.topic_anchor:
+            return "foreign"
+        if "frameworks" in self.foreign.values() and not self.names_pytorch:
             return "foreign"
         # a plain error the catalog explains (a None .grad multiplied) is the course's when
         # the rest of the question speaks its words; a scraper's traceback around it is not
@@ -273,7 +283,22 @@ class Topicality:
             top_score=top_score,
             coverage=coverage,
             margin=margin,
+            names_pytorch=_PYTORCH_RE.search(question) is not None,
+            asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
         )
+
+
+_PYTORCH_RE = re.compile(r"torch", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"(?<=[,;:!?，；：！？。])|(?<=\.)\s")
+_ASKING_RE = re.compile(
+    r"\?|？|\b(which|what|how|why|should|can|could|is|are|do|does|where|when)\b|吗|怎么|什么|哪|为什么|为啥|如何|是否",
+    re.IGNORECASE,
+)
+
+
+def asking_clauses(question: str) -> list[str]:
+    """The clauses of ``question`` that ask something (an interrogative or a question mark)."""
+    return [c for c in _CLAUSE_END_RE.split(question) if c.strip() and _ASKING_RE.search(c)]
 
 
 def _without_cjk(text: str) -> str:

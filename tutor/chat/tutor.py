@@ -26,7 +26,13 @@ from tutor.chat.llm import (
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
 from tutor.chat.passages import load_catalog_entries, load_glossary
-from tutor.chat.quick import card_answers, card_text, may_be_solution_request
+from tutor.chat.quick import (
+    card_answers,
+    card_text,
+    may_be_solution_request,
+    requested_step,
+    shown_card,
+)
 from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.snippets import snippet
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
@@ -281,14 +287,8 @@ class Tutor:
                 return self._finish(carded, guard, question, lang), [], secrets
         if step is None:
             # from the shell, a request for an exercise's answer pastes its code or title
-            found_step = self.steps.find(question)
-            if found_step is not None and asks_for_solution(
-                question,
-                on_step=True,
-                step_exprs=(),
-                step_parts=(),
-                about_course=lambda: True,
-            ):
+            found_step = requested_step(question, self.steps)
+            if found_step is not None:
                 ctx = (context or ChatContext()).model_copy(
                     update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
                 )
@@ -452,12 +452,12 @@ class Tutor:
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
             return None
+        found, text = shown_card(self.course, found, lang, (question, code, error))
         ref = found.read
         lesson_id = ref.partition("/")[0]
         lessons = [lesson_id]
         if found.card.also and found.card.also.partition("/")[0] not in lessons:
             lessons.append(found.card.also.partition("/")[0])
-        text = card_text(self.course, found, lang, (question, code, error))
         self._card_text = text
         titled = self._titled(ref)
         return Answer(
