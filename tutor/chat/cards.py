@@ -150,7 +150,7 @@ def _card(raw: dict[str, Any]) -> Card:
 
 def load_raw(path: Path = DATA) -> dict[str, Any]:
     """The cards of every file in the folder ``path`` (or of the one file ``path``)."""
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
     return {"cards": [card for file in files for card in read_yaml(file)["cards"]]}
@@ -163,7 +163,7 @@ def load_cards(path: Path = DATA) -> CardSet:
 
 @lru_cache(maxsize=1)
 def _kind_patterns() -> tuple[tuple[Kind, re.Pattern[str]], ...]:
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     out = []
     for entry in read_yaml(KINDS)["kinds"]:
@@ -182,7 +182,7 @@ _QUOTED_ERROR_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _anchors() -> tuple[str, ...]:
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     return tuple(a.lower() for a in read_yaml(KINDS)["anchors"])
 
@@ -195,7 +195,7 @@ def about_pytorch(question: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _words() -> tuple[re.Pattern[str], dict[str, str]]:
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     table = {str(k).lower(): str(v) for k, v in read_yaml(KINDS)["words"].items()}
     # longest first, so "back propagation" is replaced before "propagation" could be

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from tutor.chat.bilingual import Both, Patterns
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
