@@ -37,8 +37,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tutor.chat.context import ChatContext
 from tutor.chat.guardrails import find_leaks, step_secrets
-from tutor.chat.models import Answer, ChatContext
+from tutor.chat.models import Answer
 from tutor.chat.tutor import Tutor
 from tutor.course.models import CodeStep, Course, FixStep
 from tutor.yaml_read import load

@@ -158,15 +158,69 @@ def load_raw(path: Path = DATA) -> dict[str, Any]:
 
 @lru_cache(maxsize=4)
 def load_cards(path: Path = DATA) -> CardSet:
-    return CardSet(cards=tuple(_card(c) for c in load_raw(path)["cards"]))
+    raw = book_data()["cards"] if path == DATA else load_raw(path)["cards"]
+    return CardSet(cards=tuple(_card(c) for c in raw))
+
+
+def _book_sources() -> list[Path]:
+    """What the card book is made of: the cards, kinds.yaml, and the code that reads them."""
+    here = Path(__file__).parent
+    code = [Path(__file__), here / "tokens.py", here / "bilingual.py"]
+    return [*sorted(DATA.glob("*.yaml")), KINDS, *code]
+
+
+@lru_cache(maxsize=1)
+def book_data() -> dict[str, Any]:
+    """The cards and kinds.yaml as parsed, with every question form's tokens and their idf:
+    what matching needs, kept as JSON under the cache dir and keyed by the sha256 of its
+    sources, so that `tutor ask` neither parses the YAML nor tokenises the forms again."""
+    import hashlib
+    import json
+
+    from tutor.paths import cache_root, write_cache_file
+    from tutor.yaml_read import read_yaml
+
+    digest = hashlib.sha256()
+    for source in _book_sources():
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    entry = cache_root() / "chat" / f"cards-{digest.hexdigest()}.json"
+    try:
+        cached: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+        return cached
+    except (OSError, ValueError):
+        pass
+    data: dict[str, Any] = {"cards": load_raw()["cards"], "kinds": read_yaml(KINDS)}
+    _book_data_kinds.update(data["kinds"])  # canonical() below reads kinds.yaml's words
+    forms: list[tuple[int, list[str]]] = []
+    df: Counter[str] = Counter()
+    for i, card in enumerate(data["cards"]):
+        asked = card.get("forms") or {}
+        for form in (*asked.get("en", ()), *asked.get("zh", ())):
+            tokens = sorted(set(tokenize(canonical(str(form)))))
+            if tokens:
+                forms.append((i, tokens))
+                df.update(tokens)
+    n = max(len(forms), 1)
+    data["forms"] = forms
+    data["idf"] = {t: math.log(1 + n / c) for t, c in df.items()}
+    write_cache_file(entry, json.dumps(data, ensure_ascii=False))
+    return data
+
+
+_book_data_kinds: dict[str, Any] = {}
+"""kinds.yaml while the book is being built (before book_data() returns it)."""
+
+
+def _kinds() -> dict[str, Any]:
+    kinds: dict[str, Any] = _book_data_kinds or book_data()["kinds"]
+    return kinds
 
 
 @lru_cache(maxsize=1)
 def _kind_patterns() -> tuple[tuple[Kind, re.Pattern[str]], ...]:
-    from tutor.yaml_read import read_yaml
 
     out = []
-    for entry in read_yaml(KINDS)["kinds"]:
+    for entry in _kinds()["kinds"]:
         out.append((entry["kind"], re.compile("|".join(entry["patterns"]), re.IGNORECASE)))
     return tuple(out)
 
@@ -182,9 +236,8 @@ _QUOTED_ERROR_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _anchors() -> tuple[str, ...]:
-    from tutor.yaml_read import read_yaml
 
-    return tuple(a.lower() for a in read_yaml(KINDS)["anchors"])
+    return tuple(a.lower() for a in _kinds()["anchors"])
 
 
 def about_pytorch(question: str) -> bool:
@@ -195,9 +248,8 @@ def about_pytorch(question: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _words() -> tuple[re.Pattern[str], dict[str, str]]:
-    from tutor.yaml_read import read_yaml
 
-    table = {str(k).lower(): str(v) for k, v in read_yaml(KINDS)["words"].items()}
+    table = {str(k).lower(): str(v) for k, v in _kinds()["words"].items()}
     # longest first, so "back propagation" is replaced before "propagation" could be
     ordered = sorted(table, key=len, reverse=True)
     parts = [re.escape(w) if has_cjk(w) else rf"(?<![\w.]){re.escape(w)}(?![\w(])" for w in ordered]
@@ -282,8 +334,14 @@ class CardBook:
     """Matches questions to cards."""
 
     def __init__(self, cards: CardSet | None = None):
-        self.cards = (cards or load_cards()).cards
         self._forms: list[tuple[Card, frozenset[str]]] = []
+        if cards is None:  # the bundled cards: their forms' tokens are in the book's cache
+            self.cards = load_cards().cards
+            data = book_data()
+            self._forms = [(self.cards[i], frozenset(tokens)) for i, tokens in data["forms"]]
+            self._idf: dict[str, float] = data["idf"]
+            return
+        self.cards = cards.cards
         df: Counter[str] = Counter()
         for card in self.cards:
             for form in (*card.forms.en, *card.forms.zh):

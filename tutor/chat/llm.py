@@ -18,17 +18,20 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import AliasChoices, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from tutor.chat.llm_location import config_path, llm_configured
-from tutor.chat.models import ChatContext, Passage
+from tutor.chat.models import Passage
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T
 from tutor.yaml_read import YamlProblem, load
+
+if TYPE_CHECKING:
+    from tutor.chat.context import ChatContext
 
 Message = dict[str, str]
 

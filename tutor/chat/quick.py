@@ -13,8 +13,9 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-from tutor.chat.cards import CardBook, Match, compose, learner_names
+from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
 from tutor.chat.solution_requests import detect
@@ -32,6 +33,8 @@ class QuickAnswer:
     kind: str
     """The question's kind (what, why, how, compare, can, safe, value, fails)."""
     card: str
+    answer_kind: str = "answer"
+    """As the Tutor's ``Answer.kind``: "answer", or "off_topic" (declined)."""
 
 
 SHELL_REQUESTS = frozenset({"answer", "fix", "copy", "do-for-me", "code"})
@@ -62,8 +65,9 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
 
 @lru_cache(maxsize=1)
 def _symptom_patterns() -> re.Pattern[str]:
-    from tutor.chat.symptoms import PATH
     from tutor.yaml_read import read_yaml
+
+    PATH = Path(__file__).with_name("symptoms.yaml")  # not symptoms.py: it imports the models
 
     parts = [
         p
@@ -117,6 +121,21 @@ def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, st
     return tidy_chinese(text) if lang == "zh" else text
 
 
+def names_elsewhere(question: str) -> bool:
+    """Another domain's thing named, and nothing of PyTorch at all (no anchor word, no card's
+    signal): declined without weighing the course's vocabulary (the weather, buying a GPU)."""
+    from tutor.chat.cards import about_pytorch
+    from tutor.chat.domains import foreign_words
+
+    return bool(foreign_words(question)) and not about_pytorch(question)
+
+
+def off_topic_text(lang: str) -> str:
+    from tutor.chat import messages
+
+    return messages.OFF_TOPIC.get(lang)
+
+
 def reading_of(course: Course, ref: str) -> str:
     """LESSON/STEP of the first reading of ``ref``'s lesson (``ref`` itself if it has none)."""
     lesson_id = ref.partition("/")[0]
@@ -152,10 +171,15 @@ def quick_answer(
         return None
     if may_be_solution_request(question, StepFinder(course)):
         return None
-    from tutor.chat.topicality import foreign_words
+    if names_elsewhere(question):
+        return QuickAnswer(
+            text=off_topic_text(lang), ref="", lesson_title=None, step_title=None,
+            kind=question_kind(question), card="", answer_kind="off_topic",
+        )
+    from tutor.chat.domains import foreign_words
 
     if foreign_words(question):
-        return None  # another domain named: the Tutor's on-topic judgement decides
+        return None  # another domain named with PyTorch's: the Tutor's judgement decides
     found = (book or CardBook()).match(question)
     if found is None or not card_answers(found, question):
         return None

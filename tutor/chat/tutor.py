@@ -5,39 +5,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
-from tutor.chat.concepts import load_concepts
+from tutor.chat.domains import may_be_elsewhere
 from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
-from tutor.chat.index import build_course_index, default_cache_dir, load_index
 from tutor.chat.intents import about_my_run, asks_about_error
-from tutor.chat.llm import (
-    ChatBackend,
-    LLMConfigError,
-    LLMError,
-    Message,
-    OpenAICompatibleBackend,
-    build_messages,
-    load_llm_config,
-)
 from tutor.chat.markdown import blocks, summary, tidy_chinese
-from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
-from tutor.chat.passages import load_catalog_entries, load_glossary
+from tutor.chat.models import Answer, Glossary, Passage, Source
 from tutor.chat.quick import (
     card_answers,
     card_text,
     may_be_solution_request,
+    names_elsewhere,
     requested_step,
     shown_card,
 )
-from tutor.chat.retrieval import Hit, Retriever, rank_lessons
 from tutor.chat.snippets import snippet
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
-from tutor.chat.symptoms import Diagnosed, SymptomMatcher
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
     AnswerStep,
@@ -51,7 +40,14 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.i18n import Lang, Text
-from tutor.sandbox.models import TensorSnapshot
+
+if TYPE_CHECKING:  # imported where used: a question from the shell needs none of them
+    from tutor.chat.context import ChatContext
+    from tutor.chat.index import IndexData
+    from tutor.chat.llm import ChatBackend, Message
+    from tutor.chat.retrieval import Hit, Retriever
+    from tutor.chat.symptoms import Diagnosed, SymptomMatcher
+    from tutor.sandbox.models import TensorSnapshot
 
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
@@ -95,16 +91,9 @@ class Tutor:
         it every time)."""
         self.course = course
         self.backend = backend
-        if glossary is None and catalog_entries is None:
-            cache = default_cache_dir() if cache_dir == "default" else cache_dir
-            data = load_index(course, cache)
-        else:
-            entries = load_catalog_entries() if catalog_entries is None else catalog_entries
-            data = build_course_index(course, glossary or load_glossary(), entries, load_concepts())
-        self.glossary = data.glossary
-        self.retriever = Retriever(data)
-        self.passages = {p.id: p for p in data.passages}
-        self.symptoms = SymptomMatcher(self.passages)
+        self._index_from = (glossary, catalog_entries, cache_dir)
+        """What the retrieval index is built from; it is loaded on first use (a card answer,
+        a hint or another domain's question from the shell needs none of it)."""
         self.cards = CardBook()
         self.runner = runner
         """A sandbox (tutor.sandbox.Runner) to run a pasted snippet a "what does this print?"
@@ -119,10 +108,51 @@ class Tutor:
         """(en, zh) of why the configured LLM cannot be used, when it cannot."""
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
+    @cached_property
+    def _index(self) -> IndexData:
+        from tutor.chat.concepts import load_concepts
+        from tutor.chat.index import build_course_index, default_cache_dir, load_index
+        from tutor.chat.passages import load_catalog_entries, load_glossary
+
+        glossary, catalog_entries, cache_dir = self._index_from
+        if glossary is None and catalog_entries is None:
+            cache = default_cache_dir() if cache_dir == "default" else cache_dir
+            return load_index(self.course, cache)
+        entries = load_catalog_entries() if catalog_entries is None else catalog_entries
+        return build_course_index(
+            self.course, glossary or load_glossary(), entries, load_concepts()
+        )
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        from tutor.chat.retrieval import Retriever
+
+        return Retriever(self._index)
+
+    @property
+    def glossary(self) -> Glossary:
+        return self._index.glossary
+
+    @cached_property
+    def passages(self) -> dict[str, Passage]:
+        return {p.id: p for p in self._index.passages}
+
+    @cached_property
+    def symptoms(self) -> SymptomMatcher:
+        from tutor.chat.symptoms import SymptomMatcher
+
+        return SymptomMatcher(self.passages)
+
     @classmethod
     def from_environment(cls, course: Course, **kwargs: Any) -> Tutor:
         """A tutor that uses the configured LLM endpoint, or stays offline if none is. A broken
         configuration leaves it offline too: every answer then starts with a one-line notice."""
+        from tutor.chat.llm_location import llm_configured
+
+        if not llm_configured():
+            return cls(course, **kwargs)
+        from tutor.chat.llm import LLMConfigError, OpenAICompatibleBackend, load_llm_config
+
         try:
             config = load_llm_config()
         except LLMConfigError as exc:
@@ -148,6 +178,8 @@ class Tutor:
         lang, offline, messages, secrets = self._prepare(question, lang, context)
         if messages is None or self.backend is None:
             return offline
+        from tutor.chat.llm import LLMError
+
         try:
             reply = self.backend.complete(messages)
         except LLMError as exc:
@@ -169,6 +201,8 @@ class Tutor:
         if messages is None or self.backend is None:
             yield offline.text
             return
+        from tutor.chat.llm import LLMError
+
         released, pending = "", ""
         try:
             for chunk in self.backend.stream(messages):
@@ -210,6 +244,8 @@ class Tutor:
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
             self.last_answer = self._config_fallback(offline, lang)
             return lang, self.last_answer, None, secrets
+        from tutor.chat.llm import build_messages
+
         messages = build_messages(
             question,
             lang=lang,
@@ -224,14 +260,13 @@ class Tutor:
     def _step(self, context: ChatContext | None) -> tuple[Lesson | None, Step | None]:
         if context is None or not context.lesson_id:
             return None, None
-        try:
-            lesson = self.course.lesson(context.lesson_id)
-        except KeyError:
-            return None, None
-        try:
-            return lesson, lesson.step(context.step_id or "")
-        except KeyError:
-            return lesson, None
+        return self._lesson_and_step(context.lesson_id, context.step_id)
+
+    def _lesson_and_step(
+        self, lesson_id: str, step_id: str | None
+    ) -> tuple[Lesson | None, Step | None]:
+        found = self._lesson_step(lesson_id, step_id or "")
+        return found if found is not None else (None, None)
 
     def _secrets(
         self, lesson: Lesson | None, step: Step | None, context: ChatContext | None
@@ -257,9 +292,16 @@ class Tutor:
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
-        words = self.retriever.judge(question, on_step=step is not None)
-        if words.reason in ("foreign", "plain-error"):
+        if names_elsewhere(question):
             return off_topic, [], secrets
+        if may_be_elsewhere(question):
+            judged = self.retriever.judge(question, on_step=step is not None)
+            if judged.reason in ("foreign", "plain-error"):
+                return off_topic, [], secrets
+
+        def on_topic() -> bool:
+            return self.retriever.judge(question, on_step=step is not None).on_topic
+
         self._card_text = None
         ran = self._run_snippet(question, lang, step, secrets)
         if ran is not None:
@@ -289,6 +331,8 @@ class Tutor:
             # from the shell, a request for an exercise's answer pastes its code or title
             found_step = requested_step(question, self.steps)
             if found_step is not None:
+                from tutor.chat.context import ChatContext
+
                 ctx = (context or ChatContext()).model_copy(
                     update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
                 )
@@ -300,7 +344,7 @@ class Tutor:
             on_step=step is not None,
             step_exprs=_checked_exprs(step, context),
             step_parts=_code_parts(step),
-            about_course=lambda: words.on_topic,
+            about_course=on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
@@ -403,9 +447,7 @@ class Tutor:
         guards: list[tuple[Step | None, Secrets]] = [(step, secrets)] if step else []
         pasted = self.steps.find(question)
         if pasted is not None:
-            lesson, found = self._step(
-                ChatContext(lesson_id=pasted.lesson_id, step_id=pasted.step_id)
-            )
+            lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
             guards.append((found, self._secrets(lesson, found, None)))
         for guarded, guard in guards:
             if guarded is not None and find_leaks(first, guard, question=question).leaked:
@@ -432,9 +474,7 @@ class Tutor:
         return self._guard(answer, secrets, question, lang) if step is not None else answer
 
     def _card_secrets(self, answer: Answer) -> Secrets:
-        _, step = self._step(
-            ChatContext(lesson_id=answer.lessons[0], step_id=answer.sources[0].partition("/")[2])
-        )
+        _, step = self._lesson_and_step(answer.lessons[0], answer.sources[0].partition("/")[2])
         return step_secrets(step)
 
     def _from_card(self, question: str, lang: Lang, context: ChatContext | None) -> Answer | None:
@@ -629,6 +669,8 @@ class Tutor:
         read = self._read_line(prefer or _ref(best, hits), lang, named)
         if read:
             parts.append(read)
+        from tutor.chat.retrieval import rank_lessons
+
         ranked = list(lessons) or rank_lessons(hits)
         others = [lid for lid in ranked[:3] if lid not in named][:2]
         if others:
@@ -878,6 +920,8 @@ def _code_parts(step: Step | None) -> list[str]:
 
 
 def _snapshot(context: ChatContext, var: str) -> TensorSnapshot | None:
+    from tutor.sandbox.models import TensorSnapshot
+
     run = context.last_run
     if run is None:
         return None

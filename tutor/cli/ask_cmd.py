@@ -152,16 +152,16 @@ def _show_quick(quick: Any, question: str, lang: str, *, as_json: bool) -> None:
             "lang": lang,
             "text": _plain(quick.text),
             "markdown": quick.text,
-            "sources": [quick.ref],
+            "sources": [quick.ref] if quick.ref else [],
             "titled_sources": [{"id": quick.ref, "title": quick.step_title, "where": where}]
             if quick.step_title
             else [],
-            "refused": False,
+            "refused": quick.answer_kind == "off_topic",
             "hint_level": None,
             "fallback_notice": None,
-            "kind": "answer",
+            "kind": quick.answer_kind,
             "question_kind": quick.kind,
-            "lessons": [quick.ref.partition("/")[0]],
+            "lessons": [quick.ref.partition("/")[0]] if quick.ref else [],
             "redacted": False,
         }
         _print_json(out)
