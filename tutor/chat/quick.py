@@ -133,7 +133,7 @@ def names_elsewhere(question: str) -> bool:
 def off_topic_text(lang: str) -> str:
     from tutor.chat import messages
 
-    return messages.OFF_TOPIC.get(lang)
+    return messages.OFF_TOPIC.zh if lang == "zh" else messages.OFF_TOPIC.en
 
 
 def reading_of(course: Course, ref: str) -> str:
