@@ -113,6 +113,9 @@ class Match:
     by_signal: bool
     read: str
     """The step to read for this question (the card's read, or a read_if's)."""
+    verdict: Verdict | None = None
+    """Yes or no for this question: the verdict of the question form it matched (a form may
+    end with ``=> yes``), else the card's."""
 
 
 @dataclass(frozen=True)
@@ -128,13 +131,28 @@ def _pair(raw: dict[str, str]) -> Pair:
     return Pair(en=str(raw["en"]).strip(), zh=str(raw["zh"]).strip())
 
 
+_FORM_VERDICT_RE = re.compile(r"\s*=>\s*(yes|no|depends)\s*$")
+"""A question form's own answer, for a yes/no question: "is X the reason for Y => yes"."""
+
+
+def form_verdict(form: str) -> tuple[str, Verdict | None]:
+    """(the form's words, its verdict if it ends with ``=> yes|no|depends``)."""
+    found = _FORM_VERDICT_RE.search(form)
+    if found is None:
+        return form, None
+    return form[: found.start()], found.group(1)  # type: ignore[return-value]
+
+
 def _card(raw: dict[str, Any]) -> Card:
     forms = raw.get("forms") or {}
     return Card(
         id=raw["id"],
         read=raw["read"],
         answer=_pair(raw["answer"]),
-        forms=Both(en=tuple(forms.get("en", ())), zh=tuple(forms.get("zh", ()))),
+        forms=Both(
+            en=tuple(form_verdict(str(f))[0] for f in forms.get("en", ())),
+            zh=tuple(form_verdict(str(f))[0] for f in forms.get("zh", ())),
+        ),
         signals=tuple(s.lower() for s in raw.get("signals", ())),
         verdict=raw.get("verdict"),
         sides=tuple(
@@ -191,14 +209,15 @@ def book_data() -> dict[str, Any]:
         pass
     data: dict[str, Any] = {"cards": load_raw()["cards"], "kinds": read_yaml(KINDS)}
     _book_data_kinds.update(data["kinds"])  # canonical() below reads kinds.yaml's words
-    forms: list[tuple[int, list[str]]] = []
+    forms: list[tuple[int, list[str], str | None]] = []
     df: Counter[str] = Counter()
     for i, card in enumerate(data["cards"]):
         asked = card.get("forms") or {}
         for form in (*asked.get("en", ()), *asked.get("zh", ())):
-            tokens = sorted(set(tokenize(canonical(str(form)))))
+            words, verdict = form_verdict(str(form))
+            tokens = sorted(set(tokenize(canonical(words))))
             if tokens:
-                forms.append((i, tokens))
+                forms.append((i, tokens, verdict))
                 df.update(tokens)
     n = max(len(forms), 1)
     data["forms"] = forms
@@ -334,11 +353,14 @@ class CardBook:
     """Matches questions to cards."""
 
     def __init__(self, cards: CardSet | None = None):
-        self._forms: list[tuple[Card, frozenset[str]]] = []
+        self._forms: list[tuple[Card, frozenset[str], Verdict | None]] = []
         if cards is None:  # the bundled cards: their forms' tokens are in the book's cache
             self.cards = load_cards().cards
             data = book_data()
-            self._forms = [(self.cards[i], frozenset(tokens)) for i, tokens in data["forms"]]
+            self._forms = [
+                (self.cards[i], frozenset(tokens), verdict)
+                for i, tokens, verdict in data["forms"]
+            ]
             self._idf: dict[str, float] = data["idf"]
             return
         self.cards = cards.cards
@@ -347,7 +369,7 @@ class CardBook:
             for form in (*card.forms.en, *card.forms.zh):
                 tokens = frozenset(tokenize(canonical(form)))
                 if tokens:
-                    self._forms.append((card, tokens))
+                    self._forms.append((card, tokens, None))
                     df.update(tokens)
         n = max(len(self._forms), 1)
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
@@ -358,13 +380,20 @@ class CardBook:
     def scores(self, question: str, *, forms_only: bool = False) -> dict[str, float]:
         """Each card's score for ``question`` (cards with none left out); ``forms_only``:
         from its question forms alone, without its signals."""
+        return self._scores(question, forms_only=forms_only)[0]
+
+    def _scores(
+        self, question: str, *, forms_only: bool = False
+    ) -> tuple[dict[str, float], dict[str, Verdict | None]]:
+        """The scores, and each card's verdict of the form that scored best for it."""
         lowered = question.lower()
         # the learner's pasted statements name their variables and calls, not the question:
         # the words around them say what is asked (signals still see the whole question)
         prose = canonical(_without_statements(question))
         query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
-        for card, tokens in self._forms:
+        verdicts: dict[str, Verdict | None] = {}
+        for card, tokens, verdict in self._forms:
             shared = tokens & query
             if not shared:
                 continue
@@ -372,14 +401,16 @@ class CardBook:
             cover = self._weight(shared) / (self._weight(tokens) + FORM_SMOOTHING)
             focus = self._weight(shared) / max(self._weight(query), 1e-9)
             score = 0.75 * cover + 0.25 * focus
-            out[card.id] = max(out.get(card.id, 0.0), score)
+            if score > out.get(card.id, 0.0):
+                out[card.id] = score
+                verdicts[card.id] = verdict
         for card in self.cards if not forms_only else ():
             hits = [s for s in card.signals if s in lowered]
             if hits:
                 # a whole error message says more than an API name that many cards mention
                 bonus = 0.5 + 2.0 * min(len(max(hits, key=len)), 50) / 50
                 out[card.id] = out.get(card.id, 0.0) + bonus
-        return out
+        return out, verdicts
 
     def match(self, question: str, *, extra: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
@@ -387,7 +418,11 @@ class CardBook:
         if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
-        scores = self.scores(f"{question}\n{extra}" if extra else question)
+        scores, verdicts = self._scores(f"{question}\n{extra}" if extra else question)
+
+        def verdict_of(card: Card) -> Verdict | None:
+            return verdicts.get(card.id) or card.verdict
+
         if kind == "compare":
             self._both_sides(question, scores)
         if not scores:
@@ -399,16 +434,20 @@ class CardBook:
             return None
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
-        shaped = next((c for c in near if _fits(c, kind)), None)
+        shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
         if shaped is None and kind in ("can", "safe", "compare"):
             # "can I fix <error> with X?": the error's card explains the error, a card whose
             # forms ask about X answers the question
-            forms = self.scores(question, forms_only=True)
+            forms, form_verdicts = self._scores(question, forms_only=True)
             fitting = [
-                cid for cid, s in forms.items() if s >= MIN_SCORE and _fits(by_id[cid], kind)
+                cid
+                for cid, s in forms.items()
+                if s >= MIN_SCORE
+                and _fits(by_id[cid], kind, form_verdicts.get(cid) or by_id[cid].verdict)
             ]
             if fitting:
                 shaped = by_id[max(fitting, key=lambda cid: scores[cid])]
+                verdicts[shaped.id] = form_verdicts.get(shaped.id)
         shaped = shaped or by_id[best_id]
         return Match(
             shaped,
@@ -416,6 +455,7 @@ class CardBook:
             kind,
             by_signal=scores[shaped.id] >= SIGNAL_SCORE,
             read=shaped.read_for(question),
+            verdict=verdict_of(shaped),
         )
 
     def _signalled(self, question: str) -> bool:
@@ -443,9 +483,9 @@ def _side_words(name: str) -> set[str]:
     return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC}
 
 
-def _fits(card: Card, kind: Kind) -> bool:
+def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
     if kind in ("can", "safe"):
-        return card.verdict is not None
+        return verdict is not None
     if kind == "compare":
         return bool(card.sides)
     if kind == "fails":
@@ -478,11 +518,17 @@ _LABELS = {
 }
 
 
+_STAND_IN = {"{t}": "tensor", "{out}": "output"}
+"""What an indexed placeholder (``{out}[0]``) reads as when the learner named nothing."""
+
+
 def _code_fill(code: str, placeholder: str, name: str | None) -> str:
     """``{t}`` inside code: the learner's name, else the call on its own (``.retain_grad()``,
-    ``torch.ones_like(...)``) rather than a name the learner does not have."""
+    ``torch.ones_like(...)``) rather than a name the learner does not have; indexed
+    (``{out}[0].backward()``), a plain word stands in: ``output[0].backward()``."""
     if name:
         return code.replace(placeholder, name)
+    code = code.replace(f"{placeholder}[", f"{_STAND_IN[placeholder]}[")
     return code.replace(f"({placeholder})", "(...)").replace(placeholder, "")
 
 
@@ -527,9 +573,9 @@ def compose(
     card, kind = match.card, match.kind
     parts: list[str] = []
     answer = _fill(card.answer.get(lang), names, lang)
-    if kind in ("can", "safe") and card.verdict:
-        first = _SAFE_VERDICT.get((card.verdict, lang)) if kind == "safe" else None
-        first = first or _VERDICT[(card.verdict, lang)]
+    if kind in ("can", "safe") and match.verdict:
+        first = _SAFE_VERDICT.get((match.verdict, lang)) if kind == "safe" else None
+        first = first or _VERDICT[(match.verdict, lang)]
         # the card's answer may already open with its verdict ("Yes — ..."): say it once
         if not re.match(r"^(yes|no|是的|可以|不行|不)\b", answer, re.IGNORECASE):
             answer = f"{first} {answer}" if lang == "en" else f"{first}{answer}"

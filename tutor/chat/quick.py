@@ -97,6 +97,8 @@ def card_answers(found: Match | None, question: str) -> bool:
         return False
     if found.by_signal or not describes_symptom(question):
         return True
+    if found.kind in ("can", "safe") and found.verdict is not None:
+        return True  # "is X the reason my grad is None?" is answered yes or no, not by a list
     return found.score >= PASTED_SCORE and _PASTED_CODE_RE.search(question) is not None
 
 
