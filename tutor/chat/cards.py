@@ -439,10 +439,12 @@ class CardBook:
             # "can I fix <error> with X?": the error's card explains the error, a card whose
             # forms ask about X answers the question
             forms, form_verdicts = self._scores(question, forms_only=True)
+            # its form must ask nearly as well as the best form does, not merely share words
+            floor = max(MIN_SCORE, 0.75 * max(forms.values(), default=0.0))
             fitting = [
                 cid
                 for cid, s in forms.items()
-                if s >= MIN_SCORE
+                if s >= floor
                 and _fits(by_id[cid], kind, form_verdicts.get(cid) or by_id[cid].verdict)
             ]
             if fitting:

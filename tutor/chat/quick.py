@@ -156,7 +156,10 @@ def shown_card(
     its exercise asks for; then it sends the learner to the lesson's reading instead, rather
     than to an exercise it has just solved (or than showing the answer with holes)."""
     text = card_text(course, found, lang, names_from)
-    _, step = course.find(found.read)
+    try:
+        _, step = course.find(found.read)
+    except KeyError:  # another course than the one the cards were written for
+        return found, text
     if find_leaks(text, step_secrets(step), question=names_from[0]).leaked:
         reading = reading_of(course, found.read)
         if reading != found.read:
@@ -186,7 +189,10 @@ def quick_answer(
     if found is None or not card_answers(found, question):
         return None
     found, text = shown_card(course, found, lang, (question, "", ""))
-    _, step = course.find(found.read)
+    try:
+        _, step = course.find(found.read)
+    except KeyError:
+        return None  # the Tutor answers for a course without the card's lesson
     if find_leaks(text, step_secrets(step), question=question).leaked:
         return None  # the Tutor shows it without what it shares with that step's solution
     titles = titles_for(course, found.read, lang)
