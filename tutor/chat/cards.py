@@ -478,7 +478,11 @@ class CardBook:
                 scores[card.id] = scores.get(card.id, 0.0) + 1.5
 
 
-_GENERIC = frozenset({"t", "p", "x", "y", "torch", "a", "an", "the", "under", "manual", "update"})
+_GENERIC = frozenset(
+    {"t", "p", "x", "y", "torch", "a", "an", "the", "under", "manual", "update", "on", "of",
+     "in", "to", "for", "with", "by", "data", "tensor", "tensors", "mode"}
+)
+"""Words of a side's name that do not tell the sides apart (a name is its other words)."""
 
 
 def _side_words(name: str) -> set[str]:
