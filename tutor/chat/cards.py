@@ -49,6 +49,9 @@ Kind = Literal["what", "why", "how", "compare", "can", "safe", "value", "fails"]
 Verdict = Literal["yes", "no", "depends"]
 MIN_SCORE = 0.55
 """Below this a card does not answer: the question goes to the retrieval over the course."""
+SURE_SCORE = 0.7
+"""Below this (and with no signal) a card answers only when the retrieval over the course
+agrees on its lesson: a few shared words ("tensor", "shape") are not understanding."""
 SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
 FORM_SMOOTHING = 2.5
@@ -116,6 +119,17 @@ class Match:
     verdict: Verdict | None = None
     """Yes or no for this question: the verdict of the question form it matched (a form may
     end with ``=> yes``), else the card's."""
+
+    @property
+    def sure(self) -> bool:
+        """Whether the match stands on its own (a signal, or most of a form covered)."""
+        return self.by_signal or self.score >= SURE_SCORE
+
+    @property
+    def lessons(self) -> frozenset[str]:
+        """The lessons the answer would name (its step's and its see-also's)."""
+        refs = [self.read, self.card.read, *([self.card.also] if self.card.also else [])]
+        return frozenset(ref.partition("/")[0] for ref in refs)
 
 
 @dataclass(frozen=True)

@@ -492,6 +492,11 @@ class Tutor:
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
             return None
+        if not found.sure:
+            # a weak match answers only where the retrieval over the course agrees
+            agreed = self.retriever.retrieve(question).lessons[:3]
+            if not found.lessons & set(agreed):
+                return None
         found, text = shown_card(self.course, found, lang, (question, code, error))
         ref = found.read
         lesson_id = ref.partition("/")[0]
