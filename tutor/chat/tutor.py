@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.domains import may_be_elsewhere
-from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
+from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
@@ -784,7 +784,9 @@ class Tutor:
                 lines.append(_explain_grad(var, snap).get(lang))
                 sources.append(f"run:{var}")
                 titled.append(Source(id=f"run:{var}", title=msg.SOURCE_RUN.format(var=var)))
-        for diagnosis in context.diagnoses[:2]:
+        _, step = self._step(context)
+        # shown as the Diagnosis tab shows them: a fix that is the step's answer is withheld
+        for diagnosis in shown_diagnoses(context.diagnoses[:2], step):
             lines.append(f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}")
             lines.append(msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang))
             sources.append(f"diagnosis:{diagnosis.id}")
