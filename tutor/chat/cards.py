@@ -397,13 +397,14 @@ class CardBook:
         return self._scores(question, forms_only=forms_only)[0]
 
     def _scores(
-        self, question: str, *, forms_only: bool = False
+        self, question: str, *, forms_only: bool = False, code_too: bool = False
     ) -> tuple[dict[str, float], dict[str, Verdict | None]]:
-        """The scores, and each card's verdict of the form that scored best for it."""
+        """The scores, and each card's verdict of the form that scored best for it.
+        ``code_too``: the pasted code is what is asked about ("what does this print?")."""
         lowered = question.lower()
         # the learner's pasted statements name their variables and calls, not the question:
         # the words around them say what is asked (signals still see the whole question)
-        prose = canonical(_without_statements(question))
+        prose = canonical(question if code_too else _without_statements(question))
         query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
         verdicts: dict[str, Verdict | None] = {}
@@ -432,7 +433,8 @@ class CardBook:
         if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
-        scores, verdicts = self._scores(f"{question}\n{extra}" if extra else question)
+        asked = f"{question}\n{extra}" if extra else question
+        scores, verdicts = self._scores(asked, code_too=kind == "value")
 
         def verdict_of(card: Card) -> Verdict | None:
             return verdicts.get(card.id) or card.verdict

@@ -462,6 +462,12 @@ class Tutor:
             # the card's explanation, without the example: the learner's own code is the example
             parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
             ref = found_card.read
+        else:  # no card explains it: the lesson the retrieval finds for it is the one to read
+            hits = self.retriever.retrieve(question).hits
+            ref = _ref(hits[0].passage, hits) if hits else None
+            read = self._read_line(ref, lang) if ref else None
+            if read:
+                parts.append(read)
         text = "\n\n".join(parts)
         if lang == "zh":
             text = tidy_chinese(text)
