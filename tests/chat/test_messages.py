@@ -17,7 +17,8 @@ CHAT = Path(messages.__file__).parent
 def _used() -> set[str]:
     names: set[str] = set()
     for path in CHAT.glob("*.py"):
-        names.update(re.findall(r"\bmsg\.([A-Z][A-Z_]+)\b", path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        names.update(re.findall(r"\b(?:msg|messages)\.([A-Z][A-Z_]+)\b", text))
     return names
 
 
