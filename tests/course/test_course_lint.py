@@ -269,7 +269,7 @@ def test_dynamic_problems_are_mapped_to_the_field_of_the_step(mini_course: Path)
         (3, 1, "step 'gone': unknown step"),
         (17, 5, "step 'fix-scalar' starter: the starter passes every check"),
         (101, 9, "step 'no-grad-print' checks[2]: stdout differs"),
-        (143, 5, "step 'grad-function' solution: check 1 failed"),
+        (161, 5, "step 'grad-function' solution: check 1 failed"),
     ]
     assert report.failed()
 

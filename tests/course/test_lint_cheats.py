@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from tutor.course import load_course
-from tutor.course.cheats import key_statements, raising_at, static_cheats, without_statement
-from tutor.course.models import Course, Lesson
+from tutor.course.cheats import (
+    key_statements,
+    raising_at,
+    static_cheats,
+    uses_forbidden,
+    without_statement,
+)
+from tutor.course.lint import lint_paths
+from tutor.course.models import AstCheck, CodeStep, Course, FixStep, Lesson
 from tutor.grading.selfcheck import verify_lesson
 from tutor.grading.verdicts import grade_step
 from tutor.sandbox import Sandbox
@@ -66,6 +73,20 @@ def test_a_code_step_whose_starter_passes(course: Course) -> None:
     _, step = course.find("data-norm/without-data")
     kinds = [c.kind for c in static_cheats(step)]
     assert kinds.count("starter") == 1 and "key_line" in kinds
+
+
+def test_no_untouched_starter_passes_its_step(course: Course, sandbox: Sandbox) -> None:
+    """Issue 21 §2, "a code step whose untouched starter already passes": graded here for
+    every code and fix step of the bundled course, in each language it is written in."""
+    graded = 0
+    for lesson in course.lessons:
+        for step in lesson.steps:
+            if isinstance(step, (CodeStep, FixStep)):
+                for starter in dict.fromkeys([step.starters.en, step.starters.zh]):
+                    verdict = grade_step(lesson, step, starter, runner=sandbox)
+                    assert not verdict.passed, f"{lesson.id}/{step.id}"
+                    graded += 1
+    assert graded >= 50
 
 
 def test_vector_norm_of_a_detached_y_is_accepted(course: Course, sandbox: Sandbox) -> None:
@@ -159,3 +180,48 @@ def test_an_error_raised_by_hand_does_not_count(sandbox: Sandbox) -> None:
                    checks=[{"kind": "error", "type": "RuntimeError", "match": "leaf Variable"}])
     assert grade_step(leaf, leaf.steps[0], leaf.steps[0].solution, runner=sandbox).passed
     assert _found(leaf, sandbox) == []
+
+
+def test_uses_forbidden_matches_the_ways_a_learner_spells_a_call() -> None:
+    vector_norm = AstCheck(kind="ast", rule="does_not_call", name="torch.linalg.vector_norm")
+    assert uses_forbidden("import torch\ntorch.linalg.vector_norm(t)\n", vector_norm)
+    assert uses_forbidden("from torch.linalg import vector_norm\nvector_norm(t)\n", vector_norm)
+    assert not uses_forbidden("t.norm()\n", vector_norm)
+    norm = AstCheck(kind="ast", rule="does_not_call", name="norm")
+    assert uses_forbidden("t.norm()\n", norm) and uses_forbidden("torch.norm(t)\n", norm)
+    assert not uses_forbidden("normalize(t)\nnorm = 2\n", norm)
+    data = AstCheck(kind="ast", rule="no_data_attribute")
+    assert uses_forbidden("w.data -= 1\n", data) and not uses_forbidden("data = w * 2\n", data)
+    assert not uses_forbidden("w.data(\n", data)  # not Python: tries nothing
+
+
+_FORBIDS_NORM = """\
+id: demo
+title: {{en: Demo, zh: 演示}}
+steps:
+  - id: by-hand
+    kind: code
+    title: {{en: By hand, zh: 手算}}
+    prompt: {{en: Write l2_norm without norm., zh: 不用 norm 写 l2_norm。}}
+    starter: "import torch\\n\\n\\ndef l2_norm(t):\\n    ...\\n"
+    solution: "import torch\\n\\n\\ndef l2_norm(t):\\n    return (t ** 2).sum().sqrt()\\n"
+    checks:
+      - {{kind: function, function: l2_norm, cases: ["torch.tensor([3., 4.])"]}}
+      - {{kind: ast, rule: does_not_call, name: norm}}
+{cheats}    hints:
+      - {{en: Square., zh: 平方。}}
+      - {{en: Sum and sqrt., zh: 求和再开方。}}
+"""
+
+
+def test_a_forbidden_api_needs_a_cheat_that_uses_it(write_lesson) -> None:
+    """Issue 21 §2, "the forbidden API used": every rule that forbids an API is attacked by
+    a program that does the task with it (which the dynamic lint then shows fails)."""
+    bare = lint_paths([write_lesson(_FORBIDS_NORM.format(cheats=""))])
+    assert [(p.line, p.message) for p in bare.problems] == [(
+        12, "step 'by-hand' forbids `norm`, but neither its starter nor any of its cheats does "
+            "the task with it; add one under 'cheats' so lint can show the check catches it")]
+    cheat = ("    cheats:\n      - \"import torch\\n\\n\\ndef l2_norm(t):\\n"
+             "    return t.norm()\\n\"\n")
+    tried = lint_paths([write_lesson(_FORBIDS_NORM.format(cheats=cheat), "b.yaml")])
+    assert tried.problems == []

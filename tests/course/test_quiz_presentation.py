@@ -82,6 +82,8 @@ def test_the_graph_tab_is_kept_from_answer_steps_it_would_answer() -> None:
     assert isinstance(node_name, AnswerStep) and graph_gives_away(node_name)
     assert isinstance(leaf, AnswerStep) and graph_gives_away(leaf)
     assert not graph_gives_away(mm_shape)
+    # a node's name asked through a variable holding the node (`\b` after `()` never matched)
+    assert graph_gives_away(node_name.model_copy(update={"expr": "node.name()"}))
 
 
 def test_a_session_shows_the_learners_order_and_keeps_the_answer_back(tmp_path) -> None:

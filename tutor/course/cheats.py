@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tutor.course.models import CodeStep, FixStep
+from tutor.course.models import AstCheck, CodeStep, FixStep
+from tutor.course.python_names import nodes
 
 MAX_REMOVALS = 8
 """Key lines tried per step: enough for any exercise of this course, bounded for lint's time."""
@@ -112,3 +113,37 @@ def static_cheats(step: CodeStep | FixStep) -> list[Cheat]:
     for number, code in enumerate(step.cheats, start=1):
         found.append(Cheat("authored", code, str(number)))
     return found
+
+
+def uses_forbidden(code: str, check: AstCheck) -> bool:
+    """Whether ``code`` does what the rule ``check`` forbids: calls its ``name`` (matched by
+    the last dotted part, the way a learner may spell it: ``vector_norm`` for
+    ``torch.linalg.vector_norm``, any ``.norm()`` for ``norm``) or reads ``.data``."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    if check.rule == "no_data_attribute":
+        return any(isinstance(node, ast.Attribute) and node.attr == "data"
+                   for node in nodes(tree))
+    if check.rule != "does_not_call" or not check.name:
+        return False
+    last = check.name.rsplit(".", 1)[-1]
+    for node in nodes(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else None)
+            if called == last:
+                return True
+    return False
+
+
+def forbidden_without_cheat(step: CodeStep | FixStep) -> list[int]:
+    """The checks that forbid an API (``does_not_call``, ``no_data_attribute``) which no
+    program of the step tries: neither its starter nor one of its ``cheats``. Each such rule
+    needs a cheat that does the task with the forbidden API, for lint to show that it fails."""
+    tries = [*dict.fromkeys([step.starters.en, step.starters.zh]), *step.cheats]
+    return [number for number, check in enumerate(step.checks)
+            if isinstance(check, AstCheck) and check.rule in ("does_not_call", "no_data_attribute")
+            and not any(uses_forbidden(code, check) for code in tries)]

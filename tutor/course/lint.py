@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tutor.course.cheats import forbidden_without_cheat
 from tutor.course.loader import (
     LoadedLesson,
     Loc,
@@ -54,6 +55,7 @@ from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
 
 MIN_HINTS = 2
+LANGS: tuple[Lang, ...] = ("en", "zh")
 """Exercises should offer a gentle hint and a specific one."""
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
@@ -75,6 +77,15 @@ of them as emphasis and drops both; ``**bold**`` has a space or punctuation on i
 _EDGE_UNDERSCORE = re.compile(r"(?<![\w`])_{1,2}[A-Za-z0-9]\w*?_{1,2}(?![\w`])")
 """``__init__`` or ``_x_`` outside code: an underscore at a word's edge opens emphasis (an
 underscore inside a word, as in requires_grad, does not)."""
+_BY_POSITION = re.compile(
+    r"\b(all|none|both|either|neither) of (the )?(above|these|others|them)\b"
+    r"|\b(the )?(above|previous|next|following|first|second|third|fourth|last|other) "
+    r"(choice|option|answer|statement)s?\b|\b(choice|option) [A-Ha-h1-9]\b"
+    r"|以上(都|皆|全|均)|(上面|下面|前面|后面|其他|其余)的?(选项|说法|答案)"
+    r"|选项 ?[A-Ha-h1-9]|第[一二三四五六七八]个?(选项|说法|答案)",
+    re.I,
+)
+"""Words that point at a choice by its place, which the per-learner shuffle changes."""
 _COUNT_WORDS = re.compile(
     r"\b(one|two|three|four|both|all|none|several)\b[^.?!]*\b(correct|right|true)\b"
     r"|[一两二三四几]个(选项|说法|陈述|答案)[^。？！]*(正确|对)|(选项|说法)都(正确|对)",
@@ -257,6 +268,13 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
     if syntax is not None:
         problems.append(syntax)
     problems.extend(_starter_problems(loaded, (*base, "starter")))
+    for number in forbidden_without_cheat(step):
+        check = step.checks[number]
+        assert isinstance(check, AstCheck)
+        what = f"`{check.name}`" if check.name else "`.data`"
+        problems.append(loaded.problem(
+            (*base, "checks", number), msg("forbidden_without_cheat", step=step.id, what=what),
+            key=True))
     names = defined_names(step.solution)
     for number, check in enumerate(step.checks):
         loc: Loc = (*base, "checks", number)
@@ -321,26 +339,55 @@ def _quiz_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Prob
         for found in (hint_en or _COUNT_WORDS.search(hint.zh),)
         if found is not None
     ] if step.multiple else []
-    return problems + _quiz_answer_problems(loaded, base, step)
+    return problems + _quiz_answer_problems(loaded, base, step) + _shuffle_problems(
+        loaded, base, step)
+
+
+def _shuffle_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
+    """Each learner sees the choices in an order of their own (:mod:`tutor.course.quiz`): a
+    text that points at a choice by its place, or two choices that read the same, cannot
+    survive the shuffle."""
+    problems: list[Problem] = []
+    texts: list[tuple[Loc, Text]] = [((*base, "prompt"), step.prompt)]
+    texts += [((*base, "hints", n), hint) for n, hint in enumerate(step.hints)]
+    for n, choice in enumerate(step.choices):
+        texts += [((*base, "choices", n, "text"), choice.text),
+                  ((*base, "choices", n, "explanation"), choice.explanation)]
+    for loc, text in texts:
+        for lang in LANGS:
+            found = _BY_POSITION.search(text.get(lang))
+            if found is not None:
+                problems.append(loaded.problem(
+                    (*loc, lang) if text.en != text.zh else loc,
+                    msg("choice_by_position", step=step.id, words=found.group(0))))
+                break
+    seen: dict[str, int] = {}
+    for n, choice in enumerate(step.choices):
+        for lang in LANGS:
+            words = " ".join(choice.text.get(lang).split()).casefold()
+            if words in seen and seen[words] != n:
+                problems.append(loaded.problem(
+                    (*base, "choices", n, "text"),
+                    msg("duplicate_choice", step=step.id, other=seen[words] + 1)))
+                break
+            seen[words] = n
+    return problems
+
+
+def quiz_answer_problem(step: QuizStep) -> Text | None:
+    """What is wrong with a quiz's right answers: none marked, or several on a single-choice
+    quiz (None when neither). Lint and the dynamic self-check both report it."""
+    correct = sum(1 for choice in step.choices if choice.correct)
+    if correct == 0:
+        return msg("quiz_none_correct", step=step.id)
+    if correct > 1 and not step.multiple:
+        return msg("quiz_many_correct", step=step.id, count=correct)
+    return None
 
 
 def _quiz_answer_problems(loaded: LoadedLesson, base: Loc, step: QuizStep) -> list[Problem]:
-    correct = sum(1 for choice in step.choices if choice.correct)
-    if correct == 0:
-        return [
-            loaded.problem(
-                (*base, "choices"), msg("quiz_none_correct", step=step.id), key=True
-            )
-        ]
-    if correct > 1 and not step.multiple:
-        return [
-            loaded.problem(
-                (*base, "choices"),
-                msg("quiz_many_correct", step=step.id, count=correct),
-                key=True,
-            )
-        ]
-    return []
+    text = quiz_answer_problem(step)
+    return [] if text is None else [loaded.problem((*base, "choices"), text, key=True)]
 
 
 def _expr_problems(
@@ -492,18 +539,19 @@ def program_difference(en: str, zh: str) -> tuple[int, int, Text] | None:
     """Where two versions of a starter stop being the same program, comments and strings
     aside: ``(en line, zh line, what)``; None when they are the same (or both do not parse,
     which the sandbox reports)."""
-    trees: list[ast.AST] = []
+    trees: list[ast.AST | SyntaxError] = []
     for code in (en, zh):
         try:
             trees.append(_NoStrings().visit(ast.parse(code)))
         except SyntaxError as exc:
-            trees.append(exc)  # type: ignore[arg-type]
+            trees.append(exc)
     tree_en, tree_zh = trees
-    if isinstance(tree_en, SyntaxError) and isinstance(tree_zh, SyntaxError):
+    bad_en, bad_zh = (t if isinstance(t, SyntaxError) else None for t in trees)
+    if bad_en is not None and bad_zh is not None:
         return None
-    if isinstance(tree_en, SyntaxError) or isinstance(tree_zh, SyntaxError):
-        bad = tree_en if isinstance(tree_en, SyntaxError) else tree_zh
-        lang = "en" if bad is tree_en else "zh"
+    bad = bad_en or bad_zh
+    if bad is not None:
+        lang = "en" if bad is bad_en else "zh"
         line = bad.lineno or 1
         return (line if lang == "en" else 1, line if lang == "zh" else 1,
                 msg("starter_zh_not_python", lang=lang, error=bad.msg, line=line))
@@ -626,9 +674,11 @@ def _text_locs(data: Any) -> Iterable[Loc]:
 def _get(data: Any, loc: Loc) -> Any:
     node = data
     for part in loc:
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
+        if isinstance(node, dict):
+            if part not in node:
+                return None
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
         else:
             return None
@@ -700,7 +750,8 @@ def condemned_checks(step: CodeStep | FixStep) -> set[int]:
     return bad
 
 
-def _parses(code: str) -> bool:
+def parses(code: str) -> bool:
+    """Whether ``code`` is valid Python (what cannot parse is never run)."""
     try:
         ast.parse(code)
     except SyntaxError:
@@ -724,7 +775,7 @@ def runnable_lesson(loaded: LoadedLesson) -> tuple[Lesson | None, dict[str, int]
     for index, step in enumerate(lesson.steps):
         code = step.solution if isinstance(step, (CodeStep, FixStep)) else (
             step.code if isinstance(step, AnswerStep) else "")
-        if not _parses(code):
+        if not parses(code):
             field_name = "solution" if isinstance(step, (CodeStep, FixStep)) else "code"
             notes.append(loaded.problem(
                 ("steps", index), msg("not_run_syntax", step=step.id, field=field_name),

@@ -83,7 +83,7 @@ def read_on_show(step: object) -> bool:
     return isinstance(step, ReadingStep)
 
 
-_GRAPH_WORDS = re.compile(r"\b(grad_fn|next_functions|is_leaf|name\(\)|requires_grad)\b")
+_GRAPH_WORDS = re.compile(r"\b(grad_fn|next_functions|is_leaf|requires_grad)\b|\.name\(\)")
 """What the Graph tab draws: node names, edges, which tensors are leaves and tracked."""
 
 

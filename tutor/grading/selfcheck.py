@@ -6,7 +6,6 @@ the field to point at (``solution``, ``starter``, ``code``, ``cross_check``, ``c
 
 from __future__ import annotations
 
-import ast
 import builtins
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from tutor.course.cheats import Cheat, raising_at, static_cheats
+from tutor.course.lint import parses, quiz_answer_problem
 from tutor.course.models import (
     AnswerStep,
     AttributeCheck,
@@ -140,7 +140,7 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
     for name in names:
         probe = run.probe(name)
         value = _literal(probe.value) if probe is not None else None
-        if value is None:
+        if probe is None or value is None:
             continue
         lines.append(f"{name} = {value}")
         grad = probe.value.grad if isinstance(probe.value, TensorSnapshot) else None
@@ -180,7 +180,7 @@ def _passing_cheats(
         step, FixStep))]  # a fix step's starters are checked (and named) on their own
     cheats += [c for c in (_hard_coded(step, runner, device, cache),
                            _by_hand(step, runner, device, cache)) if c is not None]
-    cheats = [c for c in cheats if _parses(c.code)]
+    cheats = [c for c in cheats if parses(c.code)]
 
     def passes(cheat: Cheat) -> bool:
         verdict = grade_step(lesson, step, cheat.code, runner=runner, device=device, cache=cache)
@@ -200,14 +200,6 @@ def _passing_cheats(
             f"{detail}通过了所有检查：它能通过的检查衡量不了学习者的工作；请加上它过不了的检查"
             "（隐藏输入上的函数检查、grad_fn、AST 规则）")))
     return problems
-
-
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return False
-    return True
 
 
 def _passing_starters(
@@ -288,16 +280,8 @@ def _shown(snapshot: TensorSnapshot | ValueSnapshot) -> str:
 
 
 def _quiz(step: QuizStep) -> list[SelfCheckProblem]:
-    correct = sum(1 for choice in step.choices if choice.correct)
-    if correct == 0:
-        return [_problem(step.id, "choices", T("no choice is marked correct",
-                                                "没有标为正确的选项"))]
-    if correct > 1 and not step.multiple:
-        return [_problem(step.id, "choices", T(
-            f"{correct} choices are marked correct; set `multiple: true` or mark exactly one",
-            f"有 {correct} 个选项标为正确；请设 `multiple: true`，或只标一个",
-        ))]
-    return []
+    text = quiz_answer_problem(step)
+    return [] if text is None else [_problem(step.id, "choices", text)]
 
 
 def verify_lesson(
