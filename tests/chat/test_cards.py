@@ -591,3 +591,26 @@ def test_a_real_sandbox_runs_the_snippet(bundled: Course) -> None:
     finally:
         sandbox.close()
     assert "tensor([2., 4.])" in text
+
+
+def test_a_weak_card_match_answers_only_where_the_retrieval_agrees(course: Course) -> None:
+    """A card that shares a few words with a question ("tensor", "requires grad") but is about
+    another lesson does not answer it; the same card answers its own question."""
+    from tutor.chat.bilingual import Both
+    from tutor.chat.cards import Card
+
+    decoy = Card(
+        id="decoy",
+        read="detach/intro",
+        answer=Both("What detach does.", "detach 做什么。"),
+        forms=Both(("what does detach do to a tensor that requires grad",), ("detach 做什么",)),
+    )
+    tutor = Tutor(course, catalog_entries=[])
+    tutor.cards = CardBook(CardSet(cards=(decoy,)))
+    asked = "what does backward do to a tensor that requires grad"
+    weak = tutor.cards.match(asked)
+    assert weak is not None and not weak.sure  # the case under test: a weak match
+    answer = tutor.ask(asked)
+    assert "What detach does." not in answer.text and answer.lessons[0] == "backward"
+    own = tutor.ask("what does detach do to a tensor that requires grad?")
+    assert "What detach does." in own.text

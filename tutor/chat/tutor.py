@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # imported where used: a question from the shell needs none o
 
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
+AGREEING = 0.8
+"""A weak card's lesson must score this share of the best lesson's retrieval score."""
 SUMMARY_CHARS = 650
 MAX_CAUSES = 5
 """Causes listed for a symptom: the likely ones, not every catalog variant."""
@@ -499,9 +501,11 @@ class Tutor:
         if found is None or not card_answers(found, question):
             return None
         if not found.sure:
-            # a weak match answers only where the retrieval over the course agrees
-            agreed = self.retriever.retrieve(question).lessons[:3]
-            if not found.lessons & set(agreed):
+            # a weak match answers only where the retrieval over the course agrees: one of
+            # its lessons scores nearly as well as the best lesson for the question's words
+            scores = self.retriever.retrieve(question).lesson_scores
+            best = max(scores.values(), default=0.0)
+            if not any(scores.get(lesson, 0.0) >= AGREEING * best > 0 for lesson in found.lessons):
                 return None
         found, text = shown_card(self.course, found, lang, (question, code, error))
         ref = found.read
