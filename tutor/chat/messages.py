@@ -1,19 +1,31 @@
 """Everything the tutor says in its own words, in both languages: ``messages.yaml``, read as
-this module's attributes (``messages.OFF_TOPIC`` is a :class:`~tutor.i18n.Text`)."""
+this module's attributes (``messages.OFF_TOPIC`` is a :class:`~tutor.i18n.Text`). Read
+without pydantic: `tutor ask` may need one message and nothing else."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.i18n import Text, load_messages
+from tutor.errors import TutorError
+from tutor.i18n import Text
+from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("messages.yaml")
 
 
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, Text]:
-    return load_messages(PATH)
+    out: dict[str, Text] = {}
+    for name, entry in read_yaml(PATH).items():
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"en", "zh"}
+            and all(isinstance(text, str) for text in entry.values())
+        ):
+            raise TutorError(f"{PATH}: message {name!r} needs an en and a zh text")
+        out[str(name)] = Text(en=entry["en"], zh=entry["zh"])
+    return out
 
 
 def __getattr__(name: str) -> Text:
