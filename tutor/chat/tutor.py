@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
-from tutor.chat.domains import may_be_elsewhere
+from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.markdown import blocks, summary, tidy_chinese
@@ -349,6 +349,9 @@ class Tutor:
             about_course=on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
+        symptom_only = self._symptom_answer(question, lang, context)
+        if symptom_only is not None:
+            return self._finish(symptom_only, secrets, question, lang), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
         own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
         found = self.retriever.retrieve(question, exclude=own or frozenset())
@@ -420,6 +423,26 @@ class Tutor:
             lessons=named,
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
+
+    def _symptom_answer(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> Answer | None:
+        """ "x.grad is None", "the grad keeps growing", said in plain words with no run to
+        look at and no error quoted: the symptom's likely causes, without the retrieval over
+        the course (they name their own lessons)."""
+        if context is not None and (context.last_run is not None or context.diagnoses):
+            return None
+        if ERROR_LINE_RE.search(question) or asks_about_error(question):
+            return None
+        symptom = self.symptoms.match(question)
+        if symptom is None:
+            return None
+        sources: list[str] = []
+        titled: list[Source] = []
+        named: list[str] = []
+        text = "\n\n".join(self._compose_symptom(symptom, lang, sources, named, titled))
+        titled += [t for x in sources if x not in {s.id for s in titled} and (t := self._titled(x))]
+        return Answer(text=text, sources=sources, titled_sources=titled, lessons=named)
 
     def _run_snippet(
         self, question: str, lang: Lang, step: Step | None, secrets: Secrets

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             if quick is not None:
                 _show_quick(quick, args.question, lang, as_json=args.json)
                 return 0
-    from tutor.chat import ChatContext, Tutor
+    from tutor.chat import Tutor
 
     context = None
     store = None
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     "请使用 `tutor lessons` 列出的 LESSON/STEP 形式",
                 ),
             ) from exc
+        from tutor.chat import ChatContext  # with the run models: only a step has a run
         from tutor.progress import ProgressStore
 
         # hints seen and attempts made persist, so a new `tutor ask` continues from them
