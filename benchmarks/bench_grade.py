@@ -11,8 +11,16 @@ Confinement (issue 18): with ``--confinement both`` (the default) the batch is g
 kernel confinement on and off in alternating rounds, side by side; the naive ratio is taken
 against the confined rate.
 
+Shards (issue 24): ``--shards N [N...]`` grades the same class folder with ``tutor grade``
+processes instead, side by side in turns: one process with ``--jobs J``, one with ``--jobs
+N*J`` (as many runs in flight as the shards), and N ``--shard K/N`` processes at once with
+``--jobs J`` each, merged; each process pays its own start-up (Python, the torch server),
+measured apart and printed, so the class must be large enough for it not to matter.
+
     python benchmarks/bench_grade.py [--submissions 500] [--jobs 2] [--naive 5]
         [--confinement both|on] [--compare DIR [--rounds 3]]
+    python benchmarks/bench_grade.py --shards 2 [4] --jobs 1 [--submissions 1500]
+        [--rounds 3]
     (DIR: a copy of another version's tree, e.g. from `git archive`; graded in turns)
 """
 
@@ -178,9 +186,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="turns of each, with --compare")
     parser.add_argument("--confinement", choices=["both", "on"], default="both",
                         help="both: grade with it on and off in turns, side by side")
+    parser.add_argument("--shards", type=int, nargs="+", metavar="N",
+                        help="grade with N `tutor grade --shard K/N` processes against one")
     args = parser.parse_args()
     if args.compare:
         compare(args)
+        return
+    if args.shards:
+        shards(args)
         return
 
     batch = submissions(args.submissions)
@@ -222,6 +235,85 @@ def compare(args: argparse.Namespace) -> None:
     for name, values in rates.items():
         print(f"{name}: median {sorted(values)[len(values) // 2]:.1f} submissions/s "
               f"over {len(values)} rounds")
+
+
+def shards(args: argparse.Namespace) -> None:
+    """The class as a folder, graded by ``tutor grade`` processes; see the module doc."""
+    import resource
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TUTOR_LANG="en")
+    with tempfile.TemporaryDirectory() as tmp:
+        here = Path(tmp)
+        env["TUTOR_CACHE_DIR"] = str(here / "cache")  # the truth once, shared by every process
+        lessons = here / "lessons"
+        lessons.mkdir()
+        (lessons / "90-seed.yaml").write_text(
+            json.dumps(LESSON.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+        batch = submissions(args.submissions)
+        for folder, part in (("class", batch), ("half", batch[: len(batch) // 2])):
+            for submission in part:
+                path = here / folder / submission.file
+                path.parent.mkdir(parents=True)
+                path.write_text(submission.code, encoding="utf-8")
+        (here / "one" / "s0000").mkdir(parents=True)
+        (here / "one" / "s0000" / "nonscalar.py").write_text(SOLUTION, encoding="utf-8")
+        common = ["--lessons", str(lessons), "--timeout", "10", "--device", args.device]
+
+        def grade(folder: Path, count: int, jobs: int, tag: str) -> tuple[float, float, int]:
+            """Wall seconds, CPU seconds of every process, submissions in the report."""
+            parts = [here / f"{tag}-{k}.json" for k in range(1, count + 1)]
+            shard = (lambda k: ["--shard", f"{k}/{count}"]) if count > 1 else (lambda k: [])
+            cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            procs = [subprocess.Popen(
+                [sys.executable, "-m", "tutor", "grade", str(folder), *common, "--jobs",
+                 str(jobs), *shard(k), "--json", str(part)], env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                for k, part in enumerate(parts, 1)]
+            said = [p.communicate()[1].decode() for p in procs]
+            failed = [text for p, text in zip(procs, said, strict=True) if p.returncode]
+            wall = time.perf_counter() - started
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if failed:
+                raise SystemExit("tutor grade failed:\n" + failed[0])
+            report = parts[0]
+            if count > 1:
+                report = here / f"{tag}-merged.json"
+                subprocess.run([sys.executable, "-m", "tutor", "grade", "merge", *map(str, parts),
+                                "--json", str(report)], env=env, check=True, capture_output=True)
+            graded = json.loads(report.read_text(encoding="utf-8"))["summary"]["submissions"]
+            cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+            return wall, cpu, graded
+
+        grade(here / "one", 1, 1, "truth")  # the reference solution's values, cached
+        startup, _, _ = grade(here / "one", 1, 1, "startup")
+        print(f"{args.submissions} submissions, {os.cpu_count()} cores; one process's start-up "
+              f"and a lone submission: {startup:.2f} s; {load()}")
+        configs = [(1, args.jobs)]
+        for count in args.shards:
+            configs += [(1, count * args.jobs), (count, args.jobs)]
+        configs = list(dict.fromkeys(configs))
+        # The class and its first half, each config in turn: the difference of their walls is
+        # the second half's time with every process's start-up cancelled out.
+        best: dict[tuple[int, int], tuple[float, float]] = {}
+        for round_ in range(1, args.rounds + 1):
+            for count, jobs in configs:
+                tag = f"r{round_}-{count}x{jobs}"
+                half_wall, _, half = grade(here / "half", count, jobs, f"{tag}-half")
+                wall, cpu, graded = grade(here / "class", count, jobs, tag)
+                rate, marginal = graded / wall, (graded - half) / max(wall - half_wall, 1e-9)
+                before = best.get((count, jobs), (0.0, 0.0))
+                best[(count, jobs)] = (max(before[0], rate), max(before[1], marginal))
+                print(f"round {round_}: {count} process(es) x --jobs {jobs}: {graded} in "
+                      f"{wall:6.2f} s ({rate:6.1f}/s with start-up), {half} in {half_wall:6.2f} s;"
+                      f" without start-up {marginal:6.1f}/s; {1000 * cpu / graded:5.1f} ms CPU "
+                      f"each; {load()}", flush=True)
+        one, one_marginal = best[(1, args.jobs)]
+        print(f"best of {args.rounds} round(s), submissions/s (with start-up | without), "
+              f"against one process with --jobs {args.jobs}:")
+        for (count, jobs), (rate, marginal) in best.items():
+            print(f"  {count} process(es) x --jobs {jobs}: {rate:6.1f} (x{rate / one:.2f}) | "
+                  f"{marginal:6.1f} (x{marginal / one_marginal:.2f})")
 
 
 def load() -> str:

@@ -1,13 +1,13 @@
-"""Bilingual text: filling placeholders and reading message catalogs."""
+"""Bilingual text: filling placeholders, reading message catalogs, English counts."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
-from tutor.i18n import T, load_messages
+from tutor.errors import TutorError
+from tutor.i18n import Catalog, T, as_lang, default_lang, load_messages, plural
 
 
 def test_a_text_value_fills_each_language_with_its_own_string() -> None:
@@ -21,7 +21,76 @@ def test_a_catalog_needs_both_languages(tmp_path: Path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text('hello: {en: "Hi {name}", zh: "你好 {name}"}\n', encoding="utf-8")
     assert load_messages(good)["hello"].format(name="x") == T("Hi x", "你好 x")
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("hello: {en: Hi}\n", encoding="utf-8")
-    with pytest.raises(ValidationError):
-        load_messages(bad)
+    for body in ("hello: {en: Hi}\n", "hello: {en: Hi, zh: 你好, fr: Salut}\n",
+                 "hello: Hi\n", "hello: {en: Hi, zh: 3}\n", "- a list\n"):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(body, encoding="utf-8")
+        with pytest.raises(ValueError, match=r"bad\.yaml"):
+            load_messages(bad)
+
+
+def test_a_catalog_is_read_on_first_use_and_once(tmp_path: Path) -> None:
+    path = tmp_path / "words.yaml"
+    catalog = Catalog(path)  # no file yet: nothing is read until a message is asked for
+    path.write_text('hello: {en: "Hi {name}", zh: "你好 {name}"}\nbye: {en: Bye, zh: 再见}\n',
+                    encoding="utf-8")
+    assert catalog("hello", name="x") == T("Hi x", "你好 x")
+    path.write_text("bye: {en: Later, zh: 回头见}\n", encoding="utf-8")
+    assert catalog("bye") == T("Bye", "再见")  # read once
+    assert "hello" in catalog and "nope" not in catalog
+
+
+def test_english_counts() -> None:
+    assert [plural(n, "lesson") for n in (0, 1, 2)] == ["0 lessons", "1 lesson", "2 lessons"]
+    assert plural(2, "submission", "submissions") == "2 submissions"
+    assert plural(3, "child", "children") == "3 children"
+
+
+def test_a_language_is_en_or_zh(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [as_lang(v) for v in ("en", "zh", "fr", None, "")] == ["en", "zh", None, None, None]
+    monkeypatch.setenv("TUTOR_LANG", " ZH ")
+    assert default_lang() == "zh"
+    monkeypatch.setenv("TUTOR_LANG", "fr")
+    monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
+    assert default_lang() == "zh"
+
+
+def test_an_error_speaks_both_languages() -> None:
+    error = TutorError(T("no such step", "没有这个步骤"), hint="tutor lessons")
+    assert (error.message_in("zh"), error.hint_in("zh")) == ("没有这个步骤", "tutor lessons")
+    assert str(error) == "no such step\n  hint: tutor lessons"
+    assert TutorError("plain").hint_in("en") is None
+
+
+def _catalog_files() -> list[Path]:
+    """Every YAML file in the package that is a catalog: keys mapping to {en, zh}."""
+    from tutor.yaml_read import read_yaml
+
+    root = Path(__file__).resolve().parents[1] / "tutor"
+    found = []
+    for path in sorted(root.rglob("*.yaml")):
+        if "bundled_lessons" in path.parts:
+            continue
+        data = read_yaml(path)
+        if isinstance(data, dict) and data and all(
+                isinstance(v, dict) and v.keys() == {"en", "zh"}
+                and all(isinstance(t, str) for t in v.values()) for v in data.values()):
+            found.append(path)
+    return found
+
+
+def test_the_catalogs_are_found() -> None:
+    names = {p.name for p in _catalog_files()}
+    assert {"lint_messages.yaml", "messages.yaml", "progress_messages.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", _catalog_files(), ids=lambda p: p.parent.name + "/" + p.name)
+def test_both_languages_of_a_message_take_the_same_placeholders(path: Path) -> None:
+    import string
+
+    def fields(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    wrong = {key: (fields(t.en), fields(t.zh)) for key, t in load_messages(path).items()
+             if fields(t.en) != fields(t.zh)}
+    assert wrong == {}

@@ -2,7 +2,9 @@
 
 Imports point down only: the core (course, sandbox, i18n, errors) knows nothing above it;
 the services (grading, diagnosis, chat, progress, ...) never reach the faces (tui, cli);
-the core and services never import textual; the course layer never imports torch.
+the core and services never import textual; the course layer never imports torch. An
+import inside a function counts as one at the top of the file, and so does
+``importlib.import_module("tutor....")``: a lazy import is the same dependency.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ CORE_PACKAGES = (
 LAYERS: dict[str, int] = {
     "tutor": 0,
     "tutor.errors": 0,
+    "tutor.cjk": 0,
     "tutor.i18n": 0,
+    "tutor.markdown_fences": 0,
     "tutor.paths": 0,
+    "tutor.python_names": 0,
     "tutor.records": 0,
     "tutor.yaml_read": 0,
     "tutor.course": 0,
@@ -55,6 +60,11 @@ INDEPENDENT = {
     ("tutor.sandbox", "tutor.course"): "the sandbox knows nothing of lessons",
 }
 """Same-layer pairs that must not import each other."""
+
+BASE_MODULES = ("tutor.errors", "tutor.i18n", "tutor.paths", "tutor.records", "tutor.yaml_read",
+                "tutor.cjk", "tutor.markdown_fences", "tutor.python_names")
+"""The modules the course and the sandbox stand on: they import neither (no cycle through the
+base layer, as ``paths`` once had through ``course.loader``)."""
 
 
 def _fresh_interpreter(code: str) -> dict[str, object]:
@@ -116,13 +126,33 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _import_module_target(node: ast.Call) -> str | None:
+    """The module ``importlib.import_module`` is called with, as far as its argument is a
+    constant (``"tutor.chat"``; ``f"tutor.cli.{name}_cmd"`` gives ``tutor.cli``)."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name != "import_module" or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        return str(arg.values[0].value).rpartition(".")[0] or None
+    return None
+
+
 def _imports(path: Path, module: str) -> list[tuple[int, str]]:
-    """Every import in the file, including ones inside functions (lazy imports count)."""
+    """Every import in the file, including ones inside functions (lazy imports count) and
+    ``importlib.import_module`` calls."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            target = _import_module_target(node)
+            if target is not None:
+                found.append((node.lineno, target))
+        elif isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -167,3 +197,33 @@ def test_imports_point_down_only(path: Path):
         if reason:
             wrong.append(f"line {line}: {target} ({reason})")
     assert wrong == []
+
+
+def _beneath_base(target: str) -> bool:
+    """Whether a base module may import ``target``: not the course, the sandbox or above."""
+    found = _layer_of(target) if target.startswith("tutor.") else None
+    return found is None or (found[1] == 0 and found[0] not in ("tutor.course", "tutor.sandbox"))
+
+
+@pytest.mark.parametrize("module", BASE_MODULES)
+def test_the_base_modules_import_neither_course_nor_sandbox(module: str):
+    path = PACKAGE / f"{module.removeprefix('tutor.')}.py"
+    wrong = [f"line {line}: {target}" for line, target in _imports(path, module)
+             if not _beneath_base(target)]
+    assert wrong == []
+
+
+def test_lazy_and_dynamic_imports_are_seen(tmp_path: Path):
+    """The checker itself: an upward import inside a function, or by import_module, is
+    found (so the rule above cannot pass by not looking)."""
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import importlib\n"
+        "def f(name):\n"
+        "    from tutor.tui import app\n"
+        "    importlib.import_module('tutor.cli.run_cmd')\n"
+        "    importlib.import_module(f'tutor.cli.{name}_cmd')\n",
+        encoding="utf-8",
+    )
+    found = [target for _, target in _imports(source, "tutor.course.m")]
+    assert found == ["importlib", "tutor.tui", "tutor.cli.run_cmd", "tutor.cli"]

@@ -1,9 +1,16 @@
-"""Bilingual text: every learner-facing string exists in English and Simplified Chinese."""
+"""Bilingual text: every learner-facing string exists in English and Simplified Chinese.
+
+One way to store a string (ARCHITECTURE.md, "Strings"): words a layer owns live in that
+layer's YAML catalog, read through :class:`Catalog`; :func:`T` only where a string is built
+in code from parts; :func:`plural` for an English count. A language is picked in one place,
+:meth:`Text.get`.
+"""
 
 from __future__ import annotations
 
 import locale
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -49,7 +56,7 @@ def _coerce_text(value: Any) -> Any:
 
 
 def _either_form() -> Any:
-    from pydantic import BeforeValidator
+    from pydantic import BeforeValidator  # here: pydantic stays off the first screen
 
     return BeforeValidator(_coerce_text, json_schema_input_type=str | Text)
 
@@ -62,21 +69,68 @@ def T(en: str, zh: str) -> Text:  # short constructor for message tables
     return Text(en=en, zh=zh)
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 lesson``, ``2 lessons``: English counts (Chinese has no plural: its catalogs
+    write ``{n} 个课程``)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def load_messages(path: Path) -> dict[str, Text]:
     """A message catalog: a YAML file mapping each key to ``{en: ..., zh: ...}``; a key
-    without both languages is an error."""
-    from pydantic import TypeAdapter  # only where a catalog is read: not on the start-up
-
+    without both languages (or with more) raises ``ValueError`` naming it. A plain check,
+    not pydantic: a catalog may be read before the first screen."""
+    # Imported here: yaml_read words its own errors with Text, so it imports this module.
     from tutor.yaml_read import read_yaml
 
-    return TypeAdapter(dict[str, Text]).validate_python(read_yaml(path))
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a message catalog maps keys to {{en: ..., zh: ...}}")
+    texts = {}
+    for key, entry in data.items():
+        if not (isinstance(entry, dict) and entry.keys() == {"en", "zh"}
+                and all(isinstance(v, str) for v in entry.values())):
+            raise ValueError(f"{path}: {key!r} must map to exactly an en and a zh string")
+        texts[str(key)] = Text(en=entry["en"], zh=entry["zh"])
+    return texts
+
+
+class Catalog:
+    """A layer's words: the catalog file at ``path``, read on first use.
+    ``catalog("key", name=...)`` is the message with its placeholders filled."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._texts: dict[str, Text] | None = None
+        self._lock = threading.Lock()
+
+    def texts(self) -> dict[str, Text]:
+        with self._lock:
+            if self._texts is None:
+                self._texts = load_messages(self.path)
+            return self._texts
+
+    def __call__(self, key: str, **values: Any) -> Text:
+        """Message ``key`` with its ``{placeholders}`` filled (see :meth:`Text.format`)."""
+        return self.texts()[key].format(**values)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.texts()
+
+
+def as_lang(value: object) -> Lang | None:
+    """``value`` as a :data:`Lang`, or None when it names none."""
+    if value == "en":
+        return "en"
+    if value == "zh":
+        return "zh"
+    return None
 
 
 def default_lang() -> Lang:
     """The language from the environment: ``TUTOR_LANG``, then the locale; English otherwise."""
-    explicit = os.environ.get("TUTOR_LANG", "").strip().lower()
-    if explicit in LANGS:
-        return explicit  # type: ignore[return-value]
+    explicit = as_lang(os.environ.get("TUTOR_LANG", "").strip().lower())
+    if explicit is not None:
+        return explicit
     for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
         value = os.environ.get(var, "")
         if value:

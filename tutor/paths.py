@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from platformdirs import user_cache_dir, user_data_dir
 
 APP_NAME = "autograd-tutor"
 EXERCISE_DIR = Path("autograd-exercises")
@@ -17,8 +20,6 @@ def cache_root() -> Path:
     explicit = os.environ.get("TUTOR_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir(APP_NAME, appauthor=False))
 
 
@@ -34,10 +35,19 @@ def write_cache_file(path: Path, text: str) -> None:
         pass
 
 
+def bundled_lessons_dir() -> Path:
+    """The course shipped with the package (``tutor/bundled_lessons``), else ``lessons/``."""
+    try:
+        bundled = importlib.resources.files("tutor") / "bundled_lessons"
+        if bundled.is_dir():
+            return Path(str(bundled))
+    except (ModuleNotFoundError, TypeError, NotADirectoryError):  # pragma: no cover
+        pass
+    return Path(__file__).resolve().parents[1] / "lessons"
+
+
 def data_root() -> Path:
     """Progress: the user data directory (``--data-dir`` overrides it per command)."""
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
@@ -48,7 +58,5 @@ def private_folders(
     solutions), the caches (expected values) and the progress data; ``also`` adds more,
     such as the other students' submissions when grading."""
     if lessons is None:
-        from tutor.course.loader import bundled_lessons_dir
-
         lessons = bundled_lessons_dir()
     return [lessons, cache_root(), data_dir if data_dir is not None else data_root(), *also]

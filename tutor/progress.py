@@ -19,9 +19,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from tutor.errors import TutorError
+from tutor.i18n import Catalog
 from tutor.paths import data_root
+
+msg = Catalog(Path(__file__).with_name("progress_messages.yaml"))
 
 SCHEMA_VERSION = 1
 DB_NAME = "progress.sqlite3"
@@ -70,35 +74,23 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     )
 
 
-def describe_failure(path: Path, exc: sqlite3.Error, doing: str) -> ProgressError:
+def describe_failure(path: Path, exc: sqlite3.Error,
+                     doing: Literal["open", "save", "read"]) -> ProgressError:
     """One clear message for what SQLite said (the file is left as it was: every write is
-    one transaction, rolled back on failure)."""
+    one transaction, rolled back on failure); ``doing`` is ``open``, ``save`` or ``read``."""
     text = str(exc)
     if _is_busy(exc):
-        return ProgressError(
-            f"cannot {doing}: the progress file {path} is locked by another program "
-            "(another tutor writing to it?)",
-            hint="close the other tutor and try again; nothing was lost",
-        )
-    if "disk is full" in text or "disk I/O" in text:
-        return ProgressError(
-            f"cannot {doing}: the disk holding {path} is full or failing ({text}); "
-            "this change was not saved, the file is as it was",
-            hint="free some disk space, or pass --data-dir with another folder",
-        )
-    if isinstance(exc, sqlite3.DatabaseError) and (
+        kind = "locked"
+    elif "disk is full" in text or "disk I/O" in text:
+        kind = "disk_failing"
+    elif isinstance(exc, sqlite3.DatabaseError) and (
         "malformed" in text or "not a database" in text or "corrupt" in text
     ):
-        return ProgressError(
-            f"cannot {doing}: the progress file {path} is damaged ({text}); it was left "
-            "untouched",
-            hint="move the file aside (your lessons are not affected) to start afresh, or "
-                 "pass --data-dir",
-        )
-    return ProgressError(
-        f"cannot {doing}: {path}: {text}",
-        hint="move the file aside (your lessons are not affected) or pass --data-dir",
-    )
+        kind = "damaged"
+    else:
+        kind = "failed"
+    return ProgressError(msg(kind, doing=msg(f"{doing}_doing"), path=str(path), error=text),
+                         hint=msg(f"{kind}_hint"))
 
 
 @dataclass(frozen=True)
@@ -136,8 +128,8 @@ class ProgressStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ProgressError(
-                f"cannot create the progress folder {self.path.parent}: {exc.strerror}",
-                hint="pass --data-dir with a folder you can write to",
+                msg("no_folder", folder=str(self.path.parent), error=exc.strerror),
+                hint=msg("no_folder_hint"),
             ) from exc
         try:
             # isolation_level=None: no implicit transactions; each write says BEGIN itself.
@@ -157,7 +149,7 @@ class ProgressStore:
             self._retry_busy(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         except sqlite3.Error as exc:
             self._conn_close_quietly()
-            raise describe_failure(self.path, exc, "open the progress file") from exc
+            raise describe_failure(self.path, exc, "open") from exc
         except ProgressError:
             self._conn_close_quietly()
             raise
@@ -197,7 +189,7 @@ class ProgressStore:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise describe_failure(self.path, exc, "save progress") from exc
+                raise describe_failure(self.path, exc, "save") from exc
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -206,24 +198,26 @@ class ProgressStore:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise describe_failure(self.path, exc, "save progress") from exc
+                    raise describe_failure(self.path, exc, "save") from exc
                 raise
 
-    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query; their values are SQLite's (dynamically typed), each reader
+        says what it expects of them."""
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                raise describe_failure(self.path, exc, "read progress") from exc
+                raise describe_failure(self.path, exc, "read") from exc
 
     def _migrate(self) -> None:
         with self._write() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise ProgressError(
-                    f"the progress file {self.path} was written by a newer autograd-tutor "
-                    f"(schema {version}; this one knows {SCHEMA_VERSION})",
-                    hint="upgrade autograd-tutor, or pass --data-dir to use another folder",
+                    msg("newer_schema", path=str(self.path), found=version,
+                        known=SCHEMA_VERSION),
+                    hint=msg("newer_schema_hint"),
                 )
             tables = {str(row[0]) for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -237,11 +231,8 @@ class ProgressStore:
             if version == 0 or not {"steps", "attempts", "meta"} <= tables or not (
                 columns >= _STEP_COLUMNS
             ):
-                raise ProgressError(
-                    f"{self.path} is an SQLite file of another program, not a progress file "
-                    "of autograd-tutor; it was left untouched",
-                    hint="pass --data-dir with another folder, or move the file aside",
-                )
+                raise ProgressError(msg("not_ours", path=str(self.path)),
+                                    hint=msg("not_ours_hint"))
 
     def _ensure_step(self, conn: sqlite3.Connection, step_ref: str, now: float) -> None:
         conn.execute(
@@ -309,15 +300,15 @@ class ProgressStore:
 
     def attempts(self, step_ref: str) -> int:
         rows = self._read("SELECT attempts FROM steps WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+        return int(rows[0][0]) if rows else 0
 
     def last_code(self, step_ref: str) -> str | None:
         rows = self._read("SELECT last_code FROM steps WHERE step_ref = ?", (step_ref,))
-        return rows[0][0] if rows else None  # type: ignore[return-value]
+        return rows[0][0] if rows else None
 
     def hints_revealed(self, step_ref: str) -> int:
         rows = self._read("SELECT hints_revealed FROM steps WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+        return int(rows[0][0]) if rows else 0
 
     def position(self) -> tuple[str, str] | None:
         rows = dict(
@@ -353,7 +344,7 @@ class ProgressStore:
     def attempt_count_logged(self, step_ref: str) -> int:
         """Rows in the attempt log for a step (equals :meth:`attempts`; used to audit)."""
         rows = self._read("SELECT COUNT(*) FROM attempts WHERE step_ref = ?", (step_ref,))
-        return int(rows[0][0])  # type: ignore[call-overload]
+        return int(rows[0][0])
 
     # ------------------------------------------------------------------ lifetime
 

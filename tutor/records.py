@@ -19,7 +19,6 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -40,11 +39,18 @@ class Deferred:
         return self._make().__get_pydantic_core_schema__(source, handler)
 
 
-@cache
-def _adapter(cls: type) -> TypeAdapter[Any]:
-    from pydantic import TypeAdapter
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+"""One adapter per record class (two threads may build one twice: the same either way)."""
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
-    return TypeAdapter(cls)
+
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        from pydantic import TypeAdapter  # here: pydantic loads on first validation
+
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
 def _describe(schema: dict[str, Any], cls: type) -> None:
@@ -84,14 +90,17 @@ class Record:
 
     def model_copy(self: R, *, update: Mapping[str, Any] | None = None) -> R:
         """A copy with some fields replaced, not validated (as pydantic's ``model_copy``)."""
+        # Every record is a dataclass; mypy cannot see that through the TypeVar's bound.
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
 
 
-@cache
 def field_types(cls: type) -> dict[str, Any]:
     """A record's fields and their types (``Annotated`` kept), in declaration order."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    found = _FIELD_TYPES.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        found = _FIELD_TYPES[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return found
 
 
 def is_record(tp: Any) -> bool:

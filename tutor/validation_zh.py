@@ -21,6 +21,7 @@ ZH_BY_TYPE: dict[str, str] = {
     "dict_type": "应为映射（键: 值）",
     "model_type": "应为映射（键: 值）",
     "model_attributes_type": "应为映射（键: 值）",
+    "dataclass_type": "应为映射（键: 值）",
     "none_required": "应为空（null）",
     "literal_error": "应为 {expected}",
     "enum": "应为 {expected}",

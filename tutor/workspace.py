@@ -1,9 +1,11 @@
 """Exercise files for learners who use their own editor (``tutor start`` / ``watch`` / ``verify``).
 
-A workspace is a folder of Python files, one per code or fix-the-bug step, named so they
-sort in course order (``NN-<lesson>/MM-<step>.py``, numbered as in the course so a step's
-number matches the TUI's), each with the prompt as a comment header and the starter code.
-Quiz and answer steps are not written: they are not code, and the app (``tutor``) asks them.
+A workspace is a folder of Python files, one per code, fix-the-bug or quiz step, named so
+they sort in course order (``NN-<lesson>/MM-<step>.py``, numbered as in the course so a
+step's number matches the TUI's), each with the prompt as a comment header and the starter
+code. A quiz's file lists its choices, numbered in the learner's own order (the order the
+app shows them in, :func:`tutor.course.quiz.choice_order`), and the learner answers with
+``ANSWER = [n]`` below the header. Answer steps are not written: the app asks them.
 
 A JSON manifest (:data:`MANIFEST_NAME`) maps files to ``LESSON/STEP`` references and keeps
 the sha256 of what was written, so a later ``tutor start`` rewrites only files the learner
@@ -25,7 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tutor.course.models import CodeStep, Course, FixStep, Lesson
+from tutor.course.models import CodeStep, Course, FixStep, Lesson, QuizStep
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
 
@@ -36,8 +38,13 @@ HEADER_END = "# " + "=" * 72
 """Last line of the comment header; the learner's code starts below it. Language-neutral
 so a file written in one language is still understood after switching."""
 
-WRITTEN_KINDS = ("code", "fix")
-"""Step kinds that become files; quiz, answer and reading steps stay in the app."""
+WRITTEN_KINDS = ("code", "fix", "quiz")
+"""Step kinds that become files; answer and reading steps stay in the app."""
+ANSWER_NAME = "ANSWER"
+QUIZ_STARTER = f"{ANSWER_NAME} = []\n"
+"""A quiz file's code before the learner answers."""
+FileStep = CodeStep | FixStep | QuizStep
+"""The kinds of step a workspace has files for."""
 
 _MSG = {
     "kind.code": T("code exercise", "编程练习"),
@@ -52,6 +59,17 @@ _MSG = {
         "保存文件后 `tutor watch` 会自动评分；`tutor verify` 给所有文件评分。",
     ),
     "below": T("Write your code below this line.", "请在这条线下方编写代码。"),
+    "kind.quiz": T("quiz", "测验"),
+    "pick_one": T("One choice is right: write its number in ANSWER below "
+                  "(ANSWER = [number]) and save.",
+                  "只有一个选项正确：把它的编号写进下面的 ANSWER（ANSWER = [编号]），然后保存。"),
+    "pick_all": T("Several choices may be right: list every right number in ANSWER below "
+                  "(ANSWER = [number, number, ...]) and save.",
+                  "可能有多个选项正确：把所有正确的编号都写进下面的 ANSWER"
+                  "（ANSWER = [编号, 编号, ...]），然后保存。"),
+    "quiz_how": T("`tutor watch` checks it on each save; `tutor verify` checks every file.",
+                  "每次保存后 `tutor watch` 会检查；`tutor verify` 检查所有文件。"),
+    "below_answer": T("Write your answer below this line.", "请在这条线下方写出答案。"),
 }
 
 
@@ -80,7 +98,7 @@ class ExerciseEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     ref: str = Field(description="'LESSON/STEP'")
-    kind: Literal["code", "fix"]
+    kind: Literal["code", "fix", "quiz"]
     path: str = Field(description="Relative to the workspace, with '/' separators.")
     sha256: str | None = Field(
         None, description="Hash of what tutor wrote; None for a file tutor did not write."
@@ -131,7 +149,7 @@ class WriteReport(BaseModel):
         default_factory=list, description="Changed by the learner: left exactly as they were."
     )
     not_written: list[str] = Field(
-        default_factory=list, description="Refs of quiz/answer steps (done in the app)."
+        default_factory=list, description="Refs of answer steps (done in the app)."
     )
 
 
@@ -149,26 +167,116 @@ def _comment(text: str) -> list[str]:
 
 
 def render_exercise(
-    lesson: Lesson, step: CodeStep | FixStep, step_no: int, lang: Lang, code: str
+    lesson: Lesson, step: FileStep, step_no: int, lang: Lang, code: str,
+    order: list[int] | None = None,
 ) -> str:
-    """The full text of an exercise file: comment header, marker line, then ``code``."""
-    kind = _MSG[f"kind.{step.kind}"].get(lang)
+    """The full text of an exercise file: comment header, marker line, then ``code``.
+    A quiz's header lists its choices, numbered in ``order`` (lesson indices, as the
+    learner sees them; default: the lesson's)."""
     hints = (
         _MSG["hints"].format(n=len(step.hints)) if step.hints else _MSG["no_hints"]
     ).get(lang)
     lines = [
         f"# autograd-tutor · {lesson.title.get(lang)}",
-        f"# {step_no}. {step.title.get(lang)}  ({kind}, {lesson.id}/{step.id})",
+        f"# {step_no}. {step.title.get(lang)}  ({_MSG[f'kind.{step.kind}'].get(lang)}, "
+        f"{lesson.id}/{step.id})",
         "#",
         *_comment(step.prompt.get(lang)),
         "#",
-        f"# {hints}",
-        f"# {_MSG['how'].get(lang)}",
-        f"# {_MSG['below'].get(lang)}",
-        HEADER_END,
     ]
+    how, below = _MSG["how"], _MSG["below"]
+    if isinstance(step, QuizStep):
+        for number, index in enumerate(order or range(len(step.choices)), 1):
+            text = step.choices[index].text.get(lang).strip().splitlines() or [""]
+            lines.append(f"#   {number}. {text[0]}".rstrip())
+            lines += [f"#      {more}".rstrip() for more in text[1:]]
+        lines += ["#", f"# {_MSG['pick_all' if step.multiple else 'pick_one'].get(lang)}"]
+        how, below = _MSG["quiz_how"], _MSG["below_answer"]
+    lines += [f"# {hints}", f"# {how.get(lang)}", f"# {below.get(lang)}", HEADER_END]
     body = code if code.endswith("\n") or not code else code + "\n"
     return "\n".join(lines) + "\n" + body
+
+
+def quiz_order(step: object, ref: str, learner: str | None) -> list[int] | None:
+    """A quiz's choices in ``learner``'s order, as the app shows them (None: not a quiz,
+    or no learner: the lesson's order)."""
+    if not isinstance(step, QuizStep) or learner is None:
+        return None
+    from tutor.course.quiz import choice_order
+
+    return choice_order(learner, ref, len(step.choices))
+
+
+def starter_of(step: FileStep, lang: Lang) -> str:
+    return QUIZ_STARTER if isinstance(step, QuizStep) else step.starter_for(lang)
+
+
+def is_starter_of(step: FileStep, code: str) -> bool:
+    if isinstance(step, QuizStep):
+        return code.strip() == QUIZ_STARTER.strip()
+    return step.is_starter(code)
+
+
+def answer_code(positions: Iterable[int]) -> str:
+    """A quiz file's code for the choices at ``positions`` (0-based, as shown)."""
+    return f"{ANSWER_NAME} = [{', '.join(str(p + 1) for p in positions)}]\n"
+
+
+def parse_quiz_answer(code: str, choices: int) -> list[int] | Text:
+    """The positions (0-based, as shown) a quiz file's ``ANSWER`` picks, or why there are
+    none: read as data (the last ``ANSWER = ...`` at top level), never run."""
+    import ast
+
+    how = T(f"write the numbers of your answer: {ANSWER_NAME} = [number, ...]",
+            f"请写出答案的编号：{ANSWER_NAME} = [编号, ...]")
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return T(f"line {exc.lineno}: not Python ({exc.msg}); ", f"第 {exc.lineno} 行不是有效的 "
+                 f"Python（{exc.msg}）；") + how
+    values = [node.value for node in tree.body if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == ANSWER_NAME for t in node.targets)]
+    if not values:
+        return T(f"no {ANSWER_NAME} = ... found; ", f"没有找到 {ANSWER_NAME} = ...；") + how
+    try:
+        value = ast.literal_eval(values[-1])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return T(f"{ANSWER_NAME} must be numbers, not code; ",
+                 f"{ANSWER_NAME} 只能是编号，不能是代码；") + how
+    numbers = [value] if isinstance(value, int) else list(value) if isinstance(
+        value, (list, tuple, set)) else None
+    if numbers is None or not all(type(n) is int for n in numbers):
+        return T(f"{ANSWER_NAME} must be a list of choice numbers; ",
+                 f"{ANSWER_NAME} 必须是选项编号组成的列表；") + how
+    if not numbers:
+        return T("no choice picked yet; ", "还没有选择任何选项；") + how
+    wrong = [n for n in numbers if not 1 <= n <= choices]
+    if wrong:
+        return T(f"there is no choice {wrong[0]}: the choices are numbered 1 to {choices}",
+                 f"没有选项 {wrong[0]}：选项的编号是 1 到 {choices}")
+    return sorted({n - 1 for n in numbers})
+
+
+def listed_order(text: str, step: QuizStep) -> list[int] | None:
+    """The lesson indices of a quiz's choices in the order its file lists them (the order
+    its learner saw), read off the header's ``#   N. text`` lines in either language; None
+    when the file does not list each choice once (then its numbers mean nothing)."""
+    import re
+
+    firsts: dict[str, int] = {}
+    for index, choice in enumerate(step.choices):
+        for lang in ("en", "zh"):
+            first = (choice.text.get(lang).strip().splitlines() or [""])[0].strip()
+            if firsts.setdefault(first, index) != index:
+                return None  # two choices start alike: a listing cannot tell them apart
+    header = text.partition("\n" + HEADER_END + "\n")[0]
+    listed = re.findall(r"^#   (\d+)\. (.*)$", header, flags=re.MULTILINE)
+    order = [firsts.get(line.strip(), -1) for _, line in listed]
+    numbers = [int(number) for number, _ in listed]
+    if numbers != list(range(1, len(step.choices) + 1)) or sorted(order) != list(
+            range(len(step.choices))):
+        return None
+    return order
 
 
 def split_code(text: str) -> str:
@@ -288,12 +396,14 @@ class Workspace:
         lang: Lang,
         lessons_dir: Path | None = None,
         saved_code: Callable[[str], str | None] | None = None,
+        learner: str | None = None,
     ) -> WriteReport:
         """Write the exercises of the given lessons (all when None) and update the manifest.
 
         A file the learner changed (or that tutor did not write) is never overwritten.
         ``saved_code(ref)`` gives code the learner already wrote elsewhere (the app), used
-        instead of the starter for files written now.
+        instead of the starter for files written now (for a quiz: the choices last picked).
+        ``learner``: whose order quiz choices are numbered in (None: the lesson's).
         """
         wanted = None if lesson_ids is None else set(lesson_ids)
         if wanted is not None:
@@ -315,7 +425,7 @@ class Workspace:
                 continue
             for step_no, step in enumerate(lesson.steps, 1):
                 ref = f"{lesson.id}/{step.id}"
-                if not isinstance(step, (CodeStep, FixStep)):
+                if not isinstance(step, (CodeStep, FixStep, QuizStep)):
                     if step.kind != "reading":
                         report.not_written.append(ref)
                     continue
@@ -324,8 +434,9 @@ class Workspace:
                     kind=step.kind,
                     path=exercise_path(lesson_no, lesson.id, step_no, step.id),
                 )
+                order = quiz_order(step, ref, learner)
                 entries[ref] = self._write_one(
-                    entry, lesson, step, step_no, lang, saved_code, report
+                    entry, lesson, step, step_no, lang, saved_code, report, order
                 )
         manifest.exercises = sorted(entries.values(), key=lambda e: e.path)
         self.save_manifest(manifest)
@@ -335,22 +446,25 @@ class Workspace:
         self,
         entry: ExerciseEntry,
         lesson: Lesson,
-        step: CodeStep | FixStep,
+        step: FileStep,
         step_no: int,
         lang: Lang,
         saved_code: Callable[[str], str | None] | None,
         report: WriteReport,
+        order: list[int] | None = None,
     ) -> ExerciseEntry:
         current = self.read(entry)
         if current is not None and self.changed_by_learner(entry):
             report.kept.append(entry.path)
             return entry
-        code = (saved_code(entry.ref) if saved_code else None) or (
-            split_code(current) if current is not None else None
-        )
-        if code is None or step.is_starter(code):  # an untouched starter follows the language
-            code = step.starter_for(lang)
-        text = render_exercise(lesson, step, step_no, lang, code)
+        saved = saved_code(entry.ref) if saved_code else None
+        if saved is not None and isinstance(step, QuizStep):  # the app keeps the picks
+            picked = [int(p) for p in saved.split(",") if p.strip().isdigit()]
+            saved = answer_code(picked) if picked else None
+        code = saved or (split_code(current) if current is not None else None)
+        if code is None or is_starter_of(step, code):  # an untouched starter follows the language
+            code = starter_of(step, lang)
+        text = render_exercise(lesson, step, step_no, lang, code, order)
         if current == text:
             report.unchanged.append(entry.path)
             return entry
@@ -390,8 +504,8 @@ def describe_report(report: WriteReport, root: Path) -> list[Text]:
     if report.not_written:
         lines.append(
             T(
-                "{n} quiz/answer steps are not files; do them in the app (`tutor`)",
-                "{n} 个选择题/填答案步骤不生成文件；请在应用（`tutor`）中完成",
+                "{n} answer steps are not files; do them in the app (`tutor`)",
+                "{n} 个填答案步骤不生成文件；请在应用（`tutor`）中完成",
             ).format(n=len(report.not_written))
         )
     return lines

@@ -143,7 +143,8 @@ def _tagged(tag: str, text: str, mark: Any, warnings: list[tuple[int, int, Text]
     if tag == _CORE + "str":
         return text
     value = _plain(text, mark, warnings)
-    kinds = {"int": int, "float": (float, int), "bool": bool, "null": type(None)}
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "int": int, "float": (float, int), "bool": bool, "null": type(None)}
     wanted = kinds.get(tag.removeprefix(_CORE)) if tag.startswith(_CORE) else None
     if wanted is None:
         raise _unknown_tag(tag, mark)
@@ -151,7 +152,9 @@ def _tagged(tag: str, text: str, mark: Any, warnings: list[tuple[int, int, Text]
         line, col = _at(mark)
         raise YamlProblem(line, col, T(f"{text!r} is not a valid {tag.removeprefix(_CORE)}",
                                        f"{text!r} 不是有效的 {tag.removeprefix(_CORE)}"))
-    return float(value) if tag.endswith(":float") else value
+    if tag.endswith(":float") and isinstance(value, int):
+        return float(value)  # !!float 3 is 3.0
+    return value
 
 
 def _unknown_tag(tag: str, mark: Any) -> YamlProblem:
@@ -244,7 +247,8 @@ class _Builder:
         if self.keep_positions:
             key_line, key_col = _at(key_mark)
             line, col = (key_line, key_col) if collection else _at(start)
-            self.parsed.positions[(*frame["loc"], key)] = (line, col, key_line, key_col)
+            entry_loc = (*frame["loc"], key)
+            self.parsed.positions[entry_loc] = (line, col, key_line, key_col)
 
     def _loc_of_next(self) -> Loc:
         if not self.stack:
@@ -333,7 +337,7 @@ _NO_KEY = object()
 def parse(text: str, *, positions: bool = True) -> Parsed:
     """The data of one YAML document (an empty one is ``None``); ``YamlProblem`` for text
     that is not YAML, or that passes a limit."""
-    import yaml
+    import yaml  # here: the first screen reads cached lessons and needs no YAML parser
 
     loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # libyaml where installed
     builder = _Builder(positions)

@@ -63,3 +63,17 @@ def test_tutor_lang_picks_chinese(
         "（这是课程文件吗？课程是 *.yaml，这个是 '.py'）"
     )
     assert summary == "1 个文件中有 1 个问题"
+
+
+def test_pydantic_s_own_words_are_chinese_in_zh_lint_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a reading's title given a number: pydantic says "Input should be a valid string"
+    path = tmp_path / "01-typed.yaml"
+    path.write_text(LESSON.replace("id: mine\n", "id: mine\ntitle: 7\n")
+                    .replace("  - id: ex1\n    kind: reading\n    title: {en: R, zh: 读}\n"
+                             "    body: {en: hello, zh: 你好}\n", "", 1), encoding="utf-8")
+    zh = _lint([str(path), "--lang", "zh"], capsys)
+    en = _lint([str(path), "--lang", "en"], capsys)
+    assert any("should be" in line for line in en), en
+    assert not any("should" in line or "Input" in line for line in zh), zh
+    assert any("应为" in line for line in zh), zh

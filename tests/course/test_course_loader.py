@@ -230,3 +230,18 @@ def test_lessons_pointing_at_a_file_says_so(tmp_path: Path):
     lesson.write_text("id: a\n", encoding="utf-8")
     with pytest.raises(TutorError, match="a file, not a folder of lessons"):
         load_course(lesson)
+
+
+def test_a_wrong_value_is_explained_in_chinese_too(tmp_path: Path) -> None:
+    """pydantic words its errors in English; the Chinese problem line says them in Chinese
+    (by the error's type, tutor.validation_zh), not in English inside a Chinese sentence."""
+    from tutor.course import load_lesson_with_positions
+
+    source = Path(__file__).parents[1] / "fixtures" / "mini_course" / "01-mini-basics.yaml"
+    text = source.read_text(encoding="utf-8").replace(
+        "    kind: reading\n    title:", "    kind: reading\n    hints: 3\n    title:", 1)
+    path = tmp_path / "01-bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    [problem] = load_lesson_with_positions(path).problems
+    assert problem.said("en") == "steps[0].hints: Input should be a valid list (got 3)"
+    assert problem.said("zh") == "steps[0].hints：应为列表（实际是 3）"

@@ -258,6 +258,37 @@ def test_exercise_by_bare_step_id_when_unique(seed_lesson: Lesson) -> None:
     assert raised.value.hint_in("zh") == "是不是 seed/nonscalar, twin/nonscalar？请写成 LESSON/STEP"
 
 
+@pytest.mark.parametrize(("given", "suggested"), [
+    # the lesson is right, the step is not: its code, fix and quiz steps, never its answer
+    # or reading steps (they were: non-scalar/intro, sum-grad, ones-equals-sum)
+    ("non-scalar/nope", ["non-scalar/fix-scalar", "non-scalar/gradient-argument",
+                         "non-scalar/reproduce-error", "non-scalar/ones-equals-sum"]),
+    ("non-scalar/fix-scalr", ["non-scalar/fix-scalar"]),
+    ("nonscalar/fix-scalar", ["non-scalar/fix-scalar"]),
+])
+def test_a_wrong_exercise_suggests_only_gradable_steps(given: str,
+                                                       suggested: list[str]) -> None:
+    from tutor.cli.grade_cmd import find_exercise
+    from tutor.course import load_course
+    from tutor.errors import TutorError
+
+    with pytest.raises(TutorError) as raised:
+        find_exercise(load_course(None), given)
+    assert raised.value.hint_in("en") == (
+        f"did you mean {', '.join(suggested)}? Write LESSON/STEP")
+
+
+def test_a_bare_id_of_an_answer_step_is_found_and_refused_as_such(tmp_path: Path) -> None:
+    from tutor.cli.grade_cmd import _exercise_submissions
+    from tutor.course import load_course
+    from tutor.errors import TutorError
+
+    (tmp_path / "x.py").write_text("x = 1\n")
+    with pytest.raises(TutorError) as raised:  # it was "no exercise 'sum-grad'"
+        _exercise_submissions(load_course(None), "sum-grad", [tmp_path / "x.py"])
+    assert str(raised.value).startswith("non-scalar/sum-grad is an answer step")
+
+
 def test_resume_regrades_what_an_exercise_change_made_stale(
     seed_lesson: Lesson, sandbox: Sandbox, tmp_path: Path
 ) -> None:

@@ -63,7 +63,7 @@ def test_grade_a_folder_then_resume(course_dir: Path, tmp_path: Path) -> None:
         "chen/nonscalar.py": ("fail", 3.0), "eli/nonscalar.py": ("error", 1.0),
         "gus/nonscalar.py": ("error", 0.0), "ivo/nonscalar.py": ("not_gradable", 0.0),
     }
-    assert report["unmatched"] == ["ana/scratch.py: no code or fix-the-bug step has the id "
+    assert report["unmatched"] == ["ana/scratch.py: no code, fix-the-bug or quiz step has the id "
                                    "'scratch'"]
     # 5 students x 2 exercises: 6 submitted, 4 missing seed/square (failed cases scoring 0)
     junit = ET.parse(tmp_path / "out" / "r.xml").getroot()
@@ -112,7 +112,7 @@ def test_grade_one_exercise_in_chinese(course_dir: Path, tmp_path: Path) -> None
         (["subs", "--fail-under", "150"], "--fail-under is a percentage from 0 to 100"),
         (["--exercise", "seed/nope", "x.py"], "no exercise 'seed/nope'"),
         (["--exercise", "seed/nonscalar", "missing.py"], "missing.py: no such file"),
-        (["--exercise", "seed/mm-xgrad", "x.py"], "only code and fix steps take files"),
+        (["--exercise", "seed/mm-xgrad", "x.py"], "only code, fix and quiz steps take files"),
         (["subs", "--resume"], "--resume reads the results"),
         (["empty"], "no submissions found"),
         (["--exercise", "seed/nonscalar", "subs/ana"], "subs/ana: a folder, not a .py file"),

@@ -184,7 +184,7 @@ def test_hand_written_grads_name_whose_gradient_was_written() -> None:
 def test_a_trees_nodes_are_listed_once_and_stay_in_walk_order() -> None:
     import ast
 
-    from tutor.course.python_names import nodes
+    from tutor.python_names import nodes
 
     tree = ast.parse("import torch\nx = torch.ones(2)\nx.grad = None\n")
     assert nodes(tree) is nodes(tree)  # the rules of one submission share one listing

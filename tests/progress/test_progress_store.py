@@ -98,9 +98,12 @@ def test_garbage_file_gives_a_clear_error_and_is_not_touched(tmp_path: Path) -> 
     path = tmp_path / "progress.sqlite3"
     junk = b"this is not a database" * 100
     path.write_bytes(junk)
-    with pytest.raises(ProgressError, match="cannot open the progress file"):
+    with pytest.raises(ProgressError, match="cannot open the progress file") as caught:
         ProgressStore(path)
     assert path.read_bytes() == junk
+    said = caught.value.message_in("zh")
+    assert said.startswith("无法打开进度文件：进度文件 ") and "已损坏" in said
+    assert (caught.value.hint_in("zh") or "").startswith("把这个文件移到别处即可重新开始")
 
 
 def test_bad_step_ref_is_a_programming_error(store: ProgressStore) -> None:

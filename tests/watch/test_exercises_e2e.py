@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from watch_fakes import save
+from watch_fakes import FILES, QUIZ, right_body, save
 
 from tutor.cli import main
 from tutor.cli.watch_cmd import WatchSession
 from tutor.course.models import Course
+from tutor.course.quiz import choice_order, local_learner
 from tutor.learning import LearningSession
 from tutor.learning.exercises import ExerciseFiles
 from tutor.progress import ProgressStore
@@ -42,6 +43,7 @@ def test_watch_with_real_grading_wrong_then_right(
     )
     learning = LearningSession(mini_course, sandbox, store, lang="en", grading=grading)
     session = WatchSession(ExerciseFiles(learning, workspace), console)
+    session.handle_key("n")  # past the quiz
     session.handle_key("n")  # to the fix-the-bug exercise
     assert session.current.ref == FIX
 
@@ -77,16 +79,18 @@ def test_start_then_verify_then_fix_everything(
 ) -> None:
     ex = tmp_path / "ex"
     assert main(_cli(tmp_path, "start", "--dir", str(ex), "--lang", "en")) == 0
-    assert "Wrote 5 exercise files" in capsys.readouterr().out
+    assert f"Wrote {FILES} exercise files" in capsys.readouterr().out
     refs = [entry.ref for entry in Workspace(ex).load_manifest().exercises]
 
     assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 1
     out = capsys.readouterr().out
-    assert "0/5 exercises pass" in out
+    assert f"0/{FILES} exercises pass" in out
+    # an unanswered quiz says how to answer it
+    assert "no choice picked yet" in out.partition("Why 2.")[2].partition("Why 3.")[0]
     # why each fails: the fix-the-bug starter raises the seed's error, with its line
-    why = out.partition("Why 2. 02-mini-graph/01-fix-scalar.py (mini-graph/fix-scalar)")[2]
+    why = out.partition("Why 3. 02-mini-graph/01-fix-scalar.py (mini-graph/fix-scalar)")[2]
     assert why, out
-    why = why.partition("Why 3.")[0]
+    why = why.partition("Why 4.")[0]
     assert "RuntimeError at line" in why and "only for scalar outputs" in why
     assert "✗ " in why and "Diagnosis:" in why and "Fix:" in why
     with ProgressStore.default(tmp_path / "data") as store:
@@ -94,12 +98,12 @@ def test_start_then_verify_then_fix_everything(
         assert all(store.attempts(ref) == 0 for ref in refs), "untouched files are no attempt"
 
     ws = Workspace(ex)
-    for entry in ws.load_manifest().exercises:
-        save(ws, entry.ref, mini_course.find(entry.ref)[1].solution)
+    for entry in ws.load_manifest().exercises:  # quizzes in this user's order (as `start`)
+        save(ws, entry.ref, right_body(mini_course, entry.ref, local_learner()))
     for _ in range(2):
         assert main(_cli(tmp_path, "verify", "--dir", str(ex), "--device", "cpu")) == 0
         out = capsys.readouterr().out
-        assert "5/5 exercises pass" in out and "Why" not in out
+        assert f"{FILES}/{FILES} exercises pass" in out and "Why" not in out
     with ProgressStore.default(tmp_path / "data") as store:
         assert store.passed_steps() == set(refs), "what verify passed is passed (tutor list)"
         assert all(store.attempts(ref) == 1 for ref in refs), "the same text counts once"
@@ -108,7 +112,7 @@ def test_start_then_verify_then_fix_everything(
     before = {p: p.read_bytes() for p in ex.rglob("*.py")}
     assert main(_cli(tmp_path, "start", "--dir", str(ex))) == 0
     out = capsys.readouterr().out
-    assert out.count("Kept ") == 5
+    assert out.count("Kept ") == FILES
     assert {p: p.read_bytes() for p in ex.rglob("*.py")} == before
 
 
@@ -164,7 +168,7 @@ def test_watch_as_a_subprocess(
     proc, ex = watch_process
     lines: list[str] = []
     _read_until(proc.stdout, "type h, n, r or q", lines, 120)
-    assert any("Exercise 1/5" in line for line in lines)
+    assert any(f"Exercise 1/{FILES}" in line for line in lines)
 
     ws = Workspace(ex)
     save(ws, FIRST, "import torch\nx = torch.ones(2, 2, requires_grad=True)\n")
@@ -172,8 +176,20 @@ def test_watch_as_a_subprocess(
     assert any("NOT YET" in line for line in lines)
 
     save(ws, FIRST, mini_course.find(FIRST)[1].solution)
-    _read_until(proc.stdout, "Exercise 2/5", lines, 120)
+    _read_until(proc.stdout, f"Exercise 2/{FILES}", lines, 120)
     assert any("PASSED" in line for line in lines)
+
+    # the quiz's file numbers its choices in this learner's order, as the app shows them
+    quiz = mini_course.find(QUIZ)[1]
+    order = choice_order(local_learner(), QUIZ, len(quiz.choices))
+    text = ws.path_of(ws.load_manifest().entry(QUIZ)).read_text(encoding="utf-8")
+    for number, index in enumerate(order, 1):
+        assert f"#   {number}. {quiz.choices[index].text.en}" in text
+    wrong = next(n for n, i in enumerate(order, 1) if not quiz.choices[i].correct)
+    save(ws, QUIZ, f"ANSWER = [{wrong}]\n")
+    _read_until(proc.stdout, "score 0/1", lines, 120)
+    save(ws, QUIZ, right_body(mini_course, QUIZ, local_learner()))
+    _read_until(proc.stdout, f"Exercise 3/{FILES}", lines, 120)
 
     proc.stdin.write("h\n")
     proc.stdin.flush()
@@ -182,8 +198,8 @@ def test_watch_as_a_subprocess(
     proc.stdin.flush()
     assert proc.wait(timeout=60) == 0
     with ProgressStore.default(tmp_path / "data") as store:
-        assert store.passed_steps() == {FIRST}
-        assert store.attempts(FIRST) == 2
+        assert store.passed_steps() == {FIRST, QUIZ}
+        assert store.attempts(FIRST) == 2 and store.attempts(QUIZ) == 2
         assert store.hints_revealed(FIX) == 1
         assert store.position() == ("mini-graph", "fix-scalar")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from watch_fakes import FIRST, FIX, MINI_COURSE, FakeGrading, save
+from watch_fakes import FILES, FIRST, FIX, MINI_COURSE, QUIZ, FakeGrading, save
 
 from tutor.cli import main
 from tutor.cli.exercise_view import AttemptView
@@ -51,12 +51,13 @@ def test_list_shows_progress_per_exercise(
     first = row(out, "02-first-backward.py")
     assert "✓ passed" in first and "1/1" in first and " 2 " in first
     fix = row(out, "01-fix-scalar.py")
-    assert fix.lstrip().startswith("▶2"), "the exercise the learner is on is marked"
+    assert fix.lstrip().startswith("▶3"), "the exercise the learner is on is marked"
     assert "… not yet" in fix and "0.5/2" in fix and "1/2" in fix
     assert "· not started" in row(out, "03-no-grad-print.py")
     assert "✗ file missing" in row(out, "02-see-the-error.py")
-    assert "1/5 exercises passed" in out
-    assert "Next: 2. 02-mini-graph/01-fix-scalar.py" in out and "tutor hint 2" in out
+    assert "· not started" in row(out, "03-who-tracks.py")  # the quiz's file
+    assert f"1/{FILES} exercises passed" in out
+    assert "Next: 3. 02-mini-graph/01-fix-scalar.py" in out and "tutor hint 3" in out
 
 
 def test_list_in_chinese_and_when_all_passed(
@@ -67,8 +68,8 @@ def test_list_in_chinese_and_when_all_passed(
             store.record_attempt(entry.ref, "x", passed=True, score=1, max_score=1)
     assert cli(tmp_path, "list", "--lang", "zh") == 0
     out = capsys.readouterr().out
-    assert out.count("✓ 已通过") == 5
-    assert "5/5 个练习已通过" in out and "这里的所有练习都已通过" in out
+    assert out.count("✓ 已通过") == FILES
+    assert f"{FILES}/{FILES} 个练习已通过" in out and "这里的所有练习都已通过" in out
 
 
 def test_hint_gives_the_next_level_each_time_and_remembers_it(
@@ -113,9 +114,9 @@ def test_reset_writes_the_starter_again_and_keeps_the_old_code(
     changed = path.read_text(encoding="utf-8")
     with ProgressStore.default(tmp_path / "data") as store:
         store.record_attempt(FIX, "my work", passed=True, score=1, max_score=1)
-    assert cli(tmp_path, "reset", "2") == 0
+    assert cli(tmp_path, "reset", "3") == 0
     out = capsys.readouterr().out
-    assert "Reset 2. 02-mini-graph/01-fix-scalar.py to the starter code" in out
+    assert "Reset 3. 02-mini-graph/01-fix-scalar.py to the starter code" in out
     lesson, step = mini_course.find(FIX)
     starter = step.starter_for("en")
     assert path.read_text(encoding="utf-8") == render_exercise(lesson, step, 1, "en", starter)
@@ -130,7 +131,7 @@ def test_reset_writes_the_starter_again_and_keeps_the_old_code(
 
     backup.unlink()
     assert cli(tmp_path, "reset", FIX, "--lang", "zh") == 0
-    assert "已将 2. 02-mini-graph/01-fix-scalar.py 恢复为初始代码" in capsys.readouterr().out
+    assert "已将 3. 02-mini-graph/01-fix-scalar.py 恢复为初始代码" in capsys.readouterr().out
     assert not backup.exists(), "an untouched starter needs no backup"
 
 
@@ -154,7 +155,8 @@ def test_verify_records_each_new_text_once_and_says_why_it_fails(
     assert [e.ref for e, _ in results] == [e.ref for e in workspace.load_manifest().exercises]
     verdicts = {entry.ref: attempt.verdict for entry, attempt in results}
     assert verdicts[FIRST].passed and verdicts[FIX].status == "error"
-    assert len(fake_grading.calls) == 5, "every file is graded"
+    assert len(fake_grading.calls) == 5, "every code file is run and graded"
+    assert verdicts[QUIZ].status == "not_gradable", "an unanswered quiz says how to answer"
     # the two saved texts count as attempts; untouched starters do not
     assert store.attempts(FIRST) == 1 and store.attempts(FIX) == 1
     assert sum(store.attempts(e.ref) for e in files.entries) == 2
@@ -189,6 +191,43 @@ def test_files_whose_step_is_gone_or_no_longer_code_are_skipped(
     out = capsys.readouterr().out
     assert "Skipping mini-basics/gone: no such code exercise" in out
     assert "Skipping mini-basics/intro" in out
-    assert "0/5 exercises passed" in out and "09-gone.py" not in out and "01-intro.py" not in out
+    assert f"0/{FILES} exercises passed" in out
+    assert "09-gone.py" not in out and "01-intro.py" not in out
     assert cli(tmp_path, "hint", "mini-basics/intro") == 2
     assert "no exercise 'mini-basics/intro'" in capsys.readouterr().err
+
+
+def test_each_learner_answers_a_quiz_file_in_their_own_numbers(
+    tmp_path: Path, mini_course: Course, fake_grading: FakeGrading
+) -> None:
+    """Always writing 1 is worth nothing: the file of each learner numbers the choices in
+    their order (the app's), and the same numbers are graded in that order."""
+    from watch_fakes import NoRunner, right_body
+
+    from tutor.course.quiz import choice_order
+    from tutor.learning import LearningSession
+
+    ref = QUIZ  # one right answer of two: 1 is right for some learners, wrong for others
+    _, quiz = mini_course.find(ref)
+    firsts = {}
+    for name in ("ana", "eli"):
+        ws = Workspace(tmp_path / name / "ex")
+        ws.write_course(mini_course, lang="en", learner=name)
+        with ProgressStore.default(tmp_path / name / "data") as store:
+            session = LearningSession(mini_course, NoRunner(), store, grading=fake_grading,
+                                      learner=name)
+            files = ExerciseFiles(session, ws)
+            entry = files.entry(ref)
+            save(ws, ref, "ANSWER = [1]\n")
+            firsts[name] = files.submit(entry).verdict.passed  # type: ignore[union-attr]
+            save(ws, ref, right_body(mini_course, ref, name))
+            attempt = files.submit(entry)
+            assert attempt is not None and attempt.verdict.passed, name
+            assert session.ref != ref, "grading a file does not move the learner"
+            assert store.attempts(ref) == 2 and ref in store.passed_steps()
+            # what the app shows this learner afterwards: the same picks, in its order
+            order = choice_order(name, ref, len(quiz.choices))
+            right = sorted(p for p, i in enumerate(order) if quiz.choices[i].correct)
+            session.goto(*ref.split("/"))
+            assert session.previous_choices() == right
+    assert firsts == {"ana": True, "eli": False}, "choice 1 is not the same for everyone"

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from watch_fakes import FIRST, FIX, FakeGrading, save
+from watch_fakes import FILES, FIRST, FIX, QUIZ, FakeGrading, save
 
 from tutor.cli.watch_cmd import FilesChanged, KeyPressed, KeyReader, WatchSession, run_loop
 from tutor.course.models import Course
@@ -29,7 +29,7 @@ def test_begin_shows_the_first_exercise(
     session = make_session()
     session.begin()
     out = take_output()
-    assert "Exercise 1/5 · mini-basics/first-backward" in out
+    assert f"Exercise 1/{FILES} · mini-basics/first-backward" in out
     assert "Your first backward" in out
     assert "02-first-backward.py" in out
     assert store.position() == ("mini-basics", "first-backward")
@@ -70,11 +70,11 @@ def test_wrong_then_right_file(
     assert attempt is not None and attempt.verdict.passed
     out = take_output()
     assert "PASSED" in out and "Well done! Next exercise:" in out
-    assert "Exercise 2/5 · mini-graph/fix-scalar" in out
+    assert f"Exercise 2/{FILES} · mini-basics/who-tracks" in out  # the quiz comes next
     assert store.attempts(FIRST) == 2 and store.passed_steps() == {FIRST}
     assert store.last_code(FIRST) == step.solution
-    assert session.current.ref == FIX
-    assert store.position() == ("mini-graph", "fix-scalar")
+    assert session.current.ref == QUIZ
+    assert store.position() == ("mini-basics", "who-tracks")
     # the grader got the whole file, so error lines match what the learner sees
     assert fake_grading.calls[-1][1].startswith("# autograd-tutor")
     assert split_code(fake_grading.calls[-1][1]) == step.solution
@@ -156,7 +156,7 @@ def test_saving_another_exercise_switches_to_it(
     attempt = session.on_files({str(path), str(manifest), str(path) + ".swp"})
     assert attempt is not None and attempt.verdict.step == FIX
     assert session.current.ref == FIX
-    assert "Exercise 2/5 · mini-graph/fix-scalar" in take_output()
+    assert f"Exercise 3/{FILES} · mini-graph/fix-scalar" in take_output()
 
 
 def test_keys_hint_next_quit(
@@ -178,9 +178,9 @@ def test_keys_hint_next_quit(
     assert store.hints_revealed(FIRST) == 2
 
     assert session.handle_key("n")
-    assert session.current.ref == FIX
-    assert store.position() == ("mini-graph", "fix-scalar")
-    assert "Exercise 2/5" in take_output()
+    assert session.current.ref == QUIZ
+    assert store.position() == ("mini-basics", "who-tracks")
+    assert f"Exercise 2/{FILES}" in take_output()
     assert session.handle_key("?")
     assert "keys: h hint" in take_output()
     assert session.handle_key("q") is False
@@ -192,7 +192,7 @@ def test_chinese_messages(make_session: Callable[..., WatchSession], mini_course
     _, step = mini_course.find(FIRST)
     session.handle_key("h")
     out = take_output()
-    assert "练习 1/5" in out and step.title.zh in out
+    assert f"练习 1/{FILES}" in out and step.title.zh in out
     assert f"提示 1/2: {step.hints[0].zh}" in out
 
 
@@ -215,6 +215,7 @@ def test_own_writes_do_not_trigger_a_run(
     session = make_session()
     fix_path = workspace.root / "02-mini-graph/01-fix-scalar.py"
     fix_path.unlink()
+    session.handle_key("n")  # (the quiz)
     session.handle_key("n")  # moving to a deleted exercise writes it again
     assert fix_path.is_file()
     assert "Wrote 02-mini-graph/01-fix-scalar.py again" in take_output()
@@ -320,7 +321,7 @@ def test_command_words_work_like_keys(
     assert session.handle_key("hint") and session.handle_key(" 提示 ")
     assert store.hints_revealed(FIRST) == 2
     assert session.handle_key("NEXT")
-    assert session.current.ref == FIX
+    assert session.current.ref == QUIZ
     take_output()
     assert session.handle_key("nope")
     assert "未知按键 'nope'" in take_output()

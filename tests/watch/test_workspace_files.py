@@ -21,7 +21,8 @@ FIRST = "01-mini-basics/02-first-backward.py"
 FIX = "02-mini-graph/01-fix-scalar.py"
 
 
-def test_writes_code_and_fix_steps_in_course_order(tmp_path: Path, mini_course: Course) -> None:
+def test_writes_code_fix_and_quiz_steps_in_course_order(tmp_path: Path,
+                                                       mini_course: Course) -> None:
     ws = Workspace(tmp_path / "ex")
     report = ws.write_course(mini_course, lang="en")
     manifest = ws.load_manifest()
@@ -30,13 +31,14 @@ def test_writes_code_and_fix_steps_in_course_order(tmp_path: Path, mini_course: 
         f"{lesson.id}/{step.id}"
         for lesson in mini_course.lessons
         for step in lesson.steps
-        if step.kind in ("code", "fix")
+        if step.kind in ("code", "fix", "quiz")
     ]
     assert refs == expected
     assert [e.path for e in manifest.exercises] == sorted(report.written)
     assert FIRST in report.written and FIX in report.written
-    # quiz and answer steps are reported, reading steps silently skipped
-    assert "mini-basics/who-tracks" in report.not_written
+    # answer steps are reported, reading steps silently skipped; quizzes are files
+    assert "mini-basics/who-tracks" not in report.not_written
+    assert "01-mini-basics/03-who-tracks.py" in report.written
     assert "mini-basics/grad-value" in report.not_written
     assert "mini-basics/intro" not in report.not_written
     for entry in manifest.exercises:
@@ -171,3 +173,52 @@ def test_the_fix_kind_has_the_name_tutor_lessons_gives_it(
     header = (ws.root / FIX).read_text(encoding="utf-8").split(HEADER_END)[0]
     assert f"({_labels()['fix'].zh}练习, mini-graph/fix-scalar)" in header, header
     assert "修复错误" not in header
+
+
+def test_quiz_files_number_the_choices_in_each_learners_order(
+        tmp_path: Path, mini_course: Course) -> None:
+    from tutor.course.quiz import choice_order
+
+    ref = "mini-graph/what-stops-tracking"
+    _, quiz = mini_course.find(ref)
+    orders = {name: choice_order(name, ref, len(quiz.choices)) for name in ("ana", "bo", "cy")}
+    assert len({tuple(order) for order in orders.values()}) > 1, "pick learners that differ"
+    for name, order in orders.items():
+        ws = Workspace(tmp_path / name)
+        ws.write_course(mini_course, lang="zh", learner=name)
+        text = (ws.root / "02-mini-graph/05-what-stops-tracking.py").read_text(encoding="utf-8")
+        shown = [line for line in text.splitlines() if line.startswith("#   ")]
+        assert shown == [f"#   {n}. {quiz.choices[i].text.zh}" for n, i in enumerate(order, 1)]
+        assert split_code(text) == "ANSWER = []\n"
+        assert "可能有多个选项正确" in text  # a multiple-choice quiz says so
+        compile(text, "quiz.py", "exec")
+
+
+def test_a_quiz_answered_in_the_app_is_written_with_its_picks(
+        tmp_path: Path, mini_course: Course) -> None:
+    ws = Workspace(tmp_path / "ex")
+    ws.write_course(mini_course, lang="en", learner="ana",
+                    saved_code={"mini-basics/who-tracks": "1"}.get)  # the app: position 1
+    text = (ws.root / "01-mini-basics/03-who-tracks.py").read_text(encoding="utf-8")
+    assert split_code(text) == "ANSWER = [2]\n"
+
+
+@pytest.mark.parametrize(("code", "picked"), [
+    ("ANSWER = [2]\n", [1]),
+    ("ANSWER = 3\n", [2]),
+    ("ANSWER = [1]\nANSWER = [3, 1]\n", [0, 2]),  # the last one counts
+    ("ANSWER = []\n", "no choice picked yet"),
+    ("ANSWER = [4]\n", "there is no choice 4: the choices are numbered 1 to 3"),
+    ("ANSWER = [__import__('os').system('x')]\n", "must be numbers, not code"),
+    ("ANSWER = ['2']\n", "must be a list of choice numbers"),
+    ("answer = [2]\n", "no ANSWER = ... found"),
+    ("ANSWER = [2\n", "not Python"),
+])
+def test_a_quiz_answer_is_read_as_data(code: str, picked: list[int] | str) -> None:
+    from tutor.workspace import parse_quiz_answer
+
+    got = parse_quiz_answer(code, 3)
+    if isinstance(picked, list):
+        assert got == picked
+    else:
+        assert not isinstance(got, list) and picked in got.en and got.zh

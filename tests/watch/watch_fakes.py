@@ -14,7 +14,26 @@ from tutor.workspace import HEADER_END, Workspace, split_code
 
 MINI_COURSE = Path(__file__).resolve().parents[1] / "fixtures" / "mini_course"
 FIRST = "mini-basics/first-backward"
+QUIZ = "mini-basics/who-tracks"
+"""The quiz between FIRST and FIX: its file comes second."""
 FIX = "mini-graph/fix-scalar"
+FILES = 7
+"""Exercise files of the mini course: five code/fix steps, two quizzes."""
+
+
+def right_body(course: Any, ref: str, learner: str | None) -> str:
+    """What a learner who knows the answer writes below the header: the solution of a code
+    step, the numbers of the right choices of a quiz in ``learner``'s order."""
+    from tutor.course.models import QuizStep
+    from tutor.course.quiz import choice_order
+    from tutor.workspace import answer_code
+
+    step = course.find(ref)[1]
+    if not isinstance(step, QuizStep):
+        return str(step.solution)
+    order = (choice_order(learner, ref, len(step.choices)) if learner is not None
+             else list(range(len(step.choices))))
+    return answer_code(p for p, i in enumerate(order) if step.choices[i].correct)
 
 
 def save(workspace: Workspace, ref: str, body: str) -> Path:
@@ -29,7 +48,14 @@ def save(workspace: Workspace, ref: str, body: str) -> Path:
 
 
 class FakeGrading:
-    """``grade_step`` as the session calls it; keeps every call."""
+    """``grade_step`` as the session calls it; keeps every call. Quizzes are graded for
+    real (no run is involved)."""
+
+    @staticmethod
+    def grade_quiz(*args: Any, **kwargs: Any) -> Verdict:
+        from tutor.grading import grade_quiz
+
+        return grade_quiz(*args, **kwargs)
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []

@@ -5,45 +5,40 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from tutor.cjk import UNSPACED
+from tutor.markdown_fences import fenced_pieces
+
 
 def blocks(text: str) -> list[str]:
     """Paragraphs, headings and whole fenced code blocks, in order."""
     out: list[str] = []
     current: list[str] = []
-    in_fence = False
 
     def flush() -> None:
         if current and any(line.strip() for line in current):
             out.append("\n".join(current).strip("\n"))
         current.clear()
 
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("```"):
-            if not in_fence:
+    for piece in fenced_pieces(text):
+        if piece.code is not None:
+            flush()
+            out.append(piece.source.strip("\n"))
+            continue
+        for line in piece.source.splitlines():
+            stripped = line.strip()
+            if not stripped:
                 flush()
-                current.append(line)
-                in_fence = True
+            elif stripped.startswith("#"):
+                flush()
+                out.append(stripped)
             else:
                 current.append(line)
-                in_fence = False
-                flush()
-            continue
-        if in_fence:
-            current.append(line)
-        elif not stripped:
-            flush()
-        elif stripped.startswith("#"):
-            flush()
-            out.append(stripped)
-        else:
-            current.append(line)
     flush()
     return out
 
 
 def is_code(block: str) -> bool:
-    return block.lstrip().startswith("```")
+    return block.lstrip().startswith(("```", "~~~"))
 
 
 def is_heading(block: str) -> bool:
@@ -111,10 +106,7 @@ def _without_lead_in(block: str) -> str:
     return block
 
 
-_CJK_GAP_RE = re.compile(
-    r"(?<=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])[ \t]+"
-    r"(?=[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef])"
-)
+_CJK_GAP_RE = re.compile(f"(?<=[{UNSPACED}])[ \t]+(?=[{UNSPACED}])")
 """Spaces between two Chinese characters or punctuation marks: what folding a YAML line
 break into a space leaves inside Chinese text (Chinese puts no space between words)."""
 
@@ -122,8 +114,12 @@ break into a space leaves inside Chinese text (Chinese puts no space between wor
 def tidy_chinese(text: str) -> str:
     """``text`` without spaces between Chinese characters, outside code blocks and spans."""
     out: list[str] = []
-    for block in re.split(r"(```.*?```|`[^`\n]*`)", text, flags=re.DOTALL):
-        out.append(block if block.startswith("`") else _CJK_GAP_RE.sub("", block))
+    for piece in fenced_pieces(text):
+        if piece.code is not None:
+            out.append(piece.source)
+            continue
+        for block in re.split(r"(`[^`\n]*`)", piece.source):
+            out.append(block if block.startswith("`") else _CJK_GAP_RE.sub("", block))
     return "".join(out)
 
 
@@ -138,7 +134,7 @@ def plain(text: str) -> str:
     for block in blocks(text):
         if is_code(block):
             lines = block.splitlines()[1:]
-            if lines and lines[-1].strip().startswith("```"):
+            if lines and lines[-1].strip().startswith(("```", "~~~")):
                 lines = lines[:-1]
             out.append("\n".join(f"    {line}" if line else "" for line in lines))
             continue

@@ -19,10 +19,10 @@ from tutor.chat.models import Glossary, Passage
 from tutor.course.models import Course, Lesson, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Text
+from tutor.markdown_fences import fenced_pieces
 from tutor.yaml_read import read_yaml
 
 GLOSSARY_PATH = Path(__file__).with_name("glossary.yaml")
-_FENCE_RE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
 _PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
 MAX_CHUNK = 900
 """Reading bodies longer than this are cut at headings, so a passage stays on one idea."""
@@ -61,8 +61,8 @@ def glossary_passages(glossary: Glossary) -> list[Passage]:
 
 
 def first_code_block(markdown: str) -> str | None:
-    match = _FENCE_RE.search(markdown)
-    return match.group(1).strip() if match else None
+    code = next((p.code for p in fenced_pieces(markdown) if p.code is not None), None)
+    return code.strip() if code is not None else None
 
 
 def lesson_passages(lesson: Lesson) -> list[Passage]:

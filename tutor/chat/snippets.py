@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import re
 
-_FENCE_RE = re.compile(r"```(?:python|py)?\n(.*?)```", re.DOTALL)
+from tutor.markdown_fences import fenced_pieces
+
 _STATEMENT_RE = re.compile(
     r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=)|[A-Za-z_][\w.]*\(|"
     r"with |for |if )"
@@ -26,7 +27,8 @@ _ASK_RE = re.compile(
 def snippet(question: str) -> str | None:
     """The code the question pastes, as a runnable program (``import torch`` added), or None
     when it pastes none that parses."""
-    fenced = _FENCE_RE.findall(question)
+    fenced = [p.code for p in fenced_pieces(question)
+              if p.code is not None and p.lang in ("", "python", "py")]
     if fenced:
         code = "\n".join(block.strip("\n") for block in fenced)
     else:

@@ -12,12 +12,16 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from tutor.cjk import HAN as _CJK
+from tutor.cjk import HAN_RE, has_han
+
+CJK_RE = HAN_RE
+has_cjk = has_han
+
 _TOKEN_RE = re.compile(
     rf"(?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|(?P<num>\d+(?:\.\d+)?)"
     rf"|(?P<cjk>[{_CJK}]+)"
 )
-CJK_RE = re.compile(f"[{_CJK}]")
 
 EN_STOPWORDS = frozenset(
     """a an the is are was were be been being am do does did doing have has had having i me my
@@ -55,10 +59,6 @@ def stem(word: str) -> str:
                 return word[:-1]
             return base
     return word
-
-
-def has_cjk(text: str) -> bool:
-    return CJK_RE.search(text) is not None
 
 
 def cjk_bigrams(run: str) -> list[str]:

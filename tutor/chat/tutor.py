@@ -40,6 +40,7 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.i18n import Lang, Text
+from tutor.markdown_fences import fenced_pieces
 
 if TYPE_CHECKING:  # imported where used: a question from the shell needs none of them
     from tutor.chat.context import ChatContext
@@ -106,7 +107,7 @@ class Tutor:
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
-        self.config_notice: tuple[str, str] | None = None
+        self.config_notice: Text | None = None
         """(en, zh) of why the configured LLM cannot be used, when it cannot."""
         """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
@@ -159,7 +160,7 @@ class Tutor:
             config = load_llm_config()
         except LLMConfigError as exc:
             tutor = cls(course, **kwargs)
-            tutor.config_notice = exc.texts[0]
+            tutor.config_notice = exc.text
             return tutor
         backend = OpenAICompatibleBackend(config) if config else None
         return cls(course, backend=backend, **kwargs)
@@ -168,7 +169,7 @@ class Tutor:
         """``answer`` behind the notice that the LLM's configuration is broken, if it is."""
         if self.config_notice is None or answer.kind in ("off_topic", "empty"):
             return answer
-        reason = self.config_notice[1] if lang == "zh" else self.config_notice[0]
+        reason = self.config_notice.get(lang)
         notice = msg.LLM_FAILED.format(reason=reason.splitlines()[0]).get(lang)
         return self._fallback(answer, notice)
 
@@ -986,15 +987,12 @@ def _explain_grad(var: str, snap: TensorSnapshot) -> Text:
 def _release_point(text: str) -> int:
     """How much of a streamed reply can be checked and shown: up to the last paragraph break
     that is outside a code block (0: nothing yet)."""
-    cut = 0
-    in_fence = False
-    i = 0
-    while i < len(text):
-        if text.startswith("```", i):
-            in_fence = not in_fence
-            i += 3
-            continue
-        if not in_fence and text.startswith("\n\n", i):
-            cut = i + 2
-        i += 1
+    cut = start = 0
+    for piece in fenced_pieces(text):
+        end = start + len(piece.source)
+        # A fence's last line end and the prose's first make a blank line too.
+        blank = text.rfind("\n\n", max(start - 1, 0), end) if piece.code is None else -1
+        if blank >= 0:
+            cut = blank + 2
+        start = end
     return cut

@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tutor import __version__
@@ -37,57 +37,44 @@ SUBCOMMANDS = (
 
 
 def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; usage errors speak ``error_lang`` (None: TUTOR_LANG, then
-    the locale)."""
+    """The whole command line; its help and usage errors speak ``error_lang`` (None:
+    TUTOR_LANG, then the locale), argparse's own words and the top-level help's lines
+    alike, from one gettext catalog (tutor/cli/locale)."""
     from tutor.cli import common
-    from tutor.cli.usage_errors import TutorArgumentParser
+    from tutor.cli.parser import TutorArgumentParser, catalog
 
-    parser = TutorArgumentParser(error_lang=error_lang, prog="tutor")
-    zh = _help_zh() if parser.help_lang() == "zh" else None
-    parser.description = zh["description"] if zh else (
+    parser = TutorArgumentParser(lang=error_lang, prog="tutor")
+    say = catalog(parser.lang).gettext
+    parser.description = say(
         "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
         "interactive app with the bundled lessons."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help=zh["version"] if zh else None)
-    options = zh["options"] if zh else {}
-    for name, add in (("lang", common.add_lang), ("lessons", common.add_lessons),
-                      ("data_dir", common.add_data_dir), ("device", common.add_device)):
-        if name in options:
-            add(parser, options[name], top_level=True)  # type: ignore[operator]
-        else:
-            add(parser, top_level=True)  # type: ignore[operator]
+                        help=say("show program's version number and exit"))
+    for add in common.SHARED_OPTIONS:
+        add(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    summaries = zh["commands"] if zh else {}
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"tutor.cli.{name}_cmd")
-        module.register(_SummariesIn(subparsers, summaries))
+        module.register(_SummariesIn(subparsers, say))
     for sub in subparsers.choices.values():
         add_shared_options(sub)
     return parser
 
 
-def _help_zh() -> dict[str, Any]:
-    """The top-level help's Chinese text (data: help_zh.json)."""
-    import json
-    from importlib import resources
-
-    text = resources.files("tutor.cli").joinpath("help_zh.json").read_text(encoding="utf-8")
-    return dict(json.loads(text))
-
-
 class _SummariesIn:
     """The subparsers action, with each subcommand's one-line summary (shown by
-    ``tutor --help``) taken from ``summaries`` where it has one: the Chinese help."""
+    ``tutor --help``) said in the parser's language."""
 
-    def __init__(self, inner: Any, summaries: dict[str, str]) -> None:
+    def __init__(self, inner: Any, say: Callable[[str], str]) -> None:
         self._inner = inner
-        self._summaries = summaries
+        self._say = say
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        if self._summaries.get(name):
-            kwargs["help"] = self._summaries[name]
-        return self._inner.add_parser(name, **kwargs)  # type: ignore[no-any-return]
+        if kwargs.get("help"):
+            kwargs["help"] = self._say(kwargs["help"])
+        parser: argparse.ArgumentParser = self._inner.add_parser(name, **kwargs)
+        return parser
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -98,14 +85,14 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
     --data-dir X``); one it already defines with its own help is kept as it is."""
     from tutor.cli import common
 
-    for add in (common.add_lang, common.add_lessons, common.add_data_dir, common.add_device):
+    for add in common.SHARED_OPTIONS:
         # argparse raises on an option string already taken: that subcommand's own wins.
         with contextlib.suppress(argparse.ArgumentError):
             add(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tutor.cli.usage_errors import lang_from_argv
+    from tutor.cli.parser import lang_from_argv
 
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(error_lang=lang_from_argv(argv))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from tutor.i18n import Lang, as_lang, default_lang
 
 # On the top-level parser the options default to None; on a subcommand they default to
 # SUPPRESS, so `tutor --lang zh run f.py` and `tutor run f.py --lang zh` both count.
@@ -13,45 +17,49 @@ def _default(top_level: bool, value: object = None) -> object:
     return value if top_level else argparse.SUPPRESS
 
 
-def add_lang(
-    parser: argparse.ArgumentParser,
-    help: str = "language of messages (default: from TUTOR_LANG or the locale)",
-    *,
-    top_level: bool = False,
-) -> None:
-    parser.add_argument("--lang", choices=["en", "zh"], default=_default(top_level), help=help)
+LANG_HELP = "language of messages (default: from TUTOR_LANG or the locale)"
+LESSONS_HELP = "folder of lesson YAML files (default: the bundled course)"
+DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps (default: auto)"
+DATA_DIR_HELP = "where progress and settings are kept (default: the user data directory)"
 
 
-def add_lessons(
-    parser: argparse.ArgumentParser,
-    help: str = "folder of lesson YAML files (default: the bundled course)",
-    *,
-    top_level: bool = False,
-) -> None:
-    parser.add_argument(
-        "--lessons", type=Path, default=_default(top_level), metavar="DIR", help=help
-    )
+def _add_shared(parser: argparse.ArgumentParser, flag: str, help: str, top_level: bool,
+                **kwargs: Any) -> None:
+    parser.add_argument(flag, default=_default(top_level), help=said(parser, help), **kwargs)
 
 
-def add_device(
-    parser: argparse.ArgumentParser,
-    help: str = "auto, cpu, cuda, cuda:N or mps (default: auto)",
-    *,
-    top_level: bool = False,
-) -> None:
+def add_lang(parser: argparse.ArgumentParser, help: str = LANG_HELP, *,
+             top_level: bool = False) -> None:
+    _add_shared(parser, "--lang", help, top_level, choices=["en", "zh"])
+
+
+def add_lessons(parser: argparse.ArgumentParser, help: str = LESSONS_HELP, *,
+                top_level: bool = False) -> None:
+    _add_shared(parser, "--lessons", help, top_level, type=Path, metavar="DIR")
+
+
+def add_device(parser: argparse.ArgumentParser, help: str = DEVICE_HELP, *,
+               top_level: bool = False) -> None:
     # None, not "auto", at the top level: the app tells a device given from one remembered.
-    parser.add_argument("--device", default=_default(top_level), metavar="D", help=help)
+    _add_shared(parser, "--device", help, top_level, metavar="D")
 
 
-def add_data_dir(
-    parser: argparse.ArgumentParser,
-    help: str = "where progress and settings are kept (default: the user data directory)",
-    *,
-    top_level: bool = False,
-) -> None:
-    parser.add_argument(
-        "--data-dir", type=Path, default=_default(top_level), metavar="DIR", help=help
-    )
+def add_data_dir(parser: argparse.ArgumentParser, help: str = DATA_DIR_HELP, *,
+                 top_level: bool = False) -> None:
+    _add_shared(parser, "--data-dir", help, top_level, type=Path, metavar="DIR")
+
+
+SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_data_dir,
+                                                   add_device)
+"""The options every subcommand takes, before or after its name."""
+
+
+def said(parser: argparse.ArgumentParser, text: str) -> str:
+    """``text`` in the parser's language where the command line's catalog has it (the
+    shared options' help does), else as it is."""
+    from tutor.cli.parser import catalog
+
+    return catalog(getattr(parser, "lang", "en")).gettext(text)
 
 
 def add_timeout(
@@ -72,31 +80,30 @@ def wall_time(args: argparse.Namespace) -> float:
     return float(args.timeout)
 
 
-def read_source(path: Path, lang: str) -> str:
+def read_source(path: Path, lang: Lang) -> str:
     """The text of a learner's Python file; every way it can fail is one clear message in
     the learner's language (``tutor run`` and ``tutor diagnose`` share it)."""
     from tutor.errors import TutorError
     from tutor.i18n import T
 
     if not path.exists():
-        raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在").get(lang),  # type: ignore[arg-type]
+        raise TutorError(T(f"{path}: no such file", f"{path}：文件不存在").get(lang),
                          hint=T("check the path and try again",
-                                "检查路径后再试一次").get(lang))  # type: ignore[arg-type]
+                                "检查路径后再试一次").get(lang))
     if path.is_dir():
         raise TutorError(T(f"{path}: is a folder, not a Python file",
-                           f"{path}：这是一个文件夹，不是 Python 文件").get(lang))  # type: ignore[arg-type]
+                           f"{path}：这是一个文件夹，不是 Python 文件").get(lang))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise TutorError(T(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
                            f"{path}：不是 UTF-8 文本（第 {exc.start} 字节：{exc.reason}）")
-                         .get(lang)) from exc  # type: ignore[arg-type]
+                         .get(lang)) from exc
     except OSError as exc:
         raise TutorError(T(f"{path}: cannot be read ({exc.strerror})",
-                           f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc  # type: ignore[arg-type]
+                           f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc
 
 
-def resolve_lang(args: argparse.Namespace) -> str:
-    from tutor.i18n import default_lang
-
-    return getattr(args, "lang", None) or default_lang()
+def resolve_lang(args: argparse.Namespace) -> Lang:
+    """``--lang`` where given (argparse allows only en and zh), else the environment's."""
+    return as_lang(getattr(args, "lang", None)) or default_lang()

@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(catalog.model_dump(mode="json"), ensure_ascii=False,
                                         indent=2) + "\n")
         else:
-            with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
-                console.print(diagnosis_view.catalog_table(catalog, lang))  # type: ignore[arg-type]
+            with diagnosis_view.cjk_breaks(lang):
+                console.print(diagnosis_view.catalog_table(catalog, lang))
         return 0
     if args.file is None:
         raise TutorError(T("nothing to diagnose", "没有要诊断的内容"),
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
             except DeviceError as exc:
-                raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
+                raise TutorError(exc.text.get(lang)) from exc
         diagnoses = explain(result, code)
         if result.outcome not in ("ok", "error"):
             # a stopped run: the sandbox's reason is English, so say it in the learner's words
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             text = OUTCOME_TEXT.get(result.outcome)
             if text is not None:
                 header = text.format(timeout=args.timeout, signal=result.signal,
-                                     code=result.exit_code).get(lang)  # type: ignore[arg-type]
+                                     code=result.exit_code).get(lang)
         elif result.error is not None:
             header = _error_header(result.error, lang)
         status = 0 if result.ok else 1
@@ -138,14 +138,14 @@ def run(args: argparse.Namespace) -> int:
     # a console gets panels; a pipe or file gets plain lines that rich does not re-wrap
     blocks: list[str] = [header] if header else []
     if not diagnoses:
-        blocks.append(STATUS["clean"].get(lang))  # type: ignore[arg-type]
+        blocks.append(STATUS["clean"].get(lang))
     if console.is_terminal:
-        with diagnosis_view.cjk_breaks(lang):  # type: ignore[arg-type]
+        with diagnosis_view.cjk_breaks(lang):
             for block in blocks:
                 console.print(block, markup=False, highlight=False)
             for diagnosis in diagnoses:
-                console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))  # type: ignore[arg-type]
+                console.print(diagnosis_view.diagnosis_panel(diagnosis, lang))
     else:
-        blocks.extend(diagnosis_view.format_diagnosis(d, lang) for d in diagnoses)  # type: ignore[arg-type]
+        blocks.extend(diagnosis_view.format_diagnosis(d, lang) for d in diagnoses)
         sys.stdout.write("\n\n".join(blocks) + "\n")
     return status

@@ -17,6 +17,7 @@ from tutor.errors import TutorError
 from tutor.i18n import T
 
 if TYPE_CHECKING:
+    from tutor.cli.exercise_view import AttemptView
     from tutor.learning.exercises import ExerciseFiles
 
 
@@ -50,6 +51,7 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
     """The exercise folder over a learning session. ``runs``: a warm sandbox is started
     and the device resolved (``list``, ``hint`` and ``reset`` run nothing and start none)."""
     from tutor.course import load_course
+    from tutor.course.quiz import local_learner
     from tutor.learning import LearningSession
     from tutor.learning.exercises import ExerciseFiles
     from tutor.paths import private_folders
@@ -77,8 +79,23 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
                 ) from exc
         with ProgressStore.default(getattr(args, "data_dir", None)) as store:
             session = LearningSession(
-                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device
+                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device,
+                learner=local_learner(),  # quiz files number choices as the app orders them
             )
             yield ExerciseFiles(session, workspace)
     finally:
         sandbox.close()
+
+
+@contextmanager
+def open_with_view(args: argparse.Namespace, *, runs: bool
+                   ) -> Iterator[tuple[ExerciseFiles, AttemptView]]:
+    """:func:`open_exercises` and a view on the terminal in the files' language: how each
+    own-editor command (list, hint, reset, verify, watch) starts."""
+    from rich.console import Console
+
+    from tutor.cli.exercise_view import AttemptView
+
+    console = Console(highlight=False, soft_wrap=True)
+    with open_exercises(args, runs=runs) as files:
+        yield files, AttemptView(console, files.session.lang)

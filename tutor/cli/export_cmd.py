@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         refs, questions = _exercises(args)
         lessons = getattr(args, "lessons", None)
         config = AutograderConfig(
-            platform=kind, exercises=refs, lang=lang, timeout_s=timeout,  # type: ignore[arg-type]
+            platform=kind, exercises=refs, lang=lang, timeout_s=timeout,
             visibility=getattr(args, "visibility", "visible"),
         )
         if kind == "gradescope":
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             data = prairielearn_zip(config, lessons, questions,
                                     timeout_s=int(30 + timeout * len(refs)))
         _write(args.output, data)
-        print(WROTE.format(path=args.output).get(lang))  # type: ignore[arg-type]
+        print(WROTE.format(path=args.output).get(lang))
         return 0
     from tutor.grading.reports import load_json
 
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                                f"{args.output}：这是文件；请给出放反馈文件的文件夹"))
         written = write_feedback(report, args.output, order)
         print(T(f"wrote {len(written)} feedback files to {args.output}",
-                f"已在 {args.output} 写入 {len(written)} 份反馈").get(lang))  # type: ignore[arg-type]
+                f"已在 {args.output} 写入 {len(written)} 份反馈").get(lang))
         return 0
     from tutor.export.canvas import canvas_csv, read_roster, write_canvas
 
@@ -154,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
         unknown = [s for s in roster(report.submissions, report.students) if s not in rows]
         for student in unknown:
             print(T(f"warning: {student} is not in {args.roster} ({args.id_column})",
-                    f"警告：{student} 不在 {args.roster}（{args.id_column}）中").get(lang),  # type: ignore[arg-type]
+                    f"警告：{student} 不在 {args.roster}（{args.id_column}）中").get(lang),
                   file=sys.stderr)
     write_canvas(args.output, canvas_csv(report, order, id_column=args.id_column,
                                          roster_rows=rows))
-    print(WROTE.format(path=args.output).get(lang))  # type: ignore[arg-type]
+    print(WROTE.format(path=args.output).get(lang))
     return 0

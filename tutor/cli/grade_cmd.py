@@ -141,39 +141,59 @@ def register(subparsers: Any) -> None:
 
 def find_exercise(course: Course, ref: str) -> tuple[Lesson, Step]:
     """``LESSON/STEP``, or a step id found in only one lesson; else an error that names the
-    refs the teacher may have meant."""
+    gradable refs (code, fix and quiz steps) the teacher may have meant."""
     import difflib
 
-    steps = [(lesson, step) for lesson in course.lessons for step in lesson.steps]
-    refs = {f"{lesson.id}/{step.id}": (lesson, step) for lesson, step in steps}
-    if ref in refs:
+    from tutor.course.models import CodeStep, FixStep, QuizStep
+
+    refs = {f"{lesson.id}/{step.id}": (lesson, step)
+            for lesson in course.lessons for step in lesson.steps}
+    if ref in refs:  # any kind: the caller says why a quiz or a reading takes no files
         return refs[ref]
-    same_id = [r for r, (_, step) in refs.items() if step.id == ref.rpartition("/")[2]]
-    if "/" not in ref and len(same_id) == 1:
-        return refs[same_id[0]]
-    close = same_id or difflib.get_close_matches(ref, list(refs), n=3, cutoff=0.6)
+    lesson_id, slash, step_id = ref.rpartition("/")
+    if not slash:  # a bare step id in one lesson only (of any kind, as above)
+        owners = [r for r in refs if r.rpartition("/")[2] == step_id]
+        if len(owners) == 1:
+            return refs[owners[0]]
+    gradable = [r for r, (_, step) in refs.items()
+                if isinstance(step, (CodeStep, FixStep, QuizStep))]
+    same_id = [r for r in gradable if r.rpartition("/")[2] == step_id]
+    in_lesson = {r.rpartition("/")[2]: r for r in gradable if r.startswith(f"{lesson_id}/")}
+    if same_id:
+        close = same_id
+    elif slash and in_lesson:  # the lesson is right: its own steps (the closest, else all)
+        near = difflib.get_close_matches(step_id, list(in_lesson), n=3, cutoff=0.6)
+        close = [in_lesson[name] for name in near] or list(in_lesson.values())
+    else:
+        close = difflib.get_close_matches(ref, gradable, n=3, cutoff=0.6)
     if close:
         listed = ", ".join(close)
         hint = T(f"did you mean {listed}? Write LESSON/STEP",
                  f"是不是 {listed}？请写成 LESSON/STEP")
     else:
-        hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP",
-                 "`tutor lessons` 会列出课程和步骤；请写成 LESSON/STEP")
+        hint = T("`tutor lessons` lists the lessons and their steps; write LESSON/STEP of a "
+                 "code, fix or quiz step",
+                 "`tutor lessons` 会列出课程和步骤；请写成 code、fix 或 quiz 步骤的 LESSON/STEP")
     raise TutorError(T(f"no exercise {ref!r} in the course", f"课程中没有练习 {ref!r}"),
                      hint=hint)
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
 
 
 def _exercise_submissions(
     course: Course, ref: str, files: list[Path]
 ) -> list[Submission]:
-    from tutor.course.models import CodeStep, FixStep
+    from tutor.course.models import CodeStep, FixStep, QuizStep
     from tutor.grading.batch import read_submission
 
     lesson, step = find_exercise(course, ref)
     ref = f"{lesson.id}/{step.id}"
-    if not isinstance(step, (CodeStep, FixStep)):
-        raise TutorError(T(f"{ref} is a {step.kind} step; only code and fix steps take files",
-                           f"{ref} 是 {step.kind} 步骤；只有 code 和 fix 步骤可以评阅文件"))
+    if not isinstance(step, (CodeStep, FixStep, QuizStep)):
+        raise TutorError(T(f"{ref} is {_a(step.kind)} step; only code, fix and quiz steps "
+                           "take files",
+                           f"{ref} 是 {step.kind} 步骤；只有 code、fix 和 quiz 步骤可以评阅文件"))
     submissions = []
     for path in files:
         if not path.is_symlink() and path.is_dir():
@@ -315,9 +335,9 @@ def _summary_table(
         if wide:
             cells = []
             for exercise in exercises:
-                entry = by_key.get((student, exercise))
-                cells.append(f"[dim]-/{maxima[exercise]:g}[/]" if entry is None else
-                             f"[{STATUS_STYLE[entry.status]}]{entry.score:g}/{entry.max_score:g}[/]")
+                got = by_key.get((student, exercise))
+                cells.append(f"[dim]-/{maxima[exercise]:g}[/]" if got is None else
+                             f"[{STATUS_STYLE[got.status]}]{got.score:g}/{got.max_score:g}[/]")
         else:
             cells = [f"{sum(e.status == 'pass' for e in mine)}/{len(exercises)}"]
         table.add_row(escape(student), *cells, f"{score:g}/{max_score:g}")
@@ -393,13 +413,13 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
 
     for item in unmatched:
-        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)  # type: ignore[arg-type]
-                                             if item.text else item.reason).get(lang),  # type: ignore[arg-type]
+        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)
+                                             if item.text else item.reason).get(lang),
                   style="yellow", markup=False)
     submitted = {submission.student for submission in submissions}
     for student in students:
         if student not in submitted:
-            err.print(LABELS["empty_student"].format(student=student).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["empty_student"].format(student=student).get(lang),
                       style="yellow", markup=False)
 
     resumed = 0
@@ -410,11 +430,11 @@ def run(args: argparse.Namespace) -> int:
         sandbox.start()
         confinement = sandbox.confinement()
         if not confinement.confined and not args.unconfined:
-            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),
                       style="red", markup=False)
             return 3
         for path in sandbox.exposed():
-            err.print(LABELS["exposed"].format(path=path).get(lang),  # type: ignore[arg-type]
+            err.print(LABELS["exposed"].format(path=path).get(lang),
                       style="yellow", markup=False)
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         previous = reusable(previous_report, lang=lang, device=device,
@@ -430,7 +450,7 @@ def run(args: argparse.Namespace) -> int:
                 "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), console=err, transient=True,
             )
-            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))  # type: ignore[arg-type]
+            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))
             progress_bar.start()
 
         def progress(entry: SubmissionEntry, was_resumed: bool) -> None:
@@ -442,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             entries = grade_submissions(
                 submissions, runner=sandbox, jobs=jobs, device=device, cache=ExpectedCache(),
-                limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,  # type: ignore[arg-type]
+                limits=Limits(wall_time_s=args.timeout), lang=lang, previous=previous,
                 progress=progress, reveal=args.show_expected,
             )
         finally:
@@ -454,17 +474,17 @@ def run(args: argparse.Namespace) -> int:
         tool_version=__version__, torch_version=torch_version(), device=device, lang=lang,
         show_expected=args.show_expected,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        unmatched=[item.said(lang) for item in unmatched],  # type: ignore[arg-type]
+        unmatched=[item.said(lang) for item in unmatched],
     )
     report = grade_shards.as_part(args, report, everyone)
     # the reports first: a closed or broken terminal (`| head`) must not cost the files
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
-            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
+            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)
     if args.csv is not None:
         write_csv(report, args.csv)
-        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
+        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)
     closed = False
 
     def on_broken_pipe() -> None:
@@ -477,15 +497,15 @@ def run(args: argparse.Namespace) -> int:
     out.print(_summary_table(report, lang, bool(args.exercise), _course_order(course)))
     out.print(total_line(report.summary.model_dump(), lang))
     if resumed:
-        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))  # type: ignore[arg-type]
+        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))
     if regraded:
-        out.print(LABELS["regraded"].format(count=regraded).get(lang))  # type: ignore[arg-type]
+        out.print(LABELS["regraded"].format(count=regraded).get(lang))
     if closed:
-        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)  # type: ignore[arg-type]
+        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)
     if args.fail_under is not None and report.summary.percent < args.fail_under:
         print(
             LABELS["fail_under"].format(percent=report.summary.percent, limit=args.fail_under)
-            .get(lang),  # type: ignore[arg-type]
+            .get(lang),
             file=sys.stderr,
         )
         return 1

@@ -100,14 +100,14 @@ def run_merge(args: argparse.Namespace) -> int:
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
-            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)  # type: ignore[arg-type]
+            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)
     if args.csv is not None:
         write_csv(report, args.csv, order)
-        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)  # type: ignore[arg-type]
+        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)
     print(total_line(report.summary.model_dump(), lang))
     if args.fail_under is not None and report.summary.percent < args.fail_under:
         print(LABELS["fail_under"].format(percent=report.summary.percent,
-                                          limit=args.fail_under).get(lang),  # type: ignore[arg-type]
+                                          limit=args.fail_under).get(lang),
               file=sys.stderr)
         return 1
     return 0

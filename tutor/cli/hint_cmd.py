@@ -8,7 +8,7 @@ import argparse
 from tutor.cli.exercise_files import add_exercise_options
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "hint",
         help="show the next hint of an exercise (one more each time)",
@@ -29,15 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from tutor.cli.exercise_files import open_with_view
 
-    from tutor.cli.exercise_files import open_exercises
-    from tutor.cli.exercise_view import AttemptView
-
-    console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args, runs=False) as files:
+    with open_with_view(args, runs=False) as (files, view):
         entry = files.find(args.exercise) if args.exercise else files.starting_entry()
-        view = AttemptView(console, files.session.lang)
         _, step = files.step_of(entry)
         view.line(f"{files.number_of(entry)}. {entry.path} · {step.title.get(view.lang)}",
                   style="bold")

@@ -108,6 +108,6 @@ def run(args: argparse.Namespace) -> int:
     report = _lint(args, paths)
     lang = resolve_lang(args)
     for problem in report.problems:
-        print(problem.format(_display(problem.path, explicit), lang))  # type: ignore[arg-type]
-    print(report.summary(lang))  # type: ignore[arg-type]
+        print(problem.format(_display(problem.path, explicit), lang))
+    print(report.summary(lang))
     return 1 if report.failed(strict=args.strict) else 0

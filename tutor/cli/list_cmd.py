@@ -37,7 +37,7 @@ MSG: dict[str, Text] = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "list",
         help="list your exercise files and your progress on each",
@@ -59,26 +59,24 @@ def _row(view_t: Callable[[Text], str], row: ExerciseStatus) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text as RichText
 
-    from tutor.cli.exercise_files import open_exercises
-    from tutor.cli.exercise_view import AttemptView
+    from tutor.cli.exercise_files import open_with_view
 
-    console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args, runs=False) as files:
-        view = AttemptView(console, files.session.lang)
+    with open_with_view(args, runs=False) as (files, view):
         view.stale(files.stale)
         rows = files.statuses()
         table = Table(box=None, pad_edge=False)
         for key in ("col.no", "col.file", "col.status", "col.best", "col.attempts", "col.hints"):
-            table.add_column(view.t(MSG[key]), no_wrap=True)
+            # a long file name folds, rather than a score being cut to "0.5…"
+            table.add_column(view.t(MSG[key]), no_wrap=key != "col.file",
+                             overflow="fold" if key == "col.file" else "ellipsis")
         styles = {"passed": "green", "tried": "yellow", "new": "dim"}
         for row in rows:
             table.add_row(*(RichText(cell) for cell in _row(view.t, row)),
                           style=styles[row.status])
-        console.print(table)
+        view.console.print(table)
         passed = sum(row.status == "passed" for row in rows)
         view.say(MSG["summary"], style="bold", passed=passed, total=len(rows))
         if any(row.current for row in rows):

@@ -72,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
         from tutor.tui.preview import step_renderables
 
         console = Console()
-        for renderable in step_renderables(lesson, step, lang):  # type: ignore[arg-type]
+        for renderable in step_renderables(lesson, step, lang):
             console.print(renderable)
         return 0
     from tutor.tui.preview import PreviewApp
 
-    PreviewApp(lesson, step, lang).run()  # type: ignore[arg-type]
+    PreviewApp(lesson, step, lang).run()
     return 0

@@ -19,7 +19,7 @@ MSG = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "reset",
         help="put an exercise file back to its starter code",
@@ -34,15 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from tutor.cli.exercise_files import open_with_view
 
-    from tutor.cli.exercise_files import open_exercises
-    from tutor.cli.exercise_view import AttemptView
-
-    console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args, runs=False) as files:
+    with open_with_view(args, runs=False) as (files, view):
         entry = files.find(args.exercise)
-        view = AttemptView(console, files.session.lang)
         backup = files.reset(entry)
         view.say(MSG["done"], style="bold", n=files.number_of(entry), path=entry.path)
         if backup is not None:

@@ -15,7 +15,8 @@ from tutor.i18n import T, Text
 
 if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
-    from tutor.sandbox.models import RunResult
+    from tutor.i18n import Lang
+    from tutor.sandbox.models import ErrorInfo, RunResult
 
 OUTCOME_TEXT: dict[str, Text] = {
     "timeout": T("Stopped: the code ran longer than {timeout:g} s.",
@@ -72,7 +73,7 @@ def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device:
     return diagnose_with_evidence(code, result, sandbox, device=device)
 
 
-def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
+def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
                   timeout: float = 10.0, *, streamed: bool = False) -> None:
     """``streamed``: the output was shown as it came; only what follows it is printed."""
     out, err = sys.stdout, sys.stderr
@@ -92,31 +93,41 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
     for warning in result.warnings:
         key = "warning" if warning.line is not None else "warning_noline"
         lines.append(LABELS[key].format(line=warning.line, category=warning.category,
-                                        message=for_learner(warning.message)).get(lang))  # type: ignore[arg-type]
+                                        message=for_learner(warning.message)).get(lang))
     error = result.error
     if result.outcome == "error" and error is not None:
-        if error.traceback:
-            lines.append(LABELS["traceback"].get(lang))  # type: ignore[arg-type]
-            for frame in error.traceback:
-                lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
-                             .get(lang))  # type: ignore[arg-type]
-                if frame.source:
-                    lines.append(f"    {frame.source}")
-        elif error.line is not None:
-            lines.append(LABELS["error_at"].format(line=error.line, source=error.source_line
-                                                   or "").get(lang))  # type: ignore[arg-type]
+        lines += _where(error, lang)
         lines.append(f"{error.type}: {for_learner(error.message)}")
     elif result.outcome in OUTCOME_TEXT:
+        if error is not None:  # a run stopped at a limit: where it was
+            lines += _where(error, lang)
         lines.append(OUTCOME_TEXT[result.outcome].format(
-            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))  # type: ignore[arg-type]
+            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))
     # the same block as `tutor diagnose` prints: translated kind, the values, the lesson
     from tutor.cli.diagnosis_view import format_diagnosis
 
     for diagnosis in diagnoses:
         lines.append("")
-        lines.append(format_diagnosis(diagnosis, lang))  # type: ignore[arg-type]
+        lines.append(format_diagnosis(diagnosis, lang))
     if lines:
         err.write("\n".join(lines) + "\n")
+
+
+def _where(error: ErrorInfo, lang: Lang) -> list[str]:
+    """The learner's frames of an error (or of a run stopped at a limit), as Python's
+    traceback shows them but with the learner's lines only."""
+    if error.traceback:
+        lines = [LABELS["traceback"].get(lang)]
+        for frame in error.traceback:
+            lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
+                         .get(lang))
+            if frame.source:
+                lines.append(f"    {frame.source}")
+        return lines
+    if error.line is not None:
+        return [LABELS["error_at"].format(line=error.line, source=error.source_line or "")
+                .get(lang)]
+    return []
 
 
 UNCONFINED = T(
@@ -162,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout),
                                  on_output=echo)
         except DeviceError as exc:
-            raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
+            raise TutorError(exc.text.get(lang)) from exc
         if result.outcome == "error" or getattr(args, "diagnose", False):
             diagnoses, evidence = _diagnoses_from_evidence(result, code, sandbox,
                                                            result.device)
@@ -170,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             diagnoses = _diagnoses(result, code)
         confinement = sandbox.confinement()
     if not confinement.confined:
-        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")  # type: ignore[arg-type]
+        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")
     if args.json:
         payload: dict[str, Any] = {
             "result": result.model_dump(mode="json"),

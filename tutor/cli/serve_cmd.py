@@ -143,9 +143,13 @@ def build_app(args: argparse.Namespace, users_dir: Path) -> Any:
             "height", "24").isdigit() else 24
         await socket.prepare(request)
         (users_dir / name).mkdir(parents=True, exist_ok=True)
+
+        async def close() -> None:  # (the socket's close says whether it was open)
+            await socket.close()
+
         service = AppService(
             app_command(args, users_dir, name), write_bytes=socket.send_bytes,
-            write_str=socket.send_str, close=socket.close,
+            write_str=socket.send_str, close=close,
             download_manager=serve.download_manager,
         )
         await service.start(width, height)

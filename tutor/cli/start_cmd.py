@@ -8,7 +8,7 @@ from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "start",
         help="write the exercises as Python files for your own editor",
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
+    from tutor.course.quiz import local_learner
     from tutor.i18n import Lang, T
     from tutor.progress import ProgressStore
     from tutor.workspace import Workspace, describe_report
@@ -73,13 +74,14 @@ def run(args: argparse.Namespace) -> int:
             lang=lang,
             lessons_dir=lessons_dir,
             saved_code=store.last_code,
+            learner=local_learner(),  # quiz choices numbered in the app's order for this user
         )
     console = Console(highlight=False, soft_wrap=True)
     for line in describe_report(report, workspace.root):
         console.print(line.get(lang), markup=False)
     if not (report.written or report.updated or report.unchanged or report.kept):
         console.print(
-            T("No code exercises to write.", "没有需要写入的编程练习。").get(lang),
+            T("No exercises to write.", "没有需要写入的练习。").get(lang),
             markup=False,
         )
         return 0

@@ -38,7 +38,7 @@ MSG: dict[str, Text] = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "verify",
         help="grade every exercise file once; say why any fails (exit 1 if one does)",
@@ -62,11 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
-    from tutor.cli.exercise_files import open_exercises
-    from tutor.cli.exercise_view import AttemptView
+    from tutor.cli.exercise_files import open_with_view
     from tutor.errors import TutorError
 
     if args.jobs < 1:  # as `tutor grade --jobs 0` says, rather than quietly using 1
@@ -74,9 +72,7 @@ def run(args: argparse.Namespace) -> int:
             T("--jobs must be at least 1", "--jobs 至少为 1"),
             hint=T("e.g. --jobs 2", "例如 --jobs 2"),
         )
-    console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args, runs=True) as files:
-        view = AttemptView(console, files.session.lang)
+    with open_with_view(args, runs=True) as (files, view):
         view.stale(files.stale)
         results = files.verify(jobs=args.jobs)
         table = Table(show_edge=False, pad_edge=False)
@@ -91,21 +87,21 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(
                 str(number), entry.path, f"[{style}]{view.t(MSG['status.' + status])}[/]", score
             )
-        console.print(table)
+        view.console.print(table)
         failing = [
             (number, entry, attempt)
             for number, (entry, attempt) in enumerate(results, 1)
             if attempt is None or not attempt.verdict.passed
         ]
         for number, entry, attempt in failing:
-            console.print()
+            view.console.print()
             view.say(MSG["why"], style="bold red", n=number, path=entry.path, ref=entry.ref)
             if attempt is None:
                 view.say(MSG["missing"], n=number)
             else:
                 view.why(attempt)
         passed, total = len(results) - len(failing), len(results)
-        console.print()
+        view.console.print()
         view.say(
             MSG["summary"],
             style="bold green" if not failing else "bold red",

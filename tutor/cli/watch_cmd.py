@@ -30,6 +30,8 @@ from tutor.errors import TutorError
 from tutor.i18n import T
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from tutor.i18n import Text
@@ -304,7 +306,7 @@ class KeyReader:
     def __init__(self, events: queue.Queue[Event], stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdin
         self.events = events
-        self._saved_mode: list | None = None  # type: ignore[type-arg]
+        self._saved_mode: list | None = None
         self.is_tty = False
 
     def start(self) -> None:
@@ -319,7 +321,7 @@ class KeyReader:
 
             self._saved_mode = termios.tcgetattr(fd)
             tty.setcbreak(fd)
-            target = self._read_chars
+            target: Callable[[int], None] = self._read_chars
         else:
             target = self._read_lines
         threading.Thread(target=target, args=(fd,), daemon=True, name="watch-keys").start()
@@ -373,7 +375,7 @@ def run_loop(session: WatchSession, events: queue.Queue[Event]) -> None:
 # ---------------------------------------------------------------------- CLI
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "watch",
         help="grade your exercise files every time you save one",
@@ -389,13 +391,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from tutor.cli.exercise_files import open_with_view
 
-    from tutor.cli.exercise_files import open_exercises
-
-    console = Console(highlight=False, soft_wrap=True)
-    with open_exercises(args, runs=True) as files:
-        session = WatchSession(files, console)
+    with open_with_view(args, runs=True) as (files, view):
+        session = WatchSession(files, view.console)
         events: queue.Queue[Event] = queue.Queue()
         watcher = FileWatcher(files.workspace.root, events)
         keys = KeyReader(events)

@@ -13,7 +13,6 @@ from tutor.course.loader import (
     LoadedLesson,
     Position,
     Problem,
-    bundled_lessons_dir,
     lesson_files,
     load_course,
     load_lesson,
@@ -40,6 +39,7 @@ from tutor.course.models import (
     Step,
     ValueCheck,
 )
+from tutor.paths import bundled_lessons_dir
 
 __all__ = [
     "AnswerStep",

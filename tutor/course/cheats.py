@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstCheck, CodeStep, FixStep
-from tutor.course.python_names import nodes
+from tutor.python_names import nodes
 
 MAX_REMOVALS = 8
 """Key lines tried per step: enough for any exercise of this course, bounded for lint's time."""

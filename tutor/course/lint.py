@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tutor.cjk import UNSPACED
 from tutor.course.cheats import forbidden_without_cheat
 from tutor.course.loader import (
     LoadedLesson,
@@ -50,15 +51,16 @@ from tutor.course.models import (
     StdoutCheck,
     ValueCheck,
 )
-from tutor.course.python_names import BUILTIN_NAMES, defined_names, free_names
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
+from tutor.markdown_fences import fenced_pieces
+from tutor.python_names import BUILTIN_NAMES, defined_names, free_names
 
 MIN_HINTS = 2
 LANGS: tuple[Lang, ...] = ("en", "zh")
 """Exercises should offer a gentle hint and a specific one."""
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+_CJK = re.compile(f"[{UNSPACED}]")
 _CODE_SPAN = re.compile(r"```.*?```|`[^`]*`|^\s*[\"'].*[\"']\s*$", re.S)
 """Code spans, and a text that is wholly one quotation (an error message, verbatim)."""
 _WORD = re.compile(r"^[(\"']?[A-Za-z]{2,}[,.;:!?)\"']*$")
@@ -68,7 +70,6 @@ Chinese translation; fewer is taken as a name or formula, the same in both langu
 
 _TEXT_FIELDS_OF_STEP = ("title", "body", "prompt")
 
-_FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.S | re.M)
 _INLINE_CODE = re.compile(r"(`+).+?\1", re.S)
 _FORMULA_STAR = re.compile(r"(?<=[A-Za-z0-9\])])\*{1,2}(?=[A-Za-z0-9(\[])")
 """A ``*`` between two letters or digits (``2*x``, ``x**2``, ``1*z[0]``): Markdown reads a pair
@@ -94,11 +95,15 @@ _COUNT_WORDS = re.compile(
 
 
 class SelfCheckProblemLike(Protocol):
-    """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step."""
+    """What ``tutor.grading.selfcheck.verify_lesson`` reports for one step (read only: its
+    problems are frozen models)."""
 
-    step_id: str
-    field: str
-    message: str
+    @property
+    def step_id(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def message(self) -> str: ...
 
 
 VerifyLesson = Callable[..., Sequence[SelfCheckProblemLike]]
@@ -611,7 +616,8 @@ def _first_difference(a: Any, b: Any, line_a: int, line_b: int) -> tuple[int, in
 def eaten_by_markdown(text: str) -> list[str]:
     """What Markdown would read as emphasis marks in prose (outside code): each a short
     excerpt around a ``*`` in a formula or an ``_`` at a name's edge."""
-    prose = _INLINE_CODE.sub(" ", _FENCED.sub(" ", text))
+    prose = _INLINE_CODE.sub(" ", "".join(" " if p.code is not None else p.source
+                                           for p in fenced_pieces(text)))
     found = []
     for pattern in (_FORMULA_STAR, _EDGE_UNDERSCORE):
         for match in pattern.finditer(prose):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import importlib.resources
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -22,7 +21,9 @@ from tutor.course.messages import msg
 from tutor.course.models import Course, Lesson
 from tutor.errors import TutorError
 from tutor.i18n import Lang, Text
+from tutor.paths import bundled_lessons_dir
 from tutor.records import Record, field_types, is_record
+from tutor.validation_zh import zh_message
 from tutor.yaml_read import MAX_BYTES, YamlProblem, decode
 from tutor.yaml_read import parse as parse_yaml
 
@@ -61,7 +62,7 @@ class Problem:
 
     def format(self, display_path: str | None = None, lang: Lang = "en") -> str:
         where = f"{display_path if display_path is not None else self.path}:{self.line}:{self.col}"
-        prefix = ("警告：" if lang == "zh" else "warning: ") if self.severity == "warning" else ""
+        prefix = msg("warning_prefix").get(lang) if self.severity == "warning" else ""
         return f"{where}: {prefix}{self.said(lang)}"
 
 
@@ -72,13 +73,15 @@ class LessonError(TutorError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = sorted(problems)
-        lines = [problem.format() for problem in self.problems[:20]]
-        if len(self.problems) > 20:
-            lines.append(f"... and {len(self.problems) - 20} more")
-        super().__init__(
-            "invalid lesson file:\n" + "\n".join(lines),
-            hint="run `tutor lint` on the file for every problem",
-        )
+
+        def said(lang: Lang) -> str:
+            lines = [msg("invalid_lessons").get(lang)]
+            lines += [problem.format(lang=lang) for problem in self.problems[:20]]
+            if len(self.problems) > 20:
+                lines.append(msg("more_problems", count=len(self.problems) - 20).get(lang))
+            return "\n".join(lines)
+
+        super().__init__(Text(en=said("en"), zh=said("zh")), hint=msg("lint_for_every_problem"))
 
 
 @dataclass(frozen=True)
@@ -139,25 +142,11 @@ class LoadedLesson:
 # --------------------------------------------------------------------------- finding lessons
 
 
-def bundled_lessons_dir() -> Path:
-    """The course shipped with the package (``tutor/bundled_lessons``), else ``lessons/``."""
-    try:
-        bundled = importlib.resources.files("tutor") / "bundled_lessons"
-        if bundled.is_dir():
-            return Path(str(bundled))
-    except (ModuleNotFoundError, TypeError, NotADirectoryError):  # pragma: no cover
-        pass
-    return Path(__file__).resolve().parents[2] / "lessons"
-
-
 def lesson_files(directory: Path) -> list[Path]:
     """The lesson files of a course folder, in name order (other files are ignored)."""
     if not directory.is_dir():
-        raise TutorError(
-            f"{directory}: " + ("a file, not a folder of lessons" if directory.exists()
-                                else "no such folder of lessons"),
-            hint="pass a folder that holds lesson *.yaml files",
-        )
+        what = "not_a_lesson_folder" if directory.exists() else "no_lesson_folder"
+        raise TutorError(msg(what, folder=str(directory)), hint=msg("pass_a_lesson_folder"))
     return sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in LESSON_SUFFIXES)
 
 
@@ -186,7 +175,7 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
             raw = handle.read(MAX_BYTES + 1)
         text = decode(raw)
     except FileNotFoundError:
-        raise TutorError(f"{path}: no such lesson file") from None
+        raise TutorError(msg("no_lesson_file", path=str(path))) from None
     except YamlProblem as problem:
         loaded = LoadedLesson(path=path, text="", data=None)
         loaded.problems.append(Problem.of(path, 1, 1, msg("cannot_read", error=problem.text)))
@@ -203,7 +192,7 @@ def parse_lesson_file(path: Path) -> LoadedLesson:
         loaded.problems.append(Problem.of(path, problem.line, problem.col, message))
         return loaded
     loaded.positions = {
-        loc: Position(*where) for loc, where in parsed.positions.items()  # type: ignore[arg-type]
+        loc: Position(*where) for loc, where in parsed.positions.items()
     }
     loaded.positions.setdefault((), Position(1, 1))
     loaded.data = parsed.data
@@ -259,10 +248,8 @@ def load_course(directory: Path | None = None) -> Course:
     directory = Path(directory) if directory is not None else bundled_lessons_dir()
     files = lesson_files(directory)
     if not files:
-        raise TutorError(
-            f"{directory}: no lesson files (*.yaml) in this folder",
-            hint="pass --lessons DIR pointing at a folder of lesson YAML files",
-        )
+        raise TutorError(msg("no_lesson_files", folder=str(directory)),
+                         hint=msg("pass_lessons_dir"))
     cached = _cached_course(files)
     if cached is not None:
         return cached
@@ -336,6 +323,13 @@ def duplicate_lesson_problem(loaded: LoadedLesson, other: LoadedLesson) -> Probl
 # --------------------------------------------------------------------------- locations
 
 
+def _has(node: Any, part: str | int) -> bool:
+    """Whether ``node[part]`` is a key of a mapping or an index of a list."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
 def resolve_loc(data: Any, loc: Sequence[str | int]) -> Loc:
     """The longest prefix of ``loc`` that exists in ``data``, with union tags dropped."""
     found: list[str | int] = []
@@ -344,9 +338,7 @@ def resolve_loc(data: Any, loc: Sequence[str | int]) -> Loc:
     i = 0
     while i < len(parts):
         part = parts[i]
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
+        if _has(node, part):
             node = node[part]
             found.append(part)
         elif isinstance(node, dict) and isinstance(part, str) and i + 1 < len(parts):
@@ -516,7 +508,8 @@ def validation_problems(loaded: LoadedLesson, exc: ValidationError) -> list[Prob
             given = error.get("input")
             shown = repr(given) if isinstance(given, (str, int, float, bool)) else None
             got = msg("got_value", value=shown) if shown is not None and len(shown) <= 60 else ""
-            message = msg("invalid_value", where=where, error=error["msg"], got=got)
+            said = Text(en=str(error["msg"]), zh=zh_message(error))  # pydantic's, by type
+            message = msg("invalid_value", where=where, error=said, got=got)
         line, col = loaded.locate(loc, key=key)
         marker = (line, col, message.en)
         if marker in seen:

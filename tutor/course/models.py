@@ -37,7 +37,7 @@ Topic = Literal[
 
 def _tagged_by_kind() -> Any:
     """Checks and steps are unions told apart by their ``kind`` (a discriminated union)."""
-    from pydantic import Discriminator
+    from pydantic import Discriminator  # here: pydantic stays off the first screen (records)
 
     return Discriminator("kind")
 
@@ -235,7 +235,9 @@ class _Exercise:
 class CodeStep(_Exercise, _StepBase):
     """Write code that passes the checks; ``solution`` is the reference (truth from torch)."""
 
-    # before `kind`: the published schema lists it there (where pydantic put the mixin's field)
+    # before `kind`: the published schema lists it there (where pydantic put the mixin's field).
+    # The default is the YAML form (""), which pydantic validates into a Text
+    # (validate_default) and the schema shows as authors write it.
     starters: BiText = field(default="", metadata={  # type: ignore[assignment]
         "alias": "starter", "validate_default": True, "description": STARTER_DESCRIPTION
     })

@@ -666,6 +666,7 @@ def generic_outcome(result: RunResult) -> Diagnosis | None:
         title=title,
         explanation=explanation,
         fix=fix,
+        line=result.error.line if result.error is not None else None,  # where it was stopped
         lesson_ref="errors/intro",
         generic=True,
     )

@@ -8,7 +8,7 @@ import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from tutor.course.python_names import dotted
+from tutor.python_names import dotted
 
 NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
 BUILTIN_NAMES = frozenset(dir(builtins))

@@ -136,7 +136,8 @@ def grade_folder(
             limits=Limits(wall_time_s=config.timeout_s), lang=config.lang,
         )
     labels = {s.exercise: [(check_name(c), check_label(c).get(config.lang), c.points)
-                           for c in s.step.checks] for s in submissions}
+                           for c in s.step.checks]
+              for s in submissions if isinstance(s.step, (CodeStep, FixStep))}  # (as exported)
     entries = [every_check(entry, labels[entry.exercise]) for entry in entries]
     if platform == "gradescope":
         return gradescope_results(entries, missing, lang=config.lang,
@@ -148,6 +149,7 @@ def grade_folder(
 def warm(config_file: Path) -> None:
     """Run every exercise's reference solution once, so each submission finds its truth."""
     from tutor.course import load_course
+    from tutor.course.models import CodeStep, FixStep
     from tutor.grading import expected_run
     from tutor.grading.expected import ExpectedCache
     from tutor.sandbox import Sandbox
@@ -158,7 +160,9 @@ def warm(config_file: Path) -> None:
     with Sandbox() as sandbox:
         sandbox.start()
         for ref in config.exercises:
-            expected_run(steps[ref], runner=sandbox, device="cpu", cache=ExpectedCache())
+            step = steps[ref]
+            if isinstance(step, (CodeStep, FixStep)):  # (the export took only these)
+                expected_run(step, runner=sandbox, device="cpu", cache=ExpectedCache())
 
 
 def write_results(root: Path, results: BaseModel) -> Path:

@@ -34,8 +34,8 @@ SOURCE_DIR = "autograd-tutor"
 VENV = "/opt/autograd-tutor"
 """Where setup.sh (or the Dockerfile) installs the tutor and torch: a venv, because recent
 Ubuntu images refuse ``pip install`` into the system Python."""
-PACKAGE_DATA = ["py.typed", "**/*.tcss", "**/*.yaml", "**/*.json", "bundled_lessons/*.yaml",
-                "bundled_lessons/*.md"]
+PACKAGE_DATA = ["py.typed", "**/*.tcss", "**/*.yaml", "**/*.json", "**/*.po", "**/*.mo",
+                "bundled_lessons/*.yaml", "bundled_lessons/*.md"]
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 GRADESCOPE_SETUP = """\
@@ -151,11 +151,14 @@ class Bundle:
         self.zip = zipfile.ZipFile(self.buffer, "w", zipfile.ZIP_DEFLATED)
 
     def text(self, name: str, content: str, *, executable: bool = False) -> None:
+        self.data(name, content.encode("utf-8"), executable=executable)
+
+    def data(self, name: str, content: bytes, *, executable: bool = False) -> None:
         info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
         info.compress_type = zipfile.ZIP_DEFLATED
         mode = 0o755 if executable else 0o644
         info.external_attr = (stat.S_IFREG | mode) << 16
-        self.zip.writestr(info, content.encode("utf-8"))
+        self.zip.writestr(info, content)
 
     def tree(self, source: Path, prefix: str) -> None:
         """Every file under ``source`` (symlinked folders followed: the bundled lessons are
@@ -167,7 +170,7 @@ class Bundle:
                     continue
                 path = Path(folder) / name
                 rel = path.relative_to(source).as_posix()
-                self.text(f"{prefix}/{rel}", path.read_text(encoding="utf-8"))
+                self.data(f"{prefix}/{rel}", path.read_bytes())  # (a compiled catalog too)
 
     def close(self) -> bytes:
         self.zip.close()

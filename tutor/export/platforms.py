@@ -117,9 +117,9 @@ def _overall(entries: Sequence[SubmissionEntry], missing: Sequence[Missing], lan
         lines.append(f"{line}  {entry.message}".rstrip())
     for item in missing:
         total = sum(points for _, points in item.checks)
-        line = WORDS["summary"].format(exercise=item.exercise, score=0, max_score=total)
+        said = WORDS["summary"].format(exercise=item.exercise, score=0, max_score=total)
         files = WORDS["missing"].format(files=" / ".join(item.expected_files))
-        lines.append(f"{line.get(lang)}  {files.get(lang)}")
+        lines.append(f"{said.get(lang)}  {files.get(lang)}")
     return "\n".join(lines)
 
 

@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tutor.course.python_names import dotted
 from tutor.errors import TutorError
 from tutor.grading.feedback import msg
 from tutor.i18n import Text
+from tutor.python_names import dotted
 
 AnswerKind = Literal["tensor", "sequence", "number", "bool", "none", "name", "string"]
 

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstRule
-from tutor.course.python_names import dotted, nodes
+from tutor.python_names import dotted, nodes
 
 GRAD_WRITE_METHODS_ALLOWED = frozenset({"zero_", "requires_grad_"})
 """In-place methods that may be called on ``.grad``: zeroing between steps is the lesson."""
@@ -118,7 +118,7 @@ def _grad_owner(node: ast.AST) -> str | None:
     """``x`` for ``x.grad``, ``x.grad.data``, ``x.grad[0]``: whose gradient it is."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         if _is_grad_attr(node):
-            return ast.unparse(node.value)  # type: ignore[attr-defined]
+            return ast.unparse(node.value)
         node = node.value
     return None
 
@@ -138,6 +138,8 @@ def hand_written_grads(tree: ast.AST) -> set[str] | None:
 def _grad_writes(tree: ast.AST) -> list[tuple[int, str, str | None]]:
     writes: list[tuple[int, str, str | None]] = []
     for node in nodes(tree):
+        if not isinstance(node, ast.stmt | ast.expr):
+            continue
         targets: list[ast.AST] = []
         value: ast.AST | None = None
         if isinstance(node, ast.Assign):

@@ -25,12 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.course.models import CodeStep, Course, FixStep, Lesson
+from tutor.course.models import CodeStep, Course, FixStep, Lesson, QuizStep
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import msg
-from tutor.grading.models import Verdict
+from tutor.grading.models import Verdict, VerdictStatus
 from tutor.grading.reports import SubmissionEntry, entry_from_verdict
-from tutor.grading.verdicts import expected_run, grade_step, step_ref, unrun_checks
+from tutor.grading.verdicts import (
+    expected_run,
+    grade_quiz_file,
+    grade_step,
+    quiz_not_gradable,
+    step_ref,
+    unrun_checks,
+)
 from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import Limits
 
@@ -44,11 +51,16 @@ MAX_SUBMISSION_BYTES = 1_000_000
 MAX_STUDENT_NAME = 100
 
 
+GradedStep = CodeStep | FixStep | QuizStep
+"""What a submitted file can answer: code, a fix, or a quiz (the file ``tutor start``
+writes, its ANSWER read against the choices it lists)."""
+
+
 @dataclass(frozen=True)
 class Submission:
     student: str
     lesson: Lesson
-    step: CodeStep | FixStep
+    step: GradedStep
     path: Path
     file: str
     """Path relative to the submissions folder, with forward slashes."""
@@ -63,12 +75,13 @@ class Submission:
         return step_ref(self.lesson, self.step)
 
 
-def exercise_sha256(step: CodeStep | FixStep) -> str:
+def exercise_sha256(step: GradedStep) -> str:
     """A hash of what grading an exercise depends on: its checks (hidden inputs and points
-    included) and its reference solution. ``--resume`` regrades when it changes."""
+    included) and its reference solution; a quiz's choices. ``--resume`` regrades when it
+    changes."""
     data = step.model_dump(mode="json")
-    blob = json.dumps({"checks": data["checks"], "solution": data["solution"]},
-                      sort_keys=True, ensure_ascii=False)
+    keys = ("choices", "multiple") if isinstance(step, QuizStep) else ("checks", "solution")
+    blob = json.dumps({key: data[key] for key in keys}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -94,15 +107,15 @@ class StepIndex:
     """Finds the gradable step a file name stands for."""
 
     def __init__(self, course: Course) -> None:
-        self.by_ref: dict[str, tuple[Lesson, CodeStep | FixStep]] = {}
-        self.by_step: dict[str, list[tuple[Lesson, CodeStep | FixStep]]] = {}
+        self.by_ref: dict[str, tuple[Lesson, GradedStep]] = {}
+        self.by_step: dict[str, list[tuple[Lesson, GradedStep]]] = {}
         for lesson in course.lessons:
             for step in lesson.steps:
-                if isinstance(step, (CodeStep, FixStep)):
+                if isinstance(step, (CodeStep, FixStep, QuizStep)):
                     self.by_ref[f"{lesson.id}/{step.id}"] = (lesson, step)
                     self.by_step.setdefault(step.id, []).append((lesson, step))
 
-    def find(self, parts: Sequence[str]) -> tuple[Lesson, CodeStep | FixStep] | Text:
+    def find(self, parts: Sequence[str]) -> tuple[Lesson, GradedStep] | Text:
         """``parts``: the path under the student's folder. The match, or why there is none."""
         if len(parts) == 2:
             ref = f"{parts[0]}/{Path(parts[1]).stem}"
@@ -119,8 +132,8 @@ class StepIndex:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            return T(f"no code or fix-the-bug step has the id {stem!r}",
-                     f"没有编程或改错步骤的 id 是 {stem!r}")
+            return T(f"no code, fix-the-bug or quiz step has the id {stem!r}",
+                     f"没有编程、改错或测验步骤的 id 是 {stem!r}")
         lessons = ", ".join(lesson.id for lesson, _ in matches)
         sep = LESSON_STEP_SEPARATOR
         return T(
@@ -285,7 +298,7 @@ def decode_source(data: bytes) -> str | Text:
 
 
 def read_submission(
-    path: Path, file: str, student: str, lesson: Lesson, step: CodeStep | FixStep,
+    path: Path, file: str, student: str, lesson: Lesson, step: GradedStep,
     *, root: Path | None = None,
 ) -> Submission:
     """The submission at ``path``; one that is not safe to read is ``refused``, unread."""
@@ -303,26 +316,27 @@ ProgressCallback = Callable[[SubmissionEntry, bool], None]
 """Called after each submission with its entry and whether it was resumed."""
 
 
-def _grader_failure(submission: Submission, error: Exception) -> Verdict:
-    """The grader itself failed on this submission: record it, do not stop the batch."""
+def _ungraded(submission: Submission, message: Text, status: VerdictStatus) -> Verdict:
+    """0 of everything the exercise is worth, each of its results listed (they add up)."""
     step = submission.step
-    message = msg("grader_failed", type=type(error).__name__, message=str(error)[:300])
+    if isinstance(step, QuizStep):
+        return quiz_not_gradable(submission.lesson, step, message, status)
     return Verdict(
-        step=submission.exercise, status="error", score=0.0,
+        step=submission.exercise, status=status, score=0.0,
         max_score=float(sum(check.points for check in step.checks)),
         checks=unrun_checks(step, message), message=message,
     )
+
+
+def _grader_failure(submission: Submission, error: Exception) -> Verdict:
+    """The grader itself failed on this submission: record it, do not stop the batch."""
+    message = msg("grader_failed", type=type(error).__name__, message=str(error)[:300])
+    return _ungraded(submission, message, "error")
 
 
 def _refused_verdict(submission: Submission) -> Verdict:
-    step = submission.step
     assert submission.refused is not None
-    message = msg("not_read", reason=submission.refused)
-    return Verdict(
-        step=submission.exercise, status="not_gradable", score=0.0,
-        max_score=float(sum(check.points for check in step.checks)),
-        checks=unrun_checks(step, message), message=message,
-    )
+    return _ungraded(submission, msg("not_read", reason=submission.refused), "not_gradable")
 
 
 def split_previous(
@@ -376,7 +390,8 @@ def grade_submissions(
         if progress:
             progress(results[i], True)
 
-    steps = {id(s.step): s.step for s in todo if s.refused is None}
+    steps = {id(s.step): s.step for s in todo
+             if s.refused is None and not isinstance(s.step, QuizStep)}
 
     def truth(step: CodeStep | FixStep) -> None:
         # a failure here is retried, and reported, per submission
@@ -388,6 +403,9 @@ def grade_submissions(
         try:
             if submission.refused is not None:
                 verdict = _refused_verdict(submission)
+            elif isinstance(submission.step, QuizStep):  # data, never run
+                verdict = grade_quiz_file(submission.lesson, submission.step, submission.code,
+                                          reveal=reveal)
             else:
                 verdict = grade_step(
                     submission.lesson, submission.step, submission.code, runner=runner,

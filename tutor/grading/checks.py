@@ -89,10 +89,6 @@ def check_label(check: Check) -> Text:
     return msg("label_function", function=check.function)
 
 
-def is_run_dependent(check: Check) -> bool:
-    return not isinstance(check, AstCheck)
-
-
 def describe_error(error: ErrorInfo | None) -> dict[str, str]:
     if error is None:
         return {"type": "Exception", "message": "", "line": "?"}
@@ -108,16 +104,24 @@ def run_failure_message(run: RunResult) -> Text:
     if run.outcome == "timeout":
         if run.error is not None and run.error.type == "Cancelled":
             return msg("run_cancelled")
-        return msg("run_timeout")
+        return msg("run_timeout") + _stopped_at(run)
     if run.outcome == "memory":
-        return msg("run_memory")
+        return msg("run_memory") + _stopped_at(run)
     if run.outcome == "crashed":
         return msg("run_crashed", signal=str(run.signal) if run.signal is not None else "?")
     if run.outcome == "exited":
         return msg("run_exited", code=str(run.exit_code) if run.exit_code is not None else "?")
     if run.outcome == "output_limit":
-        return msg("run_output_limit")
+        return msg("run_output_limit") + _stopped_at(run)
     return msg("run_raised", **describe_error(run.error))
+
+
+def _stopped_at(run: RunResult) -> Text:
+    """The learner's line a run stopped at a limit was on, where it said (else nothing)."""
+    error = run.error
+    if error is None or error.line is None:
+        return Text(en="", zh="")
+    return msg("run_stopped_at", line=error.line, source=cap(error.source_line or "", 120))
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tutor.course.python_names import nodes
+from tutor.python_names import nodes
 
 ALLOWED_MODULES = frozenset(
     {

@@ -23,7 +23,7 @@ from tutor.errors import TutorError
 from tutor.grading.models import CheckStatus, Verdict, VerdictStatus
 from tutor.i18n import Lang
 
-REPORT_VERSION = 1
+REPORT_VERSION: Literal[1] = 1
 REPORT_OUTPUT_CAP = 500
 """Characters of a check's output kept in reports (Exercism caps ``output`` at 500)."""
 

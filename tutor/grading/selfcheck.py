@@ -25,7 +25,6 @@ from tutor.course.models import (
     QuizStep,
     ValueCheck,
 )
-from tutor.course.python_names import free_names
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
 from tutor.grading.checks import function_probe, probes_for
 from tutor.grading.compare import _flatten, compare
@@ -34,6 +33,7 @@ from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
 from tutor.grading.verdicts import compare_answer, grade_step
 from tutor.i18n import T, Text
+from tutor.python_names import free_names
 from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
         if probe is None or value is None:
             continue
         lines.append(f"{name} = {value}")
-        grad = probe.value.grad if isinstance(probe.value, TensorSnapshot) else None
+        snapshot = probe.value
+        grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
         grad_code = _literal(grad) if grad is not None else None
         if grad_code is not None:
             lines.append(f"{name}.grad = {grad_code}")

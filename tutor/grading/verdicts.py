@@ -447,6 +447,37 @@ def grade_quiz(
     )
 
 
+def grade_quiz_file(lesson: Lesson, step: QuizStep, text: str, *, reveal: bool = False
+                    ) -> Verdict:
+    """A quiz handed in as the file ``tutor start`` writes: the numbers in its ``ANSWER``
+    are read against the choices its header lists (the order its learner saw), so the grade
+    depends on no one's name or machine; a file whose listing or answer cannot be read is
+    not gradable, and says why. Read as data, never run."""
+    from tutor.workspace import listed_order, parse_quiz_answer, split_code
+
+    order = listed_order(text, step)
+    if order is None:
+        return quiz_not_gradable(lesson, step, msg("quiz_file_unlisted"))
+    picked = parse_quiz_answer(split_code(text), len(order))
+    if isinstance(picked, Text):
+        return quiz_not_gradable(lesson, step, picked)
+    if not step.multiple and len(picked) > 1:
+        return quiz_not_gradable(lesson, step, msg("quiz_file_one_answer"))
+    return grade_quiz(lesson, step, [order[p] for p in picked], reveal=reveal)
+
+
+def quiz_not_gradable(lesson: Lesson, step: QuizStep, message: Text,
+                      status: VerdictStatus = "not_gradable") -> Verdict:
+    """A quiz answer that was not graded: 0 of what it is worth, in one result (so its
+    results add up to its ``max_score``, as every submission's do)."""
+    total = float(len(step.choices)) if step.multiple else 1.0
+    check = CheckResult(name="choices" if step.multiple else "choice",
+                        label=msg("label_choices"), status="error", points=0.0,
+                        max_points=total, message=message)
+    return Verdict(step=step_ref(lesson, step), status=status, score=0.0, max_score=total,
+                   checks=[check], message=message)
+
+
 def _kept_back(step: QuizStep, checks: list[CheckResult], picks: list[int]) -> CheckResult:
     """A wrong answer's one result that gives nothing away: the picked choice's own
     explanation for a single choice; for several, only how many were judged right."""

@@ -22,16 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from tutor.course.models import CodeStep, FixStep, Lesson
+from tutor.course.models import CodeStep, FixStep, Lesson, QuizStep
 from tutor.i18n import T, Text
 from tutor.learning.session import Attempt, LearningSession, step_ref
 from tutor.workspace import (
     ExerciseEntry,
+    FileStep,
     Workspace,
     WorkspaceError,
+    is_starter_of,
+    parse_quiz_answer,
+    quiz_order,
     render_exercise,
     sha256_text,
     split_code,
+    starter_of,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +52,7 @@ class ExerciseStatus:
     number: int
     entry: ExerciseEntry
     lesson: Lesson
-    step: CodeStep | FixStep
+    step: FileStep
     status: Status
     attempts: int
     best_score: float | None
@@ -83,8 +88,8 @@ class ExerciseFiles:
                 _, step = session.course.find(entry.ref)
             except KeyError:
                 step = None
-            if not isinstance(step, (CodeStep, FixStep)):  # gone, or now a quiz
-                self.stale.append(entry.ref)
+            if not isinstance(step, (CodeStep, FixStep, QuizStep)) or step.kind != entry.kind:
+                self.stale.append(entry.ref)  # gone, or now of another kind
                 continue
             self.entries.append(entry)
         if not self.entries:
@@ -97,9 +102,9 @@ class ExerciseFiles:
 
     # ------------------------------------------------------------------ lookup
 
-    def step_of(self, entry: ExerciseEntry) -> tuple[Lesson, CodeStep | FixStep]:
+    def step_of(self, entry: ExerciseEntry) -> tuple[Lesson, FileStep]:
         lesson, step = self.session.course.find(entry.ref)
-        assert isinstance(step, (CodeStep, FixStep)), entry.ref  # __init__ kept only these
+        assert isinstance(step, (CodeStep, FixStep, QuizStep)), entry.ref  # (see __init__)
         return lesson, step
 
     def number_of(self, entry: ExerciseEntry) -> int:
@@ -207,7 +212,8 @@ class ExerciseFiles:
     def _write(self, entry: ExerciseEntry, code: str) -> ExerciseEntry:
         lesson, step = self.step_of(entry)
         step_no = lesson.steps.index(step) + 1
-        text = render_exercise(lesson, step, step_no, self.session.lang, code)
+        order = quiz_order(step, entry.ref, self.session.learner)
+        text = render_exercise(lesson, step, step_no, self.session.lang, code, order)
         return self._keep(self.workspace.write_exercise(self.entry(entry.ref), text))
 
     def _keep(self, entry: ExerciseEntry) -> ExerciseEntry:
@@ -219,7 +225,7 @@ class ExerciseFiles:
     def restore(self, entry: ExerciseEntry) -> ExerciseEntry:
         """Write a missing file again with the starter code (in the session's language)."""
         _, step = self.step_of(entry)
-        return self._write(entry, step.starter_for(self.session.lang))
+        return self._write(entry, starter_of(step, self.session.lang))
 
     def reset(self, entry: ExerciseEntry) -> Path | None:
         """Back to the starter code, in the file and in the store (the app shows it too).
@@ -228,10 +234,11 @@ class ExerciseFiles:
         _, step = self.step_of(entry)
         old = self.read(entry)
         backup = None
-        if old is not None and not step.is_starter(split_code(old)):
+        if old is not None and not is_starter_of(step, split_code(old)):
             backup = self.workspace.write_backup(entry, old)
-        starter = step.starter_for(self.session.lang)
-        self.session.store.save_code(entry.ref, starter)
+        starter = starter_of(step, self.session.lang)
+        if not isinstance(step, QuizStep):  # (a quiz keeps its picks in its attempts)
+            self.session.store.save_code(entry.ref, starter)
         self._write(entry, starter)
         return backup
 
@@ -265,14 +272,33 @@ class ExerciseFiles:
         digest = sha256_text(text)
         record = record_seen or digest != self.entry(entry.ref).seen_sha256
         lesson, step = self.step_of(entry)
-        attempt = self.session.submit(
-            lesson, step, text, cancel=cancel, save_as=split_code(text), record=record
-        )
+        if isinstance(step, QuizStep):
+            attempt = self._answer(lesson, step, split_code(text), record=record)
+        else:
+            attempt = self.session.submit(
+                lesson, step, text, cancel=cancel, save_as=split_code(text), record=record
+            )
         if not attempt.cancelled:
             self._keep(self.entry(entry.ref).model_copy(update={"seen_sha256": digest}))
         if self.session.ref == step_ref(lesson, step):
             self.session.last_attempt = attempt  # for the tutor's context, as in the app
         return attempt
+
+    def _answer(self, lesson: Lesson, step: QuizStep, code: str, *, record: bool) -> Attempt:
+        """A quiz file's ANSWER, graded as the app grades a pick (the numbers are the
+        learner's order, in which the file lists the choices); one that cannot be read is
+        not gradable, and says why."""
+        # (grading's pydantic models: not on the app's first screen)
+        from tutor.grading.feedback import msg
+        from tutor.grading.verdicts import quiz_not_gradable
+
+        picked = parse_quiz_answer(code, len(step.choices))
+        ref = step_ref(lesson, step)
+        if isinstance(picked, Text):
+            return Attempt(ref, quiz_not_gradable(lesson, step, picked))
+        if not step.multiple and len(picked) > 1:
+            return Attempt(ref, quiz_not_gradable(lesson, step, msg("quiz_file_one_answer")))
+        return self.session.submit_quiz(lesson, step, picked, record=record)
 
     def verify(self, *, jobs: int = 1) -> list[tuple[ExerciseEntry, Attempt | None]]:
         """Grade every file once, ``jobs`` at a time, in file order. A text already graded

@@ -257,11 +257,14 @@ class LearningSession:
     @property
     def step(self) -> Step:
         """The current step as the learner sees it (a quiz's choices in their order)."""
-        step = self.lesson.steps[self.step_index]
+        return self.as_shown(self.lesson, self.lesson.steps[self.step_index])
+
+    def as_shown(self, lesson: Lesson, step: Step) -> Step:
+        """``step`` as the learner sees it: a quiz's choices in their order."""
         if isinstance(step, QuizStep) and self.learner is not None:
             from tutor.course.quiz import shown_choices
 
-            shown = [c for _, c in shown_choices(step, self.learner, step_ref(self.lesson, step))]
+            shown = [c for _, c in shown_choices(step, self.learner, step_ref(lesson, step))]
             return step.model_copy(update={"choices": shown})
         return step
 
@@ -502,22 +505,34 @@ class LearningSession:
     def answer_quiz(self, selected: Sequence[int], *, gave_up: bool = False) -> Attempt:
         """Grade the picked choices (positions as shown); the right answer is named only
         from the second wrong try on, or when the learner gives up."""
+        step = self.lesson.steps[self.step_index]
+        if not isinstance(step, QuizStep):
+            raise NotRunnable(f"step {self.ref} is not a quiz")
+        self.last_attempt = self.submit_quiz(self.lesson, step, selected, gave_up=gave_up)
+        return self.last_attempt
+
+    def submit_quiz(self, lesson: Lesson, step: QuizStep, selected: Sequence[int], *,
+                    gave_up: bool = False, record: bool = True) -> Attempt:
+        """Grade picked choices (positions in the learner's order) of any quiz, as
+        :meth:`submit` does code (own-editor quiz files): the position does not change;
+        ``record=False`` grades without counting an attempt."""
         from tutor.course.quiz import reveals_answer
 
-        lesson, step, ref = self.lesson, self.step, self.ref
-        if not isinstance(step, QuizStep):
-            raise NotRunnable(f"step {ref} is not a quiz")
-        reveal = reveals_answer(self.store.attempts(ref) + 1, gave_up=gave_up)
-        verdict = self.grading.grade_quiz(lesson, step, list(selected), reveal=reveal)
-        self.store.record_attempt(
-            ref,
-            ",".join(str(i) for i in selected),
-            passed=verdict.passed,
-            score=verdict.score,
-            max_score=verdict.max_score,
-        )
-        self.last_attempt = Attempt(ref, verdict)
-        return self.last_attempt
+        ref = step_ref(lesson, step)
+        shown = self.as_shown(lesson, step)
+        assert isinstance(shown, QuizStep)
+        tries = self.store.attempts(ref) + (1 if record else 0)
+        verdict = self.grading.grade_quiz(lesson, shown, list(selected),
+                                          reveal=reveals_answer(tries, gave_up=gave_up))
+        if record:
+            self.store.record_attempt(
+                ref,
+                ",".join(str(i) for i in selected),
+                passed=verdict.passed,
+                score=verdict.score,
+                max_score=verdict.max_score,
+            )
+        return Attempt(ref, verdict)
 
     def answer_value(self, typed: str, *, cancel: threading.Event | None = None) -> Attempt:
         """Grade a typed value (e.g. ``tensor([1., 3.])``) against torch's truth."""

@@ -98,7 +98,7 @@ def _read_frame(fd: int) -> Any:
     return json.loads(_read_exact(fd, length))
 
 
-def _write_all(write: Callable[[int, bytes], int], fd: int, data: bytes) -> None:
+def _write_all(write: Callable[[int, bytes | memoryview], int], fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = write(fd, view)
@@ -321,6 +321,7 @@ def prepare(request_waiting: Callable[[float], bool], marks: Marks, standby: Sta
     """
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past its cap: EFBIG, not death
+    signal.signal(protocol.WHERE_SIGNAL, signal.SIG_IGN)  # asked where before the code ran
     _scrub_environment()
     if standby.confined:
         confine.confine_run(SCRATCH_MB)
@@ -349,12 +350,8 @@ def prepare(request_waiting: Callable[[float], bool], marks: Marks, standby: Sta
 
 
 def _learner_line_now() -> int | None:
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename == LEARNER_FILE:
-            return frame.f_lineno
-        frame = frame.f_back
-    return None
+    frames = _frames_now(sys._getframe(1))
+    return frames[-1][1] if frames else None
 
 
 def _is_memory_error(exc: BaseException) -> bool:
@@ -414,26 +411,53 @@ def raised_by(exc: BaseException) -> str:
     return "torch"
 
 
+def _source(lines: list[str], line: int | None) -> str:
+    if line is not None and 1 <= line <= len(lines):
+        return lines[line - 1].strip()
+    return ""
+
+
+def _trace(frames: list[tuple[FrameType, int]], lines: list[str]) -> list[Data]:
+    """:class:`~tutor.sandbox.models.FrameInfo` data of learner frames, outermost first."""
+    trace = [{"line": lineno, "function": frame.f_code.co_name, "source": _source(lines, lineno)}
+             for frame, lineno in frames]
+    if len(trace) > MAX_FRAMES:  # deep recursion: keep the outermost and the innermost
+        trace = trace[:5] + trace[-(MAX_FRAMES - 5) :]
+    return trace
+
+
+def _frames_now(frame: FrameType | None) -> list[tuple[FrameType, int]]:
+    """The learner's frames of the stack that runs ``frame``, outermost first."""
+    frames = []
+    while frame is not None:
+        if frame.f_code.co_filename == LEARNER_FILE:
+            frames.append((frame, frame.f_lineno))
+        frame = frame.f_back
+    frames.reverse()
+    return frames
+
+
+def where_frame(frame: FrameType | None, nonce: bytes) -> bytes:
+    """The :data:`~tutor.sandbox.protocol.KIND_WHERE` frame for the stack that runs
+    ``frame``: the parent words a stopped run's line with it (and the source it holds)."""
+    trace = _trace(_frames_now(frame), [])
+    payload = json.dumps([[item["line"], item["function"]] for item in trace])
+    return protocol.encode(protocol.KIND_WHERE, nonce, payload.encode())
+
+
 def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> Data:
     """An :class:`~tutor.sandbox.models.ErrorInfo`."""
     def source(line: int | None) -> str:
-        if line is not None and 1 <= line <= len(lines):
-            return lines[line - 1].strip()
-        return ""
+        return _source(lines, line)
 
     frames = _learner_frames(exc.__traceback__)
-    trace = [
-        {"line": lineno, "function": frame.f_code.co_name, "source": source(lineno)}
-        for frame, lineno in frames
-    ]
-    if len(trace) > MAX_FRAMES:  # deep recursion: keep the outermost and the innermost
-        trace = trace[:5] + trace[-(MAX_FRAMES - 5) :]
+    trace = _trace(frames, lines)
     line: int | None = frames[-1][1] if frames else None
     source_line = source(line) if line is not None else None
     if isinstance(exc, SyntaxError) and exc.filename == LEARNER_FILE:
         line = exc.lineno
         source_line = (exc.text or source(line)).strip()
-    local_snaps = {}
+    local_snaps: dict[str, Data] = {}
     if with_locals and frames:
         import torch
 
@@ -577,6 +601,14 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     exit_code: int | None = None
     # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
     recorder = _start_evidence(torch) if request.get("instrument") else None
+
+    def say_where(signum: int, frame: FrameType | None) -> None:
+        """The parent stops the run at a limit: tell it the learner's line first."""
+        if os.getpid() == run_pid:  # (a process the learner forked holds no say)
+            with contextlib.suppress(Exception):
+                _write_all(write, result_fd, where_frame(frame, nonce))
+
+    signal.signal(protocol.WHERE_SIGNAL, say_where)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = show_warning
@@ -590,18 +622,22 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 with contextlib.suppress(ValueError, OSError):
                     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+                trace = _trace(_learner_frames(exc.__traceback__), lines)
                 namespace.clear()
                 del exc
                 gc.collect()
+                line = trace[-1]["line"] if trace else None
                 error = {
-                    "type": "MemoryError", "line": None, "source_line": None, "traceback": [],
-                    "locals": {},
+                    "type": "MemoryError", "line": line, "source_line": _source(lines, line)
+                    if line is not None else None, "traceback": trace, "locals": {},
                     "message": f"the code used more than its memory limit "
                                f"({limits['memory_mb']} MB)",
                 }
             else:
                 outcome = "error"
                 error = error_info(exc, lines)
+        finally:  # from here on this process writes frames itself: none may cut in
+            signal.signal(protocol.WHERE_SIGNAL, signal.SIG_IGN)
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
         flush()
         exit_now(0)

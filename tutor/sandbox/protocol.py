@@ -10,9 +10,13 @@ in the parent with expected values the run never sees. Nothing is ever unpickled
 
 from __future__ import annotations
 
+import signal
 import struct
 
 HEADER = struct.Struct(">I")
+WHERE_SIGNAL = signal.SIGUSR1
+"""Parent → run, at the time, memory or output limit: say where you are (:data:`KIND_WHERE`)
+before you are killed."""
 MAX_FRAME = 32 * 1024 * 1024
 """A frame longer than this is treated as garbage (a forged or broken channel)."""
 
@@ -22,7 +26,10 @@ KIND_RESULT = b"result"
 """Child → parent: the final RunResult JSON."""
 KIND_TRACE = b"trace"
 """Child → parent, only when the request asked for it: the run's phase marks (JSON)."""
-KINDS = (KIND_DONE, KIND_RESULT, KIND_TRACE)
+KIND_WHERE = b"where"
+"""Child → parent, when the parent stops a run (SIGUSR1, see :data:`WHERE_SIGNAL`): the
+learner's frames the run was in, outermost first, as JSON ``[[line, function], ...]``."""
+KINDS = (KIND_DONE, KIND_RESULT, KIND_TRACE, KIND_WHERE)
 
 
 def encode(kind: bytes, nonce: bytes, payload: bytes) -> bytes:

@@ -25,19 +25,31 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 from tutor.sandbox import protocol
-from tutor.sandbox.models import Confinement, ErrorInfo, Limits, Outcome, Probe, RunResult
+from tutor.sandbox.models import (
+    Confinement,
+    ErrorInfo,
+    FrameInfo,
+    Limits,
+    Outcome,
+    Probe,
+    RunResult,
+)
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
 
 SERVER_START_TIMEOUT_S = 120.0
 """Importing torch takes seconds; on a loaded machine, many more."""
 POLL_S = 0.05
+WHERE_GRACE_S = 0.3
+"""How long a run stopped at a limit has to say where it was before it is killed; only a
+run stuck in one long C call (or deaf to the signal) waits it out."""
+MAX_WHERE_FRAMES = 50
 TRACE_REAP_WAIT_S = 2.0
 """Traced runs only: how long to wait for the server's report that the run was reaped."""
 _DEVICES_CODE = """
@@ -425,8 +437,8 @@ class _Run:
         self.marks: list[tuple[str, int, int]] = [
             ("request", called_ns or time.perf_counter_ns(), time.thread_time_ns())]
         self.run_marks: bytes | None = None
-        self.pid_report: dict[str, object] = {}
-        self.status_report: dict[str, object] = {}
+        self.pid_report: dict[str, Any] = {}
+        self.status_report: dict[str, Any] = {}
         self.code, self.device, self.probes, self.limits = code, device, probes, limits
         self.cancel = cancel
         self.nonce = secrets.token_hex(16).encode()
@@ -436,6 +448,9 @@ class _Run:
         self.listener_error: Exception | None = None
         self.truncated = False
         self.kill_reason: str | None = None
+        self.kill_at: float | None = None
+        """Stopped at a limit: when the run is killed whether or not it said where it was."""
+        self.where_payload: bytes | None = None
         self.frames = protocol.FrameReader()
         self.bad_frames = False
         self.result_payload: bytes | None = None
@@ -504,8 +519,22 @@ class _Run:
     def _kill(self, pid: int, reason: str | None) -> None:
         if reason is not None and self.kill_reason is None:
             self.kill_reason = reason
+        self.kill_at = None
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+
+    def _stop(self, pid: int, reason: str) -> None:
+        """Stop the run at a limit: ask it where it is (the learner's line is the first thing
+        a learner needs about an endless loop), kill it once it said or after a grace."""
+        if self.kill_reason is not None:
+            return
+        self.kill_reason = reason
+        try:
+            os.kill(pid, protocol.WHERE_SIGNAL)
+        except OSError:
+            self._kill(pid, None)
+            return
+        self.kill_at = time.monotonic() + WHERE_GRACE_S
 
     def _loop(self, pid: int, started: float, control: socket.socket, out_r: int, err_r: int,
               res_r: int, cmd_w: int) -> None:
@@ -515,25 +544,33 @@ class _Run:
         baseline_rss = _rss_bytes(pid) if self.device != "cpu" else 0
         while True:
             now = time.monotonic()
-            if now >= deadline and self.kill_reason is None:
-                self._kill(pid, "timeout")
+            if now >= deadline:
+                self._stop(pid, "timeout")
             if self.cancel is not None and self.cancel.is_set() and self.kill_reason is None:
                 self._kill(pid, "cancelled")
             if baseline_rss and _rss_bytes(pid) - baseline_rss > self.limits.memory_mb << 20:
-                self._kill(pid, "memory")
+                self._stop(pid, "memory")
+            if self.kill_at is not None and (now >= self.kill_at
+                                             or self.where_payload is not None):
+                self._kill(pid, None)
             if self.status is not None or (self.monitor_lost and not _alive(pid)):
                 break
             if self.result_payload is not None and self.kill_reason is None:
                 break  # the result frame is the child's last act: no need to await its exit
-            wait_for = [control] if not self.monitor_lost else []
-            wait_for += list(open_readers)
+            wait_for: list[socket.socket | int] = [] if self.monitor_lost else [control]
+            wait_for += open_readers
             writers = [cmd_w] if self.pending_cmd else []
-            timeout = max(0.0, min(deadline - now, POLL_S)) if self.kill_reason is None else POLL_S
+            if self.kill_at is not None:
+                timeout = max(0.0, min(self.kill_at - now, POLL_S))
+            elif self.kill_reason is None:
+                timeout = max(0.0, min(deadline - now, POLL_S))
+            else:
+                timeout = POLL_S
             readable, writable, _ = select.select(wait_for, writers, [], timeout)
             if writable:
                 self._write_command(cmd_w)
             for item in readable:
-                if item is control:
+                if isinstance(item, socket.socket):
                     message = control.recv(4096)
                     if not message:
                         self.monitor_lost = True  # the server died (the learner killed it?)
@@ -580,7 +617,7 @@ class _Run:
             data = data[: max(room, 0)]
             if not self.truncated:
                 self.truncated = True
-                self._kill(pid, "output_limit")
+                self._stop(pid, "output_limit")
             open_readers.discard(fd)
         sink.data += data
         self._stream(sink.text(data))
@@ -614,6 +651,8 @@ class _Run:
                     self._mark("result")
                 elif kind == protocol.KIND_TRACE and self.run_marks is None:
                     self.run_marks = payload
+                elif kind == protocol.KIND_WHERE and self.where_payload is None:
+                    self.where_payload = payload
         except protocol.FrameError:
             self.bad_frames = True  # forged or broken: nothing more from this channel counts
 
@@ -633,9 +672,9 @@ class _Run:
         pid_report, status = self.pid_report, self.status_report
         for name, key in (("received", "received_ns"), ("handed", "handed_ns")):
             if isinstance(pid_report.get(key), int):
-                marks.append(Mark(process="server", name=name, wall_ns=pid_report[key]))  # type: ignore[arg-type]
+                marks.append(Mark(process="server", name=name, wall_ns=pid_report[key]))
         if isinstance(status.get("reaped_ns"), int):
-            marks.append(Mark(process="server", name="reaped", wall_ns=status["reaped_ns"]))  # type: ignore[arg-type]
+            marks.append(Mark(process="server", name="reaped", wall_ns=status["reaped_ns"]))
         with contextlib.suppress(ValueError, TypeError, LookupError, ValidationError):
             raw = json.loads(self.run_marks or b"[]")
             if isinstance(raw, list) and len(raw) <= MAX_MARKS:
@@ -681,15 +720,15 @@ class _Run:
         reason = self.kill_reason
         if reason is not None:
             return RunResult(outcome=_REASON_OUTCOME[reason], error=self._reason_error(reason),
-                             **base)  # type: ignore[arg-type]
+                             **base)
         status = self.status
         if status is not None and os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             if sig == signal.SIGXCPU:
-                return RunResult(outcome="timeout", error=self._reason_error("timeout"), **base)  # type: ignore[arg-type]
+                return RunResult(outcome="timeout", error=self._reason_error("timeout"), **base)
             return RunResult(outcome="crashed", signal=sig, error=ErrorInfo(
                 type="Crashed", message=f"the process died from signal {sig} "
-                f"({_signal_name(sig)})"), **base)  # type: ignore[arg-type]
+                f"({_signal_name(sig)})"), **base)
         exit_code = os.WEXITSTATUS(status) if status is not None else None
         if claimed is not None and claimed.outcome in ("ok", "error", "memory", "exited"):
             consistent = exit_code is None or (
@@ -700,13 +739,13 @@ class _Run:
                                                   or self.server.torch_version})
         if exit_code is None:
             return RunResult(outcome="crashed", error=ErrorInfo(
-                type="Crashed", message="the run's process vanished without a result"), **base)  # type: ignore[arg-type]
+                type="Crashed", message="the run's process vanished without a result"), **base)
         error = None
         if self.bad_frames:
             error = ErrorInfo(type="ProtocolError", message=(
                 "the code wrote data the sandbox could not read on its result channel; "
                 "the result was discarded"))
-        return RunResult(outcome="exited", exit_code=exit_code, error=error, **base)  # type: ignore[arg-type]
+        return RunResult(outcome="exited", exit_code=exit_code, error=error, **base)
 
     def _reason_error(self, reason: str) -> ErrorInfo:
         messages = {
@@ -718,7 +757,29 @@ class _Run:
         }
         types = {"timeout": "Timeout", "cancelled": "Cancelled", "memory": "MemoryError",
                  "output_limit": "OutputLimit"}
-        return ErrorInfo(type=types[reason], message=messages[reason])
+        trace = self._where()
+        line = trace[-1].line if trace else None
+        return ErrorInfo(type=types[reason], message=messages[reason], line=line,
+                         source_line=trace[-1].source if trace else None, traceback=trace)
+
+    def _where(self) -> list[FrameInfo]:
+        """Where the run was when it was stopped, as it said (a claim: only lines of the
+        code it was given are kept, and their source is read from that code here)."""
+        if self.where_payload is None or self.bad_frames:
+            return []
+        try:
+            said = json.loads(self.where_payload)
+        except ValueError:
+            return []
+        lines = self.code.splitlines()
+        trace: list[FrameInfo] = []
+        for item in said if isinstance(said, list) else []:
+            if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
+                    and isinstance(item[1], str) and 1 <= item[0] <= len(lines)):
+                return []
+            trace.append(FrameInfo(line=item[0], function=item[1][:80],
+                                   source=lines[item[0] - 1].strip()))
+        return trace[-MAX_WHERE_FRAMES:]
 
 
 _REASON_OUTCOME: dict[str, Outcome] = {

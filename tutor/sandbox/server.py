@@ -100,6 +100,7 @@ def _become_subreaper() -> None:
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+_LIBC_FORK: Any
 try:
     _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
     """The C library's fork, called with the GIL held: see :func:`_fork`."""
@@ -168,6 +169,7 @@ def _become_standby(handoff_fd: int, standby: Any) -> NoReturn:
         os._exit(status)
 
 
+_LIBC_KILLPG: Any
 try:
     _LIBC_KILLPG = ctypes.CDLL(None).killpg
 except (AttributeError, OSError, TypeError):

@@ -18,13 +18,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-IDEOGRAPHS = (
-    "\u2e80-\u2fff\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-)
-"""Han (CJK radicals, unified ideographs), kana, bopomofo, hangul: a break may go between
-any two of them."""
-OPENING = "（［｛〈《「『【〔〖“‘"
-CLOSING = "，。、；：！？）］｝〉》」』】〕〗”’…·～"
+from tutor.cjk import BREAKABLE as IDEOGRAPHS
+from tutor.cjk import CLOSING, OPENING
 
 _UNIT = (
     rf"[{OPENING}]*(?:[{IDEOGRAPHS}]|[^\s{IDEOGRAPHS}{OPENING}{CLOSING}]+)[{CLOSING}]*"

@@ -23,10 +23,11 @@ from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-_CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
-_CJK_PUNCT = r"[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65“”‘’…]"
-_FIRST_CJK_MARK = "\u2018"
-"""The lowest character of ``_CJK`` and ``_CJK_PUNCT``: text below it has no break to join."""
+from tutor.cjk import FIRST_MARK, PUNCTUATION, UNSPACED
+from tutor.markdown_fences import fenced_pieces
+
+_CJK = f"[{UNSPACED}]"
+_CJK_PUNCT = f"[{PUNCTUATION}]"
 
 
 @cache
@@ -45,25 +46,15 @@ def _cjk_soft_break() -> re.Pattern[str]:
     )
 
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.DOTALL)
-"""A fenced block, indented too (the verdict's got/expected sits in a list item): the
-lines inside are code, never joined."""
-
-
 def join_cjk_soft_breaks(markdown: str) -> str:
     """Markdown turns a line break inside a paragraph into a space; between two Chinese
     characters that space is wrong (“张量 y。 然后”). Join such lines, outside code."""
-    if not markdown or max(markdown) < _FIRST_CJK_MARK:
+    if not markdown or max(markdown) < FIRST_MARK:
         return markdown
     soft_break = _cjk_soft_break()
-    out: list[str] = []
-    last = 0
-    for fence in _FENCE.finditer(markdown):
-        out.append(soft_break.sub("", markdown[last : fence.start()]))
-        out.append(fence.group(0))
-        last = fence.end()
-    out.append(soft_break.sub("", markdown[last:]))
-    return "".join(out)
+    # A fenced block (in a list item too: the verdict's got/expected) is code, never joined.
+    return "".join(p.source if p.code is not None else soft_break.sub("", p.source)
+                   for p in fenced_pieces(markdown))
 
 
 _highlighting = {"ready": False}
@@ -200,23 +191,11 @@ class CodeView(Static):
             self.update(self._syntax())
 
 
-_FENCE_PARTS = re.compile(
-    r"^(```|~~~)[ \t]*(\w*)[^\n]*\n(.*?)^\1[ \t]*$\n?", re.MULTILINE | re.DOTALL
-)
-
-
 def split_fences(markdown: str) -> list[tuple[str, str | None]]:
     """``(text, None)`` for Markdown between fences, ``(code, lexer)`` for each fence."""
-    parts: list[tuple[str, str | None]] = []
-    last = 0
-    for fence in _FENCE_PARTS.finditer(markdown):
-        if markdown[last : fence.start()].strip():
-            parts.append((markdown[last : fence.start()], None))
-        parts.append((fence.group(3).rstrip("\n"), fence.group(2) or "python"))
-        last = fence.end()
-    if markdown[last:].strip():
-        parts.append((markdown[last:], None))
-    return parts
+    return [(p.source, None) if p.code is None else (p.code.rstrip("\n"), p.lang or "python")
+            for p in fenced_pieces(markdown, nested=False)
+            if p.code is not None or p.source.strip()]
 
 
 class LessonBody(Vertical):

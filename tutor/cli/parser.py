@@ -1,0 +1,112 @@
+"""The argument parser, in the user's language.
+
+argparse words its usage errors and help headings through :mod:`gettext`, and that is its
+one translation hook: it calls the ``_`` and ``ngettext`` it imported from gettext,
+looked up in its module at each call. :func:`speaking` points those at the tutor's catalog
+(``locale/zh/LC_MESSAGES/tutor-cli.po``, compiled to the ``.mo`` beside it) while a
+:class:`TutorArgumentParser` is built, parses, or lays out its help, and puts them back
+after. The same catalog holds the top-level help's own lines (:func:`catalog`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gettext
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+DOMAIN = "tutor-cli"
+LOCALE_DIR = Path(__file__).with_name("locale")
+USAGE = {"en": "usage: ", "zh": "用法： "}
+"""The usage prefix, set after layout (see the .po's header): both are 7 columns wide."""
+
+
+def catalog(lang: str) -> gettext.NullTranslations:
+    """The command line's messages in ``lang`` (English: the ids themselves)."""
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
+
+
+@contextlib.contextmanager
+def speaking(lang: str) -> Iterator[gettext.NullTranslations]:
+    """argparse's own messages in ``lang`` for the duration."""
+    translation = catalog(lang)
+    hooks = {"_": translation.gettext, "ngettext": translation.ngettext}
+    saved = {name: getattr(argparse, name) for name in hooks}
+    for name, function in hooks.items():
+        setattr(argparse, name, function)
+    try:
+        yield translation
+    finally:
+        for name, function in saved.items():
+            setattr(argparse, name, function)
+
+
+def lang_from_argv(argv: Sequence[str]) -> str | None:
+    """The ``--lang`` the command line asks for (the last valid one wins, as in parsing),
+    or None: the parser fails before it has a namespace to ask."""
+    lang = None
+    for i, arg in enumerate(argv):
+        given = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
+            arg.partition("=")[2] if arg.startswith("--lang=") else None)
+        if given in ("en", "zh"):
+            lang = given
+    return lang
+
+
+class TutorArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser whose help and usage errors speak ``lang`` (None: TUTOR_LANG, then
+    the locale). Subparsers made by :meth:`add_subparsers` speak it too."""
+
+    def __init__(self, *args: Any, lang: str | None = None, **kwargs: Any) -> None:
+        if lang is None:
+            from tutor.i18n import default_lang
+
+            lang = default_lang()
+        self.lang = lang
+        with speaking(lang):  # the help option and the group titles are worded here
+            super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        with speaking(self.lang):
+            return super().add_argument(*args, **kwargs)
+
+    def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction[Any]:
+        lang = self.lang
+
+        def make(**sub_kwargs: Any) -> TutorArgumentParser:
+            return TutorArgumentParser(lang=lang, **sub_kwargs)
+
+        kwargs.setdefault("parser_class", make)
+        with speaking(lang):
+            return super().add_subparsers(**kwargs)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        with speaking(self.lang):  # "unrecognized arguments" is worded here
+            return super().parse_args(args, namespace)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        with speaking(self.lang):
+            return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        with speaking(self.lang):
+            return self._usage_in_lang(super().format_usage())
+
+    def format_help(self) -> str:
+        with speaking(self.lang):
+            return self._usage_in_lang(super().format_help())
+
+    def error(self, message: str) -> NoReturn:
+        with speaking(self.lang):
+            super().error(message)
+
+    def _usage_in_lang(self, text: str) -> str:
+        prefix = USAGE.get(self.lang, USAGE["en"])
+        if text.startswith(USAGE["en"]):
+            return prefix + text[len(USAGE["en"]):]
+        return text
