@@ -123,7 +123,7 @@ def load_llm_config() -> LLMConfig | None:
     if not llm_configured():
         return None
     try:
-        return LLMConfig()  # type: ignore[call-arg]  # the fields come from the sources
+        return LLMConfig()  # the fields come from the sources
     except ValidationError as exc:
         where = f"{config_path()} / TUTOR_LLM_*"
         problems = "; ".join(
