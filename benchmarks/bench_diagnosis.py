@@ -1,46 +1,65 @@
-"""How often the diagnosis is right: on corpus2 (learner programs rebuilt from real public
-questions, split dev/test) and on the older sets the team wrote (regression sets).
+"""How often the diagnosis is right, how fast it arrives, and what it costs a run that does not
+fail: on a corpus of learner programs rebuilt from real public questions (corpus2's format),
+and on the older sets the team wrote (regression sets).
 
-    python benchmarks/bench_diagnosis.py --split dev|test [--show]   # corpus2, by the rubric
-    python benchmarks/bench_diagnosis.py [--only corpus|heldout] [--show-misses]
+    python benchmarks/bench_diagnosis.py --split dev [--split test] [--corpus DIR]
+        [--show] [--dump FILE] [--ab DIR [--ab-rounds N]]
+    python benchmarks/bench_diagnosis.py [--only corpus|heldout|heldout2] [--show-misses]
 
-corpus2 (tests/diagnosis/corpus2, rubric in its README): every program runs in the real
-sandbox, then ``tutor.diagnosis.reasoning.diagnose`` (instrumented re-run, checks, fixes
-tried in the sandbox) answers; the first diagnosis is judged right (family, root-cause line
-and a verified fix), family only, generic, wrong-specific or none, separately for exceptions
-and silent bugs, next to the plain traceback on the same programs. It also prints the p50/p95
-of the diagnosis latency (evidence re-run and fix check included) and the p50 cost a run
-that does not fail pays (an uninstrumented run, which is what a normal run is).
+A corpus (``--corpus``, default tests/diagnosis/corpus2; rubric in its README) is a folder of
+``NAME.yaml`` files, each ``{items: [...]}``; ``--split NAME`` scores ``NAME.yaml`` (several
+``--split`` score several, each with its own table, then all together). Every program runs in
+the real sandbox, then ``tutor.diagnosis.reasoning.diagnose`` (instrumented re-run, checks,
+fixes tried in the sandbox) answers; the first diagnosis is judged right (family, root-cause
+line and a verified fix), family only, generic, wrong-specific or none, by kind (exception /
+silent bug), next to the plain traceback on the same programs. An item whose ``family`` is not
+in :data:`FAMILIES` cannot be judged by the rubric: it is counted in its own ``unjudged`` row,
+never in the percentages, and its diagnosis is still dumped for a judge to read.
 
-The older sets:
+Latency: the wall time of ``diagnose`` (evidence re-run, checks and fix trials together),
+after the learner's own run returned; p50 and p95, with the machine's load beside it.
 
-Each program in ``tests/diagnosis/corpus`` and ``tests/diagnosis/heldout`` names the
-diagnosis it must get in a ``# expect: ID`` header (``none``: no diagnosis at all;
-``generic``: the honest generic one). Every program runs in the real sandbox and is
-counted as:
+``--dump FILE`` writes one JSON object a line per item (id, kind, family, the program, the
+error it raised, the first diagnosis in English: id, title, text, root-cause line, fix, whether
+the fix was verified and what its re-run showed, the chain of evidence; the latency), for a
+judge who reads them blind: no rubric verdict is in it.
 
-- right:          the first diagnosis is the expected one
-- wrong-specific: a specific diagnosis that is not the expected one (the bad case)
-- generic:        the generic diagnosis where a specific one was expected
-- missed:         no diagnosis where one was expected
+``--ab DIR``: the cost a run that does not fail pays for the evidence machinery. DIR is a
+checkout of the commit before it (``git worktree add /tmp/before 97f0daa``) or any other
+baseline; this checkout and DIR each start their own sandbox in a worker process, and the
+programs of the scored splits that ran without error are run in turns (the side that goes
+first alternates each round), paced as a learner runs code. Reported: p50 wall per side and
+the median of the paired differences, for all of those programs and for the ones that build
+no optimizer (``--ab-without-optimizer``: only those).
 
-The held-out set was written after the rules and never used to tune them: its figure is the
-one that says how well the rules generalise.
+The older sets: each program in ``tests/diagnosis/corpus``, ``heldout`` and ``heldout2``
+names the diagnosis it must get in a ``# expect: ID`` header (``none``: no diagnosis at all;
+``generic``: the honest generic one); counted as right, wrong-specific, generic or missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
+import statistics
+import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.diagnosis import explain  # noqa: E402
+from tutor.diagnosis.models import Diagnosis  # noqa: E402
 from tutor.sandbox import Sandbox  # noqa: E402
+from tutor.sandbox.models import RunResult  # noqa: E402
+
+Item = dict[str, Any]
 
 SETS = {
     "corpus": ROOT / "tests" / "diagnosis" / "corpus",
@@ -49,8 +68,52 @@ SETS = {
     "heldout2": ROOT / "tests" / "diagnosis" / "heldout2",
 }
 EXPECT = re.compile(r"^# expect: ([a-z0-9-]+)\s*$", re.MULTILINE)
+CORPUS2 = ROOT / "tests" / "diagnosis" / "corpus2"
+KINDS = ("exception", "silent")
+
+# The catalog ids that name each root-cause family (the rubric's "right family").
+FAMILIES: dict[str, set[str]] = {
+    "softmax-before-ce": {"softmax-before-ce"},
+    "zero-grad-missing": {"missing-zero-grad"},
+    "zero-grad-misplaced": {"zero-grad-misplaced"},
+    "backward-not-called": {"backward-not-called"},
+    "step-not-called": {"step-not-called"},
+    "dropout-no-eval": {"dropout-no-eval"},
+    "batchnorm-no-eval": {"batchnorm-single-sample", "dropout-no-eval"},
+    "requires-grad-after-use": {"requires-grad-after-use", "requires-grad-too-late"},
+    "optimizer-wrong-params": {"optimizer-wrong-params", "optimizer-empty-params"},
+    "lr-too-high": {"lr-too-high"},
+    "mse-broadcast": {"loss-target-broadcast", "loss-target-size"},
+    "graph-cut-silent": {"graph-cut-silent", "data-attribute"},
+    "double-sigmoid": {"double-sigmoid"},
+    "frozen-params": {"frozen-params"},
+    "relu-output": {"relu-output"},
+    "backward-twice": {"backward-twice", "backward-twice-loop"},
+    "lost-graph": {"no-grad-fn", "no-grad-fn-no-grad-block", "no-grad-fn-no-leaf",
+                   "no-grad-fn-detached", "no-grad-fn-python-number", "no-grad-fn-frozen",
+                   "no-grad-fn-integer", "backward-in-no-grad", "backward-on-python-number"},
+    "inplace-saved": {"inplace-modified-output", "inplace-modified-input"},
+    "leaf-inplace": {"leaf-inplace", "leaf-inplace-update", "leaf-view-inplace"},
+    "non-scalar-backward": {"non-scalar-backward"},
+    "numpy-requires-grad": {"numpy-requires-grad"},
+    "linear-shape": {"linear-in-features", "mm-shape-mismatch", "matvec-shape-mismatch"},
+    "view-shape": {"view-invalid-shape"},
+    "conv-channels": {"conv-channels", "conv-input-rank"},
+    "dtype-mismatch": {"dtype-mismatch", "dtype-long-float", "dtype-double-float",
+                       "dtype-float-double-layer", "dtype-double-float-operands"},
+    "ce-target-dtype": {"ce-target-dtype", "ce-target-float-shape", "ce-target-shape"},
+    "ce-target-range": {"ce-target-out-of-bounds"},
+    "batch-size-mismatch": {"ce-batch-mismatch"},
+    "bool-ambiguous": {"bool-ambiguous"},
+    "grad-none": {"grad-none-nonleaf", "grad-none", "grad-is-none", "nonleaf-grad-read",
+                  "nonleaf-grad-warning"},
+    "nonleaf-requires-grad": {"nonleaf-requires-grad"},
+    "int-requires-grad": {"int-requires-grad"},
+}
+VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")
 
 
+# -- the older sets ------------------------------------------------------------------------
 def classify(expected: str, got: list[tuple[str, bool]]) -> str:
     """One of right / wrong-specific / generic / missed for a program's diagnoses."""
     if expected == "none":
@@ -84,74 +147,41 @@ def score(sandbox: Sandbox, folder: Path, show_misses: bool) -> Counter[str]:
     return counts
 
 
-CORPUS2 = ROOT / "tests" / "diagnosis" / "corpus2"
-# The catalog ids that name each root-cause family of corpus2 (the rubric's "right family").
-FAMILIES: dict[str, set[str]] = {
-    "softmax-before-ce": {"softmax-before-ce"},
-    "zero-grad-missing": {"missing-zero-grad"},
-    "zero-grad-misplaced": {"zero-grad-misplaced"},
-    "backward-not-called": {"backward-not-called"},
-    "step-not-called": {"step-not-called"},
-    "dropout-no-eval": {"dropout-no-eval"},
-    "batchnorm-no-eval": {"batchnorm-single-sample", "dropout-no-eval"},
-    "requires-grad-after-use": {"requires-grad-after-use", "requires-grad-too-late"},
-    "optimizer-wrong-params": {"optimizer-wrong-params"},
-    "lr-too-high": {"lr-too-high"},
-    "mse-broadcast": {"loss-target-broadcast", "loss-target-size"},
-    "graph-cut-silent": {"graph-cut-silent", "data-attribute"},
-    "double-sigmoid": {"double-sigmoid"},
-    "frozen-params": {"frozen-params"},
-    "relu-output": {"relu-output"},
-    "backward-twice": {"backward-twice", "backward-twice-loop"},
-    "lost-graph": {"no-grad-fn", "no-grad-fn-no-grad-block", "no-grad-fn-no-leaf",
-                   "no-grad-fn-detached", "no-grad-fn-python-number", "no-grad-fn-frozen",
-                   "no-grad-fn-integer", "backward-in-no-grad"},
-    "inplace-saved": {"inplace-modified-output", "inplace-modified-input"},
-    "leaf-inplace": {"leaf-inplace", "leaf-inplace-update", "leaf-view-inplace"},
-    "non-scalar-backward": {"non-scalar-backward"},
-    "numpy-requires-grad": {"numpy-requires-grad"},
-    "linear-shape": {"linear-in-features", "mm-shape-mismatch", "matvec-shape-mismatch"},
-    "view-shape": {"view-invalid-shape"},
-    "conv-channels": {"conv-channels", "conv-input-rank"},
-    "dtype-mismatch": {"dtype-mismatch", "dtype-long-float", "dtype-double-float",
-                       "dtype-float-double-layer", "dtype-double-float-operands"},
-    "ce-target-dtype": {"ce-target-dtype", "ce-target-float-shape", "ce-target-shape"},
-    "ce-target-range": {"ce-target-out-of-bounds"},
-    "batch-size-mismatch": {"ce-batch-mismatch"},
-    "bool-ambiguous": {"bool-ambiguous"},
-    "grad-none": {"grad-none-nonleaf", "grad-none", "grad-is-none", "nonleaf-grad-read",
-                  "nonleaf-grad-warning"},
-    "nonleaf-requires-grad": {"nonleaf-requires-grad"},
-    "int-requires-grad": {"int-requires-grad"},
-}
-VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")
-
-
-def judge(item: dict, first: object | None) -> str:  # type: ignore[type-arg]
+# -- a corpus in corpus2's format ----------------------------------------------------------
+def judge(item: Item, first: Diagnosis | None) -> str:
     """The rubric of corpus2/README.md, applied to a system's first diagnosis."""
+    family = FAMILIES.get(item.get("family", ""))
+    if family is None:
+        return "unjudged"
     if first is None:
         return "none"
-    if getattr(first, "generic", False):
+    if first.generic:
         return "generic"
-    if first.id not in FAMILIES[item["family"]]:  # type: ignore[attr-defined]
+    if first.id not in family:
         return "wrong-specific"
-    line = first.root_line or first.line  # type: ignore[attr-defined]
-    if line in item["root_lines"] and first.fix_verified:  # type: ignore[attr-defined]
+    line = first.root_line or first.line
+    if line in item.get("root_lines", []) and first.fix_verified:
         return "right"
     return "family only"
 
 
-def baseline(item: dict, result: object) -> str:  # type: ignore[type-arg]
+def baseline(result: RunResult) -> str:
     """The plain traceback: an exception's message and failing line, nothing for a silent
     bug."""
-    return "generic" if getattr(result, "error", None) is not None else "none"
+    return "generic" if result.error is not None else "none"
 
 
-def load_split(split: str) -> list[dict]:  # type: ignore[type-arg]
-    from ruamel.yaml import YAML
+def load_split(split: str, corpus: Path = CORPUS2) -> list[Item]:
+    import yaml  # type: ignore[import-untyped]
 
-    with (CORPUS2 / f"{split}.yaml").open(encoding="utf-8") as handle:
-        return list(YAML(typ="safe").load(handle)["items"])
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    path = corpus / f"{split}.yaml"
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.load(handle, Loader=loader)
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise SystemExit(f"{path}: no 'items' list")
+    return [dict(item, split=split) for item in items]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -161,72 +191,244 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def score_corpus2(sandbox: Sandbox, split: str, show: bool) -> None:
-    import time
+def load_now() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} cores"
 
+
+def dump_record(item: Item, result: RunResult, first: Diagnosis | None,
+                latency_s: float) -> dict[str, Any]:
+    error = result.error
+    diagnosis = None
+    if first is not None:
+        diagnosis = {
+            "id": first.id, "generic": first.generic, "title": first.title.en,
+            "text": first.explanation.en, "line": first.line, "root_line": first.root_line,
+            "fix": first.fix.en, "fix_verified": first.fix_verified,
+            "fix_check": first.fix_check.en if first.fix_check else None,
+            "patch": first.patch, "chain": [step.en for step in first.chain],
+            "alternatives": first.alternatives,
+            "tell_apart": first.tell_apart.en if first.tell_apart else None,
+        }
+    return {
+        "id": item.get("id"), "split": item.get("split"), "kind": item.get("kind"),
+        "family": item.get("family"), "code": item.get("code"),
+        "error": None if error is None else {"type": error.type, "message": error.message,
+                                             "line": error.line},
+        "diagnosis": diagnosis, "latency_ms": round(1000 * latency_s, 1),
+    }
+
+
+class Table:
+    """Verdicts by kind, the traceback baseline beside them, latencies."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.counts: dict[str, Counter[str]] = {k: Counter() for k in KINDS}
+        self.base: dict[str, Counter[str]] = {k: Counter() for k in KINDS}
+        self.trace_line_right: Counter[str] = Counter()
+        self.unjudged: Counter[str] = Counter()
+        self.latency: dict[str, list[float]] = {k: [] for k in KINDS}
+
+    def add(self, item: Item, verdict: str, result: RunResult, latency: float) -> None:
+        kind = str(item.get("kind")) if item.get("kind") in KINDS else "exception"
+        self.latency[kind].append(latency)
+        if verdict == "unjudged":
+            self.unjudged[kind] += 1
+            return
+        self.counts[kind][verdict] += 1
+        self.base[kind][baseline(result)] += 1
+        if result.error is not None and result.error.line in item.get("root_lines", []):
+            self.trace_line_right[kind] += 1
+
+    def merge(self, other: Table) -> None:
+        for kind in KINDS:
+            self.counts[kind] += other.counts[kind]
+            self.base[kind] += other.base[kind]
+            self.latency[kind] += other.latency[kind]
+        self.trace_line_right += other.trace_line_right
+        self.unjudged += other.unjudged
+
+    def print(self) -> None:
+        total_items = sum(sum(c.values()) for c in self.counts.values()) + sum(
+            self.unjudged.values())
+        print(f"{self.name}: {total_items} programs (rubric: tests/diagnosis/corpus2/README.md)")
+        print(f"  {'kind':9} {'n':>3}  " + "  ".join(f"{v:>16}" for v in VERDICTS))
+        for kind in KINDS:
+            counts = self.counts[kind]
+            total = sum(counts.values())
+            if not total:
+                continue
+            cells = "  ".join(f"{counts[v]:9} ({100 * counts[v] / total:3.0f}%)"
+                              for v in VERDICTS)
+            print(f"  {kind:9} {total:3}  {cells}")
+            base = self.base[kind]
+            bcells = "  ".join(f"{base[v]:9} ({100 * base[v] / total:3.0f}%)"
+                               for v in VERDICTS)
+            print(f"  {'traceback':9} {total:3}  {bcells}  (its line is a root-cause line "
+                  f"in {self.trace_line_right[kind]})")
+        allc = self.counts["exception"] + self.counts["silent"]
+        total = sum(allc.values())
+        if total:
+            print(f"  all       {total:3}: right {allc['right']} "
+                  f"({100 * allc['right'] / total:.1f}%), wrong-specific "
+                  f"{allc['wrong-specific']} ({100 * allc['wrong-specific'] / total:.1f}%)")
+        if self.unjudged:
+            print(f"  unjudged  {sum(self.unjudged.values()):3}: family not in FAMILIES "
+                  f"(exception {self.unjudged['exception']}, silent "
+                  f"{self.unjudged['silent']}); not in the figures above, see --dump")
+        every = self.latency["exception"] + self.latency["silent"]
+        cells = ", ".join(
+            f"{name} p50 {1000 * percentile(values, 0.5):.0f} / p95 "
+            f"{1000 * percentile(values, 0.95):.0f} ms"
+            for name, values in (("all", every), *self.latency.items()) if values)
+        print(f"  diagnosis latency (re-run + checks + fix trials): {cells}")
+
+
+def score_corpus(sandbox: Sandbox, corpus: Path, splits: list[str], show: bool,
+                 dump: Path | None) -> tuple[Table, list[Item]]:
     from tutor.diagnosis.reasoning import diagnose
 
-    items = load_split(split)
-    table: dict[str, Counter[str]] = {"exception": Counter(), "silent": Counter()}
-    base: dict[str, Counter[str]] = {"exception": Counter(), "silent": Counter()}
-    trace_line_right = Counter()  # type: Counter[str]
-    latency: list[float] = []
-    plain: list[float] = []
-    for item in items:
-        code = item["code"]
-        started = time.perf_counter()
-        result = sandbox.run(code)
-        plain.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        found = diagnose(code, result, sandbox)
-        latency.append(time.perf_counter() - started)
-        first = found[0] if found else None
-        verdict = judge(item, first)
-        table[item["kind"]][verdict] += 1
-        base[item["kind"]][baseline(item, result)] += 1
-        if result.error is not None and result.error.line in item["root_lines"]:
-            trace_line_right[item["kind"]] += 1
-        if show:
-            got = "nothing" if first is None else (
-                f"{first.id} line {first.root_line or first.line} "
-                f"verified={first.fix_verified}")
-            print(f"  {verdict:14} {item['id']:42} want {item['family']} "
-                  f"{item['root_lines']}; got {got}")
-    print(f"corpus2 {split}: {len(items)} programs (judged by the rubric in "
-          "tests/diagnosis/corpus2/README.md)")
-    for kind in ("exception", "silent"):
-        counts = table[kind]
-        total = sum(counts.values())
-        if not total:
+    overall = Table(f"{corpus.name} {'+'.join(splits)}")
+    ran_ok: list[Item] = []
+    out = dump.open("w", encoding="utf-8") if dump is not None else None
+    try:
+        for split in splits:
+            table = Table(f"{corpus.name} {split}")
+            for item in load_split(split, corpus):
+                code = item["code"]
+                result = sandbox.run(code)
+                started = time.perf_counter()
+                found = diagnose(code, result, sandbox)
+                latency = time.perf_counter() - started
+                first = found[0] if found else None
+                verdict = judge(item, first)
+                table.add(item, verdict, result, latency)
+                if result.outcome == "ok":
+                    ran_ok.append(item)
+                if out is not None:
+                    out.write(json.dumps(dump_record(item, result, first, latency),
+                                         ensure_ascii=False) + "\n")
+                if show:
+                    got = "nothing" if first is None else (
+                        f"{first.id} line {first.root_line or first.line} "
+                        f"verified={first.fix_verified}")
+                    print(f"  {verdict:14} {item.get('id', '?'):42} want {item.get('family')} "
+                          f"{item.get('root_lines')}; got {got}; {1000 * latency:.0f} ms")
+            table.print()
+            overall.merge(table)
+    finally:
+        if out is not None:
+            out.close()
+    if len(splits) > 1:
+        overall.print()
+    return overall, ran_ok
+
+
+# -- the A/B: what a run that does not fail pays -------------------------------------------
+WORKER = """
+import json, sys, time
+from tutor.sandbox import Sandbox
+with Sandbox() as sandbox:
+    sandbox.run("pass")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        ms = []
+        for code in json.loads(line):
+            time.sleep(0.05)  # a learner's pace: the standby is ready when a run comes
+            started = time.perf_counter()
+            result = sandbox.run(code)
+            ms.append([1000 * (time.perf_counter() - started), result.outcome])
+        print(json.dumps(ms), flush=True)
+"""
+
+
+class Worker:
+    def __init__(self, checkout: Path) -> None:
+        env = dict(os.environ, PYTHONPATH=str(checkout))
+        self.checkout = checkout
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"the sandbox of {checkout} did not start")
+
+    def run(self, codes: list[str]) -> list[tuple[float, str]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(codes) + "\n")
+        self.proc.stdin.flush()
+        return [(float(ms), str(outcome)) for ms, outcome in json.loads(
+            self.proc.stdout.readline())]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def ab(items: list[Item], baseline_dir: Path, rounds: int) -> None:
+    codes = [item["code"] for item in items]
+    if not codes:
+        print("A/B: no program ran without error")
+        return
+    print(f"A/B, a run that does not fail: this checkout against {baseline_dir} "
+          f"({len(codes)} programs x {rounds} rounds, in turns; {load_now()})")
+    sides = {"this": Worker(ROOT), "base": Worker(baseline_dir)}
+    times: dict[str, list[list[float]]] = {"this": [], "base": []}
+    try:
+        for index in range(rounds):
+            order = ["this", "base"] if index % 2 == 0 else ["base", "this"]
+            for side in order:
+                got = sides[side].run(codes)
+                times[side].append([ms for ms, _ in got])
+    finally:
+        for worker in sides.values():
+            worker.close()
+    plain = [i for i, code in enumerate(codes) if "optim." not in code]
+    for label, chosen in (("all", range(len(codes))), ("without an optimizer", plain)):
+        chosen = list(chosen)
+        if not chosen:
             continue
-        cells = ", ".join(f"{v} {counts[v]} ({100 * counts[v] / total:.0f}%)" for v in VERDICTS)
-        print(f"  {kind:9} {total:3}: {cells}")
-        bcells = ", ".join(f"{v} {base[kind][v]}" for v in VERDICTS if base[kind][v])
-        print(f"    baseline (plain traceback): {bcells}; its line is a root-cause line in "
-              f"{trace_line_right[kind]}")
-    allc = table["exception"] + table["silent"]
-    total = sum(allc.values())
-    print(f"  all       {total:3}: right {allc['right']} ({100 * allc['right'] / total:.0f}%), "
-          f"wrong-specific {allc['wrong-specific']} "
-          f"({100 * allc['wrong-specific'] / total:.1f}%)")
-    print(f"  diagnosis latency (re-run + checks + fix trials): p50 "
-          f"{1000 * percentile(latency, 0.5):.0f} ms, "
-          f"p95 {1000 * percentile(latency, 0.95):.0f} ms")
-    print(f"  a plain run of the same programs (what a run that does not fail pays): p50 "
-          f"{1000 * percentile(plain, 0.5):.0f} ms")
+        this = [r[i] for r in times["this"] for i in chosen]
+        base = [r[i] for r in times["base"] for i in chosen]
+        paired = [a - b for a, b in zip(this, base, strict=True)]
+        print(f"  {label:21} ({len(chosen):3} programs): p50 this {statistics.median(this):7.1f}"
+              f" ms, base {statistics.median(base):7.1f} ms; median paired difference "
+              f"{statistics.median(paired):+6.2f} ms")
+    print(f"  ({load_now()} at the end)")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--only", choices=sorted(SETS))
-    parser.add_argument("--split", choices=("dev", "test"),
-                        help="score corpus2's split (score test once, at the end)")
-    parser.add_argument("--show", action="store_true", help="corpus2: one line per program")
+    parser.add_argument("--corpus", type=Path, default=CORPUS2,
+                        help="a folder of NAME.yaml splits in corpus2's format")
+    parser.add_argument("--split", action="append",
+                        help="score the corpus's NAME.yaml (repeatable)")
+    parser.add_argument("--show", action="store_true", help="one line per program")
+    parser.add_argument("--dump", type=Path, help="one JSON object a line per program")
+    parser.add_argument("--ab", type=Path, metavar="DIR",
+                        help="A/B a run that does not fail against the checkout DIR")
+    parser.add_argument("--ab-rounds", type=int, default=5)
+    parser.add_argument("--ab-without-optimizer", action="store_true",
+                        help="A/B only programs that build no optimizer (a baseline without "
+                        "the torch._dynamo warm-up pays seconds for each of the others)")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
     if args.split:
+        for split in args.split:
+            if not (args.corpus / f"{split}.yaml").is_file():
+                parser.error(f"no split {split!r}: {args.corpus / (split + '.yaml')} is missing")
+        if args.ab is not None and not (args.ab / "tutor" / "sandbox").is_dir():
+            parser.error(f"--ab {args.ab}: not a checkout of autograd-tutor")
+        print(f"({load_now()} at the start)")
         with Sandbox() as sandbox:
-            score_corpus2(sandbox, args.split, args.show)
+            _, ran_ok = score_corpus(sandbox, args.corpus, args.split, args.show, args.dump)
+        print(f"({load_now()} at the end)")
+        if args.ab is not None:
+            if args.ab_without_optimizer:
+                ran_ok = [item for item in ran_ok if "optim." not in item["code"]]
+            ab(ran_ok, args.ab.resolve(), args.ab_rounds)
         return 0
     with Sandbox() as sandbox:
         for name, folder in SETS.items():

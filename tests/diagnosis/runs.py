@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tutor.diagnosis.models import Diagnosis
 from tutor.sandbox.models import ErrorInfo, RunResult, TensorSnapshot, WarningInfo
 
 
@@ -29,3 +30,24 @@ def failed(code: str, type_: str, message: str, line: int | None,
 
 def clean(warnings: list[WarningInfo] | None = None) -> RunResult:
     return RunResult(outcome="ok", device="cpu", warnings=warnings or [])
+
+
+def verified_diagnosis(sandbox: Any, code: str, expected: set[str], root: int,
+                       fix_has: str) -> Diagnosis:
+    """Run ``code``, diagnose it from evidence (the checks' own bugs not hidden), and check
+    the first diagnosis: one of ``expected``, rooted at ``root``, with a fix that was applied
+    and re-run (its patch contains ``fix_has``) and a chain in both languages."""
+    from tutor.diagnosis import checks
+    from tutor.diagnosis.reasoning import diagnose
+
+    debug, checks.DEBUG = checks.DEBUG, True
+    try:
+        first = diagnose(code, sandbox.run(code), sandbox)[0]
+    finally:
+        checks.DEBUG = debug
+    assert (first.id in expected, first.root_line) == (True, root), (
+        first.id, first.root_line, first.fix.en)
+    assert first.fix_verified is True and first.patch and fix_has in first.patch, first.patch
+    assert first.fix_check is not None
+    assert first.chain and all(step.en and step.zh for step in first.chain)
+    return first

@@ -135,3 +135,73 @@ def test_evidence_is_validated_as_data() -> None:
         Evidence.model_validate({"ops": [{"line": 1, "kind": "exec", "op": "x"}]})
     with pytest.raises(ValueError):
         Evidence.model_validate({"backwards": [{"line": 1, "loss": "rm -rf"}]})
+
+
+def test_the_recorder_never_changes_what_the_program_does() -> None:
+    # reading the grad_fn of a no_grad view whose base changed in place raises: the recorder
+    # must not (the program itself is fine)
+    ev, raised = record(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "layer = nn.Linear(6, 4)\n"
+        "with torch.no_grad():\n"
+        "    layer.weight[:, 2] -= torch.ones(4)\n")
+    assert raised is None
+    assert any(o.kind == "inplace" and o.line == 5 for o in ev.ops)
+
+
+def test_the_op_that_raised_names_its_operands_and_where_each_was_made() -> None:
+    ev, raised = record(
+        "import numpy as np\n"
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "weight = torch.tensor(1.0 / np.array([1, 2, 4]))\n"
+        "loss_fn = nn.CrossEntropyLoss(weight=weight)\n"
+        "logits = torch.randn(2, 3)\n"
+        "loss_fn(logits, torch.tensor([0, 2]))\n")
+    assert isinstance(raised, RuntimeError)
+    failed = ev.failed
+    assert failed is not None and failed.line == 7 and failed.op == "cross_entropy"
+    assert failed.module == "loss_fn" and failed.module_kind == "CrossEntropyLoss"
+    made = {o.dtype: o.line for o in failed.inputs}
+    assert made == {"torch.float32": 6, "torch.int64": 7, "torch.float64": 4}
+
+
+def test_an_in_place_change_names_what_made_and_used_the_tensor_and_its_module() -> None:
+    ev, raised = record(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "act = nn.ReLU(inplace=True)\n"
+        "x = torch.rand(3, requires_grad=True)\n"
+        "y = x.exp()\n"
+        "z = y.sum()\n"
+        "w = act(y)\n"
+        "(z + w.sum()).backward()\n")
+    assert isinstance(raised, RuntimeError)
+    op = next(o for o in ev.ops if o.kind == "inplace")
+    assert (op.line, op.module, op.module_kind) == (7, "act", "ReLU")
+    assert (op.grad_fn, op.grad_fn_after) == ("ExpBackward0", "ReluBackward0")
+    assert (op.made_line, op.used_line) == (5, 6)
+
+
+def test_a_backward_into_gradients_nothing_cleared_is_counted() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "for _ in range(3):\n"
+        "    (w * 2).sum().backward()\n")
+    assert [b.accumulated for b in ev.backwards] == [0, 1, 1]
+
+
+def test_a_long_loop_is_sampled_but_every_loss_is_kept() -> None:
+    ev, _ = record(
+        "import torch\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "for i in range(200):\n"
+        "    loss = (w * i).sum()\n"
+        "    loss.backward()\n"
+        "    w.grad = None\n"
+        "y = (w * 3).detach()\n")
+    assert len(ev.backwards) == 200 and ev.backwards[-1].loss == 398.0
+    assert sum(1 for b in ev.backwards if b.reached) <= evidence.FULL_PER_OP
+    assert any(o.kind == "cut" and o.line == 7 for o in ev.ops)  # after the loop: recorded

@@ -250,3 +250,13 @@ def test_a_sandbox_for_few_runs_skips_sympy_and_still_runs_everything() -> None:
 
 def test_a_sandbox_for_many_runs_has_sympy_ready(sandbox: Sandbox) -> None:
     assert sandbox.run("import sys\nprint('sympy' in sys.modules)\n").stdout == "True\n"
+
+
+def test_a_sandbox_for_many_runs_has_torch_dynamo_ready(sandbox: Sandbox) -> None:
+    # every optimizer imports torch._dynamo on first use: seconds a training program's run
+    code = ("import sys\nimport torch\nwarm = 'torch._dynamo' in sys.modules\n"
+            "opt = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1)\n"
+            "opt.zero_grad()\nprint(warm)\n")
+    result = sandbox.run(code)
+    assert result.outcome == "ok", result.error
+    assert result.stdout == "True\n"

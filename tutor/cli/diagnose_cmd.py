@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
 from tutor.errors import TutorError
-from tutor.i18n import T
+from tutor.i18n import Lang, T
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
@@ -54,12 +54,12 @@ def _syntax_error(code: str) -> ErrorInfo | None:
     except SyntaxError as exc:
         lines = code.splitlines()
         source = lines[exc.lineno - 1].strip() if exc.lineno and exc.lineno <= len(lines) else None
-        return ErrorInfo(type=type(exc).__name__, message=exc.msg, line=exc.lineno,
-                         source_line=source)
+        return ErrorInfo.model_validate({"type": type(exc).__name__, "message": exc.msg,
+                                         "line": exc.lineno, "source_line": source})
     return None
 
 
-def _error_header(error: ErrorInfo, lang: str) -> str:
+def _error_header(error: ErrorInfo, lang: Lang) -> str:
     """``RuntimeError on line 4: <the message's first line>``."""
     from tutor.diagnosis.messages import for_learner  # torch's build notes are not for learners
 
@@ -67,7 +67,7 @@ def _error_header(error: ErrorInfo, lang: str) -> str:
     first = message.splitlines()[0] if message else ""
     key = "error_line" if error.line else "error"
     return STATUS[key].format(type=error.type, line=error.line,
-                              message=first).get(lang)  # type: ignore[arg-type]
+                              message=first).get(lang)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         from tutor.sandbox.models import RunResult
 
         # nothing ran (device is only required by the model): the run's explanation, as is
-        diagnoses = explain(RunResult(outcome="error", device="cpu", error=syntax_error), code)
+        diagnoses = explain(RunResult.model_validate(
+            {"outcome": "error", "device": "cpu", "error": syntax_error}), code)
         header = _error_header(syntax_error, lang)
         status = 1
     elif args.static:
@@ -116,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
         device = getattr(args, "device", None) or "auto"
         with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
             try:
-                result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
+                result = sandbox.run(code, device=device, limits=Limits.model_validate(
+                    {"wall_time_s": args.timeout}))
             except DeviceError as exc:
                 raise TutorError(exc.text.get(lang)) from exc
         diagnoses = explain(result, code)

@@ -106,7 +106,7 @@ NEUTRAL_NAMES: dict[str, str] = {
 }
 
 
-class _Neutral(dict):  # type: ignore[type-arg]
+class _Neutral(dict[str, str]):
     """Placeholder values for showing a template without a run: `x`, `y`, ``…``."""
 
     def __missing__(self, key: str) -> str:
@@ -156,8 +156,8 @@ def cjk_breaks(lang: Lang) -> Iterator[None]:
     from tutor.tui.cjk_wrap import RICH_WORD
 
     original = rich._wrap.re_word
-    rich._wrap.re_word = RICH_WORD  # type: ignore[attr-defined]
+    rich._wrap.re_word = RICH_WORD  # type: ignore[assignment]
     try:
         yield
     finally:
-        rich._wrap.re_word = original  # type: ignore[attr-defined]
+        rich._wrap.re_word = original

@@ -47,7 +47,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
     {
         "line", "name", "model", "optimizer", "lr", "param", "params", "op", "module",
         "first_use", "loss_first", "loss_last", "fail_line", "criterion", "count",
-        "detail", "shape", "target_shape",
+        "detail", "shape", "target_shape", "target", "numel", "dtype", "label", "low", "high",
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
@@ -170,7 +170,7 @@ class Entry(_Strict):
         description="Which operand of the focus call is {var}: 'second' for a loss's target, "
         "'either' when the conditions pick it (the integer operand of a matrix product).",
     )
-    conditions: Conditions = Field(default_factory=Conditions)
+    conditions: Conditions = Field(default_factory=lambda: Conditions.model_validate({}))
     covered_by: list[str] = Field(
         default_factory=list,
         description="Warning or pitfall: not reported when one of these ids was already given.",
@@ -211,8 +211,8 @@ class Entry(_Strict):
         )
         shapes = {"shape", "shape2"} | set(self.match.shapes if self.match is not None else ())
         for field in ("title", "explanation", "fix"):
-            text: Text = getattr(self, field)
-            for lang_text in (text.en, text.zh):
+            words: Text = getattr(self, field)
+            for lang_text in (words.en, words.zh):
                 unknown = placeholders(lang_text) - allowed
                 if unknown:
                     raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
@@ -233,11 +233,29 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+class Surrogate(_Strict):
+    """A differentiable stand-in for an op whose result has no gradient."""
+
+    form: str = Field(description="The replacement: {x} is what the op applies to, {rest} "
+                      "its other arguments, {other} a comparison's other side.")
+    why: BiText = Field(description="What the stand-in does, for the fix's text.")
+
+    @field_validator("form")
+    @classmethod
+    def _known_fields(cls, form: str) -> str:
+        unknown = placeholders(form) - {"x", "rest", "other"}
+        if unknown:
+            raise ValueError(f"form uses unknown placeholders {sorted(unknown)}")
+        return form
+
+
 class Catalog(_Strict):
     entries: list[Entry] = Field(min_length=1)
     steps: dict[str, BiText] = Field(
         default_factory=dict,
         description="Templates of the evidence chain's steps, by step id (checks fill them).")
+    surrogates: dict[str, Surrogate] = Field(
+        default_factory=dict, description="Differentiable stand-ins, by the op they replace.")
 
     @model_validator(mode="after")
     def _unique(self) -> Catalog:

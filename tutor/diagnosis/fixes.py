@@ -4,7 +4,9 @@ sandbox before it is shown. A fix whose re-run does not show the problem gone is
 
 from __future__ import annotations
 
+import ast
 import difflib
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,13 +14,14 @@ from dataclasses import dataclass, field
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult
 
-VERIFY_LIMITS = Limits(wall_time_s=5.0)
+VERIFY_LIMITS = Limits.model_validate({"wall_time_s": 5.0})
 
 
 @dataclass(frozen=True)
 class Edit:
     """One change to the program's lines (1-based). ``kind``: replace | insert_before |
-    insert_after | delete | move_before (``line`` moves above ``to``) | dedent_block."""
+    insert_after | delete | move_before (``line`` moves above ``to``) | move_after (``line``
+    moves below ``to``) | dedent_block."""
 
     kind: str
     line: int
@@ -69,6 +72,16 @@ def apply(code: str, edits: tuple[Edit, ...]) -> str | None:
             else:
                 lines.insert(edit.to - 1, target_indent + moved)
                 del lines[i]
+        elif edit.kind == "move_after":
+            if not 1 <= edit.to <= len(lines) or edit.to == edit.line:
+                return None
+            moved = indent_of(lines[edit.to - 1]) + lines[i].strip()
+            if edit.to > edit.line:
+                lines.insert(edit.to, moved)
+                del lines[i]
+            else:
+                del lines[i]
+                lines.insert(edit.to, moved)
         elif edit.kind == "dedent_block":
             # delete a `with ...:` line and dedent the block under it
             head = indent_of(lines[i])
@@ -106,6 +119,69 @@ def replace_in_line(code: str, line: int, pattern: str, repl: str, count: int = 
     if n == 0 or new == lines[line - 1]:
         return None
     return Edit("replace", line, new)
+
+
+def replace_node(code: str, node: ast.AST, new: str) -> Edit | None:
+    """An edit that puts ``new`` in place of the source of ``node`` (a node on one line)."""
+    return replace_nodes(code, [(node, new)])
+
+
+def replace_nodes(code: str, changes: list[tuple[ast.AST, str]]) -> Edit | None:
+    """One edit that puts new source in place of several nodes of one line (none inside
+    another), right to left so the offsets stay valid."""
+    lines = code.splitlines()
+    spans = []
+    for node, new in changes:
+        lineno, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        start, stop = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or lineno != end or start is None or stop is None:
+            return None
+        spans.append((lineno, start, stop, new))
+    if not spans or len({s[0] for s in spans}) != 1 or not 1 <= spans[0][0] <= len(lines):
+        return None
+    spans.sort(key=lambda s: s[1])
+    if any(a[2] > b[1] for a, b in itertools.pairwise(spans)):
+        return None  # overlapping
+    raw = lines[spans[0][0] - 1].encode("utf-8")
+    for _, start, stop, new in reversed(spans):
+        raw = raw[:start] + new.encode("utf-8") + raw[stop:]
+    line = raw.decode("utf-8", "replace")
+    return None if line == lines[spans[0][0] - 1] else Edit("replace", spans[0][0], line)
+
+
+def node_fix(code: str, node: ast.AST, new: str, expect: Expect, describe: Text
+             ) -> Fix | None:
+    """A fix that puts ``new`` in place of one node's source, None if it does not fit."""
+    edit = replace_node(code, node, new)
+    return Fix((edit,), expect, describe) if edit is not None else None
+
+
+def postfix(node: ast.expr, suffix: str) -> str:
+    """``node``'s source followed by ``suffix`` (``.float()``), in parentheses when needed."""
+    source = ast.unparse(node)
+    simple = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+    return f"{source}{suffix}" if simple else f"({source}){suffix}"
+
+
+def suffix_value(code: str, stmt: ast.stmt | None, suffix: str, op: str | None = None
+                 ) -> Edit | None:
+    """An edit that appends ``suffix`` to the value a statement assigns or returns, or to
+    the call of ``op`` in it (where the tensor was made)."""
+    if stmt is None:
+        return None
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return)) else None
+    if op is not None and not (isinstance(value, ast.Call) and _called(value) == op):
+        value = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                      and _called(n) == op), value)
+    if value is None:
+        return None
+    return replace_node(code, value, postfix(value, suffix))
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else "")
 
 
 def losses(result: RunResult) -> list[float]:

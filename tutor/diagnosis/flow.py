@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor.diagnosis.source import call_name as called
+
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 
@@ -32,13 +34,8 @@ def target_names(target: ast.AST) -> list[str]:
 
 
 def call_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute):
-            return func.attr
-        if isinstance(func, ast.Name):
-            return func.id
-    return ""
+    """What a call calls (``backward`` for ``loss.backward()``), "" for any other node."""
+    return called(node) if isinstance(node, ast.Call) else ""
 
 
 def receiver(node: ast.Call) -> str | None:
@@ -85,8 +82,9 @@ class Flow:
             out.append(node)
         return out
 
-    def loops_of(self, node: ast.AST) -> list[ast.AST]:
-        return [a for a in self.ancestors(node) if isinstance(a, LOOPS)]
+    def loops_of(self, node: ast.AST) -> list[ast.stmt]:
+        return [a for a in self.ancestors(node) if isinstance(a, ast.stmt) and isinstance(
+            a, LOOPS)]
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         return next((a for a in self.ancestors(node) if isinstance(a, SCOPES)), self.tree)
@@ -148,7 +146,7 @@ class Flow:
         """Lines whose assignments flow into ``name`` as used on the line (a backward slice)."""
         lines: set[int] = set()
         todo = [(name, number)]
-        seen = set()
+        seen: set[tuple[str, int]] = set()
         while todo and depth * 20 > len(seen):
             current, at = todo.pop()
             if (current, at) in seen:
@@ -165,7 +163,7 @@ class Flow:
 
     def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
         """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``."""
-        out = []
+        out: list[tuple[ast.stmt, str, ast.Call]] = []
         for stmt in self.statements:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
                 func = text(stmt.value.func)
@@ -174,6 +172,29 @@ class Flow:
                     for name in target_names(stmt.targets[0]):
                         out.append((stmt, name, stmt.value))
         return out
+
+    def constructor(self, name: str, kind: str | None = None) -> ast.Call | None:
+        """The call that builds the module the evidence names ``name`` (``head``,
+        ``model.fc``, ``net.2``): an assignment of that name or of ``self.<last part>``, the
+        n-th layer of a ``Sequential``, else the only constructor of ``kind`` in the program."""
+        parts = name.split(".")
+        for candidate in dict.fromkeys([name, f"self.{parts[-1]}", parts[-1]]):
+            for stmt in reversed(self.assignments.get(candidate, [])):
+                value = self.value_of(stmt)
+                if isinstance(value, ast.Call) and (kind is None or call_name(value) == kind):
+                    return value
+        if len(parts) > 1 and parts[-1].isdigit():
+            parent = self.constructor(".".join(parts[:-1]), "Sequential")
+            index = int(parts[-1])
+            layer = parent.args[index] if parent is not None and index < len(parent.args) \
+                else None
+            if isinstance(layer, ast.Call):
+                return layer
+        if kind is not None:
+            built = [c for c in self.calls if call_name(c) == kind]
+            if len(built) == 1:
+                return built[0]
+        return None
 
     def criterion_kind(self, name: str) -> str | None:
         """``CrossEntropyLoss`` when ``name`` was assigned ``nn.CrossEntropyLoss(...)``."""

@@ -20,21 +20,24 @@ class Diagnosis(BaseModel):
     explanation: Text = Field(description="What happened and why, with the learner's names.")
     fix: Text = Field(description="A concrete fix in the learner's own names.")
     line: int | None = None
-    variable: str | None = Field(None, description="The variable the failing call was made on.")
-    details: Text | None = Field(None, description="e.g. '`z` has shape (2,), requires_grad'.")
-    lesson_ref: str | None = Field(None, description="'LESSON/STEP' that teaches the concept.")
-    generic: bool = Field(False, description="True when no catalog entry fitted.")
+    variable: str | None = Field(default=None,
+                                 description="The variable the failing call was made on.")
+    details: Text | None = Field(default=None,
+                                 description="e.g. '`z` has shape (2,), requires_grad'.")
+    lesson_ref: str | None = Field(default=None,
+                                   description="'LESSON/STEP' that teaches the concept.")
+    generic: bool = Field(default=False, description="True when no catalog entry fitted.")
     root_line: int | None = Field(
-        None, description="The line that causes the problem (may differ from `line`, where "
-        "it shows); from the evidence of an instrumented re-run and the source's data flow.")
+        default=None, description="The line that causes the problem (may differ from `line`, "
+        "where it shows); from the evidence of an instrumented re-run and the source's data flow.")
     chain: list[Text] = Field(
         default_factory=list, description="The evidence that leads to the root cause, in order.")
     fix_verified: bool | None = Field(
-        None, description="True: the concrete fix was applied and re-run and it worked.")
-    fix_check: Text | None = Field(
-        None, description="What the re-run of the fixed program showed.")
-    patch: str | None = Field(None, description="The tried fix as a unified diff.")
+        default=None, description="True: the concrete fix was applied and re-run and it worked.")
+    fix_check: Text | None = Field(default=None,
+                                   description="What the re-run of the fixed program showed.")
+    patch: str | None = Field(default=None, description="The tried fix as a unified diff.")
     alternatives: list[str] = Field(
         default_factory=list, description="Other candidate causes (ids), most likely first.")
-    tell_apart: Text | None = Field(
-        None, description="How to tell this cause from the alternatives.")
+    tell_apart: Text | None = Field(default=None,
+                                    description="How to tell this cause from the alternatives.")

@@ -200,20 +200,20 @@ def nonleaf_grad_read(source: Source) -> list[Hit]:
         and isinstance(c.func, ast.Attribute)
     }
     hits: list[Hit] = []
-    for node in ast.walk(source.tree):
+    for attr in ast.walk(source.tree):
         if (
-            isinstance(node, ast.Attribute)
-            and node.attr == "grad"
-            and isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Name)
+            isinstance(attr, ast.Attribute)
+            and attr.attr == "grad"
+            and isinstance(attr.ctx, ast.Load)
+            and isinstance(attr.value, ast.Name)
         ):
-            name = node.value.id
+            name = attr.value.id
             made = non_leaf.get(name)
-            if made is None or name in retained or made.lineno > node.lineno:
+            if made is None or name in retained or made.lineno > attr.lineno:
                 continue
-            if name in _leaf_reassigned_between(source, name, made.lineno, node.lineno):
+            if name in _leaf_reassigned_between(source, name, made.lineno, attr.lineno):
                 continue
-            hits.append(Hit(node.lineno, name))
+            hits.append(Hit(attr.lineno, name))
     return _first_per_line(hits)
 
 
@@ -268,7 +268,7 @@ def _factory_names(source: Source) -> set[str]:
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
-            root = dotted(func).split(".")[0] if dotted(func) else ""
+            root = (dotted(func) or "").split(".")[0]
             if root == "torch" or call_name(node.value) in FACTORIES:
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return names

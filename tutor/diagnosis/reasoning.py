@@ -13,17 +13,18 @@ import time
 from collections import defaultdict
 from typing import Protocol
 
-from tutor.diagnosis import engine
+from tutor.diagnosis import checks, engine
 from tutor.diagnosis.catalog import EVIDENCE_PLACEHOLDERS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
-from tutor.diagnosis.fixes import VERIFY_LIMITS, apply, diff
+from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
-from tutor.i18n import T, Text
+from tutor.i18n import Lang, T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
+LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
 
 
@@ -32,29 +33,24 @@ class Runner(Protocol):
             instrument: bool = ...) -> RunResult: ...
 
 
-def _fills(cand: Candidate) -> dict[str, str]:
-    values: dict[str, str] = defaultdict(lambda: "?")
-    values.update({k: "?" for k in EVIDENCE_PLACEHOLDERS})
-    values.update({k: str(v) for k, v in cand.fill.items()})
-    values["line"] = str(cand.root_line)
-    return values
+def _fills(cand: Candidate) -> dict[str, object]:
+    return {**{k: "?" for k in EVIDENCE_PLACEHOLDERS}, **cand.fill, "line": cand.root_line}
 
 
-def _fill(template: Text, values: dict[str, str]) -> Text:
-    return Text(en=template.en.format_map(values), zh=template.zh.format_map(values))
+def _fill(template: Text, values: dict[str, object]) -> Text:
+    """The template in both languages; a value that is itself a Text gives each its own."""
+    def language(lang: Lang) -> dict[str, str]:
+        out: dict[str, str] = defaultdict(lambda: "?")
+        out.update({k: v.get(lang) if isinstance(v, Text) else str(v) for k, v in values.items()})
+        return out
+
+    return Text(en=template.en.format_map(language("en")),
+                zh=template.zh.format_map(language("zh")))
 
 
 def chain_text(cand: Candidate) -> list[Text]:
     steps = load_catalog().steps
-    out = []
-    for key, values in cand.steps:
-        template = steps.get(key)
-        if template is None:
-            continue
-        filled: dict[str, str] = defaultdict(lambda: "?")
-        filled.update({k: str(v) for k, v in values.items()})
-        out.append(_fill(template, filled))
-    return out
+    return [_fill(steps[key], values) for key, values in cand.steps if key in steps]
 
 
 def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis:
@@ -94,6 +90,87 @@ def _tell_apart(ranked: list[Candidate]) -> Text | None:
              "打印该张量的 `grad_fn` 与 `requires_grad` 可以区分它们。")
 
 
+class _Trials:
+    """The fix trials of one diagnosis, within a budget of runs (and time, as a safety net)."""
+
+    def __init__(self, code: str, rerun: RunResult, runner: Runner, device: str) -> None:
+        self.code, self.rerun, self.runner, self.device = code, rerun, runner, device
+        self.started, self.runs = time.monotonic(), 0
+
+    def spent(self) -> bool:
+        return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
+
+    def run(self, code: str) -> RunResult:
+        self.runs += 1
+        return self.runner.run(code, device=self.device, limits=VERIFY_LIMITS, instrument=True)
+
+    def attempt(self, fix: Fix) -> tuple[str, Text, Text] | None:
+        """(patch, what the fix does, what its re-run showed) when the fix works, possibly
+        after one more fix for the next error it uncovered."""
+        new = apply(self.code, fix.edits)
+        if new is None or new == self.code:
+            return None
+        fixed = self.run(new)
+        shown = fix.expect(self.rerun, fixed)
+        if shown is not None:
+            return diff(self.code, new), fix.describe, shown
+        if fixed.error is None or fixed.evidence is None or not _progressed(self.rerun, fixed):
+            return None
+        return self._follow(fix, new, fixed)
+
+    def _follow(self, fix: Fix, new: str, fixed: RunResult) -> tuple[str, Text, Text] | None:
+        """The first fix made the program go further and fail differently: a check of that
+        failure proposes the next change, and the pair counts only if it does what the first
+        fix promised."""
+        flow = Flow.of(new)
+        if flow is None or fixed.evidence is None:
+            return None
+        ctx = Ctx(code=new, flow=flow, result=fixed, evidence=fixed.evidence, error=fixed.error)
+        for cand in sorted(candidates(ctx), key=lambda c: -c.confidence)[:2]:
+            for second in cand.fixes[:2]:
+                if self.spent():
+                    return None
+                if any(e.kind not in LOCAL_EDITS for e in second.edits):
+                    continue  # a follow-up repairs what the first change uncovered; it does
+                    # not remove or reorder the learner's statements
+                final = apply(new, second.edits)
+                if final is None or final == new:
+                    continue
+                shown = fix.expect(self.rerun, self.run(final))
+                if shown is not None:
+                    both = T(f"{fix.describe.en}; then {second.describe.en}",
+                             f"{fix.describe.zh}；然后{second.describe.zh}")
+                    return diff(self.code, final), both, shown
+        return None
+
+
+def _progressed(before: RunResult, after: RunResult) -> bool:
+    """The fixed program fails in another way than the original (another message or line)."""
+    old, new = before.error, after.error
+    if old is None or new is None:
+        return False
+    return (old.type, old.message, old.line) != (new.type, new.message, new.line)
+
+
+def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
+               device: str) -> dict[int, tuple[str, Text, Text]]:
+    """Each candidate's fixes in turn, most confident first, until one of a confident
+    candidate works; keyed by ``id(candidate)``."""
+    trials = _Trials(code, rerun, runner, device)
+    verified: dict[int, tuple[str, Text, Text]] = {}
+    for cand in sorted(found, key=lambda c: -c.confidence):
+        for fix in cand.fixes:
+            if trials.spent():
+                return verified
+            worked = trials.attempt(fix)
+            if worked is not None:
+                verified[id(cand)] = worked
+                break
+        if id(cand) in verified and cand.confidence >= 0.8:
+            break
+    return verified
+
+
 def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu",
              try_fixes: bool = True) -> list[Diagnosis]:
     """The run's diagnoses, the first reasoned from evidence when the evidence finds a cause.
@@ -129,31 +206,19 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
     found = candidates(ctx)
-    if not found:
-        return base
+    base = [d for d in base if d.id not in ctx.refuted]
     catalog = load_catalog()
     known = {e.id for e in catalog.entries}
     found = [c for c in found if c.id in known]
     if not found:
         return base
-    verified: dict[int, tuple[str, Text, Text]] = {}
-    started, runs = time.monotonic(), 0
-    if try_fixes:
-        for cand in sorted(found, key=lambda c: -c.confidence):
-            for fix in cand.fixes:
-                if runs >= MAX_FIX_RUNS or time.monotonic() - started > FIX_BUDGET_S:
-                    break
-                new = apply(code, fix.edits)
-                if new is None or new == code:
-                    continue
-                runs += 1
-                fixed = runner.run(new, device=device, limits=VERIFY_LIMITS, instrument=True)
-                shown = fix.expect(rerun, fixed)
-                if shown is not None:
-                    verified[id(cand)] = (diff(code, new), fix.describe, shown)
-                    break
-            if id(cand) in verified and cand.confidence >= 0.8:
-                break
+    verified = _try_fixes(code, found, rerun, runner, device) if try_fixes else {}
+    if error is None and try_fixes:
+        # nothing failed: a suspicion whose fix did not make the symptom go away is not
+        # shown as a cause (it may be how the program is meant to work)
+        found = [c for c in found if id(c) in verified]
+        if not found:
+            return base
     ranked = sorted(found, key=lambda c: (id(c) not in verified, -c.confidence, c.root_line))
     top = ranked[0]
     entry = catalog.get(top.id)
@@ -164,7 +229,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     elif first is not None and first.id == top.id:
         shown_diag = first
     else:
-        shown_diag = _render(entry, top, rerun, code)
+        try:
+            shown_diag = _render(entry, top, rerun, code)
+        except KeyError:  # the entry's words need a message this error does not have
+            if checks.DEBUG or first is None:
+                raise
+            shown_diag = first
     if shown_diag.id != top.id:
         # the message's own diagnosis stays; the evidence's unverified guess is an alternative
         update: dict[str, object] = {

@@ -6,11 +6,20 @@ imports this module. The recorder watches the learner's code through torch's pub
 - a ``TorchFunctionMode`` sees every tensor op called from the learner's file: the line, the
   op, whether its inputs and output require grad, its ``grad_fn``, whether it is in place,
   and which op made each input (provenance), so a tensor without a graph can be traced back
-  to the line and op that cut it;
-- anomaly mode (forward tracebacks only, no NaN checks, so the outcome does not change);
-- module forward hooks (train/eval mode, Dropout/BatchNorm, grad mode at each call);
+  to the line and op that cut it. An op changed in place also names the op that made the
+  tensor and the last line that used it before (what anomaly mode would print, without its
+  cost: anomaly mode formats a Python traceback for every node of the graph);
+- the op that raised: its operands (shape, dtype, device) and the line that made each one;
+- module forward hooks (train/eval mode, Dropout/BatchNorm, grad mode at each call, and the
+  module whose forward changed a tensor in place);
 - optimizer step hooks (the optimizer's parameters, their gradients at the step);
-- every ``backward()``: the loss value, the leaves its graph reaches, the gradients left None.
+- every ``backward()``: the loss value, the leaves its graph reaches, the gradients left None,
+  the gradients it adds to because nothing cleared them.
+
+Loops are sampled: each (line, op) is recorded in full its first :data:`FULL_PER_OP` times,
+later calls only run (a ``backward()`` still gives its loss), so training dynamics cost tens
+of iterations' recording, not thousands. The recorder never changes what the program does:
+its own bookkeeping failing only marks the evidence truncated.
 
 What comes out is plain JSON-able data (validated in the parent as
 :class:`~tutor.sandbox.models.Evidence`), the learner's claim like everything else a run says.
@@ -18,8 +27,8 @@ What comes out is plain JSON-able data (validated in the parent as
 
 from __future__ import annotations
 
-import inspect
 import math
+import sys
 import weakref
 from types import FrameType
 from typing import Any
@@ -33,18 +42,18 @@ MAX_STEPS = 300
 MAX_MODULE_CALLS = 60
 MAX_PARAMS = 150
 MAX_CHAIN = 12
+MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
+CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
+              "shape", "module")
+FULL_PER_OP = 64
+"""Calls of one (line, op) recorded in full; a loop's later iterations only run."""
+FULL_STEPS = 30
+"""Optimizer steps whose gradients are looked at."""
 
 INPLACE_DUNDERS = frozenset({
     "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__ipow__",
     "__imod__", "__iand__", "__ior__", "__ixor__", "__setitem__", "__imatmul__",
-})
-# Ops whose result has no gradient with respect to their inputs, by their nature.
-NONDIFFERENTIABLE = frozenset({
-    "argmax", "argmin", "argsort", "round", "floor", "ceil", "sign", "eq", "ne", "lt", "le",
-    "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "detach",
-    "long", "int", "bool", "short", "byte", "nonzero", "bucketize", "searchsorted",
-    "trunc", "frac", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
 })
 TO_PYTHON = frozenset({"item", "tolist", "numpy", "__float__", "__int__", "__bool__",
                        "__index__", "__array__"})
@@ -60,6 +69,11 @@ def _number(value: float) -> float | str:
     return value
 
 
+def _grad_fn(tensor: Any) -> str | None:
+    node = tensor.grad_fn
+    return type(node).__name__ if node is not None else None
+
+
 class Recorder:
     """One instrumented run: :meth:`start` before the learner's code, :meth:`finish` after."""
 
@@ -68,26 +82,30 @@ class Recorder:
         self.file = learner_file
         self.records: list[Data] = []
         self.origin: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.last_use: dict[int, int] = {}
         self.first_use: dict[int, int] = {}
+        self.calls: dict[tuple[int, str], int] = {}
         self.notable: list[Data] = []
         self.backwards: list[Data] = []
         self.steps: list[Data] = []
         self.module_calls: dict[tuple[Any, ...], Data] = {}
+        self.module_info: dict[int, tuple[str, str, bool, bool]] = {}
+        self.module_paths: dict[int, dict[int, str]] = {}
+        self.stack: list[Any] = []
         self.params: dict[int, Data] = {}
         self.param_refs: dict[int, Any] = {}
         self.initial: dict[int, Any] = {}
         self.optimizer_params: set[int] = set()
         self.reached: set[int] = set()
-        self.depth = 0
+        self.failed: Data | None = None
         self.in_internal = 0
         self.truncated = False
         self.handles: list[Any] = []
         self.mode: Any = None
-        self.anomaly: Any = None
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
-        frame = inspect.currentframe()
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             if frame.f_code.co_filename == self.file:
                 return frame
@@ -97,7 +115,7 @@ class Recorder:
     def _direct(self) -> bool:
         """Whether the op in progress was called by the learner's own line (not by torch's
         Python code, such as ``nn.init`` inside a layer's constructor)."""
-        frame = inspect.currentframe()
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename == self.file:
@@ -107,20 +125,32 @@ class Recorder:
             frame = frame.f_back
         return False
 
-    def _name_of(self, obj: Any, frame: FrameType | None) -> str | None:
-        """The learner's name for ``obj``: a local or global bound to it, or ``self.x``."""
+    def _name_of(self, obj: Any, frame: FrameType | None, outermost: bool = False
+                 ) -> str | None:
+        """The learner's name for ``obj``: a local or global bound to it, or ``self.x``; the
+        innermost frame's name, or the outermost's (where a value untracked by the
+        provenance was made, e.g. by ``torch.from_numpy``)."""
+        found = None
         while frame is not None:
             if frame.f_code.co_filename == self.file:
-                for scope in (frame.f_locals, frame.f_globals):
-                    for key, value in list(scope.items()):
-                        if value is obj and not key.startswith("__"):
-                            return key
-                owner = frame.f_locals.get("self")
-                if owner is not None:
-                    for key, value in list(getattr(owner, "__dict__", {}).items()):
-                        if value is obj:
-                            return f"self.{key}"
+                name = self._name_in(obj, frame)
+                if name is not None:
+                    if not outermost:
+                        return name
+                    found = name
             frame = frame.f_back
+        return found
+
+    def _name_in(self, obj: Any, frame: FrameType) -> str | None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for key, value in list(scope.items()):
+                if value is obj and not key.startswith("__"):
+                    return key
+        owner = frame.f_locals.get("self")
+        if owner is not None:
+            for key, value in list(getattr(owner, "__dict__", {}).items()):
+                if value is obj:
+                    return f"self.{key}"
         return None
 
     # -- the function mode ------------------------------------------------------------
@@ -155,15 +185,49 @@ class Recorder:
         name = self._op_name(func)
         if name == "backward" or func is torch.autograd.backward:
             return self._backward(func, args, kwargs, line, frame)
-        inputs = self._tensors(list(args) + list(kwargs.values()))
+        key = (line, name)
+        calls = self.calls[key] = self.calls.get(key, 0) + 1
+        if calls > FULL_PER_OP:  # a loop's later iterations: run, and only note a failure
+            return self._call(func, args, kwargs, line, name, frame)
+        try:
+            inputs = self._tensors(list(args) + list(kwargs.values()))
+            before = self._before(inputs, line)
+        except Exception:
+            inputs, before = [], None
+            self.truncated = True
+        result = self._call(func, args, kwargs, line, name, frame)
+        if before is not None:
+            try:
+                self._after(name, inputs, before, kwargs, result, line, frame)
+            except Exception:  # never the learner's problem (e.g. a no_grad view's grad_fn)
+                self.truncated = True
+        return result
+
+    def _call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int,
+              name: str, frame: FrameType) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Exception:
+            try:
+                self._failed(line, name, args, kwargs, frame)
+            except Exception:
+                self.truncated = True
+            raise
+
+    def _before(self, inputs: list[Any], line: int) -> Data:
         target = inputs[0] if inputs else None
-        before = None
-        if target is not None:
-            before = (type(target.grad_fn).__name__ if target.grad_fn is not None else None,
-                      target.requires_grad, target.is_leaf)
-        for tensor in inputs:
-            self.first_use.setdefault(id(tensor), line)
-        result = func(*args, **kwargs)
+        if target is None:
+            return {"target": None}
+        origin = self._record_of(target)
+        return {"target": target, "grad_fn": _grad_fn(target),
+                "requires_grad": target.requires_grad, "leaf": target.is_leaf,
+                "origin": origin, "used": self.last_use.get(origin) if origin is not None
+                else None}
+
+    def _after(self, name: str, inputs: list[Any], before: Data, kwargs: dict[str, Any],
+               result: Any, line: int, frame: FrameType) -> None:
+        torch = self.torch
+        target = before["target"]
         if name.startswith("get "):
             if name == "get data" and target is not None and target.requires_grad:
                 self._notable(line, "data", "data", target, frame, "")
@@ -173,13 +237,13 @@ class Recorder:
                                          "shape": list(result.shape), "requires_grad": False,
                                          "grad_fn": None, "cut": "data"})
                     self.origin[id(result)] = (weakref.ref(result), len(self.records) - 1)
-            return result
+            return
         if name == "set requires_grad" and target is not None:
             used = self.first_use.get(id(target))
             self._notable(line, "requires_grad", "requires_grad", target, frame,
                           f"first used on line {used}" if used is not None and used < line
                           else "", first_use=used)
-            return result
+            return
         if name == "requires_grad_" and target is not None:
             used = self.first_use.get(id(target))
             if used == line:  # its own call counts as a use
@@ -187,36 +251,40 @@ class Recorder:
             self._notable(line, "requires_grad", name, target, frame,
                           f"first used on line {used}" if used is not None else "",
                           first_use=used)
-            return result
+            return
         inputs_rg = any(t.requires_grad for t in inputs)
+        if torch.is_grad_enabled():  # a use that autograd records (or would, with the flag)
+            for tensor in inputs:
+                self.first_use.setdefault(id(tensor), line)
         outputs = result if isinstance(result, (list, tuple)) else [result]
         out = next((o for o in outputs if isinstance(o, torch.Tensor)), None)
         inplace = ((name.endswith("_") and not name.endswith("__")) or name in INPLACE_DUNDERS
                    or kwargs.get("inplace") is True)
         if len(self.records) >= MAX_RECORDS:
             self.truncated = True
-            return result
+            return
+        sources = [self._record_of(t) for t in inputs]
         record: Data = {
-            "line": line, "op": name, "inputs": [self._record_of(t) for t in inputs][:4],
-            "inputs_rg": inputs_rg, "grad_enabled": torch.is_grad_enabled(),
+            "line": line, "op": name, "inputs": sources[:4], "inputs_rg": inputs_rg,
+            "grad_enabled": torch.is_grad_enabled(),
         }
+        if self.stack:
+            info = self.module_info.get(id(self.stack[0]))
+            record["module"] = info[0] if info else None
         if out is not None:
-            record.update(
-                shape=list(out.shape), requires_grad=out.requires_grad,
-                grad_fn=type(out.grad_fn).__name__ if out.grad_fn is not None else None,
-            )
+            record.update(shape=list(out.shape), requires_grad=out.requires_grad,
+                          grad_fn=_grad_fn(out))
         index = len(self.records)
         self.records.append(record)
+        for source in sources:
+            if source is not None:
+                self.last_use[source] = index
         for o in outputs:
             if isinstance(o, torch.Tensor):
                 self.origin[id(o)] = (weakref.ref(o), index)
-        if inplace and target is not None and before is not None and before[1] \
-                and torch.is_grad_enabled() and (not before[2] or self._direct()):
-            self._notable(line, "inplace", name, target, frame,
-                          f"modified a tensor made by {before[0]}" if before[0] else
-                          ("modified a leaf that requires grad" if before[1] and before[2]
-                           else "modified a tensor in place"),
-                          grad_fn=before[0])
+        if inplace and target is not None and before["requires_grad"] and (
+                not before["leaf"] or self._direct()):
+            self._inplace(name, target, before, line, frame)
         elif inputs_rg and out is not None and not out.requires_grad:
             reason = "no_grad" if not torch.is_grad_enabled() else "nondifferentiable"
             self._notable(line, "cut", name, out, frame, reason)
@@ -225,7 +293,63 @@ class Recorder:
             self._notable(line, "cut", name, target, frame, "python")
         elif name in FROM_VALUES and out is not None and not out.requires_grad:
             record["cut"] = "new"
-        return result
+
+    def _inplace(self, name: str, target: Any, before: Data, line: int,
+                 frame: FrameType) -> None:
+        """A tensor that requires grad changed in place: what made it, what used it, where."""
+        grad_mode = self.torch.is_grad_enabled()
+        made = self.records[before["origin"]]["line"] if before["origin"] is not None else None
+        used = self.records[before["used"]]["line"] if before["used"] is not None else None
+        module = self._current_module()
+        if before["grad_fn"]:
+            detail = f"modified a tensor made by {before['grad_fn']}"
+        elif before["leaf"]:
+            detail = "modified a leaf that requires grad"
+        else:
+            detail = "modified a tensor in place"
+        if not grad_mode:
+            detail += " under no_grad"
+        self._notable(line, "inplace", name, target, frame, detail,
+                      grad_fn=before["grad_fn"], grad_fn_after=_grad_fn(target),
+                      module=module[0] if module else None,
+                      module_kind=module[1] if module else None,
+                      made_line=made, used_line=used)
+
+    def _failed(self, line: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                frame: FrameType) -> None:
+        """The op that raised: its operands and where each was made (the last one wins)."""
+        operands: list[Data] = []
+        named = [(str(i), v) for i, v in enumerate(args)] + list(kwargs.items())
+        for arg, value in named:
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for tensor in values:
+                if not isinstance(tensor, self.torch.Tensor) or len(operands) >= MAX_OPERANDS:
+                    continue
+                origin = self._record_of(tensor)
+                made = self.records[origin] if origin is not None else None
+                operands.append({
+                    "arg": arg[:40], "name": self._name_of(tensor, frame, origin is None),
+                    "shape": list(tensor.shape)[:8], "dtype": str(tensor.dtype)[:40],
+                    "device": str(tensor.device)[:40], "requires_grad": tensor.requires_grad,
+                    "grad_fn": _grad_fn(tensor),
+                    "line": made["line"] if made else None,
+                    "op": str(made["op"])[:80] if made else None,
+                    "history": self._history(origin),
+                    **self._bounds(tensor),
+                })
+        module = self._current_module()
+        self.failed = {"line": line, "op": name[:80], "inputs": operands,
+                       "module": module[0] if module else None,
+                       "module_kind": module[1] if module else None}
+
+    def _bounds(self, tensor: Any) -> Data:
+        """The smallest and largest value of an integer tensor (class labels, indices)."""
+        torch = self.torch
+        if tensor.is_floating_point() or tensor.is_complex() or not (
+                0 < tensor.numel() <= MAX_SNAPSHOT_NUMEL):
+            return {}
+        with torch.no_grad():
+            return {"low": float(tensor.min()), "high": float(tensor.max())}
 
     def _notable(self, line: int, kind: str, op: str, tensor: Any, frame: FrameType | None,
                  detail: str, **extra: Any) -> None:
@@ -237,8 +361,8 @@ class Recorder:
             self.truncated = True
             return
         grad_fn = extra.pop("grad_fn", None)
-        if grad_fn is None and tensor is not None and tensor.grad_fn is not None:
-            grad_fn = type(tensor.grad_fn).__name__
+        if grad_fn is None and tensor is not None:
+            grad_fn = _grad_fn(tensor)
         self.notable.append({
             "line": line, "kind": kind, "op": op[:80], "detail": detail[:200],
             "name": self._name_of(tensor, frame) if tensor is not None else None,
@@ -250,7 +374,6 @@ class Recorder:
     def _chain(self, tensor: Any) -> list[Data]:
         """The ops that made ``tensor``, newest first: the path back to where its graph was
         cut when there is such a place (depth-first over the inputs), else its first inputs."""
-        keys = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut")
 
         def is_cut(record: Data) -> bool:
             return bool(record.get("cut") and record["cut"] != "new") or bool(
@@ -275,19 +398,37 @@ class Recorder:
                 for nxt in reversed([i for i in record["inputs"] if i is not None]):
                     stack.append((nxt, [*path, nxt]))
         if best is None:
-            best, index = [], start
-            while index is not None and len(best) < MAX_CHAIN and index not in best:
-                best.append(index)
-                nxt = [i for i in self.records[index]["inputs"] if i is not None]
-                index = nxt[0] if nxt else None
-        return [{key: self.records[i].get(key) for key in keys} for i in best]
+            best = []
+            walk: int | None = start
+            while walk is not None and len(best) < MAX_CHAIN and walk not in best:
+                best.append(walk)
+                nxt = [i for i in self.records[walk]["inputs"] if i is not None]
+                walk = nxt[0] if nxt else None
+        return [self._link(self.records[i]) for i in best]
+
+    def _link(self, record: Data) -> Data:
+        link = {key: record.get(key) for key in CHAIN_KEYS}
+        if isinstance(link["shape"], list):
+            link["shape"] = link["shape"][:8]
+        return link
+
+    def _history(self, start: int | None) -> list[Data]:
+        """The ops that made a record's tensor, newest first, through each op's first input."""
+        out: list[Data] = []
+        index = start
+        while index is not None and len(out) < MAX_CHAIN:
+            record = self.records[index]
+            out.append(self._link(record))
+            nxt = [i for i in record["inputs"] if i is not None and i < index]
+            index = nxt[0] if nxt else None
+        return out
 
     def _leaves(self, tensor: Any) -> list[Any]:
         leaves: list[Any] = []
         node = tensor.grad_fn
         if node is None:
             return [tensor] if tensor.requires_grad else []
-        stack, seen = [node], set()
+        stack, seen = [node], set[int]()
         while stack and len(seen) < 20_000:
             node = stack.pop()
             if node is None or id(node) in seen:
@@ -318,33 +459,23 @@ class Recorder:
                   frame: FrameType) -> Any:
         torch = self.torch
         tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        key = (line, "backward")
+        calls = self.calls[key] = self.calls.get(key, 0) + 1
         entry: Data = {"line": line, "loss": None, "shape": None, "requires_grad": None,
                        "grad_fn": None, "reached": [], "chain": [], "raised": None}
         leaves: list[Any] = []
-        if tensor is not None:
-            entry.update(shape=list(tensor.shape), requires_grad=tensor.requires_grad,
-                         grad_fn=type(tensor.grad_fn).__name__ if tensor.grad_fn else None,
-                         name=self._name_of(tensor, frame))
-            if tensor.numel() == 1:
-                self.in_internal += 1
-                try:
+        self.in_internal += 1
+        try:
+            if tensor is not None:
+                if tensor.numel() == 1:
                     with torch.no_grad():
                         entry["loss"] = _number(float(tensor.detach().reshape(()).item()))
-                finally:
-                    self.in_internal -= 1
-            if not any(b["line"] == line for b in self.backwards):
-                entry["chain"] = self._chain(tensor)
-            self.in_internal += 1
-            try:
-                leaves = self._leaves(tensor)
-            finally:
-                self.in_internal -= 1
-            for leaf in leaves:
-                self.reached.add(id(leaf))
-                self._watch(leaf, self._name_of(leaf, frame))
-            if entry["chain"] or len(self.backwards) < 3:
-                entry["reached"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
-                                           if id(leaf) in self.params})[:20]
+                if calls <= FULL_PER_OP:
+                    leaves = self._backward_evidence(entry, tensor, line, frame)
+        except Exception:
+            self.truncated = True
+        finally:
+            self.in_internal -= 1
         if len(self.backwards) < MAX_BACKWARDS:
             self.backwards.append(entry)
         else:
@@ -355,22 +486,46 @@ class Recorder:
         except BaseException as exc:
             entry["raised"] = type(exc).__name__
             if not entry["chain"] and tensor is not None:
-                entry["chain"] = self._chain(tensor)
+                try:
+                    entry["chain"] = self._chain(tensor)
+                except Exception:
+                    self.truncated = True
             raise
         finally:
             self.in_internal -= 1
-        entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
-                                      if id(leaf) in self.params and leaf.grad is None})[:20]
+        if leaves:
+            entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
+                                          if id(leaf) in self.params and leaf.grad is None})[:20]
         return result
+
+    def _backward_evidence(self, entry: Data, tensor: Any, line: int,
+                           frame: FrameType) -> list[Any]:
+        entry.update(shape=list(tensor.shape), requires_grad=tensor.requires_grad,
+                     grad_fn=_grad_fn(tensor), name=self._name_of(tensor, frame))
+        if not any(b["line"] == line for b in self.backwards):
+            entry["chain"] = self._chain(tensor)
+        leaves = self._leaves(tensor)
+        with self.torch.no_grad():
+            entry["accumulated"] = sum(1 for leaf in leaves if leaf.grad is not None
+                                       and bool(leaf.grad.any()))
+        for leaf in leaves:
+            self.reached.add(id(leaf))
+            self._watch(leaf, self._name_of(leaf, frame))
+        if entry["chain"] or len(self.backwards) < 3:
+            entry["reached"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
+                                       if id(leaf) in self.params})[:20]
+        return leaves
 
     # -- module and optimizer hooks -------------------------------------------------------
     def _module_pre(self, module: Any, args: Any) -> None:
-        self.depth += 1
-        if self.depth != 1 or self.in_internal:
+        self.stack.append(module)
+        if len(self.stack) != 1 or self.in_internal:
             return
         self.in_internal += 1
         try:
             self._module_call(module)
+        except Exception:
+            self.truncated = True
         finally:
             self.in_internal -= 1
 
@@ -378,31 +533,60 @@ class Recorder:
         frame = self._learner_frame()
         if frame is None:
             return
-        name = self._name_of(module, frame) or type(module).__name__
-        for pname, param in module.named_parameters():
-            self._watch(param, f"{name}.{pname}")
-        nn = self.torch.nn
-        dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
-                                     nn.AlphaDropout)) and getattr(m, "p", 0) > 0
-                      for m in module.modules())
-        batchnorm = any(isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d))
-                        for m in module.modules())
+        info = self.module_info.get(id(module))
+        if info is None:
+            name = self._name_of(module, frame) or type(module).__name__
+            for pname, param in module.named_parameters():
+                self._watch(param, f"{name}.{pname}")
+            nn = self.torch.nn
+            dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
+                                         nn.AlphaDropout)) and getattr(m, "p", 0) > 0
+                          for m in module.modules())
+            batchnorm = any(isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d))
+                            for m in module.modules())
+            info = self.module_info[id(module)] = (name, type(module).__name__, dropout,
+                                                   batchnorm)
+        name, kind, dropout, batchnorm = info
         key = (frame.f_lineno, name, module.training, self.torch.is_grad_enabled())
         if key in self.module_calls:
             self.module_calls[key]["count"] += 1
         elif len(self.module_calls) < MAX_MODULE_CALLS:
             self.module_calls[key] = {
-                "line": frame.f_lineno, "module": name[:80], "kind": type(module).__name__[:80],
+                "line": frame.f_lineno, "module": name[:80], "kind": kind[:80],
                 "training": module.training, "grad_enabled": self.torch.is_grad_enabled(),
                 "dropout": dropout, "batchnorm": batchnorm, "count": 1,
                 "after_backward": bool(self.backwards),
             }
 
+    def _current_module(self) -> tuple[str, str] | None:
+        """The learner's name and the class of the module whose forward runs now."""
+        if not self.stack:
+            return None
+        inner, top = self.stack[-1], self.stack[0]
+        info = self.module_info.get(id(top))
+        top_name = info[0] if info else type(top).__name__
+        if inner is top:
+            return top_name, type(inner).__name__
+        paths = self.module_paths.get(id(top))
+        if paths is None:
+            paths = self.module_paths[id(top)] = {
+                id(sub): f"{top_name}.{path}" for path, sub in top.named_modules() if path}
+        return paths.get(id(inner), top_name), type(inner).__name__
+
     def _module_post(self, module: Any, args: Any, output: Any) -> None:
-        self.depth = max(0, self.depth - 1)
+        if self.stack:
+            self.stack.pop()
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
+        if len(self.steps) >= FULL_STEPS:
+            return
+        try:
+            self._step(optimizer)
+        except Exception:
+            self.truncated = True
+
+    def _step(self, optimizer: Any) -> None:
         frame = self._learner_frame()
         params = [p for group in optimizer.param_groups for p in group["params"]]
         name = self._name_of(optimizer, frame) if frame is not None else None
@@ -413,19 +597,17 @@ class Recorder:
                         else None)
             names.append(self.params[id(param)]["name"] if id(param) in self.params else "?")
         grads_none = sum(1 for p in params if p.grad is None)
-        grads_zero = sum(1 for p in params if p.grad is not None and not bool(p.grad.any()))
+        with self.torch.no_grad():
+            grads_zero = sum(1 for p in params if p.grad is not None and not bool(p.grad.any()))
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
-        if len(self.steps) < MAX_STEPS:
-            self.steps.append({
-                "line": frame.f_lineno if frame is not None else None,
-                "optimizer": (name or type(optimizer).__name__)[:80],
-                "kind": type(optimizer).__name__, "params": sorted(set(names))[:20],
-                "n_params": len(params), "grads_none": grads_none, "grads_zero": grads_zero,
-                "lr": float(lr) if isinstance(lr, (int, float)) else None,
-                "after_backward": len(self.backwards),
-            })
-        else:
-            self.truncated = True
+        self.steps.append({
+            "line": frame.f_lineno if frame is not None else None,
+            "optimizer": (name or type(optimizer).__name__)[:80],
+            "kind": type(optimizer).__name__, "params": sorted(set(names))[:20],
+            "n_params": len(params), "grads_none": grads_none, "grads_zero": grads_zero,
+            "lr": float(lr) if isinstance(lr, (int, float)) else None,
+            "after_backward": len(self.backwards),
+        })
 
     def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal = max(0, self.in_internal - 1)
@@ -435,7 +617,7 @@ class Recorder:
         torch = self.torch
         recorder = self
 
-        class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[misc,name-defined]
+        class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
             def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                    kwargs: dict[str, Any] | None = None) -> Any:
                 return recorder.on_function(func, args, kwargs or {})
@@ -449,7 +631,6 @@ class Recorder:
             optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre),
             optimizer_hooks.register_optimizer_step_post_hook(self._step_post),
         ]
-        self.anomaly = torch.autograd.set_detect_anomaly(True, check_nan=False)
         self.mode = Mode()
         self.mode.__enter__()
 
@@ -462,18 +643,17 @@ class Recorder:
             self.truncated = True
         for handle in self.handles:
             handle.remove()
-        self.anomaly.__exit__(None, None, None)
-        for key, value in list(namespace.items()):
-            if key.startswith("__"):
+        for global_name, value in list(namespace.items()):
+            if global_name.startswith("__"):
                 continue
             if isinstance(value, torch.nn.Module):
                 for pname, param in value.named_parameters():
                     if id(param) in self.params:
-                        self.params[id(param)].setdefault("global", f"{key}.{pname}")
+                        self.params[id(param)].setdefault("global", f"{global_name}.{pname}")
                     else:
-                        self._watch(param, f"{key}.{pname}")
+                        self._watch(param, f"{global_name}.{pname}")
             elif isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad:
-                self._watch(value, key)
+                self._watch(value, global_name)
         params = []
         for key, info in self.params.items():
             tensor = self.param_refs[key]
@@ -491,7 +671,7 @@ class Recorder:
         return {
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
-            "truncated": self.truncated,
+            "failed": self.failed, "truncated": self.truncated,
         }
 
 

@@ -151,6 +151,12 @@ class OpEvidence(_Data):
     requires_grad: bool | None = None
     count: int = 1
     first_use: int | None = Field(None, description="requires_grad: line it was first used.")
+    grad_fn_after: str | None = Field(None, max_length=80, description="inplace: after it.")
+    module: str | None = Field(None, max_length=120, description="inplace: inside the "
+                               "forward of this module (the learner's name for it).")
+    module_kind: str | None = Field(None, max_length=80)
+    made_line: int | None = Field(None, description="inplace: line of the op that made it.")
+    used_line: int | None = Field(None, description="inplace: last line that used it before.")
 
 
 class ChainLink(_Data):
@@ -163,6 +169,9 @@ class ChainLink(_Data):
     inputs_rg: bool = False
     grad_enabled: bool = True
     cut: str | None = Field(None, max_length=40)
+    shape: list[int] | None = Field(None, max_length=8)
+    module: str | None = Field(None, max_length=120, description="Inside this module's "
+                               "forward (the learner's name for the module called).")
 
 
 class BackwardEvidence(_Data):
@@ -177,6 +186,8 @@ class BackwardEvidence(_Data):
     grads_none: list[str] = Field(default_factory=list, max_length=20)
     chain: list[ChainLink] = Field(default_factory=list, max_length=12)
     raised: str | None = Field(None, max_length=80)
+    accumulated: int | None = Field(None, description="Leaves it reaches whose .grad already "
+                                    "held a gradient of an earlier backward().")
 
 
 class StepEvidence(_Data):
@@ -213,6 +224,34 @@ class ParamEvidence(_Data):
     reached: bool = Field(description="Some backward() graph reaches it.")
 
 
+class OperandEvidence(_Data):
+    """A tensor given to the op that raised, and where the learner's code made it."""
+
+    arg: str = Field(max_length=40, description="'0', '1', ... or the keyword's name.")
+    name: str | None = Field(None, max_length=120)
+    shape: list[int] = Field(default_factory=list, max_length=8)
+    dtype: str = Field("", max_length=40)
+    device: str = Field("", max_length=40)
+    requires_grad: bool = False
+    grad_fn: str | None = Field(None, max_length=80)
+    line: int | None = Field(None, description="Line of the op that made it.")
+    op: str | None = Field(None, max_length=80, description="The op that made it.")
+    history: list[ChainLink] = Field(default_factory=list, max_length=12,
+                                     description="The ops that made it, newest first.")
+    low: float | None = Field(None, description="Integer tensors: the smallest value.")
+    high: float | None = Field(None, description="Integer tensors: the largest value.")
+
+
+class FailedOpEvidence(_Data):
+    """The torch op that raised, its operands and the module whose forward called it."""
+
+    line: int
+    op: str = Field(max_length=80)
+    module: str | None = Field(None, max_length=120)
+    module_kind: str | None = Field(None, max_length=80)
+    inputs: list[OperandEvidence] = Field(default_factory=list, max_length=8)
+
+
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
@@ -221,6 +260,7 @@ class Evidence(_Data):
     steps: list[StepEvidence] = Field(default_factory=list, max_length=300)
     modules: list[ModuleCallEvidence] = Field(default_factory=list, max_length=60)
     params: list[ParamEvidence] = Field(default_factory=list, max_length=150)
+    failed: FailedOpEvidence | None = None
     truncated: bool = False
 
 

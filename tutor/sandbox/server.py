@@ -436,6 +436,7 @@ def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
     if not few_runs:
         # backward(gradient=...) imports sympy through torch's symbolic shapes: seconds a run.
         import torch.fx.experimental.symbolic_shapes
+        _import_dynamo()
 
     import tutor.sandbox.snapshots  # noqa: F401
     from tutor.sandbox import child
@@ -462,6 +463,25 @@ def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
     if not few_runs:
         _collapse_into_huge_pages(proc_fd)
     return torch.__version__
+
+
+def _import_dynamo() -> None:
+    """Import torch._dynamo, which every optimizer's constructor and step import on first use
+    (``torch._disable_dynamo``): seconds a run of any training program if left to the child.
+
+    Its import makes a cache folder under the temporary directory, which the confined server
+    lacks: it is pointed at ``/tmp`` (there, read-only) for the import only, so each run's
+    own ``/tmp`` holds whatever a run later writes there."""
+    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/tmp"
+    try:
+        with contextlib.suppress(Exception):  # only ever a head start
+            import torch._dynamo  # noqa: F401
+    finally:
+        if saved is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
 
 
 def _collapse_into_huge_pages(proc_fd: int) -> None:

@@ -1,0 +1,184 @@
+"""The checks of exceptions about the graph, on small programs of their own (not corpus
+items, and shapes the corpus does not show): the root-cause line, the chain, and a fix that
+was applied and re-run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
+
+CASES = [
+    # a layer built in place inside a Sequential changes what the layer before it saved
+    ("inplace-modified-output", 4, "inplace=False", """import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.LeakyReLU(0.1, inplace=True))
+out = net(torch.randn(2, 3))
+out.sum().backward()
+"""),
+    # an in-place change of a value a later op saved, inside a method
+    ("inplace-modified-output", 6, "x = x * self.gain", """import torch
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        y = x.pow(2)
+        x *= self.gain
+        return y + x
+
+block = Block()
+block.gain = 2.0
+inp = torch.rand(3, requires_grad=True)
+block(inp.clone()).sum().backward()
+"""),
+    # the optimizer steps between two backward passes over graphs that saved the weights
+    ("inplace-modified-output", 10, "step", """import torch
+
+layer = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh(), torch.nn.Linear(2, 2))
+opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+x = torch.randn(4, 2)
+out = torch.tanh(layer(x))
+first = out.pow(2).mean()
+second = out.abs().mean()
+first.backward(retain_graph=True)
+opt.step()
+second.backward()
+opt.step()
+"""),
+    # a tensor created without requires_grad: the only leaf of the graph
+    ("no-grad-fn-no-leaf", 3, "requires_grad=True", """import torch
+
+scale = torch.full((2,), 3.0)
+energy = (scale ** 2).sum()
+energy.backward()
+print(scale.grad)
+"""),
+    # NumPy math on a .numpy() copy inside a loss function
+    ("no-grad-fn-python-number", 5, "torch.mean", """import numpy as np
+import torch
+
+def hinge(score):
+    margins = np.maximum(0.0, 1.0 - score.detach().numpy())
+    return torch.as_tensor(np.mean(margins))
+
+w = torch.randn(4, requires_grad=True)
+hinge(w * 2).backward()
+"""),
+    # values kept as Python numbers in a list comprehension-free loop, then rebuilt
+    ("no-grad-fn-python-number", 9, "torch.stack", """import torch
+
+w = torch.ones(3, requires_grad=True)
+parts = []
+for k in range(3):
+    part = (w * k).sum()
+    parts.append(part.item())
+
+total = torch.tensor(parts).mean()
+total.backward()
+"""),
+    # argmin in its functional form has no gradient: its values do
+    ("no-grad-fn", 5, ".min(dim=0).values", """import torch
+
+d = torch.nn.Parameter(torch.randn(4, 3))
+target = torch.zeros(3)
+nearest = torch.argmin(d, dim=0).float()
+((nearest - target) ** 2).mean().backward()
+"""),
+    # a GAN-like pair of losses over one forward pass, in a function
+    ("backward-twice", 10, "fake.detach()", """import torch
+
+enc = torch.nn.Linear(3, 3)
+critic = torch.nn.Linear(3, 1)
+c_opt = torch.optim.SGD(critic.parameters(), lr=0.1)
+e_opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+
+def round_(x):
+    fake = torch.tanh(enc(x))
+    c_loss = critic(fake).pow(2).mean()
+    c_opt.zero_grad()
+    c_loss.backward()
+    c_opt.step()
+    e_loss = (1 - critic(fake)).pow(2).mean()
+    e_opt.zero_grad()
+    e_loss.backward()
+    e_opt.step()
+
+round_(torch.randn(4, 3))
+"""),
+    # two losses over one graph, back to back: one backward of the sum
+    ("backward-twice", 7, "(recon + reg).backward()", """import torch
+
+z = torch.randn(5, requires_grad=True)
+h = torch.sigmoid(z * 3)
+recon = (h - 0.5).pow(2).sum()
+reg = h.abs().sum()
+recon.backward()
+reg.backward()
+print(z.grad)
+"""),
+    # a running sum of losses that is itself differentiated
+    ("backward-twice", 8, "loss.item()", """import torch
+
+w = torch.zeros(2, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+epoch_loss = 0
+for step in range(3):
+    loss = (w - torch.tensor([1.0, -1.0])).pow(2).sum()
+    epoch_loss += loss
+    opt.zero_grad()
+    epoch_loss.backward()
+    opt.step()
+"""),
+    # .grad cleared before any backward, for several tensors
+    ("grad-is-none", 6, ".grad = None", """import torch
+
+a = torch.zeros(2, requires_grad=True)
+b = torch.zeros(2, requires_grad=True)
+for _ in range(2):
+    a.grad.zero_()
+    b.grad.zero_()
+    ((a + 1) * (b - 2)).sum().backward()
+"""),
+    # w rebound to a computed tensor in the loop: on the next pass its .grad is None
+    ("grad-none-nonleaf", 6, "torch.no_grad()", """import torch
+
+w = torch.tensor([2.0, -1.0], requires_grad=True)
+for _ in range(3):
+    (w ** 2).sum().backward()
+    w = w - 0.05 * w.grad
+print(w)
+"""),
+]
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_graph_check_names_the_root_line_and_a_verified_fix(
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str) -> None:
+    verified_diagnosis(sandbox, code, {expected}, root, fix_has)
+
+
+def test_retain_graph_is_the_last_resort_and_a_follow_up_never_deletes_code(
+        sandbox: Any) -> None:
+    # the second backward reuses a forward pass the optimizer step has since changed:
+    # retain_graph would need the step removed; recomputing the output is the fix
+    code = """import torch
+
+layer = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+x = torch.randn(4, 3)
+out = layer(x)
+out.mean().backward()
+opt.step()
+opt.zero_grad()
+out.pow(2).mean().backward()
+opt.step()
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert first.id == "backward-twice" and first.fix_verified is True
+    assert "retain_graph" not in (first.patch or "")
+    assert "-opt.step()" not in (first.patch or "")

@@ -1,0 +1,158 @@
+"""The silent-bug checks, on small programs of their own: what the re-run saw (gradients
+adding up, parameters that never change, a loss that is not a loss) decides, and the fix
+shown made the symptom go away in the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
+
+DATA = """import torch
+import torch.nn as nn
+torch.manual_seed(3)
+x = torch.randn(40, 4)
+y = (x[:, :1] - 2 * x[:, 1:2])
+"""
+
+FIX_DATA = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+x = torch.randn(32, 4)
+y = x @ torch.tensor([[1.0], [-1.0], [2.0], [0.5]])
+"""
+
+CASES = [
+    # no zero_grad in a loop written as a method: gradients add up at every pass, even
+    # where the loss still falls (it does here: the evidence is the gradients, not the loss)
+    ("missing-zero-grad", 11, "zero_grad()", DATA + """class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.02)
+    def fit(self, steps):
+        for _ in range(steps):
+            loss = ((self.net(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+
+Trainer().fit(25)
+"""),
+    # softmax fed to NLLLoss: the "loss" is a negative probability, not a log-likelihood
+    ("softmax-before-ce", 11, "log_softmax", DATA + """labels = (y[:, 0] > 0).long()
+net = nn.Linear(4, 2)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+for _ in range(30):
+    opt.zero_grad()
+    p = net(x).softmax(dim=1)
+    nn.NLLLoss()(p, labels).backward()
+    opt.step()
+"""),
+    # a param group left out of the optimizer
+    ("optimizer-wrong-params", 16, "model.parameters()", DATA + """class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+    def forward(self, t):
+        return self.head(torch.relu(self.body(t)))
+
+model = Two()
+opt = torch.optim.SGD(
+    [{"params": model.body.parameters(), "lr": 0.05}],
+    lr=0.05)
+for _ in range(20):
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+"""),
+    # the tensor handed to the optimizer is replaced afterwards
+    ("optimizer-wrong-params", 9, "opt = torch.optim", DATA + """def fit():
+    w = torch.zeros(4, 1, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    w = torch.randn(4, 1, requires_grad=True)
+    for _ in range(20):
+        opt.zero_grad()
+        ((x @ w - y) ** 2).mean().backward()
+        opt.step()
+    return w
+
+fit()
+"""),
+    # a weight used through .data: backward reaches it (another term uses it) but with a
+    # zero gradient, so it never changes
+    ("graph-cut-silent", 11, "x @ w)", DATA + """w = torch.zeros(4, 1, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([w, b], lr=0.1)
+for _ in range(20):
+    opt.zero_grad()
+    pred = (x @ w.data) + b
+    loss = ((pred - y) ** 2).mean() + 0.0 * w.sum()
+    loss.backward()
+    opt.step()
+"""),
+    # zero_grad() of another module: the optimizer's gradients add up (not the learning
+    # rate: lowering it also helps, but the gradients say why)
+    ('missing-zero-grad', 10, 'opt.zero_grad()', FIX_DATA + """model = nn.Linear(4, 1)
+other = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(30):
+    other.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""),
+    # a Sigmoid layer at the end of a Sequential fed to BCEWithLogitsLoss
+    ('double-sigmoid', 7, 'nn.Linear(8, 1))', FIX_DATA + """labels = (y > 0).float()
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+crit = nn.BCEWithLogitsLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(40):
+    opt.zero_grad()
+    crit(model(x), labels).backward()
+    opt.step()
+"""),
+    # model.requires_grad_(False) freezes the layer the optimizer was given
+    ('frozen-params', 7, '', FIX_DATA + """model = nn.Linear(4, 1)
+model.requires_grad_(False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+bias = torch.zeros(1, requires_grad=True)
+opt.add_param_group({"params": [bias]})
+for _ in range(20):
+    opt.zero_grad()
+    ((model(x) + bias - y) ** 2).mean().backward()
+    opt.step()
+print(model.weight)
+"""),
+]
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_silent_check_names_the_root_line_and_a_verified_fix(
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str) -> None:
+    assert sandbox.run(code).ok
+    verified_diagnosis(sandbox, code, {expected}, root, fix_has)
+
+
+def test_gradients_cleared_in_a_helper_are_not_a_missing_zero_grad(sandbox: Any) -> None:
+    # the loop has no zero_grad() in it, but a function it calls clears the gradients: the
+    # re-run sees none adding up, so the static shape alone does not make a diagnosis
+    code = DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+
+def clear(module):
+    for p in module.parameters():
+        p.grad = None
+
+for _ in range(20):
+    clear(net)
+    ((net(x) - y) ** 2).mean().backward()
+    opt.step()
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert "missing-zero-grad" not in {d.id for d in found}

@@ -1,0 +1,57 @@
+"""A candidate root cause found by a check, and what the checks read: the instrumented
+re-run, its evidence, the source's data flow and the error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tutor.diagnosis.fixes import Fix
+from tutor.diagnosis.flow import Flow
+from tutor.i18n import Text
+from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
+
+
+@dataclass
+class Candidate:
+    id: str
+    root_line: int
+    confidence: float
+    steps: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    fill: dict[str, object] = field(default_factory=dict)
+    tell_apart: Text | None = None
+
+
+def at_failing_line(ctx: Ctx, cid: str, step: str, fixes: list[Fix | None],
+                    confidence: float = 0.8) -> list[Candidate]:
+    """A candidate whose root is the failing line itself (the message names the mistake and
+    the line makes it), with the fixes that fit."""
+    line = ctx.fail_line or 0
+    return [Candidate(cid, line, confidence, [(step, {"line": line})],
+                      [f for f in fixes if f is not None], {"line": line})]
+
+
+@dataclass
+class Ctx:
+    code: str
+    flow: Flow
+    result: RunResult  # the instrumented re-run
+    evidence: Evidence
+    error: ErrorInfo | None
+    refuted: set[str] = field(default_factory=set)
+    """Diagnoses the evidence shows wrong (a static rule fired on the program's form, the
+    re-run saw otherwise): the checks add them, the reasoning drops them."""
+
+    @property
+    def message(self) -> str:
+        return self.error.message if self.error is not None else ""
+
+    @property
+    def fail_line(self) -> int | None:
+        if self.error is None:
+            return None
+        frames = self.error.traceback
+        return frames[-1].line if frames else self.error.line
+
+    def trace_lines(self) -> list[int]:
+        return [f.line for f in self.error.traceback] if self.error else []

@@ -1,0 +1,694 @@
+"""Checks of exceptions about the graph: a second backward through a freed graph, a loss with
+no graph, a saved tensor changed in place, a leaf changed in place, a non-scalar backward,
+NumPy from a tensor that requires grad, a ``.grad`` that is None, integer tensors asked to
+require grad."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.cuts import cut_fixes, no_grad_decorator, round_trip
+from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_in_line, replace_node
+from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
+from tutor.diagnosis.verify import backward_runs, runs_clean
+from tutor.i18n import T
+from tutor.sandbox.models import OpEvidence
+
+
+def _stmt_call(flow: Flow, line: int, *names: str) -> ast.Call | None:
+    stmt = flow.statement_at(line)
+    if stmt is None:
+        return None
+    return next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) in names),
+                None)
+
+
+
+def _wrap_no_grad(code: str, line: int) -> tuple[Edit, ...]:
+    lines = code.splitlines()
+    original = lines[line - 1]
+    return (Edit("replace", line, indent_of(original) + "with torch.no_grad():\n"
+                 + indent_of(original) + "    " + original.strip()),)
+
+
+
+def check_backward_twice(ctx: Ctx) -> list[Candidate]:
+    if "backward through the graph a second time" not in ctx.message:
+        return []
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    out: list[Candidate] = []
+    call = _stmt_call(flow, fail, "backward", "grad")
+    target = receiver(call) if call is not None and receiver(call) else None
+    stmt = flow.statement_at(fail)
+    loops = flow.loops_of(stmt) if stmt is not None else []
+    backs = [b.line for b in ctx.evidence.backwards]
+    first_back = backs[0] if backs else fail
+    fills: dict[str, object] = {"fail_line": fail, "name": target or "the loss"}
+    # 1. a state carried from one pass to the next (h = f(x, h)) keeps the old graph
+    for loop in loops[:1]:
+        for sub in ast.walk(loop):
+            if isinstance(sub, (ast.Assign, ast.AugAssign)) and sub.lineno <= fail:
+                out.extend(_carried(ctx, sub, loop, target, fills))
+    # 2. a value the loop differentiates was built before the loop
+    if loops and target:
+        loop = loops[0]
+        for line in sorted(flow.slice_lines(target, fail)):
+            inner = flow.statement_at(line)
+            names = [n for t in getattr(inner, "targets", []) for n in target_names(t)]
+            in_loop = any(s.lineno > loop.lineno and loop in flow.ancestors(s)
+                          for n in names for s in flow.assignments.get(n, []))
+            if inner is not None and loop not in flow.ancestors(inner) and line < loop.lineno \
+                    and _depends_on_grad(flow, inner) and not in_loop:
+                fix = Fix((Edit("move_before", line, to=_first_body_line(loop)),), runs_clean,
+                          T(f"move line {line} into the loop so each pass builds its own graph",
+                            f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))
+                out.append(Candidate("backward-twice-loop", line, 0.85, [
+                    ("backward-raised", fills),
+                    ("built-outside-loop", {"line": line, "name": target}),
+                ], [fix], {"line": line, "name": target}))
+    # 3. two backward passes through one graph in straight-line code: one backward() of the
+    # sum when nothing happens between them, else (last resort: it keeps the whole graph
+    # alive, and is wrong where the graph should not be reused) retain_graph
+    if (len(backs) >= 2 and not loops) or (len(set(backs)) >= 2 and backs[-1] != backs[0]):
+        prev = [b for b in backs if b != fail]
+        prev_line = prev[-1] if prev else first_back
+        summed = _sum_losses(ctx, prev_line, target)
+        if summed is not None:
+            out.append(Candidate("backward-twice", prev_line, 0.6, [
+                ("backward-raised", fills), ("first-backward", {"line": prev_line}),
+                ("nothing-between", {"line": prev_line, "fail_line": fail})],
+                [summed], {"line": prev_line}))
+        edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)",
+                               ".backward(retain_graph=True)")
+        out.append(Candidate("backward-twice", prev_line, 0.45, [
+            ("backward-raised", fills), ("first-backward", {"line": prev_line}),
+        ], [Fix((edit,), runs_clean,
+                T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
+                  f"on line {prev_line}",
+                  f"为第二次反向传播保留计算图：第 {prev_line} 行使用 "
+                  "`backward(retain_graph=True)`"))] if edit else [], {"line": prev_line}))
+    # 5. two losses share a forward pass and each has its own backward()
+    out.extend(_shared_forward(ctx, target, fills))
+    # 4. the second pass reuses a forward output computed before the first backward
+    if call is not None:
+        for name in flow.names_in(call):
+            stmt2 = flow.assigned_before(name, fail, call)
+            if stmt2 is not None and stmt2.lineno < first_back < fail:
+                value = flow.value_of(stmt2)
+                if value is not None:
+                    expr = text(value)
+                    edit = replace_in_line(ctx.code, fail, rf"\b{re.escape(name)}\b", f"({expr})")
+                    if edit is not None:
+                        out.append(Candidate("backward-twice", fail, 0.55, [
+                            ("backward-raised", fills),
+                            ("reused-output", {"line": stmt2.lineno, "name": name}),
+                        ], [Fix((edit,), runs_clean,
+                                T(f"recompute `{name}` for the second pass: `{expr}`",
+                                  f"为第二次反向传播重新计算 `{name}`：`{expr}`"))],
+                            {"line": stmt2.lineno, "name": name}))
+    return out
+
+
+
+def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target: str | None,
+             fills: dict[str, object]) -> list[Candidate]:
+    """``h = f(x, h)`` in a loop: each pass's graph holds the previous pass's, freed by its
+    backward(). A carried tensor state is detached at each pass; a running sum of losses
+    that is itself differentiated is a sum for logging (``.item()``) and each pass's own
+    loss gets the backward()."""
+    flow = ctx.flow
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    assigned = [n for t in targets for n in target_names(t)]
+    used = flow.names_in(stmt.value) | (set(assigned) if isinstance(stmt, ast.AugAssign)
+                                        else set())
+    carried = [n for n in assigned if n in used]
+    if not carried:
+        return []
+    line, name = stmt.lineno, ", ".join(carried)
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("backward-raised", fills), ("carried-state", {"line": line, "name": name})]
+    fixes = []
+    increment = _increment(stmt, carried[0])
+    if target in carried and increment is not None and isinstance(increment, ast.Name):
+        total = _merge_edits(ctx.code, [
+            replace_node(ctx.code, increment, f"{increment.id}.item()"),
+            replace_in_line(ctx.code, ctx.fail_line or 0, rf"\b{re.escape(target)}\.backward\(",
+                            f"{increment.id}.backward(")])
+        if total is not None:
+            fixes.append(Fix(total, runs_clean, T(
+                f"call backward() on each pass's own `{increment.id}` and add up "
+                f"`{increment.id}.item()` in `{target}` (line {line}) for logging",
+                f"对每次循环自己的 `{increment.id}` 调用 backward()，并在第 {line} 行把 "
+                f"`{increment.id}.item()` 累加到 `{target}` 里用于记录")))
+    starts = [flow.value_of(s) for n in carried for s in flow.assignments.get(n, [])
+              if s.lineno < loop.lineno]
+    numbers = any(isinstance(v, ast.Constant) and v.value is not None for v in starts)
+    maybe_none = any(isinstance(v, ast.Constant) and v.value is None for v in starts)
+    detaches = [] if numbers else [  # a number to start with has no .detach()
+        *([] if maybe_none else ["; ".join(f"{n} = {n}.detach()" for n in carried)]),
+        # an LSTM's (h, c) is a tuple, and the state may start as None
+        "; ".join(f"{n} = None if {n} is None else {n}.detach() if torch.is_tensor({n}) "
+                  f"else tuple(s.detach() for s in {n})" for n in carried)]
+    for detach in detaches:
+        fixes.append(Fix((Edit("insert_before", line, detach),), runs_clean,
+                         T(f"detach the carried state before line {line}: `{detach}`",
+                           f"在第 {line} 行之前截断传递的状态：`{detach}`")))
+    return [Candidate("backward-twice", line, 0.9, steps, fixes, {"name": name, "line": line})]
+
+
+def _increment(stmt: ast.Assign | ast.AugAssign, name: str) -> ast.expr | None:
+    """``loss`` in ``total = total + loss`` or ``total += loss``."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        return stmt.value
+    value = stmt.value
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        if isinstance(value.left, ast.Name) and value.left.id == name:
+            return value.right
+        if isinstance(value.right, ast.Name) and value.right.id == name:
+            return value.left
+    return None
+
+
+def _merge_edits(code: str, edits: list[Edit | None]) -> tuple[Edit, ...] | None:
+    """Edits on different lines made together, or None if one of them does not fit."""
+    if any(e is None for e in edits) or len({e.line for e in edits if e}) != len(edits):
+        return None
+    return tuple(e for e in edits if e is not None)
+
+
+def _sum_losses(ctx: Ctx, first: int, target: str | None) -> Fix | None:
+    """``a.backward()`` then ``b.backward()`` in one block with nothing between them that
+    reads or changes gradients: one ``(a + b).backward()`` gives the same gradients."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    one, two = flow.statement_at(first), flow.statement_at(fail)
+    call = _stmt_call(flow, first, "backward")
+    head = receiver(call) if call is not None else None
+    parent = flow.parents.get(one) if one is not None else None
+    if one is None or two is None or not head or not target or call is None or call.args or \
+            call.keywords or parent is not flow.parents.get(two):
+        return None
+    body = getattr(parent, "body", [])
+    if one not in body or two not in body:
+        return None
+    between = body[body.index(one) + 1:body.index(two)]
+    if any(".grad" in text(s) or "step" in text(s) for s in between):
+        return None
+    total = f"({head} + {target}).backward("
+    edits = (Edit("delete", first), replace_in_line(ctx.code, fail,
+                                                    rf"\b{re.escape(target)}\.backward\(",
+                                                    total))
+    if edits[1] is None:
+        return None
+    return Fix((edits[0], edits[1]), runs_clean, T(
+        f"call backward() once, on the sum: `({head} + {target}).backward()` on line {fail}, "
+        f"instead of line {first}",
+        f"只调用一次 backward()，对两者之和：第 {fail} 行写成 `({head} + {target}).backward()`，"
+        f"去掉第 {first} 行"))
+
+
+def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
+                    ) -> list[Candidate]:
+    """Two losses built from one forward pass (a GAN's ``fake = gen(z)``), each with its own
+    backward(): the first backward frees the shared part. When the optimizer stepped after
+    the first backward() holds none of the parameters behind the shared value, the first
+    loss should not reach them: detach it there. Otherwise recompute it for the second."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    backs = ctx.evidence.backwards
+    first = next((b for b in backs if b.line != fail and b.raised is None), None)
+    first_call = _stmt_call(flow, first.line, "backward") if first is not None else None
+    first_target = receiver(first_call) if first_call is not None else None
+    if first is None or not target or not first_target or first.line > fail:
+        return []
+    ours, theirs = flow.slice_lines(target, fail), flow.slice_lines(first_target, first.line)
+    stepped = next((s for s in ctx.evidence.steps if s.after_backward == 1), None)
+    idle = set(first.reached) - set(stepped.params) if stepped is not None else set()
+    out = []
+    for line in sorted(ours & theirs):
+        stmt = flow.statement_at(line)
+        if line >= first.line or stmt is None or not _depends_on_grad(flow, stmt):
+            continue
+        for name in [n for t in getattr(stmt, "targets", []) for n in target_names(t)]:
+            use = next((n for n in sorted(theirs) if line < n < first.line and re.search(
+                rf"\b{re.escape(name)}\b", flow.line(n))), None)
+            if use is None:
+                continue
+            edit = replace_in_line(ctx.code, use, rf"\b{re.escape(name)}\b(?!\.detach)",
+                                   f"{name}.detach()")
+            if not idle:
+                continue  # without that evidence, detaching would silently drop gradients
+            out.append(Candidate("backward-twice", use, 0.85, [
+                ("backward-raised", fills),
+                ("shared-forward", {"line": line, "name": name, "fail_line": first.line}),
+                ("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})],
+                [Fix((edit,), runs_clean, T(
+                    f"give the first loss a detached `{name}` on line {use}: "
+                    f"`{name}.detach()`",
+                    f"第 {use} 行让第一个损失使用截断的 `{name}`：`{name}.detach()`"))]
+                if edit else [], {"line": use, "name": name}))
+    return out
+
+
+def _listing(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names[:4])
+
+
+def _first_body_line(loop: ast.stmt) -> int:
+    body = getattr(loop, "body", [])
+    return body[0].lineno if body else loop.lineno + 1
+
+
+
+def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
+    """A computed tensor, not a constant, a layer, an optimizer or fresh data."""
+    value = flow.value_of(stmt)
+    if not isinstance(value, (ast.Call, ast.BinOp, ast.Subscript)):
+        return False
+    if isinstance(value, ast.Call):
+        name = call_name(value)
+        if name[:1].isupper() or name in ("randn", "rand", "zeros", "ones", "tensor",
+                                            "randint", "linspace", "arange", "empty"):
+            return False
+    return True
+
+
+
+CUT_STEP = {"data": "cut-data", "no_grad": "cut-no-grad", "nondifferentiable": "cut-op",
+            "python": "cut-python", "new": "cut-new"}
+CUT_ID = {"no_grad": "no-grad-fn-no-grad-block", "data": "no-grad-fn-detached",
+          "python": "no-grad-fn-python-number"}
+
+
+def check_lost_graph(ctx: Ctx) -> list[Candidate]:
+    """backward() on a tensor with no graph. The re-run's provenance walks back from it: to
+    the op that cut the graph (``.detach()``, ``.data``, ``no_grad``, argmax, a round trip
+    through Python or NumPy), to parameters frozen on purpose, or to tensors created without
+    ``requires_grad``."""
+    if "does not require grad and does not have a grad_fn" not in ctx.message:
+        return []
+    flow = ctx.flow
+    failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
+    fills: dict[str, object] = {"fail_line": ctx.fail_line or 0,
+                                "name": failed.name if failed else "the loss"}
+    steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
+    chain = failed.chain if failed is not None else []
+    cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
+                c.requires_grad is False)), None)
+    if cut is not None:
+        reason = cut.cut or ("no_grad" if not cut.grad_enabled else "nondifferentiable")
+        return [_cut_candidate(ctx, steps, cut.line, reason, cut.op)]
+    new = chain[-1] if chain and chain[-1].cut == "new" else None
+    end = new.line if new is not None else (chain[-1].line if chain else ctx.fail_line or 0)
+    earlier = [o for o in ctx.evidence.ops if o.kind in ("cut", "data") and o.line <= end]
+    if earlier:  # rebuilt from values taken out of the graph before
+        op = max(earlier, key=lambda o: o.line)
+        reason = "python" if op.detail == "python" or (op.kind == "cut" and any(
+            o.detail == "python" for o in earlier if o.line == op.line)) else (
+            "data" if op.kind == "data" else op.detail or "nondifferentiable")
+        trip = round_trip(ctx, op.line, new.line if new is not None else None, backward_runs)
+        if trip is not None:
+            line, fixes = trip
+            steps.append((CUT_STEP["python"], {"line": op.line, "op": op.op}))
+            if new is not None and new.line != op.line:
+                steps.append((CUT_STEP["new"], {"line": new.line, "op": new.op}))
+            return [Candidate("no-grad-fn-python-number", line, 0.85, steps, fixes,
+                              {"line": line, "op": op.op})]
+        return [_cut_candidate(ctx, steps, op.line, reason, op.op)]
+    frozen = [s for s in flow.statements if isinstance(s, ast.Assign)
+              and any(text(t).endswith(".requires_grad") for t in s.targets)
+              and isinstance(s.value, ast.Constant) and s.value.value is False]
+    if frozen:
+        line = frozen[0].lineno
+        steps.append(("frozen", {"line": line}))
+        loop = flow.parents.get(frozen[0])
+        return [Candidate("no-grad-fn-frozen", line, 0.8, steps, [
+            Fix((Edit("delete", line),) if not isinstance(loop, ast.For)
+                else (Edit("delete", loop.lineno), Edit("delete", line)),
+                runs_clean, T(f"do not freeze the parameters on line {line}",
+                              f"不要在第 {line} 行冻结参数"))], {"line": line})]
+    leaf = chain[-1] if chain else None
+    if leaf is None or leaf.requires_grad is not False:
+        return []
+    line = leaf.line
+    steps.append(("leaf-no-grad", {"line": line, "op": leaf.op}))
+    return [Candidate("no-grad-fn-no-leaf", line, 0.7, steps,
+                      _requires_grad_fixes(ctx, line, leaf.op), {"line": line})]
+
+
+def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: int,
+                   reason: str, op: str) -> Candidate:
+    if reason == "no_grad":
+        stmt = ctx.flow.statement_at(line)
+        block = ctx.flow.in_no_grad(stmt) if stmt is not None else None
+        line = block.lineno if block is not None else (
+            no_grad_decorator(ctx.flow, line) or line)
+    step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
+    steps = [*steps, (step, {"line": line, "op": op})]
+    cid = CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
+    return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, backward_runs),
+                     {"line": line, "op": op})
+
+
+def _requires_grad_fixes(ctx: Ctx, line: int, op: str) -> list[Fix]:
+    """Create the tensor on ``line`` with ``requires_grad=True``."""
+    stmt = ctx.flow.statement_at(line)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == op),
+                None) if stmt is not None else None
+    if call is None or any(k.arg == "requires_grad" for k in call.keywords):
+        return []
+    wanted = ast.Call(func=call.func, args=call.args, keywords=[
+        *call.keywords, ast.keyword(arg="requires_grad", value=ast.Constant(True))])
+    edit = replace_node(ctx.code, call, ast.unparse(wanted))
+    return [Fix((edit,), runs_clean, T(
+        f"create the tensor on line {line} with `requires_grad=True`",
+        f"在第 {line} 行创建张量时加上 `requires_grad=True`"))] if edit else []
+
+
+INPLACE_REWRITES = [
+    (r"^(\s*)([\w.\[\]]+)\s*([+\-*/])=\s*(.+)$", r"\1\2 = \2 \3 \4"),
+    (r"^(\s*)([\w.]+)\.(add|sub|mul|div|clamp|pow)_\((.*)\)\s*$", r"\1\2 = \2.\3(\4)"),
+    (r"inplace\s*=\s*True", "inplace=False"),
+]
+
+
+
+def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
+    """A tensor autograd saved was changed in place before backward(). The re-run names each
+    in-place change, the op that made the tensor, its grad_fn before and after, and the
+    module whose forward did it (``nn.ReLU(inplace=True)``: the root is where the layer is
+    built); weights changed by an optimizer step between two backward passes are the other
+    way to get there."""
+    if "modified by an inplace operation" not in ctx.message:
+        return []
+    m = re.search(r"output \d+ of (\w+)", ctx.message)
+    made_by = m.group(1) if m else None
+    fills: dict[str, object] = {"fail_line": ctx.fail_line or 0}
+    changes = [o for o in ctx.evidence.ops if o.kind == "inplace"
+               and "under no_grad" not in o.detail]
+
+    def matches(op: OpEvidence, before: bool) -> bool:
+        node = op.grad_fn if before else op.grad_fn_after
+        return made_by is not None and node is not None and (
+            node == made_by or node.startswith(made_by + "Backward"))
+
+    # the changed tensor was made by the op the message names (its grad_fn before the
+    # change); failing that, the change itself made a node of that name
+    hits = [o for o in changes if matches(o, before=True)] or [
+        o for o in changes if matches(o, before=False)]
+    out: list[Candidate] = []
+    for op in (hits or changes)[-2:]:
+        conf = 0.85 if hits else 0.6
+        steps: list[tuple[str, dict[str, object]]] = [("inplace-failed", fills), (
+            "inplace-op", {"line": op.line, "op": op.op, "name": op.name or "a tensor",
+                           "detail": op.grad_fn or made_by or "?"})]
+        layer = _inplace_layer(ctx, op)
+        if layer is not None:
+            line, fix = layer
+            steps.append(("inplace-layer", {"line": line, "module": op.module or "?",
+                                            "fail_line": op.line}))
+            out.append(Candidate("inplace-modified-output", line, conf, steps, [fix],
+                                 {"line": line, "op": op.op, "name": op.name or "?"}))
+            continue
+        out.append(Candidate("inplace-modified-output", op.line, conf, steps,
+                             _inplace_fixes(ctx, op.line),
+                             {"line": op.line, "op": op.op, "name": op.name or "?"}))
+    out.extend(_step_between(ctx, fills, 0.6 if hits else 0.8))
+    return out
+
+
+def _inplace_layer(ctx: Ctx, op: OpEvidence) -> tuple[int, Fix] | None:
+    """The layer built with ``inplace=True`` whose forward made the change: where it is
+    built, and the fix that builds it out of place."""
+    if not op.module:
+        return None
+    call = ctx.flow.constructor(op.module, op.module_kind)
+    flag = next((k for k in call.keywords if k.arg == "inplace"), None) if call else None
+    if flag is None:
+        return None
+    edit = replace_node(ctx.code, flag.value, "False")
+    if edit is None:
+        return None
+    return flag.value.lineno, Fix((edit,), runs_clean, T(
+        f"build `{op.module}` out of place on line {flag.value.lineno}: `inplace=False`",
+        f"第 {flag.value.lineno} 行把 `{op.module}` 建成非原地的：`inplace=False`"))
+
+
+def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candidate]:
+    """An optimizer step between two backward() passes over graphs that saved the weights:
+    the step changes them in place. Step once, after every backward()."""
+    backs = ctx.evidence.backwards
+    failing = next((i for i, b in enumerate(backs) if b.raised), len(backs))
+    fail = ctx.fail_line or 0
+    out = []
+    for step in ctx.evidence.steps:
+        if step.line is None or not 1 <= step.after_backward <= failing:
+            continue
+        line = step.line
+        later = [c for c in ctx.flow.calls_named("step") if c.lineno > fail]
+        edit = Edit("delete", line) if later else Edit("move_after", line, to=fail)
+        cid = "inplace-modified-output" if ", which is output" in ctx.message else \
+            "inplace-modified-input"  # the catalog's words follow the message's form
+        out.append(Candidate(cid, line, conf, [
+            ("inplace-failed", fills), ("step-between", {"line": line})],
+            [Fix((edit,), runs_clean, T(
+                f"call every backward() before optimizer.step(): "
+                f"{'remove' if later else 'move'} the step on line {line}",
+                f"先完成所有 backward() 再调用 step()：{'删除' if later else '移动'}第 {line} 行的 "
+                "step"))], {"line": line}))
+        break
+    return out
+
+
+def _inplace_fixes(ctx: Ctx, line: int) -> list[Fix]:
+    fixes = []
+    for pattern, repl in INPLACE_REWRITES:
+        edit = replace_in_line(ctx.code, line, pattern, repl)
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean,
+                             T(f"make line {line} out of place: `{edit.text.strip()}`",
+                               f"把第 {line} 行改为非原地运算：`{edit.text.strip()}`")))
+    src = ctx.flow.line(line)
+    m = re.match(r"^\s*([\w.]+)\[", src)
+    if m:
+        name = m.group(1)
+        fixes.append(Fix((Edit("insert_before", line, f"{name} = {name}.clone()"),), runs_clean,
+                         T(f"work on a copy: `{name} = {name}.clone()` before line {line}",
+                           f"在第 {line} 行之前复制一份：`{name} = {name}.clone()`")))
+    return fixes
+
+
+
+def check_leaf_inplace(ctx: Ctx) -> list[Candidate]:
+    if "leaf Variable that requires grad is being used in an in-place" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    cid = "leaf-view-inplace" if "a view of a leaf" in ctx.message else "leaf-inplace"
+    stmt = ctx.flow.statement_at(line)
+    uses_grad = stmt is not None and ".grad" in text(stmt)
+    if uses_grad:
+        cid = "leaf-inplace-update"
+    fixes = [Fix(_wrap_no_grad(ctx.code, line), runs_clean,
+                 T(f"do the change on line {line} under `with torch.no_grad():`",
+                   f"把第 {line} 行的修改放进 `with torch.no_grad():`"))]
+    for pattern, repl in INPLACE_REWRITES[:1]:
+        edit = replace_in_line(ctx.code, line, pattern, repl)
+        if edit is not None and not uses_grad:
+            fixes.append(Fix((edit,), runs_clean,
+                             T(f"make line {line} out of place: `{edit.text.strip()}`",
+                               f"把第 {line} 行改为非原地运算：`{edit.text.strip()}`")))
+    return [Candidate(cid, line, 0.8, [("leaf-inplace", {"line": line})], fixes, {"line": line})]
+
+
+
+def check_non_scalar(ctx: Ctx) -> list[Candidate]:
+    if "only for scalar outputs" not in ctx.message:
+        return []
+    flow, line = ctx.flow, ctx.fail_line or 0
+    failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
+    shape = tuple(failed.shape) if failed and failed.shape is not None else None
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("non-scalar", {"line": line, "shape": str(shape) if shape else "?"})]
+    fixes = []
+    edit = replace_in_line(ctx.code, line, r"\.backward\(\)", ".sum().backward()")
+    if edit is not None:
+        fixes.append(Fix((edit,), runs_clean, T(f"reduce it first on line {line}: "
+                                                f"`{edit.text.strip()}`",
+                                                f"在第 {line} 行先归约：`{edit.text.strip()}`")))
+    edit = replace_in_line(ctx.code, line, r"grad\((\s*outputs\s*=\s*)?(\w+),",
+                           r"grad(\1\2.sum(),")
+    if edit is not None:
+        fixes.append(Fix((edit,), runs_clean, T(f"differentiate a scalar on line {line}: "
+                                                f"`{edit.text.strip()}`",
+                                                f"在第 {line} 行对标量求导："
+                                                f"`{edit.text.strip()}`")))
+    root = line
+    for stmt in flow.statements:
+        if isinstance(stmt, ast.Assign) and "reduction" in text(stmt.value) \
+                and "'none'" in text(stmt.value).replace('"', "'"):
+            root = stmt.lineno
+            steps.append(("reduction-none", {"line": root}))
+            edit = replace_in_line(ctx.code, root, r"\(\s*reduction\s*=\s*['\"]none['\"]\s*\)",
+                                   "()")
+            if edit is not None:
+                fixes.insert(0, Fix((edit,), runs_clean,
+                                    T(f"use the default mean reduction on line {root}",
+                                      f"在第 {root} 行使用默认的 mean 归约")))
+    return [Candidate("non-scalar-backward", root, 0.85, steps, fixes, {"line": root})]
+
+
+
+def check_numpy(ctx: Ctx) -> list[Candidate]:
+    if "Can't call numpy() on Tensor that requires grad" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
+    return at_failing_line(ctx, "numpy-requires-grad", "numpy", [
+        Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
+                                   f"在第 {line} 行转换前先 detach")) if edit else None], 0.85)
+
+
+
+def check_grad_none(ctx: Ctx) -> list[Candidate]:
+    if "NoneType" not in ctx.message:
+        return []
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    stmt = flow.statement_at(fail)
+    if stmt is None:
+        return []
+    owners = [text(n.value) for n in ast.walk(stmt)
+              if isinstance(n, ast.Attribute) and n.attr == "grad"]
+    out = []
+    loops = flow.loops_of(stmt)
+    for owner in owners:
+        # a definition later in the same loop reaches this use on the next pass
+        carried = [s for s in flow.assignments.get(owner, []) if loops and s.lineno >= fail
+                   and loops[0] in flow.ancestors(s)]
+        made = (carried[0] if carried else None) or flow.assigned_before(owner, fail, stmt) \
+            or flow.assigned_before(owner, fail)
+        if made is None and owner.startswith("self."):
+            made = next(iter(flow.assignments.get(owner, [])), None)
+        if made is None:
+            continue
+        value = flow.value_of(made)
+        src = text(value) if value is not None else ""
+        line = made.lineno
+        if "requires_grad=True" in src and isinstance(value, (ast.BinOp, ast.Call)) and not (
+                isinstance(value, ast.Call)
+                and any(k.arg == "requires_grad" for k in value.keywords)):
+            inner = src
+            edit = Edit("replace", line, indent_of(flow.line(line)) +
+                        text(made).split("=")[0].strip() + " = (" +
+                        inner.replace(", requires_grad=True", "") + ").requires_grad_()")
+            out.append(Candidate("grad-none-nonleaf", line, 0.8, [
+                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("not-leaf", {"line": line, "name": owner})],
+                [Fix((edit,), runs_clean, T(f"make `{owner}` the leaf on line {line}: "
+                                            f"`{edit.text.strip()}`",
+                                            f"在第 {line} 行让 `{owner}` 成为叶子张量："
+                                            f"`{edit.text.strip()}`"))], {"line": line,
+                                                                          "name": owner}))
+        elif isinstance(value, ast.BinOp) and owner in flow.names_in(value) and ".grad" in src:
+            # w = w - lr * w.grad makes w a new, non-leaf tensor
+            op = {ast.Sub: "-=", ast.Add: "+="}.get(type(value.op))
+            if op:
+                new = f"{owner} {op} {text(value.right)}"
+                edit = Edit("replace", line, indent_of(flow.line(line)) + "with torch.no_grad():\n"
+                            + indent_of(flow.line(line)) + "    " + new)
+                out.append(Candidate("grad-none-nonleaf", line, 0.8, [
+                    ("grad-none", {"fail_line": fail, "name": owner}),
+                    ("rebound", {"line": line, "name": owner})],
+                    [Fix((edit, Edit("insert_after", line, f"{owner}.grad.zero_()")), runs_clean,
+                         T(f"update `{owner}` in place under `torch.no_grad()` on line {line}",
+                           f"在第 {line} 行于 `torch.no_grad()` 下原地更新 `{owner}`"))],
+                    {"line": line, "name": owner}))
+        elif (converted := isinstance(value, ast.Call) and call_name(value) in (
+                "softmax", "double", "float", "to", "cuda", "sigmoid")) or (
+                value is not None and any(isinstance(n, ast.BinOp) for n in ast.walk(value))
+                and "requires_grad" not in src):
+            out.append(Candidate("grad-none-nonleaf", line, 0.7 if converted else 0.6, [
+                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("not-leaf", {"line": line, "name": owner})],
+                [Fix((Edit("insert_after", line, f"{owner}.retain_grad()"),), runs_clean,
+                     T(f"keep this tensor's gradient: `{owner}.retain_grad()` after line {line}",
+                       f"保留该张量的梯度：在第 {line} 行之后调用 `{owner}.retain_grad()`"))],
+                {"line": line, "name": owner}))
+    backs = [b.line for b in ctx.evidence.backwards]
+    if not out and owners and not backs:
+        # .grad read before any backward ran: clearing it is done by setting it to None
+        # (what zero_grad() does), which works before the first backward() too
+        edits = tuple(Edit("replace", s.lineno, indent_of(flow.line(s.lineno)) +
+                           f"{_zeroed(s)}.grad = None") for s in _siblings(flow, stmt)
+                      if _zeroed(s))
+        fixes = [Fix(edits, runs_clean, T(
+            "clear the gradients with `.grad = None` (lines "
+            f"{', '.join(str(e.line) for e in edits)}): `.grad` is None until the first "
+            "backward()", f"用 `.grad = None` 清除梯度（第 {', '.join(str(e.line) for e in edits)} "
+            "行）：第一次 backward() 之前 `.grad` 是 None"))] if edits else []
+        edit = Edit("replace", fail, indent_of(flow.line(fail)) + f"if {owners[0]}.grad is not "
+                    f"None: " + flow.line(fail).strip())
+        fixes.append(Fix((edit,), runs_clean, T(f"only clear `{owners[0]}.grad` once it exists",
+                                                f"只在 `{owners[0]}.grad` 存在时清零")))
+        out.append(Candidate("grad-is-none", fail, 0.6, [
+            ("grad-before-backward", {"fail_line": fail, "name": owners[0]})], fixes,
+            {"line": fail, "name": owners[0]}))
+    return out
+
+
+def _zeroed(stmt: ast.stmt) -> str | None:
+    """``w`` for the statement ``w.grad.zero_()``."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and call_name(call) == "zero_" and isinstance(
+            call.func, ast.Attribute) and isinstance(call.func.value, ast.Attribute) and \
+            call.func.value.attr == "grad":
+        return text(call.func.value.value)
+    return None
+
+
+def _siblings(flow: Flow, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of the block that holds ``stmt``, from it on."""
+    parent = flow.parents.get(stmt)
+    body = next((b for b in (getattr(parent, "body", None), getattr(parent, "orelse", None))
+                 if isinstance(b, list) and stmt in b), [stmt])
+    return body[body.index(stmt):]
+
+
+
+def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
+    if "floating point" not in ctx.message or "require gradients" not in ctx.message:
+        return []
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    line = fail
+    stmt = flow.statement_at(fail)
+    if stmt is not None and "requires_grad=True" not in text(stmt):
+        for name in flow.names_in(stmt):
+            made = flow.assigned_before(name, fail)
+            if made is not None:
+                line = made.lineno
+                break
+    src = flow.line(line)
+    edit = None
+    if "dtype=torch.long" in src:
+        edit = replace_in_line(ctx.code, line, r"dtype=torch\.long", "dtype=torch.float32")
+    elif "arange(" in src:
+        edit = replace_in_line(ctx.code, line, r"arange\(([^)]*)\)",
+                               r"arange(\1, dtype=torch.float32)")
+    else:
+        edit = replace_in_line(ctx.code, line, r"\[([\d, ]+)\]",
+                               lambda m: "[" + ", ".join(f"{v.strip()}." for v in
+                                                         m.group(1).split(",")) + "]")  # type: ignore[arg-type]
+    fixes = [Fix((edit,), runs_clean, T(f"create a floating-point tensor on line {line}",
+                                        f"在第 {line} 行创建浮点张量"))] if edit else []
+    return [Candidate("int-requires-grad", line, 0.8, [("int-grad", {"line": line})], fixes,
+                      {"line": line})]
+
+
+
+def check_nonleaf_requires_grad(ctx: Ctx) -> list[Candidate]:
+    if "can only change requires_grad flags of leaf variables" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    return at_failing_line(ctx, "nonleaf-requires-grad", "nonleaf-flag", [
+        Fix((Edit("delete", line),), runs_clean,
+            T(f"remove line {line}: a computed tensor's flag comes from its inputs",
+              f"删除第 {line} 行：计算得到的张量的标志来自它的输入"))])

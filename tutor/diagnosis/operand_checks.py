@@ -1,0 +1,574 @@
+"""Checks of exceptions about what an op was given: shapes, dtypes, class labels, the truth
+value of a tensor, a BatchNorm given one sample.
+
+The instrumented re-run names the op that raised, its operands and the line that made each
+one (:class:`~tutor.sandbox.models.FailedOpEvidence`): the root cause is where the wrong
+operand was made (a NumPy array turned into a float64 tensor, images kept channels-last, a
+``view(-1, n)`` that mixed samples) or where the layer that expects something else was built.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.fixes import (
+    Fix,
+    node_fix,
+    postfix,
+    replace_in_line,
+    replace_node,
+    replace_nodes,
+    suffix_value,
+)
+from tutor.diagnosis.flow import call_name, receiver, text
+from tutor.diagnosis.training_checks import _eval_candidates
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T, Text
+from tutor.sandbox.models import FailedOpEvidence, OperandEvidence
+
+RESHAPES = ("view", "reshape")
+FLOAT32 = "torch.float32"
+FLOAT_OPS = frozenset({"linear", "conv1d", "conv2d", "conv3d", "matmul", "mm", "bmm",
+                       "__matmul__", "addmm", "bilinear", "lstm", "gru", "rnn_tanh"})
+
+
+def failed_op(ctx: Ctx, *ops: str) -> FailedOpEvidence | None:
+    """The op that raised the run's error (one of ``ops`` when given)."""
+    failed = ctx.evidence.failed
+    if failed is None or (ops and failed.op not in ops):
+        return None
+    if failed.line not in {ctx.fail_line, *ctx.trace_lines()}:
+        return None  # an earlier failure the program caught, not this error
+    return failed
+
+
+def operand(failed: FailedOpEvidence | None, *args: str) -> OperandEvidence | None:
+    if failed is None:
+        return None
+    return next((o for o in failed.inputs if o.arg in args), None)
+
+
+def made_line(ctx: Ctx, item: OperandEvidence) -> int | None:
+    """Where an operand was made: the provenance's line, else the last assignment of its
+    (outermost) name before the call that failed."""
+    if item.line is not None:
+        return item.line
+    frames = ctx.error.traceback if ctx.error is not None else []
+    outer = frames[0].line if frames else ctx.fail_line
+    if item.name is None or outer is None:
+        return None
+    stmt = ctx.flow.assigned_before(item.name, outer + 1)
+    return stmt.lineno if stmt is not None else None
+
+
+def _int_arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    found = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if found is None and index < len(call.args):
+        found = call.args[index]
+    return found
+
+
+def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
+               describe: Text) -> Fix | None:
+    arg = _int_arg(call, index, keyword)
+    edit = replace_node(ctx.code, arg, str(value)) if arg is not None else None
+    return Fix((edit,), runs_clean, describe) if edit is not None else None
+
+
+# -- shapes ------------------------------------------------------------------------------
+MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
+
+
+def check_linear_shape(ctx: Ctx) -> list[Candidate]:
+    m = MATMUL.search(ctx.message)
+    if not m:
+        return []
+    got, expected = int(m.group(2)), int(m.group(3))
+    fail = ctx.fail_line or 0
+    steps_head = ("shape-mismatch", {"fail_line": fail, "shape": f"{got}",
+                                     "target_shape": f"{expected}"})
+    failed = failed_op(ctx, "linear")
+    flat = _unflattened(ctx, operand(failed, "0", "input"), expected)
+    if flat is not None:
+        return [flat]
+    name = failed.module if failed is not None else None
+    call = ctx.flow.constructor(name, "Linear") if name else None
+    if call is None:
+        name, call = _linear_on_line(ctx, fail)
+    if call is not None and name:
+        short = name.split(".")[-1]
+        line = (_int_arg(call, 0, "in_features") or call).lineno
+        fix = _layer_fix(ctx, call, 0, "in_features", got, T(
+            f"give `{short}` {got} input features on line {line}",
+            f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))
+        return [Candidate("linear-in-features", line, 0.8, [
+            steps_head, ("layer-defined", {"line": line, "module": short})],
+            [fix] if fix else [], {"line": line, "module": short})]
+    edit = replace_in_line(ctx.code, fail, r"mm\((\w+),\s*(\w+)\)", r"mm(\1, \2.T)")
+    if edit is None:
+        return []
+    return [Candidate("mm-shape-mismatch", fail, 0.6, [steps_head],
+                      [Fix((edit,), runs_clean, T(f"transpose the second operand on line {fail}",
+                                                  f"在第 {fail} 行转置第二个操作数"))],
+                      {"line": fail})]
+
+
+def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Candidate | None:
+    """A layer that expects the flattened sample got it unflattened (images (N, C, H, W)
+    into ``nn.Linear(C*H*W, ...)``): flatten it where the layer is called."""
+    if given is None or len(given.shape) < 3:
+        return None
+    per_sample = 1
+    for size in given.shape[1:]:
+        per_sample *= size
+    if per_sample != expected:
+        return None
+    line = ctx.fail_line or 0
+    stmt = ctx.flow.statement_at(line)
+    names = {given.name} if given.name else set()
+    arg = next((a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
+                if text(a) in names), None) if stmt is not None else None
+    edit = replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
+    return Candidate("linear-in-features", line, 0.85, [
+        ("not-flattened", {"fail_line": line, "name": given.name or "the input",
+                           "shape": str(tuple(given.shape)), "count": expected})],
+        [Fix((edit,), runs_clean, T(
+            f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
+            f"第 {line} 行在进入该层前把每个样本展平：`{text(arg)}.flatten(1)`"))]
+        if edit is not None and arg is not None else [], {"line": line})
+
+
+def _linear_on_line(ctx: Ctx, line: int) -> tuple[str | None, ast.Call | None]:
+    """A layer called on the failing line that the program builds with ``nn.Linear``."""
+    stmt = ctx.flow.statement_at(line)
+    for node in ast.walk(stmt) if stmt is not None else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            callee = text(node.func)
+            call = ctx.flow.constructor(callee, "Linear")
+            if call is not None and call_name(call) == "Linear":
+                return callee, call
+    return None, None
+
+
+VIEW = re.compile(r"shape '\[([^\]]*)\]' is invalid for input of size (\d+)")
+
+
+def _flatten_fixes(ctx: Ctx, line: int, describe_line: int) -> list[Fix]:
+    """Flatten each sample instead of a ``view``/``reshape`` that fixes the feature count."""
+    stmt = ctx.flow.statement_at(line)
+    fixes = []
+    for call in ast.walk(stmt) if stmt is not None else ():
+        if not (isinstance(call, ast.Call) and call_name(call) in RESHAPES and receiver(call)):
+            continue
+        base = receiver(call)
+        for new in (f"{base}.flatten(1)", f"{base}.view({base}.size(0), -1)"):
+            fix = node_fix(ctx.code, call, new, runs_clean, T(
+                f"keep one row per sample on line {describe_line}: `{new}`",
+                f"第 {describe_line} 行保持每个样本一行：`{new}`"))
+            fixes.extend([fix] if fix else [])
+    return fixes
+
+
+def check_view_shape(ctx: Ctx) -> list[Candidate]:
+    m = VIEW.search(ctx.message)
+    if not m or len(m.group(1).split(",")) != 2:
+        return []  # only a flatten to (batch, features) has a fix that follows from the data
+    line = ctx.fail_line or 0
+    fixes = _flatten_fixes(ctx, line, line)
+    if not fixes:
+        return []
+    return [Candidate("view-invalid-shape", line, 0.75, [
+        ("view-size", {"line": line, "target": f"({m.group(1)})", "numel": m.group(2)})],
+        fixes, {"line": line})]
+
+
+BATCH = re.compile(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)")
+
+
+def check_batch(ctx: Ctx) -> list[Candidate]:
+    m = BATCH.search(ctx.message)
+    if not m:
+        return []
+    have = int(m.group(1))
+    fail = ctx.fail_line or 0
+    scores = operand(failed_op(ctx), "0", "input")
+    for link in scores.history if scores is not None else []:
+        if link.op in RESHAPES and link.shape and link.shape[0] == have:
+            fixes = _flatten_fixes(ctx, link.line, link.line)
+            return [Candidate("ce-batch-mismatch", link.line, 0.8, [
+                ("batch", {"fail_line": fail}), ("view-mixes", {"line": link.line})],
+                fixes, {"line": link.line})]
+    return []
+
+
+CONV = re.compile(r"expected input\[([\d, ]+)\] to have (\d+) channels, but got (\d+) channels")
+
+
+def check_conv_channels(ctx: Ctx) -> list[Candidate]:
+    m = CONV.search(ctx.message)
+    failed = failed_op(ctx)
+    if not m or failed is None:
+        return []
+    shape = [int(v) for v in m.group(1).split(",")]
+    wanted, got = int(m.group(2)), int(m.group(3))
+    images = operand(failed, "0", "input")
+    fail = ctx.fail_line or 0
+    out = []
+    line = made_line(ctx, images) if images is not None else None
+    if images is not None and line is not None and len(shape) == 4 and shape[-1] == wanted:
+        # channels last: (N, H, W, C) where the layer wants (N, C, H, W)
+        edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".permute(0, 3, 1, 2)",
+                            images.op)
+        out.append(Candidate("conv-channels", line, 0.85, [
+            ("channels-last", {"fail_line": fail, "shape": f"({m.group(1)})",
+                               "line": line, "count": wanted})],
+            [Fix((edit,), runs_clean, T(
+                f"put the channels first where the images are made (line {line}): "
+                "`.permute(0, 3, 1, 2)`",
+                f"在创建图像的第 {line} 行把通道维放到前面：`.permute(0, 3, 1, 2)`"))]
+            if edit else [], {"line": line}))
+    call = ctx.flow.constructor(failed.module, "Conv2d") if failed.module else None
+    if call is not None:
+        line = (_int_arg(call, 0, "in_channels") or call).lineno
+        fix = _layer_fix(ctx, call, 0, "in_channels", got, T(
+            f"build the layer for {got} input channels on line {line}",
+            f"在第 {line} 行让该层接收 {got} 个输入通道"))
+        out.append(Candidate("conv-channels", line, 0.6, [
+            ("layer-channels", {"fail_line": fail, "line": line, "count": wanted})],
+            [fix] if fix else [], {"line": line}))
+    return out
+
+
+# -- dtypes ------------------------------------------------------------------------------
+DTYPE_MSG = re.compile(r"(expected scalar type (\w+) but found (\w+)|must have the same dtype|"
+                       r"expected m1 and m2 to have the same dtype|"
+                       r"Found dtype (\w+) but expected (\w+))")
+MAKERS = ("from_numpy", "as_tensor", "tensor", "randint", "arange")
+SCALAR_TYPES = {"Float": "torch.float32", "Double": "torch.float64", "Long": "torch.int64",
+                "Int": "torch.int32", "Half": "torch.float16", "BFloat16": "torch.bfloat16"}
+
+
+def check_dtype(ctx: Ctx) -> list[Candidate]:
+    m = DTYPE_MSG.search(ctx.message)
+    if not m:
+        return []
+    found = _dtype_from_operands(ctx, m)
+    return found or _dtype_from_names(ctx)
+
+
+def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
+    """The operand whose dtype is not the one expected (float32 unless the message names
+    another), fixed where it was made."""
+    failed = failed_op(ctx)
+    if failed is None:
+        return []
+    if any(o.dtype == FLOAT32 for o in failed.inputs):
+        # float32 is what layers are built with: the odd ones out are wrong (integers only
+        # where the op computes in floating point, not a loss's class labels)
+        wrong = [o for o in failed.inputs if o.dtype != FLOAT32 and (
+            "float" in o.dtype or failed.op in FLOAT_OPS)]
+    else:
+        found = SCALAR_TYPES.get(m.group(3) or m.group(4) or "")
+        wrong = [o for o in failed.inputs if found and o.dtype == found]
+    operands = [(o, made_line(ctx, o)) for o in wrong]
+    fail = ctx.fail_line or 0
+    out = []
+    for item, line in [(o, n) for o, n in operands if n is not None][:2]:
+        stmt = ctx.flow.statement_at(line)
+        edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
+                 suffix_value(ctx.code, stmt, ".float()", item.op)]
+        name = item.name or (text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else "it")
+        fixes = [Fix((edit,), runs_clean, T(
+            f"make `{name}` float32 where it is made (line {line})",
+            f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
+        out.append(Candidate("dtype-mismatch", line, 0.8, [
+            ("dtype-operand", {"fail_line": fail, "name": name, "dtype": item.dtype,
+                               "op": failed.op}),
+            ("made-here", {"line": line, "name": name})], fixes, {"line": line, "name": name}))
+    return out
+
+
+def _dtype_from_names(ctx: Ctx) -> list[Candidate]:
+    """Without operand evidence: names on the failing lines made from NumPy or as integers."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    lines = [fail, *ctx.trace_lines()]
+    names: set[str] = set()
+    for line in lines:
+        stmt = flow.statement_at(line)
+        if stmt is not None:
+            names |= flow.names_in(stmt)
+    found = []
+    for name in names:
+        stmt = flow.assigned_before(name, max(lines) + 1)
+        value = flow.value_of(stmt) if stmt is not None else None
+        if stmt is None or value is None:
+            continue
+        src = text(value)
+        if "from_numpy(" in src or "as_tensor(" in src or "float64" in src or \
+                "double" in src or (any(f"{m}(" in src for m in MAKERS) and (
+                    "np." in src or "numpy" in src or "long" in src or "randint" in src)):
+            found.append((stmt, name))
+    out = []
+    for stmt, name in sorted(found, key=lambda p: p[0].lineno):
+        line = stmt.lineno
+        edit = replace_in_line(ctx.code, line, r"\s*$", ".float()") if "float64" not in \
+            flow.line(line) else replace_in_line(ctx.code, line, r"torch\.float64", "torch.float32")
+        fixes = [Fix((edit,), runs_clean, T(f"make `{name}` float32 where it is created (line "
+                                            f"{line})", f"在创建 `{name}` 的第 {line} 行把它转为 "
+                                            "float32"))] if edit else []
+        out.append(Candidate("dtype-mismatch", line, 0.7, [
+            ("dtype", {"fail_line": fail}), ("made-here", {"line": line, "name": name})],
+            fixes, {"line": line, "name": name}))
+    return out
+
+
+def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
+    """An embedding given float indices: make them integers where they are made."""
+    if "'indices' to have one of the following scalar types" not in ctx.message:
+        return []
+    indices = operand(failed_op(ctx, "embedding"), "0", "input")
+    line = made_line(ctx, indices) if indices is not None else None
+    if indices is None or line is None:
+        return []
+    edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
+    name = indices.name or "the indices"
+    return [Candidate("embedding-index-dtype", line, 0.8, [
+        ("index-dtype", {"fail_line": ctx.fail_line or 0, "name": name, "dtype": indices.dtype,
+                         "line": line})],
+        [Fix((edit,), runs_clean, T(f"make `{name}` integer indices where it is made (line "
+                                    f"{line}): `.long()`",
+                                    f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`"))]
+        if edit else [], {"line": line, "name": name})]
+
+
+def check_embedding_range(ctx: Ctx) -> list[Candidate]:
+    """An index as large as the embedding's table: build the table one row larger than the
+    largest index."""
+    if "index out of range in self" not in ctx.message:
+        return []
+    failed = failed_op(ctx, "embedding")
+    indices = operand(failed, "0", "input")
+    call = ctx.flow.constructor(failed.module, "Embedding") if failed and failed.module else None
+    if indices is None or indices.high is None or call is None:
+        return []
+    rows = int(indices.high) + 1
+    line = (_int_arg(call, 0, "num_embeddings") or call).lineno
+    fix = _layer_fix(ctx, call, 0, "num_embeddings", rows, T(
+        f"give the embedding {rows} rows (indices 0 to {rows - 1}) on line {line}",
+        f"第 {line} 行让嵌入表有 {rows} 行（索引 0 到 {rows - 1}）"))
+    return [Candidate("embedding-index-range", line, 0.75, [
+        ("index-range", {"fail_line": ctx.fail_line or 0, "high": int(indices.high),
+                         "line": line})], [fix] if fix else [], {"line": line})]
+
+
+# -- class labels ------------------------------------------------------------------------
+LABEL_LOSSES = ("cross_entropy", "nll_loss")
+
+
+def check_ce_target(ctx: Ctx) -> list[Candidate]:
+    msg = ctx.message
+    if "expected target dtype to be Long" in msg or "0D or 1D target tensor expected" in msg:
+        return _label_form(ctx)
+    if re.search(r"Target -?\d+ is out of bounds", msg):
+        return _label_range(ctx)
+    return []
+
+
+def _labels(ctx: Ctx) -> tuple[OperandEvidence, OperandEvidence, int] | None:
+    """The scores and the labels given to the loss, and the line that made the labels."""
+    failed = failed_op(ctx, *LABEL_LOSSES)
+    scores, labels = operand(failed, "0", "input"), operand(failed, "1", "target")
+    line = made_line(ctx, labels) if labels is not None else None
+    if scores is None or labels is None or line is None:
+        return None
+    return scores, labels, line
+
+
+def _label_form(ctx: Ctx) -> list[Candidate]:
+    """Labels given as floats or as a column: make them a 1-D integer tensor where made."""
+    found = _labels(ctx)
+    if found is None:
+        return _label_names(ctx, "ce-target-dtype", ".long()")
+    _, labels, line = found
+    stmt = ctx.flow.statement_at(line)
+    suffixes = [".view(-1).long()", ".squeeze(1).long()"] if len(labels.shape) == 2 and \
+        labels.shape[1] == 1 else [".long()"]
+    fixes = []
+    for suffix in suffixes:
+        edit = suffix_value(ctx.code, stmt, suffix, labels.op)
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean, T(
+                f"make the labels one integer class index per sample on line {line}: "
+                f"`{suffix}`", f"在第 {line} 行把标签变成每个样本一个整数类别索引：`{suffix}`")))
+    name = labels.name or "the labels"
+    cid = "ce-target-dtype" if "expected target dtype" in ctx.message else (
+        "ce-target-float-shape" if labels.dtype.startswith("torch.float") else "ce-target-shape")
+    return [Candidate(cid, line, 0.8, [
+        ("labels-form", {"fail_line": ctx.fail_line or 0, "name": name, "dtype": labels.dtype,
+                         "shape": str(tuple(labels.shape))}),
+        ("made-here", {"line": line, "name": name})], fixes, {"line": line, "name": name})]
+
+
+def _label_range(ctx: Ctx) -> list[Candidate]:
+    """A label as large as the number of classes: labels counted from 1, or a last layer
+    with too few outputs."""
+    m = re.search(r"Target (-?\d+) is out of bounds", ctx.message)
+    found = _labels(ctx)
+    if found is None or m is None:
+        return _label_names(ctx, "ce-target-out-of-bounds", None)
+    scores, labels, line = found
+    label = int(m.group(1))
+    classes = scores.shape[1] if len(scores.shape) >= 2 else None
+    fail = ctx.fail_line or 0
+    out = []
+    from_one = labels.low is not None and labels.low >= 1 and labels.high == classes
+    edit = suffix_value(ctx.code, ctx.flow.statement_at(line), " - 1", labels.op)
+    if edit is not None and labels.low is not None and labels.low >= 1:
+        out.append(Candidate("ce-target-out-of-bounds", line, 0.8 if from_one else 0.5, [
+            ("labels-from-one", {"fail_line": fail, "line": line,
+                                 "low": int(labels.low), "high": int(labels.high or 0)})],
+            [Fix((edit,), runs_clean, T(f"number the labels from 0 on line {line}",
+                                        f"在第 {line} 行让标签从 0 开始编号"))],
+            {"line": line}))
+    head = _last_layer(ctx, scores, classes)
+    if head is not None and labels.high is not None:
+        wanted = int(labels.high) + 1
+        line = (_int_arg(head, 1, "out_features") or head).lineno
+        fix = _layer_fix(ctx, head, 1, "out_features", wanted, T(
+            f"give the last layer {wanted} outputs, one per class (line {line})",
+            f"让最后一层输出 {wanted} 个值，每类一个（第 {line} 行）"))
+        out.append(Candidate("ce-target-out-of-bounds", line, 0.6 if from_one else 0.8, [
+            ("too-few-classes", {"fail_line": fail, "label": label, "count": classes,
+                                 "line": line})], [fix] if fix else [], {"line": line}))
+    return out
+
+
+def _last_layer(ctx: Ctx, scores: OperandEvidence, classes: int | None) -> ast.Call | None:
+    """The ``nn.Linear`` that made the scores: by the module the evidence names, else the
+    only Linear of the program with that many outputs."""
+    module = next((link.module for link in scores.history if link.module), None)
+    call = ctx.flow.constructor(module) if module else None
+    if call is not None and call_name(call) == "Sequential":
+        call = next((a for a in reversed(call.args) if isinstance(a, ast.Call)
+                     and call_name(a) == "Linear"), None)
+    if call is not None and call_name(call) == "Linear":
+        return call
+    sized = [c for c in ctx.flow.calls if call_name(c) == "Linear" and isinstance(
+        _int_arg(c, 1, "out_features"), ast.Constant) and getattr(
+        _int_arg(c, 1, "out_features"), "value", None) == classes]
+    return sized[0] if len(sized) == 1 else None
+
+
+def _label_names(ctx: Ctx, cid: str, conv: str | None) -> list[Candidate]:
+    """Without operand evidence: the tensors named on the failing lines, made by ``tensor``."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    names: set[str] = set()
+    for line in [fail, *ctx.trace_lines()]:
+        st = flow.statement_at(line)
+        if st is not None:
+            names |= flow.names_in(st)
+    last = max([fail, *ctx.trace_lines()]) + 1
+    out = []
+    for name in sorted(names):
+        st = flow.assigned_before(name, last)
+        if st is None or "tensor(" not in text(st):
+            continue
+        line = st.lineno
+        edit = replace_in_line(ctx.code, line, r"\s*$", conv) if conv else replace_in_line(
+            ctx.code, line, r"tensor\(\[([^\]]*)\]\)", "tensor([\\1]) - 1")
+        describe = T(f"make the labels integer class indices on line {line}: `{conv}`",
+                     f"在第 {line} 行把标签转为整数类别索引：`{conv}`") if conv else T(
+            f"number the labels from 0 on line {line}", f"在第 {line} 行让标签从 0 开始编号")
+        out.append(Candidate(cid, line, 0.6, [("labels", {"fail_line": fail}),
+                                              ("made-here", {"line": line, "name": name})],
+                             [Fix((edit,), runs_clean, describe)] if edit else [],
+                             {"line": line, "name": name}))
+    return out
+
+
+# -- the truth value of a tensor ---------------------------------------------------------
+def check_bool(ctx: Ctx) -> list[Candidate]:
+    if "value of Tensor with more than one value is ambiguous" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    stmt = ctx.flow.statement_at(line)
+    fixes = _truth_fixes(ctx, stmt, line) if stmt is not None else []
+    return at_failing_line(ctx, "bool-ambiguous", "bool", list(fixes), 0.75)
+
+
+def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
+    """Where Python asks a tensor for True/False on the line, say which is meant: the
+    ``a and b or c`` idiom becomes ``b if a else c``; a tested tensor is reduced with
+    ``.all()`` (or ``.any()``)."""
+    fixes = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(
+                node.values) == 2 and isinstance(node.values[0], ast.BoolOp) and isinstance(
+                node.values[0].op, ast.And) and len(node.values[0].values) == 2:
+            cond, then = node.values[0].values
+            new = f"({text(then)} if {text(cond)} else {text(node.values[1])})"
+            edit = replace_node(ctx.code, node, new)
+            if edit is not None:
+                fixes.append(Fix((edit,), runs_clean, T(
+                    f"write the choice on line {line} as `{new}`: `a and b or c` asks `b` "
+                    "for its truth value",
+                    f"把第 {line} 行的选择写成 `{new}`：`a and b or c` 会要求 `b` 给出真假值")))
+    tested = [n for n in _truth_tested(stmt) if _tensorish(ctx, n)]
+    for reduce in ("all", "any"):
+        edit = replace_nodes(ctx.code, [(n, postfix(n, f".{reduce}()")) for n in tested])
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean, T(
+                f"say which you mean on line {line}: all elements (`.all()`) or any "
+                "(`.any()`)", f"在第 {line} 行说明你的意思：所有元素（`.all()`）还是任一元素"
+                "（`.any()`）")))
+    return fixes
+
+
+def _truth_tested(stmt: ast.stmt) -> list[ast.expr]:
+    """The expressions of a statement whose truth value Python takes: an ``if``/``while``/
+    ``assert`` test, the operand of ``not``, a conditional's test, the operands of
+    ``and``/``or`` but the last (the last too where the whole is tested, or is a
+    comparison)."""
+    found: list[ast.expr] = []
+
+    def visit(node: ast.AST, is_tested: bool) -> None:
+        if isinstance(node, ast.BoolOp):
+            for index, value in enumerate(node.values):
+                last = index == len(node.values) - 1
+                visit(value, is_tested or not last or isinstance(value, ast.Compare))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            visit(node.operand, True)
+        elif isinstance(node, ast.IfExp):
+            visit(node.test, True)
+            visit(node.body, is_tested)
+            visit(node.orelse, is_tested)
+        elif is_tested and isinstance(node, ast.expr) and not isinstance(node, ast.Constant):
+            found.append(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, ast.stmt):
+                    visit(child, False)
+
+    if isinstance(stmt, (ast.If, ast.While, ast.Assert)):
+        visit(stmt.test, True)
+    else:
+        visit(stmt, False)
+    return found
+
+
+def _tensorish(ctx: Ctx, node: ast.expr) -> bool:
+    """Whether the expression may be a tensor: it names a tensor of the failing frame (when
+    the run reported its locals), or the run reported none."""
+    known = ctx.error.locals if ctx.error is not None else {}
+    if not known:
+        return True
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(getattr(known.get(name), "kind", None) == "tensor" for name in names)
+
+
+def check_batchnorm_train(ctx: Ctx) -> list[Candidate]:
+    if "Expected more than 1 value per channel when training" not in ctx.message:
+        return []
+    return _eval_candidates(ctx, "batchnorm-single-sample", batchnorm=True)

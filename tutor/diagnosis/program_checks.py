@@ -1,0 +1,175 @@
+"""Checks of how the program is put together: a module whose ``__init__`` skips
+``super().__init__()``, layers kept in a plain Python list (the model does not register
+them), a loss turned into a Python number before ``backward()``, a ``view`` of a
+non-contiguous tensor, a list of tensors given to ``torch.tensor``, a loss that takes
+probabilities given raw scores."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node
+from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
+from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
+from tutor.i18n import T
+
+MODULE_LIKE = re.compile(r"^[A-Z]\w*$")
+
+
+def check_module_init(ctx: Ctx) -> list[Candidate]:
+    """``cannot assign module before Module.__init__() call``: the class's ``__init__``
+    never called ``super().__init__()``."""
+    if "before Module.__init__() call" not in ctx.message:
+        return []
+    fail = ctx.fail_line or 0
+    init = next((n for n in ast.walk(ctx.flow.tree) if isinstance(n, ast.FunctionDef)
+                 and n.name == "__init__" and n.lineno <= fail <= (n.end_lineno or 0)), None)
+    if init is None or not init.body:
+        return []
+    body = init.body[1:] if isinstance(init.body[0], ast.Expr) and isinstance(
+        getattr(init.body[0], "value", None), ast.Constant) and len(init.body) > 1 \
+        else init.body  # after a docstring
+    edit = Edit("insert_before", body[0].lineno, "super().__init__()")
+    return [Candidate("module-init-not-called", init.lineno, 0.85, [
+        ("init-skipped", {"line": init.lineno, "fail_line": fail})],
+        [Fix((edit,), runs_clean, T(
+            f"call `super().__init__()` first in `__init__` (line {init.lineno})",
+            f"在 `__init__`（第 {init.lineno} 行）里先调用 `super().__init__()`"))],
+        {"line": init.lineno})]
+
+
+def check_view_contiguous(ctx: Ctx) -> list[Candidate]:
+    if "view size is not compatible with input tensor's size and stride" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    stmt = ctx.flow.statement_at(line)
+    views = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "view"
+             and isinstance(n.func, ast.Attribute)] if stmt is not None else []
+    describe = T(f"use `.reshape(...)` on line {line}: it copies when the memory layout "
+                 "(after a transpose or permute) does not allow a view",
+                 f"第 {line} 行改用 `.reshape(...)`："
+                 "内存布局（转置或 permute 之后）不允许 view 时它会复制")
+    return at_failing_line(ctx, "view-not-contiguous", "not-contiguous", [
+        node_fix(ctx.code, call.func, f"{text(call.func.value)}.reshape", runs_clean, describe)
+        for call in views[:1] if isinstance(call.func, ast.Attribute)])
+
+
+def check_backward_number(ctx: Ctx) -> list[Candidate]:
+    """``'float' object has no attribute 'backward'``: the loss became a Python number on
+    the way (``.item()``, ``float(...)``), here or in the function that returned it."""
+    if not re.search(r"'(float|int)' object has no attribute 'backward'", ctx.message):
+        return []
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    stmt = flow.statement_at(fail)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                 and call_name(n) == "backward"), None) if stmt is not None else None
+    target = receiver(call) if call is not None else None
+    if not target:
+        return []
+    made = flow.assigned_before(target, fail, stmt) or flow.assigned_before(target, fail)
+    places = [made] if made is not None else []
+    value = flow.value_of(made) if made is not None else None
+    if isinstance(value, ast.Call):  # loss = compute(...): the function's return
+        places.extend(_returns(flow, call_name(value)))
+    out = []
+    for place in places:
+        numbers = [n for n in ast.walk(place) if isinstance(n, ast.Call) and (
+            (call_name(n) == "item" and not n.args) or (
+                isinstance(n.func, ast.Name) and n.func.id == "float" and len(n.args) == 1))]
+        for node in numbers[:1]:
+            inner = receiver(node) if call_name(node) == "item" else text(node.args[0])
+            edit = replace_node(ctx.code, node, inner or "")
+            if edit is None:
+                continue
+            line = node.lineno
+            out.append(Candidate("backward-on-python-number", line, 0.85, [
+                ("number-made", {"line": line, "name": target, "fail_line": fail})],
+                [Fix((edit,), runs_clean, T(
+                    f"keep the loss a tensor on line {line} (`{inner}`); use `.item()` only to "
+                    "print it",
+                    f"第 {line} 行让损失保持为张量（`{inner}`）；只在打印时用 `.item()`"))],
+                {"line": line, "name": target}))
+    return out
+
+
+def _returns(flow: Flow, function: str) -> list[ast.stmt]:
+    return [r for f in ast.walk(flow.tree) if isinstance(f, ast.FunctionDef)
+            and f.name == function for r in ast.walk(f) if isinstance(r, ast.Return)]
+
+
+def check_bce_range(ctx: Ctx) -> list[Candidate]:
+    """BCELoss given raw scores: the loss that takes scores is BCEWithLogitsLoss."""
+    if "all elements of input should be between 0 and 1" not in ctx.message:
+        return []
+    failed = ctx.evidence.failed
+    module = failed.module if failed is not None else None
+    call = ctx.flow.constructor(module, "BCELoss") if module else None
+    if call is None:
+        stmt = ctx.flow.statement_at(ctx.fail_line or 0)
+        call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) in (
+            "binary_cross_entropy", "BCELoss")), None) if stmt is not None else None
+    if call is None:
+        return []
+    new_name = {"BCELoss": "BCEWithLogitsLoss",
+                "binary_cross_entropy": "binary_cross_entropy_with_logits"}[call_name(call)]
+    func = text(call.func)
+    edit = replace_node(ctx.code, call.func, func[: -len(call_name(call))] + new_name)
+    line = call.lineno
+    return [Candidate("bce-input-range", line, 0.8, [
+        ("scores-not-probabilities", {"line": line, "fail_line": ctx.fail_line or 0})],
+        [Fix((edit,), runs_clean, T(
+            f"use `{new_name}` on line {line}: it takes the raw scores and applies the sigmoid "
+            "itself", f"第 {line} 行改用 `{new_name}`：它接收原始分数并自己做 sigmoid"))]
+        if edit else [], {"line": line})]
+
+
+def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
+    """Layers kept in a plain list attribute: the model does not register them, so
+    ``parameters()`` misses them (the optimizer never updates them, or gets nothing)."""
+    ev = ctx.evidence
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    empty = "optimizer got an empty parameter list" in ctx.message
+    if not idle and not empty:
+        return []
+    out = []
+    for stmt in ctx.flow.statements:
+        if not isinstance(stmt, ast.Assign) or not any(
+                text(t).startswith("self.") for t in stmt.targets):
+            continue
+        value = stmt.value
+        elements = value.elts if isinstance(value, ast.List) else (
+            [value.elt] if isinstance(value, ast.ListComp) else [])
+        if not elements or not all(isinstance(e, ast.Call) and MODULE_LIKE.match(call_name(e))
+                                   for e in elements):
+            continue
+        edit = replace_node(ctx.code, value, f"nn.ModuleList({text(value)})")
+        name = ", ".join(n for t in stmt.targets for n in target_names(t))
+        expect = runs_clean if empty else both(params_learn([]), loss_improves)
+        out.append(Candidate("optimizer-empty-params" if empty else "optimizer-wrong-params",
+                             stmt.lineno, 0.9, [
+                                 ("layers-in-list", {"line": stmt.lineno, "name": name})],
+                             [Fix((edit,), expect, T(
+                                 f"keep the layers in `nn.ModuleList(...)` on line {stmt.lineno}"
+                                 ": a plain list hides them from `parameters()`",
+                                 f"第 {stmt.lineno} 行用 `nn.ModuleList(...)` 保存这些层："
+                                 "普通列表会让 `parameters()` 看不到它们"))] if edit else [],
+                             {"line": stmt.lineno, "name": name}))
+    return out
+
+
+def check_tensor_from_tensors(ctx: Ctx) -> list[Candidate]:
+    """``torch.tensor(list of tensors)``: stack them instead."""
+    if "only one element tensors can be converted to Python scalars" not in ctx.message:
+        return []
+    line = ctx.fail_line or 0
+    stmt = ctx.flow.statement_at(line)
+    maker = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) in (
+        "tensor", "Tensor", "FloatTensor", "as_tensor") and n.args), None) if stmt else None
+    if maker is None:
+        return []
+    new = f"torch.stack({text(maker.args[0])})"
+    return at_failing_line(ctx, "tensor-from-tensors", "tensors-listed", [node_fix(
+        ctx.code, maker, new, runs_clean, T(f"stack the tensors on line {line}: `{new}`",
+                                            f"第 {line} 行把这些张量堆叠起来：`{new}`"))])

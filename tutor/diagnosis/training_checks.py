@@ -1,0 +1,583 @@
+"""Checks of silent bugs: a program that runs but does not learn. Each joins what the
+instrumented re-run saw (losses, steps, parameters, module calls) with the source's order of
+statements; the list comes from the real programs of the diagnosis corpus."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.cuts import cut_fixes, round_trip
+from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, node_fix, replace_in_line, replace_node
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.graph_checks import CUT_STEP, _first_body_line, _stmt_call
+from tutor.diagnosis.verify import (
+    backward_runs,
+    both,
+    cut_gone,
+    eval_at_prediction,
+    grads_fresh,
+    loss_improves,
+    no_broadcast_warning,
+    params_learn,
+    runs_clean,
+    runs_clean_with_grad,
+)
+from tutor.i18n import T
+from tutor.sandbox.models import BackwardEvidence, ParamEvidence
+
+
+def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candidate]:
+    flow = ctx.flow
+    ev = ctx.evidence
+    calls = [m for m in ev.modules if (m.batchnorm if batchnorm else m.dropout) and m.training
+             and (not m.grad_enabled or not ev.backwards or (m.after_backward
+                  and not _is_training_line(ctx, m.line)))]
+    if not calls:
+        return []
+    first = min(calls, key=lambda m: m.line)
+    stmt = flow.statement_at(first.line)
+    block = flow.in_no_grad(stmt) if stmt is not None else None
+    at = block.lineno if block is not None else first.line
+    # the model's name at the top level (the prediction may be inside a function)
+    model = first.module.split(".")[0]
+    if stmt is not None:
+        scope = flow.scope_of(stmt)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            at = (block.lineno if block is not None else first.line)
+    fix = Fix((Edit("insert_before", at, f"{model}.eval()"),),
+              both(eval_at_prediction({first.line}), runs_clean if batchnorm else
+                   (lambda o, f: None)),
+              T(f"switch `{model}` to evaluation mode before predicting: `{model}.eval()` "
+                f"before line {at}", f"预测前把 `{model}` 切换到评估模式：在第 {at} 行之前调用 "
+                f"`{model}.eval()`"))
+    roots = sorted({at, first.line})
+    return [Candidate(cid, roots[0], 0.8, [
+        ("predict-train-mode", {"line": first.line, "module": model}),
+        ("no-eval", {"name": model}),
+    ], [fix], {"line": roots[0], "module": model, "model": model})]
+
+
+
+def _is_training_line(ctx: Ctx, line: int) -> bool:
+    backs = {b.line for b in ctx.evidence.backwards}
+    stmt = ctx.flow.statement_at(line)
+    if stmt is None:
+        return False
+    if line in backs:
+        return True
+    loops = ctx.flow.loops_of(stmt)
+    return any(any(isinstance(n, ast.Call) and call_name(n) == "backward" for n in ast.walk(lp))
+               for lp in loops)
+
+
+
+def check_dropout_eval(ctx: Ctx) -> list[Candidate]:
+    if ctx.error is not None:
+        return []
+    return _eval_candidates(ctx, "dropout-no-eval")
+
+
+
+def check_uncalled(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for attr, cid in (("backward", "backward-not-called"), ("step", "step-not-called"),
+                      ("zero_grad", "step-not-called")):
+        for stmt in ctx.flow.uncalled(attr):
+            line = stmt.lineno
+            edit = replace_in_line(ctx.code, line, rf"\.{attr}\s*$", f".{attr}()")
+            expect = backward_runs if attr == "backward" else both(loss_improves, params_learn([]))
+            name = text(stmt.value)
+            out.append(Candidate(cid, line, 0.9, [("uncalled", {"line": line, "name": name})],
+                                 [Fix((edit,), both(expect, loss_improves),
+                                      T(f"call it: `{name}()` on line {line}",
+                                        f"调用它：第 {line} 行写成 `{name}()`"))] if edit else [],
+                                 {"line": line, "name": name}))
+    return out
+
+
+
+def _loop_with(flow: Flow, name: str) -> list[ast.stmt]:
+    loops: list[ast.stmt] = []
+    for node in ast.walk(flow.tree):
+        if isinstance(node, (ast.For, ast.While)) and any(
+                isinstance(n, ast.Call) and call_name(n) == name for n in ast.walk(node)):
+            loops.append(node)
+    return loops
+
+
+
+def check_zero_grad(ctx: Ctx) -> list[Candidate]:
+    flow = ctx.flow
+    out = []
+    for loop in _loop_with(flow, "backward"):
+        calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
+        names = [call_name(c) for c in calls]
+        if any(isinstance(n, ast.For) and n is not loop for n in ast.walk(loop)) and \
+                "zero_grad" not in names:
+            inner = [n for n in ast.walk(loop) if isinstance(n, (ast.For, ast.While))
+                     and n is not loop]
+            if inner:
+                continue  # the inner loop is checked on its own
+        backward = next(c for c in calls if call_name(c) == "backward")
+        steps = [c for c in calls if call_name(c) == "step"]
+        zeros = [c for c in calls if call_name(c) in ("zero_grad", "zero_")]
+        updates_by_hand = any(isinstance(n, ast.AugAssign) and ".grad" in text(n.value)
+                              for n in ast.walk(loop))
+        if not steps and not updates_by_hand:
+            continue
+        accumulating = [b for b in ctx.evidence.backwards if b.accumulated]
+        seen = any(b.accumulated is not None for b in ctx.evidence.backwards)
+        if not zeros and seen and not accumulating:
+            ctx.refuted.add("missing-zero-grad")  # something else clears them: no bug
+            continue
+        if not zeros:  # the re-run saw the gradients add up (or could not tell)
+            if steps:
+                opt = receiver(steps[0]) or "optimizer"
+                edit = Edit("insert_before", _first_body_line(loop), f"{opt}.zero_grad()")
+            else:
+                owner = next((text(n.target) for n in ast.walk(loop)
+                              if isinstance(n, ast.AugAssign) and ".grad" in text(n.value)), "w")
+                last = max(n.lineno for n in ast.walk(loop) if isinstance(n, ast.AugAssign))
+                stmt = flow.statement_at(last)
+                anchor = flow.parents.get(stmt) if stmt is not None else None
+                at = anchor.lineno if isinstance(anchor, ast.With) else last
+                edit = Edit("insert_after", at, f"{owner}.grad.zero_()")
+                if isinstance(anchor, ast.With):
+                    edit = Edit("insert_before", backward.lineno, f"{owner}.grad = None")
+            out.append(Candidate("missing-zero-grad", loop.lineno, 0.75, [
+                ("accumulates", {"line": backward.lineno, "count": len(accumulating)}),
+                ("no-zero-grad", {"line": loop.lineno}),
+            ], [Fix((edit,), both(grads_fresh, loss_improves), T(
+                "clear the gradients at every pass: "
+                                              f"`{edit.text}`",
+                                              f"每次循环都清零梯度：`{edit.text}`"))],
+                {"line": loop.lineno}))
+            continue
+        if steps and zeros and accumulating:
+            out.extend(_zeroes_other(ctx, steps[0], zeros, accumulating))
+        if steps and zeros:
+            step, zero = steps[0], zeros[0]
+            if backward.lineno < zero.lineno < step.lineno:
+                ev_zero = [s for s in ctx.evidence.steps if s.n_params and
+                           s.grads_zero + s.grads_none == s.n_params]
+                conf = 0.9 if ev_zero else 0.7
+                out.append(Candidate("zero-grad-misplaced", zero.lineno, conf, [
+                    ("zeroed-before-step", {"line": zero.lineno, "count": len(ev_zero)}),
+                ], [Fix((Edit("move_before", zero.lineno, to=backward.lineno),),
+                        loss_improves, T(f"clear the gradients before backward(): move line "
+                                         f"{zero.lineno} above line {backward.lineno}",
+                                         f"在 backward() 之前清零梯度：把第 {zero.lineno} 行移到第 "
+                                         f"{backward.lineno} 行之前"))], {"line": zero.lineno}))
+    return out
+
+
+
+def _zeroes_other(ctx: Ctx, step: ast.Call, zeros: list[ast.Call],
+                  accumulating: list[BackwardEvidence]) -> list[Candidate]:
+    """The loop clears gradients, yet the re-run saw them add up: what it clears is not what
+    the optimizer steps (another model or optimizer's ``zero_grad()``)."""
+    opt = receiver(step)
+    out = []
+    for zero in zeros:
+        owner = receiver(zero)
+        if not opt or not owner or owner == opt or call_name(zero) != "zero_grad":
+            continue
+        fix = node_fix(ctx.code, zero.func, f"{opt}.zero_grad", both(grads_fresh, loss_improves),
+                       T(f"clear the gradients of what `{opt}` steps: `{opt}.zero_grad()` on "
+                         f"line {zero.lineno}",
+                         f"清零 `{opt}` 所更新参数的梯度：第 {zero.lineno} 行写成 "
+                         f"`{opt}.zero_grad()`"))
+        out.append(Candidate("missing-zero-grad", zero.lineno, 0.85, [
+            ("accumulates", {"line": accumulating[0].line, "count": len(accumulating)}),
+            ("clears-other", {"line": zero.lineno, "name": owner, "optimizer": opt})],
+            [fix] if fix else [], {"line": zero.lineno}))
+    return out
+
+
+def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
+    """backward() reaches parameters the optimizer does not hold: what it was given was
+    rebound afterwards (a model built again, ``w = nn.Parameter(...)``), or it was given
+    only part of the model (a submodule, a list that misses some)."""
+    ev, flow = ctx.evidence, ctx.flow
+    if not ev.steps or not ev.backwards:
+        return []
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    if not idle:
+        return []
+    expect = both(params_learn([]), loss_improves)
+    out = []
+    for stmt, name, call in flow.optimizers():
+        given = _given(call)
+        rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
+                   for s in flow.assignments.get(holder, []) if s.lineno > stmt.lineno
+                   and flow.scope_of(s) is flow.scope_of(stmt)]
+        if rebound:
+            holder, again = rebound[-1]
+            line = again.lineno
+            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
+            ], [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
+                f"create `{name}` after `{holder}` is made for the last time: move line "
+                f"{stmt.lineno} below line {line}",
+                f"在最后一次创建 `{holder}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
+                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name}))
+            continue
+        fix = _all_parameters(ctx, given, idle, name, expect)
+        line = fix[0] if fix else stmt.lineno
+        out.append(Candidate("optimizer-wrong-params", line, 0.8, [
+            ("params-not-in-optimizer", {"params": _names(idle)}),
+            ("optimizer-built", {"line": line, "optimizer": name}),
+        ], [fix[1]] if fix else [], {"line": line, "optimizer": name}))
+    return out
+
+
+def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """What an optimizer is given, as (the name it comes from, the expression): each
+    ``x.parameters()`` (also inside param groups) and each tensor of a list."""
+    first = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "params"), None)
+    found: list[tuple[str, ast.expr]] = []
+    for node in ast.walk(first) if first is not None else ():
+        if isinstance(node, ast.Call) and call_name(node) in ("parameters", "named_parameters"):
+            owner = receiver(node)
+            if owner:
+                found.append((owner.split(".")[0], node))
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            found.extend((text(e), e) for e in node.elts if isinstance(e, (ast.Name,
+                                                                            ast.Attribute)))
+    return found
+
+
+def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
+                    name: str, expect: Expect) -> tuple[int, Fix] | None:
+    """Give the optimizer every parameter of the model the idle ones belong to."""
+    owners = {p.name.split(".")[0] for p in idle if "." in p.name}
+    parts = [node for _, node in given if isinstance(node, ast.Call)]
+    if len(owners) != 1 or not parts or "?" in owners:
+        return None
+    owner = owners.pop()
+    node = parts[0]
+    edit = replace_node(ctx.code, node, f"{owner}.parameters()")
+    if edit is None:
+        return None
+    return edit.line, Fix((edit,), expect, T(
+        f"give `{name}` all the parameters of `{owner}`, the model the loss uses: "
+        f"`{owner}.parameters()` on line {edit.line}",
+        f"把 `{owner}`（损失所用的模型）的全部参数交给 `{name}`：第 {edit.line} 行写成 "
+        f"`{owner}.parameters()`"))
+
+
+def _names(params: list[ParamEvidence]) -> str:
+    return ", ".join(f"`{p.name}`" for p in params[:4])
+
+
+
+def check_requires_grad_late(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for op in ctx.evidence.ops:
+        if op.kind == "requires_grad" and op.first_use is not None and op.first_use < op.line:
+            name = op.name or "?"
+            made = ctx.flow.assigned_before(name, op.first_use + 1)
+            fixes = []
+            if made is not None:
+                fixes.append(Fix((Edit("move_before", op.line, to=made.lineno + 1),),
+                                 runs_clean_with_grad(name),
+                                 T(f"turn on requires_grad right after `{name}` is created: move "
+                                   f"line {op.line} below line {made.lineno}",
+                                   f"在创建 `{name}` 之后立即开启 requires_grad："
+                                   f"把第 {op.line} 行移到"
+                                   f"第 {made.lineno} 行之后")))
+            out.append(Candidate("requires-grad-after-use", op.line, 0.85, [
+                ("used-before", {"line": op.first_use, "name": name}),
+                ("flag-set", {"line": op.line, "name": name}),
+            ], fixes, {"line": op.line, "name": name, "first_use": op.first_use}))
+    return out
+
+
+
+def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
+    """Parameters that require grad never change while the others train: an op on the way
+    to the loss (``.data``, ``.detach()``, ``.item()`` and back, argmax) cut them out."""
+    ev = ctx.evidence
+    if ctx.error is not None or not ev.backwards:
+        return []
+    # something was trained or updated, yet these stayed as they were
+    updated = any(p.changed for p in ev.params) or bool(ev.steps) or any(
+        o.kind == "inplace" and "under no_grad" in o.detail for o in ev.ops)
+    idle = [p for p in ev.params if p.requires_grad and p.changed is False
+            and (not p.reached or updated)]
+    if not idle:
+        return _python_cut_in_loss(ctx)
+    unreached = any(not p.reached for p in idle)
+    idle_names = {p.name for p in idle} | {p.name.split(".")[-1] for p in idle}
+    expect = both(params_learn([p.name for p in idle]), loss_improves)
+    out = []
+    for op in ev.ops:
+        if op.kind not in ("data", "cut") or op.detail not in ("", "nondifferentiable",
+                                                               "python") \
+                or op.line in {b.line for b in ev.backwards}:
+            continue
+        if not unreached and (op.name or "") not in idle_names:
+            continue  # reached but idle: only a cut of that very tensor explains it
+        reason = "data" if op.kind == "data" else op.detail
+        out.append(Candidate("graph-cut-silent", op.line, 0.8, [
+            ("params-idle", {"params": _names(idle)}),
+            (CUT_STEP.get(reason, "cut-op"), {"line": op.line, "op": op.op}),
+        ], cut_fixes(ctx, op.line, reason, op.op, expect),
+            {"line": op.line, "op": op.op, "params": _names(idle)}))
+    return out
+
+
+def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
+    """A term of the loss turned into a Python number and back: it adds to the value but
+    passes no gradient (the loss still has a graph through its other terms)."""
+    out = []
+    for op in ctx.evidence.ops:
+        if op.kind != "cut" or op.detail != "python":
+            continue
+        trip = round_trip(ctx, op.line, None, cut_gone(op.line))
+        if trip is None:
+            continue
+        line, fixes = trip
+        out.append(Candidate("graph-cut-silent", line, 0.7, [
+            (CUT_STEP["python"], {"line": op.line, "op": op.op})],
+            fixes, {"line": line, "op": op.op, "params": "this term"}))
+    return out
+
+
+def _freezes(stmt: ast.stmt) -> bool:
+    """``p.requires_grad = False`` or ``model.requires_grad_(False)``."""
+    if isinstance(stmt, ast.Assign):
+        return any(text(t).endswith("requires_grad") for t in stmt.targets) and isinstance(
+            stmt.value, ast.Constant) and stmt.value.value is False
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and call_name(call) == "requires_grad_" and bool(
+        call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+
+
+def check_frozen(ctx: Ctx) -> list[Candidate]:
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    frozen = [p for p in ev.params if not p.requires_grad and not p.changed]
+    if not frozen:
+        return []
+    out = []
+    for stmt in flow.statements:
+        if _freezes(stmt):
+            loop = flow.parents.get(stmt)
+            line = loop.lineno if isinstance(loop, ast.For) else stmt.lineno
+            edits = (Edit("delete", stmt.lineno), Edit("delete", loop.lineno)) if isinstance(
+                loop, ast.For) and len(loop.body) == 1 else (Edit("delete", stmt.lineno),)
+            out.append(Candidate("frozen-params", line, 0.7, [
+                ("frozen-idle", {"params": _names(frozen), "line": line})],
+                [Fix(edits, params_learn([p.name for p in frozen]),
+                     T(f"do not freeze these parameters (line {line})",
+                       f"不要冻结这些参数（第 {line} 行）"))], {"line": line}))
+    return out
+
+
+
+SOFTMAXES = ("softmax", "Softmax")
+
+
+
+def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
+    """A softmax before a loss that takes logits (CrossEntropyLoss) or log-probabilities
+    (NLLLoss)."""
+    flow = ctx.flow
+    used = {call_name(c) for c in flow.calls}
+    if not used & {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"}:
+        return []
+    nll = bool(used & {"nll_loss", "NLLLoss"}) and not used & {"cross_entropy",
+                                                              "CrossEntropyLoss"}
+    criterion = "NLLLoss" if nll else "CrossEntropyLoss"
+    first = losses(ctx.result)
+    out = []
+    for call in flow.calls:
+        if call_name(call) not in SOFTMAXES or "log_softmax" in flow.line(call.lineno):
+            continue
+        line = call.lineno
+        if not _in_loss_history(ctx, call, ("softmax", "_softmax")):
+            continue
+        edit = _softmax_edit(ctx, call, nll)
+        fixes = [Fix((edit,), loss_improves, T(
+            f"{'use log_softmax' if nll else 'give the loss the raw scores (logits)'} on line "
+            f"{line}: `{edit.text.strip()}`",
+            f"第 {line} 行{'改用 log_softmax' if nll else '把原始分数（logits）交给损失'}："
+            f"`{edit.text.strip()}`"))] if edit else []
+        out.append(Candidate("softmax-before-ce", line, 0.85, [
+            ("softmax-then-loss", {"line": line, "criterion": criterion}),
+            ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else "?",
+                            "loss_last": f"{first[-1]:.4g}" if first else "?"}),
+        ], fixes, {"line": line, "criterion": criterion}))
+    return out
+
+
+def _in_loss_history(ctx: Ctx, call: ast.Call, ops: tuple[str, ...]) -> bool:
+    """Whether the loss was computed through this call: the re-run's history of the loss
+    holds one of ``ops`` on its line (a layer's op runs on the line that calls the model)."""
+    if not ctx.evidence.backwards:
+        return True  # nothing to tell by
+    chained = [link for b in ctx.evidence.backwards for link in b.chain]
+    lines = {link.line for link in chained if link.op in ops}
+    return bool(lines) and (call_name(call)[:1].isupper() or call.lineno in lines)
+
+
+def _softmax_edit(ctx: Ctx, call: ast.Call, nll: bool) -> Edit | None:
+    """NLLLoss: the log of it (``log_softmax``, ``nn.LogSoftmax``); CrossEntropyLoss: the
+    scores themselves (the softmax's input, or the Sequential without its Softmax layer)."""
+    code = ctx.code
+    if nll:
+        func = call.func
+        new_name = "LogSoftmax" if call_name(call) == "Softmax" else "log_softmax"
+        return replace_node(code, func, text(func)[: -len(call_name(call))] + new_name)
+    return _drop_activation(ctx, call)
+
+
+def _drop_activation(ctx: Ctx, call: ast.Call) -> Edit | None:
+    """The activation taken away: its input instead of ``f(x)`` or ``x.f()``, or the
+    ``Sequential`` without that layer."""
+    code = ctx.code
+    owner = receiver(call)
+    if call_name(call)[:1].isupper():  # a layer: nn.Softmax(dim=1), nn.Sigmoid()
+        parent = ctx.flow.parents.get(call)
+        if isinstance(parent, ast.Call) and call_name(parent) == "Sequential" and \
+                call in parent.args:
+            rest = ast.Call(parent.func, [a for a in parent.args if a is not call],
+                            parent.keywords)
+            return replace_node(code, parent, ast.unparse(rest))
+        return None
+    if owner is not None and owner not in ("torch", "F", "nn.functional", "functional"):
+        return replace_node(code, call, owner)  # scores.softmax(dim=1)
+    return replace_node(code, call, text(call.args[0])) if call.args else None
+
+
+def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:
+    flow = ctx.flow
+    if not any("BCEWithLogits" in line or "binary_cross_entropy_with_logits" in line
+               for line in flow.lines):
+        return []
+    out = []
+    for call in flow.calls:
+        if call_name(call) in ("sigmoid", "Sigmoid") and _in_loss_history(
+                ctx, call, ("sigmoid", "sigmoid_")):
+            line = call.lineno
+            e = _drop_activation(ctx, call)
+            out.append(Candidate("double-sigmoid", line, 0.8, [
+                ("sigmoid-then-logits-loss", {"line": line})],
+                [Fix((e,), loss_improves, T(f"feed the logits to BCEWithLogitsLoss: "
+                                            f"`{e.text.strip()}`",
+                                            "把 logits 交给 BCEWithLogitsLoss："
+                                            f"`{e.text.strip()}`"))]
+                if e else [], {"line": line}))
+    return out
+
+
+
+def check_relu_output(ctx: Ctx) -> list[Candidate]:
+    flow, code = ctx.flow, ctx.code
+    if ctx.error is not None:
+        return []
+    out = []
+    for stmt in flow.statements:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) and \
+                call_name(stmt.value) == "relu" and stmt.value.args:
+            inner = text(stmt.value.args[0])
+            e = replace_in_line(code, stmt.lineno, re.escape(text(stmt.value)), inner)
+            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
+                ("relu-out", {"line": stmt.lineno})],
+                [Fix((e,), loss_improves, T("return the output layer without ReLU",
+                                            "输出层之后不要再接 ReLU"))] if e else [],
+                {"line": stmt.lineno}))
+        if isinstance(stmt, ast.Assign) and "Sequential" in text(stmt.value) and \
+                re.search(r",\s*nn\.ReLU\(\)\)\s*$", flow.line(stmt.lineno)):
+            e = replace_in_line(code, stmt.lineno, r",\s*nn\.ReLU\(\)\)\s*$", ")")
+            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
+                ("relu-out", {"line": stmt.lineno})],
+                [Fix((e,), loss_improves, T("drop the final ReLU", "去掉最后的 ReLU"))]
+                if e else [], {"line": stmt.lineno}))
+    return out
+
+
+
+def check_lr(ctx: Ctx) -> list[Candidate]:
+    ls = [v for v in losses(ctx.result)]
+    ev = ctx.evidence
+    raw = [b.loss for b in ev.backwards]
+    if len(raw) < 4 or (not ev.steps and not any(
+            isinstance(n, ast.AugAssign) for n in ast.walk(ctx.flow.tree))):
+        return []
+    nonfinite = any(isinstance(v, str) for v in raw)
+    rising = len(ls) >= 4 and ls[-1] > ls[0] * 1.5
+    ups = sum(1 for a, b in itertools.pairwise(ls) if b > a)
+    oscillating = len(ls) >= 6 and ups >= (len(ls) - 1) * 0.4 and not ls[-1] < ls[0] * 0.5
+    if not (nonfinite or rising or oscillating):
+        return []
+    flow = ctx.flow
+    # gradients adding up also make a loss swing: then the step size is the lesser suspect
+    accumulating = any(b.accumulated for b in ev.backwards)
+    out = []
+    for stmt in flow.statements:
+        src = flow.line(stmt.lineno)
+        m = re.search(r"\blr\s*=\s*([0-9.eE+-]+)", src)
+        if m and isinstance(stmt, (ast.Assign, ast.Expr)):
+            try:
+                value = float(m.group(1))
+            except ValueError:
+                continue
+            if value <= 0:
+                continue
+            fixes = []
+            for factor in (100, 1000):
+                new = f"{value / factor:g}"
+                e = replace_in_line(ctx.code, stmt.lineno, r"(\blr\s*=\s*)[0-9.eE+-]+",
+                                    rf"\g<1>{new}")
+                if e:
+                    fixes.append(Fix((e,), loss_improves,
+                                     T(f"lower the learning rate on line {stmt.lineno} to {new}",
+                                       f"把第 {stmt.lineno} 行的学习率降到 {new}")))
+            shape = T("become nan/inf", "变成 nan/inf") if nonfinite else (
+                T("grow", "变大") if rising else T("oscillate", "振荡"))
+            out.append(Candidate("lr-too-high", stmt.lineno, 0.4 if accumulating else 0.6, [
+                ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
+                                   "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
+                                   else f"{raw[-1]:.4g}", "detail": shape}),
+                ("lr-set", {"line": stmt.lineno, "lr": m.group(1)}),
+            ], fixes, {"line": stmt.lineno, "lr": m.group(1)}))
+    return out
+
+
+
+def check_broadcast(ctx: Ctx) -> list[Candidate]:
+    out = []
+    for w in ctx.result.warnings:
+        m = re.search(r"Using a target size \(torch\.Size\(\[([^\]]*)\]\)\) that is different "
+                      r"to the input size \(torch\.Size\(\[([^\]]*)\]\)\)", w.message)
+        if not m or w.line is None:
+            continue
+        line = w.line
+        call = _stmt_call(ctx.flow, line, "mse_loss", "l1_loss", "criterion", "loss_fn",
+                          "loss_func", "loss", "smooth_l1_loss")
+        if call is None:
+            stmt = ctx.flow.statement_at(line)
+            call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                         and len(n.args) == 2), None) if stmt is not None else None
+        fixes = []
+        if call is not None and len(call.args) == 2:
+            a, b = text(call.args[0]), text(call.args[1])
+            for new_b in (f"{b}.view_as({a})",):
+                e = replace_in_line(ctx.code, line, re.escape(b) + r"(?=\s*\))", new_b)
+                if e:
+                    fixes.append(Fix((e,), no_broadcast_warning,
+                                     T(f"give the target the prediction's shape: `{new_b}`",
+                                       f"让目标与预测形状相同：`{new_b}`")))
+        out.append(Candidate("loss-target-broadcast", line, 0.8, [
+            ("broadcast-warning", {"line": line, "shape": f"({m.group(2)})",
+                                   "target_shape": f"({m.group(1)})"})],
+            fixes, {"line": line, "shape": f"({m.group(2)})", "target_shape": f"({m.group(1)})"}))
+    return out

@@ -1,0 +1,173 @@
+"""What a fixed run must show for a tried fix to count: the exception gone, the loss falling,
+the parameters learning, the model predicting in eval mode. Each takes (the original
+instrumented run, the run of the fixed program) and says what the change showed, or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tutor.diagnosis.fixes import losses
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
+
+
+def runs_clean(original: RunResult, fixed: RunResult) -> Text | None:
+    if fixed.outcome != "ok":
+        return None
+    grads = _grad_summary(fixed)
+    return T("with this change your program runs to the end" + (f"; {grads[0]}" if grads else ""),
+             "改动后程序能完整运行" + (f"；{grads[1]}" if grads else ""))
+
+
+
+def _grad_summary(result: RunResult) -> tuple[str, str] | None:
+    ev = result.evidence
+    if ev is None or not ev.params:
+        return None
+    got = [p.name for p in ev.params if not p.grad_none][:3]
+    if not got:
+        return None
+    names = ", ".join(f"`{n}`" for n in got)
+    return f"{names} now get a gradient", f"{names} 现在得到了梯度"
+
+
+
+def _drop(values: list[float]) -> float:
+    return (values[0] - values[-1]) / abs(values[0]) if values and values[0] else 0.0
+
+
+
+def loss_improves(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program's loss falls, and by more than it did before the change."""
+    before, after = losses(original), losses(fixed)
+    if fixed.outcome != "ok" or len(after) < 2:
+        return None
+    if not all(abs(v) < float("inf") for v in after) or any(
+            isinstance(b.loss, str) for b in (fixed.evidence.backwards if fixed.evidence else [])):
+        return None
+    raw_before = [b.loss for b in original.evidence.backwards] if original.evidence else []
+    # not a loss at all before: nan/inf, or negative where the fixed one never is (NLLLoss
+    # of probabilities instead of log-probabilities)
+    broken_before = any(isinstance(v, str) for v in raw_before) or (
+        any(v < 0 for v in before) and all(v >= 0 for v in after))
+    if _drop(after) >= 0.1 and (broken_before or len(before) < 2
+                                or _drop(after) > _drop(before) + 0.05):
+        return T(f"with this change the loss falls from {after[0]:.4g} to {after[-1]:.4g}"
+                 + (f" (before the change: {before[0]:.4g} to {before[-1]:.4g})"
+                    if len(before) >= 2 else ""),
+                 f"改动后损失从 {after[0]:.4g} 降到 {after[-1]:.4g}"
+                 + (f"（改动前：{before[0]:.4g} 到 {before[-1]:.4g}）" if len(before) >= 2 else ""))
+    return None
+
+
+
+def grads_fresh(original: RunResult, fixed: RunResult) -> Text | None:
+    """Each backward() of the fixed program starts from cleared gradients, where the
+    original's added to the previous ones."""
+    before = _accumulating(original)
+    after = _accumulating(fixed)
+    if fixed.outcome != "ok" or not before or after or fixed.evidence is None or len(
+            fixed.evidence.backwards) < 2:
+        return None
+    return T(f"with this change every backward() starts from cleared gradients (before the "
+             f"change {before} passes added to the previous ones)",
+             f"改动后每次 backward() 都从清零的梯度开始"
+             f"（改动前有 {before} 次把梯度累加到之前的上面）")
+
+
+def _accumulating(result: RunResult) -> int:
+    ev = result.evidence
+    return sum(1 for b in ev.backwards if b.accumulated) if ev is not None else 0
+
+
+def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        if fixed.outcome != "ok" or ev is None:
+            return None
+        wanted = [p for p in ev.params if p.name in names] if names else ev.params
+        if not wanted or not all(p.changed for p in wanted if p.requires_grad):
+            return None
+        shown = ", ".join(f"`{p.name}`" for p in wanted[:3])
+        return T(f"with this change {shown} are updated by training",
+                 f"改动后 {shown} 会在训练中被更新")
+    return expect
+
+
+
+def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
+    ev = fixed.evidence
+    if fixed.outcome != "ok" or ev is None or not ev.backwards:
+        return None
+    got = [p.name for p in ev.params if not p.grad_none][:3]
+    shown = ", ".join(f"`{n}`" for n in got) or "the parameters"
+    return T(f"with this change backward() runs and {shown} get gradients",
+             f"改动后 backward() 会执行，{shown} 得到梯度")
+
+
+
+def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        if fixed.outcome != "ok" or ev is None:
+            return None
+        calls = [m for m in ev.modules if m.dropout or m.batchnorm]
+        late = [m for m in calls if not m.grad_enabled or not ev.backwards
+                or (m.after_backward and not m.training)]
+        if late and all(not m.training for m in late):
+            return T("with this change the model predicts in eval mode (Dropout and "
+                     "BatchNorm switched to inference)",
+                     "改动后模型在 eval 模式下预测（Dropout 与 BatchNorm 处于推理状态）")
+        return None
+    return expect
+
+
+
+def both(*expects: Callable[[RunResult, RunResult], Text | None]
+         ) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        for e in expects:
+            got = e(original, fixed)
+            if got is not None:
+                return got
+        return None
+    return expect
+
+
+
+def runs_clean_with_grad(name: str) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        if fixed.outcome != "ok" or ev is None:
+            return None
+        hit = next((p for p in ev.params if p.name == name), None)
+        if hit is None or hit.grad_none:
+            return None
+        return T(f"with this change `{name}.grad` is computed",
+                 f"改动后 `{name}.grad` 被计算出来")
+    return expect
+
+
+
+def cut_gone(line: int) -> Callable[[RunResult, RunResult], Text | None]:
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        if fixed.outcome != "ok" or ev is None:
+            return None
+        if any(o.kind == "cut" and o.line == line for o in ev.ops):
+            return None
+        return T(f"with this change the value computed on line {line} keeps its graph and "
+                 "passes gradients back", f"改动后第 {line} 行算出的值保留计算图并回传梯度")
+    return expect
+
+
+
+def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
+    if fixed.outcome != "ok":
+        return None
+    if any("different to the input size" in w.message for w in fixed.warnings):
+        return None
+    return T("with this change prediction and target have the same shape and the loss "
+             "compares them element by element",
+             "改动后预测与目标形状相同，损失逐元素比较它们")
