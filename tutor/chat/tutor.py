@@ -107,9 +107,9 @@ class Tutor:
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
+        """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
         self.config_notice: Text | None = None
         """(en, zh) of why the configured LLM cannot be used, when it cannot."""
-        """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
 
     @cached_property
     def _index(self) -> IndexData:
