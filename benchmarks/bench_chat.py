@@ -1,59 +1,57 @@
-"""Tutor chat figures: the learner question set graded with the rubric, the tutor's speed,
-and the earlier (regression) question sets.
+"""Tutor chat figures: question sets in the learner format graded with the written rubric,
+the tutor's speed, and the earlier (regression) question sets.
 
-    .venv/bin/python benchmarks/bench_chat.py [--split test|dev] [--show] [--legacy] [--misses]
+    .venv/bin/python benchmarks/bench_chat.py [--set PATH ...] [--dump FILE] [--show]
+        [--misses] [--no-shell] [--legacy]
 
-The learner set (tests/chat/learner/{dev,test}.yaml, issue 20) is graded with this rubric,
-one grade an answer:
+`--set PATH` grades any file in the learner format (a YAML list of items with id, lang, kind,
+q, and optionally topic, must, step; default: tests/chat/learner/dev.yaml and test.yaml, both
+training sets now). For each set it prints the counts by grade, by language and by kind, the
+solution requests answered with their own step's hint, and the answer latency as `tutor ask`
+asks (no step) and as the TUI asks (on a step). `--dump FILE` writes each question, its
+answer's text and the automatic grade, for a blind judge. The rubric is in
+tests/chat/chat_evaluation.py (good / ok / poor / wrong / leak). It is automatic: the facts
+as `must` terms, the shapes by their marks; `--show` prints every answer with its grade.
 
-- leak: the answer shows the solution of a step (its reference solution's lines or expected
-  values; for a solution request, of the step it asks about).
-- wrong: off-topic answered as if it were about autograd; a solution request answered with
-  another step's hint; an answer that names none of the facts a correct answer needs (the
-  item's `must`) and sends the learner to another lesson than the question's.
-- poor: on-topic declined or a canned refusal with no hint; an answer in the other language;
-  a correct lesson without the facts a correct answer needs.
-- ok: correct (every `must` fact, the question's language) but generic: the lesson or card
-  for another part of the course than the question's, an unsure preamble, or the wrong shape
-  (a can-I / is-it-safe question not answered yes or no first, a comparison without both
-  sides).
-- good: answers this question correctly, in its language and shape: off-topic declined, a
-  solution request answered with its own step's next hint and a guiding question.
-
-Grading is automatic (the facts as `must` terms, the shapes by their marks); `--show` prints
-each answer with its grade for reading. Score the test split once, at the end.
-
-Default sets: tests/chat/questions.yaml (written with the engine), tests/chat/heldout.yaml
-(written after round 1's engine; round 2 looked at its misses), tests/chat/heldout2.yaml
-(written before round 2 changed anything, measured once at its end; round 3 looked at its
-misses), tests/chat/heldout3.yaml (written by someone who never read the chat code,
-measured once at the end of round 3; round 4 read its misses), tests/chat/heldout4.yaml
-(the same, placed at the end of round 4 and measured once; round 5 read its misses) and
-tests/chat/heldout5.yaml (the same, placed at the end of round 5 and measured once; round 6
-read its misses), tests/chat/heldout6.yaml (the same, placed at the end of round 6 and
-measured once; round 7 read its misses) and tests/chat/heldout7.yaml (the same, placed at
-the end of round 7 and measured once; skipped if absent). The topic gate
-phrasings (tests/chat/topic_gate.yaml, written in round 4 before its thresholds) are reported
-as declined/answered counts.
-
-Index figures: built from the sources (what the first start pays), and read back from the
-on-disk cache (every later start), both without loading the course, which is timed apart.
+Then `tutor ask` from the shell (process start included, median of 5 after one warm-up) and
+the card count. `--legacy` adds the earlier sets (tests/chat/questions.yaml, heldout*.yaml:
+regression sets, read and fixed by earlier rounds) with their top-1/top-3 figures, the topic
+gate phrasings (tests/chat/topic_gate.yaml), and the index's build and cache-load times.
 """
+
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tutor.chat import Tutor  # noqa: E402
-from tutor.chat.evaluation import OFF_TOPIC, SOLUTION_REQUEST, Report, evaluate, load_cases  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests/chat"))
+
+from chat_evaluation import (  # noqa: E402
+    GRADES,
+    OFF_TOPIC,
+    SOLUTION_REQUEST,
+    LearnerItem,
+    Report,
+    evaluate,
+    grade,
+    load_cases,
+    load_learner,
+    percentile,
+    read_data,
+)
+
+from tutor.chat import ChatContext, Tutor  # noqa: E402
+from tutor.chat.cards import load_cards  # noqa: E402
 from tutor.course import load_course  # noqa: E402
 
 DEFAULT_SETS = [
@@ -95,9 +93,7 @@ def print_report(name: str, report: Report, *, misses: bool) -> None:
 
 def print_gate(tutor: Tutor, path: Path, *, misses: bool) -> None:
     """Off-domain questions declined and autograd questions answered, of the gate phrasings."""
-    from ruamel.yaml import YAML
-
-    gate = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    gate = read_data(path)
     off = [(q, tutor.ask(q).kind == "off_topic") for q in gate["off"]]
     on = [(q, tutor.ask(q).kind == "answer") for q in gate["on"]]
     print(f"== {path.name}: {len(off) + len(on)} questions")
@@ -110,107 +106,93 @@ def print_gate(tutor: Tutor, path: Path, *, misses: bool) -> None:
 
 
 LEARNER = ROOT / "tests/chat/learner"
-GRADES = ("good", "ok", "poor", "wrong", "leak")
-_VERDICTS = ("Yes", "No", "It depends", "是的", "不行", "不安全", "安全", "要看情况", "可以", "不")
 
 
-def _has(text: str, alternatives: str) -> bool:
-    return any(a.lower() in text.lower() for a in alternatives.split("|"))
+def _tui_context(course, item: LearnerItem) -> ChatContext | None:  # type: ignore[no-untyped-def]
+    """Where a TUI learner asking this would stand: the item's step, else its lesson's first
+    exercise (the TUI always asks on a step)."""
+    ref = item.step
+    if ref is None and item.topic:
+        try:
+            lesson = course.lesson(item.topic)
+        except KeyError:
+            return None
+        exercise = next((s for s in lesson.steps if getattr(s, "hints", None)), None)
+        ref = f"{lesson.id}/{exercise.id}" if exercise else None
+    if ref is None:
+        return None
+    lesson_id, _, step_id = ref.partition("/")
+    return ChatContext(lesson_id=lesson_id, step_id=step_id)
 
 
-def _in_lang(text: str, lang: str) -> bool:
-    import re
-
-    # code, and the course's titles quoted in “…” (an English title may name 报错), are not prose
-    prose = re.sub(r"```.*?```|`[^`]*`|“[^”]*”", "", text, flags=re.DOTALL)
-    cjk = len(re.findall(r"[\u4e00-\u9fff]", prose))
-    if lang == "zh":
-        return cjk >= 8
-    return cjk == 0
-
-
-def grade(item: dict, answer, course) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """(grade, why) of one answer, by the rubric in the module's docstring."""
-    from tutor.chat.guardrails import find_leaks, step_secrets
-
-    text, kind = answer.text, item["kind"]
-    if item.get("step"):
-        _, step = course.find(item["step"])
-        if find_leaks(text, step_secrets(step), question=item["q"]).leaked:
-            return "leak", f"shows {item['step']}'s solution"
-    if kind == "off_topic":
-        return ("good", "declined") if answer.kind == "off_topic" else ("wrong", "answered")
-    if kind == "solution":
-        if answer.kind != "hint" or answer.hint_level is None:
-            return "poor", "no hint"
-        if answer.sources != [item["step"]]:
-            return "wrong", f"hint for {answer.sources}"
-        if "?" not in text and "？" not in text:
-            return "ok", "hint without a guiding question"
-        return "good", "its step's hint"
-    if answer.kind == "off_topic":
-        return "poor", "declined"
-    must = [m for m in item.get("must", [])]
-    facts = all(_has(text, m) for m in must)
-    on_lesson = item.get("topic") in (answer.lessons or [])[:2]
-    if not _in_lang(text, item["lang"]):
-        return "poor", "other language"
-    if not facts:
-        return ("poor", "facts missing") if on_lesson else ("wrong", "facts missing, other lesson")
-    if kind in ("can", "safe") and not text.startswith(_VERDICTS):
-        return "ok", "no yes/no first"
-    if kind == "compare" and sum(line.startswith("- ") for line in text.splitlines()) < 2:
-        return "ok", "one side"
-    if text.startswith(("I'm not sure", "我不太确定")) or "not sure" in text[:80]:
-        return "ok", "unsure"
-    if not on_lesson:
-        return "ok", f"lessons {answer.lessons[:2]}"
-    return "good", "this question, its language and shape"
-
-
-def grade_split(course, split: str, *, show: bool) -> None:  # type: ignore[no-untyped-def]
-    from collections import Counter
-
-    from ruamel.yaml import YAML
-
+def grade_set(course, path: Path, *, show: bool, misses: bool, dump: Path | None) -> None:  # type: ignore[no-untyped-def]
+    """The learner-format set at ``path`` graded with the rubric: counts by grade, language
+    and kind, solution requests with their step's hint, and the answer latency as `tutor ask`
+    (no step) and as the TUI (on a step) ask."""
     from tutor.sandbox import Sandbox
 
-    items = YAML(typ="safe").load((LEARNER / f"{split}.yaml").read_text(encoding="utf-8"))
+    items = load_learner(path)
     # as `tutor ask` answers: a sandbox runs what a "what does this print?" question pastes
     sandbox = Sandbox(few_runs=True)
     tutor = Tutor(course, runner=sandbox)
     counts: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     by_lang: dict[str, Counter[str]] = {}
-    times = []
+    times: list[float] = []
+    rows = []
     for item in items:
         start = time.perf_counter()
-        answer = tutor.ask(item["q"], lang=item["lang"])
+        answer = tutor.ask(item.q, lang=item.lang)
         times.append((time.perf_counter() - start) * 1000)
         g, why = grade(item, answer, course)
         counts[g] += 1
-        by_kind.setdefault(item["kind"], Counter())[g] += 1
-        by_lang.setdefault(item["lang"], Counter())[g] += 1
-        if show or (g not in ("good",) and args_misses):
-            print(f"--- [{g}: {why}] {item['id']} ({item['kind']}) {item['source']}")
-            print(f"Q: {item['q']}")
+        by_kind.setdefault(item.kind, Counter())[g] += 1
+        by_lang.setdefault(item.lang, Counter())[g] += 1
+        rows.append({"id": item.id, "lang": item.lang, "kind": item.kind, "question": item.q,
+                     "answer": answer.text, "grade": g, "why": why})
+        if show or (misses and g != "good"):
+            print(f"--- [{g}: {why}] {item.id} ({item.kind}) {item.source}")
+            print(f"Q: {item.q}")
             if show:
                 print(answer.text)
+    # the TUI asks on a step, with a sandbox of its own for runs (none for the chat)
+    tui = Tutor(course)
+    tui_times: list[float] = []
+    for item in items:
+        context = _tui_context(course, item)
+        start = time.perf_counter()
+        tui.ask(item.q, lang=item.lang, context=context)
+        tui_times.append((time.perf_counter() - start) * 1000)
     sandbox.close()
     n = len(items)
-    label = "TEST split (frozen, scored once)" if split == "test" else "dev split"
-    print(f"== learner questions, {label}: {n} questions")
+    print(f"== {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {n} questions")
     for g in GRADES:
-        print(f"  {g:6} {counts[g]:4}  {counts[g] / n:6.1%}")
-    for name, table in (("kind", by_kind), ("language", by_lang)):
+        print(f"  {g:6} {counts[g]:4}  {counts[g] / max(n, 1):6.1%}")
+    for name, table in (("language", by_lang), ("kind", by_kind)):
         for key, c in sorted(table.items()):
             row = " ".join(f"{g}={c[g]}" for g in GRADES if c[g])
             print(f"  {name} {key:10} {sum(c.values()):3}: {row}")
     sol = by_kind.get("solution", Counter())
     print(f"  solution requests with a hint for the right step: {sol['good'] + sol['ok']}/"
           f"{sum(sol.values())}")
-    times.sort()
-    print(f"  answer latency p50 / p95: {times[n // 2]:.1f} ms / {times[int(n * 0.95)]:.1f} ms")
+    print(f"  answer latency, no step (tutor ask) p50 / p95: {percentile(times, 0.5):.1f} ms / "
+          f"{percentile(times, 0.95):.1f} ms")
+    print(f"  answer latency, on a step (TUI)    p50 / p95: {percentile(tui_times, 0.5):.1f} ms"
+          f" / {percentile(tui_times, 0.95):.1f} ms")
+    if dump is not None:
+        _dump(dump, rows)
+        print(f"  answers written to {dump}")
+
+
+def _dump(path: Path, rows: list[dict[str, str]]) -> None:
+    """Question, answer and automatic grade of each item: JSON lines for .jsonl, else YAML."""
+    if path.suffix == ".jsonl":
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    else:
+        import yaml
+
+        text = yaml.safe_dump(rows, allow_unicode=True, sort_keys=False, width=100)
+    path.write_text(text, encoding="utf-8")
 
 
 def shell_timing(runs: int = 5) -> None:
@@ -231,26 +213,46 @@ def shell_timing(runs: int = 5) -> None:
               f"min {times[0]:.2f} s")
 
 
-args_misses = False
-
-
 def main() -> int:
-    global args_misses
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("test", "dev"), default="test")
+    parser.add_argument(
+        "--set",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help="a question set in the learner format to grade (repeatable; default: the "
+        "learner dev and test splits)",
+    )
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        metavar="FILE",
+        help="write each question, answer text and automatic grade to FILE (.jsonl: JSON "
+        "lines, else YAML), for a blind judge; with several sets, one file each (FILE's "
+        "stem gets the set's name)",
+    )
     parser.add_argument("--show", action="store_true", help="print every answer and grade")
+    parser.add_argument("--misses", action="store_true", help="list the questions not graded good")
     parser.add_argument("--legacy", action="store_true", help="also the earlier question sets")
     parser.add_argument("--no-shell", action="store_true", help="skip timing tutor ask")
-    parser.add_argument("--set", type=Path, action="append", help="question set YAML")
-    parser.add_argument("--misses", action="store_true", help="list the questions missed")
     args = parser.parse_args()
-    args_misses = args.misses
     course = load_course()
-    grade_split(course, args.split, show=args.show)
+    sets = args.set or [LEARNER / "dev.yaml", LEARNER / "test.yaml"]
+    for path in sets:
+        dump = args.dump
+        if dump is not None and len(sets) > 1:
+            dump = dump.with_name(f"{dump.stem}-{path.stem}{dump.suffix}")
+        grade_set(course, path.resolve(), show=args.show, misses=args.misses, dump=dump)
+    print(f"  answer cards: {len(load_cards().cards)}")
     if not args.no_shell:
         shell_timing()
-    if not (args.legacy or args.set):
-        return 0
+    if args.legacy:
+        legacy(course, misses=args.misses)
+    return 0
+
+
+def legacy(course, *, misses: bool) -> None:  # type: ignore[no-untyped-def]
+    """The earlier regression sets and the topic gate, and the index's build and load time."""
     start = time.perf_counter()
     course = load_course()
     print(f"course loaded in {(time.perf_counter() - start) * 1000:.0f} ms")
@@ -268,12 +270,11 @@ def main() -> int:
             Tutor(course, cache_dir=Path(cache))
             times.append((time.perf_counter() - start) * 1000)
     print(f"index from cache in {statistics.median(times):.0f} ms (median of 5)")
-    for path in args.set or DEFAULT_SETS:
+    for path in DEFAULT_SETS:
         if path.exists():
-            print_report(path.name, evaluate(tutor, load_cases(path)), misses=args.misses)
-    if not args.set and GATE.exists():
-        print_gate(tutor, GATE, misses=args.misses)
-    return 0
+            print_report(path.name, evaluate(tutor, load_cases(path)), misses=misses)
+    if GATE.exists():
+        print_gate(tutor, GATE, misses=misses)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ by title."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,8 @@ from tutor.chat.markdown import summary, tidy_chinese
 from tutor.chat.passages import load_glossary
 from tutor.course import load_course
 from tutor.course.models import ReadingStep
+
+HERE = Path(__file__).parent
 
 _CJK_GAP = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef] [\u4e00-\u9fff\u3000-\u303f]")
 _LESSON_REF = re.compile(r"” ?[(（]([a-z][a-z0-9-]+)(?:/[a-z0-9-]+)?[)）]")
@@ -170,3 +173,27 @@ def test_step_sources_are_titled(bundled: Tutor) -> None:
     assert hint.sources_for("en") == [
         "Fix the source text's error (lesson “Backward from a non-scalar output”)"
     ]
+
+
+def _prose(text: str) -> str:
+    return re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+
+
+def test_answers_to_real_questions_read_cleanly(bundled: Tutor) -> None:
+    """Issue 20's clean text, on the learner questions (both splits): no sentence said twice,
+    one language, every paragraph whole (ends as a sentence, or is a list, heading or code)."""
+    from chat_evaluation import in_language, load_learner
+
+    items = [*load_learner(HERE / "learner/dev.yaml"), *load_learner(HERE / "learner/test.yaml")]
+    for item in items:
+        text = bundled.ask(item.q, lang=item.lang).text
+        sentences = [
+            s.strip() for s in re.split(r"(?<=[.!?。！？])\s*", _prose(text)) if len(s.strip()) > 25
+        ]
+        assert len(sentences) == len(set(sentences)), (item.id, text)
+        assert in_language(text, item.lang), (item.id, text)
+        for paragraph in (p.strip() for p in _prose(text).split("\n\n") if p.strip()):
+            whole = re.search(r"[.!?。！？:：)）”\"`*]$", paragraph) or paragraph.startswith(
+                ("-", "1.", "**", "#")
+            )
+            assert whole, (item.id, paragraph)

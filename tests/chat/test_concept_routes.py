@@ -23,8 +23,10 @@ def bundled() -> Tutor:
     ("question", "lesson", "word"),
     [
         (
+            # the training-traps lesson (issue 21) teaches exactly this running total; the
+            # detach lesson (.item() vs .detach()) is named second
             "my gpu memory climbs every epoch because i keep a list of all the losses for a plot",
-            "detach",
+            "training-traps",
             "item",
         ),
         ("训练时我把每个 batch 的 loss 都存进列表，内存一直在增加", "detach", "item"),

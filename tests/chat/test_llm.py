@@ -186,29 +186,58 @@ def test_solution_requests_and_off_topic_never_reach_the_llm(course: Course, ser
     assert _Handler.requests == []
 
 
-def test_config_comes_from_environment_or_file(tmp_path: Path) -> None:
-    env = {
-        "TUTOR_LLM_BASE_URL": "http://h/v1",
-        "TUTOR_LLM_MODEL": "m",
-        "TUTOR_LLM_CONFIG": str(tmp_path / "none.yaml"),
-    }
-    config = load_llm_config(env)
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """An environment with no LLM settings of the machine's own, and no config file."""
+    for name in ("BASE_URL", "MODEL", "API_KEY", "TIMEOUT", "TIMEOUT_S", "CONFIG"):
+        monkeypatch.delenv(f"TUTOR_LLM_{name}", raising=False)
+    monkeypatch.setenv("TUTOR_LLM_CONFIG", str(tmp_path / "none.yaml"))
+    return monkeypatch
+
+
+def test_config_comes_from_environment_or_file(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert load_llm_config() is None
+    env.setenv("TUTOR_LLM_BASE_URL", "http://h/v1")
+    env.setenv("TUTOR_LLM_MODEL", "m")
+    env.setenv("TUTOR_LLM_TIMEOUT", "7.5")
+    config = load_llm_config()
     assert config is not None and config.endpoint == "http://h/v1/chat/completions"
-    assert load_llm_config({"TUTOR_LLM_CONFIG": str(tmp_path / "none.yaml")}) is None
+    assert config.timeout_s == 7.5 and config.api_key is None
+    for name in ("BASE_URL", "MODEL", "TIMEOUT"):
+        env.delenv(f"TUTOR_LLM_{name}")
     path = tmp_path / "llm.yaml"
     path.write_text("base_url: http://x/v1\nmodel: small\ntimeout_s: 3\n", encoding="utf-8")
-    config = load_llm_config({"TUTOR_LLM_CONFIG": str(path)})
+    env.setenv("TUTOR_LLM_CONFIG", str(path))
+    config = load_llm_config()
     assert config is not None and config.model == "small" and config.timeout_s == 3
+    # the environment wins over the file, field by field
+    env.setenv("TUTOR_LLM_MODEL", "large")
+    config = load_llm_config()
+    assert config is not None and config.model == "large" and config.base_url == "http://x/v1"
+    env.delenv("TUTOR_LLM_MODEL")
     path.write_text("base_url: http://x/v1\nmodle: typo\n", encoding="utf-8")
-    with pytest.raises(LLMConfigError, match=r"llm\.yaml"):
-        load_llm_config({"TUTOR_LLM_CONFIG": str(path)})
+    with pytest.raises(LLMConfigError, match=r"llm\.yaml.*modle"):
+        load_llm_config()
+    path.write_text("- base_url\n", encoding="utf-8")
+    with pytest.raises(LLMConfigError, match="not a mapping"):
+        load_llm_config()
+
+
+def test_half_a_configuration_is_an_error_not_silence(env: pytest.MonkeyPatch) -> None:
+    env.setenv("TUTOR_LLM_BASE_URL", "http://h/v1")
+    with pytest.raises(LLMConfigError, match="model"):
+        load_llm_config()
 
 
 def test_tutor_from_environment_is_offline_unless_configured(
-    course: Course, tmp_path: Path
+    course: Course, env: pytest.MonkeyPatch
 ) -> None:
-    env = {"TUTOR_LLM_CONFIG": str(tmp_path / "absent.yaml")}
-    assert Tutor.from_environment(course, env, catalog_entries=[]).backend is None
+    assert Tutor.from_environment(course, catalog_entries=[]).backend is None
+    env.setenv("TUTOR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    env.setenv("TUTOR_LLM_MODEL", "m")
+    tutor = Tutor.from_environment(course, catalog_entries=[])
+    assert isinstance(tutor.backend, OpenAICompatibleBackend)
+    assert tutor.backend.config.model == "m"
 
 
 @pytest.mark.parametrize("mode", sorted(_BROKEN))
@@ -234,19 +263,25 @@ def test_a_bad_endpoint_url_falls_back_with_a_notice(course: Course, url: str) -
 
 
 def test_a_broken_configuration_leaves_the_tutor_offline_with_a_notice(
-    course: Course, tmp_path: Path
+    course: Course, env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    env = {"TUTOR_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TUTOR_LLM_MODEL": "m",
-           "TUTOR_LLM_TIMEOUT": "soon"}
-    tutor = Tutor.from_environment(course, env, catalog_entries=[])  # the TUI's way in
+    env.setenv("TUTOR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    env.setenv("TUTOR_LLM_MODEL", "m")
+    env.setenv("TUTOR_LLM_TIMEOUT", "soon")
+    tutor = Tutor.from_environment(course, catalog_entries=[])  # the TUI's way in
     assert tutor.backend is None
     answer = tutor.ask("why is x.grad None")
     assert answer.fallback_notice and "TUTOR_LLM_TIMEOUT" in answer.fallback_notice
+    assert "\n" not in answer.fallback_notice
+    for name in ("BASE_URL", "MODEL", "TIMEOUT"):
+        env.delenv(f"TUTOR_LLM_{name}")
     bad = tmp_path / "llm.yaml"
     bad.write_text("base_url: [unclosed\n", encoding="utf-8")
-    tutor = Tutor.from_environment(course, {"TUTOR_LLM_CONFIG": str(bad)}, catalog_entries=[])
+    env.setenv("TUTOR_LLM_CONFIG", str(bad))
+    tutor = Tutor.from_environment(course, catalog_entries=[])
     zh = tutor.ask("为什么 x.grad 是 None")
     assert zh.fallback_notice and zh.fallback_notice.startswith("语言模型没有回答")
+    assert "llm.yaml:" in zh.fallback_notice
 
 
 def test_tutor_ask_with_a_url_that_is_not_one_answers_offline(tmp_path: Path) -> None:

@@ -9,9 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tutor.chat import Tutor
-from tutor.chat.evaluation import (
+from chat_evaluation import (
     OFF_TOPIC,
     SOLUTION_REQUEST,
     QuestionCase,
@@ -19,6 +17,8 @@ from tutor.chat.evaluation import (
     evaluate,
     load_cases,
 )
+
+from tutor.chat import Tutor
 from tutor.chat.tokens import has_cjk
 from tutor.course import load_course
 
@@ -112,10 +112,6 @@ def test_third_held_out_set_keeps_what_round_four_fixed() -> None:
     _clears_its_floor("heldout3.yaml", size=40, top1=0.85, top3=0.9, requests=6)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known regression since the course grew from 13 to 20 lessons (issue 21) and the chat "
-    "moved to answer cards (issue 20): one question of this set now misses its floor; the "
-    "measure is the frozen test split in bench_chat.py, see the notes on issue 20"))
 def test_fourth_held_out_set_keeps_what_round_five_fixed() -> None:
     """Written by someone who never read the chat code; measured once at the end of round 4
     (75% top-1, 4/6 off-topic declined). Round 5 read its misses and changed the scoring
@@ -132,10 +128,6 @@ def test_fifth_held_out_set_keeps_what_round_six_fixed() -> None:
     _clears_its_floor("heldout5.yaml", size=40, top1=0.85, top3=0.9, requests=6)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known regression since the course grew from 13 to 20 lessons (issue 21) and the chat "
-    "moved to answer cards (issue 20): one question of this set now misses its floor; the "
-    "measure is the frozen test split in bench_chat.py, see the notes on issue 20"))
 def test_sixth_held_out_set_keeps_what_round_seven_fixed() -> None:
     """Written by someone who never read the chat code; measured once at the end of round 6
     (82% top-1, 8/10 solution requests refused, 5/6 off-topic declined, 0 leaks). Round 7

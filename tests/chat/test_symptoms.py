@@ -106,11 +106,8 @@ def test_every_remedy_lesson_is_a_course_step(tutor: Tutor) -> None:
         # why: the graph lesson (non-leaves keep no .grad); how to keep it: backward (retain_grad)
         ("why does my hidden activation have .grad None after backward", "graph"),
         ("激活值 a 不是叶子，它的 .grad 为什么是 None", "graph"),
-        pytest.param(
-            "is there a way to keep the gradient of an intermediate result? its .grad is None",
-            "backward", marks=pytest.mark.xfail(strict=True, reason=(
-                "known regression: the new chain-rule lesson (retain_grad) now ranks first "
-                "and the answer no longer names both lessons; see the notes on issue 20"))),
+        ("is there a way to keep the gradient of an intermediate result? its .grad is None",
+         "backward"),
         ("中间结果的 grad 是 None，有没有办法把它留下来", "backward"),
     ],
 )

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
 
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.topicality import TopicEvidence, foreign_words
 from tutor.course import load_course
+from tutor.yaml_read import load as yaml_load
 
-GATE = YAML(typ="safe").load((Path(__file__).parent / "topic_gate.yaml").read_text("utf-8"))
+GATE = yaml_load((Path(__file__).parent / "topic_gate.yaml").read_text("utf-8"))
 
 
 @pytest.fixture(scope="module")

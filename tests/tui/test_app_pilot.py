@@ -165,7 +165,9 @@ def test_run_and_fail_with_a_diagnosis(make_app) -> None:
         assert app.query_one(ResultTabs).active == "tab-diagnosis"
         diagnosis = await pane_text(app, pilot, "diagnosis")
         assert "backward() on a non-scalar" in diagnosis
-        assert "z.sum().backward()" in diagnosis and "line 2" in diagnosis
+        # the fix is this fix-step's answer: withheld, as the chat withholds it (issue 22 #9)
+        assert "z.sum().backward()" not in diagnosis and "line 2" in diagnosis
+        assert "this exercise's answer" in diagnosis
         output = await pane_text(app, pilot, "output")
         assert "raised RuntimeError on line 2" in output
         assert "only for scalar outputs" in output

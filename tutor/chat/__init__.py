@@ -30,7 +30,7 @@ _WHERE = {
     "OpenAICompatibleBackend": "tutor.chat.llm",
     "load_llm_config": "tutor.chat.llm",
     "Answer": "tutor.chat.models",
-    "ChatContext": "tutor.chat.models",
+    "ChatContext": "tutor.chat.context",
     "Glossary": "tutor.chat.models",
     "GlossaryEntry": "tutor.chat.models",
     "Passage": "tutor.chat.models",

@@ -1,16 +1,31 @@
 """Answer cards: questions learners really ask, answered in the shape the question asks for.
 
-A question is matched to a card (``cards.yaml``) by the card's signals (an error message, an
-API call quoted in the question) and by how much of one of its question forms the question
-covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe / value / fails)
-decides the answer's shape: a comparison gives both sides, "can I" and "is it safe" start with
-yes or no, an error gives its cause and then the fix. ``{t}`` and ``{out}`` in a card are
-filled with the learner's own names (the tensor whose ``.grad`` they ask about, the tensor they
-call ``backward()`` on) or a plain noun, so an answer never names a variable the learner does
-not have.
+The cards are data: ``cards/*.yaml``, one file a part of the course. A card has
+
+- ``id`` (unique) and ``read``: the LESSON/STEP the answer sends the learner to (``also``: a
+  second step that teaches the way around; ``read_if``: another step when the question
+  matches a regular expression);
+- ``forms``: how learners ask it, a few per language (matched by words);
+- ``signals``: exact phrases that identify the card by themselves (an error message, an API
+  call), case-insensitive substrings of the question;
+- ``answer`` (en, zh): the short answer; ``{t}`` is the learner's tensor (whose ``.grad`` they
+  ask about) and ``{out}`` the tensor they call ``backward()`` on, filled with the learner's
+  own names or a plain noun, so an answer never names a variable the learner does not have;
+- ``verdict`` (yes | no | depends): the first word for "can I" / "is it safe" questions;
+  ``sides``: each side of "A vs B"; ``fix`` (en, zh): what to change, for "my code fails";
+- ``example``: code that runs as it is on torch 2.13; a ``print(...)  # OUTPUT`` comment claims
+  what that line prints (``...`` stands for anything) and the tests check every claim;
+- ``sources``: where the question is asked and the facts stand: public threads and docs
+  (URLs) and the course (``course:LESSON/STEP``).
+
+A question is matched to a card by the card's signals and by how much of one of its question
+forms the question covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe /
+value / fails) decides the answer's shape: a comparison gives both sides, "can I" and "is it
+safe" start with yes or no, an error gives its cause and then the fix.
 
 Plain dataclasses and the stdlib only: ``tutor ask`` answers from here without importing
-pydantic or building the retrieval index. ``CARD_SET`` is validated by pydantic in the tests.
+pydantic or building the retrieval index; the tests validate the cards against these
+dataclasses with pydantic.
 """
 
 from __future__ import annotations
@@ -21,31 +36,27 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from tutor.chat.bilingual import NONE, Both, Pair, Patterns
 from tutor.chat.tokens import has_cjk, tokenize
 
-DATA = Path(__file__).with_name("cards.yaml")
+DATA = Path(__file__).with_name("cards")
+"""One YAML file of cards a part of the course (``cards/NN-topic.yaml``), read in name order."""
 KINDS = Path(__file__).with_name("kinds.yaml")
 
 Kind = Literal["what", "why", "how", "compare", "can", "safe", "value", "fails"]
 Verdict = Literal["yes", "no", "depends"]
 MIN_SCORE = 0.55
 """Below this a card does not answer: the question goes to the retrieval over the course."""
+SURE_SCORE = 0.7
+"""Below this (and with no signal) a card answers only when the retrieval over the course
+agrees on its lesson: a few shared words ("tensor", "shape") are not understanding."""
 SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
-
-
-@dataclass(frozen=True)
-class Pair:
-    en: str
-    zh: str
-
-    def get(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
 
 
 @dataclass(frozen=True)
@@ -63,12 +74,6 @@ class ReadIf:
 
 
 @dataclass(frozen=True)
-class Forms:
-    en: tuple[str, ...] = ()
-    zh: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Card:
     """One question learners ask, and its answer."""
 
@@ -76,7 +81,7 @@ class Card:
     read: str
     """LESSON/STEP to read."""
     answer: Pair
-    forms: Forms = Forms()
+    forms: Patterns = NONE
     signals: tuple[str, ...] = ()
     verdict: Verdict | None = None
     sides: tuple[Side, ...] = ()
@@ -86,6 +91,9 @@ class Card:
     """Another step to read when the question describes that situation."""
     also: str | None = None
     """A second LESSON/STEP that teaches the way around (named after the one to read)."""
+    sources: tuple[str, ...] = ()
+    """Where the question is asked and the facts stand: public threads and docs (URLs) and
+    the course (``course:LESSON/STEP``)."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -108,6 +116,20 @@ class Match:
     by_signal: bool
     read: str
     """The step to read for this question (the card's read, or a read_if's)."""
+    verdict: Verdict | None = None
+    """Yes or no for this question: the verdict of the question form it matched (a form may
+    end with ``=> yes``), else the card's."""
+
+    @property
+    def sure(self) -> bool:
+        """Whether the match stands on its own (a signal, or most of a form covered)."""
+        return self.by_signal or self.score >= SURE_SCORE
+
+    @property
+    def lessons(self) -> frozenset[str]:
+        """The lessons the answer would name (its step's and its see-also's)."""
+        refs = [self.read, self.card.read, *([self.card.also] if self.card.also else [])]
+        return frozenset(ref.partition("/")[0] for ref in refs)
 
 
 @dataclass(frozen=True)
@@ -123,13 +145,28 @@ def _pair(raw: dict[str, str]) -> Pair:
     return Pair(en=str(raw["en"]).strip(), zh=str(raw["zh"]).strip())
 
 
-def _card(raw: dict) -> Card:  # type: ignore[type-arg]
+_FORM_VERDICT_RE = re.compile(r"\s*=>\s*(yes|no|depends)\s*$")
+"""A question form's own answer, for a yes/no question: "is X the reason for Y => yes"."""
+
+
+def form_verdict(form: str) -> tuple[str, Verdict | None]:
+    """(the form's words, its verdict if it ends with ``=> yes|no|depends``)."""
+    found = _FORM_VERDICT_RE.search(form)
+    if found is None:
+        return form, None
+    return form[: found.start()], found.group(1)  # type: ignore[return-value]
+
+
+def _card(raw: dict[str, Any]) -> Card:
     forms = raw.get("forms") or {}
     return Card(
         id=raw["id"],
         read=raw["read"],
         answer=_pair(raw["answer"]),
-        forms=Forms(en=tuple(forms.get("en", ())), zh=tuple(forms.get("zh", ()))),
+        forms=Both(
+            en=tuple(form_verdict(str(f))[0] for f in forms.get("en", ())),
+            zh=tuple(form_verdict(str(f))[0] for f in forms.get("zh", ())),
+        ),
         signals=tuple(s.lower() for s in raw.get("signals", ())),
         verdict=raw.get("verdict"),
         sides=tuple(
@@ -139,26 +176,84 @@ def _card(raw: dict) -> Card:  # type: ignore[type-arg]
         example=raw["example"].rstrip() if raw.get("example") else None,
         read_if=tuple(ReadIf(r["when"], r["read"]) for r in raw.get("read_if", ())),
         also=raw.get("also"),
+        sources=tuple(raw.get("sources", ())),
     )
 
 
-def load_raw(path: Path = DATA) -> dict:  # type: ignore[type-arg]
+def load_raw(path: Path = DATA) -> dict[str, Any]:
+    """The cards of every file in the folder ``path`` (or of the one file ``path``)."""
     from tutor.yaml_read import read_yaml
 
-    return read_yaml(path)  # type: ignore[no-any-return]
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return {"cards": [card for file in files for card in read_yaml(file)["cards"]]}
 
 
 @lru_cache(maxsize=4)
 def load_cards(path: Path = DATA) -> CardSet:
-    return CardSet(cards=tuple(_card(c) for c in load_raw(path)["cards"]))
+    raw = book_data()["cards"] if path == DATA else load_raw(path)["cards"]
+    return CardSet(cards=tuple(_card(c) for c in raw))
+
+
+def _book_sources() -> list[Path]:
+    """What the card book is made of: the cards, kinds.yaml, and the code that reads them."""
+    here = Path(__file__).parent
+    code = [Path(__file__), here / "tokens.py", here / "bilingual.py"]
+    return [*sorted(DATA.glob("*.yaml")), KINDS, *code]
+
+
+@lru_cache(maxsize=1)
+def book_data() -> dict[str, Any]:
+    """The cards and kinds.yaml as parsed, with every question form's tokens and their idf:
+    what matching needs, kept as JSON under the cache dir and keyed by the sha256 of its
+    sources, so that `tutor ask` neither parses the YAML nor tokenises the forms again."""
+    import hashlib
+    import json
+
+    from tutor.paths import cache_root, write_cache_file
+    from tutor.yaml_read import read_yaml
+
+    digest = hashlib.sha256()
+    for source in _book_sources():
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    entry = cache_root() / "chat" / f"cards-{digest.hexdigest()}.json"
+    try:
+        cached: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+        return cached
+    except (OSError, ValueError):
+        pass
+    data: dict[str, Any] = {"cards": load_raw()["cards"], "kinds": read_yaml(KINDS)}
+    _book_data_kinds.update(data["kinds"])  # canonical() below reads kinds.yaml's words
+    forms: list[tuple[int, list[str], str | None]] = []
+    df: Counter[str] = Counter()
+    for i, card in enumerate(data["cards"]):
+        asked = card.get("forms") or {}
+        for form in (*asked.get("en", ()), *asked.get("zh", ())):
+            words, verdict = form_verdict(str(form))
+            tokens = sorted(set(tokenize(canonical(words))))
+            if tokens:
+                forms.append((i, tokens, verdict))
+                df.update(tokens)
+    n = max(len(forms), 1)
+    data["forms"] = forms
+    data["idf"] = {t: math.log(1 + n / c) for t, c in df.items()}
+    write_cache_file(entry, json.dumps(data, ensure_ascii=False))
+    return data
+
+
+_book_data_kinds: dict[str, Any] = {}
+"""kinds.yaml while the book is being built (before book_data() returns it)."""
+
+
+def _kinds() -> dict[str, Any]:
+    kinds: dict[str, Any] = _book_data_kinds or book_data()["kinds"]
+    return kinds
 
 
 @lru_cache(maxsize=1)
 def _kind_patterns() -> tuple[tuple[Kind, re.Pattern[str]], ...]:
-    from tutor.yaml_read import read_yaml
 
     out = []
-    for entry in read_yaml(KINDS)["kinds"]:
+    for entry in _kinds()["kinds"]:
         out.append((entry["kind"], re.compile("|".join(entry["patterns"]), re.IGNORECASE)))
     return tuple(out)
 
@@ -174,9 +269,8 @@ _QUOTED_ERROR_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _anchors() -> tuple[str, ...]:
-    from tutor.yaml_read import read_yaml
 
-    return tuple(a.lower() for a in read_yaml(KINDS)["anchors"])
+    return tuple(a.lower() for a in _kinds()["anchors"])
 
 
 def about_pytorch(question: str) -> bool:
@@ -185,12 +279,52 @@ def about_pytorch(question: str) -> bool:
     return any(anchor in lowered for anchor in _anchors())
 
 
+@lru_cache(maxsize=1)
+def _words() -> tuple[re.Pattern[str], dict[str, str]]:
+
+    table = {str(k).lower(): str(v) for k, v in _kinds()["words"].items()}
+    # longest first, so "back propagation" is replaced before "propagation" could be
+    ordered = sorted(table, key=len, reverse=True)
+    parts = [re.escape(w) if has_cjk(w) else rf"(?<![\w.]){re.escape(w)}(?![\w(])" for w in ordered]
+    return re.compile("|".join(parts), re.IGNORECASE), table
+
+
+def canonical(text: str) -> str:
+    """``text`` with each variant of kinds.yaml's ``words`` written the one way."""
+    pattern, table = _words()
+    return pattern.sub(lambda m: table[m.group(0).lower()], text)
+
+
 _PASTED_RE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=)[^=]|^\s*print\(|^\s*import ")
 
 
+_PROSE_WORD_RE = re.compile(r" +([A-Za-z]{2,}|[\u4e00-\u9fff])(?![\w(.\[=])")
+
+
+def _statement_end(part: str) -> int:
+    """Where the pasted statement at the start of ``part`` ends: at the first word of prose
+    outside brackets (``print(a.grad) gives ...`` ends before "gives"), else at its end."""
+    depth = 0
+    for i, ch in enumerate(part):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and ch == " " and i and (part[i - 1].isalnum() or part[i - 1] in ")]'\""):
+            if _PROSE_WORD_RE.match(part, i):
+                return i
+        elif depth == 0 and "\u4e00" <= ch <= "\u9fff":
+            return i
+    return len(part)
+
+
 def _without_statements(question: str) -> str:
-    parts = re.split(r";|\n", question)
-    return " ".join(p for p in parts if not _PASTED_RE.match(p))
+    """``question`` without the statements it pastes (``x = ...; y.backward()``): the words
+    around them say what is asked."""
+    kept = []
+    for part in re.split(r";|\n", question):
+        kept.append(part[_statement_end(part):] if _PASTED_RE.match(part) else part)
+    return " ".join(kept)
 
 
 def question_kind(question: str) -> Kind:
@@ -233,14 +367,23 @@ class CardBook:
     """Matches questions to cards."""
 
     def __init__(self, cards: CardSet | None = None):
-        self.cards = (cards or load_cards()).cards
-        self._forms: list[tuple[Card, frozenset[str]]] = []
+        self._forms: list[tuple[Card, frozenset[str], Verdict | None]] = []
+        if cards is None:  # the bundled cards: their forms' tokens are in the book's cache
+            self.cards = load_cards().cards
+            data = book_data()
+            self._forms = [
+                (self.cards[i], frozenset(tokens), verdict)
+                for i, tokens, verdict in data["forms"]
+            ]
+            self._idf: dict[str, float] = data["idf"]
+            return
+        self.cards = cards.cards
         df: Counter[str] = Counter()
         for card in self.cards:
             for form in (*card.forms.en, *card.forms.zh):
-                tokens = frozenset(tokenize(form))
+                tokens = frozenset(tokenize(canonical(form)))
                 if tokens:
-                    self._forms.append((card, tokens))
+                    self._forms.append((card, tokens, None))
                     df.update(tokens)
         n = max(len(self._forms), 1)
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
@@ -251,13 +394,21 @@ class CardBook:
     def scores(self, question: str, *, forms_only: bool = False) -> dict[str, float]:
         """Each card's score for ``question`` (cards with none left out); ``forms_only``:
         from its question forms alone, without its signals."""
+        return self._scores(question, forms_only=forms_only)[0]
+
+    def _scores(
+        self, question: str, *, forms_only: bool = False, code_too: bool = False
+    ) -> tuple[dict[str, float], dict[str, Verdict | None]]:
+        """The scores, and each card's verdict of the form that scored best for it.
+        ``code_too``: the pasted code is what is asked about ("what does this print?")."""
         lowered = question.lower()
         # the learner's pasted statements name their variables and calls, not the question:
         # the words around them say what is asked (signals still see the whole question)
-        prose = _without_statements(question)
-        query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else question))
+        prose = canonical(question if code_too else _without_statements(question))
+        query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
-        for card, tokens in self._forms:
+        verdicts: dict[str, Verdict | None] = {}
+        for card, tokens, verdict in self._forms:
             shared = tokens & query
             if not shared:
                 continue
@@ -265,22 +416,29 @@ class CardBook:
             cover = self._weight(shared) / (self._weight(tokens) + FORM_SMOOTHING)
             focus = self._weight(shared) / max(self._weight(query), 1e-9)
             score = 0.75 * cover + 0.25 * focus
-            out[card.id] = max(out.get(card.id, 0.0), score)
+            if score > out.get(card.id, 0.0):
+                out[card.id] = score
+                verdicts[card.id] = verdict
         for card in self.cards if not forms_only else ():
             hits = [s for s in card.signals if s in lowered]
             if hits:
                 # a whole error message says more than an API name that many cards mention
                 bonus = 0.5 + 2.0 * min(len(max(hits, key=len)), 50) / 50
                 out[card.id] = out.get(card.id, 0.0) + bonus
-        return out
+        return out, verdicts
 
     def match(self, question: str, *, extra: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
         if quoted), or None when none answers it well enough."""
-        if not about_pytorch(f"{question}\n{extra}"):
+        if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
-        scores = self.scores(f"{question}\n{extra}" if extra else question)
+        asked = f"{question}\n{extra}" if extra else question
+        scores, verdicts = self._scores(asked, code_too=kind == "value")
+
+        def verdict_of(card: Card) -> Verdict | None:
+            return verdicts.get(card.id) or card.verdict
+
         if kind == "compare":
             self._both_sides(question, scores)
         if not scores:
@@ -292,16 +450,22 @@ class CardBook:
             return None
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
-        shaped = next((c for c in near if _fits(c, kind)), None)
+        shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
         if shaped is None and kind in ("can", "safe", "compare"):
             # "can I fix <error> with X?": the error's card explains the error, a card whose
             # forms ask about X answers the question
-            forms = self.scores(question, forms_only=True)
+            forms, form_verdicts = self._scores(question, forms_only=True)
+            # its form must ask nearly as well as the best form does, not merely share words
+            floor = max(MIN_SCORE, 0.75 * max(forms.values(), default=0.0))
             fitting = [
-                cid for cid, s in forms.items() if s >= MIN_SCORE and _fits(by_id[cid], kind)
+                cid
+                for cid, s in forms.items()
+                if s >= floor
+                and _fits(by_id[cid], kind, form_verdicts.get(cid) or by_id[cid].verdict)
             ]
             if fitting:
                 shaped = by_id[max(fitting, key=lambda cid: scores[cid])]
+                verdicts[shaped.id] = form_verdicts.get(shaped.id)
         shaped = shaped or by_id[best_id]
         return Match(
             shaped,
@@ -309,7 +473,14 @@ class CardBook:
             kind,
             by_signal=scores[shaped.id] >= SIGNAL_SCORE,
             read=shaped.read_for(question),
+            verdict=verdict_of(shaped),
         )
+
+    def _signalled(self, question: str) -> bool:
+        """Whether ``question`` quotes a card's signal (an error message, an API name): that
+        places it in PyTorch as surely as an anchor word."""
+        lowered = question.lower()
+        return any(s in lowered for card in self.cards for s in card.signals if len(s) >= 6)
 
     def _both_sides(self, question: str, scores: dict[str, float]) -> None:
         """A comparison is answered by the card that compares what the question names: each
@@ -323,16 +494,20 @@ class CardBook:
                 scores[card.id] = scores.get(card.id, 0.0) + 1.5
 
 
-_GENERIC = frozenset({"t", "p", "x", "y", "torch", "a", "an", "the", "under", "manual", "update"})
+_GENERIC = frozenset(
+    {"t", "p", "x", "y", "torch", "a", "an", "the", "under", "manual", "update", "on", "of",
+     "in", "to", "for", "with", "by", "data", "tensor", "tensors", "mode"}
+)
+"""Words of a side's name that do not tell the sides apart (a name is its other words)."""
 
 
 def _side_words(name: str) -> set[str]:
     return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC}
 
 
-def _fits(card: Card, kind: Kind) -> bool:
+def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
     if kind in ("can", "safe"):
-        return card.verdict is not None
+        return verdict is not None
     if kind == "compare":
         return bool(card.sides)
     if kind == "fails":
@@ -365,11 +540,17 @@ _LABELS = {
 }
 
 
+_STAND_IN = {"{t}": "tensor", "{out}": "output"}
+"""What an indexed placeholder (``{out}[0]``) reads as when the learner named nothing."""
+
+
 def _code_fill(code: str, placeholder: str, name: str | None) -> str:
     """``{t}`` inside code: the learner's name, else the call on its own (``.retain_grad()``,
-    ``torch.ones_like(...)``) rather than a name the learner does not have."""
+    ``torch.ones_like(...)``) rather than a name the learner does not have; indexed
+    (``{out}[0].backward()``), a plain word stands in: ``output[0].backward()``."""
     if name:
         return code.replace(placeholder, name)
+    code = code.replace(f"{placeholder}[", f"{_STAND_IN[placeholder]}[")
     return code.replace(f"({placeholder})", "(...)").replace(placeholder, "")
 
 
@@ -414,9 +595,9 @@ def compose(
     card, kind = match.card, match.kind
     parts: list[str] = []
     answer = _fill(card.answer.get(lang), names, lang)
-    if kind in ("can", "safe") and card.verdict:
-        first = _SAFE_VERDICT.get((card.verdict, lang)) if kind == "safe" else None
-        first = first or _VERDICT[(card.verdict, lang)]
+    if kind in ("can", "safe") and match.verdict:
+        first = _SAFE_VERDICT.get((match.verdict, lang)) if kind == "safe" else None
+        first = first or _VERDICT[(match.verdict, lang)]
         # the card's answer may already open with its verdict ("Yes — ..."): say it once
         if not re.match(r"^(yes|no|是的|可以|不行|不)\b", answer, re.IGNORECASE):
             answer = f"{first} {answer}" if lang == "en" else f"{first}{answer}"

@@ -25,9 +25,12 @@ import tokenize as pytokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tutor.course.models import AnswerStep, CodeStep, FixStep, Step, ValueCheck
+
+if TYPE_CHECKING:
+    from tutor.diagnosis.models import Diagnosis
 
 NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w])")
 TRIVIAL_NUMBERS = frozenset({0.0, 1.0, 2.0, 3.0, -1.0, 10.0})
@@ -257,3 +260,26 @@ def redact(text: str, secrets: Secrets, report: LeakReport) -> str:
 
 def _shorter(grams: Iterable[tuple[str, ...]], n: int) -> set[tuple[str, ...]]:
     return {g[i : i + n] for g in grams for i in range(len(g) - n + 1)}
+
+
+def shown_diagnoses(diagnoses: Iterable[Diagnosis], step: Step | None) -> list[Diagnosis]:
+    """The diagnoses as every face shows them on ``step`` (the Diagnosis tab and the tutor
+    chat alike): a concrete fix that would give the step's solution away — a solution line,
+    an expected value — is replaced by a pointer to the step's hints, together with the
+    tried patch and what its re-run showed. What happened and why stay."""
+    secrets = step_secrets(step)
+    if secrets.empty:
+        return list(diagnoses)
+    from tutor.chat import messages
+
+    out = []
+    for diagnosis in diagnoses:
+        check = diagnosis.fix_check
+        told = [diagnosis.fix.en, diagnosis.fix.zh, diagnosis.patch or ""]
+        told += [check.en, check.zh] if check is not None else []
+        if any(find_leaks(text, secrets).leaked for text in told if text):
+            diagnosis = diagnosis.model_copy(
+                update={"fix": messages.FIX_WITHHELD, "patch": None, "fix_check": None}
+            )
+        out.append(diagnosis)
+    return out

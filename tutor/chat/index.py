@@ -223,11 +223,15 @@ def default_cache_dir() -> Path:
 
 
 def _catalog_path() -> Path | None:
-    try:
-        from tutor.diagnosis.catalog import CATALOG_PATH
-    except ImportError:
+    """The diagnosis catalog's file, found without importing the diagnosis package (a
+    question from the shell that needs the index pays for the hash, not for that import)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tutor.diagnosis")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(CATALOG_PATH)
+    path = Path(next(iter(spec.submodule_search_locations))) / "catalog.yaml"
+    return path if path.is_file() else None
 
 
 def cache_key(course: Course) -> str:

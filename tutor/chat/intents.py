@@ -7,36 +7,34 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from tutor.errors import TutorError
 from tutor.yaml_read import read_yaml
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")
 
 
-class QuestionKind(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+@dataclass(frozen=True)
+class QuestionKind:
     patterns: list[str]
-    prefer: dict[str, float] = Field(
-        default_factory=dict, description="Passage kind -> score multiplier."
-    )
-    whole_lessons: bool = Field(
-        False,
-        description="The question is about everything at once: the lessons that gather the "
-        "others (lower priors in concepts.yaml) compete at full weight.",
-    )
+    prefer: dict[str, float] = field(default_factory=dict)
+    """Passage kind -> score multiplier."""
+    whole_lessons: bool = False
+    """The question is about everything at once: the lessons that gather the others (lower
+    priors in concepts.yaml) compete at full weight."""
 
 
-class Intents(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class Intents:
+    """The file's shape (plain dataclasses: a question from the shell reads it without
+    pydantic; a wrong key is a TypeError, a wrong pattern a re.error, both said with the path)."""
 
     about_my_run: list[str]
-    asks_about_error: list[str] = Field(default_factory=list)
-    question_kinds: dict[str, QuestionKind] = Field(default_factory=dict)
+    asks_about_error: list[str] = field(default_factory=list)
+    question_kinds: dict[str, QuestionKind] = field(default_factory=dict)
 
 
 class _Compiled:
@@ -52,8 +50,12 @@ class _Compiled:
 
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
-    data = Intents.model_validate(read_yaml(INTENTS_PATH))
-    return _Compiled(data)
+    try:
+        raw = read_yaml(INTENTS_PATH)
+        kinds = {name: QuestionKind(**kind) for name, kind in raw.pop("question_kinds", {}).items()}
+        return _Compiled(Intents(**raw, question_kinds=kinds))
+    except (TypeError, AttributeError, re.error) as exc:
+        raise TutorError(f"{INTENTS_PATH}: cannot load the tutor's intents: {exc}") from exc
 
 
 def about_my_run(question: str) -> bool:

@@ -1,8 +1,9 @@
 """Optional LLM backend: any OpenAI-compatible ``/v1/chat/completions`` endpoint, standard
 library only. Off unless configured by environment or config file.
 
-Environment: ``TUTOR_LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``TUTOR_LLM_MODEL``,
-``TUTOR_LLM_API_KEY`` (optional), ``TUTOR_LLM_TIMEOUT`` (seconds). Or a YAML file with keys
+Settings (pydantic-settings; the environment wins over the file, field by field):
+``TUTOR_LLM_BASE_URL`` (e.g. ``http://127.0.0.1:8000/v1``), ``TUTOR_LLM_MODEL``,
+``TUTOR_LLM_API_KEY`` (optional), ``TUTOR_LLM_TIMEOUT`` (seconds); or a YAML file with keys
 ``base_url``, ``model``, ``api_key``, ``timeout_s`` at ``TUTOR_LLM_CONFIG`` or
 ``<user config dir>/autograd-tutor/llm.yaml``.
 """
@@ -11,22 +12,26 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from pydantic import AliasChoices, Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from tutor.chat.llm_location import config_path
-from tutor.chat.models import ChatContext, Passage
+from tutor.chat.llm_location import config_path, llm_configured
+from tutor.chat.models import Passage
 from tutor.errors import TutorError
-from tutor.i18n import Lang
+from tutor.i18n import Lang, T
+from tutor.yaml_read import YamlProblem, load
+
+if TYPE_CHECKING:
+    from tutor.chat.context import ChatContext
 
 Message = dict[str, str]
 
@@ -36,17 +41,76 @@ class LLMError(Exception):
 
 
 class LLMConfigError(TutorError):
-    """The LLM config file exists but is not valid."""
+    """The LLM settings (environment or config file) are set but not valid."""
 
 
-class LLMConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _YamlFile(PydanticBaseSettingsSource):
+    """The settings in the YAML config file, read with the app's own YAML reader."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path):
+        super().__init__(settings_cls)
+        self.path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ gives the whole file at once
+
+    def __call__(self) -> dict[str, Any]:
+        if not self.path.is_file():
+            return {}
+        try:
+            data = load(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LLMConfigError(T(f"{self.path}: cannot read the LLM config: {exc}",
+                                   f"{self.path}：无法读取语言模型配置：{exc}")) from exc
+        except YamlProblem as exc:
+            raise LLMConfigError(
+                T(f"{self.path}:{exc.line}:{exc.col}: invalid LLM config: {exc.text.en}",
+                  f"{self.path}:{exc.line}:{exc.col}：语言模型配置无效：{exc.text.zh}"),
+                hint=_HINT,
+            ) from exc
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise LLMConfigError(T(f"{self.path}: invalid LLM config: not a mapping of keys",
+                                   f"{self.path}：语言模型配置无效：不是键值映射"), hint=_HINT)
+        return data
+
+
+_HINT = T(
+    "expected keys base_url, model, optional api_key and timeout_s; delete the file to stay "
+    "offline",
+    "应有 base_url、model 两个键，api_key 和 timeout_s 可选；删除该文件即保持离线",
+)
+
+
+class LLMConfig(BaseSettings):
+    """Where the LLM is. From the environment (``TUTOR_LLM_*``), then the YAML file."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TUTOR_LLM_", extra="forbid", frozen=True, populate_by_name=True
+    )
 
     base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
     model: str
     api_key: str | None = None
-    timeout_s: float = Field(20.0, gt=0)
+    timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        validation_alias=AliasChoices("TUTOR_LLM_TIMEOUT", "TUTOR_LLM_TIMEOUT_S"),
+    )
     stream: bool = True
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # given values (tests, callers) first, then the environment, then the file
+        return init_settings, env_settings, _YamlFile(settings_cls, config_path())
 
     @property
     def endpoint(self) -> str:
@@ -54,32 +118,22 @@ class LLMConfig(BaseModel):
         return url if url.endswith("/chat/completions") else url + "/chat/completions"
 
 
-def load_llm_config(env: Mapping[str, str] = os.environ) -> LLMConfig | None:
+def load_llm_config() -> LLMConfig | None:
     """The configured endpoint, or None when none is configured (the default: offline)."""
-    if env.get("TUTOR_LLM_BASE_URL") and env.get("TUTOR_LLM_MODEL"):
-        try:
-            timeout = float(env.get("TUTOR_LLM_TIMEOUT", "20"))
-        except ValueError as exc:
-            raise LLMConfigError(
-                f"TUTOR_LLM_TIMEOUT={env['TUTOR_LLM_TIMEOUT']!r} is not a number of seconds"
-            ) from exc
-        return LLMConfig(
-            base_url=env["TUTOR_LLM_BASE_URL"],
-            model=env["TUTOR_LLM_MODEL"],
-            api_key=env.get("TUTOR_LLM_API_KEY") or None,
-            timeout_s=timeout,
-        )
-    path = config_path(env)
-    if not path.is_file():
+    if not llm_configured():
         return None
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        return LLMConfig.model_validate(data)
-    except (OSError, YAMLError, ValidationError) as exc:
+        return LLMConfig()  # the fields come from the sources
+    except ValidationError as exc:
+        where = f"{config_path()} / TUTOR_LLM_*"
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'settings'}: {error['msg']}"
+            for error in exc.errors()
+        )
         raise LLMConfigError(
-            f"{path}: invalid LLM config: {exc}",
-            hint="expected keys base_url, model, optional api_key and timeout_s; "
-            "delete the file to stay offline",
+            T(f"invalid LLM settings ({where}): {problems}",
+              f"语言模型设置无效（{where}）：{problems}"),
+            hint=_HINT,
         ) from exc
 
 

@@ -1,65 +1,30 @@
-"""Data of the tutor chat: what it knows of the learner, what it answers, what it retrieves."""
+"""Data of the tutor chat: what it answers and what it retrieves (what it knows of the
+learner's run is :mod:`tutor.chat.context`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.diagnosis.models import Diagnosis
 from tutor.i18n import BiText, Lang, Text
-from tutor.sandbox.models import RunResult
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ChatContext(_Frozen):
-    """Where the learner is and what just happened, so answers can be about *their* run."""
-
-    lesson_id: str | None = None
-    step_id: str | None = None
-    code: str = ""
-    last_run: RunResult | None = None
-    diagnoses: list[Diagnosis] = Field(default_factory=list)
-    hints_unlocked: int = Field(
-        0,
-        ge=0,
-        description="Hint levels the learner has already seen (persisted, e.g. "
-        "ProgressStore.hints_revealed): a solution request unlocks at most one more, and only "
-        "while hints_unlocked <= attempts, so asking again in a new process unlocks nothing.",
-    )
-    attempts: int = Field(0, ge=0, description="Runs/submissions of this step so far.")
-    expected_values: list[Any] = Field(
-        default_factory=list,
-        description="Expected values of the step's checks known to the caller (e.g. from the "
-        "grader's solution run); never shown, only used to catch leaks.",
-    )
-    expected_by_expr: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Expected values by the expression they are the value of (a check's "
-        "expr, e.g. 'x.grad'): also caught when stated as that expression's value, even a "
-        "small number like 1. or 0.",
-    )
-
-    @property
-    def step_ref(self) -> str | None:
-        if self.lesson_id and self.step_id:
-            return f"{self.lesson_id}/{self.step_id}"
-        return None
 
 
 AnswerKind = Literal["answer", "context", "hint", "off_topic", "empty"]
 
 
-class Source(_Frozen):
+class Source(Frozen):
     """Where part of an answer comes from, as a learner reads it (the TUI lists these)."""
 
     id: str = Field(description="The source id, as in Answer.sources.")
     title: Text = Field(description="What it is called: the passage's or diagnosis's title.")
     where: Text | None = Field(
-        None, description="The lesson (and step) that teaches it, when not the title itself."
+        default=None,
+        description="The lesson (and step) that teaches it, when not the title itself.",
     )
 
     def label(self, lang: Lang) -> str:
@@ -69,7 +34,7 @@ class Source(_Frozen):
         return f"{title}（{self.where.zh}）" if lang == "zh" else f"{title} ({self.where.en})"
 
 
-class Answer(_Frozen):
+class Answer(Frozen):
     text: str
     sources: list[str] = Field(
         default_factory=list, description="'LESSON/STEP' or 'glossary:ID' / 'catalog:ID'."
@@ -78,17 +43,17 @@ class Answer(_Frozen):
         default_factory=list,
         description="The same sources with learner-readable titles (see sources_for).",
     )
-    refused: bool = Field(False, description="A solution request or off-topic question.")
-    hint_level: int | None = Field(None, description="1-based hint level given, if any.")
+    refused: bool = Field(default=False, description="A solution request or off-topic question.")
+    hint_level: int | None = Field(default=None, description="1-based hint level given, if any.")
     fallback_notice: str | None = Field(
-        None, description="Why the LLM answer was not used (error, timeout, leak)."
+        default=None, description="Why the LLM answer was not used (error, timeout, leak)."
     )
     kind: AnswerKind = "answer"
     lessons: list[str] = Field(
         default_factory=list,
         description="The lessons the text names (Read and See also lines), best first.",
     )
-    redacted: bool = Field(False, description="Something was removed because it leaked.")
+    redacted: bool = Field(default=False, description="Something was removed because it leaked.")
 
     def sources_for(self, lang: Lang) -> list[str]:
         """The sources as a learner reads them (lesson and step titles, not ids), once each;
@@ -104,7 +69,7 @@ class Answer(_Frozen):
 PassageSource = Literal["lesson", "glossary", "catalog"]
 
 
-class Passage(_Frozen):
+class Passage(Frozen):
     """One retrievable unit: a lesson step (or part), a glossary entry or a catalog entry."""
 
     id: str
@@ -115,30 +80,32 @@ class Passage(_Frozen):
     text: Text
     code: str | None = None
     code_zh: str | None = Field(
-        None, description="The example with Chinese comments, shown in zh answers (else code)."
+        default=None,
+        description="The example with Chinese comments, shown in zh answers (else code).",
     )
-    keywords: str = Field("", description="Extra indexed words (aliases), never shown.")
+    keywords: str = Field(default="", description="Extra indexed words (aliases), never shown.")
     pattern: str | None = Field(
-        None, description="Catalog entries: the regex of the error message the entry explains."
+        default=None,
+        description="Catalog entries: the regex of the error message the entry explains.",
     )
 
     def code_for(self, lang: Lang) -> str | None:
         return (self.code_zh or self.code) if lang == "zh" else self.code
 
 
-class GlossaryEntry(_Frozen):
+class GlossaryEntry(Frozen):
     id: str
     lesson: str = Field(description="Lesson id that teaches it.")
     terms: list[str] = Field(default_factory=list, description="API names, e.g. 'x.grad'.")
-    aliases: BiText | None = Field(None, description="Other ways learners say it.")
+    aliases: BiText | None = Field(default=None, description="Other ways learners say it.")
     title: BiText
     text: BiText
     code: BiText | None = Field(
-        None, description="An example; {en, zh} where its comments are words to translate."
+        default=None, description="An example; {en, zh} where its comments are words to translate."
     )
 
 
-class Glossary(_Frozen):
+class Glossary(Frozen):
     entries: list[GlossaryEntry]
     synonyms: dict[str, str] = Field(
         default_factory=dict, description="Query word -> word the index knows."

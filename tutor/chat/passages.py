@@ -16,7 +16,7 @@ from typing import Any
 
 from tutor.chat.markdown import sections
 from tutor.chat.models import Glossary, Passage
-from tutor.course.models import Course, Lesson, ReadingStep
+from tutor.course.models import Course, Lesson, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Text
 from tutor.markdown_fences import fenced_pieces
@@ -67,8 +67,18 @@ def first_code_block(markdown: str) -> str | None:
 
 def lesson_passages(lesson: Lesson) -> list[Passage]:
     out: list[Passage] = []
+    keywords = f"{lesson.title.en} {lesson.title.zh}"
+
+    def add(step: Step, text: Text, part: str = "", *, code: bool = False) -> None:
+        passage = Passage(
+            id=f"{lesson.id}/{step.id}{part}", source="lesson", lesson_id=lesson.id,
+            step_id=step.id, title=step.title, text=text, keywords=keywords,
+        )
+        # a reading's first example is shown with it; a prompt's code is the exercise's
+        example = {"code": first_code_block(text.en), "code_zh": first_code_block(text.zh)}
+        out.append(passage.model_copy(update=example) if code else passage)
+
     for step in lesson.steps:
-        keywords = f"{lesson.title.en} {lesson.title.zh}"
         if isinstance(step, ReadingStep):
             en_chunks, zh_chunks = (
                 sections(step.body.en, MAX_CHUNK),
@@ -77,34 +87,12 @@ def lesson_passages(lesson: Lesson) -> list[Passage]:
             if len(en_chunks) != len(zh_chunks):  # translations split differently: keep whole
                 en_chunks, zh_chunks = [step.body.en], [step.body.zh]
             for i, (en, zh) in enumerate(zip(en_chunks, zh_chunks, strict=True)):
-                out.append(
-                    Passage(
-                        id=f"{lesson.id}/{step.id}" + (f"#{i + 1}" if len(en_chunks) > 1 else ""),
-                        source="lesson",
-                        lesson_id=lesson.id,
-                        step_id=step.id,
-                        title=step.title,
-                        text=Text(en=en, zh=zh),
-                        code=first_code_block(en),
-                        code_zh=first_code_block(zh),
-                        keywords=keywords,
-                    )
-                )
+                part = f"#{i + 1}" if len(en_chunks) > 1 else ""
+                add(step, Text(en=en, zh=zh), part, code=True)
             continue
         prompt: Text | None = getattr(step, "prompt", None)
-        if prompt is None:
-            continue
-        out.append(
-            Passage(
-                id=f"{lesson.id}/{step.id}",
-                source="lesson",
-                lesson_id=lesson.id,
-                step_id=step.id,
-                title=step.title,
-                text=prompt,
-                keywords=keywords,
-            )
-        )
+        if prompt is not None:
+            add(step, prompt)
     return out
 
 
@@ -176,7 +164,7 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
 def load_catalog_entries() -> list[Any]:
     """The diagnosis catalog's entries, or none while the catalog is not available."""
     try:
-        from tutor.diagnosis import load_catalog  # type: ignore[attr-defined]
+        from tutor.diagnosis import load_catalog
     except ImportError:
         return []
     try:

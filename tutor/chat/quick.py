@@ -9,15 +9,17 @@ every question the Tutor must answer itself: a solution request, a question no c
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-from tutor.chat.cards import CardBook, Match, compose, learner_names
+from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
-from tutor.chat.solution_requests import asks_for_solution, detect
-from tutor.chat.step_finder import StepFinder
+from tutor.chat.solution_requests import detect
+from tutor.chat.step_finder import StepFinder, StepRef
 from tutor.course.models import Course
 
 
@@ -31,6 +33,24 @@ class QuickAnswer:
     kind: str
     """The question's kind (what, why, how, compare, can, safe, value, fails)."""
     card: str
+    answer_kind: str = "answer"
+    """As the Tutor's ``Answer.kind``: "answer", or "off_topic" (declined)."""
+
+
+SHELL_REQUESTS = frozenset({"answer", "fix", "copy", "do-for-me", "code"})
+"""What makes a question that pastes or names an exercise (none is open) a request for its
+solution: it asks for the answer, the fix, something to copy, or for it to be done. Asking
+the value of a line or naming some code is a question about that code."""
+
+
+def requested_step(question: str, finder: StepFinder) -> StepRef | None:
+    """The exercise whose solution ``question`` asks for, found from the code or title it
+    pastes (no exercise is open), or None."""
+    found = finder.find(question)
+    if found is None:
+        return None
+    reason = detect(question, on_step=True, about_course=lambda: True).reason
+    return found if reason in SHELL_REQUESTS else None
 
 
 def may_be_solution_request(question: str, finder: StepFinder) -> bool:
@@ -38,15 +58,16 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
     pastes or names an exercise and asks for it to be done, or asks for "the answer" itself.
     With no exercise open or named, "can someone help with this error?" is a question about
     the error, answered as one (a hint needs an exercise)."""
-    if finder.find(question) is not None:
-        return asks_for_solution(question, on_step=True, about_course=lambda: True)
+    if requested_step(question, finder) is not None:
+        return True
     return detect(question, on_step=False, about_course=lambda: True).reason == "answer"
 
 
 @lru_cache(maxsize=1)
 def _symptom_patterns() -> re.Pattern[str]:
-    from tutor.chat.symptoms import PATH
     from tutor.yaml_read import read_yaml
+
+    PATH = Path(__file__).with_name("symptoms.yaml")  # not symptoms.py: it imports the models
 
     parts = [
         p
@@ -76,6 +97,8 @@ def card_answers(found: Match | None, question: str) -> bool:
         return False
     if found.by_signal or not describes_symptom(question):
         return True
+    if found.kind in ("can", "safe") and found.verdict is not None:
+        return True  # "is X the reason my grad is None?" is answered yes or no, not by a list
     return found.score >= PASTED_SCORE and _PASTED_CODE_RE.search(question) is not None
 
 
@@ -100,6 +123,51 @@ def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, st
     return tidy_chinese(text) if lang == "zh" else text
 
 
+def names_elsewhere(question: str) -> bool:
+    """Another domain's thing named, and nothing of PyTorch at all (no anchor word, no card's
+    signal): declined without weighing the course's vocabulary (the weather, buying a GPU)."""
+    from tutor.chat.cards import about_pytorch
+    from tutor.chat.domains import foreign_words
+
+    return bool(foreign_words(question)) and not about_pytorch(question)
+
+
+def off_topic_text(lang: str) -> str:
+    from tutor.chat import messages
+
+    return messages.OFF_TOPIC.zh if lang == "zh" else messages.OFF_TOPIC.en
+
+
+def reading_of(course: Course, ref: str) -> str:
+    """LESSON/STEP of the first reading of ``ref``'s lesson (``ref`` itself if it has none)."""
+    lesson_id = ref.partition("/")[0]
+    try:
+        lesson = course.lesson(lesson_id)
+    except KeyError:
+        return ref
+    reading = next((s for s in lesson.steps if type(s).__name__ == "ReadingStep"), None)
+    return f"{lesson_id}/{reading.id}" if reading is not None else ref
+
+
+def shown_card(
+    course: Course, found: Match, lang: str, names_from: tuple[str, str, str]
+) -> tuple[Match, str]:
+    """The card's text and the match whose step it names. A card's answer may be the very fix
+    its exercise asks for; then it sends the learner to the lesson's reading instead, rather
+    than to an exercise it has just solved (or than showing the answer with holes)."""
+    text = card_text(course, found, lang, names_from)
+    try:
+        _, step = course.find(found.read)
+    except KeyError:  # another course than the one the cards were written for
+        return found, text
+    if find_leaks(text, step_secrets(step), question=names_from[0]).leaked:
+        reading = reading_of(course, found.read)
+        if reading != found.read:
+            found = dataclasses.replace(found, read=reading)
+            text = card_text(course, found, lang, names_from)
+    return found, text
+
+
 def quick_answer(
     course: Course, question: str, lang: str, *, book: CardBook | None = None
 ) -> QuickAnswer | None:
@@ -108,11 +176,23 @@ def quick_answer(
         return None
     if may_be_solution_request(question, StepFinder(course)):
         return None
+    if names_elsewhere(question):
+        return QuickAnswer(
+            text=off_topic_text(lang), ref="", lesson_title=None, step_title=None,
+            kind=question_kind(question), card="", answer_kind="off_topic",
+        )
+    from tutor.chat.domains import foreign_words
+
+    if foreign_words(question):
+        return None  # another domain named with PyTorch's: the Tutor's judgement decides
     found = (book or CardBook()).match(question)
-    if found is None or not card_answers(found, question):
-        return None
-    text = card_text(course, found, lang, (question, "", ""))
-    _, step = course.find(found.read)
+    if found is None or not card_answers(found, question) or not found.sure:
+        return None  # a weak match needs the Tutor's retrieval to agree
+    found, text = shown_card(course, found, lang, (question, "", ""))
+    try:
+        _, step = course.find(found.read)
+    except KeyError:
+        return None  # the Tutor answers for a course without the card's lesson
     if find_leaks(text, step_secrets(step), question=question).leaked:
         return None  # the Tutor shows it without what it shares with that step's solution
     titles = titles_for(course, found.read, lang)

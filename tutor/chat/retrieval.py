@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tutor.chat.bm25 import BM25
 from tutor.chat.concepts import load_concepts, name_patterns, named_lessons
@@ -102,15 +103,6 @@ class Retriever:
         self.fragments = {
             i: _literal_fragments(self.passages[i].pattern or "") for i in self.patterns
         }
-        self.quoting = {
-            i: [
-                j
-                for j, q in enumerate(self.passages)
-                if q.source == "lesson" and self._quotes(i, _quotable(q))
-            ]
-            for i in self.patterns
-        }
-        """Catalog passage -> the lesson passages that quote its error message."""
         targets = {
             part
             for e in data.glossary.entries
@@ -153,6 +145,13 @@ class Retriever:
         self._known_terms = {
             t.lower() for e in data.glossary.entries for t in e.terms if len(t) > 3
         }
+
+    @cached_property
+    def quoting(self) -> dict[int, list[int]]:
+        """Catalog passage -> the lesson passages that quote its error message (built when a
+        question first pastes one: most questions do not, and the scan costs tens of ms)."""
+        lessons = [(j, _quotable(q)) for j, q in enumerate(self.passages) if q.source == "lesson"]
+        return {i: [j for j, text in lessons if self._quotes(i, text)] for i in self.patterns}
 
     def _word_tokens(self, words: Sequence[str]) -> set[str]:
         return {tok for word in words for tok in tokenize(word, joinable=self.joinable)}
@@ -364,8 +363,8 @@ class Retriever:
                     lesson = self.passages[j].lesson_id or ""
                     # a quoting step the question's words miss still teaches the message
                     votes[lesson] = max(votes.get(lesson, 0.0), context.get(j, 0.0) + 1.0)
-            elif (lesson := self.passages[i].lesson_id) and (lesson in known or not known):
-                votes[lesson] = max(votes.get(lesson, 0.0), raw.get(i, 0.0))
+            elif (owner := self.passages[i].lesson_id) and (owner in known or not known):
+                votes[owner] = max(votes.get(owner, 0.0), raw.get(i, 0.0))
         return votes
 
     def _title_share(self, i: int, query: list[str]) -> float:

@@ -18,12 +18,15 @@ not for the answer; another clause may still ask ("no need for the why, paste it
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
+from tutor.chat.bilingual import Both, Patterns
 from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
@@ -31,31 +34,28 @@ _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
 _CLAUSE_RE = re.compile(r"[,;:!?，；：！？。\n]|\.(?=\s|$)|\b(?:but|and then|so)\b")
 
 
-@dataclass(frozen=True)
-class _Patterns:
-    en: tuple[str, ...] = ()
-    zh: tuple[str, ...] = ()
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
-class RequestParts:
+class RequestParts(Generic[P]):
     """The parts a solution request is composed of (see the YAML). A dataclass, not a
     pydantic model, so that ``tutor ask`` can tell a solution request without pydantic; the
     tests validate the YAML against it with pydantic."""
 
-    ask: _Patterns
-    answer_object: _Patterns
-    code_object: _Patterns
-    value_object: _Patterns
-    fix_object: _Patterns
-    pointer: _Patterns
-    value_ask: _Patterns
-    produce: _Patterns
-    copy_intent: _Patterns
-    do_for_me: _Patterns
-    no_explanation: _Patterns
-    explanatory: _Patterns
-    trouble: _Patterns
+    ask: P
+    answer_object: P
+    code_object: P
+    value_object: P
+    fix_object: P
+    pointer: P
+    value_ask: P
+    produce: P
+    copy_intent: P
+    do_for_me: P
+    no_explanation: P
+    explanatory: P
+    trouble: P
 
 
 @dataclass(frozen=True)
@@ -69,41 +69,27 @@ class Evidence:
     (nothing asked for)."""
 
 
-class _Compiled:
-    def __init__(self, parts: RequestParts):
-        def both(p: _Patterns) -> re.Pattern[str]:
-            return re.compile("|".join(f"(?:{x})" for x in [*p.en, *p.zh]), re.IGNORECASE)
-
-        self.ask = both(parts.ask)
-        self.answer = both(parts.answer_object)
-        self.code = both(parts.code_object)
-        self.value = both(parts.value_object)
-        self.fix = both(parts.fix_object)
-        self.pointer = both(parts.pointer)
-        self.value_ask = both(parts.value_ask)
-        self.produce = both(parts.produce)
-        self.copy_intent = both(parts.copy_intent)
-        self.do_for_me = both(parts.do_for_me)
-        self.no_explanation = both(parts.no_explanation)
-        self.explanatory = both(parts.explanatory)
-        self.trouble = both(parts.trouble)
-
-
 @lru_cache(maxsize=1)
-def _compiled() -> _Compiled:
-    return _Compiled(parse_parts(read_yaml(PATH)))
+def _compiled() -> RequestParts[re.Pattern[str]]:
+    """Each part's patterns, both languages, as one regular expression."""
+    parts = parse_parts(read_yaml(PATH))
+
+    def one(p: Patterns) -> re.Pattern[str]:
+        return re.compile("|".join(f"(?:{x})" for x in [*p.en, *p.zh]), re.IGNORECASE)
+
+    return RequestParts(**{f.name: one(getattr(parts, f.name)) for f in dataclasses.fields(parts)})
 
 
-def parse_parts(data: dict) -> RequestParts:  # type: ignore[type-arg]
+def parse_parts(data: dict[str, Any]) -> RequestParts[Patterns]:
     """The YAML's data as RequestParts; an unknown or missing part is an error."""
     fields = set(RequestParts.__dataclass_fields__)
     if set(data) != fields:
         raise ValueError(f"solution_requests.yaml: parts {sorted(set(data) ^ fields)} differ")
-    parts = {}
+    parts: dict[str, Patterns] = {}
     for name, value in data.items():
         if set(value) - {"en", "zh"}:
             raise ValueError(f"solution_requests.yaml: {name}: only en and zh")
-        parts[name] = _Patterns(en=tuple(value.get("en", ())), zh=tuple(value.get("zh", ())))
+        parts[name] = Both(en=tuple(value.get("en", ())), zh=tuple(value.get("zh", ())))
     return RequestParts(**parts)
 
 
@@ -162,19 +148,19 @@ def detect(
     if pointed and c.copy_intent.search(question) and c.ask.search(question):
         return Evidence(True, "copy")
     for clause in clauses(question):
-        if c.answer.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
+        if c.answer_object.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
             return Evidence(True, "answer")
-        if pointed and c.fix.search(clause):  # "第一行改成啥": the change itself
+        if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
         if not c.ask.search(clause):
             continue
-        if c.answer.search(clause):  # naming the answer asks for it, trouble or not
+        if c.answer_object.search(clause):  # naming the answer asks for it, trouble or not
             return Evidence(True, "answer")
         if c.trouble.search(clause):  # this clause is about what went wrong
             continue
-        if pointed and c.code.search(clause):
+        if pointed and c.code_object.search(clause):
             return Evidence(True, "code")
-        if pointed and c.value.search(clause):
+        if pointed and c.value_object.search(clause):
             return Evidence(True, "value")
     for clause in clauses(question):
         if c.trouble.search(clause):
@@ -202,18 +188,6 @@ def points_at_step(question: str) -> bool:
     return _compiled().pointer.search(question) is not None
 
 
-def asks_for_solution(
-    question: str,
-    *,
-    on_step: bool = False,
-    step_exprs: Iterable[str] = (),
-    step_parts: Iterable[str] = (),
-    about_course: Callable[[], bool] | None = None,
-) -> bool:
-    return detect(
-        question,
-        on_step=on_step,
-        step_exprs=step_exprs,
-        step_parts=step_parts,
-        about_course=about_course,
-    ).request
+def asks_for_solution(question: str, **options: Any) -> bool:
+    """Whether ``question`` asks for the answer (``options``: :func:`detect`'s)."""
+    return detect(question, **options).request

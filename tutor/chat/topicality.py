@@ -26,16 +26,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from tutor.chat.concepts import ConceptsError
+from tutor.chat.domains import ERROR_LINE_RE, foreign_words, task_request
 from tutor.chat.tokens import CJK_RE, ZH_STOP_BIGRAMS, identifiers, tokenize
-from tutor.yaml_read import read_yaml
 
-DOMAINS_PATH = Path(__file__).with_name("domains.yaml")
 BROAD_WEIGHT = 0.5
 """A broad word (GPU, model, 训练) is half an anchor: it places, it does not make, a topic."""
 VOCABULARY_ON_TOPIC = 0.7
@@ -49,75 +43,8 @@ MARGIN_ON_TOPIC = 0.15
 """A strong match spread evenly over several lessons is a coincidence of common words: the
 best lesson must lead the next by this share of its score."""
 _CJK_RUN_RE = re.compile(f"{CJK_RE.pattern}+")
-_ERROR_LINE_RE = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception|Warning)\b:[^\n]*?(?=\s{2,}|\s*$)", re.MULTILINE
-)
-"""A quoted Python error ("TypeError: list indices must be integers"): its message, up to the
-end of the line or a wide gap (what the learner adds after it is their own words)."""
 _CODE_NAME_RE = re.compile(r"[a-z]+[0-9]+|[a-z]+_[a-z_0-9]+")
 """A code name (``fc1``, ``mat2``, ``grad_fn``): one the course uses is an anchor."""
-
-
-class Domains(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    domains: dict[str, list[str]]
-    task_domains: list[str] = []
-    """Domains whose words name a thing to produce (a poem, homework): a request for one is
-    another job, whatever its subject, unless the question also asks to understand."""
-    produce: list[str] = []
-    """A request to produce or do something (write, compose, solve, show the working)."""
-    understand: list[str] = []
-    """Asking to understand something (why, what is, I don't get): a question, not a task."""
-
-
-@lru_cache(maxsize=4)
-def _task_patterns(
-    path: Path = DOMAINS_PATH,
-) -> tuple[frozenset[str], re.Pattern[str], re.Pattern[str]]:
-    never = r"(?!x)x"
-    try:
-        data = Domains.model_validate(read_yaml(path))
-        return (
-            frozenset(data.task_domains),
-            re.compile("|".join(f"(?:{p})" for p in data.produce) or never, re.IGNORECASE),
-            re.compile("|".join(f"(?:{p})" for p in data.understand) or never, re.IGNORECASE),
-        )
-    except (OSError, ValueError, re.error) as exc:
-        raise ConceptsError(f"{path}: cannot load the tutor's task requests: {exc}") from exc
-
-
-def task_request(question: str, foreign: dict[str, str], path: Path = DOMAINS_PATH) -> bool:
-    """Whether ``question`` asks to produce a piece of writing or another subject's homework
-    (by the words of a task domain and a request to produce), and not to understand anything:
-    "write a poem about gradient descent" is a writing job even though it names autograd."""
-    domains, produce, understand = _task_patterns(path)
-    return (
-        any(domain in domains for domain in foreign.values())
-        and produce.search(question) is not None
-        and understand.search(question) is None
-    )
-
-
-@lru_cache(maxsize=4)
-def _domain_patterns(path: Path = DOMAINS_PATH) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    try:
-        data = Domains.model_validate(read_yaml(path))
-        return tuple(
-            (name, re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
-            for name, patterns in data.domains.items()
-        )
-    except (OSError, ValueError, re.error) as exc:
-        raise ConceptsError(f"{path}: cannot load the tutor's other domains: {exc}") from exc
-
-
-def foreign_words(question: str, path: Path = DOMAINS_PATH) -> dict[str, str]:
-    """Distinct other-domain words in ``question`` (lowercased) -> their domain."""
-    out: dict[str, str] = {}
-    for name, pattern in _domain_patterns(path):
-        for match in pattern.finditer(question):
-            out.setdefault(re.sub(r"\s+", " ", match.group(0).lower().strip()), name)
-    return out
 
 
 @dataclass(frozen=True)
@@ -140,6 +67,10 @@ class TopicEvidence:
     NoneType): see :func:`plain_error`."""
     catalog_error: bool = False
     """It quotes an error message the diagnosis catalog explains (autograd's or plain Python's)."""
+    names_pytorch: bool = True
+    """It names PyTorch (``torch``, ``pytorch``): another framework named alongside is compared."""
+    asked_foreign: bool = False
+    """The clause that asks (which / how / 吗 / 怎么 ... ?) names another domain's thing."""
 
     @property
     def reason(self) -> str:
@@ -147,6 +78,12 @@ class TopicEvidence:
         about autograd around it), 'anchor' (names autograd), 'content' (on topic by its
         content words and the retrieval) or 'none'."""
         if self.task or (self.foreign and len(self.foreign) > self.anchors):
+            return "foreign"
+        # what it asks is the other domain's ("which GPU should I buy for training?"), and
+        # nothing of autograd proper is named anywhere: the other domain's question
+        if self.asked_foreign and not self.topic_anchor:
+            return "foreign"
+        if "frameworks" in self.foreign.values() and not self.names_pytorch:
             return "foreign"
         # a plain error the catalog explains (a None .grad multiplied) is the course's when
         # the rest of the question speaks its words; a scraper's traceback around it is not
@@ -219,7 +156,7 @@ class Topicality:
         """Whether ``question`` quotes Python errors none of which names anything of the
         course (no topic, broad or API word in the message) and ``autograd_error`` is false
         (the catalog knows none of them as an autograd error)."""
-        messages = _ERROR_LINE_RE.findall(question)
+        messages = ERROR_LINE_RE.findall(question)
         if not messages or autograd_error:
             return False
         return not any(self.anchors(m.partition(":")[2])[0] > 0 for m in messages)
@@ -273,7 +210,22 @@ class Topicality:
             top_score=top_score,
             coverage=coverage,
             margin=margin,
+            names_pytorch=_PYTORCH_RE.search(question) is not None,
+            asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
         )
+
+
+_PYTORCH_RE = re.compile(r"torch", re.IGNORECASE)
+_CLAUSE_END_RE = re.compile(r"(?<=[,;:!?，；：！？。])|(?<=\.)\s")
+_ASKING_RE = re.compile(
+    r"\?|？|\b(which|what|how|why|should|can|could|is|are|do|does|where|when)\b|吗|怎么|什么|哪|为什么|为啥|如何|是否",
+    re.IGNORECASE,
+)
+
+
+def asking_clauses(question: str) -> list[str]:
+    """The clauses of ``question`` that ask something (an interrogative or a question mark)."""
+    return [c for c in _CLAUSE_END_RE.split(question) if c.strip() and _ASKING_RE.search(c)]
 
 
 def _without_cjk(text: str) -> str:

@@ -3,35 +3,30 @@ optionally through an LLM, always behind the guardrails."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
-from tutor.chat.concepts import load_concepts
-from tutor.chat.guardrails import Secrets, find_leaks, redact, step_secrets
-from tutor.chat.index import build_course_index, default_cache_dir, load_index
+from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
+from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
 from tutor.chat.intents import about_my_run, asks_about_error
-from tutor.chat.llm import (
-    ChatBackend,
-    LLMConfigError,
-    LLMError,
-    OpenAICompatibleBackend,
-    build_messages,
-    load_llm_config,
-)
 from tutor.chat.markdown import blocks, summary, tidy_chinese
-from tutor.chat.models import Answer, ChatContext, Glossary, Passage, Source
-from tutor.chat.passages import load_catalog_entries, load_glossary
-from tutor.chat.quick import card_answers, card_text, may_be_solution_request
-from tutor.chat.retrieval import Hit, Retriever, rank_lessons
+from tutor.chat.models import Answer, Glossary, Passage, Source
+from tutor.chat.quick import (
+    card_answers,
+    card_text,
+    may_be_solution_request,
+    names_elsewhere,
+    requested_step,
+    shown_card,
+)
 from tutor.chat.snippets import snippet
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
-from tutor.chat.symptoms import Diagnosed, SymptomMatcher
 from tutor.chat.tokens import has_cjk
 from tutor.course.models import (
     AnswerStep,
@@ -46,10 +41,19 @@ from tutor.course.models import (
 )
 from tutor.i18n import Lang, Text
 from tutor.markdown_fences import fenced_pieces
-from tutor.sandbox.models import TensorSnapshot
+
+if TYPE_CHECKING:  # imported where used: a question from the shell needs none of them
+    from tutor.chat.context import ChatContext
+    from tutor.chat.index import IndexData
+    from tutor.chat.llm import ChatBackend, Message
+    from tutor.chat.retrieval import Hit, Retriever
+    from tutor.chat.symptoms import Diagnosed, SymptomMatcher
+    from tutor.sandbox.models import TensorSnapshot
 
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
+AGREEING = 0.8
+"""A weak card's lesson must score this share of the best lesson's retrieval score."""
 SUMMARY_CHARS = 650
 MAX_CAUSES = 5
 """Causes listed for a symptom: the likely ones, not every catalog variant."""
@@ -90,16 +94,9 @@ class Tutor:
         it every time)."""
         self.course = course
         self.backend = backend
-        if glossary is None and catalog_entries is None:
-            cache = default_cache_dir() if cache_dir == "default" else cache_dir
-            data = load_index(course, cache)
-        else:
-            entries = load_catalog_entries() if catalog_entries is None else catalog_entries
-            data = build_course_index(course, glossary or load_glossary(), entries, load_concepts())
-        self.glossary = data.glossary
-        self.retriever = Retriever(data)
-        self.passages = {p.id: p for p in data.passages}
-        self.symptoms = SymptomMatcher(self.passages)
+        self._index_from = (glossary, catalog_entries, cache_dir)
+        """What the retrieval index is built from; it is loaded on first use (a card answer,
+        a hint or another domain's question from the shell needs none of it)."""
         self.cards = CardBook()
         self.runner = runner
         """A sandbox (tutor.sandbox.Runner) to run a pasted snippet a "what does this print?"
@@ -110,18 +107,57 @@ class Tutor:
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
+        """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
         self.config_notice: Text | None = None
         """(en, zh) of why the configured LLM cannot be used, when it cannot."""
-        """The Answer behind the most recent :meth:`stream` (for faces that stream)."""
+
+    @cached_property
+    def _index(self) -> IndexData:
+        from tutor.chat.concepts import load_concepts
+        from tutor.chat.index import build_course_index, default_cache_dir, load_index
+        from tutor.chat.passages import load_catalog_entries, load_glossary
+
+        glossary, catalog_entries, cache_dir = self._index_from
+        if glossary is None and catalog_entries is None:
+            cache = default_cache_dir() if cache_dir == "default" else cache_dir
+            return load_index(self.course, cache)
+        entries = load_catalog_entries() if catalog_entries is None else catalog_entries
+        return build_course_index(
+            self.course, glossary or load_glossary(), entries, load_concepts()
+        )
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        from tutor.chat.retrieval import Retriever
+
+        return Retriever(self._index)
+
+    @property
+    def glossary(self) -> Glossary:
+        return self._index.glossary
+
+    @cached_property
+    def passages(self) -> dict[str, Passage]:
+        return {p.id: p for p in self._index.passages}
+
+    @cached_property
+    def symptoms(self) -> SymptomMatcher:
+        from tutor.chat.symptoms import SymptomMatcher
+
+        return SymptomMatcher(self.passages)
 
     @classmethod
-    def from_environment(
-        cls, course: Course, env: Mapping[str, str] = os.environ, **kwargs: Any
-    ) -> Tutor:
+    def from_environment(cls, course: Course, **kwargs: Any) -> Tutor:
         """A tutor that uses the configured LLM endpoint, or stays offline if none is. A broken
         configuration leaves it offline too: every answer then starts with a one-line notice."""
+        from tutor.chat.llm_location import llm_configured
+
+        if not llm_configured():
+            return cls(course, **kwargs)
+        from tutor.chat.llm import LLMConfigError, OpenAICompatibleBackend, load_llm_config
+
         try:
-            config = load_llm_config(env)
+            config = load_llm_config()
         except LLMConfigError as exc:
             tutor = cls(course, **kwargs)
             tutor.config_notice = exc.text
@@ -142,18 +178,11 @@ class Tutor:
     def ask(
         self, question: str, *, lang: Lang | None = None, context: ChatContext | None = None
     ) -> Answer:
-        lang = lang or detect_lang(question)
-        offline, hits, secrets = self._offline(question, lang, context)
-        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = self._config_fallback(offline, lang)
-            return self.last_answer
-        messages = build_messages(
-            question,
-            lang=lang,
-            passages=[h.passage for h in hits[:4]],
-            context=context,
-            card=self._card_text,
-        )
+        lang, offline, messages, secrets = self._prepare(question, lang, context)
+        if messages is None or self.backend is None:
+            return offline
+        from tutor.chat.llm import LLMError
+
         try:
             reply = self.backend.complete(messages)
         except LLMError as exc:
@@ -171,19 +200,12 @@ class Tutor:
     ) -> Iterator[str]:
         """Yields the answer in pieces. With an LLM, text is released a paragraph at a time,
         each checked (with all text before it) for leaks before it is yielded."""
-        lang = lang or detect_lang(question)
-        offline, hits, secrets = self._offline(question, lang, context)
-        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
-            self.last_answer = self._config_fallback(offline, lang)
-            yield self.last_answer.text
+        lang, offline, messages, secrets = self._prepare(question, lang, context)
+        if messages is None or self.backend is None:
+            yield offline.text
             return
-        messages = build_messages(
-            question,
-            lang=lang,
-            passages=[h.passage for h in hits[:4]],
-            context=context,
-            card=self._card_text,
-        )
+        from tutor.chat.llm import LLMError
+
         released, pending = "", ""
         try:
             for chunk in self.backend.stream(messages):
@@ -214,19 +236,40 @@ class Tutor:
             return
         self.last_answer = offline.model_copy(update={"text": text})
 
+    def _prepare(
+        self, question: str, lang: Lang | None, context: ChatContext | None
+    ) -> tuple[Lang, Answer, list[Message] | None, Secrets]:
+        """(language, offline answer, the LLM's prompt or None, secrets): None when the
+        offline answer is the answer (no LLM, or a hint, an off-topic or empty question), which
+        is then ``last_answer`` already."""
+        lang = lang or detect_lang(question)
+        offline, hits, secrets = self._offline(question, lang, context)
+        if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
+            self.last_answer = self._config_fallback(offline, lang)
+            return lang, self.last_answer, None, secrets
+        from tutor.chat.llm import build_messages
+
+        messages = build_messages(
+            question,
+            lang=lang,
+            passages=[h.passage for h in hits[:4]],
+            context=context,
+            card=self._card_text,
+        )
+        return lang, offline, messages, secrets
+
     # ------------------------------------------------------------------ offline
 
     def _step(self, context: ChatContext | None) -> tuple[Lesson | None, Step | None]:
         if context is None or not context.lesson_id:
             return None, None
-        try:
-            lesson = self.course.lesson(context.lesson_id)
-        except KeyError:
-            return None, None
-        try:
-            return lesson, lesson.step(context.step_id or "")
-        except KeyError:
-            return lesson, None
+        return self._lesson_and_step(context.lesson_id, context.step_id)
+
+    def _lesson_and_step(
+        self, lesson_id: str, step_id: str | None
+    ) -> tuple[Lesson | None, Step | None]:
+        found = self._lesson_step(lesson_id, step_id or "")
+        return found if found is not None else (None, None)
 
     def _secrets(
         self, lesson: Lesson | None, step: Step | None, context: ChatContext | None
@@ -252,9 +295,16 @@ class Tutor:
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
-        words = self.retriever.judge(question, on_step=step is not None)
-        if words.reason in ("foreign", "plain-error"):
+        if names_elsewhere(question):
             return off_topic, [], secrets
+        if may_be_elsewhere(question):
+            judged = self.retriever.judge(question, on_step=step is not None)
+            if judged.reason in ("foreign", "plain-error"):
+                return off_topic, [], secrets
+
+        def on_topic() -> bool:
+            return self.retriever.judge(question, on_step=step is not None).on_topic
+
         self._card_text = None
         ran = self._run_snippet(question, lang, step, secrets)
         if ran is not None:
@@ -282,14 +332,10 @@ class Tutor:
                 return self._finish(carded, guard, question, lang), [], secrets
         if step is None:
             # from the shell, a request for an exercise's answer pastes its code or title
-            found_step = self.steps.find(question)
-            if found_step is not None and asks_for_solution(
-                question,
-                on_step=True,
-                step_exprs=(),
-                step_parts=(),
-                about_course=lambda: True,
-            ):
+            found_step = requested_step(question, self.steps)
+            if found_step is not None:
+                from tutor.chat.context import ChatContext
+
                 ctx = (context or ChatContext()).model_copy(
                     update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
                 )
@@ -301,9 +347,12 @@ class Tutor:
             on_step=step is not None,
             step_exprs=_checked_exprs(step, context),
             step_parts=_code_parts(step),
-            about_course=lambda: words.on_topic,
+            about_course=on_topic,
         ):
             return self._hint(lang, context, lesson, step, secrets), [], secrets
+        symptom_only = self._symptom_answer(question, lang, context)
+        if symptom_only is not None:
+            return self._finish(symptom_only, secrets, question, lang), [], secrets
         # the learner is looking at the current step: its own prompt is no answer
         own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
         found = self.retriever.retrieve(question, exclude=own or frozenset())
@@ -376,6 +425,26 @@ class Tutor:
         )
         return self._finish(answer, secrets, question, lang), hits, secrets
 
+    def _symptom_answer(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> Answer | None:
+        """ "x.grad is None", "the grad keeps growing", said in plain words with no run to
+        look at and no error quoted: the symptom's likely causes, without the retrieval over
+        the course (they name their own lessons)."""
+        if context is not None and (context.last_run is not None or context.diagnoses):
+            return None
+        if ERROR_LINE_RE.search(question) or asks_about_error(question):
+            return None
+        symptom = self.symptoms.match(question)
+        if symptom is None:
+            return None
+        sources: list[str] = []
+        titled: list[Source] = []
+        named: list[str] = []
+        text = "\n\n".join(self._compose_symptom(symptom, lang, sources, named, titled))
+        titled += [t for x in sources if x not in {s.id for s in titled} and (t := self._titled(x))]
+        return Answer(text=text, sources=sources, titled_sources=titled, lessons=named)
+
     def _run_snippet(
         self, question: str, lang: Lang, step: Step | None, secrets: Secrets
     ) -> Answer | None:
@@ -401,12 +470,10 @@ class Tutor:
             first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
         else:
             first = msg.RAN_SNIPPET_NOTHING.get(lang)
-        guards = [(step, secrets)] if step is not None else []
+        guards: list[tuple[Step | None, Secrets]] = [(step, secrets)] if step else []
         pasted = self.steps.find(question)
         if pasted is not None:
-            lesson, found = self._step(
-                ChatContext(lesson_id=pasted.lesson_id, step_id=pasted.step_id)
-            )
+            lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
             guards.append((found, self._secrets(lesson, found, None)))
         for guarded, guard in guards:
             if guarded is not None and find_leaks(first, guard, question=question).leaked:
@@ -421,6 +488,12 @@ class Tutor:
             # the card's explanation, without the example: the learner's own code is the example
             parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
             ref = found_card.read
+        else:  # no card explains it: the lesson the retrieval finds for it is the one to read
+            hits = self.retriever.retrieve(question).hits
+            ref = _ref(hits[0].passage, hits) if hits else None
+            read = self._read_line(ref, lang) if ref else None
+            if read:
+                parts.append(read)
         text = "\n\n".join(parts)
         if lang == "zh":
             text = tidy_chinese(text)
@@ -433,9 +506,7 @@ class Tutor:
         return self._guard(answer, secrets, question, lang) if step is not None else answer
 
     def _card_secrets(self, answer: Answer) -> Secrets:
-        _, step = self._step(
-            ChatContext(lesson_id=answer.lessons[0], step_id=answer.sources[0].partition("/")[2])
-        )
+        _, step = self._lesson_and_step(answer.lessons[0], answer.sources[0].partition("/")[2])
         return step_secrets(step)
 
     def _from_card(self, question: str, lang: Lang, context: ChatContext | None) -> Answer | None:
@@ -453,12 +524,19 @@ class Tutor:
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
             return None
+        if not found.sure:
+            # a weak match answers only where the retrieval over the course agrees: one of
+            # its lessons scores nearly as well as the best lesson for the question's words
+            scores = self.retriever.retrieve(question).lesson_scores
+            best = max(scores.values(), default=0.0)
+            if not any(scores.get(lesson, 0.0) >= AGREEING * best > 0 for lesson in found.lessons):
+                return None
+        found, text = shown_card(self.course, found, lang, (question, code, error))
         ref = found.read
         lesson_id = ref.partition("/")[0]
         lessons = [lesson_id]
         if found.card.also and found.card.also.partition("/")[0] not in lessons:
             lessons.append(found.card.also.partition("/")[0])
-        text = card_text(self.course, found, lang, (question, code, error))
         self._card_text = text
         titled = self._titled(ref)
         return Answer(
@@ -630,6 +708,8 @@ class Tutor:
         read = self._read_line(prefer or _ref(best, hits), lang, named)
         if read:
             parts.append(read)
+        from tutor.chat.retrieval import rank_lessons
+
         ranked = list(lessons) or rank_lessons(hits)
         others = [lid for lid in ranked[:3] if lid not in named][:2]
         if others:
@@ -738,7 +818,9 @@ class Tutor:
                 lines.append(_explain_grad(var, snap).get(lang))
                 sources.append(f"run:{var}")
                 titled.append(Source(id=f"run:{var}", title=msg.SOURCE_RUN.format(var=var)))
-        for diagnosis in context.diagnoses[:2]:
+        _, step = self._step(context)
+        # shown as the Diagnosis tab shows them: a fix that is the step's answer is withheld
+        for diagnosis in shown_diagnoses(context.diagnoses[:2], step):
             lines.append(f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}")
             lines.append(msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang))
             sources.append(f"diagnosis:{diagnosis.id}")
@@ -879,6 +961,8 @@ def _code_parts(step: Step | None) -> list[str]:
 
 
 def _snapshot(context: ChatContext, var: str) -> TensorSnapshot | None:
+    from tutor.sandbox.models import TensorSnapshot
+
     run = context.last_run
     if run is None:
         return None

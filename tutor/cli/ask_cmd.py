@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             if quick is not None:
                 _show_quick(quick, args.question, lang, as_json=args.json)
                 return 0
-    from tutor.chat import ChatContext, Tutor
+    from tutor.chat import Tutor
 
     context = None
     store = None
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     "请使用 `tutor lessons` 列出的 LESSON/STEP 形式",
                 ),
             ) from exc
+        from tutor.chat import ChatContext  # with the run models: only a step has a run
         from tutor.progress import ProgressStore
 
         # hints seen and attempts made persist, so a new `tutor ask` continues from them
@@ -152,16 +153,16 @@ def _show_quick(quick: Any, question: str, lang: str, *, as_json: bool) -> None:
             "lang": lang,
             "text": _plain(quick.text),
             "markdown": quick.text,
-            "sources": [quick.ref],
+            "sources": [quick.ref] if quick.ref else [],
             "titled_sources": [{"id": quick.ref, "title": quick.step_title, "where": where}]
             if quick.step_title
             else [],
-            "refused": False,
+            "refused": quick.answer_kind == "off_topic",
             "hint_level": None,
             "fallback_notice": None,
-            "kind": "answer",
+            "kind": quick.answer_kind,
             "question_kind": quick.kind,
-            "lessons": [quick.ref.partition("/")[0]],
+            "lessons": [quick.ref.partition("/")[0]] if quick.ref else [],
             "redacted": False,
         }
         _print_json(out)

@@ -526,7 +526,8 @@ class LearningSession:
         diagnosis_error: TutorError | None = None
         if verdict.run is not None and not cancelled:
             try:
-                diagnoses = self.diagnose(verdict.run, code)
+                guard = importlib.import_module("tutor.chat.guardrails")  # the chat's own rule
+                diagnoses = guard.shown_diagnoses(self.diagnose(verdict.run, code), step)
             except TutorError as exc:  # the verdict stands; say why there is no diagnosis
                 diagnosis_error = exc
         if record and not cancelled:
