@@ -7,6 +7,7 @@ installed torch. They never call the chat, so they cannot leak the split into it
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -25,6 +26,8 @@ HERE = Path(__file__).parent
 SET = HERE / "learner2" / "test.yaml"
 FIRST_SET = sorted((HERE / "learner").glob("*.yaml"))
 NON_LESSON_TOPICS = {"training", "other-autograd"}
+# The split is frozen (committed once as "frozen test split"); an edit must show, not slip in.
+FROZEN_SHA256 = "f083ad8920711aba290599f928394b565331e259b21adff3a2e2c2a90b6cf8bd"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 Kind = Literal[
@@ -89,6 +92,10 @@ def questions() -> tuple[LearnerQuestion, ...]:
 @cache
 def course() -> Course:
     return load_course()
+
+
+def test_the_split_is_unchanged_since_it_was_frozen() -> None:
+    assert hashlib.sha256(SET.read_bytes()).hexdigest() == FROZEN_SHA256
 
 
 def test_every_item_has_the_fields_of_its_kind() -> None:
