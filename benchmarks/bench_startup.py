@@ -3,16 +3,18 @@
 Starts ``tutor`` in a detached tmux session and polls the pane every 10 ms until the first
 screen is whole (the lesson's title, the footer's keys, the tutor's input: see READY_TEXT);
 the time from the tmux call to that capture is one sample. Repeats
-``--runs`` times (cold processes; the lesson cache and tutor's bytecode are warm, as they are
-for a learner after the first start: the uncounted first round is that start) and prints
+``--runs`` times (cold processes; the lesson cache is warm, as it is for a learner after the
+first start: the uncounted first round is that start) and prints
 median/min/max, then the same for two floors run the same way: ``python -c "import textual"``,
 and a bare Textual app (a header, a line of text, a Python editor and a footer) until its
 text appears. The machine's speed moves from hour to hour; the floors show where it stands.
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 7] [--size 100x30] [--lang en]
-        [--compare DIR]   (DIR: a copy of another version's tree, e.g. from `git archive`;
-                           one from before tutor.bytecode needs `python -m compileall -q
-                           DIR/tutor` first where PYTHONDONTWRITEBYTECODE is set)
+        [--compare DIR]   (DIR: a copy of another version's tree, e.g. from `git archive`)
+
+Where PYTHONDONTWRITEBYTECODE is set, Python writes no bytecode for a source tree: run
+`python -m compileall -q tutor` (and the same in DIR) first to time what a regular install
+starts with, or leave it out to time the editable install's compile at each start.
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ def bench() -> int:
         times: dict[str, list[float]] = {name: [] for name in subjects}
         # In turns, so a machine that gets busier or quieter affects each alike. The first
         # round is not counted: it warms the file cache, and it is a learner's first start,
-        # open long enough for tutor to write its bytecode (tutor.bytecode).
+        # open long enough for tutor to write its caches.
         for round_ in range(args.runs + 1):
             for name, (command, text) in subjects.items():
                 took = time_to_text("bench", command, text, size,

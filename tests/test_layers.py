@@ -34,7 +34,6 @@ LAYERS: dict[str, int] = {
     "tutor.i18n": 0,
     "tutor.paths": 0,
     "tutor.records": 0,
-    "tutor.yaml_cache": 0,
     "tutor.yaml_read": 0,
     "tutor.course": 0,
     "tutor.sandbox": 0,

@@ -67,7 +67,7 @@ def load_messages(path: Path) -> dict[str, Text]:
     without both languages is an error."""
     from pydantic import TypeAdapter  # only where a catalog is read: not on the start-up
 
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     return TypeAdapter(dict[str, Text]).validate_python(read_yaml(path))
 

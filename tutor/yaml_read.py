@@ -9,12 +9,17 @@ stands, a number of more than :data:`MAX_INT_DIGITS` digits, a duplicate key at 
 one; the building itself is a loop, never a recursion. Plain scalars are read as YAML 1.2
 does (``yes``/``no``/``on``/``off`` are text), and each such word is reported as a warning,
 since a YAML 1.1 reader would see a boolean there.
+
+:func:`read_yaml` reads one of the app's own data files (message catalogs, the diagnosis
+catalog, the chat's data); lessons go through :func:`parse`, whose positions their
+problems need.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tutor.i18n import T, Text
@@ -55,6 +60,14 @@ class YamlProblem(Exception):
         self.line, self.col, self.text = line, col, text
         self.syntax = syntax
         """For a syntax error: libyaml's own words (the caller words the message)."""
+
+
+class YamlFileError(ValueError):
+    """A data file that is not YAML this reader takes; ``str()`` is ``path:line:col: why``."""
+
+    def __init__(self, path: Path, line: int, col: int, text: Text) -> None:
+        super().__init__(f"{path}:{line}:{col}: {text.en}")
+        self.path, self.line, self.col, self.text = path, line, col, text
 
 
 @dataclass
@@ -357,3 +370,24 @@ def parse(text: str, *, positions: bool = True) -> Parsed:
 def load(text: str) -> Any:
     """The data of a YAML text, without positions."""
     return parse(text, positions=False).data
+
+
+def read_yaml(path: Path) -> Any:
+    """The data of the YAML file at ``path`` (plain types, as :func:`load`).
+
+    ``OSError`` when the file cannot be read; :class:`YamlFileError` when it is not UTF-8,
+    not YAML, or past a limit.
+    """
+    path = Path(path)
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_BYTES + 1)
+    try:
+        return load(decode(raw))
+    except YamlProblem as problem:
+        raise YamlFileError(path, problem.line, problem.col, problem.text) from None
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line, col = before.count(b"\n") + 1, exc.start - before.rfind(b"\n")
+        raise YamlFileError(path, line, col, T(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            f"不是 UTF-8 文本（字节 0x{raw[exc.start]:02x}）")) from None

@@ -23,7 +23,7 @@ from tutor.chat.solution_requests import RequestParts, parse_parts
 from tutor.course import load_course
 from tutor.course.models import Course
 from tutor.sandbox.models import ErrorInfo, RunResult
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 HERE = Path(__file__).parent
 

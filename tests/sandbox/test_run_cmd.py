@@ -99,3 +99,38 @@ def test_a_learners_run_sees_the_lessons_and_caches_empty(
         if probe.exposed():
             pytest.skip("this kernel gives runs no mount namespace")
     assert out == "[] []\n"
+
+
+def test_on_a_terminal_the_output_shows_while_the_run_goes(tmp_path: Path) -> None:
+    """A learner's training loop prints as it goes: `tutor run` on a terminal shows each
+    line when it comes, not all of it once the run is over."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    script = tmp_path / "loop.py"
+    script.write_text("print('epoch 1', flush=True)\nwhile True:\n    pass\n")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "run", str(script), "--device", "cpu",
+         "--timeout", "120", "--lang", "en"],
+        stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    os.close(follower)
+    seen = b""
+    try:
+        while b"epoch 1" not in seen and proc.poll() is None:
+            if select.select([leader], [], [], 1.0)[0]:
+                try:
+                    seen += os.read(leader, 4096)
+                except OSError:  # the terminal closed: the command is over
+                    break
+        still_running = proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(leader)
+    assert b"epoch 1" in seen
+    assert still_running, "the line came only once the run was over"

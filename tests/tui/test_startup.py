@@ -272,22 +272,6 @@ def test_code_area_on_the_first_screen_is_composed_with_it(make_app, store, monk
     drive(app, scenario)
 
 
-def test_bytecode_is_written_after_the_first_screen(make_app, monkeypatch) -> None:
-    """Where PYTHONDONTWRITEBYTECODE is set, an editable install compiled every tutor module
-    again at each start (~0.25 s): the app writes the bytecode once its screen is up."""
-    import tutor.tui.app as app_module
-
-    calls: list[bool] = []
-    monkeypatch.setattr(app_module, "refresh_bytecode", lambda: calls.append(True))
-    app: TutorApp = make_app()
-
-    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
-        await wait_until(pilot, lambda: bool(calls))
-
-    drive(app, scenario)
-    assert calls == [True]
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_tutor_pane_comes_with_the_first_screen(make_app, monkeypatch, lang) -> None:
     """On a reading step the tutor's tab is the one shown: its input and welcome line are

@@ -143,7 +143,7 @@ def _card(raw: dict) -> Card:  # type: ignore[type-arg]
 
 
 def load_raw(path: Path = DATA) -> dict:  # type: ignore[type-arg]
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     return read_yaml(path)  # type: ignore[no-any-return]
 
@@ -155,7 +155,7 @@ def load_cards(path: Path = DATA) -> CardSet:
 
 @lru_cache(maxsize=1)
 def _kind_patterns() -> tuple[tuple[Kind, re.Pattern[str]], ...]:
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     out = []
     for entry in read_yaml(KINDS)["kinds"]:
@@ -174,7 +174,7 @@ _QUOTED_ERROR_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _anchors() -> tuple[str, ...]:
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     return tuple(a.lower() for a in read_yaml(KINDS)["anchors"])
 

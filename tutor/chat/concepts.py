@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tutor.course.models import Lesson
 from tutor.errors import TutorError
 from tutor.i18n import BiText
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 CONCEPTS_PATH = Path(__file__).with_name("concepts.yaml")
 TITLE_REPEAT = 3

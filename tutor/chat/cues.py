@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from tutor.chat.concepts import ConceptsError
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 CUES_PATH = Path(__file__).with_name("cues.yaml")
 PREFIX = "~"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")
 

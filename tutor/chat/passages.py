@@ -19,7 +19,7 @@ from tutor.chat.models import Glossary, Passage
 from tutor.course.models import Course, Lesson, ReadingStep
 from tutor.errors import TutorError
 from tutor.i18n import Text
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 GLOSSARY_PATH = Path(__file__).with_name("glossary.yaml")
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)

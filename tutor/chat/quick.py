@@ -46,7 +46,7 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
 @lru_cache(maxsize=1)
 def _symptom_patterns() -> re.Pattern[str]:
     from tutor.chat.symptoms import PATH
-    from tutor.yaml_cache import read_yaml
+    from tutor.yaml_read import read_yaml
 
     parts = [
         p

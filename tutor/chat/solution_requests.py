@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tutor.chat.models import Passage
 from tutor.i18n import BiText, Text
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("symptoms.yaml")
 

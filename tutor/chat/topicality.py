@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tutor.chat.concepts import ConceptsError
 from tutor.chat.tokens import CJK_RE, ZH_STOP_BIGRAMS, identifiers, tokenize
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import read_yaml
 
 DOMAINS_PATH = Path(__file__).with_name("domains.yaml")
 BROAD_WEIGHT = 0.5

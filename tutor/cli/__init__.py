@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from tutor import __version__
-from tutor.bytecode import refresh_bytecode
 from tutor.errors import TutorError
 
 SUBCOMMANDS = (
@@ -124,10 +123,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tutor: interrupted", file=sys.stderr)
         return 130
-    # Once the command is done (the TUI does it after its first screen): the next start
-    # reads bytecode instead of compiling (tutor.bytecode). A ctrl+c here only skips it.
-    with contextlib.suppress(KeyboardInterrupt):
-        refresh_bytecode()
     return code
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,12 +73,18 @@ def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device:
 
 
 def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: str,
-                  timeout: float = 10.0) -> None:
+                  timeout: float = 10.0, *, streamed: bool = False) -> None:
+    """``streamed``: the output was shown as it came; only what follows it is printed."""
     out, err = sys.stdout, sys.stderr
-    if result.stdout:
-        out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
-    if result.stderr:
-        err.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    if streamed:
+        if (result.stdout or result.stderr) and not (result.stdout + result.stderr).endswith(
+                "\n"):
+            out.write("\n")
+    else:
+        if result.stdout:
+            out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+        if result.stderr:
+            err.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
     out.flush()
     from tutor.diagnosis.messages import for_learner  # torch's build notes are not for learners
 
@@ -126,6 +133,19 @@ def exit_status(result: RunResult) -> int:
     return 1
 
 
+def _terminal_echo() -> Callable[[str], None] | None:
+    """On a terminal, the run's output is shown as it comes (a long loop's prints too),
+    both streams on the screen as they arrive; piped, they stay apart and come at the end."""
+    if not sys.stdout.isatty():
+        return None
+
+    def echo(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return echo
+
+
 def run(args: argparse.Namespace) -> int:
     from tutor.cli.common import read_source, resolve_lang
     from tutor.paths import private_folders
@@ -136,9 +156,11 @@ def run(args: argparse.Namespace) -> int:
     wall_time(args)
     device = getattr(args, "device", None) or "auto"
     evidence = None
+    echo = None if args.json else _terminal_echo()
     with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
         try:
-            result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout))
+            result = sandbox.run(code, device=device, limits=Limits(wall_time_s=args.timeout),
+                                 on_output=echo)
         except DeviceError as exc:
             raise TutorError(exc.text.get(lang)) from exc  # type: ignore[arg-type]
         if result.outcome == "error" or getattr(args, "diagnose", False):
@@ -158,5 +180,5 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
-        _print_result(result, diagnoses, lang, args.timeout)
+        _print_result(result, diagnoses, lang, args.timeout, streamed=echo is not None)
     return exit_status(result)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tutor.diagnosis.models import Severity
 from tutor.errors import TutorError
 from tutor.i18n import BiText, Text
-from tutor.yaml_cache import read_yaml
+from tutor.yaml_read import YamlFileError, read_yaml
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 
@@ -285,11 +285,9 @@ class CatalogError(TutorError):
 
 
 def parse_catalog(path: Path) -> Catalog:
-    from ruamel.yaml import YAMLError
-
     try:
         data = read_yaml(path)
-    except (OSError, YAMLError) as exc:
+    except (OSError, YamlFileError) as exc:
         raise CatalogError(f"{path}: cannot read the diagnosis catalog: {exc}") from exc
     try:
         return Catalog.model_validate(data)

@@ -10,6 +10,7 @@ exit status. Thread-safe: many runs may be in flight at once (grading with ``--j
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import json
 import os
@@ -363,10 +364,17 @@ class Sandbox:
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
         instrument: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> RunResult:
         """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe.
 
-        ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis."""
+        ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis.
+        ``on_output``: called from this thread with the run's stdout and stderr text, in the
+        order it arrives, while the run goes; only what the output limit keeps (then the
+        cut marker), so the chunks joined are ``stdout`` and ``stderr`` interleaved. Never
+        called after ``run`` returns. An exception it raises stops the run (its process is
+        killed) and is raised again from here; give it only to the runs of
+        the learner's own code, never to a reference solution's."""
         called_ns = time.perf_counter_ns()
         limits = limits or Limits()
         if len(code) > limits.source_bytes or len(code.encode("utf-8", "replace")) > \
@@ -384,12 +392,26 @@ class Sandbox:
                 run = _Run(server, self._send_lock, code, resolved, wanted, limits,
                            cancel, self._trace, called_ns)
                 run.instrument = instrument  # diagnosis
+                run.on_output = on_output
                 return run.execute()
             except _RetryRun:
                 self._replace(server)
                 if attempt == 2:
                     raise SandboxError("the sandbox server keeps dying; no run possible") from None
         raise AssertionError("unreachable")
+
+
+class _Stream:
+    """One of a run's output pipes: the bytes kept of it, and its text as it comes."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def text(self, data: bytes, *, final: bool = False) -> str:
+        """The text of ``data`` that is complete so far (a character split between two
+        reads is held back until its last byte comes)."""
+        return self._decoder.decode(data, final)
 
 
 class _Run:
@@ -408,8 +430,10 @@ class _Run:
         self.code, self.device, self.probes, self.limits = code, device, probes, limits
         self.cancel = cancel
         self.nonce = secrets.token_hex(16).encode()
-        self.out = bytearray()
-        self.err = bytearray()
+        self.out = _Stream()
+        self.err = _Stream()
+        self.on_output: Callable[[str], None] | None = None
+        self.listener_error: Exception | None = None
         self.truncated = False
         self.kill_reason: str | None = None
         self.frames = protocol.FrameReader()
@@ -456,6 +480,8 @@ class _Run:
             self._mark("validated")
             if self.trace is not None:
                 self._report_trace(control)
+            if self.listener_error is not None:
+                raise self.listener_error
             return verdict
         finally:
             control.close()
@@ -483,7 +509,7 @@ class _Run:
 
     def _loop(self, pid: int, started: float, control: socket.socket, out_r: int, err_r: int,
               res_r: int, cmd_w: int) -> None:
-        readers = {out_r: self.out, err_r: self.err, res_r: None}
+        readers: dict[int, _Stream | None] = {out_r: self.out, err_r: self.err, res_r: None}
         open_readers = set(readers)
         deadline = started + self.limits.wall_time_s
         baseline_rss = _rss_bytes(pid) if self.device != "cpu" else 0
@@ -521,6 +547,10 @@ class _Run:
         for fd in list(open_readers):  # what was written before the end is in the pipes
             while fd in open_readers and select.select([fd], [], [], 0)[0]:
                 self._read(fd, readers, open_readers, pid)
+        for stream in (self.out, self.err):  # a character cut off by the end, as U+FFFD
+            self._stream(stream.text(b"", final=True))
+        if self.truncated:
+            self._stream(self._cut_marker())
 
     def _write_command(self, cmd_w: int) -> None:
         """Write what the pipe takes now of the pending command (cmd_w is non-blocking)."""
@@ -532,7 +562,7 @@ class _Run:
         except BrokenPipeError:
             self.pending_cmd.clear()
 
-    def _read(self, fd: int, readers: dict[int, bytearray | None], open_readers: set[int],
+    def _read(self, fd: int, readers: dict[int, _Stream | None], open_readers: set[int],
               pid: int) -> None:
         try:
             data = os.read(fd, 65536)
@@ -545,15 +575,31 @@ class _Run:
         if sink is None:
             self._feed_result(data)
             return
-        room = self.limits.output_bytes - len(self.out) - len(self.err)
+        room = self.limits.output_bytes - len(self.out.data) - len(self.err.data)
         if len(data) > room:
-            sink += data[: max(room, 0)]
+            data = data[: max(room, 0)]
             if not self.truncated:
                 self.truncated = True
                 self._kill(pid, "output_limit")
             open_readers.discard(fd)
-        else:
-            sink += data
+        sink.data += data
+        self._stream(sink.text(data))
+        if self.listener_error is not None:
+            self._kill(pid, "cancelled")  # its listener has gone: nobody waits for the run
+
+    def _stream(self, text: str) -> None:
+        """Hand ``text`` to the run's listener, if any; one that raises is let go."""
+        if not text or self.on_output is None:
+            return
+        try:
+            self.on_output(text)
+        except Exception as exc:  # raised again when the run is over (see Sandbox.run)
+            self.listener_error = exc
+            self.on_output = None
+
+    def _cut_marker(self) -> str:
+        return (f"\n… [output cut: the run printed more than {self.limits.output_bytes}"
+                " bytes] …\n")
 
     def _feed_result(self, data: bytes) -> None:
         if self.bad_frames:
@@ -618,12 +664,11 @@ class _Run:
             return None
 
     def _verdict(self, duration_ms: float) -> RunResult:
-        stdout = self.out.decode("utf-8", errors="replace")
-        stderr = self.err.decode("utf-8", errors="replace")
+        stdout = self.out.data.decode("utf-8", errors="replace")
+        stderr = self.err.data.decode("utf-8", errors="replace")
         if self.truncated:
-            marker = (f"\n… [output cut: the run printed more than {self.limits.output_bytes}"
-                      " bytes] …\n")
-            if len(self.err) and len(self.err) >= len(self.out):
+            marker = self._cut_marker()
+            if len(self.err.data) and len(self.err.data) >= len(self.out.data):
                 stderr += marker
             else:
                 stdout += marker

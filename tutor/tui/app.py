@@ -22,7 +22,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Input, OptionList, Select, Static
 
-from tutor.bytecode import refresh_bytecode
 from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Lang
@@ -241,8 +240,6 @@ class TutorApp(App[None]):
     def _warm_up_highlighting(self) -> None:
         warm_up_highlighting()
         self.post_message(HighlightingReady())
-        # Then, once: the bytecode that lets the next start skip compiling tutor's modules.
-        refresh_bytecode()
 
     @on(HighlightingReady)
     def _redraw_code(self) -> None:
