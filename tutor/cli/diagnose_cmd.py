@@ -23,13 +23,14 @@ STATUS = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "diagnose",
-        help="explain the errors and pitfalls in a file, or list the diagnosis catalog",
-        description="Run FILE in the sandbox and explain its error, warnings and silent "
-        "autograd pitfalls in plain language; with --list, show every diagnosis the tutor knows.",
-    )
+SUMMARY = "explain the errors and pitfalls in a file, or list the diagnosis catalog"
+DESCRIPTION = (
+    "Run FILE in the sandbox and explain its error, warnings and silent "
+    "autograd pitfalls in plain language; with --list, show every diagnosis the tutor knows."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, nargs="?", metavar="FILE",
                         help="the Python file to diagnose")
     parser.add_argument("--list", action="store_true", help="show the diagnosis catalog")

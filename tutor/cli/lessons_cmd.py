@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_lang, add_lessons
 
@@ -29,15 +29,14 @@ def _labels() -> dict[str, Text]:
     }
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "lessons",
-        help="list the course: lessons, steps and their kinds",
-        description=(
-            "List the lessons of the course (the bundled one, or --lessons DIR) with their "
-            "titles and steps, each step with its kind: reading, code, fix, quiz or answer."
-        ),
-    )
+SUMMARY = "list the course: lessons, steps and their kinds"
+DESCRIPTION = (
+    "List the lessons of the course (the bundled one, or --lessons DIR) with their "
+    "titles and steps, each step with its kind: reading, code, fix, quiz or answer."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_lang(parser, "language of titles (default: from TUTOR_LANG or the locale)")
     add_lessons(parser)
 

@@ -38,18 +38,17 @@ MSG: dict[str, Text] = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "verify",
-        help="grade every exercise file once; say why any fails (exit 1 if one does)",
-        description=(
-            "Grades every exercise file written by `tutor start` once and prints a table, "
-            "then, for each exercise that does not pass, the check that failed with its "
-            "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
-            "not. A file graded for the first time counts as an attempt, as a save in "
-            "`tutor watch` does; grading the same text again does not count again."
-        ),
-    )
+SUMMARY = "grade every exercise file once; say why any fails (exit 1 if one does)"
+DESCRIPTION = (
+    "Grades every exercise file written by `tutor start` once and prints a table, "
+    "then, for each exercise that does not pass, the check that failed with its "
+    "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
+    "not. A file graded for the first time counts as an attempt, as a save in "
+    "`tutor watch` does; grading the same text again does not count again."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_options(parser)
     add_device(parser)
     parser.add_argument(
