@@ -5,7 +5,7 @@ so tests check them without a screen; the screens only show them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -68,7 +68,12 @@ def missed_quizzes(session: LearningSession, lang: Lang) -> list[MissedQuiz]:
     return missed
 
 
-class _Box(ModalScreen[object]):
+R = TypeVar("R")
+
+
+class _Box(ModalScreen[object], Generic[R]):
+    """A titled box over rows of the learner's progress."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", show=False)]
     DEFAULT_CSS = """
     _Box { align: center middle; }
@@ -81,9 +86,9 @@ class _Box(ModalScreen[object]):
     TITLE_LABEL: ClassVar[str]
     """The label key of the box's title."""
 
-    def __init__(self, lang: Lang) -> None:
+    def __init__(self, rows: list[R], lang: Lang) -> None:
         super().__init__()
-        self.lang = lang
+        self.rows, self.lang = rows, lang
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -102,12 +107,8 @@ def _cut(text: str, cells: int) -> str:
     return text if cell_len(text) <= cells else set_cell_size(text, cells - 1) + "…"
 
 
-class ProgressScreen(_Box):
+class ProgressScreen(_Box[LessonRow]):
     TITLE_LABEL = "progress_title"
-
-    def __init__(self, rows: list[LessonRow], lang: Lang) -> None:
-        super().__init__(lang)
-        self.rows = rows
 
     def body(self, lang: Lang) -> ComposeResult:
         table: DataTable[str] = DataTable(id="progress-table", cursor_type="row",
@@ -124,23 +125,19 @@ class ProgressScreen(_Box):
         self.query_one(DataTable).focus()
 
 
-class ReviewScreen(_Box):
+class ReviewScreen(_Box[MissedQuiz]):
     """Dismissed with the (lesson id, step id) picked, or None."""
 
     TITLE_LABEL = "review_title"
 
-    def __init__(self, missed: list[MissedQuiz], lang: Lang) -> None:
-        super().__init__(lang)
-        self.missed = missed
-
     def body(self, lang: Lang) -> ComposeResult:
-        if not self.missed:
+        if not self.rows:
             yield Static(label("review_none", lang), classes="box-intro", markup=False)
             return
         yield Static(label("review_intro", lang), classes="box-intro", markup=False)
         yield OptionList(
             *[Option(f"{item.title}  ({label('attempts', lang, n=item.attempts)})",
-                     id=f"{item.lesson_id}/{item.step_id}") for item in self.missed],
+                     id=f"{item.lesson_id}/{item.step_id}") for item in self.rows],
             id="review-list",
         )
 
