@@ -10,17 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
-
-STATUS = {
-    "clean": T("No problems found.", "没有发现问题。"),
-    "error_line": T("{type} on line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
-    "error": T("{type}: {message}", "{type}：{message}"),
-}
 
 
 SUMMARY = "explain the errors and pitfalls in a file, or list the diagnosis catalog"
@@ -67,8 +62,7 @@ def _error_header(error: ErrorInfo, lang: Lang) -> str:
     message = for_learner(error.message).strip()
     first = message.splitlines()[0] if message else ""
     key = "error_line" if error.line else "error"
-    return STATUS[key].format(type=error.type, line=error.line,
-                              message=first).get(lang)
+    return msg(f"diagnose.{key}", type=error.type, line=error.line, message=first).get(lang)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     # a console gets panels; a pipe or file gets plain lines that rich does not re-wrap
     blocks: list[str] = [header] if header else []
     if not diagnoses:
-        blocks.append(STATUS["clean"].get(lang))
+        blocks.append(msg("diagnose.clean").get(lang))
     if console.is_terminal:
         for block in blocks:
             console.print(Wrapped(block), highlight=False)
