@@ -38,11 +38,15 @@ def add_exercise_options(parser: argparse.ArgumentParser) -> None:
     add_data_dir(parser)
 
 
-def add_exercise_argument(parser: argparse.ArgumentParser) -> None:
+def add_exercise_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """The EXERCISE an exercise command acts on (``optional``: the one the learner is on
+    when it is not given)."""
     parser.add_argument(
         "exercise",
+        nargs="?" if optional else None,
         metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file",
+        help="its number in `tutor list`, LESSON/STEP, its step id, or its file"
+        + (" (default: the exercise you are on)" if optional else ""),
     )
 
 

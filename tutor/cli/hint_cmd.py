@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from tutor.cli.exercise_files import add_exercise_options
+from tutor.cli.exercise_files import add_exercise_argument, add_exercise_options
 
 SUMMARY = "show the next hint of an exercise (one more each time)"
 DESCRIPTION = (
@@ -16,13 +16,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "exercise",
-        nargs="?",
-        metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file "
-        "(default: the exercise you are on)",
-    )
+    add_exercise_argument(parser, optional=True)
     add_exercise_options(parser)
 
 
