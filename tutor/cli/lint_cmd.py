@@ -65,14 +65,10 @@ def _verify_lesson() -> VerifyLesson:
     try:
         from tutor.grading.selfcheck import verify_lesson
     except ImportError as exc:
-        from tutor.i18n import T
+        from tutor.cli.messages import msg
 
-        raise TutorError(
-            T(f"running the reference solutions is not available: {exc}",
-              f"无法运行参考答案：{exc}"),
-            hint=T("use --static-only for the checks that need no torch",
-                   "用 --static-only 只做不需要 torch 的检查"),
-        ) from None
+        raise TutorError(msg("lint.no_solution_runs", error=str(exc)),
+                         hint=msg("lint.no_solution_runs_hint")) from None
     return verify_lesson
 
 
