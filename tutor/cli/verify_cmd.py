@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from tutor.cli.common import add_device
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.cli.messages import msg
 from tutor.i18n import T
@@ -27,8 +26,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_exercise_options(parser)
-    add_device(parser)
+    add_exercise_options(parser, runs=True)
     parser.add_argument(
         "--jobs",
         type=int,

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tutor.cli.common import add_device
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 from tutor.i18n import T
@@ -385,8 +384,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_exercise_options(parser)
-    add_device(parser)
+    add_exercise_options(parser, runs=True)
 
 
 def run(args: argparse.Namespace) -> int:
