@@ -8,7 +8,7 @@ reactives; each widget redraws its own words when its language changes.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -49,8 +49,14 @@ class _One(Generic[W]):
     def __init__(self, kind: type[W]) -> None:
         self.kind = kind
 
-    def __get__(self, screen: Screen[Any], owner: object = None) -> W:
-        return screen.query_one(self.kind)
+    @overload
+    def __get__(self, screen: None, owner: object = None) -> _One[W]: ...
+
+    @overload
+    def __get__(self, screen: Screen[Any], owner: object = None) -> W: ...
+
+    def __get__(self, screen: Screen[Any] | None, owner: object = None) -> W | _One[W]:
+        return self if screen is None else screen.query_one(self.kind)
 
 
 def size_classes(width: int, height: int) -> list[str]:
