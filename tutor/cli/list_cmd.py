@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from tutor.learning.exercises import ExerciseStatus
 
 
-
 SUMMARY = "list your exercise files and your progress on each"
 DESCRIPTION = (
     "Lists the exercise files written by `tutor start`, in course order, with your "
