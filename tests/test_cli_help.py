@@ -67,10 +67,11 @@ def test_every_subcommand_module_registers_cheaply():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     code = (
-        "import argparse, importlib, sys\n"
+        "import argparse, sys\n"
+        "from tutor.cli import add_subcommand\n"
         "sub = argparse.ArgumentParser().add_subparsers()\n"
         f"for name in {list(SUBCOMMANDS)!r}:\n"
-        "    importlib.import_module(f'tutor.cli.{name}_cmd').register(sub)\n"
+        "    add_subcommand(sub, name)\n"
         "heavy = ('torch', 'textual', 'tutor.workspace', 'tutor.course.models')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -263,25 +263,23 @@ class ProgressStore:
 
     def save_code(self, step_ref: str, code: str) -> None:
         """Keep the code of a step without grading it (restored when the learner comes back)."""
-        _check_ref(step_ref)
-        now = time.time()
-        with self._write() as conn:
-            self._ensure_step(conn, step_ref, now)
-            conn.execute(
-                "UPDATE steps SET last_code = ?, updated_at = ? WHERE step_ref = ?",
-                (code, now, step_ref),
-            )
+        self._set_step(step_ref, "last_code", code)
 
     def set_hints_revealed(self, step_ref: str, n: int) -> None:
-        _check_ref(step_ref)
         if n < 0:
             raise ValueError(f"hints revealed cannot be negative, got {n}")
+        self._set_step(step_ref, "hints_revealed", n)
+
+    def _set_step(self, step_ref: str, column: Literal["last_code", "hints_revealed"],
+                  value: str | int) -> None:
+        """One column of a step's row (the row made first where there is none yet)."""
+        _check_ref(step_ref)
         now = time.time()
         with self._write() as conn:
             self._ensure_step(conn, step_ref, now)
             conn.execute(
-                "UPDATE steps SET hints_revealed = ?, updated_at = ? WHERE step_ref = ?",
-                (n, now, step_ref),
+                f"UPDATE steps SET {column} = ?, updated_at = ? WHERE step_ref = ?",
+                (value, now, step_ref),
             )
 
     def set_position(self, lesson_id: str, step_id: str) -> None:
@@ -323,23 +321,13 @@ class ProgressStore:
 
     def step(self, step_ref: str) -> StepProgress:
         """All that is known about one step (defaults when nothing is)."""
-        rows = self._read(
-            "SELECT attempts, passed, best_score, max_score, last_code, hints_revealed"
-            " FROM steps WHERE step_ref = ?",
-            (step_ref,),
-        )
+        columns = [f.name for f in fields(StepProgress)]  # the steps table names them alike
+        rows = self._read(f"SELECT {', '.join(columns)} FROM steps WHERE step_ref = ?",
+                          (step_ref,))
         if not rows:
             return StepProgress(step_ref=step_ref)
-        attempts, passed, best, max_score, code, hints = rows[0]
-        return StepProgress(
-            step_ref=step_ref,
-            attempts=attempts,
-            passed=bool(passed),
-            best_score=best,
-            max_score=max_score,
-            last_code=code,
-            hints_revealed=hints,
-        )
+        row = dict(zip(columns, rows[0], strict=True))
+        return StepProgress(**{**row, "passed": bool(row["passed"])})
 
     def attempt_count_logged(self, step_ref: str) -> int:
         """Rows in the attempt log for a step (equals :meth:`attempts`; used to audit)."""

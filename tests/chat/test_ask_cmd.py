@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.cli import ask_cmd
+from tutor.cli import add_subcommand, ask_cmd
 from tutor.errors import TutorError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ MINI = ROOT / "tests" / "fixtures" / "mini_course"
 
 def _args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    ask_cmd.register(parser.add_subparsers(dest="command"))
+    add_subcommand(parser.add_subparsers(dest="command"), "ask")
     return parser.parse_args(["ask", *argv])
 
 
@@ -140,7 +140,7 @@ def test_tutor_lang_sets_the_answer_language(
 
 def test_help_states_the_language_rule() -> None:
     parser = argparse.ArgumentParser()
-    ask_cmd.register(parser.add_subparsers(dest="command"))
+    add_subcommand(parser.add_subparsers(dest="command"), "ask")
     help_text = " ".join(_subparser(parser, "ask").format_help().split())
     assert "TUTOR_LANG" in help_text and "question's language" in help_text
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,17 @@ def test_pydantic_s_own_words_are_chinese_in_zh_lint_lines(
     assert any("should be" in line for line in en), en
     assert not any("should" in line or "Input" in line for line in zh), zh
     assert any("应为" in line for line in zh), zh
+
+
+@pytest.mark.parametrize(("lang", "said", "hint"), [
+    ("en", "running the reference solutions is not available", "use --static-only"),
+    ("zh", "无法运行参考答案", "用 --static-only"),
+])
+def test_lint_without_the_grader_says_so_in_the_language(
+    lesson: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    lang: str, said: str, hint: str,
+) -> None:
+    monkeypatch.setitem(sys.modules, "tutor.grading.selfcheck", None)
+    assert main(["lint", str(lesson), "--lang", lang]) == 2
+    err = capsys.readouterr().err
+    assert said in err and hint in err

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.cli import diagnose_cmd, run_cmd
+from tutor.cli import add_subcommand, diagnose_cmd, run_cmd
 from tutor.diagnosis.models import Diagnosis
 from tutor.errors import TutorError
 from tutor.i18n import T
@@ -17,7 +17,7 @@ from tutor.sandbox.models import ErrorInfo, RunResult
 
 def parse(module: object, name: str, *argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    module.register(parser.add_subparsers(dest="command"))  # type: ignore[attr-defined]
+    add_subcommand(parser.add_subparsers(dest="command"), name)
     return parser.parse_args([name, *argv])
 
 

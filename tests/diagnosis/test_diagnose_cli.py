@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.cli import common, diagnose_cmd
+from tutor.cli import add_subcommand, common, diagnose_cmd
 from tutor.errors import TutorError
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -20,7 +20,7 @@ def call(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="tutor")
     common.add_lang(parser)
     subparsers = parser.add_subparsers(dest="command")
-    diagnose_cmd.register(subparsers)
+    add_subcommand(subparsers, "diagnose")
     return diagnose_cmd.run(parser.parse_args(["diagnose", *argv]))
 
 

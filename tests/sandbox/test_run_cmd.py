@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tutor.cli import run_cmd
+from tutor.cli import add_subcommand, run_cmd
 from tutor.errors import TutorError
 
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    run_cmd.register(parser.add_subparsers(dest="command"))
+    add_subcommand(parser.add_subparsers(dest="command"), "run")
     return parser.parse_args(["run", *argv])
 
 

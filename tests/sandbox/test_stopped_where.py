@@ -94,7 +94,7 @@ def test_a_run_that_answers_with_lines_it_does_not_have_is_not_believed(
 
 def test_the_learner_reads_the_line_in_the_verdict_the_diagnosis_and_tutor_run(
         sandbox: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tutor.cli import run_cmd
+    from tutor.cli import add_subcommand, run_cmd
     from tutor.diagnosis.engine import generic_outcome
     from tutor.grading.checks import run_failure_message
 
@@ -108,7 +108,7 @@ def test_the_learner_reads_the_line_in_the_verdict_the_diagnosis_and_tutor_run(
     script = tmp_path / "spin.py"
     script.write_text(SPIN)
     parser = argparse.ArgumentParser()
-    run_cmd.register(parser.add_subparsers(dest="command"))
+    add_subcommand(parser.add_subparsers(dest="command"), "run")
     args = parser.parse_args(["run", str(script), "--device", "cpu", "--timeout", "1",
                               "--lang", "en"])
     assert run_cmd.run(args) == 1

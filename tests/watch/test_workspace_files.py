@@ -166,12 +166,12 @@ def test_the_fix_kind_has_the_name_tutor_lessons_gives_it(
     tmp_path: Path, mini_course: Course
 ) -> None:
     # the header said 修复错误 while `tutor lessons` says 改错
-    from tutor.cli.lessons_cmd import _labels
+    from tutor.cli.messages import msg
 
     ws = Workspace(tmp_path / "ex")
     ws.write_course(mini_course, lang="zh")
     header = (ws.root / FIX).read_text(encoding="utf-8").split(HEADER_END)[0]
-    assert f"({_labels()['fix'].zh}练习, mini-graph/fix-scalar)" in header, header
+    assert f"({msg('lessons.fix').zh}练习, mini-graph/fix-scalar)" in header, header
     assert "修复错误" not in header
 
 

@@ -1,7 +1,9 @@
 """The ``tutor`` command: argument parsing and dispatch, one module per subcommand.
 
-Each module in :data:`SUBCOMMANDS` defines ``register(subparsers)`` (cheap: no torch, no
-textual) and ``run(args) -> int``. With no subcommand, ``tutor`` starts the TUI.
+Each module in :data:`SUBCOMMANDS` declares its ``SUMMARY`` (one line of ``tutor --help``),
+its ``DESCRIPTION`` and ``add_arguments(parser)`` (cheap: no torch, no textual), and does its
+work in ``run(args) -> int``; :func:`add_subcommand` makes the subcommand from them. With no
+subcommand, ``tutor`` starts the TUI.
 """
 
 from __future__ import annotations
@@ -55,29 +57,20 @@ def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
         add(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        module = importlib.import_module(f"tutor.cli.{name}_cmd")
-        module.register(_SummariesIn(subparsers, say))
-    for sub in subparsers.choices.values():
-        add_shared_options(sub)
+        add_shared_options(add_subcommand(subparsers, name, say))
     return parser
 
 
-class _SummariesIn:
-    """The subparsers action, with each subcommand's one-line summary (shown by
-    ``tutor --help``) said in the parser's language."""
-
-    def __init__(self, inner: Any, say: Callable[[str], str]) -> None:
-        self._inner = inner
-        self._say = say
-
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        if kwargs.get("help"):
-            kwargs["help"] = self._say(kwargs["help"])
-        parser: argparse.ArgumentParser = self._inner.add_parser(name, **kwargs)
-        return parser
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+def add_subcommand(subparsers: argparse._SubParsersAction[Any], name: str,
+                   say: Callable[[str], str] | None = None) -> argparse.ArgumentParser:
+    """The subcommand ``name`` as ``tutor.cli.<name>_cmd`` declares it: its summary (said
+    by ``say``, the parser's language, where given), its description and its arguments."""
+    module = importlib.import_module(f"tutor.cli.{name}_cmd")
+    summary = module.SUMMARY if say is None else say(module.SUMMARY)
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=summary, description=module.DESCRIPTION)
+    module.add_arguments(parser)
+    return parser
 
 
 def add_shared_options(parser: argparse.ArgumentParser) -> None:

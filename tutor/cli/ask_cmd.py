@@ -11,21 +11,19 @@ from typing import Any
 from tutor.cli.common import add_data_dir, add_lang, add_lessons
 from tutor.i18n import LANGS, Lang, T
 
+SUMMARY = "ask the tutor a question about autograd"
+DESCRIPTION = (
+    "Answer a question about PyTorch autograd from the course, its glossary and the "
+    "error catalog, naming the lesson and step to read. Works offline; if an "
+    "OpenAI-compatible endpoint is configured (TUTOR_LLM_BASE_URL, TUTOR_LLM_MODEL, "
+    "TUTOR_LLM_API_KEY, or llm.yaml in the user config dir) it is used, with the "
+    "offline answer as fallback. The tutor never gives a step's solution: asked for "
+    "it, it gives the step's next hint (with --step): one new hint level per attempt "
+    "recorded in your progress, so asking again does not unlock another."
+)
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "ask",
-        help="ask the tutor a question about autograd",
-        description=(
-            "Answer a question about PyTorch autograd from the course, its glossary and the "
-            "error catalog, naming the lesson and step to read. Works offline; if an "
-            "OpenAI-compatible endpoint is configured (TUTOR_LLM_BASE_URL, TUTOR_LLM_MODEL, "
-            "TUTOR_LLM_API_KEY, or llm.yaml in the user config dir) it is used, with the "
-            "offline answer as fallback. The tutor never gives a step's solution: asked for "
-            "it, it gives the step's next hint (with --step): one new hint level per attempt "
-            "recorded in your progress, so asking again does not unlock another."
-        ),
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help="the question, in English or Chinese")
     add_lang(
         parser,

@@ -10,26 +10,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
 
-STATUS = {
-    "clean": T("No problems found.", "没有发现问题。"),
-    "error_line": T("{type} on line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
-    "error": T("{type}: {message}", "{type}：{message}"),
-}
+
+SUMMARY = "explain the errors and pitfalls in a file, or list the diagnosis catalog"
+DESCRIPTION = (
+    "Run FILE in the sandbox and explain its error, warnings and silent "
+    "autograd pitfalls in plain language; with --list, show every diagnosis the tutor knows."
+)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "diagnose",
-        help="explain the errors and pitfalls in a file, or list the diagnosis catalog",
-        description="Run FILE in the sandbox and explain its error, warnings and silent "
-        "autograd pitfalls in plain language; with --list, show every diagnosis the tutor knows.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, nargs="?", metavar="FILE",
                         help="the Python file to diagnose")
     parser.add_argument("--list", action="store_true", help="show the diagnosis catalog")
@@ -66,8 +62,7 @@ def _error_header(error: ErrorInfo, lang: Lang) -> str:
     message = for_learner(error.message).strip()
     first = message.splitlines()[0] if message else ""
     key = "error_line" if error.line else "error"
-    return STATUS[key].format(type=error.type, line=error.line,
-                              message=first).get(lang)
+    return msg(f"diagnose.{key}", type=error.type, line=error.line, message=first).get(lang)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     # a console gets panels; a pipe or file gets plain lines that rich does not re-wrap
     blocks: list[str] = [header] if header else []
     if not diagnoses:
-        blocks.append(STATUS["clean"].get(lang))
+        blocks.append(msg("diagnose.clean").get(lang))
     if console.is_terminal:
         for block in blocks:
             console.print(Wrapped(block), highlight=False)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tutor.i18n import Lang, T, Text
+from tutor.cli.messages import msg
+from tutor.i18n import Lang
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -13,41 +14,21 @@ if TYPE_CHECKING:
     from tutor.diagnosis.catalog import Catalog
     from tutor.diagnosis.models import Diagnosis
 
-LABELS: dict[str, Text] = {
-    "why": T("Why", "原因"),
-    "fix": T("Fix", "修改建议"),
-    "line": T("line {line}", "第 {line} 行"),
-    "details": T("Values", "取值"),
-    "lesson": T("Lesson", "课程"),
-    "generic": T("(no specific diagnosis)", "（没有具体诊断）"),
-    "id": T("ID", "编号"),
-    "severity": T("Kind", "类型"),
-    "title": T("Title", "标题"),
-    "catalog": T("Diagnosis catalog: {count} entries", "诊断目录：共 {count} 条"),
-    "pitfall_rule": T("static check", "静态检查"),
-    "root": T("Root cause: line {line}", "根本原因：第 {line} 行"),
-    "evidence": T("Evidence", "证据"),
-    "tried": T("Tried", "已验证"),
-    "untried": T("(this fix could not be checked by re-running your program)",
-                 "（无法通过重新运行你的程序来验证这个修改）"),
-    "others": T("Other possible causes: {ids}", "其他可能的原因：{ids}"),
-}
-SEVERITY: dict[str, Text] = {
-    "error": T("error", "错误"),
-    "warning": T("warning", "警告"),
-    "pitfall": T("pitfall", "隐患"),
-}
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "pitfall": "magenta"}
 
 
 def _label(key: str, lang: Lang, **values: object) -> str:
-    return LABELS[key].get(lang).format(**values)
+    return msg(f"diagnosis.{key}", **values).get(lang)
+
+
+def _severity(severity: str, lang: Lang) -> str:
+    return msg(f"severity.{severity}").get(lang)
 
 
 def heading(diagnosis: Diagnosis, lang: Lang) -> str:
     """``[error] `loss` is not a scalar ... (line 4)``."""
     where = f" ({_label('line', lang, line=diagnosis.line)})" if diagnosis.line else ""
-    return f"[{SEVERITY[diagnosis.severity].get(lang)}] {diagnosis.title.get(lang)}{where}"
+    return f"[{_severity(diagnosis.severity, lang)}] {diagnosis.title.get(lang)}{where}"
 
 
 def format_diagnosis(diagnosis: Diagnosis, lang: Lang) -> str:
@@ -138,7 +119,7 @@ def catalog_table(catalog: Catalog, lang: Lang) -> RenderableType:
         ref = f"\n[dim]{escape(entry.lesson_ref)}[/dim]" if entry.lesson_ref else ""
         table.add_row(
             f"{escape(entry.id)}{ref}",
-            f"{SEVERITY[entry.severity].get(lang)}\n[dim]{kinds}[/dim]",
+            f"{_severity(entry.severity, lang)}\n[dim]{kinds}[/dim]",
             Wrapped(neutral(entry.title.get(lang))),
         )
     return table

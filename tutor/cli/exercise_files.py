@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_data_dir, add_lang, add_lessons
+from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from tutor.learning.exercises import ExerciseFiles
 
 
-def add_exercise_options(parser: argparse.ArgumentParser) -> None:
-    """Options of start/watch/verify/list/hint/reset. The global ones are repeated so they
-    also work after the subcommand (SUPPRESS keeps a value given before it)."""
+def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
+    """Options of start/watch/verify/list/hint/reset (``runs``: the command runs the
+    exercises, so it takes --device too). The global ones are repeated so they also work
+    after the subcommand (SUPPRESS keeps a value given before it)."""
     from tutor.paths import EXERCISE_DIR
 
     parser.add_argument(
@@ -36,13 +37,19 @@ def add_exercise_options(parser: argparse.ArgumentParser) -> None:
     add_lang(parser)
     add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
     add_data_dir(parser)
+    if runs:
+        add_device(parser)
 
 
-def add_exercise_argument(parser: argparse.ArgumentParser) -> None:
+def add_exercise_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """The EXERCISE an exercise command acts on (``optional``: the one the learner is on
+    when it is not given)."""
     parser.add_argument(
         "exercise",
+        nargs="?" if optional else None,
         metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file",
+        help="its number in `tutor list`, LESSON/STEP, its step id, or its file"
+        + (" (default: the exercise you are on)" if optional else ""),
     )
 
 

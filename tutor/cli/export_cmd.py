@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from tutor.cli.common import add_lang, add_lessons
 from tutor.errors import TutorError
@@ -20,11 +19,11 @@ from tutor.i18n import T
 WROTE = T("wrote {path}", "已写入 {path}")
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "export", help="autograders for Gradescope and PrairieLearn; feedback; Canvas CSV",
-        description="Grading for the platforms a course already uses.",
-    )
+SUMMARY = "autograders for Gradescope and PrairieLearn; feedback; Canvas CSV"
+DESCRIPTION = "Grading for the platforms a course already uses."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = parser.add_subparsers(dest="export_kind", metavar="KIND", required=True)
     for name, what in (("gradescope", "Gradescope's autograder zip (setup.sh, run_autograder)"),
                        ("prairielearn", "PrairieLearn's external grader (image, entrypoint, "

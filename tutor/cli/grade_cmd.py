@@ -82,20 +82,19 @@ MAX_EXERCISE_COLUMNS = 6
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "grade",
-        help="grade submissions headless (JSON, JUnit XML, CSV gradebook)",
-        description=(
-            "Grade learner code against the lessons' checks, without the app. Either one "
-            "exercise: `tutor grade --exercise LESSON/STEP FILE...`, or a course: `tutor grade "
-            "SUBMISSIONS_DIR` laid out as <student>/<step-id>.py (a step id found in several "
-            "lessons is named <student>/<lesson>--<step>.py or <student>/<lesson>/<step>.py). "
-            "A submission that crashes, hangs or attacks the grader is scored zero with the "
-            "reason, and grading goes on. Exit status: 0 when grading completed (whatever the "
-            "scores), 1 under --fail-under, 2 for bad input."
-        ),
-    )
+SUMMARY = "grade submissions headless (JSON, JUnit XML, CSV gradebook)"
+DESCRIPTION = (
+    "Grade learner code against the lessons' checks, without the app. Either one "
+    "exercise: `tutor grade --exercise LESSON/STEP FILE...`, or a course: `tutor grade "
+    "SUBMISSIONS_DIR` laid out as <student>/<step-id>.py (a step id found in several "
+    "lessons is named <student>/<lesson>--<step>.py or <student>/<lesson>/<step>.py). "
+    "A submission that crashes, hangs or attacks the grader is scored zero with the "
+    "reason, and grading goes on. Exit status: 0 when grading completed (whatever the "
+    "scores), 1 under --fail-under, 2 for bad input."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="+", type=Path, metavar="PATH",
         help="SUBMISSIONS_DIR, or with --exercise the files to grade",

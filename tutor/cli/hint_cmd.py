@@ -5,26 +5,18 @@ from __future__ import annotations
 
 import argparse
 
-from tutor.cli.exercise_files import add_exercise_options
+from tutor.cli.exercise_files import add_exercise_argument, add_exercise_options
+
+SUMMARY = "show the next hint of an exercise (one more each time)"
+DESCRIPTION = (
+    "Shows the next hint of EXERCISE (default: the exercise you are on): the first "
+    "time the first hint, then one more each time; once all are shown, the last one "
+    "again. Hints seen are remembered and shared with the app and `tutor watch`."
+)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "hint",
-        help="show the next hint of an exercise (one more each time)",
-        description=(
-            "Shows the next hint of EXERCISE (default: the exercise you are on): the first "
-            "time the first hint, then one more each time; once all are shown, the last one "
-            "again. Hints seen are remembered and shared with the app and `tutor watch`."
-        ),
-    )
-    parser.add_argument(
-        "exercise",
-        nargs="?",
-        metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file "
-        "(default: the exercise you are on)",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_exercise_argument(parser, optional=True)
     add_exercise_options(parser)
 
 

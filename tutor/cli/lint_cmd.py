@@ -15,20 +15,19 @@ if TYPE_CHECKING:
     from tutor.course.lint import LintReport, VerifyLesson
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "lint",
-        help="check lesson files and their reference solutions",
-        description=(
-            "Check lesson YAML files and print every problem as path:line:col: message, then "
-            "a summary line. Static checks: YAML syntax, unknown keys (with a did-you-mean), "
-            "wrong types, duplicate lesson and step ids, missing en/zh translations, checks "
-            "naming variables the solution never defines. Then each reference solution is run "
-            "in the sandbox: it must pass its own checks, a fix-the-bug starter must fail, an "
-            "answer step's code must run. An exercise with fewer than two hints is a warning. "
-            "Exit status: 1 on any error (or warning, with --strict), 0 when clean."
-        ),
-    )
+SUMMARY = "check lesson files and their reference solutions"
+DESCRIPTION = (
+    "Check lesson YAML files and print every problem as path:line:col: message, then "
+    "a summary line. Static checks: YAML syntax, unknown keys (with a did-you-mean), "
+    "wrong types, duplicate lesson and step ids, missing en/zh translations, checks "
+    "naming variables the solution never defines. Then each reference solution is run "
+    "in the sandbox: it must pass its own checks, a fix-the-bug starter must fail, an "
+    "answer step's code must run. An exercise with fewer than two hints is a warning. "
+    "Exit status: 1 on any error (or warning, with --strict), 0 when clean."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
@@ -66,14 +65,10 @@ def _verify_lesson() -> VerifyLesson:
     try:
         from tutor.grading.selfcheck import verify_lesson
     except ImportError as exc:
-        from tutor.i18n import T
+        from tutor.cli.messages import msg
 
-        raise TutorError(
-            T(f"running the reference solutions is not available: {exc}",
-              f"无法运行参考答案：{exc}"),
-            hint=T("use --static-only for the checks that need no torch",
-                   "用 --static-only 只做不需要 torch 的检查"),
-        ) from None
+        raise TutorError(msg("lint.no_solution_runs", error=str(exc)),
+                         hint=msg("lint.no_solution_runs_hint")) from None
     return verify_lesson
 
 

@@ -12,17 +12,15 @@ from typing import Any
 
 from tutor.cli.common import add_lang, add_lessons
 
+SUMMARY = "show one step as the app shows it (for lesson authors)"
+DESCRIPTION = (
+    "Show one step of a lesson (LESSON, or LESSON/STEP; the first step when no "
+    "step is given) as the interactive app shows it, without the rest of the app. "
+    "Quit with ctrl+q or escape; --print prints the step's text instead."
+)
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "preview",
-        help="show one step as the app shows it (for lesson authors)",
-        description=(
-            "Show one step of a lesson (LESSON, or LESSON/STEP; the first step when no "
-            "step is given) as the interactive app shows it, without the rest of the app. "
-            "Quit with ctrl+q or escape; --print prints the step's text instead."
-        ),
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ref", metavar="LESSON[/STEP]", help="e.g. requires-grad/intro")
     parser.add_argument("--print", action="store_true", dest="print_only",
                         help="print the step's text instead of opening it")

@@ -19,16 +19,15 @@ MSG = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "reset",
-        help="put an exercise file back to its starter code",
-        description=(
-            "Writes EXERCISE again with its starter code (in the files' language) and keeps "
-            "the code it replaces in FILE.bak. The app shows the starter too. Progress and "
-            "hints are kept: an exercise passed stays passed."
-        ),
-    )
+SUMMARY = "put an exercise file back to its starter code"
+DESCRIPTION = (
+    "Writes EXERCISE again with its starter code (in the files' language) and keeps "
+    "the code it replaces in FILE.bak. The app shows the starter too. Progress and "
+    "hints are kept: an exercise passed stays passed."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_argument(parser)
     add_exercise_options(parser)
 

@@ -36,13 +36,14 @@ LABELS: dict[str, Text] = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="run a Python file in the sandbox and explain any error",
-        description="Run FILE with torch in an isolated process, print its output, the "
-        "error with your line, and a diagnosis in plain language.",
-    )
+SUMMARY = "run a Python file in the sandbox and explain any error"
+DESCRIPTION = (
+    "Run FILE with torch in an isolated process, print its output, the "
+    "error with your line, and a diagnosis in plain language."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help="the Python file to run")
     add_device(parser)
     add_timeout(parser)

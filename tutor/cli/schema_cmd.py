@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import errno
 from pathlib import Path
-from typing import Any
 
 from tutor.cli.common import add_lang
 from tutor.errors import TutorError
@@ -22,17 +21,16 @@ OS_REASONS_ZH = {
 """The OS says why a write failed in English (strerror); the common reasons in Chinese."""
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "schema",
-        help="print the JSON Schema of lesson files",
-        description=(
-            "Print the JSON Schema of a lesson YAML file, generated from the lesson models. "
-            "Point your editor at it with a first line such as "
-            "'# yaml-language-server: $schema=../tutor/course/lesson.schema.json' "
-            "to get completion and validation while writing lessons."
-        ),
-    )
+SUMMARY = "print the JSON Schema of lesson files"
+DESCRIPTION = (
+    "Print the JSON Schema of a lesson YAML file, generated from the lesson models. "
+    "Point your editor at it with a first line such as "
+    "'# yaml-language-server: $schema=../tutor/course/lesson.schema.json' "
+    "to get completion and validation while writing lessons."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",

@@ -50,16 +50,16 @@ BAD_NAME = ("Use letters, digits, '-', '_' or '.' (at most 64), not starting wit
             "请只用字母、数字、'-'、'_' 或 '.'（最多 64 个），且不能以 '.' 开头。")
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "serve", help="the app in a web browser, one process and one progress per learner",
-        description=(
-            "Serve the app to web browsers (textual-serve). Each connection runs its own "
-            "app process with its own progress, under USERS_DIR/<name>; the name is typed "
-            "on the first page or given in the URL: http://HOST:PORT/u/<name>. Runs are "
-            "confined as in the terminal. Bound to 127.0.0.1 unless --host is given."
-        ),
-    )
+SUMMARY = "the app in a web browser, one process and one progress per learner"
+DESCRIPTION = (
+    "Serve the app to web browsers (textual-serve). Each connection runs its own "
+    "app process with its own progress, under USERS_DIR/<name>; the name is typed "
+    "on the first page or given in the URL: http://HOST:PORT/u/<name>. Runs are "
+    "confined as in the terminal. Bound to 127.0.0.1 unless --host is given."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: 8000)")

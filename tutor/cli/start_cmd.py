@@ -7,19 +7,17 @@ import argparse
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
+SUMMARY = "write the exercises as Python files for your own editor"
+DESCRIPTION = (
+    "Writes every code and fix-the-bug exercise of LESSON (or of the whole course) as "
+    "a Python file NN-<lesson>/MM-<step>.py with the prompt as a comment header and "
+    "the starter code (or the code you last wrote in the app). Quiz and answer steps "
+    "stay in the app. Running it again updates only files you have not changed; "
+    "files you changed are kept as they are. Then run `tutor watch`."
+)
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "start",
-        help="write the exercises as Python files for your own editor",
-        description=(
-            "Writes every code and fix-the-bug exercise of LESSON (or of the whole course) as "
-            "a Python file NN-<lesson>/MM-<step>.py with the prompt as a comment header and "
-            "the starter code (or the code you last wrote in the app). Quiz and answer steps "
-            "stay in the app. Running it again updates only files you have not changed; "
-            "files you changed are kept as they are. Then run `tutor watch`."
-        ),
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "lesson",
         nargs="?",

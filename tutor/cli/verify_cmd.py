@@ -10,48 +10,23 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_device
 from tutor.cli.exercise_files import add_exercise_options
+from tutor.cli.messages import msg
 from tutor.i18n import T
 
-if TYPE_CHECKING:
-    from tutor.i18n import Text
-
-MSG: dict[str, Text] = {
-    "col.no": T("#", "#"),
-    "col.file": T("file", "文件"),
-    "col.result": T("result", "结果"),
-    "col.score": T("score", "得分"),
-    "status.pass": T("pass", "通过"),
-    "status.fail": T("fail", "未通过"),
-    "status.error": T("error", "运行出错"),
-    "status.not_gradable": T("cannot grade", "无法评分"),
-    "status.missing": T("missing", "文件缺失"),
-    "why": T("Why {n}. {path} ({ref}) does not pass:", "{n}. {path}（{ref}）未通过的原因："),
-    "missing": T(
-        "  the file is missing: `tutor reset {n}` writes it again",
-        "  文件不存在：`tutor reset {n}` 可以重新生成",
-    ),
-    "summary": T("{passed}/{total} exercises pass", "{passed}/{total} 个练习通过"),
-}
+SUMMARY = "grade every exercise file once; say why any fails (exit 1 if one does)"
+DESCRIPTION = (
+    "Grades every exercise file written by `tutor start` once and prints a table, "
+    "then, for each exercise that does not pass, the check that failed with its "
+    "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
+    "not. A file graded for the first time counts as an attempt, as a save in "
+    "`tutor watch` does; grading the same text again does not count again."
+)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "verify",
-        help="grade every exercise file once; say why any fails (exit 1 if one does)",
-        description=(
-            "Grades every exercise file written by `tutor start` once and prints a table, "
-            "then, for each exercise that does not pass, the check that failed with its "
-            "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
-            "not. A file graded for the first time counts as an attempt, as a save in "
-            "`tutor watch` does; grading the same text again does not count again."
-        ),
-    )
-    add_exercise_options(parser)
-    add_device(parser)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_exercise_options(parser, runs=True)
     parser.add_argument(
         "--jobs",
         type=int,
@@ -76,17 +51,16 @@ def run(args: argparse.Namespace) -> int:
         view.stale(files.stale)
         results = files.verify(jobs=args.jobs)
         table = Table(show_edge=False, pad_edge=False)
-        for key in ("col.no", "col.file", "col.result", "col.score"):
-            table.add_column(view.t(MSG[key]), no_wrap=True)
+        for key in ("col.no", "col.file", "verify.col.result", "verify.col.score"):
+            table.add_column(view.t(msg(key)), no_wrap=True)
         for number, (entry, attempt) in enumerate(results, 1):
             status = attempt.verdict.status if attempt is not None else "missing"
             score = (
                 f"{attempt.verdict.score:g}/{attempt.verdict.max_score:g}" if attempt else "-"
             )
             style = "green" if status == "pass" else "red"
-            table.add_row(
-                str(number), entry.path, f"[{style}]{view.t(MSG['status.' + status])}[/]", score
-            )
+            shown = view.t(msg("verify.status." + status))
+            table.add_row(str(number), entry.path, f"[{style}]{shown}[/]", score)
         view.console.print(table)
         failing = [
             (number, entry, attempt)
@@ -95,17 +69,15 @@ def run(args: argparse.Namespace) -> int:
         ]
         for number, entry, attempt in failing:
             view.console.print()
-            view.say(MSG["why"], style="bold red", n=number, path=entry.path, ref=entry.ref)
+            view.say(msg("verify.why", n=number, path=entry.path, ref=entry.ref), style="bold red")
             if attempt is None:
-                view.say(MSG["missing"], n=number)
+                view.say(msg("verify.missing", n=number))
             else:
                 view.why(attempt)
         passed, total = len(results) - len(failing), len(results)
         view.console.print()
         view.say(
-            MSG["summary"],
+            msg("verify.summary", passed=passed, total=total),
             style="bold green" if not failing else "bold red",
-            passed=passed,
-            total=total,
         )
         return 0 if not failing else 1

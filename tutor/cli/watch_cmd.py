@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tutor.cli.common import add_device
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 from tutor.i18n import T
@@ -375,19 +374,17 @@ def run_loop(session: WatchSession, events: queue.Queue[Event]) -> None:
 # ---------------------------------------------------------------------- CLI
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "watch",
-        help="grade your exercise files every time you save one",
-        description=(
-            "Watches the exercise files written by `tutor start` and grades the current one "
-            "every time it is saved: verdict, feedback per check, a diagnosis of the run. "
-            "Keys: h next hint, n next exercise, r run again, q quit. A passed exercise moves "
-            "you on to the next. Progress is shared with the app."
-        ),
-    )
-    add_exercise_options(parser)
-    add_device(parser)
+SUMMARY = "grade your exercise files every time you save one"
+DESCRIPTION = (
+    "Watches the exercise files written by `tutor start` and grades the current one "
+    "every time it is saved: verdict, feedback per check, a diagnosis of the run. "
+    "Keys: h next hint, n next exercise, r run again, q quit. A passed exercise moves "
+    "you on to the next. Progress is shared with the app."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_exercise_options(parser, runs=True)
 
 
 def run(args: argparse.Namespace) -> int:

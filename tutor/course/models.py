@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from tutor.i18n import BiText, Lang, Text
+from tutor.i18n import BiText, Lang
 from tutor.records import Deferred, Record
 
 IDENTIFIER = {"pattern": r"^[a-z0-9][a-z0-9_-]*$", "max_length": 64}
@@ -210,14 +210,21 @@ CHEATS_DESCRIPTION = (
 )
 
 
-class _Exercise:
-    """Starter code in the learner's language, for code and fix steps.
+@dataclass(frozen=True, kw_only=True)
+class _Exercise(_StepBase):
+    """What code and fix steps share: a prompt, starter code in the learner's language, the
+    reference solution and the checks it passes.
 
     The YAML key ``starter`` is stored as the bilingual ``starters``; ``starter`` stays the
     English code, so code written before starters were translated keeps working.
     """
 
-    starters: Text
+    starters: BiText = field(metadata={"alias": "starter", "description": STARTER_DESCRIPTION})
+    kind: str  # each step's own Literal; declared here to keep the published field order
+    prompt: BiText
+    solution: str
+    checks: list[Check] = field(metadata={"min_length": 1})
+    cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
 
     @property
     def starter(self) -> str:
@@ -232,32 +239,22 @@ class _Exercise:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CodeStep(_Exercise, _StepBase):
+class CodeStep(_Exercise):
     """Write code that passes the checks; ``solution`` is the reference (truth from torch)."""
 
-    # before `kind`: the published schema lists it there (where pydantic put the mixin's field).
-    # The default is the YAML form (""), which pydantic validates into a Text
+    # Optional here. The default is the YAML form (""), which pydantic validates into a Text
     # (validate_default) and the schema shows as authors write it.
     starters: BiText = field(default="", metadata={  # type: ignore[assignment]
         "alias": "starter", "validate_default": True, "description": STARTER_DESCRIPTION
     })
     kind: Literal["code"]
-    prompt: BiText
-    solution: str
-    checks: list[Check] = field(metadata={"min_length": 1})
-    cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
 
 
 @dataclass(frozen=True, kw_only=True)
-class FixStep(_Exercise, _StepBase):
+class FixStep(_Exercise):
     """Fix the bug: ``starter`` must fail (raise, or fail a check); ``solution`` passes."""
 
-    starters: BiText = field(metadata={"alias": "starter", "description": STARTER_DESCRIPTION})
     kind: Literal["fix"]
-    prompt: BiText
-    solution: str
-    checks: list[Check] = field(metadata={"min_length": 1})
-    cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,12 +17,12 @@ from tutor.course.lint import parses, quiz_answer_problem
 from tutor.course.models import (
     AnswerStep,
     AttributeCheck,
-    CodeStep,
     ErrorCheck,
     FixStep,
     FunctionCheck,
     Lesson,
     QuizStep,
+    RunnableStep,
     ValueCheck,
 )
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
@@ -66,7 +66,7 @@ def _failures(verdict: Verdict) -> Text:
 
 
 def _runnable(
-    lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str, cache: ExpectedCache,
+    lesson: Lesson, step: RunnableStep, runner: Runner, device: str, cache: ExpectedCache,
     *, cheats: bool = True,
 ) -> list[SelfCheckProblem]:
     problems: list[SelfCheckProblem] = []
@@ -97,7 +97,7 @@ _CHEAT_WHAT = {
 }
 
 
-def _truth_names(step: CodeStep | FixStep) -> list[str]:
+def _truth_names(step: RunnableStep) -> list[str]:
     """Variables the checks read, which a hard-coding cheat defines by value."""
     names: list[str] = []
     for check in step.checks:
@@ -127,7 +127,7 @@ def _literal(snapshot: Any) -> str | None:
     return None
 
 
-def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
+def _hard_coded(step: RunnableStep, runner: Runner, device: str,
                 cache: ExpectedCache) -> Cheat | None:
     """A program that only writes down what the reference solution's run produced: each
     variable the checks read, its ``.grad``, each function's first answer, the output."""
@@ -160,7 +160,7 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
     return Cheat("hard_coded", "\n".join(lines) + "\n")
 
 
-def _by_hand(step: CodeStep | FixStep, runner: Runner, device: str,
+def _by_hand(step: RunnableStep, runner: Runner, device: str,
              cache: ExpectedCache) -> Cheat | None:
     """The solution with the line where torch raised replaced by a ``raise`` of the same
     error: an error check must tell torch's error from the learner's."""
@@ -174,7 +174,7 @@ def _by_hand(step: CodeStep | FixStep, runner: Runner, device: str,
 
 
 def _passing_cheats(
-    lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str, cache: ExpectedCache
+    lesson: Lesson, step: RunnableStep, runner: Runner, device: str, cache: ExpectedCache
 ) -> list[SelfCheckProblem]:
     """Every automatic cheat (and the author's) that passes the step, one problem each."""
     cheats = [c for c in static_cheats(step) if not (c.kind == "starter" and isinstance(
@@ -294,7 +294,7 @@ def verify_lesson(
     cache = cache if cache is not None else ExpectedCache(disk=False)
     problems: list[SelfCheckProblem] = []
     for step in lesson.steps:
-        if isinstance(step, (CodeStep, FixStep)):
+        if isinstance(step, RunnableStep):
             problems += _runnable(lesson, step, runner, device, cache, cheats=cheats)
         elif isinstance(step, AnswerStep):
             problems += _answer(step, runner, device, cache)

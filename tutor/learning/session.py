@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # grading and diagnosis load with the first check, the sandbo
     # with the first run: none of them at start-up
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
-    from tutor.sandbox.models import Limits, Probe, ProbeResult, RunResult
+    from tutor.sandbox.models import ProbeResult, RunResult
     from tutor.sandbox.runner import Runner
 
 
@@ -150,24 +150,18 @@ class CancellableRunner:
         ):
             self._listener = (learner_code, on_output)
 
-    def run(
-        self,
-        code: str,
-        *,
-        device: str = "cpu",
-        probes: Sequence[str | Probe] = (),
-        limits: Limits | None = None,
-        **extra: Any,
-    ) -> RunResult:
+    def run(self, code: str, **options: Any) -> RunResult:
+        """The inner runner's run of ``code`` with ``options`` (see :class:`Runner`), the
+        cancel event and, for the learner's own run, the output listener added."""
         if self._accepts_cancel:
-            extra.setdefault("cancel", self._cancel)
+            options.setdefault("cancel", self._cancel)
         with self._lock:  # grading may run several at once
             listener, self._listener = self._listener, None
             if listener is not None and listener[0] != code:
                 self._listener, listener = listener, None
         if listener is not None:
-            extra["on_output"] = listener[1]
-        return self._inner.run(code, device=device, probes=probes, limits=limits, **extra)
+            options["on_output"] = listener[1]
+        return self._inner.run(code, **options)
 
     def devices(self) -> list[str]:
         return self._inner.devices()

@@ -8,13 +8,14 @@ reactives; each widget redraws its own words when its language changes.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 
 from tutor.course.models import AnswerStep, Step
 from tutor.i18n import Lang
@@ -37,6 +38,25 @@ def shows_code(step: Step) -> bool:
     return isinstance(step, RUNNABLE_KINDS) or (
         isinstance(step, AnswerStep) and bool(step.code.strip())
     )
+
+
+W = TypeVar("W", bound=Widget)
+
+
+class _One(Generic[W]):
+    """A typed getter: the screen's one widget of class ``kind`` (``top_bar = _One(TopBar)``)."""
+
+    def __init__(self, kind: type[W]) -> None:
+        self.kind = kind
+
+    @overload
+    def __get__(self, screen: None, owner: object = None) -> _One[W]: ...
+
+    @overload
+    def __get__(self, screen: Screen[Any], owner: object = None) -> W: ...
+
+    def __get__(self, screen: Screen[Any] | None, owner: object = None) -> W | _One[W]:
+        return self if screen is None else screen.query_one(self.kind)
 
 
 def size_classes(width: int, height: int) -> list[str]:
@@ -107,21 +127,10 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ typed getters
 
-    @property
-    def top_bar(self) -> TopBar:
-        return self.query_one(TopBar)
-
-    @property
-    def lessons(self) -> LessonList:
-        return self.query_one(LessonList)
-
-    @property
-    def step_pane(self) -> StepPane:
-        return self.query_one(StepPane)
-
-    @property
-    def results(self) -> ResultTabs:
-        return self.query_one(ResultTabs)
+    top_bar = _One(TopBar)
+    lessons = _One(LessonList)
+    step_pane = _One(StepPane)
+    results = _One(ResultTabs)
 
     @property
     def code_area(self) -> CodeArea | None:

@@ -5,7 +5,7 @@ so tests check them without a screen; the screens only show them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -68,7 +68,12 @@ def missed_quizzes(session: LearningSession, lang: Lang) -> list[MissedQuiz]:
     return missed
 
 
-class _Box(ModalScreen[object]):
+R = TypeVar("R")
+
+
+class _Box(ModalScreen[object], Generic[R]):
+    """A titled box over rows of the learner's progress."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", show=False)]
     DEFAULT_CSS = """
     _Box { align: center middle; }
@@ -78,6 +83,21 @@ class _Box(ModalScreen[object]):
     _Box .box-intro { color: $text-muted; margin: 0 0 1 0; }
     _Box DataTable, _Box OptionList { height: auto; max-height: 30; }
     """
+    TITLE_LABEL: ClassVar[str]
+    """The label key of the box's title."""
+
+    def __init__(self, rows: list[R], lang: Lang) -> None:
+        super().__init__()
+        self.rows, self.lang = rows, lang
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"[b]{label(self.TITLE_LABEL, self.lang)}[/b]", classes="box-title")
+            yield from self.body(self.lang)
+
+    def body(self, lang: Lang) -> ComposeResult:
+        """What the box shows under its title."""
+        raise NotImplementedError
 
 
 def _cut(text: str, cells: int) -> str:
@@ -87,50 +107,39 @@ def _cut(text: str, cells: int) -> str:
     return text if cell_len(text) <= cells else set_cell_size(text, cells - 1) + "…"
 
 
-class ProgressScreen(_Box):
-    def __init__(self, rows: list[LessonRow], lang: Lang) -> None:
-        super().__init__()
-        self.rows, self.lang = rows, lang
+class ProgressScreen(_Box[LessonRow]):
+    TITLE_LABEL = "progress_title"
 
-    def compose(self) -> ComposeResult:
-        lang = self.lang
-        with Vertical():
-            yield Static(f"[b]{label('progress_title', lang)}[/b]", classes="box-title")
-            table: DataTable[str] = DataTable(id="progress-table", cursor_type="row",
-                                              zebra_stripes=True)
-            table.add_columns("#", label("progress_lesson", lang), label("progress_done", lang),
-                              label("progress_attempts", lang), label("progress_todo", lang))
-            for row in self.rows:
-                todo = _cut(row.next_step, 30) if row.next_step else label("progress_all_done",
-                                                                            lang)
-                table.add_row(str(row.number), _cut(row.title, 44), f"{row.passed}/{row.total}",
-                              str(row.attempts), todo)
-            yield table
+    def body(self, lang: Lang) -> ComposeResult:
+        table: DataTable[str] = DataTable(id="progress-table", cursor_type="row",
+                                          zebra_stripes=True)
+        table.add_columns("#", label("progress_lesson", lang), label("progress_done", lang),
+                          label("progress_attempts", lang), label("progress_todo", lang))
+        for row in self.rows:
+            todo = _cut(row.next_step, 30) if row.next_step else label("progress_all_done", lang)
+            table.add_row(str(row.number), _cut(row.title, 44), f"{row.passed}/{row.total}",
+                          str(row.attempts), todo)
+        yield table
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
 
 
-class ReviewScreen(_Box):
+class ReviewScreen(_Box[MissedQuiz]):
     """Dismissed with the (lesson id, step id) picked, or None."""
 
-    def __init__(self, missed: list[MissedQuiz], lang: Lang) -> None:
-        super().__init__()
-        self.missed, self.lang = missed, lang
+    TITLE_LABEL = "review_title"
 
-    def compose(self) -> ComposeResult:
-        lang = self.lang
-        with Vertical():
-            yield Static(f"[b]{label('review_title', lang)}[/b]", classes="box-title")
-            if not self.missed:
-                yield Static(label("review_none", lang), classes="box-intro", markup=False)
-                return
-            yield Static(label("review_intro", lang), classes="box-intro", markup=False)
-            yield OptionList(
-                *[Option(f"{item.title}  ({label('attempts', lang, n=item.attempts)})",
-                         id=f"{item.lesson_id}/{item.step_id}") for item in self.missed],
-                id="review-list",
-            )
+    def body(self, lang: Lang) -> ComposeResult:
+        if not self.rows:
+            yield Static(label("review_none", lang), classes="box-intro", markup=False)
+            return
+        yield Static(label("review_intro", lang), classes="box-intro", markup=False)
+        yield OptionList(
+            *[Option(f"{item.title}  ({label('attempts', lang, n=item.attempts)})",
+                     id=f"{item.lesson_id}/{item.step_id}") for item in self.rows],
+            id="review-list",
+        )
 
     def on_mount(self) -> None:
         for widget in self.query("#review-list"):

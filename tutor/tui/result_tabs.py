@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text as RichText
 from textual import on
@@ -298,24 +298,34 @@ class OutputPane(ResultPane):
             output_text(run, tabs.lang, error_expected=passed, code=tabs.code))
 
 
-class VerdictPane(ResultPane):
+class _MarkdownPane(ResultPane):
+    """A pane that shows the tabs' state as Markdown, scrolled."""
+
+    VIEW_ID: ClassVar[str]
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="pane-scroll"):
-            yield MarkdownView(id="verdict")
+            yield MarkdownView(id=self.VIEW_ID)
 
     def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(
-            verdict_markdown(tabs.attempt, tabs.lang, typed=tabs.typed_answer, code=tabs.code))
+        self.query_one(MarkdownView).set_markdown(self.markdown(tabs))
+
+    def markdown(self, tabs: ResultTabs) -> str:
+        raise NotImplementedError
 
 
-class DiagnosisPane(ResultPane):
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="pane-scroll"):
-            yield MarkdownView(id="diagnosis")
+class VerdictPane(_MarkdownPane):
+    VIEW_ID = "verdict"
 
-    def draw(self, tabs: ResultTabs) -> None:
-        self.query_one(MarkdownView).set_markdown(
-            diagnosis_markdown(tabs.attempt, tabs.lang, code=tabs.code))
+    def markdown(self, tabs: ResultTabs) -> str:
+        return verdict_markdown(tabs.attempt, tabs.lang, typed=tabs.typed_answer, code=tabs.code)
+
+
+class DiagnosisPane(_MarkdownPane):
+    VIEW_ID = "diagnosis"
+
+    def markdown(self, tabs: ResultTabs) -> str:
+        return diagnosis_markdown(tabs.attempt, tabs.lang, code=tabs.code)
 
 
 class GraphPane(ResultPane):
