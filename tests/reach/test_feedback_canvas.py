@@ -102,3 +102,18 @@ def test_export_commands_write_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["export", "canvas", str(tmp_path / "nope.json"), "-o", str(tmp_path / "x.csv")
                  ]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["gradescope", "prairielearn", "feedback"])
+def test_only_canvas_takes_canvas_options(kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # the options were added to every export kind by a loop variable left over from another loop
+    with pytest.raises(SystemExit):
+        main(["export", kind, "--help"])
+    assert "--id-column" not in capsys.readouterr().out
+
+
+def test_canvas_takes_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["export", "canvas", "--help"])
+    out = capsys.readouterr().out
+    assert "--id-column" in out and "--roster" in out

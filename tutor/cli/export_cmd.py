@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_lang(sub)
     from tutor.cli import add_shared_options  # `tutor export canvas ... --data-dir X` too
 
-    for sub in kinds.choices.values():
+    for name, sub in kinds.choices.items():
         add_shared_options(sub)
         if name == "canvas":
             sub.add_argument("--id-column", default="SIS Login ID",
