@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from tutor.diagnosis.models import Diagnosis
@@ -13,6 +14,7 @@ from tutor.i18n import T
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import (
     ErrorInfo,
+    FrameInfo,
     Graph,
     GraphNode,
     ProbeResult,
@@ -177,3 +179,37 @@ def test_header_bits_break_between_bits_never_inside_one() -> None:
     assert fit_bits(bits, 21) == "第 4/6 步 · 编程练习\n✓ 已通过 · 尝试：1 次"
     assert fit_bits(bits, 19) == "第 4/6 步\n编程练习 · ✓ 已通过\n尝试：1 次"
     assert fit_bits(["a very long bit", "b"], 5) == "a very long bit\nb"  # wraps alone
+
+
+def _stopped(outcome: str, kind: str) -> RunResult:
+    """A run the sandbox stopped at a limit, with where it was (tests/sandbox/
+    test_stopped_where.py shows a real one)."""
+    frames = [FrameInfo(line=6, function="<module>", source="total = spin(1)"),
+              FrameInfo(line=3, function="spin", source="n += 1")]
+    return _run(outcome=outcome, error=ErrorInfo(
+        type=kind, message="stopped", line=3, source_line="n += 1", traceback=frames))
+
+
+def _attempt_of(result: RunResult) -> Attempt:
+    verdict = Verdict(step="l/s", status="error", score=0.0, max_score=1.0, run=result,
+                      checks=[], message=T("", ""))
+    return Attempt(step_ref="l/s", verdict=verdict)
+
+
+@pytest.mark.parametrize(("outcome", "kind"), [("timeout", "Timeout"),
+                                               ("memory", "MemoryError"),
+                                               ("output_limit", "OutputLimit"),
+                                               ("timeout", "Cancelled")])
+def test_a_run_stopped_at_a_limit_says_its_line(outcome: str, kind: str) -> None:
+    """Issue 22 #9: the sandbox says where a timed-out or out-of-memory run was; the Output
+    and Verdict tabs left it out."""
+    result = _stopped(outcome, kind)
+    assert "line 3" in outcome_line(result, "en")
+    assert "第 3 行" in outcome_line(result, "zh")
+    plain = output_plain(result, "en")
+    assert "line 6, in <module>\n    total = spin(1)" in plain
+    assert "line 3, in spin\n    n += 1" in plain
+    assert "终止时" in output_plain(result, "zh")  # the frames' title, translated
+    assert "第 3 行" in verdict_markdown(_attempt_of(result), "zh")
+    assert "line" not in outcome_line(_run(outcome=outcome, error=ErrorInfo(
+        type=kind, message="stopped")), "en")  # no line said: none made up

@@ -26,7 +26,7 @@ from tutor.tui.labels import label
 if TYPE_CHECKING:  # the sandbox's models load with the first run, not at start-up
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
-    from tutor.sandbox.models import Graph, RunResult
+    from tutor.sandbox.models import ErrorInfo, Graph, RunResult
 
 
 def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
@@ -108,18 +108,23 @@ def hints_markdown(hints: list[str], total: int, lang: Lang) -> str:
 # --------------------------------------------------------------------------- output
 
 
+STOPPED = {"timeout": "outcome_timeout", "memory": "outcome_memory",
+           "output_limit": "outcome_output_limit"}
+"""Outcomes of a run the sandbox stopped at a limit (its label key): it says where it was."""
+
+
 def outcome_line(result: RunResult, lang: Lang) -> str:
-    """One line saying how the run ended: timeouts, crashes and cancels named as such."""
+    """One line saying how the run ended: timeouts, crashes and cancels named as such; a run
+    stopped at a limit (or cancelled) with the line it was on, when the sandbox knows it."""
     error = result.error
     if result.outcome == "ok":
         return label("outcome_ok", lang, ms=f"{result.duration_ms:.0f}", device=result.device)
-    if result.outcome == "timeout":
+    if result.outcome in STOPPED:
         cancelled = error is not None and error.type == "Cancelled"
-        return label("outcome_cancelled" if cancelled else "outcome_timeout", lang)
-    if result.outcome == "memory":
-        return label("outcome_memory", lang)
-    if result.outcome == "output_limit":
-        return label("outcome_output_limit", lang)
+        key = "outcome_cancelled" if cancelled else STOPPED[result.outcome]
+        if error is not None and error.line is not None:
+            return label(f"{key}_at", lang, line=error.line)
+        return label(key, lang)
     if result.outcome == "crashed":
         return label("outcome_crashed", lang, signal=result.signal if result.signal else "?")
     if result.outcome == "exited":
@@ -198,18 +203,26 @@ def output_text(
             message = for_learner(warning.message)
             text.append(f"{where}{warning.category}: {message}\n", style="yellow")
     error = result.error
+    if error is not None and result.outcome in STOPPED and error.traceback:
+        text.append(f"\n── {label('stopped_where_title', lang)} ──\n", style="dim")
+        _frames(text, error)
     if error is not None and result.outcome == "error":
         text.append(f"\n── {label('traceback_title', lang)} ──\n", style="dim")
-        for frame in error.traceback:
-            text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
-            if frame.source:
-                text.append(f"    {frame.source.strip()}\n")
+        _frames(text, error)
         text.append(f"{error.type}: {for_learner(error.message)}\n",
                     style="bold green" if expected else "bold red")
         suggestion = None if expected else suggestion_line(result, lang, code)
         if suggestion:
             text.append(suggestion + "\n", style="bold yellow")
     return text
+
+
+def _frames(text: RichText, error: ErrorInfo) -> None:
+    """The learner's frames, as Python's traceback shows them."""
+    for frame in error.traceback:
+        text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
+        if frame.source:
+            text.append(f"    {frame.source.strip()}\n")
 
 
 def output_plain(result: RunResult | None, lang: Lang) -> str:
