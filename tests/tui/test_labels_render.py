@@ -210,6 +210,7 @@ def test_a_run_stopped_at_a_limit_says_its_line(outcome: str, kind: str) -> None
     assert "line 6, in <module>\n    total = spin(1)" in plain
     assert "line 3, in spin\n    n += 1" in plain
     assert "终止时" in output_plain(result, "zh")  # the frames' title, translated
+    assert "第 3 行，位于 spin\n    n += 1" in output_plain(result, "zh")
     assert "第 3 行" in verdict_markdown(_attempt_of(result), "zh")
     assert "line" not in outcome_line(_run(outcome=outcome, error=ErrorInfo(
         type=kind, message="stopped")), "en")  # no line said: none made up

@@ -205,10 +205,10 @@ def output_text(
     error = result.error
     if error is not None and result.outcome in STOPPED and error.traceback:
         text.append(f"\n── {label('stopped_where_title', lang)} ──\n", style="dim")
-        _frames(text, error)
+        _frames(text, error, lang)
     if error is not None and result.outcome == "error":
         text.append(f"\n── {label('traceback_title', lang)} ──\n", style="dim")
-        _frames(text, error)
+        _frames(text, error, lang)
         text.append(f"{error.type}: {for_learner(error.message)}\n",
                     style="bold green" if expected else "bold red")
         suggestion = None if expected else suggestion_line(result, lang, code)
@@ -217,10 +217,12 @@ def output_text(
     return text
 
 
-def _frames(text: RichText, error: ErrorInfo) -> None:
-    """The learner's frames, as Python's traceback shows them."""
+def _frames(text: RichText, error: ErrorInfo, lang: Lang) -> None:
+    """The learner's frames, as Python's traceback shows them (in the learner's words, as
+    ``tutor run`` writes them)."""
     for frame in error.traceback:
-        text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
+        where = label("frame_line", lang, line=frame.line, function=frame.function)
+        text.append(f"  {where}\n", style="dim")
         if frame.source:
             text.append(f"    {frame.source.strip()}\n")
 
