@@ -232,11 +232,10 @@ class MainScreen(Screen[None]):
 
     def load_editor(self) -> None:
         """Put the step's code in the editor: the learner's last code, else the starter;
-        an answer step's code read-only (and wrapped: read, not edited). Steps without code
-        leave the (hidden) editor be."""
+        an answer step's code read-only. Steps without code leave the (hidden) editor be."""
         editor, step = self.editor, self.session.step
         if editor is not None and isinstance(step, (*RUNNABLE_KINDS, AnswerStep)):
-            editor.read_only = editor.soft_wrap = isinstance(step, AnswerStep)
+            editor.read_only = isinstance(step, AnswerStep)
             editor.load(self._step_code())
         self.results.set_graph_choices(assigned_names(self.graph_code()))
 
