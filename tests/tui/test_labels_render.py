@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from tutor.tui.render import (
     fit_bits,
     graph_items,
     graph_message,
+    hints_markdown,
     outcome_line,
     output_plain,
     verdict_markdown,
@@ -214,3 +216,21 @@ def test_a_run_stopped_at_a_limit_says_its_line(outcome: str, kind: str) -> None
     assert "第 3 行" in verdict_markdown(_attempt_of(result), "zh")
     assert "line" not in outcome_line(_run(outcome=outcome, error=ErrorInfo(
         type=kind, message="stopped")), "en")  # no line said: none made up
+
+
+def test_no_space_after_a_bold_chinese_label() -> None:
+    """Issue 22 #5 (stray spaces): the Diagnosis tab read "如何修复： 检查这一行…": the
+    space kept the label bold (CommonMark closes ``**`` after "：" only before a space)."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    diagnosis = Diagnosis(id="x", severity="error", title=T("T", "标题"),
+                          explanation=T("Why", "原因"), fix=T("Check it", "检查这一行"))
+    verdict = Verdict(step="a/b", status="fail", score=0, max_score=1, checks=[])
+    for lang, shown in (("zh", "如何修复：检查这一行"), ("en", "How to fix: Check it")):
+        console = Console(width=60, record=True, file=io.StringIO())
+        console.print(Markdown(diagnosis_markdown(Attempt("a/b", verdict, [diagnosis]), lang)))
+        plain = console.export_text()
+        assert shown in plain and "**" not in plain, plain
+    hints = hints_markdown(["先由 x 算出 y"], 2, "zh")
+    assert hints == "**提示 1/2** 先由 x 算出 y"  # no punctuation: the space stays

@@ -4,12 +4,14 @@ whole when the language changes."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.text import Text as RichText
 
+from tutor.cjk import PUNCTUATION
 from tutor.course.models import (
     AnswerStep,
     CodeStep,
@@ -99,9 +101,19 @@ def inline_code_parts(text: str) -> list[tuple[str, bool]]:
     return [(part, index % 2 == 1) for index, part in enumerate(parts) if part]
 
 
+def bold_lead(lead: str, text: str) -> str:
+    """``**lead** text``; a lead that ends in Chinese punctuation keeps that mark outside
+    the bold and no space after it ("**如何修复**：检查"): CommonMark closes ``**`` after
+    "：" only before a space, which read as a stray one."""
+    if re.search(f"[{PUNCTUATION}]$", lead):
+        return f"**{lead[:-1]}**{lead[-1]}{text}"
+    return f"**{lead}** {text}"
+
+
 def hints_markdown(hints: list[str], total: int, lang: Lang) -> str:
     return "\n\n".join(
-        f"**{label('hint_n', lang, n=i + 1, total=total)}** {hint}" for i, hint in enumerate(hints)
+        bold_lead(label("hint_n", lang, n=i + 1, total=total), hint)
+        for i, hint in enumerate(hints)
     )
 
 
@@ -322,7 +334,7 @@ def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
     shown = evidence_markdown(diagnosis, lang)
     if shown:
         lines.append(shown)
-    lines += [f"**{label('diag_fix', lang)}** {diagnosis.fix.get(lang)}", ""]
+    lines += [bold_lead(label("diag_fix", lang), diagnosis.fix.get(lang)), ""]
     if diagnosis.lesson_ref:
         lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")
     return "\n".join(lines).rstrip()
