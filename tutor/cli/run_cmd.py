@@ -33,6 +33,7 @@ LABELS: dict[str, Text] = {
     "warning": T("Warning on line {line}: {category}: {message}",
                  "第 {line} 行警告：{category}：{message}"),
     "warning_noline": T("Warning: {category}: {message}", "警告：{category}：{message}"),
+    "did_you_mean": T("Did you mean {name}?", "你是不是想写 {name}？"),  # as the app says it
 }
 
 
@@ -74,8 +75,9 @@ def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device:
 
 
 def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
-                  timeout: float = 10.0, *, streamed: bool = False) -> None:
-    """``streamed``: the output was shown as it came; only what follows it is printed."""
+                  timeout: float = 10.0, *, streamed: bool = False, code: str = "") -> None:
+    """``streamed``: the output was shown as it came; only what follows it is printed.
+    ``code``: what ran (its names are what a mistyped name most likely meant)."""
     out, err = sys.stdout, sys.stderr
     if streamed:
         if (result.stdout or result.stderr) and not (result.stdout + result.stderr).endswith(
@@ -98,6 +100,11 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
     if result.outcome == "error" and error is not None:
         lines += _where(error, lang)
         lines.append(f"{error.type}: {for_learner(error.message)}")
+        from tutor.learning.did_you_mean import meant_in
+
+        meant = meant_in(error, code)
+        if meant is not None:
+            lines.append(LABELS["did_you_mean"].format(name=meant).get(lang))
     elif result.outcome in OUTCOME_TEXT:
         if error is not None:  # a run stopped at a limit: where it was
             lines += _where(error, lang)
@@ -191,5 +198,6 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
-        _print_result(result, diagnoses, lang, args.timeout, streamed=echo is not None)
+        _print_result(result, diagnoses, lang, args.timeout, streamed=echo is not None,
+                      code=code)
     return exit_status(result)

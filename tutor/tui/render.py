@@ -160,27 +160,13 @@ def expected_error_line(result: RunResult, lang: Lang) -> str | None:
 
 def suggestion_line(result: RunResult, lang: Lang, code: str = "") -> str | None:
     """"Did you mean backward()?" for a mistyped tensor method or name (or None)."""
-    from tutor.tui.did_you_mean import for_error
+    from tutor.learning.did_you_mean import meant_in
 
     error = result.error
     if error is None or result.outcome != "error":
         return None
-    from tutor.learning import assigned_names
-
-    try:
-        names = assigned_names(code) if code else []
-    except SyntaxError:
-        names = []
-    found = for_error(error.type, error.message, names)
-    if found is None:
-        return None
-    call = "()" if error.type == "AttributeError" and f"{_attr(error.message)}(" in (
-        error.source_line or "") else ""
-    return label("did_you_mean", lang, name=f"{found}{call}")
-
-
-def _attr(message: str) -> str:
-    return message.rpartition("attribute '")[2].rstrip("'")
+    meant = meant_in(error, code)
+    return None if meant is None else label("did_you_mean", lang, name=meant)
 
 
 def output_text(
@@ -279,7 +265,7 @@ def verdict_markdown(
         if suggestion:
             lines += [f"**{suggestion}**", ""]
     if typed and not verdict.passed:
-        from tutor.tui.did_you_mean import for_answer
+        from tutor.learning.did_you_mean import for_answer
 
         literal = for_answer(typed)
         if literal:
