@@ -33,7 +33,6 @@ LABELS: dict[str, Text] = {
     "warning": T("Warning on line {line}: {category}: {message}",
                  "第 {line} 行警告：{category}：{message}"),
     "warning_noline": T("Warning: {category}: {message}", "警告：{category}：{message}"),
-    "did_you_mean": T("Did you mean {name}?", "你是不是想写 {name}？"),  # as the app says it
 }
 
 
@@ -100,11 +99,11 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
     if result.outcome == "error" and error is not None:
         lines += _where(error, lang)
         lines.append(f"{error.type}: {for_learner(error.message)}")
-        from tutor.learning.did_you_mean import meant_in
+        from tutor.learning.did_you_mean import did_you_mean
 
-        meant = meant_in(error, code)
+        meant = did_you_mean(error, code)
         if meant is not None:
-            lines.append(LABELS["did_you_mean"].format(name=meant).get(lang))
+            lines.append(meant.get(lang))
     elif result.outcome in OUTCOME_TEXT:
         if error is not None:  # a run stopped at a limit: where it was
             lines += _where(error, lang)
