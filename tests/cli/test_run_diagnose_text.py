@@ -45,6 +45,24 @@ def test_a_timeout_is_reported_in_the_learners_language(capsys: pytest.CaptureFi
     assert "已停止：代码运行超过 2 秒。" in err and "the code ran" not in err
 
 
+@pytest.mark.parametrize(("lang", "said"), [("en", "Did you mean backward()?"),
+                                            ("zh", "你是不是想写 backward()？")])
+def test_run_says_did_you_mean_as_the_app_does(capsys: pytest.CaptureFixture[str], lang: str,
+                                               said: str) -> None:
+    """Issue 22 #9: `y.backwards()` got generic advice and no "did you mean backward()"
+    from `tutor run` (the app said it; the CLI did not)."""
+    code = "import torch\nweights = torch.ones(2, requires_grad=True)\ny.backwards()\n"
+    typo = RunResult(outcome="error", device="cpu", error=ErrorInfo(
+        type="AttributeError", message="'Tensor' object has no attribute 'backwards'", line=3,
+        source_line="y.backwards()"))
+    run_cmd._print_result(typo, [], lang, code=code)
+    assert said in capsys.readouterr().err
+    name = RunResult(outcome="error", device="cpu", error=ErrorInfo(
+        type="NameError", message="name 'weight' is not defined", line=3))
+    run_cmd._print_result(name, [], "en", code=code)
+    assert "Did you mean weights?" in capsys.readouterr().err  # the learner's own name
+
+
 def test_run_prints_a_diagnosis_like_diagnose_does(capsys: pytest.CaptureFixture[str]) -> None:
     diagnosis = Diagnosis(id="x", severity="error", title=T("Title", "标题"),
                           explanation=T("Because", "因为"), fix=T("Do this", "这样做"),

@@ -53,6 +53,12 @@ def test_wheel_carries_the_lessons_and_loads_them_outside_the_checkout(tmp_path:
     assert [n for n in names if n.startswith("tutor/bundled_lessons/") and n.endswith(".yaml")] == [
         f"tutor/bundled_lessons/{name}" for name in lessons
     ]
+    # every data file the package reads (labels, catalogs, the TUI's tensor names: did you
+    # mean backward()? read it with no fallback: from a wheel without it, FileNotFoundError)
+    data = {str(p.relative_to(REPO)) for p in (REPO / "tutor").rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc", ".md")  # .md: notes for people
+            and "bundled_lessons" not in p.parts}
+    assert data - set(names) == set()
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(tmp_path / "site")

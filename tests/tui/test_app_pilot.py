@@ -780,3 +780,47 @@ def test_step_header_breaks_between_its_parts(make_app, store, lang) -> None:
         assert [p for line in lines[start:] for p in line.split(" · ")] == parts, lines
 
     drive(app, scenario, size=(80, 24))
+
+
+LONG_LINE = "x = torch.tensor([-1., 0.3, 2.], dtype=torch.float64, requires_grad=True)"
+"""The course's widest starter line (custom-function/wrong-backward, 73 characters)."""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+def test_the_editor_wraps_long_lines_instead_of_hiding_them(make_app, size) -> None:
+    """Issue 22 #7: at 80 and 120 columns the editor cut a starter's long lines at its
+    right edge (the learner had to scroll sideways to read the comment saying what to do)."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        editor = app.query_one("#editor", TextArea)
+        editor.load_text(f"import torch\n{LONG_LINE}  # make autograd track x\n")
+        await pilot.pause()
+        assert editor.content_size.width < len(LONG_LINE)  # too narrow for the line...
+        assert editor.max_scroll_x == 0  # ...which goes on below, not past the edge
+        assert editor.wrapped_document.height > editor.document.line_count
+
+    drive(make_app(), scenario, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (200, 50)])
+def test_toasts_stay_off_the_lesson_text(make_app, size) -> None:
+    """Issue 22 #7: toasts covered the lesson text; they stay over the work pane."""
+    from textual.widgets._toast import Toast
+
+    async def main() -> None:
+        app = make_app()
+        async with app.run_test(size=size, notifications=True) as pilot:  # off by default
+            await pilot.pause()
+            for widen in (0, 3):  # as laid out, then with the text widened (alt+right)
+                await pilot.press(*["alt+right"] * widen)
+                app.notify("a toast long enough to wrap over several lines of the screen " * 2)
+                await wait_until(pilot, lambda: bool(app.screen.query(Toast)))
+                await pilot.pause(0.2)
+                text = app.query_one("#lesson-pane").region
+                for toast in app.screen.query(Toast):
+                    assert not toast.region.overlaps(text), (toast.region, text)
+                    assert toast.region.right <= app.size.width  # whole, not cut at the edge
+                    assert toast.region.width >= 20
+
+    asyncio.run(main())

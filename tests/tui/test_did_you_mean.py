@@ -10,8 +10,8 @@ import pytest
 from tutor.course.models import Text
 from tutor.grading.models import Verdict
 from tutor.learning import Attempt
+from tutor.learning.did_you_mean import for_answer, for_error, tensor_names
 from tutor.sandbox.models import ErrorInfo, RunResult
-from tutor.tui.did_you_mean import for_answer, for_error, tensor_names
 from tutor.tui.render import diagnosis_markdown, output_text, verdict_markdown
 
 
@@ -80,5 +80,5 @@ def test_false_typed_in_an_answer_step() -> None:
 
 
 def test_no_private_names_file() -> None:
-    text = (Path(__file__).resolve().parents[2] / "tutor/tui/tensor_names.txt").read_text()
+    text = (Path(__file__).resolve().parents[2] / "tutor/learning/tensor_names.txt").read_text()
     assert "backward\n" in text and "\n_" not in text

@@ -253,3 +253,25 @@ def test_give_up_key_shows_the_answer_on_quiz_steps_only(make_app) -> None:
         assert not offered(app) and not app.query_one("#btn-give-up", Button).display
 
     drive(make_app(), scenario)
+
+
+def test_alt_arrows_widen_and_narrow_the_lesson_text(make_app) -> None:
+    """Issue 22 #7: panes should be resizable; alt+right / alt+left move the border between
+    the lesson text and the work pane, within bounds."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        pane = app.query_one("#lesson-pane")
+        start = pane.size.width
+        await pilot.press("alt+right", "alt+right")
+        await pilot.pause()
+        wider = pane.size.width
+        assert wider > start
+        for _ in range(10):  # narrowed as far as it goes, and still there
+            await pilot.press("alt+left")
+        await pilot.pause()
+        assert 0 < pane.size.width < start
+        await go_to(app, pilot, "mini-basics", "grad-value")  # the share stays on other steps
+        assert app.main.text_share == -3
+
+    drive(make_app(), scenario, size=(120, 36))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from tutor.diagnosis.models import Diagnosis
@@ -13,6 +15,7 @@ from tutor.i18n import T
 from tutor.learning import Attempt, GraphView
 from tutor.sandbox.models import (
     ErrorInfo,
+    FrameInfo,
     Graph,
     GraphNode,
     ProbeResult,
@@ -27,6 +30,7 @@ from tutor.tui.render import (
     fit_bits,
     graph_items,
     graph_message,
+    hints_markdown,
     outcome_line,
     output_plain,
     verdict_markdown,
@@ -177,3 +181,56 @@ def test_header_bits_break_between_bits_never_inside_one() -> None:
     assert fit_bits(bits, 21) == "第 4/6 步 · 编程练习\n✓ 已通过 · 尝试：1 次"
     assert fit_bits(bits, 19) == "第 4/6 步\n编程练习 · ✓ 已通过\n尝试：1 次"
     assert fit_bits(["a very long bit", "b"], 5) == "a very long bit\nb"  # wraps alone
+
+
+def _stopped(outcome: str, kind: str) -> RunResult:
+    """A run the sandbox stopped at a limit, with where it was (tests/sandbox/
+    test_stopped_where.py shows a real one)."""
+    frames = [FrameInfo(line=6, function="<module>", source="total = spin(1)"),
+              FrameInfo(line=3, function="spin", source="n += 1")]
+    return _run(outcome=outcome, error=ErrorInfo(
+        type=kind, message="stopped", line=3, source_line="n += 1", traceback=frames))
+
+
+def _attempt_of(result: RunResult) -> Attempt:
+    verdict = Verdict(step="l/s", status="error", score=0.0, max_score=1.0, run=result,
+                      checks=[], message=T("", ""))
+    return Attempt(step_ref="l/s", verdict=verdict)
+
+
+@pytest.mark.parametrize(("outcome", "kind"), [("timeout", "Timeout"),
+                                               ("memory", "MemoryError"),
+                                               ("output_limit", "OutputLimit"),
+                                               ("timeout", "Cancelled")])
+def test_a_run_stopped_at_a_limit_says_its_line(outcome: str, kind: str) -> None:
+    """Issue 22 #9: the sandbox says where a timed-out or out-of-memory run was; the Output
+    and Verdict tabs left it out."""
+    result = _stopped(outcome, kind)
+    assert "line 3" in outcome_line(result, "en")
+    assert "第 3 行" in outcome_line(result, "zh")
+    plain = output_plain(result, "en")
+    assert "line 6, in <module>\n    total = spin(1)" in plain
+    assert "line 3, in spin\n    n += 1" in plain
+    assert "终止时" in output_plain(result, "zh")  # the frames' title, translated
+    assert "第 3 行，位于 spin\n    n += 1" in output_plain(result, "zh")
+    assert "第 3 行" in verdict_markdown(_attempt_of(result), "zh")
+    assert "line" not in outcome_line(_run(outcome=outcome, error=ErrorInfo(
+        type=kind, message="stopped")), "en")  # no line said: none made up
+
+
+def test_no_space_after_a_bold_chinese_label() -> None:
+    """Issue 22 #5 (stray spaces): the Diagnosis tab read "如何修复： 检查这一行…": the
+    space kept the label bold (CommonMark closes ``**`` after "：" only before a space)."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    diagnosis = Diagnosis(id="x", severity="error", title=T("T", "标题"),
+                          explanation=T("Why", "原因"), fix=T("Check it", "检查这一行"))
+    verdict = Verdict(step="a/b", status="fail", score=0, max_score=1, checks=[])
+    for lang, shown in (("zh", "如何修复：检查这一行"), ("en", "How to fix: Check it")):
+        console = Console(width=60, record=True, file=io.StringIO())
+        console.print(Markdown(diagnosis_markdown(Attempt("a/b", verdict, [diagnosis]), lang)))
+        plain = console.export_text()
+        assert shown in plain and "**" not in plain, plain
+    hints = hints_markdown(["先由 x 算出 y"], 2, "zh")
+    assert hints == "**提示 1/2** 先由 x 算出 y"  # no punctuation: the space stays

@@ -54,6 +54,24 @@ def test_code_step_with_diagnosis(snap_compare, make_app, lang: str, size) -> No
     )
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("lang", LANGS)
+def test_code_step_stopped_at_the_memory_limit(snap_compare, make_app, lang: str, size) -> None:
+    """Issue 22 #7 and #9: a long line wraps in the editor (it was cut at the edge), and a
+    run stopped at a limit says its line and where it was."""
+    from tui_fakes import HOG
+
+    code = ("import torch\n\nx = torch.tensor([-1., 0.3, 2.], dtype=torch.float64, "
+            f"requires_grad=True)\nbig = {HOG}\n")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await failed_run("mini-basics", "first-backward", code)(pilot)
+        await pilot.press("alt+o")
+        await settle(pilot.app, pilot)  # type: ignore[arg-type]
+
+    assert snap_compare(make_app(lang=lang), terminal_size=size, run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("lang", LANGS)
 def test_quiz_step_answered(snap_compare, make_app, lang: str, size) -> None:

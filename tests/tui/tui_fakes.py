@@ -28,6 +28,8 @@ from tutor.sandbox.models import (
 HANG = "while True"
 """Code containing this blocks in the fake runner until cancelled (a hanging run)."""
 CRASH = "os.abort()"
+HOG = "torch.ones(10**12)"
+"""A line that runs out of memory: the sandbox stops the run and says where it was."""
 
 
 def _tensor(grad_fn: str | None) -> TensorSnapshot:
@@ -56,7 +58,7 @@ GRAPH = Graph(
 class FakeRunner:
     """Canned results: ``raise`` in the code gives a RuntimeError on that line, HANG blocks
     until the cancel event is set, CRASH dies from SIGABRT; anything else runs fine and
-    "prints" the lines that start with ``print``. Records every call."""
+    "prints" the lines that start with ``print``; HOG runs out of memory. Records every call."""
 
     def __init__(self, devices: Sequence[str] = ("cpu",), device_delay: float = 0.0) -> None:
         self._devices = list(devices)
@@ -93,6 +95,12 @@ class FakeRunner:
         if CRASH in code:
             return RunResult(outcome="crashed", device=device, signal=6)
         lines = code.splitlines()
+        for number, line in enumerate(lines, start=1):
+            if HOG in line:
+                return RunResult(outcome="memory", device=device, error=ErrorInfo(
+                    type="MemoryError", message="the code used more than 2048 MB and was "
+                    "stopped", line=number, source_line=line.strip(),
+                    traceback=[FrameInfo(line=number, function="<module>", source=line)]))
         for number, line in enumerate(lines, start=1):
             if line.strip().startswith("raise"):
                 return RunResult(

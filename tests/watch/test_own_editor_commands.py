@@ -231,3 +231,25 @@ def test_each_learner_answers_a_quiz_file_in_their_own_numbers(
             session.goto(*ref.split("/"))
             assert session.previous_choices() == right
     assert firsts == {"ana": True, "eli": False}, "choice 1 is not the same for everyone"
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "Did you mean backward()?"),
+                                            ("zh", "你是不是想写 backward()？")])
+def test_verify_and_watch_say_did_you_mean(lang: str, said: str) -> None:
+    """Issue 22 #9: `y.backwards()` got "did you mean backward()" in the app only."""
+    from tutor.grading.models import Verdict
+    from tutor.i18n import T
+    from tutor.learning import Attempt
+    from tutor.sandbox.models import ErrorInfo, RunResult
+
+    run = RunResult(outcome="error", device="cpu", error=ErrorInfo(
+        type="AttributeError", message="'Tensor' object has no attribute 'backwards'",
+        line=4, source_line="y.backwards()"))
+    message = T("Your code raised AttributeError at line 4",
+                "你的代码在第 4 行抛出了 AttributeError")
+    attempt = Attempt("l/s", Verdict(step="l/s", status="error", score=0, max_score=1,
+                                     run=run, checks=[], message=message))
+    for show in ("why", "attempt"):  # tutor verify, tutor watch
+        console = Console(file=io.StringIO(), width=120, color_system=None)
+        getattr(AttemptView(console, lang), show)(attempt)
+        assert said in console.file.getvalue(), show

@@ -76,6 +76,7 @@ class AttemptView:
         overall = verdict.message.get(self.lang) if verdict.message is not None else None
         if overall is not None:
             self.line(overall)
+        self._did_you_mean(verdict, indent="")
         for check in verdict.checks:
             self._check(check, overall)
         run = verdict.run
@@ -100,10 +101,21 @@ class AttemptView:
             values = {"type": error.type, "message": error.message.strip(), "line": error.line}
             text = MSG["error_at"] if error.line else MSG["error"]
             self.line(f"  {self.t(text, **values)}", style="red")
+        self._did_you_mean(verdict, indent="  ")
         for check in verdict.checks:
             if check.status != "pass":
                 self._check(check, overall)
         self.diagnoses(attempt, brief=True)
+
+    def _did_you_mean(self, verdict: Verdict, *, indent: str) -> None:
+        """"Did you mean backward()?" for a mistyped tensor method or name."""
+        if verdict.run is None or verdict.run.outcome != "error":
+            return
+        from tutor.learning.did_you_mean import did_you_mean
+
+        meant = did_you_mean(verdict.run.error)
+        if meant is not None:
+            self.line(f"{indent}{meant.get(self.lang)}", style="bold yellow")
 
     def _check(self, check: CheckResult, overall: str | None) -> None:
         mark, style = ("✓", None) if check.status == "pass" else ("✗", "red")

@@ -75,8 +75,9 @@ def _diagnoses_from_evidence(result: RunResult, code: str, sandbox: Any, device:
 
 
 def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
-                  timeout: float = 10.0, *, streamed: bool = False) -> None:
-    """``streamed``: the output was shown as it came; only what follows it is printed."""
+                  timeout: float = 10.0, *, streamed: bool = False, code: str = "") -> None:
+    """``streamed``: the output was shown as it came; only what follows it is printed.
+    ``code``: what ran (its names are what a mistyped name most likely meant)."""
     out, err = sys.stdout, sys.stderr
     if streamed:
         if (result.stdout or result.stderr) and not (result.stdout + result.stderr).endswith(
@@ -99,6 +100,11 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
     if result.outcome == "error" and error is not None:
         lines += _where(error, lang)
         lines.append(f"{error.type}: {for_learner(error.message)}")
+        from tutor.learning.did_you_mean import did_you_mean
+
+        meant = did_you_mean(error, code)
+        if meant is not None:
+            lines.append(meant.get(lang))
     elif result.outcome in OUTCOME_TEXT:
         if error is not None:  # a run stopped at a limit: where it was
             lines += _where(error, lang)
@@ -192,5 +198,6 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
-        _print_result(result, diagnoses, lang, args.timeout, streamed=echo is not None)
+        _print_result(result, diagnoses, lang, args.timeout, streamed=echo is not None,
+                      code=code)
     return exit_status(result)

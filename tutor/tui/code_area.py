@@ -41,7 +41,9 @@ class CodeArea(Vertical):
                  code: str = "", runnable: bool = True, focus: bool = False,
                  highlight: bool = True, **kwargs: object) -> None:
         """``code``: what the editor shows first, editable when ``runnable`` (an answer
-        step's code is read-only); ``focus``: the editor takes the focus once mounted;
+        step's code is read-only), long lines wrapped (course lines run to 74 characters;
+        the editor has about 40 columns at 80, 58 at 120: a cut line hid what to do);
+        ``focus``: the editor takes the focus once mounted;
         ``highlight=False``: plain text until :meth:`highlight` (building the syntax tree
         would hold up the first screen when it shows code)."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -59,7 +61,7 @@ class CodeArea(Vertical):
     def compose(self) -> ComposeResult:
         editor = CodeEditor.code_editor(self._code, language=self._language, id="editor",
                                         theme=editor_theme(self._dark),
-                                        read_only=not self.runnable, soft_wrap=not self.runnable)
+                                        read_only=not self.runnable, soft_wrap=True)
         yield editor
         lang = self.lang
         with Horizontal(id="run-bar"):

@@ -70,6 +70,21 @@ def size_classes(width: int, height: int) -> list[str]:
     return classes
 
 
+class WorkPane(Vertical):
+    """The editor and the result tabs. Toasts stay over it, off the lesson text: the toast
+    rack (bottom right of the screen) spans this pane's columns, wherever the screen's
+    width, the lesson list and the learner's alt+left/right put it."""
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._place_toasts)  # once the layout gave this pane its place
+
+    def _place_toasts(self) -> None:
+        for rack in self.screen.query("ToastRack"):  # Textual's documented CSS type
+            top, right, bottom, _ = rack.styles.margin
+            rack.styles.margin = (top, right, bottom, self.region.x)
+            rack.styles.width = self.region.width
+
+
 class MainScreen(Screen[None]):
     # Textual declares these as class-level lists (its own idiom).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
@@ -108,7 +123,7 @@ class MainScreen(Screen[None]):
                             id="lesson-pane")
             pane.styles.width = self._text_width()
             yield pane
-            with Vertical(id="work-pane"):
+            with WorkPane(id="work-pane"):
                 if shows_code(step):  # composed, not mounted: see _ensure_code_area
                     yield self._new_code_area(focus=True, highlight=False)
                 results = ResultTabs(shown=tabs_for(step), active=first_tab(step), lang=lang,
@@ -241,11 +256,10 @@ class MainScreen(Screen[None]):
 
     def load_editor(self) -> None:
         """Put the step's code in the editor: the learner's last code, else the starter;
-        an answer step's code read-only (and wrapped: read, not edited). Steps without code
-        leave the (hidden) editor be."""
+        an answer step's code read-only. Steps without code leave the (hidden) editor be."""
         editor, step = self.editor, self.session.step
         if editor is not None and isinstance(step, (*RUNNABLE_KINDS, AnswerStep)):
-            editor.read_only = editor.soft_wrap = isinstance(step, AnswerStep)
+            editor.read_only = isinstance(step, AnswerStep)
             editor.load(self._step_code())
         self.results.set_graph_choices(assigned_names(self.graph_code()))
 

@@ -4,12 +4,14 @@ whole when the language changes."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.text import Text as RichText
 
+from tutor.cjk import PUNCTUATION
 from tutor.course.models import (
     AnswerStep,
     CodeStep,
@@ -26,7 +28,7 @@ from tutor.tui.labels import label
 if TYPE_CHECKING:  # the sandbox's models load with the first run, not at start-up
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import Verdict
-    from tutor.sandbox.models import Graph, RunResult
+    from tutor.sandbox.models import ErrorInfo, Graph, RunResult
 
 
 def step_markdown(lesson: Lesson, step: Step, lang: Lang) -> str:
@@ -99,27 +101,42 @@ def inline_code_parts(text: str) -> list[tuple[str, bool]]:
     return [(part, index % 2 == 1) for index, part in enumerate(parts) if part]
 
 
+def bold_lead(lead: str, text: str) -> str:
+    """``**lead** text``; a lead that ends in Chinese punctuation keeps that mark outside
+    the bold and no space after it ("**如何修复**：检查"): CommonMark closes ``**`` after
+    "：" only before a space, which read as a stray one."""
+    if re.search(f"[{PUNCTUATION}]$", lead):
+        return f"**{lead[:-1]}**{lead[-1]}{text}"
+    return f"**{lead}** {text}"
+
+
 def hints_markdown(hints: list[str], total: int, lang: Lang) -> str:
     return "\n\n".join(
-        f"**{label('hint_n', lang, n=i + 1, total=total)}** {hint}" for i, hint in enumerate(hints)
+        bold_lead(label("hint_n", lang, n=i + 1, total=total), hint)
+        for i, hint in enumerate(hints)
     )
 
 
 # --------------------------------------------------------------------------- output
 
 
+STOPPED = {"timeout": "outcome_timeout", "memory": "outcome_memory",
+           "output_limit": "outcome_output_limit"}
+"""Outcomes of a run the sandbox stopped at a limit (its label key): it says where it was."""
+
+
 def outcome_line(result: RunResult, lang: Lang) -> str:
-    """One line saying how the run ended: timeouts, crashes and cancels named as such."""
+    """One line saying how the run ended: timeouts, crashes and cancels named as such; a run
+    stopped at a limit (or cancelled) with the line it was on, when the sandbox knows it."""
     error = result.error
     if result.outcome == "ok":
         return label("outcome_ok", lang, ms=f"{result.duration_ms:.0f}", device=result.device)
-    if result.outcome == "timeout":
+    if result.outcome in STOPPED:
         cancelled = error is not None and error.type == "Cancelled"
-        return label("outcome_cancelled" if cancelled else "outcome_timeout", lang)
-    if result.outcome == "memory":
-        return label("outcome_memory", lang)
-    if result.outcome == "output_limit":
-        return label("outcome_output_limit", lang)
+        key = "outcome_cancelled" if cancelled else STOPPED[result.outcome]
+        if error is not None and error.line is not None:
+            return label(f"{key}_at", lang, line=error.line)
+        return label(key, lang)
     if result.outcome == "crashed":
         return label("outcome_crashed", lang, signal=result.signal if result.signal else "?")
     if result.outcome == "exited":
@@ -143,27 +160,13 @@ def expected_error_line(result: RunResult, lang: Lang) -> str | None:
 
 def suggestion_line(result: RunResult, lang: Lang, code: str = "") -> str | None:
     """"Did you mean backward()?" for a mistyped tensor method or name (or None)."""
-    from tutor.tui.did_you_mean import for_error
+    from tutor.learning.did_you_mean import meant_in
 
     error = result.error
     if error is None or result.outcome != "error":
         return None
-    from tutor.learning import assigned_names
-
-    try:
-        names = assigned_names(code) if code else []
-    except SyntaxError:
-        names = []
-    found = for_error(error.type, error.message, names)
-    if found is None:
-        return None
-    call = "()" if error.type == "AttributeError" and f"{_attr(error.message)}(" in (
-        error.source_line or "") else ""
-    return label("did_you_mean", lang, name=f"{found}{call}")
-
-
-def _attr(message: str) -> str:
-    return message.rpartition("attribute '")[2].rstrip("'")
+    meant = meant_in(error, code)
+    return None if meant is None else label("did_you_mean", lang, name=meant)
 
 
 def output_text(
@@ -198,18 +201,28 @@ def output_text(
             message = for_learner(warning.message)
             text.append(f"{where}{warning.category}: {message}\n", style="yellow")
     error = result.error
+    if error is not None and result.outcome in STOPPED and error.traceback:
+        text.append(f"\n── {label('stopped_where_title', lang)} ──\n", style="dim")
+        _frames(text, error, lang)
     if error is not None and result.outcome == "error":
         text.append(f"\n── {label('traceback_title', lang)} ──\n", style="dim")
-        for frame in error.traceback:
-            text.append(f"  line {frame.line}, in {frame.function}\n", style="dim")
-            if frame.source:
-                text.append(f"    {frame.source.strip()}\n")
+        _frames(text, error, lang)
         text.append(f"{error.type}: {for_learner(error.message)}\n",
                     style="bold green" if expected else "bold red")
         suggestion = None if expected else suggestion_line(result, lang, code)
         if suggestion:
             text.append(suggestion + "\n", style="bold yellow")
     return text
+
+
+def _frames(text: RichText, error: ErrorInfo, lang: Lang) -> None:
+    """The learner's frames, as Python's traceback shows them (in the learner's words, as
+    ``tutor run`` writes them)."""
+    for frame in error.traceback:
+        where = label("frame_line", lang, line=frame.line, function=frame.function)
+        text.append(f"  {where}\n", style="dim")
+        if frame.source:
+            text.append(f"    {frame.source.strip()}\n")
 
 
 def output_plain(result: RunResult | None, lang: Lang) -> str:
@@ -252,7 +265,7 @@ def verdict_markdown(
         if suggestion:
             lines += [f"**{suggestion}**", ""]
     if typed and not verdict.passed:
-        from tutor.tui.did_you_mean import for_answer
+        from tutor.learning.did_you_mean import for_answer
 
         literal = for_answer(typed)
         if literal:
@@ -307,7 +320,7 @@ def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
     shown = evidence_markdown(diagnosis, lang)
     if shown:
         lines.append(shown)
-    lines += [f"**{label('diag_fix', lang)}** {diagnosis.fix.get(lang)}", ""]
+    lines += [bold_lead(label("diag_fix", lang), diagnosis.fix.get(lang)), ""]
     if diagnosis.lesson_ref:
         lines.append(f"*{label('diag_see', lang, ref=diagnosis.lesson_ref)}*")
     return "\n".join(lines).rstrip()

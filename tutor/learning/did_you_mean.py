@@ -2,7 +2,7 @@
 answer typed as ``false``. The closest real name by difflib, never a guess beyond it.
 
 Tensor attribute names are data (tensor_names.txt, from ``dir(torch.Tensor)``): the UI
-process does not import torch."""
+process does not import torch. Every face says it: the app's tabs, ``tutor run``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,15 @@ import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+from tutor.i18n import T, Text
+
+if TYPE_CHECKING:
+    from tutor.sandbox.models import ErrorInfo
+
+DID_YOU_MEAN = T("Did you mean {name}?", "你是不是想写 {name}？")
+"""The line the command-line faces print (the app's is its label ``did_you_mean``)."""
 
 _NO_ATTRIBUTE = re.compile(r"'(?P<type>\w+)' object has no attribute '(?P<name>\w+)'")
 _NOT_DEFINED = re.compile(r"name '(?P<name>\w+)' is not defined")
@@ -22,7 +31,8 @@ COMMON_MODULES = ("torch", "nn", "F", "np", "math")
 
 @cache
 def tensor_names() -> tuple[str, ...]:
-    text = resources.files("tutor.tui").joinpath("tensor_names.txt").read_text(encoding="utf-8")
+    names = resources.files("tutor.learning").joinpath("tensor_names.txt")
+    text = names.read_text(encoding="utf-8")
     return tuple(line for line in text.splitlines() if line and not line.startswith("#"))
 
 
@@ -61,3 +71,23 @@ def for_answer(typed: str) -> str | None:
     if not word.isidentifier() or word in LITERALS:
         return None
     return closest(word, LITERALS)
+
+
+def meant_in(error: ErrorInfo, code: str = "") -> str | None:
+    """What a run's AttributeError or NameError most likely meant, written as the learner
+    would write it: ``backward()`` when the mistyped method was called, the name otherwise
+    (the learner's own top-level names first, from ``code``)."""
+    from tutor.learning.session import assigned_names
+
+    found = for_error(error.type, error.message, assigned_names(code) if code else [])
+    if found is None:
+        return None
+    attr = error.message.rpartition("attribute '")[2].rstrip("'")
+    called = error.type == "AttributeError" and f"{attr}(" in (error.source_line or "")
+    return f"{found}()" if called else found
+
+
+def did_you_mean(error: ErrorInfo | None, code: str = "") -> Text | None:
+    """"Did you mean backward()?" for a run's error, or None."""
+    meant = meant_in(error, code) if error is not None else None
+    return None if meant is None else DID_YOU_MEAN.format(name=meant)
