@@ -16,6 +16,7 @@ from tutor.course.cheats import Cheat, raising_at, static_cheats
 from tutor.course.lint import parses, quiz_answer_problem
 from tutor.course.models import (
     AnswerStep,
+    AstCheck,
     AttributeCheck,
     CodeStep,
     ErrorCheck,
@@ -92,6 +93,8 @@ _CHEAT_WHAT = {
     "starter": T("the untouched starter", "原封不动的 starter"),
     "key_line": T("the reference solution without its key line", "去掉关键一行的参考答案"),
     "hard_coded": T("the expected values hard-coded and printed", "把预期值直接写死并打印出来"),
+    "routed": T("the expected values written down, each gradient routed through backward()",
+                "把预期值直接写下来，再让每个梯度经由 backward() 流进去"),
     "raised_by_hand": T("the expected error raised by hand", "亲手 raise 出预期的错误"),
     "authored": T("the lesson's own cheat", "课程里列出的作弊程序"),
 }
@@ -127,27 +130,51 @@ def _literal(snapshot: Any) -> str | None:
     return None
 
 
-def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
-                cache: ExpectedCache) -> Cheat | None:
+def _written_down(step: CodeStep | FixStep, runner: Runner, device: str,
+                  cache: ExpectedCache, *, routed: bool) -> Cheat | None:
     """A program that only writes down what the reference solution's run produced: each
-    variable the checks read, its ``.grad``, each function's first answer, the output."""
+    variable the checks read, its ``.grad``, each function's first answer, the output.
+
+    ``routed``: no ``.grad`` is assigned; each gradient is routed through a real
+    ``backward()`` into a leaf written down with its values, and each non-leaf is made from
+    a helper leaf with the values and (where :data:`_GRAD_FN_FORMS` knows it) the class of
+    ``grad_fn`` the solution's had: autograd sets every ``.grad``, none of it by the work."""
     names = _truth_names(step)
     firsts = {c.function: function_probe(c.function, c.cases[0])
               for c in step.checks if isinstance(c, FunctionCheck)}
     probes = list(dict.fromkeys([*probes_for(step.checks), *names, *firsts.values()]))
     run = cache.solution_run(runner, step.solution, probes, device)
     lines = ["import torch"]
+    if routed:
+        lines.append(f"{_ZERO} = torch.zeros((), requires_grad=True)\n"
+                     f"{_ONE} = torch.ones((), requires_grad=True)")
+    backwards: list[str] = []
     for name in names:
         probe = run.probe(name)
         value = _literal(probe.value) if probe is not None else None
         if probe is None or value is None:
             continue
-        lines.append(f"{name} = {value}")
         snapshot = probe.value
         grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
         grad_code = _literal(grad) if grad is not None else None
-        if grad_code is not None:
+        if routed and isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf:
+            value = _plausible(snapshot)
+        lines.append(f"{name} = {value}")
+        if grad_code is None:
+            continue
+        if not routed:
             lines.append(f"{name}.grad = {grad_code}")
+            continue
+        if isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf:
+            lines.append(f"{name}.retain_grad()")
+        backwards.append(f"({name} * {grad_code}).sum().backward()")
+    if routed:
+        if not backwards:
+            return None
+        wanted = max([c.times for c in step.checks if isinstance(c, AstCheck)
+                      and c.rule == "calls" and c.name == "backward"], default=1)
+        extra = [f"({_ZERO} * 0).backward()"] * (wanted - len(backwards))
+        lines += backwards + extra
     for function, expr in firsts.items():
         probe = run.probe(expr)
         value = _literal(probe.value) if probe is not None else None
@@ -157,7 +184,60 @@ def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
         lines.append(f"print({run.stdout!r}, end='')")
     if len(lines) == 1:
         return None
-    return Cheat("hard_coded", "\n".join(lines) + "\n")
+    return Cheat("routed" if routed else "hard_coded", "\n".join(lines) + "\n")
+
+
+_ZERO, _ONE = "_routed_zero", "_routed_one"
+"""The routed cheat's helper leaves (a 0-dim zero and one that require grad)."""
+
+_GRAD_FN_FORMS = {
+    "AddBackward0": "{c} + _routed_zero",
+    "SubBackward0": "{c} - _routed_zero",
+    "MulBackward0": "{c} * _routed_one",
+    "DivBackward0": "{c} / _routed_one",
+    "NegBackward0": "-(-{c} + _routed_zero)",
+    "PowBackward0": "({c} + _routed_zero) ** 1",
+    "CloneBackward0": "({c} + _routed_zero).clone()",
+    "SumBackward1": "({c}.unsqueeze(0) + _routed_zero).sum(0)",
+    "MeanBackward1": "({c}.unsqueeze(0) + _routed_zero).mean(0)",
+}
+"""How to give a value a ``grad_fn`` of a known class without computing anything."""
+_SCALAR_FORMS = {
+    "SumBackward0": "({c}.reshape(1) + _routed_zero).sum()",
+    "MeanBackward0": "({c}.reshape(1) + _routed_zero).mean()",
+    "DotBackward0": "torch.dot({c}.reshape(1), _routed_one.reshape(1))",
+}
+_MATRIX_FORMS = {
+    "MmBackward0": "torch.mm({c}, torch.eye({cols}, dtype={dtype}) + _routed_zero)",
+    "TBackward0": "({c}.t() + _routed_zero).t()",
+}
+
+
+def _plausible(snapshot: TensorSnapshot) -> str:
+    """A non-leaf's values as a tensor that requires grad, with its ``grad_fn``'s class
+    where a form is known for it (else ``AddBackward0``)."""
+    constant = _literal(snapshot.model_copy(update={"requires_grad": False}))
+    assert constant is not None  # only called for values that could be written down
+    forms = dict(_GRAD_FN_FORMS)
+    if not snapshot.shape:
+        forms.update(_SCALAR_FORMS)
+    if len(snapshot.shape) == 2:
+        forms.update(_MATRIX_FORMS)
+    form = forms.get(snapshot.grad_fn or "", forms["AddBackward0"])
+    cols = snapshot.shape[-1] if snapshot.shape else 1
+    return form.format(c=constant, cols=cols, dtype=snapshot.dtype)
+
+
+def _hard_coded(step: CodeStep | FixStep, runner: Runner, device: str,
+                cache: ExpectedCache) -> Cheat | None:
+    """The solution's values written down, ``.grad`` assigned by hand."""
+    return _written_down(step, runner, device, cache, routed=False)
+
+
+def _routed(step: CodeStep | FixStep, runner: Runner, device: str,
+            cache: ExpectedCache) -> Cheat | None:
+    """The solution's values written down, each gradient routed through ``backward()``."""
+    return _written_down(step, runner, device, cache, routed=True)
 
 
 def _by_hand(step: CodeStep | FixStep, runner: Runner, device: str,
@@ -180,6 +260,7 @@ def _passing_cheats(
     cheats = [c for c in static_cheats(step) if not (c.kind == "starter" and isinstance(
         step, FixStep))]  # a fix step's starters are checked (and named) on their own
     cheats += [c for c in (_hard_coded(step, runner, device, cache),
+                           _routed(step, runner, device, cache),
                            _by_hand(step, runner, device, cache)) if c is not None]
     cheats = [c for c in cheats if parses(c.code)]
 
