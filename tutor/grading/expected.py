@@ -53,14 +53,17 @@ def _probe_key(probe: str | Probe) -> dict[str, object]:
     return {"expr": probe, "graph": False}
 
 
-def cache_key(code: str, probes: Sequence[str | Probe], device: str) -> str:
-    payload = {
+def cache_key(code: str, probes: Sequence[str | Probe], device: str,
+              vary: int | None = None) -> str:
+    payload: dict[str, object] = {
         "format": CACHE_FORMAT,
         "code": code,
         "probes": [_probe_key(p) for p in probes],
         "torch": torch_version(),
         "device": device,
     }
+    if vary is not None:  # a varied run (tutor.sandbox.vary); the key of others is unchanged
+        payload["vary"] = vary
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
@@ -138,17 +141,22 @@ class ExpectedCache:
             pass  # a read-only cache dir only costs speed
 
     def solution_run(
-        self, runner: Runner, code: str, probes: Sequence[str | Probe], device: str
+        self, runner: Runner, code: str, probes: Sequence[str | Probe], device: str,
+        *, vary: int | None = None,
     ) -> RunResult:
-        """The run of ``code`` with ``probes`` on ``device``, from the cache or fresh."""
-        key = cache_key(code, probes, device)
+        """The run of ``code`` with ``probes`` on ``device``, from the cache or fresh;
+        ``vary``: its leaves varied with this seed (:mod:`tutor.sandbox.vary`)."""
+        key = cache_key(code, probes, device, vary)
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
             cached = self.get(key)
             if cached is not None:
                 return cached
-            result = runner.run(code, device=device, probes=list(probes))
+            if vary is None:
+                result = runner.run(code, device=device, probes=list(probes))
+            else:
+                result = runner.run(code, device=device, probes=list(probes), vary=vary)
             with self._lock:
                 self.runs += 1
             self.put(key, result)

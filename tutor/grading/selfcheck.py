@@ -32,7 +32,8 @@ from tutor.grading.compare import _flatten, compare
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
-from tutor.grading.verdicts import compare_answer, grade_step
+from tutor.grading.varied import moving_checks, varied_checks
+from tutor.grading.verdicts import compare_answer, grade_step, step_ref
 from tutor.i18n import T, Text
 from tutor.python_names import free_names
 from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
@@ -276,12 +277,36 @@ def _passing_cheats(
             continue
         what = _CHEAT_WHAT[cheat.kind]
         detail = f" ({cheat.detail})" if cheat.detail else ""
-        problems.append(_problem(step.id, "checks", what + T(
+        text = what + T(
             f"{detail} passes every check: a check it passes does not measure the work; "
             "add a check it fails (a function on hidden inputs, a grad_fn, an AST rule)",
             f"{detail}通过了所有检查：它能通过的检查衡量不了学习者的工作；请加上它过不了的检查"
-            "（隐藏输入上的函数检查、grad_fn、AST 规则）")))
+            "（隐藏输入上的函数检查、grad_fn、AST 规则）")
+        if cheat.kind == "routed":
+            text += _varied_gap(lesson, step, runner, device, cache)
+        problems.append(_problem(step.id, "checks", text))
     return problems
+
+
+def _varied_gap(lesson: Lesson, step: CodeStep | FixStep, runner: Runner, device: str,
+                cache: ExpectedCache) -> Text:
+    """Why varied grading does not catch the routed cheat of a step."""
+    if not step.varied:
+        return T("; the step opts out of varied grading (varied: false)",
+                 "；这一步不参加变换输入的评分（varied: false）")
+    if not varied_checks(step):
+        return T("; no check compares a value with the solution's, so nothing is graded on "
+                 "varied inputs",
+                 "；没有检查把某个值与参考答案的值比较，所以没有什么在变换后的输入上评分")
+    truth = cache.solution_run(runner, step.solution, probes_for(step.checks), device)
+    moving, _ = moving_checks(step, step_ref(lesson, step), truth, runner=runner,
+                              device=device, cache=cache)
+    if not moving:
+        return T("; none of the values it checks changes when the solution's leaves start "
+                 "from other values (check one that does, such as the loss)",
+                 "；参考答案的叶子张量换成别的起始值时，它检查的值都不变"
+                 "（请检查一个会随之变化的值，比如损失）")
+    return T("", "")
 
 
 def _passing_starters(
