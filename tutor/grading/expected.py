@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from tutor.paths import cache_root
 from tutor.sandbox.models import Probe, RunResult
+from tutor.sandbox.vary import VARY_FORMAT
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
@@ -63,7 +64,7 @@ def cache_key(code: str, probes: Sequence[str | Probe], device: str,
         "device": device,
     }
     if vary is not None:  # a varied run (tutor.sandbox.vary); the key of others is unchanged
-        payload["vary"] = vary
+        payload["vary"] = [VARY_FORMAT, vary]
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 

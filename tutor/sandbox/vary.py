@@ -4,12 +4,13 @@ Only a run whose request asks for it (``vary``, a seed) imports this module. A
 ``TorchFunctionMode`` watches the learner's code for the tensors it makes leaves that require
 grad (a factory called with ``requires_grad=True``, ``requires_grad_()``, or
 ``t.requires_grad = True``) and changes their values before they require grad: each element
-``v`` becomes ``v * s + sign(v) * t`` with ``s`` in [1.1, 1.3) and ``t`` in [0.1, 0.3), drawn
-from a generator of its own seeded with the request's seed and the tensor's shape (never
-from torch's default generator, whose draws the code sees). Signs are kept (a positive input
-stays in the domain of ``log`` and ``sqrt``), equal inputs stay equal, and the change depends
-only on the seed, the shape and the values, so the reference solution, run with the same
-seed, sees the same inputs whatever order or way a program makes its leaves in.
+``v`` becomes ``v * s + sign(v) * t`` with ``s`` in [1.1, 1.3) and ``t`` in [0.1, 0.3): the
+``i``-th element in storage order takes the ``i``-th draws of a generator of its own seeded
+with the request's seed (never torch's default generator, whose draws the code sees). Signs
+are kept (a positive input stays in the domain of ``log`` and ``sqrt``), and the change
+depends only on the seed and the values in order (not the shape: ``[2., 1.]`` and
+``[[2., 1.]]`` change alike), so the reference solution, run with the same seed, sees the
+same inputs whatever order or way a program makes its leaves in.
 
 The grader (``tutor.grading.varied``) compares the values a learner's varied run reports with
 the reference solution's varied run: a program that wrote its answers down cannot follow.
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-import zlib
 from typing import Any
 
+VARY_FORMAT = 2
+"""Changes whenever the way values are varied does: cached varied truths keyed with it."""
 SCALE = (1.1, 0.2)
 """Each element is multiplied by ``SCALE[0] + SCALE[1] * u`` (``u`` uniform in [0, 1))..."""
 SHIFT = (0.1, 0.2)
@@ -49,11 +51,11 @@ class Varier:
         """Change ``tensor``'s values in place (it does not require grad yet)."""
         torch = self.torch
         shape = tuple(tensor.shape)
-        generator = torch.Generator().manual_seed(
-            (self.seed * 1_000_003 + zlib.crc32(repr(shape).encode())) % (2**63))
+        generator = torch.Generator().manual_seed(self.seed)
         numel = tensor.numel()
-        scale = SCALE[0] + SCALE[1] * torch.rand(numel, generator=generator, dtype=torch.float64)
-        shift = SHIFT[0] + SHIFT[1] * torch.rand(numel, generator=generator, dtype=torch.float64)
+        draws = torch.rand(numel, 2, generator=generator, dtype=torch.float64)
+        scale = SCALE[0] + SCALE[1] * draws[:, 0]
+        shift = SHIFT[0] + SHIFT[1] * draws[:, 1]
         with torch.no_grad():
             flat = tensor.detach().to("cpu", torch.float64).reshape(-1)
             sign = torch.where(flat < 0, -1.0, 1.0).to(torch.float64)
