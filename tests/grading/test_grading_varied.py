@@ -115,6 +115,24 @@ def test_a_routed_answer_fails_on_varied_inputs(sandbox: Sandbox) -> None:
         assert grade_step(opted, opted.steps[0], ROUTED_CUBE, runner=sandbox).passed
 
 
+def test_a_program_that_tells_the_varied_run_still_cannot_follow(sandbox: Sandbox) -> None:
+    """The run is the learner's: one may pop the mode that varies its leaves, or notice it and
+    stop. Either way its values are not the varied truth, and the check fails."""
+    lesson = _lesson()
+    step = lesson.steps[0]
+    popped = ("import torch\nfrom torch.overrides import _get_current_function_mode_stack, "
+              "_pop_mode\nwhile _get_current_function_mode_stack():\n    _pop_mode()\n"
+              + ROUTED_CUBE.removeprefix("import torch\n"))
+    noticed = ("import torch\nif torch.tensor([1.], requires_grad=True).item() != 1.:\n"
+               "    raise SystemExit(0)\n") + ROUTED_CUBE.removeprefix("import torch\n")
+    unvaried = _lesson(varied=False)
+    for code in (popped, noticed):
+        assert grade_step(unvaried, unvaried.steps[0], code, runner=sandbox).passed, code
+        verdict = grade_step(lesson, step, code, runner=sandbox)
+        assert not verdict.passed, code
+        assert verdict.checks[0].message.en.startswith("Your result does not follow the inputs")
+
+
 def test_correct_programs_written_another_way_pass(sandbox: Sandbox) -> None:
     lesson = _lesson()
     step = lesson.steps[0]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from tutor.sandbox import confine, protocol
+from tutor.sandbox import confine, protocol, vary
 from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
@@ -570,8 +570,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
 
     import torch
 
-    vary = request.get("vary")  # grading: hidden varied inputs (tutor.sandbox.vary)
-    seed = vary if isinstance(vary, int) else 0
+    wanted = request.get("vary")  # grading: hidden varied inputs (tutor.sandbox.vary)
+    seed = wanted if isinstance(wanted, int) else 0
     _seed(torch, device, seed)
     random.seed(seed)
     with contextlib.suppress(ImportError):
@@ -604,7 +604,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     exit_code: int | None = None
     # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
     recorder = _start_evidence(torch) if request.get("instrument") else None
-    varier = _start_varying(torch, seed) if isinstance(vary, int) else None
+    varier = vary.start(torch, seed) if isinstance(wanted, int) else None
 
     def say_where(signum: int, frame: FrameType | None) -> None:
         """The parent stops the run at a limit: tell it the learner's line first."""
@@ -676,14 +676,6 @@ def _start_evidence(torch: Any) -> Any:
     from tutor.sandbox import evidence
 
     return evidence.start(torch, LEARNER_FILE)
-
-
-def _start_varying(torch: Any, seed: int) -> Any:
-    """The grader's hidden varied inputs, started around the learner's code (imported only
-    here)."""
-    from tutor.sandbox import vary
-
-    return vary.start(torch, seed)
 
 
 def _seed(torch: Any, device: str, seed: int = 0) -> None:

@@ -1,6 +1,6 @@
 """Hidden varied inputs: a run whose leaves start from other values than the code wrote.
 
-Only a run whose request asks for it (``vary``, a seed) imports this module. A
+Only a run whose request asks for it (``vary``, a seed) is varied. A
 ``TorchFunctionMode`` watches the learner's code for the tensors it makes leaves that require
 grad (a factory called with ``requires_grad=True``, ``requires_grad_()``, or
 ``t.requires_grad = True``) and changes their values before they require grad: each element
