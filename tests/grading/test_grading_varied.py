@@ -85,6 +85,14 @@ def test_a_varied_run_changes_each_kind_of_leaf_the_same_way(sandbox: Sandbox) -
     again = values(sandbox.run(other_way, probes=["x", "a", "b"], vary=7))
     assert again == {name: after[name] for name in ("x", "a", "b")}
     assert values(sandbox.run(made_in_order, probes=["x"], vary=8))["x"] != after["x"]
+    # a program that seeds torch itself still draws other values, the same as one that does not
+    seeded = "import torch\ntorch.manual_seed(0)\nr = torch.randn(2)\n"
+    unseeded = "import torch\nr = torch.randn(2)\n"
+    assert values(sandbox.run(seeded, probes=["r"]))["r"] == \
+        values(sandbox.run(unseeded, probes=["r"]))["r"]
+    assert values(sandbox.run(seeded, probes=["r"], vary=7))["r"] == \
+        values(sandbox.run(unseeded, probes=["r"], vary=7))["r"] != \
+        values(sandbox.run(seeded, probes=["r"]))["r"]
     # torch still says what is wrong with a leaf that cannot require grad
     bad = sandbox.run("import torch\nt = torch.tensor([1, 2], requires_grad=True)\n", vary=7)
     assert bad.error is not None and "floating point" in bad.error.message

@@ -3,8 +3,8 @@
 The solution runs in its own sandboxed process with the same probes as the learner's run.
 A run is keyed by a sha256 of (solution, probes, torch version, device; for a run on varied
 inputs also its seed and :data:`~tutor.sandbox.vary.VARY_FORMAT`), so editing a lesson,
-upgrading torch or changing how inputs are varied never serves a stale truth. The learner's process never sees this data:
-it is computed in another process and compared in the parent.
+upgrading torch or changing how inputs are varied never serves a stale truth. The learner's
+process never sees this data: it is computed in another process and compared in the parent.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ the field to point at (``solution``, ``starter``, ``code``, ``cross_check``, ``c
 
 from __future__ import annotations
 
+import ast
 import builtins
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -131,51 +132,106 @@ def _literal(snapshot: Any) -> str | None:
     return None
 
 
+def _attribute_chains(step: CodeStep | FixStep) -> list[str]:
+    """``net.fc.weight`` for a check on ``net.fc.weight.grad`` (or on ``net.fc.weight``):
+    the attributes of objects the checks read, which a cheat writes down on objects of its
+    own."""
+    chains: list[str] = []
+    for check in step.checks:
+        if not isinstance(check, (ValueCheck, AttributeCheck)):
+            continue
+        try:
+            node = ast.parse(check.expr, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            node = node.value
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and parts:
+            chains.append(".".join([node.id, *parts]))
+    return list(dict.fromkeys(chains))
+
+
+class _Writer:
+    """The lines of a program that writes values down (see :func:`_written_down`)."""
+
+    def __init__(self, *, routed: bool) -> None:
+        self.routed = routed
+        self.lines = ["import torch"]
+        if routed:
+            self.lines.append(f"{_ZERO} = torch.zeros((), requires_grad=True)\n"
+                              f"{_ONE} = torch.ones((), requires_grad=True)")
+        self.backwards: list[str] = []
+        self.objects: set[str] = set()
+        self.written: set[str] = set()
+
+    def write(self, target: str, snapshot: Any) -> None:
+        """``target = <its value>``, its gradient assigned or routed."""
+        value = _literal(snapshot)
+        if value is None:
+            return
+        for end in range(1, target.count(".") + 1):  # the objects that hold it
+            owner = target.rsplit(".", target.count(".") - end + 1)[0]
+            if owner not in self.objects and owner not in self.written:
+                if not self.objects:
+                    self.lines.append("class _Written:\n    pass")
+                self.lines.append(f"{owner} = _Written()")
+                self.objects.add(owner)
+        grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
+        grad_code = _literal(grad) if grad is not None else None
+        tracked = isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf
+        if self.routed and tracked:
+            value = _plausible(snapshot)
+        self.lines.append(f"{target} = {value}")
+        self.written.add(target)
+        if grad_code is None:
+            return
+        if not self.routed:
+            self.lines.append(f"{target}.grad = {grad_code}")
+            return
+        if tracked:
+            self.lines.append(f"{target}.retain_grad()")
+        self.backwards.append(f"({target} * {grad_code}).sum().backward()")
+
+
 def _written_down(step: CodeStep | FixStep, runner: Runner, device: str,
                   cache: ExpectedCache, *, routed: bool) -> Cheat | None:
     """A program that only writes down what the reference solution's run produced: each
-    variable the checks read, its ``.grad``, each function's first answer, the output.
+    variable the checks read (or attribute of an object they read, on an object of its
+    own), its ``.grad``, each function's first answer, the output.
 
     ``routed``: no ``.grad`` is assigned; each gradient is routed through a real
     ``backward()`` into a leaf written down with its values, and each non-leaf is made from
     a helper leaf with the values and (where :data:`_GRAD_FN_FORMS` knows it) the class of
     ``grad_fn`` the solution's had: autograd sets every ``.grad``, none of it by the work."""
     names = _truth_names(step)
+    chains = _attribute_chains(step)
     firsts = {c.function: function_probe(c.function, c.cases[0])
               for c in step.checks if isinstance(c, FunctionCheck)}
-    probes = list(dict.fromkeys([*probes_for(step.checks), *names, *firsts.values()]))
+    probes = list(dict.fromkeys([*probes_for(step.checks), *names, *chains,
+                                 *firsts.values()]))
     run = cache.solution_run(runner, step.solution, probes, device)
-    lines = ["import torch"]
-    if routed:
-        lines.append(f"{_ZERO} = torch.zeros((), requires_grad=True)\n"
-                     f"{_ONE} = torch.ones((), requires_grad=True)")
-    backwards: list[str] = []
+    writer = _Writer(routed=routed)
     for name in names:
         probe = run.probe(name)
-        value = _literal(probe.value) if probe is not None else None
-        if probe is None or value is None:
-            continue
-        snapshot = probe.value
-        grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
-        grad_code = _literal(grad) if grad is not None else None
-        if routed and isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf:
-            value = _plausible(snapshot)
-        lines.append(f"{name} = {value}")
-        if grad_code is None:
-            continue
-        if not routed:
-            lines.append(f"{name}.grad = {grad_code}")
-            continue
-        if isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf:
-            lines.append(f"{name}.retain_grad()")
-        backwards.append(f"({name} * {grad_code}).sum().backward()")
+        if probe is not None and probe.value is not None:
+            writer.write(name, probe.value)
+    for chain in chains:
+        probe = run.probe(chain)
+        if chain.split(".")[0] not in writer.written and probe is not None and (
+                probe.value is not None):
+            writer.write(chain, probe.value)
+    lines = writer.lines
     if routed:
-        if not backwards:
+        if not writer.backwards:
             return None
         wanted = max([c.times for c in step.checks if isinstance(c, AstCheck)
                       and c.rule == "calls" and c.name == "backward"], default=1)
-        extra = [f"({_ZERO} * 0).backward()"] * (wanted - len(backwards))
-        lines += backwards + extra
+        extra = [f"({_ZERO} * 0).backward()"] * (wanted - len(writer.backwards))
+        lines += writer.backwards + extra
     for function, expr in firsts.items():
         probe = run.probe(expr)
         value = _literal(probe.value) if probe is not None else None

@@ -571,7 +571,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     import torch
 
     wanted = request.get("vary")  # grading: hidden varied inputs (tutor.sandbox.vary)
-    seed = wanted if isinstance(wanted, int) else 0
+    seed = vary.mixed(wanted, 0) if isinstance(wanted, int) else 0
     _seed(torch, device, seed)
     random.seed(seed)
     with contextlib.suppress(ImportError):
@@ -604,7 +604,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     exit_code: int | None = None
     # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
     recorder = _start_evidence(torch) if request.get("instrument") else None
-    varier = vary.start(torch, seed) if isinstance(wanted, int) else None
+    varier = vary.start(torch, wanted) if isinstance(wanted, int) else None
 
     def say_where(signum: int, frame: FrameType | None) -> None:
         """The parent stops the run at a limit: tell it the learner's line first."""

@@ -12,6 +12,10 @@ depends only on the seed and the values in order (not the shape: ``[2., 1.]`` an
 ``[[2., 1.]]`` change alike), so the reference solution, run with the same seed, sees the
 same inputs whatever order or way a program makes its leaves in.
 
+The generators are seeded from the request's seed too, and so is every ``torch.manual_seed``
+the code calls (the same mix of the seeds in both runs): random weights and inputs change as
+well, even in a program that seeds them itself.
+
 The grader (``tutor.grading.varied``) compares the values a learner's varied run reports with
 the reference solution's varied run: a program that wrote its answers down cannot follow.
 """
@@ -22,7 +26,7 @@ import contextlib
 import weakref
 from typing import Any
 
-VARY_FORMAT = 2
+VARY_FORMAT = 3
 """Changes whenever the way values are varied does: cached varied truths keyed with it."""
 SCALE = (1.1, 0.2)
 """Each element is multiplied by ``SCALE[0] + SCALE[1] * u`` (``u`` uniform in [0, 1))..."""
@@ -89,10 +93,19 @@ class Varier:
 
         self.mode = Mode()
         self.mode.__enter__()
+        torch = self.torch
+        self.manual_seed = torch.manual_seed
+        torch.manual_seed = torch.random.manual_seed = self.reseed
+
+    def reseed(self, seed: Any) -> Any:
+        """``torch.manual_seed`` of a varied run: a program that seeds its generators itself
+        (to make its model's weights, say) still draws other values, as the reference does."""
+        return self.manual_seed(mixed(self.seed, int(seed)))
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):  # the code left the mode stack otherwise
             self.mode.__exit__(None, None, None)
+        self.torch.manual_seed = self.torch.random.manual_seed = self.manual_seed
 
     def finish(self, namespace: dict[str, Any]) -> dict[str, Any]:
         """What the run varied: how many leaves, and the names the code gave them (plain
@@ -101,6 +114,12 @@ class Varier:
         names = [name for name, value in list(namespace.items())
                  if not name.startswith("__") and any(value is t for t in varied if t is not None)]
         return {"count": self.count, "names": sorted(names)[:MAX_NAMES]}
+
+
+def mixed(vary: int, seed: int) -> int:
+    """The seed a varied run's generators take where the code (or the run's own start)
+    seeds them with ``seed``: the same for the learner's run and the reference's."""
+    return (vary * 1_000_003 + seed) % 2**63
 
 
 def start(torch: Any, seed: int) -> Varier:
