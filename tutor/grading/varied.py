@@ -22,7 +22,7 @@ from tutor.course.models import Check, RunnableStep, StdoutCheck, ValueCheck
 from tutor.grading.checks import evaluate, probes_for, run_failure_message
 from tutor.grading.compare import compare
 from tutor.grading.expected import ExpectedCache
-from tutor.grading.feedback import msg
+from tutor.grading.feedback import fmt_values, msg
 from tutor.grading.models import CheckResult
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult
@@ -82,12 +82,23 @@ def moving_checks(step: RunnableStep, ref: str, truth: RunResult, *, runner: Run
     return [i for i in candidates if follows_inputs(step.checks[i], truth, varied)], varied
 
 
+MAX_SHOWN = 3
+SHOWN_CHARS = 120
+
+
 def _inputs(varied: RunResult) -> Text:
-    names = varied.varied.names if varied.varied is not None else []
-    if names:
-        shown = ", ".join(f"`{name}`" for name in names)
-        return Text(en=shown, zh=shown.replace(", ", "、"))
-    return msg("varied_inputs")
+    """The varied inputs by name, with the values the reference's varied run started them
+    from where they are short (inputs, not answers: shown even where answers are not)."""
+    report = varied.varied
+    if report is None or not report.names:
+        return msg("varied_other_unnamed")
+    shown = [f"`{name}` = {fmt_values(report.starts[name])}"
+             for name in report.names if name in report.starts]
+    if len(shown) == len(report.names) <= MAX_SHOWN and all(
+            len(text) <= SHOWN_CHARS for text in shown):
+        return Text(en=", ".join(shown), zh="，".join(shown))
+    listed = ", ".join(f"`{name}`" for name in report.names)
+    return msg("varied_other", names=Text(en=listed, zh=listed.replace(", ", "、")))
 
 
 def grade_varied(

@@ -270,6 +270,8 @@ class Varied(_Data):
     count: int = Field(0, ge=0, description="Leaves whose starting values it changed.")
     names: list[str] = Field(default_factory=list, max_length=20, description=(
         "The names those leaves were bound to when the code ended."))
+    starts: dict[str, Any] = Field(default_factory=dict, max_length=20, description=(
+        "For small ones among them: the values they started from (nested lists), by name."))
 
 
 class RunResult(_Data):

@@ -26,13 +26,15 @@ import contextlib
 import weakref
 from typing import Any
 
-VARY_FORMAT = 3
+VARY_FORMAT = 4
 """Changes whenever the way values are varied does: cached varied truths keyed with it."""
 SCALE = (1.1, 0.2)
 """Each element is multiplied by ``SCALE[0] + SCALE[1] * u`` (``u`` uniform in [0, 1))..."""
 SHIFT = (0.1, 0.2)
 """... and moved away from zero by ``SHIFT[0] + SHIFT[1] * u``."""
 MAX_NAMES = 20
+MAX_SHOWN_NUMEL = 16
+"""Leaves this small report the values they started from (the grader shows them)."""
 
 
 class Varier:
@@ -41,7 +43,8 @@ class Varier:
     def __init__(self, torch: Any, seed: int) -> None:
         self.torch = torch
         self.seed = seed
-        self.varied: list[weakref.ref[Any]] = []
+        self.varied: list[tuple[weakref.ref[Any], Any]] = []
+        """Each varied leaf, and its values as varied (small ones only)."""
         self.count = 0
         self.setter = torch.Tensor.requires_grad.__set__
         self.requires_grad_ = torch.Tensor.requires_grad_
@@ -64,8 +67,9 @@ class Varier:
             flat = tensor.detach().to("cpu", torch.float64).reshape(-1)
             sign = torch.where(flat < 0, -1.0, 1.0).to(torch.float64)
             tensor.copy_((flat * scale + sign * shift).reshape(shape))
+            start = tensor.tolist() if numel <= MAX_SHOWN_NUMEL else None
         self.count += 1
-        self.varied.append(weakref.ref(tensor))
+        self.varied.append((weakref.ref(tensor), start))
 
     def on_function(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs.get("requires_grad") is True:  # a factory asked for a leaf that requires grad
@@ -108,12 +112,22 @@ class Varier:
         self.torch.manual_seed = self.torch.random.manual_seed = self.manual_seed
 
     def finish(self, namespace: dict[str, Any]) -> dict[str, Any]:
-        """What the run varied: how many leaves, and the names the code gave them (plain
-        data, validated in the parent as :class:`~tutor.sandbox.models.Varied`)."""
-        varied = [ref() for ref in self.varied]
-        names = [name for name, value in list(namespace.items())
-                 if not name.startswith("__") and any(value is t for t in varied if t is not None)]
-        return {"count": self.count, "names": sorted(names)[:MAX_NAMES]}
+        """What the run varied: how many leaves, the names the code gave them and the values
+        they started from (plain data, validated in the parent as
+        :class:`~tutor.sandbox.models.Varied`)."""
+        leaves = [(ref(), start) for ref, start in self.varied]
+        names: list[str] = []
+        starts: dict[str, Any] = {}
+        for name, value in list(namespace.items()):
+            for leaf, start in leaves:
+                if leaf is not None and value is leaf and not name.startswith("__"):
+                    names.append(name)
+                    if start is not None:
+                        starts[name] = start
+                    break
+        names = sorted(names)[:MAX_NAMES]
+        return {"count": self.count, "names": names,
+                "starts": {name: starts[name] for name in names if name in starts}}
 
 
 def mixed(vary: int, seed: int) -> int:
