@@ -469,12 +469,12 @@ def test_problem_lines_in_chinese(write_lesson):
     assert [p.format("f", "en") for p in report.problems] == [
         "f:1:1: missing required key 'title' in the lesson",
         "f:6:5: unknown key 'quizz' in steps[0]; allowed keys: cheats, checks, hints, id, kind, "
-        "prompt, solution, starter, title",
+        "prompt, solution, starter, title, varied",
     ]
     assert [p.format("f", "zh") for p in report.problems] == [
         "f:1:1: 课程的顶层缺少必需的键 'title'",
         "f:6:5: steps[0] 中有未知的键 'quizz'；允许的键：cheats, checks, hints, id, kind, prompt, "
-        "solution, starter, title",
+        "solution, starter, title, varied",
     ]
     loaded = write_lesson(HEAD + _code_step("x = 1", "      - {kind: value, expr: w}\n",
                                             hints=""), "two.yaml")

@@ -3,6 +3,7 @@ lint error. The cheats of issue 21 section 2 are graded here against the bundled
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -69,6 +70,54 @@ def test_section_2_cheat_fails(name: str, course: Course, sandbox: Sandbox) -> N
     assert grade_step(lesson, step, step.solution, runner=sandbox).passed
 
 
+_ZERO = "torch.zeros((), requires_grad=True)"
+ROUTED = {
+    "grad-of-sum, loss written down": ("backward/grad-of-sum", (
+        "import torch\nx = torch.tensor([1., -2., 0.5], requires_grad=True)\n"
+        f"loss = (torch.tensor([-6.875]) + {_ZERO}).sum()\n"
+        "(x * torch.tensor([3., 12., 0.75])).sum().backward()\n")),
+    "twice, each leaf's own backward(gradient=...)": ("matrix-mm/twice", (
+        "import torch\nx = torch.tensor([2., 1.], requires_grad=True)\n"
+        "y = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\n"
+        "x.backward(gradient=torch.tensor([3., 7.]))\n"
+        "y.backward(gradient=torch.tensor([[2., 2.], [1., 1.]]))\n")),
+    "first-gradient, s written down": ("requires-grad/first-gradient", (
+        "import torch\nx = torch.ones(2, 2, requires_grad=True)\ny = torch.ones(2, 2)\n"
+        f"s = (torch.tensor([4.]) + {_ZERO}).sum()\n"
+        "(x * torch.ones(2, 2)).sum().backward()\n")),
+    "fix-scalar, z written down": ("non-scalar/fix-scalar", (
+        "import torch\nx = torch.ones(2, requires_grad=True)\n"
+        f"z = torch.tensor([3., 3.]) + {_ZERO}\n"
+        "(x * torch.ones(2)).sum().backward()\nprint(x.grad)\n")),
+    "stop-gradient, a detach that does nothing": ("detach/stop-gradient", (
+        "import torch\nx = torch.tensor([1., 2., 3.], requires_grad=True)\nc = x.detach()\n"
+        "(x * torch.tensor([1., 2., 3.])).sum().backward()\n")),
+    "graph-reuse, the two steps' gradient at once": ("errors/graph-reuse", (
+        "import torch\nw = torch.tensor([0.5, -1.], requires_grad=True)\n"
+        "(w * torch.tensor([6.594884872436523, 1.0826822519302368])).sum().backward()\n")),
+    "wrong-v, y with a MulBackward0 of its own": ("jacobian-vjp/wrong-v", (
+        "import torch\nx = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+        "y = torch.tensor([2., 6.]) * torch.ones((), requires_grad=True)\n"
+        "(x * torch.tensor([2., 4., 2.])).sum().backward()\n")),
+}
+"""Answers written down with every gradient routed through a real backward(): each passed
+its step before varied grading (as it still does with ``varied: false``)."""
+
+
+@pytest.mark.parametrize("name", sorted(ROUTED))
+def test_routed_cheat_fails_on_varied_inputs(name: str, course: Course,
+                                             sandbox: Sandbox) -> None:
+    ref, code = ROUTED[name]
+    lesson, step = course.find(ref)
+    assert isinstance(step, (CodeStep, FixStep))
+    verdict = grade_step(lesson, step, code, runner=sandbox)
+    assert verdict.passed is False
+    assert any(c.message.en.startswith("Your result does not follow the inputs")
+               for c in verdict.checks)
+    unvaried = dataclasses.replace(step, varied=False)
+    assert grade_step(lesson, unvaried, code, runner=sandbox).passed
+
+
 def test_a_code_step_whose_starter_passes(course: Course) -> None:
     _, step = course.find("data-norm/without-data")
     kinds = [c.kind for c in static_cheats(step)]
@@ -126,9 +175,9 @@ def _found(lesson: Lesson, sandbox: Sandbox) -> list[str]:
 
 
 def test_lint_names_each_cheat_that_passes(sandbox: Sandbox) -> None:
-    # a value check alone is passed by writing the value down
+    # a value check alone, not graded on varied inputs, is passed by writing the value down
     weak = _lesson(solution="import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 3\n",
-                   checks=[{"kind": "value", "expr": "y"}])
+                   checks=[{"kind": "value", "expr": "y", "varied": False}])
     messages = _found(weak, sandbox)
     assert any(m.startswith("the expected values hard-coded and printed") for m in messages)
     # a starter that already does the work

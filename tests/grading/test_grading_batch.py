@@ -87,10 +87,10 @@ class FlakyRunner:
         self.inner = inner
 
     def run(self, code: str, *, device: str = "cpu", probes: Sequence[str | Probe] = (),
-            limits: Limits | None = None) -> RunResult:
+            limits: Limits | None = None, vary: int | None = None) -> RunResult:
         if "BREAK_THE_GRADER" in code:
             raise OSError("sandbox pipe closed")
-        return self.inner.run(code, device=device, probes=probes, limits=limits)
+        return self.inner.run(code, device=device, probes=probes, limits=limits, vary=vary)
 
     def devices(self) -> list[str]:
         return self.inner.devices()
@@ -130,8 +130,10 @@ def test_grade_in_parallel_resume_and_go_on_after_failures(
     assert sorted(seen) == sorted((e.file, False) for e in entries)
     zed = next(e for e in entries if e.student == "zed")
     assert "OSError" in zed.message and "评分" in zed.message  # lang zh
-    # the solutions ran once each, before any submission
-    assert cache.runs == 2
+    # the solutions ran once each, before any submission, and the one whose value check a
+    # submission passed once more on varied inputs (its x.grad does not move: no learner's
+    # varied run follows)
+    assert cache.runs == 3
 
     # resume: unchanged files are taken from the previous report, changed ones regraded
     (root / "chen" / "seed--nonscalar.py").write_text(

@@ -24,7 +24,8 @@ class Cheat:
     """A program that must fail the step, and what it tries (``kind``, ``detail``)."""
 
     kind: str
-    """``starter``, ``key_line``, ``hard_coded``, ``raised_by_hand``, ``authored``."""
+    """``starter``, ``key_line``, ``hard_coded``, ``routed``, ``raised_by_hand``,
+    ``authored``."""
     code: str
     detail: str = ""
 

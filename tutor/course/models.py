@@ -45,6 +45,15 @@ def _tagged_by_kind() -> Any:
 # --------------------------------------------------------------------------- checks
 
 
+VARIED_CHECK_DESCRIPTION = (
+    "Also graded on hidden varied inputs (the default, for a value compared with the "
+    "solution's, or the output with `same_as_solution`): the program runs again with its "
+    "leaves that require grad started from other values (the solution too), and the two must "
+    "still agree, so an answer written down fails. false where the value is genuinely fixed "
+    "whatever the inputs."
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class _CheckBase(Record):
     points: int = field(
@@ -74,6 +83,7 @@ class ValueCheck(_CheckBase):
     check_dtype: bool = field(
         default=False, metadata={"description": "Also require the same dtype."}
     )
+    varied: bool = field(default=True, metadata={"description": VARIED_CHECK_DESCRIPTION})
 
 
 AttributeName = Literal[
@@ -121,6 +131,7 @@ class StdoutCheck(_CheckBase):
     contains: str | None = None
     regex: str | None = None
     same_as_solution: bool = False
+    varied: bool = field(default=True, metadata={"description": VARIED_CHECK_DESCRIPTION})
 
 
 AstRule = Literal[
@@ -210,6 +221,13 @@ CHEATS_DESCRIPTION = (
 )
 
 
+VARIED_STEP_DESCRIPTION = (
+    "Grade the step's value and output checks on hidden varied inputs too (see a check's "
+    "`varied`); false for a step whose values are all genuinely fixed (an expected error, "
+    "printed text)."
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Exercise(_StepBase):
     """What code and fix steps share: a prompt, starter code in the learner's language, the
@@ -225,6 +243,7 @@ class _Exercise(_StepBase):
     solution: str
     checks: list[Check] = field(metadata={"min_length": 1})
     cheats: list[str] = field(default_factory=list, metadata={"description": CHEATS_DESCRIPTION})
+    varied: bool = field(default=True, metadata={"description": VARIED_STEP_DESCRIPTION})
 
     @property
     def starter(self) -> str:

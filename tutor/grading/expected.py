@@ -1,9 +1,10 @@
 """Truth from torch: runs of the reference solution, cached on disk.
 
 The solution runs in its own sandboxed process with the same probes as the learner's run.
-A run is keyed by a sha256 of (solution, probes, torch version, device), so editing a lesson
-or upgrading torch never serves a stale truth. The learner's process never sees this data:
-it is computed in another process and compared in the parent.
+A run is keyed by a sha256 of (solution, probes, torch version, device; for a run on varied
+inputs also its seed and :data:`~tutor.sandbox.vary.VARY_FORMAT`), so editing a lesson,
+upgrading torch or changing how inputs are varied never serves a stale truth. The learner's
+process never sees this data: it is computed in another process and compared in the parent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic import ValidationError
 
 from tutor.paths import cache_root
 from tutor.sandbox.models import Probe, RunResult
+from tutor.sandbox.vary import VARY_FORMAT
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
@@ -53,14 +55,17 @@ def _probe_key(probe: str | Probe) -> dict[str, object]:
     return {"expr": probe, "graph": False}
 
 
-def cache_key(code: str, probes: Sequence[str | Probe], device: str) -> str:
-    payload = {
+def cache_key(code: str, probes: Sequence[str | Probe], device: str,
+              vary: int | None = None) -> str:
+    payload: dict[str, object] = {
         "format": CACHE_FORMAT,
         "code": code,
         "probes": [_probe_key(p) for p in probes],
         "torch": torch_version(),
         "device": device,
     }
+    if vary is not None:  # a varied run (tutor.sandbox.vary); the key of others is unchanged
+        payload["vary"] = [VARY_FORMAT, vary]
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
@@ -138,17 +143,22 @@ class ExpectedCache:
             pass  # a read-only cache dir only costs speed
 
     def solution_run(
-        self, runner: Runner, code: str, probes: Sequence[str | Probe], device: str
+        self, runner: Runner, code: str, probes: Sequence[str | Probe], device: str,
+        *, vary: int | None = None,
     ) -> RunResult:
-        """The run of ``code`` with ``probes`` on ``device``, from the cache or fresh."""
-        key = cache_key(code, probes, device)
+        """The run of ``code`` with ``probes`` on ``device``, from the cache or fresh;
+        ``vary``: its leaves varied with this seed (:mod:`tutor.sandbox.vary`)."""
+        key = cache_key(code, probes, device, vary)
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
             cached = self.get(key)
             if cached is not None:
                 return cached
-            result = runner.run(code, device=device, probes=list(probes))
+            if vary is None:
+                result = runner.run(code, device=device, probes=list(probes))
+            else:
+                result = runner.run(code, device=device, probes=list(probes), vary=vary)
             with self._lock:
                 self.runs += 1
             self.put(key, result)

@@ -6,6 +6,7 @@ the field to point at (``solution``, ``starter``, ``code``, ``cross_check``, ``c
 
 from __future__ import annotations
 
+import ast
 import builtins
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from tutor.course.cheats import Cheat, raising_at, static_cheats
 from tutor.course.lint import parses, quiz_answer_problem
 from tutor.course.models import (
     AnswerStep,
+    AstCheck,
     AttributeCheck,
     ErrorCheck,
     FixStep,
@@ -31,7 +33,8 @@ from tutor.grading.compare import _flatten, compare
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
-from tutor.grading.verdicts import compare_answer, grade_step
+from tutor.grading.varied import moving_checks, varied_checks
+from tutor.grading.verdicts import compare_answer, grade_step, step_ref
 from tutor.i18n import T, Text
 from tutor.python_names import free_names
 from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
@@ -92,6 +95,8 @@ _CHEAT_WHAT = {
     "starter": T("the untouched starter", "原封不动的 starter"),
     "key_line": T("the reference solution without its key line", "去掉关键一行的参考答案"),
     "hard_coded": T("the expected values hard-coded and printed", "把预期值直接写死并打印出来"),
+    "routed": T("the expected values written down, each gradient routed through backward()",
+                "把预期值直接写下来，再让每个梯度经由 backward() 流进去"),
     "raised_by_hand": T("the expected error raised by hand", "亲手 raise 出预期的错误"),
     "authored": T("the lesson's own cheat", "课程里列出的作弊程序"),
 }
@@ -127,27 +132,106 @@ def _literal(snapshot: Any) -> str | None:
     return None
 
 
-def _hard_coded(step: RunnableStep, runner: Runner, device: str,
-                cache: ExpectedCache) -> Cheat | None:
-    """A program that only writes down what the reference solution's run produced: each
-    variable the checks read, its ``.grad``, each function's first answer, the output."""
-    names = _truth_names(step)
-    firsts = {c.function: function_probe(c.function, c.cases[0])
-              for c in step.checks if isinstance(c, FunctionCheck)}
-    probes = list(dict.fromkeys([*probes_for(step.checks), *names, *firsts.values()]))
-    run = cache.solution_run(runner, step.solution, probes, device)
-    lines = ["import torch"]
-    for name in names:
-        probe = run.probe(name)
-        value = _literal(probe.value) if probe is not None else None
-        if probe is None or value is None:
+def _attribute_chains(step: RunnableStep) -> list[str]:
+    """``net.fc.weight`` for a check on ``net.fc.weight.grad`` (or on ``net.fc.weight``):
+    the attributes of objects the checks read, which a cheat writes down on objects of its
+    own."""
+    chains: list[str] = []
+    for check in step.checks:
+        if not isinstance(check, (ValueCheck, AttributeCheck)):
             continue
-        lines.append(f"{name} = {value}")
-        snapshot = probe.value
+        try:
+            node = ast.parse(check.expr, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            node = node.value
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and parts:
+            chains.append(".".join([node.id, *parts]))
+    return list(dict.fromkeys(chains))
+
+
+class _Writer:
+    """The lines of a program that writes values down (see :func:`_written_down`)."""
+
+    def __init__(self, *, routed: bool) -> None:
+        self.routed = routed
+        self.lines = ["import torch"]
+        if routed:
+            self.lines.append(f"{_ZERO} = torch.zeros((), requires_grad=True)\n"
+                              f"{_ONE} = torch.ones((), requires_grad=True)")
+        self.backwards: list[str] = []
+        self.objects: set[str] = set()
+        self.written: set[str] = set()
+
+    def write(self, target: str, snapshot: Any) -> None:
+        """``target = <its value>``, its gradient assigned or routed."""
+        value = _literal(snapshot)
+        if value is None:
+            return
+        for end in range(1, target.count(".") + 1):  # the objects that hold it
+            owner = target.rsplit(".", target.count(".") - end + 1)[0]
+            if owner not in self.objects and owner not in self.written:
+                if not self.objects:
+                    self.lines.append("class _Written:\n    pass")
+                self.lines.append(f"{owner} = _Written()")
+                self.objects.add(owner)
         grad = snapshot.grad if isinstance(snapshot, TensorSnapshot) else None
         grad_code = _literal(grad) if grad is not None else None
-        if grad_code is not None:
-            lines.append(f"{name}.grad = {grad_code}")
+        tracked = isinstance(snapshot, TensorSnapshot) and not snapshot.is_leaf
+        if self.routed and tracked:
+            value = _plausible(snapshot)
+        self.lines.append(f"{target} = {value}")
+        self.written.add(target)
+        if grad_code is None:
+            return
+        if not self.routed:
+            self.lines.append(f"{target}.grad = {grad_code}")
+            return
+        if tracked:
+            self.lines.append(f"{target}.retain_grad()")
+        self.backwards.append(f"({target} * {grad_code}).sum().backward()")
+
+
+def _written_down(step: RunnableStep, runner: Runner, device: str,
+                  cache: ExpectedCache, *, routed: bool) -> Cheat | None:
+    """A program that only writes down what the reference solution's run produced: each
+    variable the checks read (or attribute of an object they read, on an object of its
+    own), its ``.grad``, each function's first answer, the output.
+
+    ``routed``: no ``.grad`` is assigned; each gradient is routed through a real
+    ``backward()`` into a leaf written down with its values, and each non-leaf is made from
+    a helper leaf with the values and (where :data:`_GRAD_FN_FORMS` knows it) the class of
+    ``grad_fn`` the solution's had: autograd sets every ``.grad``, none of it by the work."""
+    names = _truth_names(step)
+    chains = _attribute_chains(step)
+    firsts = {c.function: function_probe(c.function, c.cases[0])
+              for c in step.checks if isinstance(c, FunctionCheck)}
+    probes = list(dict.fromkeys([*probes_for(step.checks), *names, *chains,
+                                 *firsts.values()]))
+    run = cache.solution_run(runner, step.solution, probes, device)
+    writer = _Writer(routed=routed)
+    for name in names:
+        probe = run.probe(name)
+        if probe is not None and probe.value is not None:
+            writer.write(name, probe.value)
+    for chain in chains:
+        probe = run.probe(chain)
+        if chain.split(".")[0] not in writer.written and probe is not None and (
+                probe.value is not None):
+            writer.write(chain, probe.value)
+    lines = writer.lines
+    if routed:
+        if not writer.backwards:
+            return None
+        wanted = max([c.times for c in step.checks if isinstance(c, AstCheck)
+                      and c.rule == "calls" and c.name == "backward"], default=1)
+        extra = [f"({_ZERO} * 0).backward()"] * (wanted - len(writer.backwards))
+        lines += writer.backwards + extra
     for function, expr in firsts.items():
         probe = run.probe(expr)
         value = _literal(probe.value) if probe is not None else None
@@ -157,7 +241,60 @@ def _hard_coded(step: RunnableStep, runner: Runner, device: str,
         lines.append(f"print({run.stdout!r}, end='')")
     if len(lines) == 1:
         return None
-    return Cheat("hard_coded", "\n".join(lines) + "\n")
+    return Cheat("routed" if routed else "hard_coded", "\n".join(lines) + "\n")
+
+
+_ZERO, _ONE = "_routed_zero", "_routed_one"
+"""The routed cheat's helper leaves (a 0-dim zero and one that require grad)."""
+
+_GRAD_FN_FORMS = {
+    "AddBackward0": "{c} + _routed_zero",
+    "SubBackward0": "{c} - _routed_zero",
+    "MulBackward0": "{c} * _routed_one",
+    "DivBackward0": "{c} / _routed_one",
+    "NegBackward0": "-(-{c} + _routed_zero)",
+    "PowBackward0": "({c} + _routed_zero) ** 1",
+    "CloneBackward0": "({c} + _routed_zero).clone()",
+    "SumBackward1": "({c}.unsqueeze(0) + _routed_zero).sum(0)",
+    "MeanBackward1": "({c}.unsqueeze(0) + _routed_zero).mean(0)",
+}
+"""How to give a value a ``grad_fn`` of a known class without computing anything."""
+_SCALAR_FORMS = {
+    "SumBackward0": "({c}.reshape(1) + _routed_zero).sum()",
+    "MeanBackward0": "({c}.reshape(1) + _routed_zero).mean()",
+    "DotBackward0": "torch.dot({c}.reshape(1), _routed_one.reshape(1))",
+}
+_MATRIX_FORMS = {
+    "MmBackward0": "torch.mm({c}, torch.eye({cols}, dtype={dtype}) + _routed_zero)",
+    "TBackward0": "({c}.t() + _routed_zero).t()",
+}
+
+
+def _plausible(snapshot: TensorSnapshot) -> str:
+    """A non-leaf's values as a tensor that requires grad, with its ``grad_fn``'s class
+    where a form is known for it (else ``AddBackward0``)."""
+    constant = _literal(snapshot.model_copy(update={"requires_grad": False}))
+    assert constant is not None  # only called for values that could be written down
+    forms = dict(_GRAD_FN_FORMS)
+    if not snapshot.shape:
+        forms.update(_SCALAR_FORMS)
+    if len(snapshot.shape) == 2:
+        forms.update(_MATRIX_FORMS)
+    form = forms.get(snapshot.grad_fn or "", forms["AddBackward0"])
+    cols = snapshot.shape[-1] if snapshot.shape else 1
+    return form.format(c=constant, cols=cols, dtype=snapshot.dtype)
+
+
+def _hard_coded(step: RunnableStep, runner: Runner, device: str,
+                cache: ExpectedCache) -> Cheat | None:
+    """The solution's values written down, ``.grad`` assigned by hand."""
+    return _written_down(step, runner, device, cache, routed=False)
+
+
+def _routed(step: RunnableStep, runner: Runner, device: str,
+            cache: ExpectedCache) -> Cheat | None:
+    """The solution's values written down, each gradient routed through ``backward()``."""
+    return _written_down(step, runner, device, cache, routed=True)
 
 
 def _by_hand(step: RunnableStep, runner: Runner, device: str,
@@ -180,6 +317,7 @@ def _passing_cheats(
     cheats = [c for c in static_cheats(step) if not (c.kind == "starter" and isinstance(
         step, FixStep))]  # a fix step's starters are checked (and named) on their own
     cheats += [c for c in (_hard_coded(step, runner, device, cache),
+                           _routed(step, runner, device, cache),
                            _by_hand(step, runner, device, cache)) if c is not None]
     cheats = [c for c in cheats if parses(c.code)]
 
@@ -195,12 +333,36 @@ def _passing_cheats(
             continue
         what = _CHEAT_WHAT[cheat.kind]
         detail = f" ({cheat.detail})" if cheat.detail else ""
-        problems.append(_problem(step.id, "checks", what + T(
+        text = what + T(
             f"{detail} passes every check: a check it passes does not measure the work; "
             "add a check it fails (a function on hidden inputs, a grad_fn, an AST rule)",
             f"{detail}通过了所有检查：它能通过的检查衡量不了学习者的工作；请加上它过不了的检查"
-            "（隐藏输入上的函数检查、grad_fn、AST 规则）")))
+            "（隐藏输入上的函数检查、grad_fn、AST 规则）")
+        if cheat.kind == "routed":
+            text += _varied_gap(lesson, step, runner, device, cache)
+        problems.append(_problem(step.id, "checks", text))
     return problems
+
+
+def _varied_gap(lesson: Lesson, step: RunnableStep, runner: Runner, device: str,
+                cache: ExpectedCache) -> Text:
+    """Why varied grading does not catch the routed cheat of a step."""
+    if not step.varied:
+        return T("; the step opts out of varied grading (varied: false)",
+                 "；这一步不参加变换输入的评分（varied: false）")
+    if not varied_checks(step):
+        return T("; no check compares a value with the solution's, so nothing is graded on "
+                 "varied inputs",
+                 "；没有检查把某个值与参考答案的值比较，所以没有什么在变换后的输入上评分")
+    truth = cache.solution_run(runner, step.solution, probes_for(step.checks), device)
+    moving, _ = moving_checks(step, step_ref(lesson, step), truth, runner=runner,
+                              device=device, cache=cache)
+    if not moving:
+        return T("; none of the values it checks changes when the solution's leaves start "
+                 "from other values (check one that does, such as the loss)",
+                 "；参考答案的叶子张量换成别的起始值时，它检查的值都不变"
+                 "（请检查一个会随之变化的值，比如损失）")
+    return T("", "")
 
 
 def _passing_starters(

@@ -31,6 +31,7 @@ from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import msg
 from tutor.grading.integrity import find_violations
 from tutor.grading.models import CheckResult, Verdict, VerdictStatus
+from tutor.grading.varied import grade_varied
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult, TensorSnapshot, ValueSnapshot
 
@@ -187,7 +188,9 @@ def grade_step(
     limits: Limits | None = None,
     reveal: bool = True,
 ) -> Verdict:
-    """Run the learner's code once with every probe the checks need, and grade it.
+    """Run the learner's code once with every probe the checks need, and grade it; a
+    submission that passes checks whose values follow the inputs runs once more on hidden
+    varied inputs (:mod:`tutor.grading.varied`).
 
     The truth is fetched (or computed) before the learner's code runs, so nothing a
     submission does can change the truth it is compared with. Whatever the run reports is
@@ -203,7 +206,10 @@ def grade_step(
     expected = expected_run(step, runner=runner, device=device, cache=cache)
     run = runner.run(code, device=device, probes=probes_for(step.checks), limits=limits)
     checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
-    return _verdict(step_ref(lesson, step), checks, run, step)
+    ref = step_ref(lesson, step)
+    checks = grade_varied(step, ref, code, tree, run, expected, checks, runner=runner,
+                          device=device, cache=_cache(cache), limits=limits, reveal=reveal)
+    return _verdict(ref, checks, run, step)
 
 
 # --------------------------------------------------------------------------- answers

@@ -9,6 +9,7 @@ Public API::
     sandbox = Sandbox()            # server starts in the background on first use / start()
     sandbox.start()                # optional: begin warming up now, returns at once
     result = sandbox.run(code, device="cpu", probes=["x.grad", Probe(expr="z", graph=True)])
+    varied = sandbox.run(code, probes=["x.grad"], vary=7)   # leaves start from other values
     sandbox.devices()              # ["cpu", "cuda:0", ...] (asked of a forked child)
     sandbox.close()
 

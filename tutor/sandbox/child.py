@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from tutor.sandbox import confine, protocol
+from tutor.sandbox import confine, protocol, vary
 from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
@@ -513,7 +513,7 @@ def _probe(probe: Data, namespace: dict[str, Any], lines: list[str]) -> Data:
 
 def _result_json(outcome: str, device: str, error: Data | None, warned: list[Data],
                  probes: list[Data], exit_code: int | None, torch_version: str,
-                 evidence: Data | None = None) -> bytes:
+                 evidence: Data | None = None, varied: Data | None = None) -> bytes:
     """The JSON of a :class:`~tutor.sandbox.models.RunResult` (the parent adds the rest).
 
     A lone surrogate in a learner's string (``"\\ud800"``) is valid Python but not UTF-8
@@ -523,6 +523,7 @@ def _result_json(outcome: str, device: str, error: Data | None, warned: list[Dat
         "outcome": outcome, "device": device, "error": error, "warnings": warned,
         "probes": probes, "exit_code": exit_code, "torch_version": torch_version,
         **({"evidence": evidence} if evidence is not None else {}),
+        **({"varied": varied} if varied is not None else {}),
     }, ensure_ascii=False).encode("utf-8", "replace")
 
 
@@ -569,12 +570,14 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
 
     import torch
 
-    _seed(torch, device)
-    random.seed(0)
+    wanted = request.get("vary")  # grading: hidden varied inputs (tutor.sandbox.vary)
+    seed = vary.mixed(wanted, 0) if isinstance(wanted, int) else 0
+    _seed(torch, device, seed)
+    random.seed(seed)
     with contextlib.suppress(ImportError):
         import numpy
 
-        numpy.random.seed(0)
+        numpy.random.seed(seed % 2**32)
     if device != "cpu":
         torch.set_default_device(device)
     lines = code.splitlines()
@@ -601,6 +604,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     exit_code: int | None = None
     # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
     recorder = _start_evidence(torch) if request.get("instrument") else None
+    varier = vary.start(torch, wanted) if isinstance(wanted, int) else None
 
     def say_where(signum: int, frame: FrameType | None) -> None:
         """The parent stops the run at a limit: tell it the learner's line first."""
@@ -638,10 +642,13 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
                 error = error_info(exc, lines)
         finally:  # from here on this process writes frames itself: none may cut in
             signal.signal(protocol.WHERE_SIGNAL, signal.SIG_IGN)
+            if varier is not None:  # probes see the values as the code left them
+                varier.stop()
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
         flush()
         exit_now(0)
     evidence = recorder.finish(namespace) if recorder is not None else None  # diagnosis
+    varied = varier.finish(namespace) if varier is not None else None
     mark(marks, "code_end")
 
     probes: list[Data] = []
@@ -655,7 +662,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
         mark(marks, "probes")
     flush()
     payload = _result_json(outcome, device, error, caught, probes, exit_code, torch.__version__,
-                           evidence)
+                           evidence, varied)
     if request.get("trace"):
         mark(marks, "result_built")
         _write_all(write, result_fd, protocol.encode(protocol.KIND_TRACE, nonce,
@@ -671,8 +678,9 @@ def _start_evidence(torch: Any) -> Any:
     return evidence.start(torch, LEARNER_FILE)
 
 
-def _seed(torch: Any, device: str) -> None:
-    """Seed the generators a run on ``device`` uses, identically every run.
+def _seed(torch: Any, device: str, seed: int = 0) -> None:
+    """Seed the generators a run on ``device`` uses, identically every run (a varied run:
+    with its own seed).
 
     ``torch.manual_seed`` also queues lazy seeding for CUDA, XPU and MTIA, each capturing
     ``traceback.format_stack()`` (reading source files): milliseconds of a CPU run. The
@@ -680,9 +688,9 @@ def _seed(torch: Any, device: str) -> None:
     a run, so for CPU the default generator is all there is to reseed.
     """
     if device == "cpu":
-        torch.default_generator.manual_seed(0)
+        torch.default_generator.manual_seed(seed)
     else:
-        torch.manual_seed(0)
+        torch.manual_seed(seed)
 
 
 def print_failure() -> None:

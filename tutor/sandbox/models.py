@@ -264,6 +264,16 @@ class Evidence(_Data):
     truncated: bool = False
 
 
+class Varied(_Data):
+    """What a run asked to vary (:mod:`tutor.sandbox.vary`) changed: the learner's claim."""
+
+    count: int = Field(0, ge=0, description="Leaves whose starting values it changed.")
+    names: list[str] = Field(default_factory=list, max_length=20, description=(
+        "The names those leaves were bound to when the code ended."))
+    starts: dict[str, Any] = Field(default_factory=dict, max_length=20, description=(
+        "For small ones among them: the values they started from (nested lists), by name."))
+
+
 class RunResult(_Data):
     outcome: Outcome
     device: str
@@ -278,6 +288,7 @@ class RunResult(_Data):
     signal: int | None = Field(None, description="For 'crashed': the signal number.")
     torch_version: str = ""
     evidence: Evidence | None = Field(None, description="Only for a run asked to instrument.")
+    varied: Varied | None = Field(None, description="Only for a run asked to vary.")
 
     @property
     def ok(self) -> bool:

@@ -106,6 +106,7 @@ class Runner(Protocol):
         limits: Limits | None = None,
         cancel: threading.Event | None = None,
         instrument: bool = False,
+        vary: int | None = None,
     ) -> RunResult: ...
 
     def devices(self) -> list[str]: ...
@@ -377,10 +378,13 @@ class Sandbox:
         cancel: threading.Event | None = None,
         instrument: bool = False,
         on_output: Callable[[str], None] | None = None,
+        vary: int | None = None,
     ) -> RunResult:
         """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe.
 
         ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis.
+        ``vary``: a seed; the leaves the code makes start from other values, and its random
+        generators from this seed (:mod:`tutor.sandbox.vary`), for grading on hidden inputs.
         ``on_output``: called from this thread with the run's stdout and stderr text, in the
         order it arrives, while the run goes; only what the output limit keeps (then the
         cut marker), so the chunks joined are ``stdout`` and ``stderr`` interleaved. Never
@@ -404,6 +408,7 @@ class Sandbox:
                 run = _Run(server, self._send_lock, code, resolved, wanted, limits,
                            cancel, self._trace, called_ns)
                 run.instrument = instrument  # diagnosis
+                run.vary = vary  # grading: hidden varied inputs
                 run.on_output = on_output
                 return run.execute()
             except _RetryRun:
@@ -457,6 +462,7 @@ class _Run:
         self.status: int | None = None
         self.monitor_lost = False
         self.instrument = False
+        self.vary: int | None = None
 
     def execute(self) -> RunResult:
         out_r, out_w = os.pipe()
@@ -470,6 +476,8 @@ class _Run:
                        "trace": self.trace is not None}
             if self.instrument:  # diagnosis: the run collects evidence
                 request["instrument"] = True
+            if self.vary is not None:  # grading: the run varies its inputs
+                request["vary"] = self.vary
             # The request goes into the command pipe before the pipes travel: the run reads it
             # as soon as it holds them, without waiting for this thread to learn its pid.
             self.pending_cmd = bytearray(_frame(request))
