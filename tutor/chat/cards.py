@@ -342,6 +342,16 @@ def question_kind(question: str) -> Kind:
     )
 
 
+@lru_cache(maxsize=1)
+def _output_pattern() -> re.Pattern[str]:
+    return re.compile("|".join(_kinds()["output"]), re.IGNORECASE)
+
+
+def mentions_output(text: str) -> bool:
+    """Whether ``text`` (a question's prose) speaks of what code printed or returned."""
+    return _output_pattern().search(_CODE_SPAN_RE.sub(" ", text)) is not None
+
+
 _GRAD_OF_RE = re.compile(
     r"((?:[A-Za-z_]\w*)(?:\[[^\]\n]{1,20}\])?(?:\.[A-Za-z_]\w*)*?)\.grad\b(?!_)"
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
-from tutor.chat.cards import CardBook, question_kind
+from tutor.chat.cards import CardBook
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
 from tutor.chat.intents import about_my_run, asks_about_error
@@ -24,7 +24,7 @@ from tutor.chat.quick import (
     requested_step,
     shown_card,
 )
-from tutor.chat.snippets import snippet
+from tutor.chat.snippets import snippet_to_run
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -48,7 +48,8 @@ if TYPE_CHECKING:  # imported where used: a question from the shell needs none o
     from tutor.chat.llm import ChatBackend, Message
     from tutor.chat.retrieval import Hit, Retriever
     from tutor.chat.symptoms import Diagnosed, SymptomMatcher
-    from tutor.sandbox.models import TensorSnapshot
+    from tutor.sandbox.models import RunResult, TensorSnapshot
+    from tutor.sandbox.runner import Runner
 
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
@@ -57,6 +58,8 @@ AGREEING = 0.8
 SUMMARY_CHARS = 650
 MAX_CAUSES = 5
 """Causes listed for a symptom: the likely ones, not every catalog variant."""
+SNIPPET_LIMITS_S = 5.0
+"""A pasted snippet runs this long at most: a question's example, not a training run."""
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 
 
@@ -448,49 +451,73 @@ class Tutor:
     def _run_snippet(
         self, question: str, lang: Lang, step: Step | None, secrets: Secrets
     ) -> Answer | None:
-        """"What does this print?" with code pasted: run it and say what it printed, unless
-        that gives away the open step's or the pasted exercise's expected values."""
-        if self.runner is None or question_kind(question) != "value":
+        """ "What does this print?" (or "it prints 202, why?") with code pasted: run it in
+        the sandbox and answer from what it really printed — or, when it raises, from its
+        error and the diagnosis of that run — unless that gives away the open step's or the
+        pasted exercise's expected values."""
+        runner = self.runner
+        if runner is None:
             return None
-        code = snippet(question)
+        code = snippet_to_run(question)
         if code is None:
             return None
         from tutor.errors import TutorError
+        from tutor.sandbox.models import Limits
 
         try:
-            result = self.runner.run(code, device="cpu")
+            result = runner.run(
+                code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S)
+            )
         except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
             return None
+        parts: list[str] = []
+        sources: list[str] = []
+        extra = ""
         if result.error is not None:
-            first = msg.RAN_SNIPPET_ERROR.format(
-                line=str(result.error.line or "?"),
-                error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
-            ).get(lang)
+            parts.append(
+                msg.RAN_SNIPPET_ERROR.format(
+                    line=str(result.error.line or "?"),
+                    error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
+                ).get(lang)
+            )
+            extra = f"{result.error.type}: {result.error.message}"
         elif result.stdout.strip():
-            first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+            parts.append(
+                f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+            )
         else:
-            first = msg.RAN_SNIPPET_NOTHING.get(lang)
+            parts.append(msg.RAN_SNIPPET_NOTHING.get(lang))
+        if result.stdout.strip() and result.error is not None:
+            parts.append(
+                f"{msg.RAN_SNIPPET_BEFORE.get(lang)}\n\n```\n{result.stdout.rstrip()[:800]}\n```"
+            )
         guards: list[tuple[Step | None, Secrets]] = [(step, secrets)] if step else []
         pasted = self.steps.find(question)
         if pasted is not None:
             lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
             guards.append((found, self._secrets(lesson, found, None)))
+        shown = "\n\n".join(parts)
         for guarded, guard in guards:
-            if guarded is not None and find_leaks(first, guard, question=question).leaked:
-                first = msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)
+            if guarded is not None and find_leaks(shown, guard, question=question).leaked:
+                parts = [msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)]
                 break
-        parts = [first]
-        extra = f"{result.error.type}: {result.error.message}" if result.error else ""
-        found_card = self.cards.match(question, extra=extra)
         ref = None
+        if result.error is not None:
+            diagnosed = self._diagnose_snippet(runner, code, result, step, lang)
+            if diagnosed is not None:
+                parts.append(diagnosed[0])
+                sources.append(diagnosed[1])
+                ref = diagnosed[2]
+        found_card = self.cards.match(question, extra=extra)
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
             parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
             ref = found_card.read
         else:  # no card explains it: the lesson the retrieval finds for it is the one to read
-            hits = self.retriever.retrieve(question).hits
-            ref = _ref(hits[0].passage, hits) if hits else None
+            if ref is None:
+                hits = self.retriever.retrieve(question).hits
+                ref = _ref(hits[0].passage, hits) if hits else None
             read = self._read_line(ref, lang) if ref else None
             if read:
                 parts.append(read)
@@ -499,11 +526,35 @@ class Tutor:
             text = tidy_chinese(text)
         answer = Answer(
             text=text,
-            sources=[ref] if ref else [],
+            sources=[*sources, *([ref] if ref else [])],
             kind="answer",
             lessons=[ref.partition("/")[0]] if ref else [],
         )
-        return self._guard(answer, secrets, question, lang) if step is not None else answer
+        # the snippet may be an exercise's own code: its answer's lines stay hidden too
+        for _, guard in guards:
+            answer = self._guard(answer, guard, question, lang)
+        return answer
+
+    @staticmethod
+    def _diagnose_snippet(
+        runner: Runner, code: str, result: RunResult, step: Step | None, lang: Lang
+    ) -> tuple[str, str, str | None] | None:
+        """(text, source id, lesson ref) of the diagnosis of a pasted snippet's error, as the
+        Diagnosis tab words it (its fix withheld where it is the open step's answer)."""
+        from tutor.diagnosis.reasoning import diagnose
+        from tutor.errors import TutorError
+
+        try:
+            diagnoses = diagnose(code, result, runner, try_fixes=False)
+        except (TutorError, OSError):  # the run's output still answers without its diagnosis
+            return None
+        shown = shown_diagnoses(diagnoses[:1], step)
+        if not shown:
+            return None
+        diagnosis = shown[0]
+        text = f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}\n\n"
+        text += msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang)
+        return text, f"diagnosis:{diagnosis.id}", diagnosis.lesson_ref
 
     def _card_secrets(self, answer: Answer) -> Secrets:
         _, step = self._lesson_and_step(answer.lessons[0], answer.sources[0].partition("/")[2])
