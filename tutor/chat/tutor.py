@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
-from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
+from tutor.chat.guardrails import (
+    Secrets,
+    course_secrets,
+    course_solution_lines,
+    find_leaks,
+    redact,
+    shown_diagnoses,
+    step_secrets,
+)
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
@@ -128,6 +136,11 @@ class Tutor:
         return build_course_index(
             self.course, glossary or load_glossary(), entries, load_concepts()
         )
+
+    @cached_property
+    def _solution_lines(self) -> frozenset[str]:
+        """Every exercise's reference solution lines the learner is shown nowhere."""
+        return course_solution_lines(self.course)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -290,6 +303,19 @@ class Tutor:
     def _offline(
         self, question: str, lang: Lang, context: ChatContext | None
     ) -> tuple[Answer, list[Hit], Secrets]:
+        answer, hits, secrets = self._offline_answer(question, lang, context)
+        if answer.kind == "hint" or asks_for_solution(
+            question, on_step=True, about_course=lambda: True
+        ):
+            # a request for a solution: whatever answers it shows no line of any exercise's
+            # reference solution that the question did not already hold
+            guard = course_secrets(self._solution_lines, question)
+            answer = self._guard(answer, guard, question, lang)
+        return answer, hits, secrets
+
+    def _offline_answer(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> tuple[Answer, list[Hit], Secrets]:
         lesson, step = self._step(context)
         secrets = self._secrets(lesson, step, context)
         if not question.strip():
@@ -344,7 +370,7 @@ class Tutor:
                 )
                 lesson, step = self._step(ctx)
                 secrets = self._secrets(lesson, step, ctx)
-                return self._hint(lang, ctx, lesson, step, secrets), [], secrets
+                return self._hint(question, lang, ctx, lesson, step, secrets), [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
@@ -352,7 +378,7 @@ class Tutor:
             step_parts=_code_parts(step),
             about_course=on_topic,
         ):
-            return self._hint(lang, context, lesson, step, secrets), [], secrets
+            return self._hint(question, lang, context, lesson, step, secrets), [], secrets
         symptom_only = self._symptom_answer(question, lang, context)
         if symptom_only is not None:
             return self._finish(symptom_only, secrets, question, lang), [], secrets
@@ -893,6 +919,7 @@ class Tutor:
 
     def _hint(
         self,
+        question: str,
         lang: Lang,
         context: ChatContext | None,
         lesson: Lesson | None,
@@ -903,6 +930,9 @@ class Tutor:
         level: int | None = None
         hints = list(getattr(step, "hints", []) or [])
         if context is None or step is None or context.step_ref is None:
+            near = self._nearest_hints(question, lang)
+            if near is not None:
+                return self._finish(near, secrets, "", lang)
             parts.append(msg.NO_STEP.get(lang))
         elif not hints:
             parts.append(msg.NO_HINTS.get(lang))
@@ -946,6 +976,48 @@ class Tutor:
             lessons=[lesson.id] if lesson else [],
         )
         return self._finish(answer, secrets, "", lang)
+
+    def _nearest_hints(self, question: str, lang: Lang) -> Answer | None:
+        """A solution request whose exercise is not clear: the first hint of each of the
+        exercises nearest to it (by its code, names and words) and a guiding question,
+        rather than a bare refusal; None when no exercise is near."""
+        near = self.steps.closest(question)
+        found = [
+            (ref, lesson, step)
+            for ref in near
+            for lesson, step in [self._lesson_and_step(ref.lesson_id, ref.step_id)]
+            if lesson is not None and step is not None and getattr(step, "hints", None)
+        ]
+        if not found:
+            return None
+        lines = []
+        for ref, _lesson, step in found:
+            hints = list(getattr(step, "hints", []))
+            lines.append(
+                msg.NEAR_STEP_HINT.format(
+                    step=step.title.get(lang), ref=ref.ref, hint=hints[0].get(lang)
+                ).get(lang)
+            )
+        first = found[0][1]
+        guiding = self.glossary.guiding_questions.get(first.id) if first else None
+        question_text = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
+        parts = [
+            msg.REFUSE_SOLUTION.get(lang),
+            msg.NEAR_STEPS.get(lang),
+            "\n".join(lines),
+            msg.NEAR_STEPS_PICK.get(lang),
+            msg.GUIDING.format(question=question_text).get(lang),
+        ]
+        refs = [ref.ref for ref, _, _ in found]
+        return Answer(
+            text="\n\n".join(parts),
+            sources=refs,
+            titled_sources=[t for r in refs if (t := self._titled(r))],
+            refused=True,
+            hint_level=1,
+            kind="hint",
+            lessons=list(dict.fromkeys(ref.lesson_id for ref, _, _ in found)),
+        )
 
     def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         report = find_leaks(answer.text, secrets, question=question)
