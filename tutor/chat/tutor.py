@@ -29,6 +29,7 @@ from tutor.chat.quick import (
     card_text,
     may_be_solution_request,
     names_elsewhere,
+    off_topic_text,
     requested_step,
     shown_card,
 )
@@ -304,11 +305,10 @@ class Tutor:
         self, question: str, lang: Lang, context: ChatContext | None
     ) -> tuple[Answer, list[Hit], Secrets]:
         answer, hits, secrets = self._offline_answer(question, lang, context)
-        if answer.kind == "hint" or asks_for_solution(
-            question, on_step=True, about_course=lambda: True
-        ):
-            # a request for a solution: whatever answers it shows no line of any exercise's
-            # reference solution that the question did not already hold
+        if answer.kind == "hint" or may_be_solution_request(question, self.steps):
+            # a request for a solution (answered with a hint, or by whatever else answered
+            # it): it shows no line of any exercise's reference solution that the question
+            # did not already hold
             guard = course_secrets(self._solution_lines, question)
             answer = self._guard(answer, guard, question, lang)
         return answer, hits, secrets
@@ -320,7 +320,9 @@ class Tutor:
         secrets = self._secrets(lesson, step, context)
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
-        off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
+        off_topic = Answer(
+            text=off_topic_text(lang, question), refused=True, kind="off_topic"
+        )
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
