@@ -139,3 +139,29 @@ def test_a_real_sandbox_answers_a_question_asked_before_the_code(bundled: Course
 def test_only_pytorch_code_is_run() -> None:
     assert snippet_to_run("What does this print? a = [1, 2]; print(sum(a))") is None
     assert snippet_to_run("这段打印什么？ s = 'ab' * 2; print(s)") is None
+
+
+def test_the_imports_a_paste_leaves_out_are_added_on_its_first_line() -> None:
+    code = snippet("v = torch.tensor(np.ones(2), requires_grad=True); print(F.relu(v)) 打印什么？")
+    assert code is not None and code.splitlines()[0].startswith(
+        "import torch; import numpy as np; import torch.nn.functional as F; v = "
+    )
+    assert snippet("import torch\nimport numpy as np\nprint(np.ones(1))\nwhat does it print?") \
+        == "import torch\nimport numpy as np\nprint(np.ones(1))"
+
+
+def test_a_run_that_fails_here_is_no_evidence_about_output_the_learner_saw(
+    bundled: Course,
+) -> None:
+    """ "It prints None, why?" about code that needs a GPU: the run here raises, which is not
+    what the learner saw, so the answer does not come from that run."""
+    error = ErrorInfo(type="AssertionError", line=1, message="Torch not compiled with CUDA enabled")
+    runner = _Runner(error=error)
+    question = (
+        "x = torch.ones(3, requires_grad=True).cuda(); (x * 2).sum().backward(); print(x.grad) "
+        "prints None. Why?"
+    )
+    answer = Tutor(bundled, runner=runner).ask(question)
+    assert runner.codes and not answer.text.startswith("I ran your code")
+    asked = "x = torch.ones(3, requires_grad=True).cuda(); print(x.grad) 会打印什么？"
+    assert Tutor(bundled, runner=runner).ask(asked).text.startswith("我在沙箱里")

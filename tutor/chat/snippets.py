@@ -119,11 +119,27 @@ def snippet(question: str) -> str | None:
     for code in candidates:
         if "print(" not in code:
             continue
-        if "import torch" not in code:
-            code = "import torch; " + code  # on the first line: error lines stay the learner's
         if _parses(code):
-            return code
+            return _with_imports(code)
     return None
+
+
+_IMPORTS = (
+    (re.compile(r"(?<![\w.])torch\b"), "import torch", re.compile(r"^\s*import torch\s*$", re.M)),
+    (re.compile(r"\bnp\."), "import numpy as np", re.compile(r"\bimport numpy as np\b")),
+    (re.compile(r"(?<![\w.])nn\."), "import torch.nn as nn", re.compile(r"\bas nn\b|import nn\b")),
+    (re.compile(r"(?<![\w.])F\."), "import torch.nn.functional as F", re.compile(r"\bas F\b")),
+)
+"""(a name the code uses, the import it needs, how the code imports it itself): a pasted
+snippet often leaves out the imports its names need."""
+
+
+def _with_imports(code: str) -> str:
+    """``code`` with the imports of the usual names it uses and does not import, all on its
+    first line, so that error line numbers stay the learner's."""
+    missing = [imp for use, imp, has in _IMPORTS if (use.search(code) or imp == "import torch")
+               and not has.search(code)]
+    return "; ".join(missing) + "; " + code if missing else code
 
 
 def prose(question: str) -> str:

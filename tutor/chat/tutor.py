@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
-from tutor.chat.cards import CardBook
+from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -497,6 +497,10 @@ class Tutor:
                 code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S)
             )
         except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
+            return None
+        if result.error is not None and question_kind(question) != "value":
+            # "it prints 202, why?": a run that raises here (no GPU, an import left out of
+            # the paste) is not the run the learner describes, so it is no evidence about it
             return None
         parts: list[str] = []
         sources: list[str] = []
