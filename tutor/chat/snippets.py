@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
+from tutor.chat.cards import about_pytorch, mentions_output, question_kind
 from tutor.markdown_fences import fenced_pieces
 
 _STATEMENT_RE = re.compile(
@@ -161,8 +162,6 @@ def snippet_to_run(question: str) -> str | None:
     """The snippet to run for ``question``, when it asks what pasted code prints or gives
     (a "what does this print?", or its words speak of the output of code that prints:
     "it prints 202, shouldn't it be 4?") and the code is PyTorch's; else None."""
-    from tutor.chat.cards import about_pytorch, mentions_output, question_kind
-
     code = snippet(question)
     # the tutor runs PyTorch code only: another language's loop is another course's
     if code is None or not about_pytorch(code.removeprefix("import torch; ")):

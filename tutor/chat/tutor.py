@@ -556,9 +556,11 @@ class Tutor:
         text = "\n\n".join(parts)
         if lang == "zh":
             text = tidy_chinese(text)
+        titled = self._titled(ref) if ref else None
         answer = Answer(
             text=text,
             sources=[*sources, *([ref] if ref else [])],
+            titled_sources=[titled] if titled else [],
             kind="answer",
             lessons=[ref.partition("/")[0]] if ref else [],
         )
