@@ -33,7 +33,7 @@ from tutor.chat.quick import (
     requested_step,
     shown_card,
 )
-from tutor.chat.snippets import snippet_to_run
+from tutor.chat.snippets import prose, snippet_to_run
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -540,7 +540,9 @@ class Tutor:
                 parts.append(diagnosed[0])
                 sources.append(diagnosed[1])
                 ref = diagnosed[2]
-        found_card = self.cards.match(question, extra=extra)
+        # the learner's words say what puzzles them; the code's own names (torch.tensor,
+        # requires_grad) are in every snippet and would pick a card about them
+        found_card = self.cards.match(prose(question), extra=extra)
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
