@@ -19,8 +19,8 @@ def test_lazy_tutor_builds_on_first_question(monkeypatch) -> None:
 
     class Recorder:
         @classmethod
-        def from_environment(cls, course):
-            built.append(course)
+        def from_environment(cls, course, **options):
+            built.append((course, options))
             return cls()
 
         def ask(self, question, **kwargs):
@@ -30,11 +30,13 @@ def test_lazy_tutor_builds_on_first_question(monkeypatch) -> None:
 
     monkeypatch.setattr(tutor.chat, "Tutor", Recorder)
     course = load_course(MINI)
-    lazy = lazy_tutor(course)
+    sandbox = object()
+    lazy = lazy_tutor(course, sandbox)
     assert built == []
     assert lazy.ask("why", lang="en") == "answer to why"
     assert lazy.ask("again", lang="en") == "answer to again"
-    assert built == [course]
+    # the tutor runs a pasted snippet in the app's own sandbox
+    assert built == [(course, {"runner": sandbox})]
 
 
 def test_protocol_probes_build_nothing() -> None:

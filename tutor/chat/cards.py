@@ -54,6 +54,8 @@ SURE_SCORE = 0.7
 agrees on its lesson: a few shared words ("tensor", "shape") are not understanding."""
 SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
+PASTED_SIGNAL_SHARE = 0.5
+"""A signal found only in the statements a question pastes counts this share."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -295,6 +297,8 @@ def canonical(text: str) -> str:
     return pattern.sub(lambda m: table[m.group(0).lower()], text)
 
 
+_DOTTED_RE = re.compile(r"(?<![\w.])[a-z_]\w*\.[a-z_]\w*\b(?!\s*\()")
+"""An attribute named in words (``output.grad``), not a call of pasted code."""
 _PASTED_RE = re.compile(r"^\s*[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=)[^=]|^\s*print\(|^\s*import ")
 
 
@@ -340,6 +344,16 @@ def question_kind(question: str) -> Kind:
         if _QUOTED_ERROR_RE.search(question) or _kind_patterns()[-1][1].search(text)
         else "what"
     )
+
+
+@lru_cache(maxsize=1)
+def _output_pattern() -> re.Pattern[str]:
+    return re.compile("|".join(_kinds()["output"]), re.IGNORECASE)
+
+
+def mentions_output(text: str) -> bool:
+    """Whether ``text`` (a question's prose) speaks of what code printed or returned."""
+    return _output_pattern().search(_CODE_SPAN_RE.sub(" ", text)) is not None
 
 
 _GRAD_OF_RE = re.compile(
@@ -419,11 +433,20 @@ class CardBook:
             if score > out.get(card.id, 0.0):
                 out[card.id] = score
                 verdicts[card.id] = verdict
+        said = _without_statements(question).lower()
+        # the words around pasted code name what is asked when they name code themselves
+        # ("but output.grad is None: how do I get it?"); a bare "why?" asks about the code
+        focused = not code_too and _DOTTED_RE.search(said) is not None
         for card in self.cards if not forms_only else ():
             hits = [s for s in card.signals if s in lowered]
             if hits:
                 # a whole error message says more than an API name that many cards mention
-                bonus = 0.5 + 2.0 * min(len(max(hits, key=len)), 50) / 50
+                longest = max(hits, key=len)
+                bonus = 0.5 + 2.0 * min(len(longest), 50) / 50
+                if focused and longest not in said:
+                    # only inside the code pasted as context (``Variable(...)`` in a question
+                    # about output.grad): it names what the code uses, not what is asked
+                    bonus *= PASTED_SIGNAL_SHARE
                 out[card.id] = out.get(card.id, 0.0) + bonus
         return out, verdicts
 

@@ -35,6 +35,11 @@ class Domains:
     """A request to produce or do something (write, compose, solve, show the working)."""
     understand: list[str] = field(default_factory=list)
     """Asking to understand something (why, what is, I don't get): a question, not a task."""
+    setup_domains: list[str] = field(default_factory=list)
+    """Domains of the learner's setup (installing, versions, git, other frameworks): named
+    with no word of autograd proper, the question is about the setup."""
+    explained_domains: list[str] = field(default_factory=list)
+    """Domains whose declined questions are told why (their own OFF_TOPIC_<DOMAIN> words)."""
 
 
 def _either(patterns: list[str]) -> re.Pattern[str]:
@@ -85,6 +90,20 @@ def task_request(question: str, foreign: dict[str, str], path: Path = DOMAINS_PA
         and produce.search(question) is not None
         and understand.search(question) is None
     )
+
+
+def setup_domain(foreign: dict[str, str], path: Path = DOMAINS_PATH) -> str | None:
+    """The first of ``foreign``'s domains (see :func:`foreign_words`) that is one of the
+    learner's setup (``setup_domains``), or None."""
+    setup = load_domains(path).setup_domains
+    return next((domain for domain in foreign.values() if domain in setup), None)
+
+
+def explained_domain(question: str, path: Path = DOMAINS_PATH) -> str | None:
+    """The first domain named in ``question`` whose decline says why
+    (``explained_domains``), or None."""
+    explained = load_domains(path).explained_domains
+    return next((d for d in foreign_words(question, path).values() if d in explained), None)
 
 
 def may_be_elsewhere(question: str) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tutor.course.models import AnswerStep, CodeStep, FixStep, Step, ValueCheck
+from tutor.course.models import AnswerStep, CodeStep, Course, FixStep, Step, ValueCheck
 
 if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
@@ -38,6 +38,8 @@ TRIVIAL_NUMBERS = frozenset({0.0, 1.0, 2.0, 3.0, -1.0, 10.0})
 MIN_LINE_TOKENS = 7
 """Solution lines with fewer tokens (``y.backward()``, ``import torch``) are concepts every
 lesson shows, not answers; ``z.sum().backward()`` (9 tokens) is an answer."""
+MIN_COURSE_LINE_TOKENS = 3
+"""A solution line shorter than this (``import torch``, ``return y``) gives nothing away."""
 NGRAM = 10
 """Tokens in a row shared with the solution that count as pasting it."""
 REDACTED = "…"
@@ -147,6 +149,38 @@ def step_secrets(
     seen = frozenset(float(m) for m in NUMBER_RE.findall(visible))
     bound = tuple((expr, v) for expr, value in named.items() if (v := _single(value)) is not None)
     return Secrets(lines, frozenset(grams), expected, seen, bound)
+
+
+def course_secrets(solution_lines: frozenset[str], question: str = "") -> Secrets:
+    """Every exercise's secret lines (:func:`course_solution_lines`) less those ``question``
+    holds already."""
+    asked = {normalise_line(line) for line in question.splitlines()}
+    flat = re.sub(r"\s+", "", question)
+    kept = frozenset(line for line in solution_lines if line not in asked and line not in flat)
+    return Secrets(solution_lines=kept)
+
+
+def course_solution_lines(course: Course) -> frozenset[str]:
+    """The reference solutions' lines of every exercise of ``course`` (normalised; those of
+    three tokens or more) that the learner is shown nowhere: no starter, prompt or answer
+    step's code holds them."""
+    solutions: list[str] = []
+    shown: list[str] = []
+    for lesson in course.lessons:
+        for step in lesson.steps:
+            if isinstance(step, (CodeStep, FixStep)):
+                solutions.append(step.solution)
+                shown += [step.starters.en, step.starters.zh, step.prompt.en, step.prompt.zh]
+            elif isinstance(step, AnswerStep):
+                shown += [step.code, step.prompt.en, step.prompt.zh]
+    visible = {normalise_line(line) for text in shown for line in text.splitlines()}
+    return frozenset(
+        n
+        for solution in solutions
+        for line in solution.splitlines()
+        if len(code_tokens(line)) >= MIN_COURSE_LINE_TOKENS
+        and (n := normalise_line(line)) not in visible
+    )
 
 
 def _single(value: Any) -> float | str | None:

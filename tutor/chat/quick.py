@@ -132,10 +132,24 @@ def names_elsewhere(question: str) -> bool:
     return bool(foreign_words(question)) and not about_pytorch(question)
 
 
-def off_topic_text(lang: str) -> str:
+def off_topic_text(lang: str, question: str = "") -> str:
+    """The decline: why, when the question names a domain of the learner's setup that has
+    its own words (installing, another framework, buying hardware), then what the tutor
+    can help with."""
     from tutor.chat import messages
+    from tutor.chat.domains import explained_domain
 
-    return messages.OFF_TOPIC.zh if lang == "zh" else messages.OFF_TOPIC.en
+    why = {
+        "setup": messages.OFF_TOPIC_SETUP,
+        "other_software": messages.OFF_TOPIC_OTHER_SOFTWARE,
+        "frameworks": messages.OFF_TOPIC_FRAMEWORKS,
+        "shopping": messages.OFF_TOPIC_SHOPPING,
+    }
+    domain = explained_domain(question) if question else None
+    texts = [why.get(domain) if domain else None, messages.OFF_TOPIC]
+    if lang == "zh":
+        return "".join(t.zh for t in texts if t is not None)
+    return " ".join(t.en for t in texts if t is not None)
 
 
 def reading_of(course: Course, ref: str) -> str:
@@ -178,7 +192,7 @@ def quick_answer(
         return None
     if names_elsewhere(question):
         return QuickAnswer(
-            text=off_topic_text(lang), ref="", lesson_title=None, step_title=None,
+            text=off_topic_text(lang, question), ref="", lesson_title=None, step_title=None,
             kind=question_kind(question), card="", answer_kind="off_topic",
         )
     from tutor.chat.domains import foreign_words

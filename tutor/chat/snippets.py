@@ -1,10 +1,12 @@
 """"What does this print?": the learner's pasted snippet, found in the question and run.
 
-The snippet is the question's fenced code, or else its run of statements (``x = ...;
-y.backward(); print(x.grad)``, one a line or separated by ``;``) up to the words that ask.
-It is run like any learner code: in the confined sandbox, with its limits. What it printed
-is shown only when it gives away no exercise's expected values (the caller checks it against
-the open step's and the pasted exercise's secrets).
+The snippet is the question's fenced code; else its longest block of whole code lines (a
+program pasted between sentences, however the sentences ask: before it, after it or both);
+else its run of statements written inline (``x = ...; y.backward(); print(x.grad)``, each
+cut where the prose after it starts). It is run like any learner code: in the confined
+sandbox, with its limits. What it printed is shown only when it gives away no exercise's
+expected values (the caller checks it against the open step's and the pasted exercise's
+secrets).
 """
 
 from __future__ import annotations
@@ -12,37 +14,158 @@ from __future__ import annotations
 import ast
 import re
 
+from tutor.chat.cards import about_pytorch, mentions_output, question_kind
 from tutor.markdown_fences import fenced_pieces
 
 _STATEMENT_RE = re.compile(
-    r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=)|[A-Za-z_][\w.]*\(|"
-    r"with |for |if )"
+    r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
+    r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b)"
 )
-_ASK_RE = re.compile(
-    r"\s*(what (will|would|does|do)|what is|会打印|打印出|会输出|输出是|打印什么|这段|这会).*$",
-    re.IGNORECASE | re.DOTALL,
-)
+_HEADER_RE = re.compile(r"^\s*(with|for|if|while|def|class|else|elif|try|except)\b.*:\s*(#.*)?$")
+_PIECE_RE = re.compile(r";|。|，(?=\s*[A-Za-z_])|\s+(?:and then|then)\s+")
+_CUT_RE = re.compile(r"[\s,.?!:，。？！：、]")
+"""Where a statement written inline may end and the prose after it start."""
+MAX_PIECE = 400
+"""Longer stretches between semicolons are prose, not a statement to look for."""
+_SENTENCE_DOT_RE = re.compile(r"\.\s")
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _code_line(line: str) -> bool:
+    """Whether ``line`` alone is a line of code: a statement that parses by itself, an
+    indented line of a block, or a block's header (``for step in range(2):``)."""
+    if not line.strip() or not _STATEMENT_RE.match(line):
+        return False
+    if line[:1].isspace():
+        return _parses(line.strip()) or _parses(line.strip() + " pass")
+    if _HEADER_RE.match(line):
+        return _parses(line + "\n    pass")
+    return _parses(line)
+
+
+def _statement_in(piece: str) -> tuple[int, str] | None:
+    """(where it starts, the statement) of the first statement written in ``piece`` (``If I
+    write w = torch.zeros(3)`` -> ``w = torch.zeros(3)``), or None."""
+    if len(piece) > MAX_PIECE:
+        return None
+    for start in [0, *(m.end() for m in re.finditer(r"\s+", piece))]:
+        found = _longest_statement(piece[start:])
+        if found is not None:
+            return start, found
+    return None
+
+
+def _longest_statement(piece: str) -> str | None:
+    """The longest start of ``piece`` that is a statement (``print(a.grad) gives ...`` ->
+    ``print(a.grad)``), or None."""
+    piece = piece.strip()
+    if not _STATEMENT_RE.match(piece):
+        return None
+    ends = [m.start() for m in _CUT_RE.finditer(piece)] + [len(piece)]
+    for end in sorted(set(ends), reverse=True):
+        candidate = piece[:end].rstrip(" .,?!:;")
+        # "print(x.grad). What" parses, as an attribute: a dot before a space ends a sentence
+        if candidate and not candidate.endswith(":") and not _SENTENCE_DOT_RE.search(candidate) \
+                and _parses(candidate):
+            return candidate
+    return None
+
+
+def _blocks(question: str) -> list[list[str]]:
+    """Runs of consecutive whole code lines in ``question``."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in question.splitlines():
+        if _code_line(line.rstrip()):
+            current.append(line.rstrip())
+        else:
+            if current:
+                blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _inline(question: str) -> str:
+    """The statements written inside the question's sentences, one a line."""
+    statements = []
+    for piece in _PIECE_RE.split(question):
+        found = _statement_in(piece)
+        if found is not None:
+            statements.append(found[1])
+    return "\n".join(statements)
 
 
 def snippet(question: str) -> str | None:
     """The code the question pastes, as a runnable program (``import torch`` added), or None
-    when it pastes none that parses."""
+    when it pastes none that parses and prints."""
     fenced = [p.code for p in fenced_pieces(question)
               if p.code is not None and p.lang in ("", "python", "py")]
+    candidates: list[str] = []
     if fenced:
-        code = "\n".join(block.strip("\n") for block in fenced)
-    else:
-        text = _ASK_RE.sub("", question)
-        # statements separated by ';' or newlines; prose around them is dropped
-        parts = [p.strip() for p in re.split(r";|\n|。|，(?=[A-Za-z_])", text)]
-        statements = [p.rstrip(".。?？ ") for p in parts if _STATEMENT_RE.match(p)]
-        code = "\n".join(statements)
-    if "print(" not in code:
+        candidates.append("\n".join(block.strip("\n") for block in fenced))
+    printing = [b for b in _blocks(question) if any("print(" in line for line in b)]
+    # a program of several lines is the code asked about; statements inside the
+    # sentences around it are the learner's description of it
+    candidates += ["\n".join(b) for b in sorted(printing, key=len, reverse=True) if len(b) > 1]
+    candidates.append(_inline(question))
+    for code in candidates:
+        if "print(" not in code:
+            continue
+        if _parses(code):
+            return _with_imports(code)
+    return None
+
+
+_IMPORTS = (
+    (re.compile(r"(?<![\w.])torch\b"), "import torch", re.compile(r"^\s*import torch\s*$", re.M)),
+    (re.compile(r"\bnp\."), "import numpy as np", re.compile(r"\bimport numpy as np\b")),
+    (re.compile(r"(?<![\w.])nn\."), "import torch.nn as nn", re.compile(r"\bas nn\b|import nn\b")),
+    (re.compile(r"(?<![\w.])F\."), "import torch.nn.functional as F", re.compile(r"\bas F\b")),
+)
+"""(a name the code uses, the import it needs, how the code imports it itself): a pasted
+snippet often leaves out the imports its names need."""
+
+
+def _with_imports(code: str) -> str:
+    """``code`` with the imports of the usual names it uses and does not import, all on its
+    first line, so that error line numbers stay the learner's."""
+    missing = [imp for use, imp, has in _IMPORTS if (use.search(code) or imp == "import torch")
+               and not has.search(code)]
+    return "; ".join(missing) + "; " + code if missing else code
+
+
+def prose(question: str) -> str:
+    """``question`` without the code it pastes (whole lines and inline statements): the
+    words that say what is asked."""
+    lines = [line for line in question.splitlines() if not _code_line(line.rstrip())]
+    kept = []
+    for piece in _PIECE_RE.split("\n".join(lines)):
+        found = _statement_in(piece)
+        if found is not None:
+            start, statement = found
+            rest = piece[start:].strip()[len(statement):]
+            piece = piece[:start] + rest
+        kept.append(piece)
+    return " ".join(kept)
+
+
+def snippet_to_run(question: str) -> str | None:
+    """The snippet to run for ``question``, when it asks what pasted code prints or gives
+    (a "what does this print?", or its words speak of the output of code that prints:
+    "it prints 202, shouldn't it be 4?") and the code is PyTorch's; else None."""
+    code = snippet(question)
+    # the tutor runs PyTorch code only: another language's loop is another course's
+    if code is None or not about_pytorch(code.removeprefix("import torch; ")):
         return None
-    if "import torch" not in code:
-        code = "import torch; " + code  # on the first line: error lines stay the learner's
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return None
-    return code
+    if question_kind(question) == "value" or mentions_output(prose(question)):
+        return code
+    return None

@@ -9,6 +9,7 @@ step's title, finds the step, so the answer can be that step's next hint.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from tutor.chat.tokens import tokenize
@@ -19,6 +20,14 @@ _SPACE_RE = re.compile(r"\s+")
 MIN_STATEMENT = 8
 """Shorter statements (``import torch``, ``x = 1``) are in every exercise."""
 MIN_SCORE = 1.0
+NEAR_SCORE = 0.5
+"""Below this an exercise is not near a question at all (a word or two in common)."""
+DEFINED_WEIGHT = 2.0
+MIN_NAME = 4
+TORCH_CALLS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
+"""Methods torch calls on a learner's class: defining one names no exercise."""
+_DEFINED_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _QUOTED_RE = re.compile(r"[「“\"'『](.{4,60}?)[」”\"'』]")
 """A title quoted in the question ("the 「修复：第二次反向传播」 exercise")."""
 
@@ -53,6 +62,9 @@ class StepFinder:
         self._short: dict[tuple[str, str], set[str]] = {}
         """Each step's short statements (``y+=1``): they tell apart exercises that share the
         long ones, and prove nothing alone."""
+        self._defined: dict[tuple[str, str], set[str]] = {}
+        """The functions and classes each exercise has the learner write (``vjp_by_backward``)."""
+        self._prompts: dict[tuple[str, str], frozenset[str]] = {}
         for lesson in course.lessons:
             for step in lesson.steps:
                 if not getattr(step, "hints", None):
@@ -62,22 +74,55 @@ class StepFinder:
                 words = frozenset(tokenize(f"{step.title.en} {step.title.zh}"))
                 self._steps.append((lesson.id, step.id, _statements(starter), words, title))
                 self._short[lesson.id, step.id] = _statements(starter, 4) - _statements(starter)
+                self._defined[lesson.id, step.id] = {
+                    n for n in _DEFINED_RE.findall(starter) if len(n) >= MIN_NAME
+                }
+                prompt = getattr(step, "prompt", None)
+                self._prompts[lesson.id, step.id] = frozenset(
+                    tokenize(f"{prompt.en} {prompt.zh}") if prompt is not None else ()
+                )
         # a statement several exercises start from says less about which one it is
         self._share: dict[str, int] = {}
         for *_, statements, _words, _title in self._steps:
             for statement in statements:
                 self._share[statement] = self._share.get(statement, 0) + 1
+        # a name one exercise alone defines names it (``clipped_grad``); ``forward`` or
+        # ``backward``, which torch calls and several exercises define, names none
+        defined = Counter(n for names in self._defined.values() for n in names)
+        for key, names in self._defined.items():
+            self._defined[key] = {n for n in names if defined[n] == 1 and n not in TORCH_CALLS}
 
     def find(self, question: str) -> StepRef | None:
         """The step the question is about, or None when it names none clearly."""
+        ranked = self.ranked(question)
+        if not ranked:
+            return None
+        best = ranked[0]
+        second = ranked[1].score if len(ranked) > 1 else 0.0
+        if best.score < MIN_SCORE or best.score < second * 1.25:
+            return None
+        return best
+
+    def closest(self, question: str, most: int = 3) -> list[StepRef]:
+        """The exercises nearest to ``question`` (by its code, names and words), best first:
+        those scoring at least half the best's, ``most`` of them; none when nothing is near."""
+        ranked = [r for r in self.ranked(question, prompts=True) if r.score >= NEAR_SCORE]
+        if not ranked:
+            return []
+        return [r for r in ranked if r.score >= ranked[0].score / 2][:most]
+
+    def ranked(self, question: str, *, prompts: bool = False) -> list[StepRef]:
+        """Every exercise with its score for ``question``, best first. ``prompts``: the words
+        it shares with each exercise's prompt count too (weak evidence: to rank the nearest
+        ones, not to name one)."""
         pasted = _statements(question)
         short = _statements(question, 4) - pasted
         flat = "".join(pasted)
         asked = frozenset(tokenize(question))
         quoted = [frozenset(tokenize(q)) for q in _QUOTED_RE.findall(question)]
         lowered = question.lower()
-        best: StepRef | None = None
-        second = 0.0
+        named = set(_NAME_RE.findall(question))
+        out: list[StepRef] = []
         for lesson_id, step_id, statements, words, (title_en, title_zh) in self._steps:
             # a statement counts when pasted whole, or when it appears inside the pasted text
             found = [s for s in statements if s in pasted or s in flat]
@@ -93,11 +138,10 @@ class StepFinder:
                 share = max((len(q & words) / len(q) for q in quoted if q), default=0.0)
                 if share >= 0.6:
                     score += 1.5 * share
-            if best is None or score > best.score:
-                second = best.score if best else 0.0
-                best = StepRef(lesson_id, step_id, score)
-            elif score > second:
-                second = score
-        if best is None or best.score < MIN_SCORE or best.score < second * 1.25:
-            return None
-        return best
+            # a function or class the exercise has the learner write, named in the question
+            score += DEFINED_WEIGHT * len(self._defined[lesson_id, step_id] & named)
+            if prompts and asked:
+                prompt = self._prompts[lesson_id, step_id]
+                score += len(prompt & asked) / len(asked)
+            out.append(StepRef(lesson_id, step_id, score))
+        return sorted(out, key=lambda r: -r.score)

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tutor.chat.domains import ERROR_LINE_RE, foreign_words, task_request
+from tutor.chat.domains import ERROR_LINE_RE, foreign_words, setup_domain, task_request
 from tutor.chat.tokens import CJK_RE, ZH_STOP_BIGRAMS, identifiers, tokenize
 
 BROAD_WEIGHT = 0.5
@@ -71,6 +71,9 @@ class TopicEvidence:
     """It names PyTorch (``torch``, ``pytorch``): another framework named alongside is compared."""
     asked_foreign: bool = False
     """The clause that asks (which / how / 吗 / 怎么 ... ?) names another domain's thing."""
+    setup: str | None = None
+    """A domain of the learner's setup it names (installing, versions, git, another
+    framework, buying hardware: ``setup_domains``), if any."""
 
     @property
     def reason(self) -> str:
@@ -79,9 +82,10 @@ class TopicEvidence:
         content words and the retrieval) or 'none'."""
         if self.task or (self.foreign and len(self.foreign) > self.anchors):
             return "foreign"
-        # what it asks is the other domain's ("which GPU should I buy for training?"), and
-        # nothing of autograd proper is named anywhere: the other domain's question
-        if self.asked_foreign and not self.topic_anchor:
+        # what it asks is the other domain's ("which GPU should I buy for training?"), or it
+        # is about the learner's setup (CUDA versions, git), and nothing of autograd proper
+        # is named anywhere: the other domain's question
+        if (self.asked_foreign or self.setup is not None) and not self.topic_anchor:
             return "foreign"
         if "frameworks" in self.foreign.values() and not self.names_pytorch:
             return "foreign"
@@ -212,6 +216,7 @@ class Topicality:
             margin=margin,
             names_pytorch=_PYTORCH_RE.search(question) is not None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
+            setup=setup_domain(foreign),
         )
 
 

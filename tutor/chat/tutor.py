@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
-from tutor.chat.guardrails import Secrets, find_leaks, redact, shown_diagnoses, step_secrets
+from tutor.chat.guardrails import (
+    Secrets,
+    course_secrets,
+    course_solution_lines,
+    find_leaks,
+    redact,
+    shown_diagnoses,
+    step_secrets,
+)
 from tutor.chat.intents import about_my_run, asks_about_error
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
@@ -21,10 +29,11 @@ from tutor.chat.quick import (
     card_text,
     may_be_solution_request,
     names_elsewhere,
+    off_topic_text,
     requested_step,
     shown_card,
 )
-from tutor.chat.snippets import snippet
+from tutor.chat.snippets import prose, snippet_to_run
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -48,7 +57,8 @@ if TYPE_CHECKING:  # imported where used: a question from the shell needs none o
     from tutor.chat.llm import ChatBackend, Message
     from tutor.chat.retrieval import Hit, Retriever
     from tutor.chat.symptoms import Diagnosed, SymptomMatcher
-    from tutor.sandbox.models import TensorSnapshot
+    from tutor.sandbox.models import RunResult, TensorSnapshot
+    from tutor.sandbox.runner import Runner
 
 CONFIDENT_SCORE = 2.0
 """Below this best score (or on topic by plain words only) the answer says it is unsure."""
@@ -57,6 +67,8 @@ AGREEING = 0.8
 SUMMARY_CHARS = 650
 MAX_CAUSES = 5
 """Causes listed for a symptom: the likely ones, not every catalog variant."""
+SNIPPET_LIMITS_S = 5.0
+"""A pasted snippet runs this long at most: a question's example, not a training run."""
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 
 
@@ -125,6 +137,11 @@ class Tutor:
         return build_course_index(
             self.course, glossary or load_glossary(), entries, load_concepts()
         )
+
+    @cached_property
+    def _solution_lines(self) -> frozenset[str]:
+        """Every exercise's reference solution lines the learner is shown nowhere."""
+        return course_solution_lines(self.course)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -287,11 +304,25 @@ class Tutor:
     def _offline(
         self, question: str, lang: Lang, context: ChatContext | None
     ) -> tuple[Answer, list[Hit], Secrets]:
+        answer, hits, secrets = self._offline_answer(question, lang, context)
+        if answer.kind == "hint" or may_be_solution_request(question, self.steps):
+            # a request for a solution (answered with a hint, or by whatever else answered
+            # it): it shows no line of any exercise's reference solution that the question
+            # did not already hold
+            guard = course_secrets(self._solution_lines, question)
+            answer = self._guard(answer, guard, question, lang)
+        return answer, hits, secrets
+
+    def _offline_answer(
+        self, question: str, lang: Lang, context: ChatContext | None
+    ) -> tuple[Answer, list[Hit], Secrets]:
         lesson, step = self._step(context)
         secrets = self._secrets(lesson, step, context)
         if not question.strip():
             return Answer(text=msg.EMPTY.get(lang), kind="empty"), [], secrets
-        off_topic = Answer(text=msg.OFF_TOPIC.get(lang), refused=True, kind="off_topic")
+        off_topic = Answer(
+            text=off_topic_text(lang, question), refused=True, kind="off_topic"
+        )
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
@@ -341,7 +372,7 @@ class Tutor:
                 )
                 lesson, step = self._step(ctx)
                 secrets = self._secrets(lesson, step, ctx)
-                return self._hint(lang, ctx, lesson, step, secrets), [], secrets
+                return self._hint(question, lang, ctx, lesson, step, secrets), [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
@@ -349,7 +380,7 @@ class Tutor:
             step_parts=_code_parts(step),
             about_course=on_topic,
         ):
-            return self._hint(lang, context, lesson, step, secrets), [], secrets
+            return self._hint(question, lang, context, lesson, step, secrets), [], secrets
         symptom_only = self._symptom_answer(question, lang, context)
         if symptom_only is not None:
             return self._finish(symptom_only, secrets, question, lang), [], secrets
@@ -448,62 +479,118 @@ class Tutor:
     def _run_snippet(
         self, question: str, lang: Lang, step: Step | None, secrets: Secrets
     ) -> Answer | None:
-        """"What does this print?" with code pasted: run it and say what it printed, unless
-        that gives away the open step's or the pasted exercise's expected values."""
-        if self.runner is None or question_kind(question) != "value":
+        """ "What does this print?" (or "it prints 202, why?") with code pasted: run it in
+        the sandbox and answer from what it really printed — or, when it raises, from its
+        error and the diagnosis of that run — unless that gives away the open step's or the
+        pasted exercise's expected values."""
+        runner = self.runner
+        if runner is None:
             return None
-        code = snippet(question)
+        code = snippet_to_run(question)
         if code is None:
             return None
         from tutor.errors import TutorError
+        from tutor.sandbox.models import Limits
 
         try:
-            result = self.runner.run(code, device="cpu")
+            result = runner.run(
+                code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S)
+            )
         except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
             return None
+        if result.error is not None and question_kind(question) != "value":
+            # "it prints 202, why?": a run that raises here (no GPU, an import left out of
+            # the paste) is not the run the learner describes, so it is no evidence about it
+            return None
+        parts: list[str] = []
+        sources: list[str] = []
+        extra = ""
         if result.error is not None:
-            first = msg.RAN_SNIPPET_ERROR.format(
-                line=str(result.error.line or "?"),
-                error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
-            ).get(lang)
+            parts.append(
+                msg.RAN_SNIPPET_ERROR.format(
+                    line=str(result.error.line or "?"),
+                    error=f"{result.error.type}: {result.error.message.splitlines()[0][:200]}",
+                ).get(lang)
+            )
+            extra = f"{result.error.type}: {result.error.message}"
         elif result.stdout.strip():
-            first = f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+            parts.append(
+                f"{msg.RAN_SNIPPET.get(lang)}\n\n```\n{result.stdout.rstrip()[:1500]}\n```"
+            )
         else:
-            first = msg.RAN_SNIPPET_NOTHING.get(lang)
+            parts.append(msg.RAN_SNIPPET_NOTHING.get(lang))
+        if result.stdout.strip() and result.error is not None:
+            parts.append(
+                f"{msg.RAN_SNIPPET_BEFORE.get(lang)}\n\n```\n{result.stdout.rstrip()[:800]}\n```"
+            )
         guards: list[tuple[Step | None, Secrets]] = [(step, secrets)] if step else []
         pasted = self.steps.find(question)
         if pasted is not None:
             lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
             guards.append((found, self._secrets(lesson, found, None)))
+        shown = "\n\n".join(parts)
         for guarded, guard in guards:
-            if guarded is not None and find_leaks(first, guard, question=question).leaked:
-                first = msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)
+            if guarded is not None and find_leaks(shown, guard, question=question).leaked:
+                parts = [msg.SNIPPET_WITHHELD.format(step=guarded.title.get(lang)).get(lang)]
                 break
-        parts = [first]
-        extra = f"{result.error.type}: {result.error.message}" if result.error else ""
-        found_card = self.cards.match(question, extra=extra)
         ref = None
+        if result.error is not None:
+            diagnosed = self._diagnose_snippet(runner, code, result, step, lang)
+            if diagnosed is not None:
+                parts.append(diagnosed[0])
+                sources.append(diagnosed[1])
+                ref = diagnosed[2]
+        # the learner's words say what puzzles them; the code's own names (torch.tensor,
+        # requires_grad) are in every snippet and would pick a card about them
+        found_card = self.cards.match(prose(question), extra=extra)
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
             parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
             ref = found_card.read
         else:  # no card explains it: the lesson the retrieval finds for it is the one to read
-            hits = self.retriever.retrieve(question).hits
-            ref = _ref(hits[0].passage, hits) if hits else None
+            if ref is None:
+                hits = self.retriever.retrieve(question).hits
+                ref = _ref(hits[0].passage, hits) if hits else None
             read = self._read_line(ref, lang) if ref else None
             if read:
                 parts.append(read)
         text = "\n\n".join(parts)
         if lang == "zh":
             text = tidy_chinese(text)
+        titled = self._titled(ref) if ref else None
         answer = Answer(
             text=text,
-            sources=[ref] if ref else [],
+            sources=[*sources, *([ref] if ref else [])],
+            titled_sources=[titled] if titled else [],
             kind="answer",
             lessons=[ref.partition("/")[0]] if ref else [],
         )
-        return self._guard(answer, secrets, question, lang) if step is not None else answer
+        # the snippet may be an exercise's own code: its answer's lines stay hidden too
+        for _, guard in guards:
+            answer = self._guard(answer, guard, question, lang)
+        return answer
+
+    @staticmethod
+    def _diagnose_snippet(
+        runner: Runner, code: str, result: RunResult, step: Step | None, lang: Lang
+    ) -> tuple[str, str, str | None] | None:
+        """(text, source id, lesson ref) of the diagnosis of a pasted snippet's error, as the
+        Diagnosis tab words it (its fix withheld where it is the open step's answer)."""
+        from tutor.diagnosis.reasoning import diagnose
+        from tutor.errors import TutorError
+
+        try:
+            diagnoses = diagnose(code, result, runner, try_fixes=False)
+        except (TutorError, OSError):  # the run's output still answers without its diagnosis
+            return None
+        shown = shown_diagnoses(diagnoses[:1], step)
+        if not shown:
+            return None
+        diagnosis = shown[0]
+        text = f"**{diagnosis.title.get(lang)}** — {diagnosis.explanation.get(lang)}\n\n"
+        text += msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang)
+        return text, f"diagnosis:{diagnosis.id}", diagnosis.lesson_ref
 
     def _card_secrets(self, answer: Answer) -> Secrets:
         _, step = self._lesson_and_step(answer.lessons[0], answer.sources[0].partition("/")[2])
@@ -842,6 +929,7 @@ class Tutor:
 
     def _hint(
         self,
+        question: str,
         lang: Lang,
         context: ChatContext | None,
         lesson: Lesson | None,
@@ -852,6 +940,9 @@ class Tutor:
         level: int | None = None
         hints = list(getattr(step, "hints", []) or [])
         if context is None or step is None or context.step_ref is None:
+            near = self._nearest_hints(question, lang)
+            if near is not None:
+                return self._finish(near, secrets, "", lang)
             parts.append(msg.NO_STEP.get(lang))
         elif not hints:
             parts.append(msg.NO_HINTS.get(lang))
@@ -895,6 +986,48 @@ class Tutor:
             lessons=[lesson.id] if lesson else [],
         )
         return self._finish(answer, secrets, "", lang)
+
+    def _nearest_hints(self, question: str, lang: Lang) -> Answer | None:
+        """A solution request whose exercise is not clear: the first hint of each of the
+        exercises nearest to it (by its code, names and words) and a guiding question,
+        rather than a bare refusal; None when no exercise is near."""
+        near = self.steps.closest(question)
+        found = [
+            (ref, lesson, step)
+            for ref in near
+            for lesson, step in [self._lesson_and_step(ref.lesson_id, ref.step_id)]
+            if lesson is not None and step is not None and getattr(step, "hints", None)
+        ]
+        if not found:
+            return None
+        lines = []
+        for ref, _lesson, step in found:
+            hints = list(getattr(step, "hints", []))
+            lines.append(
+                msg.NEAR_STEP_HINT.format(
+                    step=step.title.get(lang), ref=ref.ref, hint=hints[0].get(lang)
+                ).get(lang)
+            )
+        first = found[0][1]
+        guiding = self.glossary.guiding_questions.get(first.id) if first else None
+        question_text = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
+        parts = [
+            msg.REFUSE_SOLUTION.get(lang),
+            msg.NEAR_STEPS.get(lang),
+            "\n".join(lines),
+            msg.NEAR_STEPS_PICK.get(lang),
+            msg.GUIDING.format(question=question_text).get(lang),
+        ]
+        refs = [ref.ref for ref, _, _ in found]
+        return Answer(
+            text="\n\n".join(parts),
+            sources=refs,
+            titled_sources=[t for r in refs if (t := self._titled(r))],
+            refused=True,
+            hint_level=1,
+            kind="hint",
+            lessons=list(dict.fromkeys(ref.lesson_id for ref, _, _ in found)),
+        )
 
     def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         report = find_leaks(answer.text, secrets, question=question)

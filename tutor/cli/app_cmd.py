@@ -42,13 +42,14 @@ class OnFirstUse:
         return getattr(self._built, name)
 
 
-def lazy_tutor(course: Course) -> OnFirstUse:
-    """The tutor chat, built on the first question (its index is built there too)."""
+def lazy_tutor(course: Course, runner: Any = None) -> OnFirstUse:
+    """The tutor chat, built on the first question (its index is built there too);
+    ``runner``: the sandbox it runs a "what does this print?" question's snippet in."""
 
     def build() -> Any:
         from tutor.chat import Tutor
 
-        return Tutor.from_environment(course)
+        return Tutor.from_environment(course, runner=runner)
 
     return OnFirstUse(build)
 
@@ -109,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
             course=course,
             runner=sandbox,
             store=store,
-            tutor=lazy_tutor(course),
+            tutor=lazy_tutor(course, sandbox),
             lang=lang,
             device=device,
             settings=settings,

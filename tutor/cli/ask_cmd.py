@@ -56,11 +56,10 @@ def run(args: argparse.Namespace) -> int:
         )
     course = load_course(getattr(args, "lessons", None))
     lang = answer_lang(getattr(args, "lang", None), args.question)
-    from tutor.chat.cards import question_kind
-    from tutor.chat.snippets import snippet
+    from tutor.chat.snippets import snippet_to_run
 
     # "what does this print?" with code pasted: the tutor runs it in the sandbox
-    wants_run = question_kind(args.question) == "value" and snippet(args.question) is not None
+    wants_run = snippet_to_run(args.question) is not None
     if not args.step and not wants_run:
         from tutor.chat.llm_location import llm_configured
 

@@ -1,0 +1,167 @@
+"""Value questions: the pasted snippet is found wherever the question asks (before the code,
+after it, inline), run in the sandbox, and the answer comes from its real output or error."""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.chat import Tutor
+from tutor.chat.snippets import prose, snippet, snippet_to_run
+from tutor.course import load_course
+from tutor.course.models import Course
+from tutor.sandbox.models import ErrorInfo, RunResult
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Course:
+    return load_course()
+
+PROGRAM = (
+    "import torch\n"
+    "p = torch.tensor([2., 5.], requires_grad=True)\n"
+    "q = (p * p * p).sum()\n"
+    "q.backward()\n"
+    "print(p.grad)"
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # asked before the program
+        f"My notes disagree with each other. What would p.grad show here?\n{PROGRAM}",
+        # asked after it, in Chinese
+        f"下面这段代码：\n{PROGRAM}\n最后 p.grad 打印出来是多少？",
+        # asked before and after
+        f"Quick check, with q = p*p*p summed:\n{PROGRAM}\nWhat does it print, 3p^2?",
+    ],
+)
+def test_a_pasted_program_is_found_wherever_the_question_asks(question: str) -> None:
+    assert snippet(question) == PROGRAM
+    assert snippet_to_run(question) == PROGRAM
+
+
+def test_statements_inside_a_sentence_are_cut_where_the_prose_starts() -> None:
+    question = (
+        "If I write w = torch.zeros(3, requires_grad=True); (w + 1).prod().backward(); "
+        "print(w.grad). What is printed then?"
+    )
+    assert snippet(question) == (
+        "import torch; w = torch.zeros(3, requires_grad=True)\n(w + 1).prod().backward()\n"
+        "print(w.grad)"
+    )
+
+
+def test_the_program_block_wins_over_statements_in_the_description() -> None:
+    question = (
+        "I changed y = k * 3 to y = k ** 3 and now\n"
+        "import torch\nk = torch.tensor(2., requires_grad=True)\ny = k ** 3\ny.backward()\n"
+        "print(k.grad)\nprints 12. Why not 3?"
+    )
+    code = snippet_to_run(question)
+    assert code is not None and code.startswith("import torch\nk = torch.tensor(2.")
+    assert "12" in prose(question) and "k.grad" not in prose(question)
+
+
+@pytest.mark.parametrize(
+    ("question", "runs"),
+    [
+        # the output named in words, no "what does it print"
+        ("它输出的是 tensor([12.])，不应该是 3 吗？\nimport torch\nk = torch.tensor(2., "
+         "requires_grad=True)\n(k ** 3).backward()\nprint(k.grad)", True),
+        ("k = torch.tensor(2., requires_grad=True); (k ** 3).backward(); print(k.grad) "
+         "gives 12, I expected 3. Why?", True),
+        # code that prints, but the question is not about what it printed
+        ("Is it fine to name my tensor k? k = torch.tensor(2.); print(k)", False),
+        # nothing printed: nothing to run
+        ("What does k.grad hold after k = torch.tensor(2., requires_grad=True); "
+         "(k ** 3).backward()?", False),
+    ],
+)
+def test_a_snippet_is_run_when_the_question_is_about_its_output(
+    question: str, runs: bool
+) -> None:
+    assert (snippet_to_run(question) is not None) is runs
+
+
+class _Runner:
+    """Answers every run as a sandbox would have for these tests."""
+
+    def __init__(self, stdout: str = "", error: ErrorInfo | None = None) -> None:
+        self.stdout, self.error = stdout, error
+        self.codes: list[str] = []
+
+    def run(self, code: str, **_: object) -> RunResult:
+        self.codes.append(code)
+        return RunResult(
+            outcome="error" if self.error else "ok", device="cpu", stdout=self.stdout,
+            error=self.error,
+        )
+
+
+def test_an_error_of_the_snippet_is_explained_by_its_diagnosis(bundled: Course) -> None:
+    error = ErrorInfo(
+        type="RuntimeError", line=3,
+        message="grad can be implicitly created only for scalar outputs",
+    )
+    runner = _Runner(stdout="start\n", error=error)
+    question = (
+        "What will this print?\nimport torch\nv = torch.ones(3, requires_grad=True)\n"
+        "print('start')\n(v * 2).backward()\nprint(v.grad)"
+    )
+    answer = Tutor(bundled, runner=runner).ask(question)
+    assert runner.codes and runner.codes[0].startswith("import torch\nv = torch.ones(3")
+    assert answer.text.startswith("I ran your code")
+    assert "line 3" in answer.text and "start" in answer.text  # what it printed before
+    assert any(s.startswith("diagnosis:") for s in answer.sources)
+    zh = Tutor(bundled, runner=_Runner(error=error)).ask(
+        "import torch\nv = torch.ones(3, requires_grad=True)\n(v * 2).backward()\n"
+        "print(v.grad)\n这段代码会打印什么？"
+    )
+    assert zh.text.startswith("我在沙箱里") and "第 3 行" in zh.text
+    assert any(s.startswith("diagnosis:") for s in zh.sources)
+
+
+def test_a_real_sandbox_answers_a_question_asked_before_the_code(bundled: Course) -> None:
+    from tutor.sandbox import Sandbox
+
+    sandbox = Sandbox(few_runs=True)
+    try:
+        tutor = Tutor(bundled, runner=sandbox)
+        en = tutor.ask(f"What would p.grad show here?\n{PROGRAM}")
+        zh = tutor.ask(f"{PROGRAM}\n它实际打印什么？")
+    finally:
+        sandbox.close()
+    assert "tensor([12., 75.])" in en.text
+    assert "tensor([12., 75.])" in zh.text and zh.text.startswith("我在沙箱里")
+
+
+def test_only_pytorch_code_is_run() -> None:
+    assert snippet_to_run("What does this print? a = [1, 2]; print(sum(a))") is None
+    assert snippet_to_run("这段打印什么？ s = 'ab' * 2; print(s)") is None
+
+
+def test_the_imports_a_paste_leaves_out_are_added_on_its_first_line() -> None:
+    code = snippet("v = torch.tensor(np.ones(2), requires_grad=True); print(F.relu(v)) 打印什么？")
+    assert code is not None and code.splitlines()[0].startswith(
+        "import torch; import numpy as np; import torch.nn.functional as F; v = "
+    )
+    assert snippet("import torch\nimport numpy as np\nprint(np.ones(1))\nwhat does it print?") \
+        == "import torch\nimport numpy as np\nprint(np.ones(1))"
+
+
+def test_a_run_that_fails_here_is_no_evidence_about_output_the_learner_saw(
+    bundled: Course,
+) -> None:
+    """ "It prints None, why?" about code that needs a GPU: the run here raises, which is not
+    what the learner saw, so the answer does not come from that run."""
+    error = ErrorInfo(type="AssertionError", line=1, message="Torch not compiled with CUDA enabled")
+    runner = _Runner(error=error)
+    question = (
+        "x = torch.ones(3, requires_grad=True).cuda(); (x * 2).sum().backward(); print(x.grad) "
+        "prints None. Why?"
+    )
+    answer = Tutor(bundled, runner=runner).ask(question)
+    assert runner.codes and not answer.text.startswith("I ran your code")
+    asked = "x = torch.ones(3, requires_grad=True).cuda(); print(x.grad) 会打印什么？"
+    assert Tutor(bundled, runner=runner).ask(asked).text.startswith("我在沙箱里")
