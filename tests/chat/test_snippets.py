@@ -165,3 +165,23 @@ def test_a_run_that_fails_here_is_no_evidence_about_output_the_learner_saw(
     assert runner.codes and not answer.text.startswith("I ran your code")
     asked = "x = torch.ones(3, requires_grad=True).cuda(); print(x.grad) 会打印什么？"
     assert Tutor(bundled, runner=runner).ask(asked).text.startswith("我在沙箱里")
+
+
+def test_a_pasted_program_keeps_its_blank_lines() -> None:
+    # a program in paragraphs was cut at its first blank line: only the first print ran
+    question = ("Why do the two prints differ? What does this print?\n"
+                "import torch\n"
+                "w = torch.ones(3, requires_grad=True)\n"
+                "(w * 2).sum().backward()\n"
+                "print(w.grad)\n"
+                "\n"
+                "\n"
+                "v = torch.ones(3, requires_grad=True) * 2\n"
+                "v.sum().backward()\n"
+                "print(v.grad)\n"
+                "\n"
+                "Thanks for any help!")
+    code = snippet(question)
+    assert code is not None
+    assert code.count("print(") == 2 and "v.sum().backward()" in code
+    assert "Thanks" not in code

@@ -79,16 +79,21 @@ def _longest_statement(piece: str) -> str | None:
 
 
 def _blocks(question: str) -> list[list[str]]:
-    """Runs of consecutive whole code lines in ``question``."""
+    """Runs of consecutive whole code lines in ``question``; blank lines between code lines
+    belong to the program (a pasted program keeps its paragraphs)."""
     blocks: list[list[str]] = []
     current: list[str] = []
+    blanks = 0
     for line in question.splitlines():
-        if _code_line(line.rstrip()):
-            current.append(line.rstrip())
+        if not line.strip() and current:
+            blanks += 1
+        elif _code_line(line.rstrip()):
+            current += [""] * blanks + [line.rstrip()]
+            blanks = 0
         else:
             if current:
                 blocks.append(current)
-            current = []
+            current, blanks = [], 0
     if current:
         blocks.append(current)
     return blocks
