@@ -156,3 +156,34 @@ for _ in range(20):
 """
     found = diagnose(code, sandbox.run(code), sandbox)
     assert "missing-zero-grad" not in {d.id for d in found}
+
+
+LR_LOOP = FIX_DATA + """x = x * 10
+y = x @ torch.tensor([[1.0], [-1.0], [2.0], [0.5]])
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(20):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+{clip_before}    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_diverging_loss_that_a_smaller_rate_settles_is_the_learning_rate(
+        sandbox: Any) -> None:
+    code = LR_LOOP.format(clip_before="")
+    first = verified_diagnosis(sandbox, code, {"lr-too-high"}, 9, "lr=0.0005")
+    assert not first.generic
+    assert "?" not in first.title.en + first.explanation.en  # the loss it saw, in words
+
+
+def test_a_diverging_loss_with_something_else_setting_the_step_says_less(sandbox: Any) -> None:
+    # the gradient clipping runs before backward() and clips nothing: a smaller rate helps
+    # too, but the evidence does not pin the rate as the cause, so no specific diagnosis
+    code = LR_LOOP.format(
+        clip_before="    nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n")
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert (first.id, first.generic, first.fix_verified) == ("loss-not-falling", True, None)
+    chain = " ".join(step.en for step in first.chain)
+    assert "line 13 limits the gradients" in chain and "tried in a re-run" in chain

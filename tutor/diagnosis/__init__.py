@@ -67,7 +67,9 @@ def find_pitfalls(code: str) -> list[Diagnosis]:
     for entry in load_catalog().pitfalls:
         assert entry.pitfall is not None
         for hit in RULES[entry.pitfall](source):
-            found.append(engine.build_pitfall(entry, hit.line, hit.variable))
+            built = engine.build_pitfall(entry, hit.line, hit.variable)
+            if built is not None:
+                found.append(built)
     return sorted(found, key=lambda d: (d.line or 0, d.id))
 
 

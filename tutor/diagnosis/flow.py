@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from tutor.diagnosis.source import call_name as called
+from tutor.diagnosis.source import parse, source_text
 
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 
 
 def text(node: ast.AST) -> str:
-    return ast.unparse(node)
+    return source_text(node)
 
 
 def target_names(target: ast.AST) -> list[str]:
@@ -50,9 +51,8 @@ class Flow:
 
     @classmethod
     def of(cls, code: str) -> Flow | None:
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError):
+        tree = parse(code)
+        if tree is None:
             return None
         flow = cls(tree, code.splitlines())
         flow.parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}

@@ -10,17 +10,17 @@ them apart.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from typing import Protocol
 
-from tutor.diagnosis import checks, engine
-from tutor.diagnosis.catalog import EVIDENCE_PLACEHOLDERS, Entry, load_catalog
+from tutor.diagnosis import engine
+from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
+from tutor.diagnosis.filling import fill, first_fitting, fits
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
-from tutor.i18n import Lang, T, Text
+from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
@@ -33,34 +33,25 @@ class Runner(Protocol):
             instrument: bool = ...) -> RunResult: ...
 
 
-def _fills(cand: Candidate) -> dict[str, object]:
-    return {**{k: "?" for k in EVIDENCE_PLACEHOLDERS}, **cand.fill, "line": cand.root_line}
-
-
-def _fill(template: Text, values: dict[str, object]) -> Text:
-    """The template in both languages; a value that is itself a Text gives each its own."""
-    def language(lang: Lang) -> dict[str, str]:
-        out: dict[str, str] = defaultdict(lambda: "?")
-        out.update({k: v.get(lang) if isinstance(v, Text) else str(v) for k, v in values.items()})
-        return out
-
-    return Text(en=template.en.format_map(language("en")),
-                zh=template.zh.format_map(language("zh")))
-
-
 def chain_text(cand: Candidate) -> list[Text]:
+    """The candidate's evidence, step by step; a step whose facts the run did not show is
+    left out rather than shown with a gap."""
     steps = load_catalog().steps
-    return [_fill(steps[key], values) for key, values in cand.steps if key in steps]
+    return [fill(steps[key], values) for key, values in cand.steps
+            if key in steps and fits(steps[key], values)]
 
 
-def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis:
-    """The catalog entry's text for a candidate found from evidence."""
+def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis | None:
+    """The catalog entry's text for a candidate found from evidence; None when its words
+    need a fact this run did not show."""
     if entry.check is not None:
-        values = _fills(cand)
-        return Diagnosis(id=entry.id, severity=entry.severity, title=_fill(entry.title, values),
-                         explanation=_fill(entry.explanation, values),
-                         fix=_fill(entry.fix, values), line=cand.root_line,
-                         lesson_ref=entry.lesson_ref)
+        values = {**cand.fill, "line": cand.root_line}
+        title, explanation, fix = (first_fitting(entry.options(f), values) for f in TEXT_FIELDS)
+        if title is None or explanation is None or fix is None:
+            return None
+        return Diagnosis(id=entry.id, severity=entry.severity, title=title,
+                         explanation=explanation, fix=fix, line=cand.root_line,
+                         lesson_ref=entry.lesson_ref, generic=entry.generic)
     if entry.pitfall is not None:
         return engine.build_pitfall(entry, cand.root_line, str(cand.fill.get("name") or "")
                                     or None)
@@ -229,12 +220,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     elif first is not None and first.id == top.id:
         shown_diag = first
     else:
-        try:
-            shown_diag = _render(entry, top, rerun, code)
-        except KeyError:  # the entry's words need a message this error does not have
-            if checks.DEBUG or first is None:
-                raise
-            shown_diag = first
+        rendered = _render(entry, top, rerun, code)
+        if rendered is None:  # the entry's words need a fact this run did not show
+            if first is None:
+                return base
+            rendered = first
+        shown_diag = rendered
     if shown_diag.id != top.id:
         # the message's own diagnosis stays; the evidence's unverified guess is an alternative
         update: dict[str, object] = {
@@ -248,7 +239,13 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
             "tell_apart": None if id(top) in verified else _tell_apart(ranked),
         }
-        if id(top) in verified:
+        if id(top) in verified and entry.generic:
+            # a generic diagnosis names no cause: what a tried change did is evidence, not
+            # the fix
+            _, describe, shown = verified[id(top)]
+            tried = fill(catalog.steps["tried-change"], {"detail": describe, "label": shown})
+            update.update(chain=[*chain_text(top), tried])
+        elif id(top) in verified:
             patch, describe, shown = verified[id(top)]
             update.update(fix=describe, fix_verified=True, fix_check=shown, patch=patch)
         elif try_fixes and top.fixes:

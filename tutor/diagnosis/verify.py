@@ -5,6 +5,7 @@ instrumented run, the run of the fixed program) and says what the change showed,
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from tutor.diagnosis.fixes import losses
@@ -122,6 +123,29 @@ def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text
         return None
     return expect
 
+
+
+def loss_falls_steadily(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program's loss stays finite and falls with few steps back up: a smaller
+    step size that really settles it, not one that only slows a divergence down."""
+    after = losses(fixed)
+    raw = [b.loss for b in fixed.evidence.backwards] if fixed.evidence else []
+    if fixed.outcome != "ok" or len(after) < 4 or len(after) != len(raw):
+        return None
+    ups = sum(1 for a, b in itertools.pairwise(after) if b > a)
+    if after[-1] > after[0] * 0.9 or ups > (len(after) - 1) * 0.3:
+        return None
+    return T(f"with this change the loss falls steadily, from {after[0]:.4g} to {after[-1]:.4g}",
+             f"改动后损失稳定下降，从 {after[0]:.4g} 降到 {after[-1]:.4g}")
+
+
+def all_of(*expects: Callable[[RunResult, RunResult], Text | None]
+             ) -> Callable[[RunResult, RunResult], Text | None]:
+    """Every expectation holds; what the first one says is shown."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        said = [e(original, fixed) for e in expects]
+        return said[0] if all(s is not None for s in said) else None
+    return expect
 
 
 def both(*expects: Callable[[RunResult, RunResult], Text | None]
