@@ -17,7 +17,7 @@ import builtins
 import re
 from collections.abc import Iterator
 
-from tutor.cjk import PUNCTUATION, UNSPACED
+from tutor.diagnosis.filling import stray_space
 from tutor.diagnosis.models import Diagnosis
 from tutor.i18n import Text
 
@@ -30,9 +30,6 @@ PLACEHOLDERS = re.compile(
 LINE_EN = re.compile(r"\blines? (\d+(?:(?:, | and | or |-)\d+)*)", re.IGNORECASE)
 LINE_ZH = re.compile(r"第 ?(\d+(?:(?:、|, |，| 和 | 或 |-)\d+)*) ?行")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
-STRAY_SPACE = re.compile(
-    rf"(?<=[{UNSPACED}])[ \t]+(?=[{UNSPACED}])|[ \t]+(?=[{PUNCTUATION}])|(?<=[{PUNCTUATION}])[ \t]+"
-)
 KNOWN_NAMES = frozenset(dir(builtins)) | {
     "torch", "nn", "F", "np", "numpy", "math", "optim", "self", "functional",
 }
@@ -140,7 +137,8 @@ def _span_problems(field: str, span: str, program: Program,
                      if n not in program.names and n not in KNOWN_NAMES)
     if unknown:
         yield f"{field}: `{span}` names {', '.join(unknown)}, which the program does not have"
-    if (isinstance(node, ast.expr) and ast.dump(node) in program.expressions
+    if (isinstance(node, ast.expr) and not isinstance(node, ast.Constant)
+            and ast.dump(node) in program.expressions
             and span not in program.code):
         yield f"{field}: `{span}` is the program's expression rewritten, not its source text"
     if field == "fix" and isinstance(node, ast.stmt | ast.expr):
@@ -170,7 +168,7 @@ def violations(diagnosis: Diagnosis, code: str) -> list[str]:
             if field == "title" and anchors and numbers[lang] and not numbers[lang] & anchors:
                 problems.append(f"title ({lang}) names line {sorted(numbers[lang])}, the "
                                 f"diagnosis is about line {sorted(anchors)}")
-            if lang == "zh" and STRAY_SPACE.search(CODE_SPAN.sub("x", words)):
+            if lang == "zh" and stray_space().search(CODE_SPAN.sub("x", words)):
                 problems.append(f"{field} (zh): a stray space in Chinese: {words!r}")
         if program.tree is not None and field not in ("details", "fix_check"):
             for span in dict.fromkeys(CODE_SPAN.findall(text.en) + CODE_SPAN.findall(text.zh)):

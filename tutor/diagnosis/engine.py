@@ -569,11 +569,24 @@ def _first_fit(
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 GENERIC_FIX = T(
     "Look at the values on that line: print the shape, dtype and device of each tensor "
-    "it uses (`print(t.shape, t.dtype, t.device)`) and compare them with what the "
+    "it uses (its `.shape`, `.dtype` and `.device`) and compare them with what the "
     "call expects.",
     "检查这一行用到的值：打印每个张量的形状、类型和设备"
-    "（`print(t.shape, t.dtype, t.device)`），与该调用的要求对比。",
+    "（它的 `.shape`、`.dtype` 和 `.device`），与该调用的要求对比。",
 )
+
+
+def generic_fix(var: str | None) -> Text:
+    """What to look at for an error nobody catalogued: the values on the line, with the
+    learner's own tensor where the run showed one (never a template's ``t``)."""
+    if var is None:
+        return GENERIC_FIX
+    show = f"`print({var}.shape, {var}.dtype, {var}.device)`"
+    return T("Look at the values on that line: print the shape, dtype and device of each "
+             f"tensor it uses ({show}, and the same for the others) and compare them with what "
+             "the call expects.",
+             f"检查这一行用到的值：打印每个张量的形状、类型和设备（{show}，其他张量同样），"
+             "与该调用的要求对比。")
 # Nothing ran, so there are no values to print: point at the spelling of the line instead.
 SYNTAX_FIX = T(
     "Python could not read the code, so nothing ran. Check that line (and the one above it) "
@@ -606,7 +619,7 @@ def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
             f"程序{where_zh}停止{shown_zh}，错误为 {error.type}：{first}。这不是导师已知的 "
             "autograd 常见错误，请仔细阅读这条信息。",
         ),
-        fix=SYNTAX_FIX if syntax else GENERIC_FIX,
+        fix=SYNTAX_FIX if syntax else generic_fix(var if ctx.snapshot(var) else None),
         line=error.line,
         variable=None if syntax else var,
         details=None if syntax else _details(ctx, var),

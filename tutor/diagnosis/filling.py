@@ -27,7 +27,7 @@ OPENING_MARKS = "（《「『【"
 
 
 @cache
-def _stray_space() -> re.Pattern[str]:
+def stray_space() -> re.Pattern[str]:
     return re.compile(rf"(?<=[{UNSPACED}])[ \t]+(?=[{UNSPACED}])|[ \t]+(?=[{CLOSING_MARKS}])"
                       rf"|(?<=[{OPENING_MARKS}{CLOSING_MARKS}])[ \t]+(?=\S)")
 
@@ -37,7 +37,7 @@ def tidy_chinese(text: str) -> str:
     before a closing mark or after a mark; code spans stay as written."""
     if not text or max(text) < "\u2e80":
         return text
-    return "".join(piece if piece.startswith("`") else _stray_space().sub("", piece)
+    return "".join(piece if piece.startswith("`") else stray_space().sub("", piece)
                    for piece in CODE_SPAN.split(text))
 
 

@@ -511,10 +511,11 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
             new = f"({text(then)} if {text(cond)} else {text(node.values[1])})"
             edit = replace_node(ctx.code, node, new)
             if edit is not None:
+                asked = text(then)
                 fixes.append(Fix((edit,), runs_clean, T(
-                    f"write the choice on line {line} as `{new}`: `a and b or c` asks `b` "
+                    f"write the choice on line {line} as `{new}`: `and ... or` asks `{asked}` "
                     "for its truth value",
-                    f"把第 {line} 行的选择写成 `{new}`：`a and b or c` 会要求 `b` 给出真假值")))
+                    f"把第 {line} 行的选择写成 `{new}`：`and ... or` 会要求 `{asked}` 给出真假值")))
     tested = [n for n in _truth_tested(stmt) if _tensorish(ctx, n)]
     for reduce in ("all", "any"):
         edit = replace_nodes(ctx.code, [(n, postfix(n, f".{reduce}()")) for n in tested])

@@ -9,6 +9,8 @@ them apart.
 
 from __future__ import annotations
 
+import difflib
+import re
 import time
 from typing import Protocol
 
@@ -129,10 +131,28 @@ class _Trials:
                     continue
                 shown = fix.expect(self.rerun, self.run(final))
                 if shown is not None:
-                    both = T(f"{fix.describe.en}; then {second.describe.en}",
-                             f"{fix.describe.zh}；然后{second.describe.zh}")
+                    then = _renumbered(second.describe, self.code, new)
+                    both = T(f"{fix.describe.en}; then {then.en}",
+                             f"{fix.describe.zh}；然后{then.zh}")
                     return diff(self.code, final), both, shown
         return None
+
+
+def _renumbered(text: Text, before: str, after: str) -> Text:
+    """``text``, written about ``after`` (the program as a first change left it), with each
+    line number that of the same line in ``before``, the learner's program: the numbers the
+    learner sees are their own."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(),
+                                      autojunk=False)
+    back = {b + k + 1: a + k + 1 for a, b, size in matcher.get_matching_blocks()
+            for k in range(size)}
+
+    def number(found: re.Match[str]) -> str:
+        line = int(found.group(2))
+        return f"{found.group(1)}{back.get(line, line)}"
+
+    return Text(en=re.sub(r"(\bline )(\d+)", number, text.en),
+                zh=re.sub(r"(第 ?)(\d+)", number, text.zh))
 
 
 def _progressed(before: RunResult, after: RunResult) -> bool:

@@ -26,11 +26,16 @@ def _grad_summary(result: RunResult) -> tuple[str, str] | None:
     ev = result.evidence
     if ev is None or not ev.params:
         return None
-    got = [p.name for p in ev.params if not p.grad_none][:3]
-    if not got:
+    names = _named([p.name for p in ev.params if not p.grad_none])
+    if names is None:
         return None
-    names = ", ".join(f"`{n}`" for n in got)
     return f"{names} now get a gradient", f"{names} 现在得到了梯度"
+
+
+def _named(names: list[str]) -> str | None:
+    """The first three names the re-run could give, as code; None when it gave none."""
+    shown = [f"`{n}`" for n in names if n and n != "?"][:3]
+    return ", ".join(shown) or None
 
 
 
@@ -90,7 +95,10 @@ def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | No
         wanted = [p for p in ev.params if p.name in names] if names else ev.params
         if not wanted or not all(p.changed for p in wanted if p.requires_grad):
             return None
-        shown = ", ".join(f"`{p.name}`" for p in wanted[:3])
+        shown = _named([p.name for p in wanted])
+        if shown is None:
+            return T("with this change the parameters are updated by training",
+                     "改动后参数会在训练中被更新")
         return T(f"with this change {shown} are updated by training",
                  f"改动后 {shown} 会在训练中被更新")
     return expect
@@ -101,8 +109,10 @@ def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
     ev = fixed.evidence
     if fixed.outcome != "ok" or ev is None or not ev.backwards:
         return None
-    got = [p.name for p in ev.params if not p.grad_none][:3]
-    shown = ", ".join(f"`{n}`" for n in got) or "the parameters"
+    shown = _named([p.name for p in ev.params if not p.grad_none])
+    if shown is None:
+        return T("with this change backward() runs and the parameters get gradients",
+                 "改动后 backward() 会执行，参数得到梯度")
     return T(f"with this change backward() runs and {shown} get gradients",
              f"改动后 backward() 会执行，{shown} 得到梯度")
 
