@@ -318,21 +318,29 @@ class Catalog(_Strict):
                 return entry
         raise KeyError(entry_id)
 
+    def where(self, severity: Severity | None = None, *,
+              rule: Literal["pitfall", "check"] | None = None
+              ) -> list[Entry]:
+        """The entries of a severity, in order; with ``rule`` ("pitfall" or "check") only
+        those picked by a static rule or by an evidence check."""
+        return [e for e in self.entries if severity in (None, e.severity)
+                and (rule is None or getattr(e, rule) is not None)]
+
     @property
     def errors(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "error"]
+        return self.where("error")
 
     @property
     def warnings(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "warning"]
+        return self.where("warning")
 
     @property
     def pitfalls(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "pitfall" and e.pitfall is not None]
+        return self.where("pitfall", rule="pitfall")
 
     @property
     def checks(self) -> list[Entry]:
-        return [e for e in self.entries if e.check is not None]
+        return self.where(rule="check")
 
     @model_validator(mode="after")
     def _steps_fill(self) -> Catalog:

@@ -12,8 +12,8 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor.diagnosis.source import Source, source_text
 from tutor.diagnosis.source import call_name as called
-from tutor.diagnosis.source import parse, source_text
 
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
@@ -51,12 +51,10 @@ class Flow:
 
     @classmethod
     def of(cls, code: str) -> Flow | None:
-        tree = parse(code)
-        if tree is None:
+        source = Source.of(code)
+        if source is None:
             return None
-        flow = cls(tree, code.splitlines())
-        flow.parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-        return flow
+        return cls(source.tree, code.splitlines(), source.parents)
 
     # -- structure -------------------------------------------------------------------
     def line(self, number: int) -> str:

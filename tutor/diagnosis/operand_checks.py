@@ -125,8 +125,7 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
         per_sample *= size
     if per_sample != expected:
         return None
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     names = {given.name} if given.name else set()
     arg = next((a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
                 if text(a) in names), None) if stmt is not None else None
@@ -492,8 +491,7 @@ def _label_names(ctx: Ctx, cid: str, conv: str | None) -> list[Candidate]:
 def check_bool(ctx: Ctx) -> list[Candidate]:
     if "value of Tensor with more than one value is ambiguous" not in ctx.message:
         return []
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     fixes = _truth_fixes(ctx, stmt, line) if stmt is not None else []
     return at_failing_line(ctx, "bool-ambiguous", "bool", list(fixes), 0.75)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from tutor.diagnosis.fixes import losses
+from tutor.diagnosis.fixes import Expect, losses
 from tutor.i18n import T, Text
-from tutor.sandbox.models import RunResult
+from tutor.sandbox.models import Evidence, RunResult
 
 
 def runs_clean(original: RunResult, fixed: RunResult) -> Text | None:
@@ -87,11 +87,16 @@ def _accumulating(result: RunResult) -> int:
     return sum(1 for b in ev.backwards if b.accumulated) if ev is not None else 0
 
 
-def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | None]:
+def finished(check: Callable[[Evidence], Text | None]) -> Expect:
+    """An expectation on what the re-run of the fixed program saw, once it ran to the end."""
     def expect(original: RunResult, fixed: RunResult) -> Text | None:
         ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+        return check(ev) if fixed.outcome == "ok" and ev is not None else None
+    return expect
+
+
+def params_learn(names: list[str]) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         wanted = [p for p in ev.params if p.name in names] if names else ev.params
         if not wanted or not all(p.changed for p in wanted if p.requires_grad):
             return None
@@ -101,7 +106,7 @@ def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | No
                      "改动后参数会在训练中被更新")
         return T(f"with this change {shown} are updated by training",
                  f"改动后 {shown} 会在训练中被更新")
-    return expect
+    return finished(expect)
 
 
 
@@ -118,11 +123,8 @@ def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
 
 
 
-def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def eval_at_prediction(lines: set[int]) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         calls = [m for m in ev.modules if m.dropout or m.batchnorm]
         late = [m for m in calls if not m.grad_enabled or not ev.backwards
                 or (m.after_backward and not m.training)]
@@ -131,7 +133,7 @@ def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text
                      "BatchNorm switched to inference)",
                      "改动后模型在 eval 模式下预测（Dropout 与 BatchNorm 处于推理状态）")
         return None
-    return expect
+    return finished(expect)
 
 
 
@@ -170,30 +172,24 @@ def both(*expects: Callable[[RunResult, RunResult], Text | None]
 
 
 
-def runs_clean_with_grad(name: str) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def runs_clean_with_grad(name: str) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         hit = next((p for p in ev.params if p.name == name), None)
         if hit is None or hit.grad_none:
             return None
         return T(f"with this change `{name}.grad` is computed",
                  f"改动后 `{name}.grad` 被计算出来")
-    return expect
+    return finished(expect)
 
 
 
-def cut_gone(line: int) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def cut_gone(line: int) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         if any(o.kind == "cut" and o.line == line for o in ev.ops):
             return None
         return T(f"with this change the value computed on line {line} keeps its graph and "
                  "passes gradients back", f"改动后第 {line} 行算出的值保留计算图并回传梯度")
-    return expect
+    return finished(expect)
 
 
 
