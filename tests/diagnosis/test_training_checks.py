@@ -187,3 +187,19 @@ def test_a_diverging_loss_with_something_else_setting_the_step_says_less(sandbox
     assert (first.id, first.generic, first.fix_verified) == ("loss-not-falling", True, None)
     chain = " ".join(step.en for step in first.chain)
     assert "line 13 limits the gradients" in chain and "tried in a re-run" in chain
+
+
+def test_a_layer_frozen_on_purpose_while_the_rest_learns_is_not_a_bug(sandbox: Any) -> None:
+    # the first layer is frozen (fine-tuning the rest): the loss falls and nothing looks at
+    # the frozen layer, so unfreezing it "works" but is no diagnosis
+    code = FIX_DATA + """model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+for p in model[0].parameters():
+    p.requires_grad_(False)
+opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.05)
+for _ in range(30):
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert "frozen-params" not in {d.id for d in found}

@@ -368,13 +368,33 @@ def _freezes(stmt: ast.stmt) -> bool:
         call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
 
 
+def _not_learning(ctx: Ctx) -> bool:
+    """The symptom a frozen parameter must explain: nothing that trains changes, or the loss
+    does not go down."""
+    ev = ctx.evidence
+    ls = losses(ctx.result)
+    return not any(p.changed for p in ev.params if p.requires_grad) or (
+        len(ls) >= 2 and ls[-1] > ls[0] * 0.9)
+
+
+def _looks_at(ctx: Ctx, params: list[ParamEvidence]) -> bool:
+    """The program reads the ``.grad`` of one of these parameters, or prints one: the
+    learner expects it to learn."""
+    names = {p.name for p in params}
+    looked = {text(n.value) for n in ast.walk(ctx.flow.tree)
+              if isinstance(n, ast.Attribute) and n.attr == "grad"}
+    looked |= {text(a) for c in ctx.flow.calls if call_name(c) == "print" for a in c.args}
+    return any(seen in names or any(n.endswith("." + seen) for n in names)
+               for seen in looked if "." in seen)
+
+
 def check_frozen(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     if ctx.error is not None:
         return []
     frozen = [p for p in ev.params if not p.requires_grad and not p.changed]
-    if not frozen:
-        return []
+    if not frozen or not (_not_learning(ctx) or _looks_at(ctx, frozen)):
+        return []  # frozen on purpose (a fine-tuned head, LoRA) while the rest learns
     out = []
     for stmt in flow.statements:
         if _freezes(stmt):
