@@ -60,6 +60,13 @@ def test_each_rule_finds_a_text_that_breaks_it(texts: dict[str, Text], problem: 
     assert any(problem in v for v in found), found
 
 
+def test_a_layer_inside_a_sequential_is_named_as_the_code_reaches_it() -> None:
+    from tutor.diagnosis.operand_checks import module_label
+
+    assert module_label("model.classifier.1") == "classifier[1]"
+    assert module_label("model.fc") == "fc"
+
+
 def test_chinese_loses_the_spaces_a_template_leaves_and_keeps_code() -> None:
     tidy = tidy_chinese("该张量 的形状是 （3,） ，`a  b` 不变")
     assert tidy == "该张量的形状是（3,），`a  b` 不变"

@@ -81,6 +81,15 @@ def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 
 
+def module_label(name: str) -> str:
+    """A module the re-run names by its path (``model.fc``, ``model.classifier.1``) as the
+    learner's code reaches it: ``fc``, ``classifier[1]`` (never a bare ``1``)."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[-1].isdigit():
+        return f"{parts[-2]}[{parts[-1]}]"
+    return parts[-1]
+
+
 def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     m = MATMUL.search(ctx.message)
     if not m:
@@ -98,7 +107,7 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     if call is None:
         name, call = _linear_on_line(ctx, fail)
     if call is not None and name:
-        short = name.split(".")[-1]
+        short = module_label(name)
         line = (_int_arg(call, 0, "in_features") or call).lineno
         fix = _layer_fix(ctx, call, 0, "in_features", got, T(
             f"give `{short}` {got} input features on line {line}",
