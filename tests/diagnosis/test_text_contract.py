@@ -53,6 +53,8 @@ def test_a_diagnosis_in_the_learners_terms_keeps_the_contract() -> None:
     ({"explanation": T("`x.view(-1, 3)` has 12 elements", "`x.view(-1, 3)` 有 12 个元素")},
      "rewritten"),
     ({"fix": T("Write `y.backward()`.", "写成 `y.backward()`。")}, "changes nothing"),
+    ({"fix": T("Update:\n```\nw -= lr * w.grad\n```", "更新：\n```\nw -= lr * w.grad\n```")},
+     "names lr"),
     ({"explanation": T("`y` has four elements.", "`y` 有 四个 元素 。")}, "stray space"),
 ])
 def test_each_rule_finds_a_text_that_breaks_it(texts: dict[str, Text], problem: str) -> None:
@@ -120,8 +122,11 @@ DEV = _dev_programs()
 @pytest.mark.parametrize(("name", "code"), DEV, ids=[n for n, _ in DEV])
 def test_every_diagnosis_of_a_dev_program_keeps_the_contract(name: str, code: str,
                                                              sandbox: Sandbox) -> None:
+    from tutor.diagnosis import explain
     from tutor.diagnosis.reasoning import diagnose
 
-    found = diagnose(code, sandbox.run(code), sandbox)
+    result = sandbox.run(code)
+    # from the evidence, and from the run alone (what a face shows without a re-run)
+    found = diagnose(code, result, sandbox) + explain(result, code)
     broken = {d.id: violations(d, code) for d in found}
     assert not any(broken.values()), broken

@@ -30,6 +30,7 @@ PLACEHOLDERS = re.compile(
 LINE_EN = re.compile(r"\blines? (\d+(?:(?:, | and | or |-)\d+)*)", re.IGNORECASE)
 LINE_ZH = re.compile(r"第 ?(\d+(?:(?:、|, |，| 和 | 或 |-)\d+)*) ?行")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
+FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
 KNOWN_NAMES = frozenset(dir(builtins)) | {
     "torch", "nn", "F", "np", "numpy", "math", "optim", "self", "functional",
 }
@@ -147,6 +148,19 @@ def _span_problems(field: str, span: str, program: Program,
             yield f"fix: `{span}` is the learner's own line: the fix changes nothing"
 
 
+def _block_problems(field: str, block: str, program: Program) -> Iterator[str]:
+    """A fenced snippet reads only names the program has or the snippet binds itself."""
+    try:
+        tree = ast.parse(block)
+    except (SyntaxError, ValueError):
+        return
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)}
+    unknown = sorted(_variables(tree) - bound - program.names - KNOWN_NAMES)
+    if unknown:
+        yield f"{field}: the snippet names {', '.join(unknown)}, which the program does not have"
+
+
 def violations(diagnosis: Diagnosis, code: str) -> list[str]:
     """Where the diagnosis's texts break the contract; empty when they keep it."""
     program = Program(code)
@@ -173,6 +187,8 @@ def violations(diagnosis: Diagnosis, code: str) -> list[str]:
         if program.tree is not None and field not in ("details", "fix_check"):
             for span in dict.fromkeys(CODE_SPAN.findall(text.en) + CODE_SPAN.findall(text.zh)):
                 problems.extend(_span_problems(field, span, program, fix_lines))
+            for block in dict.fromkeys(FENCE.findall(text.en) + FENCE.findall(text.zh)):
+                problems.extend(_block_problems(field, block, program))
     if diagnosis.patch is not None and not re.search(r"^[-+](?![-+])", diagnosis.patch,
                                                      re.MULTILINE):
         problems.append("patch: the tried change changes no line")
