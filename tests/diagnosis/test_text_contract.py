@@ -130,3 +130,14 @@ def test_every_diagnosis_of_a_dev_program_keeps_the_contract(name: str, code: st
     found = diagnose(code, result, sandbox) + explain(result, code)
     broken = {d.id: violations(d, code) for d in found}
     assert not any(broken.values()), broken
+
+
+def test_words_a_check_builds_in_code_lose_stray_chinese_spaces_too() -> None:
+    from tutor.diagnosis.filling import tidied
+
+    built = _diagnosis(fix=T("Move line 3 above line 5.", "把第 3 行 移到 第 5 行之前 。"),
+                       chain=[T("step", "重新运行时 看到 了")])
+    assert violations(built, PROGRAM)
+    tidy = tidied(built)
+    assert (tidy.fix.zh, tidy.chain[0].zh) == ("把第 3 行移到第 5 行之前。", "重新运行时看到了")
+    assert violations(tidy, PROGRAM) == []

@@ -76,6 +76,7 @@ def find_pitfalls(code: str) -> list[Diagnosis]:
 def explain(result: RunResult, code: str) -> list[Diagnosis]:
     """Error first, then warnings, then pitfalls not already explained by one of those."""
     from tutor.diagnosis import engine
+    from tutor.diagnosis.filling import tidied
     from tutor.diagnosis.source import Source
 
     source = Source.of(code)
@@ -98,4 +99,4 @@ def explain(result: RunResult, code: str) -> list[Diagnosis]:
     for pitfall in find_pitfalls(code):
         if not covered(pitfall):
             out.append(pitfall)
-    return out
+    return [tidied(d) for d in out]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 
 from tutor.diagnosis.filling import stray_space
-from tutor.diagnosis.models import Diagnosis
+from tutor.diagnosis.models import SHOWN_TEXTS, Diagnosis
 from tutor.i18n import Text
 
 PLACEHOLDERS = re.compile(
@@ -39,7 +39,7 @@ KNOWN_NAMES = frozenset(dir(builtins)) | {
 
 def texts(diagnosis: Diagnosis) -> Iterator[tuple[str, Text]]:
     """Every text a face may show, by field name."""
-    for field in ("title", "explanation", "fix", "details", "fix_check", "tell_apart"):
+    for field in SHOWN_TEXTS:
         value = getattr(diagnosis, field)
         if value is not None:
             yield field, value

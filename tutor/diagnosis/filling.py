@@ -15,6 +15,7 @@ from functools import cache
 
 from tutor.cjk import UNSPACED
 from tutor.diagnosis.catalog import placeholders
+from tutor.diagnosis.models import SHOWN_TEXTS, Diagnosis
 from tutor.i18n import Lang, Text
 
 Values = Mapping[str, object]
@@ -39,6 +40,18 @@ def tidy_chinese(text: str) -> str:
         return text
     return "".join(piece if piece.startswith("`") else stray_space().sub("", piece)
                    for piece in CODE_SPAN.split(text))
+
+
+def tidied(diagnosis: Diagnosis) -> Diagnosis:
+    """The diagnosis with all its Chinese tidied: words a check built in code (a tried fix,
+    what its re-run showed) keep the rule the catalog's words keep."""
+    def tidy(text: Text) -> Text:
+        return Text(en=text.en, zh=tidy_chinese(text.zh))
+
+    update: dict[str, object] = {field: tidy(value) for field in SHOWN_TEXTS
+                                 if (value := getattr(diagnosis, field)) is not None}
+    update["chain"] = [tidy(step) for step in diagnosis.chain]
+    return diagnosis.model_copy(update=update)
 
 
 def known(values: Values) -> set[str]:

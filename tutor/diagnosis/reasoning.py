@@ -17,7 +17,7 @@ from typing import Protocol
 from tutor.diagnosis import engine
 from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
-from tutor.diagnosis.filling import fill, first_fitting, fits
+from tutor.diagnosis.filling import fill, first_fitting, fits, tidied
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
@@ -208,7 +208,8 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     error = rerun.error if rerun.outcome == "error" else None
     if (error is None) != (result.error is None):
         return base, None  # the re-run did not behave like the run: no evidence about it
-    return _reason(code, result, rerun, flow, error, base, runner, device, try_fixes), evidence
+    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes)
+    return [tidied(d) for d in found], evidence
 
 
 def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
