@@ -142,27 +142,3 @@ def test_words_a_check_builds_in_code_lose_stray_chinese_spaces_too() -> None:
     assert (tidy.fix.zh, tidy.chain[0].zh) == ("把第 3 行移到第 5 行之前。", "重新运行时看到了")
     assert violations(tidy, PROGRAM) == []
 
-
-def test_a_variant_is_checked_like_the_entry_it_belongs_to(tmp_path: Path) -> None:
-    from tutor.diagnosis.catalog import CatalogError, parse_catalog
-
-    body = """entries:
-- id: x
-  severity: error
-  match: {exception: [RuntimeError], message: "boom"}
-  title: "{var} failed"
-  explanation: {en: "e {shape}", zh: "解释 {shape}"}
-  fix: {en: "f", zh: "修改"}
-  variants:
-  - explanation: {en: "e without the shape", zh: "不含形状的解释"}
-  - fix: {en: "uses {nope}", zh: "用了 {nope}"}
-  lesson_ref: graph/intro
-"""
-    path = tmp_path / "catalog.yaml"
-    path.write_text(body, encoding="utf-8")
-    with pytest.raises(CatalogError, match="unknown placeholders"):
-        parse_catalog(path)
-    fixed = body.replace("uses {nope}", "uses nothing").replace("用了 {nope}", "什么也不用")
-    path.write_text(fixed, encoding="utf-8")
-    entry = parse_catalog(path).get("x")
-    assert [t.en for t in entry.options("explanation")] == ["e {shape}", "e without the shape"]
