@@ -203,3 +203,19 @@ for _ in range(30):
 """
     found = diagnose(code, sandbox.run(code), sandbox)
     assert "frozen-params" not in {d.id for d in found}
+
+
+def test_a_fix_that_was_tried_and_failed_is_told_as_evidence(sandbox: Any) -> None:
+    # the layer is built for 1 channel and the image has 3, but its weight is then set by
+    # hand for 1 channel: rebuilding the layer for 3 still fails, so the diagnosis says it
+    # was tried and did not work (evidence), and nothing is marked verified
+    code = """import torch
+import torch.nn as nn
+conv = nn.Conv2d(1, 1, 3, bias=False)
+conv.weight.data = torch.ones(1, 1, 3, 3) / 9
+out = conv(torch.rand(1, 3, 8, 8))
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert first.fix_verified is False
+    assert first.chain[-1].en.startswith("tried in a re-run: ")
+    assert "still did not work" in first.chain[-1].en and first.chain[-1].zh

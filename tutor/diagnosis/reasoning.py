@@ -164,9 +164,11 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
 
 
 def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str) -> dict[int, tuple[str, Text, Text]]:
+               device: str, failed: dict[int, list[Text]]
+               ) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
-    candidate works; keyed by ``id(candidate)``."""
+    candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
+    ``failed``, by candidate."""
     trials = _Trials(code, rerun, runner, device)
     verified: dict[int, tuple[str, Text, Text]] = {}
     for cand in sorted(found, key=lambda c: -c.confidence):
@@ -177,6 +179,7 @@ def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runn
             if worked is not None:
                 verified[id(cand)] = worked
                 break
+            failed.setdefault(id(cand), []).append(fix.describe)
         if id(cand) in verified and cand.confidence >= 0.8:
             break
     return verified
@@ -224,7 +227,8 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     found = [c for c in found if c.id in known]
     if not found:
         return base
-    verified = _try_fixes(code, found, rerun, runner, device) if try_fixes else {}
+    failed: dict[int, list[Text]] = {}
+    verified = _try_fixes(code, found, rerun, runner, device, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)
@@ -270,7 +274,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             patch, describe, shown = verified[id(top)]
             update.update(fix=describe, fix_verified=True, fix_check=shown, patch=patch)
         elif try_fixes and top.fixes:
-            update.update(fix_verified=False)
+            # the concrete change was tried and did not work: it is evidence, never the fix
+            attempts = [fill(catalog.steps["tried-failed"], {"detail": d})
+                        for d in failed.get(id(top), [])[:1]]
+            update.update(fix_verified=False, chain=[*chain_text(top), *attempts])
     diag = shown_diag.model_copy(update=update)
     rest = [d for d in base if d is not first and d.id != diag.id]
     if result.error is None:
