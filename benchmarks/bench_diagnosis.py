@@ -16,6 +16,10 @@ silent bug), next to the plain traceback on the same programs. An item whose ``f
 in :data:`FAMILIES` cannot be judged by the rubric: it is counted in its own ``unjudged`` row,
 never in the percentages, and its diagnosis is still dumped for a judge to read.
 
+Text contract: how many diagnoses (every one given, not only the first) break it
+(``tutor.diagnosis.contract``: a placeholder shown, a line the program does not have, a name
+the program does not have, a fix that changes nothing, a stray space in Chinese).
+
 Latency: the wall time of ``diagnose`` (evidence re-run, checks and fix trials together),
 after the learner's own run returned; p50 and p95, with the machine's load beside it.
 
@@ -55,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.diagnosis import explain  # noqa: E402
+from tutor.diagnosis.contract import violations  # noqa: E402
 from tutor.diagnosis.models import Diagnosis  # noqa: E402
 from tutor.sandbox import Sandbox  # noqa: E402
 from tutor.sandbox.models import RunResult  # noqa: E402
@@ -128,8 +133,10 @@ def classify(expected: str, got: list[tuple[str, bool]]) -> str:
     return "right" if first_id == expected else "wrong-specific"
 
 
-def score(sandbox: Sandbox, folder: Path, show_misses: bool) -> Counter[str]:
+def score(sandbox: Sandbox, folder: Path, show_misses: bool) -> tuple[Counter[str], int]:
+    """The verdicts, and how many diagnoses break the text contract."""
     counts: Counter[str] = Counter()
+    broken = 0
     for path in sorted(folder.glob("*.py")):
         code = path.read_text(encoding="utf-8")
         found = EXPECT.search(code)
@@ -138,13 +145,15 @@ def score(sandbox: Sandbox, folder: Path, show_misses: bool) -> Counter[str]:
             continue
         expected = found.group(1)
         result = sandbox.run(code)
-        got = [(d.id, d.generic) for d in explain(result, code)]
+        diagnoses = explain(result, code)
+        broken += sum(1 for d in diagnoses if violations(d, code))
+        got = [(d.id, d.generic) for d in diagnoses]
         verdict = classify(expected, got)
         counts[verdict] += 1
         if show_misses and verdict != "right":
             shown = ", ".join(i for i, _ in got) or "nothing"
             print(f"  {verdict:14} {path.name}: expected {expected}, got {shown}")
-    return counts
+    return counts, broken
 
 
 # -- a corpus in corpus2's format ----------------------------------------------------------
@@ -229,8 +238,13 @@ class Table:
         self.trace_line_right: Counter[str] = Counter()
         self.unjudged: Counter[str] = Counter()
         self.latency: dict[str, list[float]] = {k: [] for k in KINDS}
+        self.diagnoses = 0
+        self.broken = 0  # diagnoses that break the text contract (tutor/diagnosis/contract.py)
 
-    def add(self, item: Item, verdict: str, result: RunResult, latency: float) -> None:
+    def add(self, item: Item, verdict: str, result: RunResult, latency: float,
+            found: list[Diagnosis]) -> None:
+        self.diagnoses += len(found)
+        self.broken += sum(1 for d in found if violations(d, str(item.get("code", ""))))
         kind = str(item.get("kind")) if item.get("kind") in KINDS else "exception"
         self.latency[kind].append(latency)
         if verdict == "unjudged":
@@ -248,6 +262,8 @@ class Table:
             self.latency[kind] += other.latency[kind]
         self.trace_line_right += other.trace_line_right
         self.unjudged += other.unjudged
+        self.diagnoses += other.diagnoses
+        self.broken += other.broken
 
     def print(self) -> None:
         total_items = sum(sum(c.values()) for c in self.counts.values()) + sum(
@@ -283,6 +299,7 @@ class Table:
             f"{1000 * percentile(values, 0.95):.0f} ms"
             for name, values in (("all", every), *self.latency.items()) if values)
         print(f"  diagnosis latency (re-run + checks + fix trials): {cells}")
+        print(f"  text contract: {self.broken} of {self.diagnoses} diagnoses break it")
 
 
 def score_corpus(sandbox: Sandbox, corpus: Path, splits: list[str], show: bool,
@@ -303,7 +320,7 @@ def score_corpus(sandbox: Sandbox, corpus: Path, splits: list[str], show: bool,
                 latency = time.perf_counter() - started
                 first = found[0] if found else None
                 verdict = judge(item, first)
-                table.add(item, verdict, result, latency)
+                table.add(item, verdict, result, latency, found)
                 if result.outcome == "ok":
                     ran_ok.append(item)
                 if out is not None:
@@ -434,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, folder in SETS.items():
             if args.only and name != args.only:
                 continue
-            counts = score(sandbox, folder, args.show_misses)
+            counts, broken = score(sandbox, folder, args.show_misses)
             total = sum(counts.values())
             if not total:
                 print(f"{name}: no programs")
@@ -443,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:8} {total:3} programs: right {right} ({100 * right / total:.1f}%), "
                 f"wrong-specific {counts['wrong-specific']}, generic {counts['generic']}, "
-                f"missed {counts['missed']}"
+                f"missed {counts['missed']}; text contract broken by {broken} diagnoses"
             )
     return 0
 

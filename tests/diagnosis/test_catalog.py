@@ -113,3 +113,17 @@ def test_shape_groups_must_exist_and_are_never_bracketed(tmp_path: Path) -> None
     with pytest.raises(CatalogError, match=r"wraps \{size\} in brackets"):
         parse_catalog(_write(tmp_path, shaped.format(
             id="x", regex="size (?P<size>.*)", title="got （{size}）")))
+
+
+def test_a_variant_is_checked_like_the_entry_it_belongs_to(tmp_path: Path) -> None:
+    entry = ENTRY.format(id="x", regex="boom", title="{var} failed")
+    variants = """  variants:
+  - explanation: {en: "e, said another way", zh: "换一种说法的解释"}
+  - fix: {en: "uses {nope}", zh: "用了 {nope}"}
+"""
+    with pytest.raises(CatalogError, match="unknown placeholders"):
+        parse_catalog(_write(tmp_path, entry + variants))
+    fitting = variants.replace("{nope}", "{var}")
+    got = parse_catalog(_write(tmp_path, entry + fitting)).get("x")
+    assert [t.en for t in got.options("explanation")] == ["e", "e, said another way"]
+    assert [t.en for t in got.options("fix")] == ["f", "uses {var}"]

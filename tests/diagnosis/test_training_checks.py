@@ -156,3 +156,66 @@ for _ in range(20):
 """
     found = diagnose(code, sandbox.run(code), sandbox)
     assert "missing-zero-grad" not in {d.id for d in found}
+
+
+LR_LOOP = FIX_DATA + """x = x * 10
+y = x @ torch.tensor([[1.0], [-1.0], [2.0], [0.5]])
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(20):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+{clip_before}    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_diverging_loss_that_a_smaller_rate_settles_is_the_learning_rate(
+        sandbox: Any) -> None:
+    code = LR_LOOP.format(clip_before="")
+    first = verified_diagnosis(sandbox, code, {"lr-too-high"}, 9, "lr=0.0005")
+    assert not first.generic
+    assert "?" not in first.title.en + first.explanation.en  # the loss it saw, in words
+
+
+def test_a_diverging_loss_with_something_else_setting_the_step_says_less(sandbox: Any) -> None:
+    # the gradient clipping runs before backward() and clips nothing: a smaller rate helps
+    # too, but the evidence does not pin the rate as the cause, so no specific diagnosis
+    code = LR_LOOP.format(
+        clip_before="    nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n")
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert (first.id, first.generic, first.fix_verified) == ("loss-not-falling", True, None)
+    chain = " ".join(step.en for step in first.chain)
+    assert "line 13 limits the gradients" in chain and "tried in a re-run" in chain
+
+
+def test_a_layer_frozen_on_purpose_while_the_rest_learns_is_not_a_bug(sandbox: Any) -> None:
+    # the first layer is frozen (fine-tuning the rest): the loss falls and nothing looks at
+    # the frozen layer, so unfreezing it "works" but is no diagnosis
+    code = FIX_DATA + """model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+for p in model[0].parameters():
+    p.requires_grad_(False)
+opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.05)
+for _ in range(30):
+    opt.zero_grad()
+    ((model(x) - y) ** 2).mean().backward()
+    opt.step()
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert "frozen-params" not in {d.id for d in found}
+
+
+def test_a_fix_that_was_tried_and_failed_is_told_as_evidence(sandbox: Any) -> None:
+    # the layer is built for 1 channel and the image has 3, but its weight is then set by
+    # hand for 1 channel: rebuilding the layer for 3 still fails, so the diagnosis says it
+    # was tried and did not work (evidence), and nothing is marked verified
+    code = """import torch
+import torch.nn as nn
+conv = nn.Conv2d(1, 1, 3, bias=False)
+conv.weight.data = torch.ones(1, 1, 3, 3) / 9
+out = conv(torch.rand(1, 3, 8, 8))
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert first.fix_verified is False
+    assert first.chain[-1].en.startswith("tried in a re-run: ")
+    assert "still did not work" in first.chain[-1].en and first.chain[-1].zh

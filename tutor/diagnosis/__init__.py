@@ -67,13 +67,16 @@ def find_pitfalls(code: str) -> list[Diagnosis]:
     for entry in load_catalog().pitfalls:
         assert entry.pitfall is not None
         for hit in RULES[entry.pitfall](source):
-            found.append(engine.build_pitfall(entry, hit.line, hit.variable))
+            built = engine.build_pitfall(entry, hit.line, hit.variable)
+            if built is not None:
+                found.append(built)
     return sorted(found, key=lambda d: (d.line or 0, d.id))
 
 
 def explain(result: RunResult, code: str) -> list[Diagnosis]:
     """Error first, then warnings, then pitfalls not already explained by one of those."""
     from tutor.diagnosis import engine
+    from tutor.diagnosis.filling import tidied
     from tutor.diagnosis.source import Source
 
     source = Source.of(code)
@@ -96,4 +99,4 @@ def explain(result: RunResult, code: str) -> list[Diagnosis]:
     for pitfall in find_pitfalls(code):
         if not covered(pitfall):
             out.append(pitfall)
-    return out
+    return [tidied(d) for d in out]

@@ -3,6 +3,7 @@ re-run, its evidence, the source's data flow and the error."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from tutor.diagnosis.fixes import Fix
@@ -52,6 +53,11 @@ class Ctx:
             return None
         frames = self.error.traceback
         return frames[-1].line if frames else self.error.line
+
+    def failing_statement(self) -> tuple[int, ast.stmt | None]:
+        """The failing line (0 when unknown) and the statement on it."""
+        line = self.fail_line or 0
+        return line, self.flow.statement_at(line)
 
     def trace_lines(self) -> list[int]:
         return [f.line for f in self.error.traceback] if self.error else []

@@ -153,6 +153,19 @@ PitfallRule = Literal[
 ]
 
 
+TextField = Literal["title", "explanation", "fix"]
+TEXT_FIELDS: tuple[TextField, ...] = ("title", "explanation", "fix")
+
+
+class Variant(_Strict):
+    """The entry's words for a run that did not show a fact they use: each field given here
+    replaces the entry's own when one of its placeholders is not known."""
+
+    title: BiText | None = None
+    explanation: BiText | None = None
+    fix: BiText | None = None
+
+
 class Entry(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     severity: Severity
@@ -171,6 +184,9 @@ class Entry(_Strict):
         "'either' when the conditions pick it (the integer operand of a matrix product).",
     )
     conditions: Conditions = Field(default_factory=lambda: Conditions.model_validate({}))
+    generic: bool = Field(
+        False, description="An honest non-specific diagnosis (evidence entries): it names the "
+        "symptom the re-run saw and what to check, not a cause the evidence does not pin.")
     covered_by: list[str] = Field(
         default_factory=list,
         description="Warning or pitfall: not reported when one of these ids was already given.",
@@ -178,6 +194,10 @@ class Entry(_Strict):
     title: BiText
     explanation: BiText
     fix: BiText
+    variants: list[Variant] = Field(
+        default_factory=list,
+        description="Words without a fact the entry's own words use, tried in order when "
+        "that fact is not known: a learner never sees a placeholder.")
     lesson_ref: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$")
     summary: BiText | None = Field(
         None,
@@ -185,17 +205,20 @@ class Entry(_Strict):
         "how the tutor chat explains it as general advice, where no run fills the templates.",
     )
 
+    def options(self, field: TextField) -> list[Text]:
+        """The words for ``field``: the entry's own, then each variant's, in order; after
+        them, each of those whose snippets start with the subject (`{var_code}.sum()`) read
+        without it (`.sum()`), for a run that did not name the subject."""
+        own: Text = getattr(self, field)
+        written = [own, *(t for v in self.variants if (t := getattr(v, field)) is not None)]
+        return written + [t for t in map(_without_subject, written) if t is not None]
+
     @model_validator(mode="after")
     def _consistent(self) -> Entry:
         if self.check is not None:
             if self.match is not None or self.pitfall is not None:
                 raise ValueError("an evidence entry names its 'check' and no 'match'/'pitfall'")
-            for field in ("title", "explanation", "fix"):
-                text = getattr(self, field)
-                for lang_text in (text.en, text.zh):
-                    unknown = placeholders(lang_text) - EVIDENCE_PLACEHOLDERS
-                    if unknown:
-                        raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+            self._known_placeholders(EVIDENCE_PLACEHOLDERS, frozenset())
             return self
         if self.severity == "pitfall":
             if self.pitfall is None or self.match is not None:
@@ -210,23 +233,46 @@ class Entry(_Strict):
             self.match.pattern().groupindex if self.match is not None else ()
         )
         shapes = {"shape", "shape2"} | set(self.match.shapes if self.match is not None else ())
-        for field in ("title", "explanation", "fix"):
-            words: Text = getattr(self, field)
-            for lang_text in (words.en, words.zh):
-                unknown = placeholders(lang_text) - allowed
-                if unknown:
-                    raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
-                for name in shapes:
-                    if re.search(r"[\[(（]" + re.escape("{" + name + "}") + r"[\])）]", lang_text):
-                        raise ValueError(
-                            f"{field} wraps {{{name}}} in brackets: a shape placeholder brings "
-                            "its own parentheses, (3,)"
-                        )
+        self._known_placeholders(allowed, frozenset(shapes))
         if self.summary is not None:
             for lang_text in (self.summary.en, self.summary.zh):
                 if placeholders(lang_text):
                     raise ValueError("summary is read without a run: it has no placeholders")
         return self
+
+    def _known_placeholders(self, allowed: frozenset[str] | set[str],
+                            shapes: frozenset[str]) -> None:
+        """Every placeholder of every text (variants too) is one the engine fills; a shape
+        placeholder is never wrapped in brackets (it brings its own: (3,))."""
+        for field in TEXT_FIELDS:
+            for words in self.options(field):
+                for lang_text in (words.en, words.zh):
+                    unknown = placeholders(lang_text) - allowed
+                    if unknown:
+                        raise ValueError(f"{field} uses unknown placeholders {sorted(unknown)}")
+                    for name in shapes:
+                        if re.search(r"[\[(（]" + re.escape("{" + name + "}") + r"[\])）]",
+                                     lang_text):
+                            raise ValueError(
+                                f"{field} wraps {{{name}}} in brackets: a shape placeholder "
+                                "brings its own parentheses, (3,)")
+
+
+SUBJECT_CODE = ("var_code", "var_base_code", "var2_code")
+_SUBJECT_SNIPPET = re.compile(r"`\{(?:" + "|".join(SUBJECT_CODE) + r")\}\.")
+
+
+def _without_subject(text: Text) -> Text | None:
+    """The text with every snippet that starts with the subject's code starting at its
+    method instead ("`{var_code}.sum()`" -> "`.sum()`"); None when it names the subject's
+    code another way too (``{var_code} = {var_code} + 1``), or not at all."""
+    out = []
+    for words in (text.en, text.zh):
+        bare = _SUBJECT_SNIPPET.sub("`.", words)
+        if placeholders(bare) & set(SUBJECT_CODE):
+            return None
+        out.append(bare)
+    return None if out == [text.en, text.zh] else Text(en=out[0], zh=out[1])
 
 
 def placeholders(template: str) -> set[str]:
@@ -272,21 +318,29 @@ class Catalog(_Strict):
                 return entry
         raise KeyError(entry_id)
 
+    def where(self, severity: Severity | None = None, *,
+              rule: Literal["pitfall", "check"] | None = None
+              ) -> list[Entry]:
+        """The entries of a severity, in order; with ``rule`` ("pitfall" or "check") only
+        those picked by a static rule or by an evidence check."""
+        return [e for e in self.entries if severity in (None, e.severity)
+                and (rule is None or getattr(e, rule) is not None)]
+
     @property
     def errors(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "error"]
+        return self.where("error")
 
     @property
     def warnings(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "warning"]
+        return self.where("warning")
 
     @property
     def pitfalls(self) -> list[Entry]:
-        return [e for e in self.entries if e.severity == "pitfall" and e.pitfall is not None]
+        return self.where("pitfall", rule="pitfall")
 
     @property
     def checks(self) -> list[Entry]:
-        return [e for e in self.entries if e.check is not None]
+        return self.where(rule="check")
 
     @model_validator(mode="after")
     def _steps_fill(self) -> Catalog:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from tutor.diagnosis.catalog import Conditions, Entry, load_catalog
+from tutor.diagnosis.catalog import TEXT_FIELDS, Conditions, Entry, load_catalog
+from tutor.diagnosis.filling import Values, first_fitting
 from tutor.diagnosis.messages import for_learner
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import (
@@ -25,25 +26,20 @@ from tutor.diagnosis.source import (
     calls_in,
     code_text,
     makes_requires_grad,
+    source_text,
 )
-from tutor.i18n import LANGS, Lang, T, Text
+from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, RunResult, Snapshot, TensorSnapshot, WarningInfo
 
 INTEGER_DTYPES = ("int", "uint", "long", "short")
-FALLBACK: dict[str, Text] = {
+WORDS: dict[str, Text] = {
     "var": T("the tensor", "该张量"),
     "var2": T("the other operand", "另一个操作数"),
-    "var_code": T("t", "t"),
     "var_base": T("the tensor", "该张量"),
-    "var_base_code": T("t", "t"),
-    "var2_code": T("other", "other"),
     "callee": T("the layer", "该层"),
-    "shape": T("(not recorded)", "（未记录）"),
-    "dtype": T("(not recorded)", "（未记录）"),
-    "device": T("(not recorded)", "（未记录）"),
-    "grad_fn": T("(not recorded)", "（未记录）"),
 }
-UNKNOWN = T("?", "?")
+"""What prose says for a subject the run did not name. Code and facts have no such words: an
+entry whose text needs an unknown one uses a variant written without it."""
 
 
 def dtype_kind(dtype: str) -> str:
@@ -426,10 +422,10 @@ def _values(
     message: re.Match[str] | None,
     line: int | None,
     shapes: Iterable[str] = (),
-) -> dict[Lang, dict[str, str]]:
+) -> dict[str, object]:
     snap, snap2 = ctx.snapshot(var), ctx.snapshot(var2)
     base = base_of(var) or var
-    common: dict[str, str | None] = {
+    common: dict[str, object] = {
         "var": f"`{var}`" if var else None,
         "var_code": var,
         "var_base": f"`{base}`" if base else None,
@@ -444,7 +440,7 @@ def _values(
         "shape2": shape_text(snap2.shape) if snap2 else None,
         "dtype2": snap2.dtype if snap2 else None,
         "line": str(line) if line is not None else None,
-        "call": ast.unparse(site.node) if site else None,
+        "call": source_text(site.node) if site else None,
         "callee": f"`{site.callee}`" if site else None,
     }
     if message is not None:
@@ -453,17 +449,8 @@ def _values(
         for name in shapes:
             if groups.get(name) is not None:
                 common[name] = shape_from_torch(groups[name])
-    out: dict[Lang, dict[str, str]] = {}
-    for lang in LANGS:
-        out[lang] = {
-            key: value if value is not None else FALLBACK.get(key, UNKNOWN).get(lang)
-            for key, value in common.items()
-        }
-    return out
-
-
-def _fill(template: Text, values: dict[Lang, dict[str, str]]) -> Text:
-    return Text(en=template.en.format_map(values["en"]), zh=template.zh.format_map(values["zh"]))
+    return {key: WORDS[key] if value is None and key in WORDS else value
+            for key, value in common.items()}
 
 
 def _details(ctx: Context, var: str | None) -> Text | None:
@@ -506,7 +493,7 @@ def build(
     message: re.Match[str] | None,
     line: int | None,
     reading: tuple[str | None, str | None, CallSite | None] | None = None,
-) -> Diagnosis:
+) -> Diagnosis | None:
     var, var2, site = reading if reading is not None else subjects(entry, ctx)[0]
     shapes = entry.match.shapes if entry.match is not None else ()
     return _diagnosis(entry, ctx, var, _values(ctx, var, var2, site, message, line, shapes), line)
@@ -516,15 +503,21 @@ def _diagnosis(
     entry: Entry,
     ctx: Context,
     var: str | None,
-    values: dict[Lang, dict[str, str]],
+    values: Values,
     line: int | None,
-) -> Diagnosis:
+) -> Diagnosis | None:
+    """The entry's words filled for this run; None when a text has no variant whose facts
+    the run showed (the entry then does not fit: no placeholder is ever shown)."""
+    words = [first_fitting(entry.options(field), values) for field in TEXT_FIELDS]
+    title, explanation, fix = words
+    if title is None or explanation is None or fix is None:
+        return None
     return Diagnosis(
         id=entry.id,
         severity=entry.severity,
-        title=_fill(entry.title, values),
-        explanation=_fill(entry.explanation, values),
-        fix=_fill(entry.fix, values),
+        title=title,
+        explanation=explanation,
+        fix=fix,
         line=line,
         variable=var,
         details=_details(ctx, var),
@@ -567,18 +560,33 @@ def _first_fit(
             continue
         for reading in subjects(entry, ctx):
             if _holds(entry.conditions, ctx, reading[0], found):
-                return build(entry, ctx, found, line, reading)
+                built = build(entry, ctx, found, line, reading)
+                if built is not None:
+                    return built
     return None
 
 
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 GENERIC_FIX = T(
     "Look at the values on that line: print the shape, dtype and device of each tensor "
-    "it uses (`print(t.shape, t.dtype, t.device)`) and compare them with what the "
+    "it uses (its `.shape`, `.dtype` and `.device`) and compare them with what the "
     "call expects.",
     "检查这一行用到的值：打印每个张量的形状、类型和设备"
-    "（`print(t.shape, t.dtype, t.device)`），与该调用的要求对比。",
+    "（它的 `.shape`、`.dtype` 和 `.device`），与该调用的要求对比。",
 )
+
+
+def generic_fix(var: str | None) -> Text:
+    """What to look at for an error nobody catalogued: the values on the line, with the
+    learner's own tensor where the run showed one (never a template's ``t``)."""
+    if var is None:
+        return GENERIC_FIX
+    show = f"`print({var}.shape, {var}.dtype, {var}.device)`"
+    return T("Look at the values on that line: print the shape, dtype and device of each "
+             f"tensor it uses ({show}, and the same for the others) and compare them with what "
+             "the call expects.",
+             f"检查这一行用到的值：打印每个张量的形状、类型和设备（{show}，其他张量同样），"
+             "与该调用的要求对比。")
 # Nothing ran, so there are no values to print: point at the spelling of the line instead.
 SYNTAX_FIX = T(
     "Python could not read the code, so nothing ran. Check that line (and the one above it) "
@@ -611,7 +619,7 @@ def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
             f"程序{where_zh}停止{shown_zh}，错误为 {error.type}：{first}。这不是导师已知的 "
             "autograd 常见错误，请仔细阅读这条信息。",
         ),
-        fix=SYNTAX_FIX if syntax else GENERIC_FIX,
+        fix=SYNTAX_FIX if syntax else generic_fix(var if ctx.snapshot(var) else None),
         line=error.line,
         variable=None if syntax else var,
         details=None if syntax else _details(ctx, var),
@@ -672,6 +680,6 @@ def generic_outcome(result: RunResult) -> Diagnosis | None:
     )
 
 
-def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis:
+def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis | None:
     ctx = Context(source=None, line=line)
     return _diagnosis(entry, ctx, variable, _values(ctx, variable, None, None, None, line), line)

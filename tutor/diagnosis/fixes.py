@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tutor.diagnosis.source import source_text
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult
 
@@ -158,7 +159,7 @@ def node_fix(code: str, node: ast.AST, new: str, expect: Expect, describe: Text
 
 def postfix(node: ast.expr, suffix: str) -> str:
     """``node``'s source followed by ``suffix`` (``.float()``), in parentheses when needed."""
-    source = ast.unparse(node)
+    source = source_text(node)
     simple = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
     return f"{source}{suffix}" if simple else f"({source}){suffix}"
 

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor.diagnosis.source import Source, source_text
 from tutor.diagnosis.source import call_name as called
 
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
@@ -19,7 +20,7 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.M
 
 
 def text(node: ast.AST) -> str:
-    return ast.unparse(node)
+    return source_text(node)
 
 
 def target_names(target: ast.AST) -> list[str]:
@@ -50,13 +51,10 @@ class Flow:
 
     @classmethod
     def of(cls, code: str) -> Flow | None:
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError):
+        source = Source.of(code)
+        if source is None:
             return None
-        flow = cls(tree, code.splitlines())
-        flow.parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-        return flow
+        return cls(source.tree, code.splitlines(), source.parents)
 
     # -- structure -------------------------------------------------------------------
     def line(self, number: int) -> str:

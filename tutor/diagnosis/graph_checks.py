@@ -400,19 +400,20 @@ def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
     for op in (hits or changes)[-2:]:
         conf = 0.85 if hits else 0.6
         steps: list[tuple[str, dict[str, object]]] = [("inplace-failed", fills), (
-            "inplace-op", {"line": op.line, "op": op.op, "name": op.name or "a tensor",
-                           "detail": op.grad_fn or made_by or "?"})]
+            "inplace-op", {"line": op.line, "op": op.op,
+                           "name": op.name or T("a tensor", "一个张量"),
+                           "detail": op.grad_fn or made_by})]
         layer = _inplace_layer(ctx, op)
         if layer is not None:
             line, fix = layer
-            steps.append(("inplace-layer", {"line": line, "module": op.module or "?",
+            steps.append(("inplace-layer", {"line": line, "module": op.module,
                                             "fail_line": op.line}))
             out.append(Candidate("inplace-modified-output", line, conf, steps, [fix],
-                                 {"line": line, "op": op.op, "name": op.name or "?"}))
+                                 {"line": line, "op": op.op, "name": op.name}))
             continue
         out.append(Candidate("inplace-modified-output", op.line, conf, steps,
                              _inplace_fixes(ctx, op.line),
-                             {"line": op.line, "op": op.op, "name": op.name or "?"}))
+                             {"line": op.line, "op": op.op, "name": op.name}))
     out.extend(_step_between(ctx, fills, 0.6 if hits else 0.8))
     return out
 
@@ -508,7 +509,7 @@ def check_non_scalar(ctx: Ctx) -> list[Candidate]:
     failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
     shape = tuple(failed.shape) if failed and failed.shape is not None else None
     steps: list[tuple[str, dict[str, object]]] = [
-        ("non-scalar", {"line": line, "shape": str(shape) if shape else "?"})]
+        ("non-scalar", {"line": line, "shape": str(shape) if shape else None})]
     fixes = []
     edit = replace_in_line(ctx.code, line, r"\.backward\(\)", ".sum().backward()")
     if edit is not None:

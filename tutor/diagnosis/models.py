@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tutor.i18n import Text
 
 Severity = Literal["error", "warning", "pitfall"]
+SHOWN_TEXTS = ("title", "explanation", "fix", "details", "fix_check", "tell_apart")
+"""The fields of a diagnosis a face shows as text (and ``chain``, a list of them)."""
 
 
 class Diagnosis(BaseModel):

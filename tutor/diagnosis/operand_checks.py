@@ -81,6 +81,15 @@ def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 
 
+def module_label(name: str) -> str:
+    """A module the re-run names by its path (``model.fc``, ``model.classifier.1``) as the
+    learner's code reaches it: ``fc``, ``classifier[1]`` (never a bare ``1``)."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[-1].isdigit():
+        return f"{parts[-2]}[{parts[-1]}]"
+    return parts[-1]
+
+
 def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     m = MATMUL.search(ctx.message)
     if not m:
@@ -98,7 +107,7 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     if call is None:
         name, call = _linear_on_line(ctx, fail)
     if call is not None and name:
-        short = name.split(".")[-1]
+        short = module_label(name)
         line = (_int_arg(call, 0, "in_features") or call).lineno
         fix = _layer_fix(ctx, call, 0, "in_features", got, T(
             f"give `{short}` {got} input features on line {line}",
@@ -125,8 +134,7 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
         per_sample *= size
     if per_sample != expected:
         return None
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     names = {given.name} if given.name else set()
     arg = next((a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
                 if text(a) in names), None) if stmt is not None else None
@@ -492,8 +500,7 @@ def _label_names(ctx: Ctx, cid: str, conv: str | None) -> list[Candidate]:
 def check_bool(ctx: Ctx) -> list[Candidate]:
     if "value of Tensor with more than one value is ambiguous" not in ctx.message:
         return []
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     fixes = _truth_fixes(ctx, stmt, line) if stmt is not None else []
     return at_failing_line(ctx, "bool-ambiguous", "bool", list(fixes), 0.75)
 
@@ -511,10 +518,11 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
             new = f"({text(then)} if {text(cond)} else {text(node.values[1])})"
             edit = replace_node(ctx.code, node, new)
             if edit is not None:
+                asked = text(then)
                 fixes.append(Fix((edit,), runs_clean, T(
-                    f"write the choice on line {line} as `{new}`: `a and b or c` asks `b` "
+                    f"write the choice on line {line} as `{new}`: `and ... or` asks `{asked}` "
                     "for its truth value",
-                    f"把第 {line} 行的选择写成 `{new}`：`a and b or c` 会要求 `b` 给出真假值")))
+                    f"把第 {line} 行的选择写成 `{new}`：`and ... or` 会要求 `{asked}` 给出真假值")))
     tested = [n for n in _truth_tested(stmt) if _tensorish(ctx, n)]
     for reduce in ("all", "any"):
         edit = replace_nodes(ctx.code, [(n, postfix(n, f".{reduce}()")) for n in tested])

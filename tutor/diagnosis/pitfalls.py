@@ -10,7 +10,13 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tutor.diagnosis.source import INPLACE_UPDATE_METHODS, Source, call_name, dotted
+from tutor.diagnosis.source import (
+    INPLACE_UPDATE_METHODS,
+    Source,
+    call_name,
+    dotted,
+    source_text,
+)
 
 FACTORIES = frozenset(
     {"tensor", "ones", "zeros", "randn", "rand", "empty", "full", "arange", "linspace", "eye",
@@ -117,7 +123,7 @@ def missing_zero_grad(source: Source) -> list[Hit]:
         if not inner:
             continue
         call = inner[0]
-        receiver = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        receiver = source_text(call.func.value) if isinstance(call.func, ast.Attribute) else None
         hits.append(Hit(call.lineno, receiver))
     return hits
 
@@ -291,7 +297,7 @@ def backward_in_no_grad(source: Source) -> list[Hit]:
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Call) and call_name(node) == "backward" and source.in_no_grad(node):
             func = node.func
-            receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else None
+            receiver = source_text(func.value) if isinstance(func, ast.Attribute) else None
             hits.append(Hit(node.lineno, receiver))
     return hits
 

@@ -43,8 +43,7 @@ def check_module_init(ctx: Ctx) -> list[Candidate]:
 def check_view_contiguous(ctx: Ctx) -> list[Candidate]:
     if "view size is not compatible with input tensor's size and stride" not in ctx.message:
         return []
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     views = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "view"
              and isinstance(n.func, ast.Attribute)] if stmt is not None else []
     describe = T(f"use `.reshape(...)` on line {line}: it copies when the memory layout "
@@ -163,8 +162,7 @@ def check_tensor_from_tensors(ctx: Ctx) -> list[Candidate]:
     """``torch.tensor(list of tensors)``: stack them instead."""
     if "only one element tensors can be converted to Python scalars" not in ctx.message:
         return []
-    line = ctx.fail_line or 0
-    stmt = ctx.flow.statement_at(line)
+    line, stmt = ctx.failing_statement()
     maker = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) in (
         "tensor", "Tensor", "FloatTensor", "as_tensor") and n.args), None) if stmt else None
     if maker is None:

@@ -9,18 +9,20 @@ them apart.
 
 from __future__ import annotations
 
+import difflib
+import re
 import time
-from collections import defaultdict
 from typing import Protocol
 
-from tutor.diagnosis import checks, engine
-from tutor.diagnosis.catalog import EVIDENCE_PLACEHOLDERS, Entry, load_catalog
+from tutor.diagnosis import engine
+from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
+from tutor.diagnosis.filling import fill, first_fitting, fits, tidied
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
-from tutor.i18n import Lang, T, Text
+from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
 MAX_FIX_RUNS = 6
@@ -33,34 +35,25 @@ class Runner(Protocol):
             instrument: bool = ...) -> RunResult: ...
 
 
-def _fills(cand: Candidate) -> dict[str, object]:
-    return {**{k: "?" for k in EVIDENCE_PLACEHOLDERS}, **cand.fill, "line": cand.root_line}
-
-
-def _fill(template: Text, values: dict[str, object]) -> Text:
-    """The template in both languages; a value that is itself a Text gives each its own."""
-    def language(lang: Lang) -> dict[str, str]:
-        out: dict[str, str] = defaultdict(lambda: "?")
-        out.update({k: v.get(lang) if isinstance(v, Text) else str(v) for k, v in values.items()})
-        return out
-
-    return Text(en=template.en.format_map(language("en")),
-                zh=template.zh.format_map(language("zh")))
-
-
 def chain_text(cand: Candidate) -> list[Text]:
+    """The candidate's evidence, step by step; a step whose facts the run did not show is
+    left out rather than shown with a gap."""
     steps = load_catalog().steps
-    return [_fill(steps[key], values) for key, values in cand.steps if key in steps]
+    return [fill(steps[key], values) for key, values in cand.steps
+            if key in steps and fits(steps[key], values)]
 
 
-def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis:
-    """The catalog entry's text for a candidate found from evidence."""
+def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis | None:
+    """The catalog entry's text for a candidate found from evidence; None when its words
+    need a fact this run did not show."""
     if entry.check is not None:
-        values = _fills(cand)
-        return Diagnosis(id=entry.id, severity=entry.severity, title=_fill(entry.title, values),
-                         explanation=_fill(entry.explanation, values),
-                         fix=_fill(entry.fix, values), line=cand.root_line,
-                         lesson_ref=entry.lesson_ref)
+        values = {**cand.fill, "line": cand.root_line}
+        title, explanation, fix = (first_fitting(entry.options(f), values) for f in TEXT_FIELDS)
+        if title is None or explanation is None or fix is None:
+            return None
+        return Diagnosis(id=entry.id, severity=entry.severity, title=title,
+                         explanation=explanation, fix=fix, line=cand.root_line,
+                         lesson_ref=entry.lesson_ref, generic=entry.generic)
     if entry.pitfall is not None:
         return engine.build_pitfall(entry, cand.root_line, str(cand.fill.get("name") or "")
                                     or None)
@@ -138,10 +131,28 @@ class _Trials:
                     continue
                 shown = fix.expect(self.rerun, self.run(final))
                 if shown is not None:
-                    both = T(f"{fix.describe.en}; then {second.describe.en}",
-                             f"{fix.describe.zh}；然后{second.describe.zh}")
+                    then = _renumbered(second.describe, self.code, new)
+                    both = T(f"{fix.describe.en}; then {then.en}",
+                             f"{fix.describe.zh}；然后{then.zh}")
                     return diff(self.code, final), both, shown
         return None
+
+
+def _renumbered(text: Text, before: str, after: str) -> Text:
+    """``text``, written about ``after`` (the program as a first change left it), with each
+    line number that of the same line in ``before``, the learner's program: the numbers the
+    learner sees are their own."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(),
+                                      autojunk=False)
+    back = {b + k + 1: a + k + 1 for a, b, size in matcher.get_matching_blocks()
+            for k in range(size)}
+
+    def number(found: re.Match[str]) -> str:
+        line = int(found.group(2))
+        return f"{found.group(1)}{back.get(line, line)}"
+
+    return Text(en=re.sub(r"(\bline )(\d+)", number, text.en),
+                zh=re.sub(r"(第 ?)(\d+)", number, text.zh))
 
 
 def _progressed(before: RunResult, after: RunResult) -> bool:
@@ -153,9 +164,11 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
 
 
 def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str) -> dict[int, tuple[str, Text, Text]]:
+               device: str, failed: dict[int, list[Text]]
+               ) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
-    candidate works; keyed by ``id(candidate)``."""
+    candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
+    ``failed``, by candidate."""
     trials = _Trials(code, rerun, runner, device)
     verified: dict[int, tuple[str, Text, Text]] = {}
     for cand in sorted(found, key=lambda c: -c.confidence):
@@ -166,6 +179,7 @@ def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runn
             if worked is not None:
                 verified[id(cand)] = worked
                 break
+            failed.setdefault(id(cand), []).append(fix.describe)
         if id(cand) in verified and cand.confidence >= 0.8:
             break
     return verified
@@ -197,7 +211,8 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     error = rerun.error if rerun.outcome == "error" else None
     if (error is None) != (result.error is None):
         return base, None  # the re-run did not behave like the run: no evidence about it
-    return _reason(code, result, rerun, flow, error, base, runner, device, try_fixes), evidence
+    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes)
+    return [tidied(d) for d in found], evidence
 
 
 def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
@@ -212,7 +227,8 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     found = [c for c in found if c.id in known]
     if not found:
         return base
-    verified = _try_fixes(code, found, rerun, runner, device) if try_fixes else {}
+    failed: dict[int, list[Text]] = {}
+    verified = _try_fixes(code, found, rerun, runner, device, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)
@@ -229,12 +245,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     elif first is not None and first.id == top.id:
         shown_diag = first
     else:
-        try:
-            shown_diag = _render(entry, top, rerun, code)
-        except KeyError:  # the entry's words need a message this error does not have
-            if checks.DEBUG or first is None:
-                raise
-            shown_diag = first
+        rendered = _render(entry, top, rerun, code)
+        if rendered is None:  # the entry's words need a fact this run did not show
+            if first is None:
+                return base
+            rendered = first
+        shown_diag = rendered
     if shown_diag.id != top.id:
         # the message's own diagnosis stays; the evidence's unverified guess is an alternative
         update: dict[str, object] = {
@@ -248,11 +264,20 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
             "tell_apart": None if id(top) in verified else _tell_apart(ranked),
         }
-        if id(top) in verified:
+        if id(top) in verified and entry.generic:
+            # a generic diagnosis names no cause: what a tried change did is evidence, not
+            # the fix
+            _, describe, shown = verified[id(top)]
+            tried = fill(catalog.steps["tried-change"], {"detail": describe, "label": shown})
+            update.update(chain=[*chain_text(top), tried])
+        elif id(top) in verified:
             patch, describe, shown = verified[id(top)]
             update.update(fix=describe, fix_verified=True, fix_check=shown, patch=patch)
         elif try_fixes and top.fixes:
-            update.update(fix_verified=False)
+            # the concrete change was tried and did not work: it is evidence, never the fix
+            attempts = [fill(catalog.steps["tried-failed"], {"detail": d})
+                        for d in failed.get(id(top), [])[:1]]
+            update.update(fix_verified=False, chain=[*chain_text(top), *attempts])
     diag = shown_diag.model_copy(update=update)
     rest = [d for d in base if d is not first and d.id != diag.id]
     if result.error is None:

@@ -19,11 +19,31 @@ CONTAINER_FILLERS = frozenset({"append", "extend", "insert", "add", "update", "s
 INPLACE_UPDATE_METHODS = frozenset({"sub_", "add_", "mul_", "div_", "copy_", "zero_", "fill_"})
 
 
+SOURCE_TEXT = "tutor_source"
+"""The attribute :func:`parse` gives each one-line expression: its text as the learner wrote it."""
+
+
 def parse(code: str) -> ast.Module | None:
+    """The module, each one-line expression carrying its own source text (see
+    :func:`source_text`); None for code Python cannot read."""
     try:
-        return ast.parse(code)
+        tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return None
+    lines = [line.encode("utf-8") for line in code.splitlines()]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and node.end_lineno == node.lineno and (
+                node.end_col_offset is not None and 0 < node.lineno <= len(lines)):
+            raw = lines[node.lineno - 1][node.col_offset:node.end_col_offset]
+            setattr(node, SOURCE_TEXT, raw.decode("utf-8", "replace"))
+    return tree
+
+
+def source_text(node: ast.AST) -> str:
+    """The node as the learner wrote it (``x.view(-1,4)``, ``"gpu"``), never rebuilt from
+    the tree, where :func:`parse` kept it; else its unparsed form."""
+    kept = getattr(node, SOURCE_TEXT, None)
+    return kept if isinstance(kept, str) else ast.unparse(node)
 
 
 def call_name(call: ast.Call) -> str:
@@ -127,13 +147,13 @@ class Source:
     def call_site(node: ast.Call) -> CallSite:
         func = node.func
         receiver = None
-        callee = ast.unparse(func)
+        callee = source_text(func)
         if isinstance(func, ast.Attribute):
             root = dotted(func.value)
             is_library = root is not None and root.split(".")[0] in TORCH_ROOTS
             is_module_attr = isinstance(func.value, ast.Name) and func.value.id == "self"
             if not is_library and not is_module_attr:
-                receiver = ast.unparse(func.value)
+                receiver = source_text(func.value)
             if receiver is not None:
                 receiver = code_text(func.value)
         args = [code_text(a) for a in node.args]
@@ -236,7 +256,7 @@ class Source:
 
 def code_text(node: ast.expr) -> str:
     """The expression as code that stays valid with a method call appended: ``(x * 2)``."""
-    text = ast.unparse(node)
+    text = source_text(node)
     simple = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
     return text if isinstance(node, simple) else f"({text})"
 

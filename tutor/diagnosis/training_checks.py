@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Sequence
 
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.cuts import cut_fixes, round_trip
@@ -14,18 +15,20 @@ from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, node_fix, replace_i
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.graph_checks import CUT_STEP, _first_body_line, _stmt_call
 from tutor.diagnosis.verify import (
+    all_of,
     backward_runs,
     both,
     cut_gone,
     eval_at_prediction,
     grads_fresh,
+    loss_falls_steadily,
     loss_improves,
     no_broadcast_warning,
     params_learn,
     runs_clean,
     runs_clean_with_grad,
 )
-from tutor.i18n import T
+from tutor.i18n import T, Text
 from tutor.sandbox.models import BackwardEvidence, ParamEvidence
 
 
@@ -224,14 +227,16 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
                 f"create `{name}` after `{holder}` is made for the last time: move line "
                 f"{stmt.lineno} below line {line}",
                 f"在最后一次创建 `{holder}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
-                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name}))
+                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name,
+                                      "params": _names(idle)}))
             continue
         fix = _all_parameters(ctx, given, idle, name, expect)
         line = fix[0] if fix else stmt.lineno
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
             ("optimizer-built", {"line": line, "optimizer": name}),
-        ], [fix[1]] if fix else [], {"line": line, "optimizer": name}))
+        ], [fix[1]] if fix else [], {"line": line, "optimizer": name,
+                                     "params": _names(idle)}))
     return out
 
 
@@ -271,16 +276,20 @@ def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[Para
         f"`{owner}.parameters()`"))
 
 
-def _names(params: list[ParamEvidence]) -> str:
-    return ", ".join(f"`{p.name}`" for p in params[:4])
+def _names(params: list[ParamEvidence]) -> str | None:
+    """The parameters as the re-run named them (the first four); None when it could name
+    none."""
+    named = [p.name for p in params if p.name and p.name != "?"]
+    return ", ".join(f"`{n}`" for n in named[:4]) or None
 
 
 
 def check_requires_grad_late(ctx: Ctx) -> list[Candidate]:
     out = []
     for op in ctx.evidence.ops:
-        if op.kind == "requires_grad" and op.first_use is not None and op.first_use < op.line:
-            name = op.name or "?"
+        if op.kind == "requires_grad" and op.first_use is not None and op.first_use < op.line \
+                and op.name:
+            name = op.name
             made = ctx.flow.assigned_before(name, op.first_use + 1)
             fixes = []
             if made is not None:
@@ -345,7 +354,7 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
         line, fixes = trip
         out.append(Candidate("graph-cut-silent", line, 0.7, [
             (CUT_STEP["python"], {"line": op.line, "op": op.op})],
-            fixes, {"line": line, "op": op.op, "params": "this term"}))
+            fixes, {"line": line, "op": op.op, "params": T("this term", "这一项")}))
     return out
 
 
@@ -359,13 +368,33 @@ def _freezes(stmt: ast.stmt) -> bool:
         call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
 
 
+def _not_learning(ctx: Ctx) -> bool:
+    """The symptom a frozen parameter must explain: nothing that trains changes, or the loss
+    does not go down."""
+    ev = ctx.evidence
+    ls = losses(ctx.result)
+    return not any(p.changed for p in ev.params if p.requires_grad) or (
+        len(ls) >= 2 and ls[-1] > ls[0] * 0.9)
+
+
+def _looks_at(ctx: Ctx, params: list[ParamEvidence]) -> bool:
+    """The program reads the ``.grad`` of one of these parameters, or prints one: the
+    learner expects it to learn."""
+    names = {p.name for p in params}
+    looked = {text(n.value) for n in ast.walk(ctx.flow.tree)
+              if isinstance(n, ast.Attribute) and n.attr == "grad"}
+    looked |= {text(a) for c in ctx.flow.calls if call_name(c) == "print" for a in c.args}
+    return any(seen in names or any(n.endswith("." + seen) for n in names)
+               for seen in looked if "." in seen)
+
+
 def check_frozen(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     if ctx.error is not None:
         return []
     frozen = [p for p in ev.params if not p.requires_grad and not p.changed]
-    if not frozen:
-        return []
+    if not frozen or not (_not_learning(ctx) or _looks_at(ctx, frozen)):
+        return []  # frozen on purpose (a fine-tuned head, LoRA) while the rest learns
     out = []
     for stmt in flow.statements:
         if _freezes(stmt):
@@ -377,7 +406,8 @@ def check_frozen(ctx: Ctx) -> list[Candidate]:
                 ("frozen-idle", {"params": _names(frozen), "line": line})],
                 [Fix(edits, params_learn([p.name for p in frozen]),
                      T(f"do not freeze these parameters (line {line})",
-                       f"不要冻结这些参数（第 {line} 行）"))], {"line": line}))
+                       f"不要冻结这些参数（第 {line} 行）"))],
+                {"line": line, "params": _names(frozen)}))
     return out
 
 
@@ -412,8 +442,8 @@ def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
             f"`{edit.text.strip()}`"))] if edit else []
         out.append(Candidate("softmax-before-ce", line, 0.85, [
             ("softmax-then-loss", {"line": line, "criterion": criterion}),
-            ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else "?",
-                            "loss_last": f"{first[-1]:.4g}" if first else "?"}),
+            ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else None,
+                            "loss_last": f"{first[-1]:.4g}" if first else None}),
         ], fixes, {"line": line, "criterion": criterion}))
     return out
 
@@ -505,27 +535,66 @@ def check_relu_output(ctx: Ctx) -> list[Candidate]:
 
 
 
+CLIPPERS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value")
+
+
+def _step_size_suspects(ctx: Ctx) -> list[tuple[str, dict[str, object]]]:
+    """What in the training loop, besides the learning rate, sets how far a step goes: a
+    loss that diverges then does not say the learning rate is the cause. Gradient clipping
+    (which does nothing in the wrong place or on the wrong parameters), a backward() given a
+    gradient to weigh the loss by, gradients that add up across passes."""
+    found: list[tuple[str, dict[str, object]]] = []
+    own = {f.name for f in ast.walk(ctx.flow.tree) if isinstance(f, ast.FunctionDef)}
+    for call in ctx.flow.calls:
+        name = call_name(call)
+        if name in CLIPPERS or ("clip" in name.lower() and name in own):
+            found.append(("clip-grads", {"line": call.lineno, "op": text(call.func)}))
+        elif name == "backward" and (call.args or any(k.arg == "gradient"
+                                                      for k in call.keywords)):
+            found.append(("backward-weighted", {"line": call.lineno}))
+    adding = [b for b in ctx.evidence.backwards if b.accumulated]
+    if adding:
+        found.append(("accumulates", {"line": adding[0].line, "count": len(adding)}))
+    return found
+
+
+def _diverges(ls: list[float], raw: Sequence[float | str | None]) -> Text | None:
+    """How the loss fails to fall, when it does: nan/inf, growing, or swinging up and down
+    without getting lower."""
+    if any(isinstance(v, str) for v in raw):
+        return T("become nan/inf", "变成 nan/inf")
+    if len(ls) >= 4 and ls[-1] > ls[0] * 1.5:
+        return T("grow", "变大")
+    ups = sum(1 for a, b in itertools.pairwise(ls) if b > a)
+    if len(ls) >= 6 and ups >= (len(ls) - 1) * 0.4 and not ls[-1] < ls[0] * 0.5:
+        return T("oscillate", "振荡")
+    return None
+
+
 def check_lr(ctx: Ctx) -> list[Candidate]:
-    ls = [v for v in losses(ctx.result)]
+    """A learning rate too large: only on positive evidence. The re-run's loss diverges, a
+    smaller rate tried in the sandbox makes it fall steadily, and nothing else in the loop
+    sets the step size; where something else does, the diagnosis says less (the loss does
+    not fall, and what to check), not a specific cause that may be wrong."""
+    ls = losses(ctx.result)
     ev = ctx.evidence
     raw = [b.loss for b in ev.backwards]
     if len(raw) < 4 or (not ev.steps and not any(
             isinstance(n, ast.AugAssign) for n in ast.walk(ctx.flow.tree))):
         return []
-    nonfinite = any(isinstance(v, str) for v in raw)
-    rising = len(ls) >= 4 and ls[-1] > ls[0] * 1.5
-    ups = sum(1 for a, b in itertools.pairwise(ls) if b > a)
-    oscillating = len(ls) >= 6 and ups >= (len(ls) - 1) * 0.4 and not ls[-1] < ls[0] * 0.5
-    if not (nonfinite or rising or oscillating):
+    shape = _diverges(ls, raw)
+    if shape is None or not ls:
         return []
     flow = ctx.flow
-    # gradients adding up also make a loss swing: then the step size is the lesser suspect
-    accumulating = any(b.accumulated for b in ev.backwards)
+    suspects = _step_size_suspects(ctx)
+    last = raw[-1]
+    seen = {"loss_first": f"{ls[0]:.4g}",
+            "loss_last": last if isinstance(last, str) else f"{last:.4g}", "detail": shape}
     out = []
     for stmt in flow.statements:
         src = flow.line(stmt.lineno)
         m = re.search(r"\blr\s*=\s*([0-9.eE+-]+)", src)
-        if m and isinstance(stmt, (ast.Assign, ast.Expr)):
+        if m and isinstance(stmt, (ast.Assign, ast.Expr, ast.FunctionDef)):
             try:
                 value = float(m.group(1))
             except ValueError:
@@ -538,19 +607,17 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
                 e = replace_in_line(ctx.code, stmt.lineno, r"(\blr\s*=\s*)[0-9.eE+-]+",
                                     rf"\g<1>{new}")
                 if e:
-                    fixes.append(Fix((e,), loss_improves,
+                    fixes.append(Fix((e,), all_of(loss_improves, loss_falls_steadily),
                                      T(f"lower the learning rate on line {stmt.lineno} to {new}",
                                        f"把第 {stmt.lineno} 行的学习率降到 {new}")))
-            shape = T("become nan/inf", "变成 nan/inf") if nonfinite else (
-                T("grow", "变大") if rising else T("oscillate", "振荡"))
-            out.append(Candidate("lr-too-high", stmt.lineno, 0.4 if accumulating else 0.6, [
-                ("loss-diverges", {"loss_first": f"{ls[0]:.4g}" if ls else "?",
-                                   "loss_last": str(raw[-1]) if isinstance(raw[-1], str)
-                                   else f"{raw[-1]:.4g}", "detail": shape}),
-                ("lr-set", {"line": stmt.lineno, "lr": m.group(1)}),
-            ], fixes, {"line": stmt.lineno, "lr": m.group(1)}))
+            fill = {"line": stmt.lineno, "lr": m.group(1), **seen}
+            steps = [("loss-diverges", seen), ("lr-set", {"line": stmt.lineno, "lr": m.group(1)})]
+            if suspects:
+                out.append(Candidate("loss-not-falling", stmt.lineno, 0.4,
+                                     [*steps, *suspects], fixes, fill))
+            else:
+                out.append(Candidate("lr-too-high", stmt.lineno, 0.6, steps, fixes, fill))
     return out
-
 
 
 def check_broadcast(ctx: Ctx) -> list[Candidate]:

@@ -5,11 +5,12 @@ instrumented run, the run of the fixed program) and says what the change showed,
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
-from tutor.diagnosis.fixes import losses
+from tutor.diagnosis.fixes import Expect, losses
 from tutor.i18n import T, Text
-from tutor.sandbox.models import RunResult
+from tutor.sandbox.models import Evidence, RunResult
 
 
 def runs_clean(original: RunResult, fixed: RunResult) -> Text | None:
@@ -25,11 +26,16 @@ def _grad_summary(result: RunResult) -> tuple[str, str] | None:
     ev = result.evidence
     if ev is None or not ev.params:
         return None
-    got = [p.name for p in ev.params if not p.grad_none][:3]
-    if not got:
+    names = _named([p.name for p in ev.params if not p.grad_none])
+    if names is None:
         return None
-    names = ", ".join(f"`{n}`" for n in got)
     return f"{names} now get a gradient", f"{names} 现在得到了梯度"
+
+
+def _named(names: list[str]) -> str | None:
+    """The first three names the re-run could give, as code; None when it gave none."""
+    shown = [f"`{n}`" for n in names if n and n != "?"][:3]
+    return ", ".join(shown) or None
 
 
 
@@ -81,18 +87,26 @@ def _accumulating(result: RunResult) -> int:
     return sum(1 for b in ev.backwards if b.accumulated) if ev is not None else 0
 
 
-def params_learn(names: list[str]) -> Callable[[RunResult, RunResult], Text | None]:
+def finished(check: Callable[[Evidence], Text | None]) -> Expect:
+    """An expectation on what the re-run of the fixed program saw, once it ran to the end."""
     def expect(original: RunResult, fixed: RunResult) -> Text | None:
         ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+        return check(ev) if fixed.outcome == "ok" and ev is not None else None
+    return expect
+
+
+def params_learn(names: list[str]) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         wanted = [p for p in ev.params if p.name in names] if names else ev.params
         if not wanted or not all(p.changed for p in wanted if p.requires_grad):
             return None
-        shown = ", ".join(f"`{p.name}`" for p in wanted[:3])
+        shown = _named([p.name for p in wanted])
+        if shown is None:
+            return T("with this change the parameters are updated by training",
+                     "改动后参数会在训练中被更新")
         return T(f"with this change {shown} are updated by training",
                  f"改动后 {shown} 会在训练中被更新")
-    return expect
+    return finished(expect)
 
 
 
@@ -100,18 +114,17 @@ def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
     ev = fixed.evidence
     if fixed.outcome != "ok" or ev is None or not ev.backwards:
         return None
-    got = [p.name for p in ev.params if not p.grad_none][:3]
-    shown = ", ".join(f"`{n}`" for n in got) or "the parameters"
+    shown = _named([p.name for p in ev.params if not p.grad_none])
+    if shown is None:
+        return T("with this change backward() runs and the parameters get gradients",
+                 "改动后 backward() 会执行，参数得到梯度")
     return T(f"with this change backward() runs and {shown} get gradients",
              f"改动后 backward() 会执行，{shown} 得到梯度")
 
 
 
-def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def eval_at_prediction(lines: set[int]) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         calls = [m for m in ev.modules if m.dropout or m.batchnorm]
         late = [m for m in calls if not m.grad_enabled or not ev.backwards
                 or (m.after_backward and not m.training)]
@@ -120,8 +133,31 @@ def eval_at_prediction(lines: set[int]) -> Callable[[RunResult, RunResult], Text
                      "BatchNorm switched to inference)",
                      "改动后模型在 eval 模式下预测（Dropout 与 BatchNorm 处于推理状态）")
         return None
-    return expect
+    return finished(expect)
 
+
+
+def loss_falls_steadily(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program's loss stays finite and falls with few steps back up: a smaller
+    step size that really settles it, not one that only slows a divergence down."""
+    after = losses(fixed)
+    raw = [b.loss for b in fixed.evidence.backwards] if fixed.evidence else []
+    if fixed.outcome != "ok" or len(after) < 4 or len(after) != len(raw):
+        return None
+    ups = sum(1 for a, b in itertools.pairwise(after) if b > a)
+    if after[-1] > after[0] * 0.9 or ups > (len(after) - 1) * 0.3:
+        return None
+    return T(f"with this change the loss falls steadily, from {after[0]:.4g} to {after[-1]:.4g}",
+             f"改动后损失稳定下降，从 {after[0]:.4g} 降到 {after[-1]:.4g}")
+
+
+def all_of(*expects: Callable[[RunResult, RunResult], Text | None]
+             ) -> Callable[[RunResult, RunResult], Text | None]:
+    """Every expectation holds; what the first one says is shown."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        said = [e(original, fixed) for e in expects]
+        return said[0] if all(s is not None for s in said) else None
+    return expect
 
 
 def both(*expects: Callable[[RunResult, RunResult], Text | None]
@@ -136,30 +172,24 @@ def both(*expects: Callable[[RunResult, RunResult], Text | None]
 
 
 
-def runs_clean_with_grad(name: str) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def runs_clean_with_grad(name: str) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         hit = next((p for p in ev.params if p.name == name), None)
         if hit is None or hit.grad_none:
             return None
         return T(f"with this change `{name}.grad` is computed",
                  f"改动后 `{name}.grad` 被计算出来")
-    return expect
+    return finished(expect)
 
 
 
-def cut_gone(line: int) -> Callable[[RunResult, RunResult], Text | None]:
-    def expect(original: RunResult, fixed: RunResult) -> Text | None:
-        ev = fixed.evidence
-        if fixed.outcome != "ok" or ev is None:
-            return None
+def cut_gone(line: int) -> Expect:
+    def expect(ev: Evidence) -> Text | None:
         if any(o.kind == "cut" and o.line == line for o in ev.ops):
             return None
         return T(f"with this change the value computed on line {line} keeps its graph and "
                  "passes gradients back", f"改动后第 {line} 行算出的值保留计算图并回传梯度")
-    return expect
+    return finished(expect)
 
 
 
