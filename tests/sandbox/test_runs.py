@@ -260,3 +260,20 @@ def test_a_sandbox_for_many_runs_has_torch_dynamo_ready(sandbox: Sandbox) -> Non
     result = sandbox.run(code)
     assert result.outcome == "ok", result.error
     assert result.stdout == "True\n"
+
+
+def test_ops_that_read_the_cpu_topology_run(sandbox: Sandbox) -> None:
+    # EmbeddingBag initialises cpuinfo, which reads /sys/devices/system/cpu: without it the
+    # confined run raised "Failed to initialize cpuinfo!" where the learner's torch does not
+    result = sandbox.run("import torch\nbag = torch.nn.EmbeddingBag(10, 4)\n"
+                         "print(tuple(bag(torch.tensor([[1, 2]])).shape))\n")
+    assert result.error is None, result.error
+    assert result.stdout == "(1, 4)\n"
+
+
+def test_the_rest_of_sys_stays_out_of_a_run(sandbox: Sandbox) -> None:
+    if not sandbox.confinement().confined:
+        pytest.skip("no namespaces here: the machine's /sys is what it is")
+    result = sandbox.run("import os\nprint(os.path.exists('/sys/class'), "
+                         "os.path.exists('/sys/devices/system/cpu/online'))\n")
+    assert result.stdout == "False True\n"

@@ -178,6 +178,11 @@ def _covered(path: str, binds: Iterable[str]) -> bool:
 SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+CPU_TOPOLOGY = "/sys/devices/system/cpu"
+CPU_INFO = "/proc/cpuinfo"
+"""Read-only CPU counts, caches and features: torch's cpuinfo reads them as torch is imported,
+and ops that pick a kernel by CPU (EmbeddingBag, fbgemm and quantized ops) raise "Failed to
+initialize cpuinfo!" when it found neither."""
 
 
 def gpu_devices() -> list[str]:
@@ -234,6 +239,8 @@ def confine_server(binds: Sequence[str], covers: Sequence[str]) -> list[str]:
             real.append(resolved)
     if gpu_devices():  # the CUDA driver reads the device topology there
         real.append("/sys")
+    else:
+        real.append(CPU_TOPOLOGY)
     for path in SYSTEM_PATHS:
         if os.path.islink(old + path):  # merged /usr: /lib -> usr/lib and the like
             os.symlink(os.readlink(old + path), new + path)
@@ -254,6 +261,10 @@ def confine_server(binds: Sequence[str], covers: Sequence[str]) -> list[str]:
                          (SCRATCH, 0o755)):
         os.makedirs(new + folder, exist_ok=True)
         os.chmod(new + folder, mode)
+    if os.path.exists(old + CPU_INFO):
+        # torch reads it (with CPU_TOPOLOGY) once, as the template imports it, and keeps the
+        # answer: each run's own /proc later covers this one file
+        _bind(old, new, CPU_INFO)
     for path in covers:
         resolved = os.path.realpath(path)
         if _covered(resolved, real) and os.path.isdir(new + resolved):
