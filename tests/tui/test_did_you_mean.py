@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.course.models import Text
 from tutor.grading.models import Verdict
+from tutor.i18n import Text
 from tutor.learning import Attempt
 from tutor.learning.did_you_mean import for_answer, for_error, tensor_names
 from tutor.sandbox.models import ErrorInfo, RunResult
