@@ -1,5 +1,6 @@
 """What a piece of Python source names: the names a snippet binds and an expression reads
-(the stdlib's :mod:`symtable` does the scoping), dotted names, a tree's nodes.
+(the stdlib's :mod:`symtable` does the scoping), dotted names, a tree's nodes, and whether
+it parses at all.
 
 The linter uses the names to catch a check that names a variable the reference solution
 never defines (a typo in ``expr`` would otherwise only show up as a confusing grading
@@ -19,6 +20,15 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 _FLAT: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
 _FLAT_LOCK = threading.Lock()
+
+
+def parses(code: str) -> bool:
+    """Whether ``code`` is valid Python (what cannot parse is never run)."""
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
 
 
 def nodes(tree: ast.AST) -> tuple[ast.AST, ...]:

@@ -11,11 +11,11 @@ secrets).
 
 from __future__ import annotations
 
-import ast
 import re
 
 from tutor.chat.cards import about_pytorch, mentions_output, question_kind
 from tutor.markdown_fences import fenced_pieces
+from tutor.python_names import parses
 
 _STATEMENT_RE = re.compile(
     r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
@@ -30,24 +30,16 @@ MAX_PIECE = 400
 _SENTENCE_DOT_RE = re.compile(r"\.\s")
 
 
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return False
-    return True
-
-
 def _code_line(line: str) -> bool:
     """Whether ``line`` alone is a line of code: a statement that parses by itself, an
     indented line of a block, or a block's header (``for step in range(2):``)."""
     if not line.strip() or not _STATEMENT_RE.match(line):
         return False
     if line[:1].isspace():
-        return _parses(line.strip()) or _parses(line.strip() + " pass")
+        return parses(line.strip()) or parses(line.strip() + " pass")
     if _HEADER_RE.match(line):
-        return _parses(line + "\n    pass")
-    return _parses(line)
+        return parses(line + "\n    pass")
+    return parses(line)
 
 
 def _statement_in(piece: str) -> tuple[int, str] | None:
@@ -73,7 +65,7 @@ def _longest_statement(piece: str) -> str | None:
         candidate = piece[:end].rstrip(" .,?!:;")
         # "print(x.grad). What" parses, as an attribute: a dot before a space ends a sentence
         if candidate and not candidate.endswith(":") and not _SENTENCE_DOT_RE.search(candidate) \
-                and _parses(candidate):
+                and parses(candidate):
             return candidate
     return None
 
@@ -125,7 +117,7 @@ def snippet(question: str) -> str | None:
     for code in candidates:
         if "print(" not in code:
             continue
-        if _parses(code):
+        if parses(code):
             return _with_imports(code)
     return None
 

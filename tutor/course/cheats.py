@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from tutor.course.models import AstCheck, CodeStep, FixStep
-from tutor.python_names import nodes
+from tutor.python_names import nodes, parses
 
 MAX_REMOVALS = 8
 """Key lines tried per step: enough for any exercise of this course, bounded for lint's time."""
@@ -106,9 +106,7 @@ def static_cheats(step: CodeStep | FixStep) -> list[Cheat]:
         found.append(Cheat("starter", starter, label))
     for node in key_statements(step.solution, step.starter):
         code = without_statement(step.solution, node)
-        try:
-            ast.parse(code)
-        except SyntaxError:
+        if not parses(code):
             continue
         found.append(Cheat("key_line", code, f"line {node.lineno}: {_own_source(node)}"))
     for number, code in enumerate(step.cheats, start=1):

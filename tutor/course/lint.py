@@ -54,7 +54,7 @@ from tutor.course.models import (
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
 from tutor.markdown_fences import fenced_pieces
-from tutor.python_names import BUILTIN_NAMES, defined_names, free_names
+from tutor.python_names import BUILTIN_NAMES, defined_names, free_names, parses
 
 MIN_HINTS = 2
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -754,15 +754,6 @@ def condemned_checks(step: CodeStep | FixStep) -> set[int]:
         ):
             bad.add(number)
     return bad
-
-
-def parses(code: str) -> bool:
-    """Whether ``code`` is valid Python (what cannot parse is never run)."""
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return False
-    return True
 
 
 def runnable_lesson(loaded: LoadedLesson) -> tuple[Lesson | None, dict[str, int], list[Problem]]:

@@ -2,12 +2,13 @@
 
 Public API::
 
-    grade_step(lesson, step: CodeStep | FixStep, code, *, runner, device="cpu", cache=None)
+    # options (GradingOptions): runner=..., device="cpu", cache=None (the truth's cache)
+    grade_step(lesson, step: CodeStep | FixStep, code, **options)
         -> Verdict                       # runs the code once with every probe the checks need
     grade_run(lesson, step, code, run, expected) -> Verdict   # grade a run made elsewhere
-    expected_run(step, *, runner, device="cpu", cache=None) -> RunResult   # the truth
+    expected_run(step, **options) -> RunResult              # the truth
     probes_for(step.checks) -> list[str]                    # what a run must probe
-    grade_answer(lesson, step: AnswerStep, typed, *, runner, device="cpu", cache=None) -> Verdict
+    grade_answer(lesson, step: AnswerStep, typed, **options) -> Verdict
     grade_quiz(lesson, step: QuizStep, selected: Sequence[int]) -> Verdict
     parse_answer(typed) -> ParsedAnswer  # safe, no eval; raises AnswerSyntaxError
     ExpectedCache(directory: Path | None)  # on-disk cache of solution runs
@@ -21,6 +22,7 @@ from tutor.grading.checks import probes_for
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.models import CheckResult, CheckStatus, Verdict, VerdictStatus
 from tutor.grading.verdicts import (
+    GradingOptions,
     QuizSelectionError,
     expected_run,
     grade_answer,
@@ -34,6 +36,7 @@ __all__ = [
     "CheckResult",
     "CheckStatus",
     "ExpectedCache",
+    "GradingOptions",
     "ParsedAnswer",
     "QuizSelectionError",
     "Verdict",

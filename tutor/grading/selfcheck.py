@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from tutor.course.cheats import Cheat, raising_at, static_cheats
-from tutor.course.lint import parses, quiz_answer_problem
+from tutor.course.lint import quiz_answer_problem
 from tutor.course.models import (
     AnswerStep,
     AstCheck,
@@ -36,7 +36,7 @@ from tutor.grading.models import Verdict
 from tutor.grading.varied import moving_checks, varied_checks
 from tutor.grading.verdicts import compare_answer, grade_step, step_ref
 from tutor.i18n import T, Text
-from tutor.python_names import free_names
+from tutor.python_names import free_names, parses
 from tutor.sandbox.models import TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tutor.course.models import (
     AnswerStep,
@@ -35,7 +35,9 @@ from tutor.grading.varied import grade_varied
 from tutor.i18n import Text
 from tutor.sandbox.models import Limits, RunResult, TensorSnapshot, ValueSnapshot
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing.Unpack is 3.11+; annotations are never evaluated here
+    from typing_extensions import Unpack
+
     from tutor.sandbox.runner import Runner
 
 class QuizSelectionError(TutorError):
@@ -44,6 +46,26 @@ class QuizSelectionError(TutorError):
 
 def step_ref(lesson: Lesson, step: Any) -> str:
     return f"{lesson.id}/{step.id}"
+
+
+class _GradingRunner(TypedDict):
+    runner: Runner
+    """What runs the learner's code and the reference solution (:class:`Runner`)."""
+
+
+class GradingOptions(_GradingRunner, total=False):
+    """Where a grading's runs go (``runner``, required), on which ``device`` (default
+    ``cpu``), and the ``cache`` of the reference solution's runs (default: one per process,
+    in the user cache dir): the keyword options of :func:`grade_step`,
+    :func:`grade_answer` and :func:`expected_run`."""
+
+    device: str
+    cache: ExpectedCache | None
+
+
+def _truth_source(options: GradingOptions) -> tuple[Runner, str, ExpectedCache]:
+    """``options`` with their defaults filled in."""
+    return options["runner"], options.get("device", "cpu"), _cache(options.get("cache"))
 
 
 def _cache(cache: ExpectedCache | None) -> ExpectedCache:
@@ -62,11 +84,10 @@ def _default_cache() -> ExpectedCache:
         return _DEFAULT_CACHE[0]
 
 
-def expected_run(
-    step: RunnableStep, *, runner: Runner, device: str = "cpu", cache: ExpectedCache | None = None
-) -> RunResult:
+def expected_run(step: RunnableStep, **options: Unpack[GradingOptions]) -> RunResult:
     """The reference solution's run with the step's probes (the truth), cached."""
-    return _cache(cache).solution_run(runner, step.solution, probes_for(step.checks), device)
+    runner, device, cache = _truth_source(options)
+    return cache.solution_run(runner, step.solution, probes_for(step.checks), device)
 
 
 def unrun_checks(
@@ -182,11 +203,9 @@ def grade_step(
     step: RunnableStep,
     code: str,
     *,
-    runner: Runner,
-    device: str = "cpu",
-    cache: ExpectedCache | None = None,
     limits: Limits | None = None,
     reveal: bool = True,
+    **options: Unpack[GradingOptions],
 ) -> Verdict:
     """Run the learner's code once with every probe the checks need, and grade it; a
     submission that passes checks whose values follow the inputs runs once more on hidden
@@ -203,12 +222,13 @@ def grade_step(
     if early is not None or tree is None:
         assert early is not None
         return early
-    expected = expected_run(step, runner=runner, device=device, cache=cache)
+    runner, device, cache = _truth_source(options)
+    expected = cache.solution_run(runner, step.solution, probes_for(step.checks), device)
     run = runner.run(code, device=device, probes=probes_for(step.checks), limits=limits)
     checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
     ref = step_ref(lesson, step)
     checks = grade_varied(step, ref, code, tree, run, expected, checks, runner=runner,
-                          device=device, cache=_cache(cache), limits=limits, reveal=reveal)
+                          device=device, cache=cache, limits=limits, reveal=reveal)
     return _verdict(ref, checks, run, step)
 
 
@@ -332,10 +352,7 @@ def grade_answer(
     lesson: Lesson,
     step: AnswerStep,
     typed: str,
-    *,
-    runner: Runner,
-    device: str = "cpu",
-    cache: ExpectedCache | None = None,
+    **options: Unpack[GradingOptions],
 ) -> Verdict:
     """Compare a typed value with torch's value of ``step.expr`` after ``step.code`` ran."""
     ref = step_ref(lesson, step)
@@ -343,7 +360,8 @@ def grade_answer(
         answer = parse_answer(typed)
     except AnswerSyntaxError as error:
         return _answer_verdict(ref, "not_gradable", None, error.text)
-    truth_run = _cache(cache).solution_run(runner, step.code, [step.expr], device)
+    runner, device, cache = _truth_source(options)
+    truth_run = cache.solution_run(runner, step.code, [step.expr], device)
     probe = truth_run.probe(step.expr)
     label = msg("label_answer", expr=step.expr)
     if probe is None or probe.value is None:

@@ -4,7 +4,7 @@ Knows nothing about lessons. The one place that starts processes.
 
 Public API::
 
-    from tutor.sandbox import Sandbox, Runner, RunResult, Probe, Limits, DeviceError
+    from tutor.sandbox import Sandbox, Runner, RunOptions, RunResult, Probe, Limits, DeviceError
 
     sandbox = Sandbox()            # server starts in the background on first use / start()
     sandbox.start()                # optional: begin warming up now, returns at once
@@ -14,7 +14,7 @@ Public API::
     sandbox.close()
 
 ``Runner`` is the protocol that grading, the TUI and the CLI depend on, so tests can pass
-fakes where torch is not the point.
+fakes where torch is not the point; ``RunOptions`` names the keyword options of a run.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         ValueSnapshot,
         WarningInfo,
     )
-    from tutor.sandbox.runner import DeviceError, Runner, Sandbox, default_sandbox
+    from tutor.sandbox.runner import DeviceError, Runner, RunOptions, Sandbox, default_sandbox
 
 _WHERE = {
     **dict.fromkeys(
@@ -48,7 +48,7 @@ _WHERE = {
          "WarningInfo"],
         "tutor.sandbox.models",
     ),
-    **dict.fromkeys(["DeviceError", "Runner", "Sandbox", "default_sandbox"],
+    **dict.fromkeys(["DeviceError", "RunOptions", "Runner", "Sandbox", "default_sandbox"],
                     "tutor.sandbox.runner"),
 }
 """Loaded on first use: the server (``python -m tutor.sandbox.server``) and every run are
@@ -76,6 +76,7 @@ __all__ = [
     "Outcome",
     "Probe",
     "ProbeResult",
+    "RunOptions",
     "RunResult",
     "Runner",
     "Sandbox",

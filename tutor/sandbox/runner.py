@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -42,6 +42,9 @@ from tutor.sandbox.models import (
     RunResult,
 )
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
+
+if TYPE_CHECKING:  # typing.Unpack is 3.11+; annotations are never evaluated here
+    from typing_extensions import Unpack
 
 SERVER_START_TIMEOUT_S = 120.0
 """Importing torch takes seconds; on a loaded machine, many more."""
@@ -93,21 +96,30 @@ class SandboxError(TutorError):
     exit_code = 3
 
 
+class RunOptions(TypedDict, total=False):
+    """The keyword options of a run (:meth:`Runner.run`); an option left out takes the
+    default named here."""
+
+    device: str
+    """Where to run: ``cpu`` (default), ``cuda``, ``cuda:N``, ``mps`` or ``auto``."""
+    probes: Sequence[str | Probe]
+    """Expressions whose values the run reports (default none)."""
+    limits: Limits | None
+    """Time, memory and output limits (default :class:`Limits`)."""
+    cancel: threading.Event | None
+    """Set from another thread, it stops the run (its process is killed)."""
+    instrument: bool
+    """Collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis (default no)."""
+    vary: int | None
+    """A seed: the leaves the code makes start from other values, and its random generators
+    from this seed (:mod:`tutor.sandbox.vary`), for grading on hidden inputs."""
+
+
 @runtime_checkable
 class Runner(Protocol):
     """What grading, the TUI and the CLI need of a sandbox; tests may pass fakes."""
 
-    def run(
-        self,
-        code: str,
-        *,
-        device: str = "cpu",
-        probes: Sequence[str | Probe] = (),
-        limits: Limits | None = None,
-        cancel: threading.Event | None = None,
-        instrument: bool = False,
-        vary: int | None = None,
-    ) -> RunResult: ...
+    def run(self, code: str, **options: Unpack[RunOptions]) -> RunResult: ...
 
     def devices(self) -> list[str]: ...
 
@@ -372,19 +384,12 @@ class Sandbox:
         self,
         code: str,
         *,
-        device: str = "cpu",
-        probes: Sequence[str | Probe] = (),
-        limits: Limits | None = None,
-        cancel: threading.Event | None = None,
-        instrument: bool = False,
         on_output: Callable[[str], None] | None = None,
-        vary: int | None = None,
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run ``code`` in a fresh process and return what happened. Blocks; thread-safe.
 
-        ``instrument``: collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis.
-        ``vary``: a seed; the leaves the code makes start from other values, and its random
-        generators from this seed (:mod:`tutor.sandbox.vary`), for grading on hidden inputs.
+        ``options``: see :class:`RunOptions`.
         ``on_output``: called from this thread with the run's stdout and stderr text, in the
         order it arrives, while the run goes; only what the output limit keeps (then the
         cut marker), so the chunks joined are ``stdout`` and ``stderr`` interleaved. Never
@@ -392,7 +397,8 @@ class Sandbox:
         killed) and is raised again from here; give it only to the runs of
         the learner's own code, never to a reference solution's."""
         called_ns = time.perf_counter_ns()
-        limits = limits or Limits()
+        device = options.get("device", "cpu")
+        limits = options.get("limits") or Limits()
         if len(code) > limits.source_bytes or len(code.encode("utf-8", "replace")) > \
                 limits.source_bytes:
             return RunResult(outcome="error", device=device, error=ErrorInfo(
@@ -400,15 +406,15 @@ class Sandbox:
                 message=f"the program is larger than {limits.source_bytes} bytes: "
                         "it was not run"))
         resolved = self.resolve_device(device)
-        wanted = [Probe(expr=p) if isinstance(p, str) else p for p in probes]
+        wanted = [Probe(expr=p) if isinstance(p, str) else p for p in options.get("probes", ())]
         for attempt in range(3):
             server = self._current_server()
             try:
                 server.wait_ready(SERVER_START_TIMEOUT_S)
                 run = _Run(server, self._send_lock, code, resolved, wanted, limits,
-                           cancel, self._trace, called_ns)
-                run.instrument = instrument  # diagnosis
-                run.vary = vary  # grading: hidden varied inputs
+                           options.get("cancel"), self._trace, called_ns)
+                run.instrument = options.get("instrument", False)  # diagnosis
+                run.vary = options.get("vary")  # grading: hidden varied inputs
                 run.on_output = on_output
                 return run.execute()
             except _RetryRun:
