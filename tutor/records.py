@@ -105,3 +105,15 @@ def field_types(cls: type) -> dict[str, Any]:
 
 def is_record(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, Record)
+
+
+def check_options(options: Mapping[str, object], declared: Any, where: str) -> None:
+    """Raise ``TypeError`` for a keyword ``options`` has that the TypedDict ``declared`` does
+    not, or lacks that it requires: ``**options: Unpack[...]`` is checked by the type checker
+    only, and a misspelled option (``timout=``) must not be ignored at run time."""
+    unknown = sorted(set(options) - declared.__required_keys__ - declared.__optional_keys__)
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    missing = sorted(declared.__required_keys__ - set(options))
+    if missing:
+        raise TypeError(f"{where}() missing required keyword argument(s): {', '.join(missing)}")

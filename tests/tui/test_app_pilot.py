@@ -743,6 +743,8 @@ def test_a_new_step_opens_at_the_top_of_its_text(make_app) -> None:
         await pilot.pause()
         assert scroll.scroll_y > 0
         await go_to(app, pilot, "backward", "intro")
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()  # the new text is laid out after a refresh (late under load)
         assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0
         scroll.scroll_end(animate=False)
         await pilot.pause()

@@ -33,6 +33,7 @@ from tutor.grading.integrity import find_violations
 from tutor.grading.models import CheckResult, Verdict, VerdictStatus
 from tutor.grading.varied import grade_varied
 from tutor.i18n import Text
+from tutor.records import check_options
 from tutor.sandbox.models import Limits, RunResult, TensorSnapshot, ValueSnapshot
 
 if TYPE_CHECKING:  # typing.Unpack is 3.11+; annotations are never evaluated here
@@ -65,6 +66,7 @@ class GradingOptions(_GradingRunner, total=False):
 
 def _truth_source(options: GradingOptions) -> tuple[Runner, str, ExpectedCache]:
     """``options`` with their defaults filled in."""
+    check_options(options, GradingOptions, "grading")
     return options["runner"], options.get("device", "cpu"), _cache(options.get("cache"))
 
 

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
+from tutor.records import check_options
 from tutor.sandbox import protocol
 from tutor.sandbox.models import (
     Confinement,
@@ -397,6 +398,7 @@ class Sandbox:
         killed) and is raised again from here; give it only to the runs of
         the learner's own code, never to a reference solution's."""
         called_ns = time.perf_counter_ns()
+        check_options(options, RunOptions, "Sandbox.run")
         device = options.get("device", "cpu")
         limits = options.get("limits") or Limits()
         if len(code) > limits.source_bytes or len(code.encode("utf-8", "replace")) > \
