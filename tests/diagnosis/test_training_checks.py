@@ -219,3 +219,22 @@ out = conv(torch.rand(1, 3, 8, 8))
     assert first.fix_verified is False
     assert first.chain[-1].en.startswith("tried in a re-run: ")
     assert "still did not work" in first.chain[-1].en and first.chain[-1].zh
+    assert first.fix_failed
+
+
+def test_the_faces_say_a_failed_fix_was_tried(sandbox: Any) -> None:
+    # they said "this fix could not be checked" under a chain that said it was tried
+    from tutor.cli.diagnosis_view import format_diagnosis
+    from tutor.tui.root_cause import evidence_markdown
+
+    code = """import torch
+import torch.nn as nn
+conv = nn.Conv2d(1, 1, 3, bias=False)
+conv.weight.data = torch.ones(1, 1, 3, 3) / 9
+out = conv(torch.rand(1, 3, 8, 8))
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    for lang, tried, untried in (("en", "was tried on your program", "could not be checked"),
+                                 ("zh", "已在你的程序上试过", "无法通过重新运行")):
+        for text in (format_diagnosis(first, lang), evidence_markdown(first, lang)):
+            assert tried in text and untried not in text

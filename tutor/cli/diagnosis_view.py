@@ -48,7 +48,7 @@ def format_diagnosis(diagnosis: Diagnosis, lang: Lang) -> str:
     if diagnosis.fix_check is not None:
         lines.append(f"  {_label('tried', lang)}: {diagnosis.fix_check.get(lang)}")
     elif diagnosis.fix_verified is False:
-        lines.append(f"  {_label('untried', lang)}")
+        lines.append(f"  {_label('failed' if diagnosis.fix_failed else 'untried', lang)}")
     if diagnosis.tell_apart is not None:
         lines.append(f"  {_label('others', lang, ids=', '.join(diagnosis.alternatives))}")
         lines.append(f"  {diagnosis.tell_apart.get(lang)}")

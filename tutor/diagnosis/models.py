@@ -36,6 +36,9 @@ class Diagnosis(BaseModel):
         default_factory=list, description="The evidence that leads to the root cause, in order.")
     fix_verified: bool | None = Field(
         default=None, description="True: the concrete fix was applied and re-run and it worked.")
+    fix_failed: bool = Field(
+        default=False, description="True: the concrete fix was applied and re-run and the "
+        "program still did not work (the chain's last step says what was tried).")
     fix_check: Text | None = Field(default=None,
                                    description="What the re-run of the fixed program showed.")
     patch: str | None = Field(default=None, description="The tried fix as a unified diff.")

@@ -277,7 +277,8 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             # the concrete change was tried and did not work: it is evidence, never the fix
             attempts = [fill(catalog.steps["tried-failed"], {"detail": d})
                         for d in failed.get(id(top), [])[:1]]
-            update.update(fix_verified=False, chain=[*chain_text(top), *attempts])
+            update.update(fix_verified=False, fix_failed=bool(attempts),
+                          chain=[*chain_text(top), *attempts])
     diag = shown_diag.model_copy(update=update)
     rest = [d for d in base if d is not first and d.id != diag.id]
     if result.error is None:

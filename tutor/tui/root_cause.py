@@ -19,6 +19,8 @@ LABELS = {
     "tried": T("Tried", "已验证"),
     "untried": T("This fix could not be checked by re-running your program.",
                  "无法通过重新运行你的程序来验证这个修改。"),
+    "failed": T("This change was tried on your program and did not fix it: a lead, not the "
+                "answer.", "这个修改已在你的程序上试过，但没有解决问题：它只是线索，不是答案。"),
 }
 
 
@@ -39,7 +41,8 @@ def evidence_markdown(diagnosis: Diagnosis, lang: Lang) -> str:
     if diagnosis.fix_check is not None:
         lines += [f"**{LABELS['tried'].get(lang)}** {diagnosis.fix_check.get(lang)}", ""]
     elif diagnosis.fix_verified is False:
-        lines += [f"*{LABELS['untried'].get(lang)}*", ""]
+        label = LABELS["failed" if diagnosis.fix_failed else "untried"]
+        lines += [f"*{label.get(lang)}*", ""]
     return "\n".join(lines)
 
 
