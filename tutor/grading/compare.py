@@ -105,7 +105,6 @@ def flatten(values: Any) -> tuple[tuple[int, ...], list[Any]] | None:
     return (len(values), *shapes.pop()), flat
 
 
-_flatten = flatten  # the name selfcheck.py imports it by (another engineer's file)
 
 
 def element_family(value: Any) -> Family | None:

@@ -29,7 +29,7 @@ from tutor.course.models import (
 )
 from tutor.grading.answers import AnswerSyntaxError, parse_answer
 from tutor.grading.checks import function_probe, probes_for
-from tutor.grading.compare import _flatten, compare
+from tutor.grading.compare import compare, flatten
 from tutor.grading.expected import ExpectedCache
 from tutor.grading.feedback import fmt_shape, fmt_values
 from tutor.grading.models import Verdict
@@ -426,7 +426,7 @@ def _answer(
     gives = _shown(probe.value)
     text = T(f"`{step.expr}`: torch gives {gives}, cross_check says {said}",
              f"`{step.expr}`：torch 算出 {gives}，cross_check 写的是 {said}")
-    flat = _flatten(step.cross_check) if not isinstance(step.cross_check, str) else None
+    flat = flatten(step.cross_check) if not isinstance(step.cross_check, str) else None
     if isinstance(probe.value, TensorSnapshot) and flat and tuple(probe.value.shape) != flat[0]:
         torch_shape, said_shape = fmt_shape(probe.value.shape), fmt_shape(flat[0])
         text += T(f" (shape {torch_shape} vs {said_shape})",
