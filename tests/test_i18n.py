@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from tutor.errors import TutorError
-from tutor.i18n import Catalog, T, as_lang, default_lang, load_messages, plural
+from tutor.i18n import (
+    Catalog,
+    T,
+    as_lang,
+    counted,
+    default_lang,
+    load_messages,
+    plural,
+)
 
 
 def test_a_text_value_fills_each_language_with_its_own_string() -> None:
@@ -44,6 +52,13 @@ def test_english_counts() -> None:
     assert [plural(n, "lesson") for n in (0, 1, 2)] == ["0 lessons", "1 lesson", "2 lessons"]
     assert plural(2, "submission", "submissions") == "2 submissions"
     assert plural(3, "child", "children") == "3 children"
+
+
+def test_a_count_fills_english_with_its_noun_and_chinese_with_the_number() -> None:
+    entry = T("{lessons} ready", "{lessons} 个课程已就绪")
+    assert [entry.format(lessons=counted(n, "lesson")) for n in (1, 2)] == [
+        T("1 lesson ready", "1 个课程已就绪"), T("2 lessons ready", "2 个课程已就绪")]
+    assert counted(0, "child", "children") == T("0 children", "0")
 
 
 def test_a_language_is_en_or_zh(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,6 +75,13 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
+def counted(count: int, noun: str, nouns: str | None = None) -> Text:
+    """A count to fill a catalog's ``{placeholder}``: ``2 lessons`` in English
+    (:func:`plural`), the bare number in Chinese, whose entry writes the measure word
+    (``{lessons} 个课程``)."""
+    return Text(en=plural(count, noun, nouns), zh=str(count))
+
+
 def load_messages(path: Path) -> dict[str, Text]:
     """A message catalog: a YAML file mapping each key to ``{en: ..., zh: ...}``; a key
     without both languages (or with more) raises ``ValueError`` naming it. A plain check,

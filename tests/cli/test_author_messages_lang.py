@@ -31,6 +31,38 @@ def test_grade_summary_counts_in_singular_and_plural() -> None:
     )
 
 
+def test_grade_summary_with_missing_submissions_in_both_languages() -> None:
+    summary = {**_summary(3, 2), "passed": 1, "failed": 0, "missing": 2}
+    assert total_line(summary, "en") == (
+        "3 submissions: 1 passed, 0 failed, 2 errors, 0 not gradable, 2 missing (scored 0); "
+        "score 1/4 (25.0%)"
+    )
+    assert total_line(summary, "zh") == (
+        "共 3 份提交：1 份通过，0 份未通过，2 份出错，0 份无法评分，2 份缺交（计 0 分）；"
+        "得分 1/4（25.0%）"
+    )
+
+
+def test_an_error_and_its_hint_are_labelled_in_the_users_language() -> None:
+    from argparse import Namespace
+
+    from tutor.cli import _error_text
+
+    bare, hinted = TutorError(T("bad", "坏")), TutorError(T("bad", "坏"), hint=T("do x", "做 x"))
+    en, zh = Namespace(lang="en"), Namespace(lang="zh")
+    assert [_error_text(bare, en), _error_text(hinted, en)] == [
+        "tutor: error: bad", "tutor: error: bad\n  hint: do x"]
+    assert [_error_text(bare, zh), _error_text(hinted, zh)] == [
+        "tutor: 错误: 坏", "tutor: 错误: 坏\n  提示: 做 x"]
+
+
+def test_the_lint_progress_line_in_both_languages() -> None:
+    from tutor.cli.messages import msg
+
+    assert msg("lint.running_solutions", name="a.yaml") == T(
+        "running solutions of a.yaml ...", "正在运行 a.yaml 的参考答案……")
+
+
 def test_a_bilingual_user_error_keeps_english_for_code_that_reads_it() -> None:
     exc = TutorError(T("no such folder", "文件夹不存在"), hint=T("check it", "检查一下"))
     assert exc.message == "no such folder" and exc.hint == "check it"
@@ -87,6 +119,30 @@ def test_lint_summary_with_problems_in_both_languages(tmp_path: Path) -> None:
     report = lint_paths([lesson])
     assert report.summary() == "1 problem in 1 file"
     assert report.summary("zh") == "1 个文件中有 1 个问题"
+
+
+def test_lint_summary_counts_in_both_languages() -> None:
+    from tutor.course.lint import LintReport, lint_paths
+    from tutor.course.loader import Problem
+
+    loaded = lint_paths([MINI]).loaded  # 2 lessons, 9 steps
+
+    def summary(*problems: tuple[str, str]) -> tuple[str, str]:
+        report = LintReport(loaded=loaded, problems=[
+            Problem(Path(path), 1, 1, "m", "warning" if kind == "w" else "error")
+            for path, kind in problems])
+        return report.summary("en"), report.summary("zh")
+
+    assert summary() == ("2 lessons, 9 steps: all clean", "2 个课程，9 个步骤：全部通过")
+    assert summary(("a", "w")) == ("2 lessons, 9 steps: no errors, 1 warning in 1 file",
+                                   "2 个课程，9 个步骤：没有错误，1 个文件中有 1 条警告")
+    assert summary(("a", "w"), ("b", "w"), ("b", "w")) == (
+        "2 lessons, 9 steps: no errors, 3 warnings in 2 files",
+        "2 个课程，9 个步骤：没有错误，2 个文件中有 3 条警告")
+    assert summary(("a", "e"), ("a", "w")) == ("2 problems (1 warning) in 1 file",
+                                               "1 个文件中有 2 个问题（其中 1 条警告）")
+    assert summary(("a", "e"), ("b", "w"), ("c", "w"), ("c", "e")) == (
+        "4 problems (2 warnings) in 3 files", "3 个文件中有 4 个问题（其中 2 条警告）")
 
 
 def test_start_errors_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -109,12 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _error_text(exc: TutorError, args: argparse.Namespace) -> str:
     """``tutor: error: ...`` with its hint, the labels in the user's language."""
     from tutor.cli.common import resolve_lang
+    from tutor.cli.messages import msg
 
     lang = resolve_lang(args)
-    error, hint = ("错误", "提示") if lang == "zh" else ("error", "hint")
-    text = f"tutor: {error}: {exc.message_in(lang)}"
-    hint_text = exc.hint_in(lang)
-    return f"{text}\n  {hint}: {hint_text}" if hint_text else text
+    lines = [msg("error.message", message=exc.text)]
+    if exc.hint_in(lang):
+        lines.append(msg("error.hint", hint=exc.hint_text))
+    return "\n".join(line.get(lang) for line in lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tutor.cli import grade_shards
 from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, wall_time
 from tutor.errors import TutorError
-from tutor.i18n import T
+from tutor.i18n import Lang, T, counted
 
 if TYPE_CHECKING:
     from tutor.course.models import Course, Lesson, Step
@@ -72,11 +72,6 @@ STATUS = {
     "error": T("error", "出错"),
     "not_gradable": T("not gradable", "无法评分"),
 }
-TOTAL_ZH = (
-    "共 {submissions} 份提交：{passed} 份通过，{failed} 份未通过，{errors} 份出错，"
-    "{not_gradable} 份无法评分{missing_zh}；得分 {score:g}/{max_score:g}（{percent:.1f}%）"
-)
-"""The summary line in Chinese; English is built by :func:`total_line` for its plurals."""
 MAX_EXERCISE_COLUMNS = 6
 """More exercises than this and the summary shows passed/score per student instead."""
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
@@ -343,23 +338,18 @@ def _summary_table(
     return table
 
 
-def _plural(count: int, noun: str, plural: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else plural or noun + 's'}"
-
-
-def total_line(summary: dict[str, Any], lang: str) -> str:
+def total_line(summary: dict[str, Any], lang: Lang) -> str:
     """The summary under the table: "1 submission: ..., 1 error" (no plural in Chinese)."""
+    from tutor.cli.messages import msg
+
     missing = summary.get("missing", 0)
-    if lang == "zh":
-        extra = f"，{missing} 份缺交（计 0 分）" if missing else ""
-        return TOTAL_ZH.format(**summary, missing_zh=extra)
-    return (
-        f"{_plural(summary['submissions'], 'submission')}: {summary['passed']} passed, "
-        f"{summary['failed']} failed, {_plural(summary['errors'], 'error')}, "
-        f"{summary['not_gradable']} not gradable"
-        f"{f', {missing} missing (scored 0)' if missing else ''}; score {summary['score']:g}/"
-        f"{summary['max_score']:g} ({summary['percent']:.1f}%)"
-    )
+    values = {
+        **summary,
+        "submissions": counted(summary["submissions"], "submission"),
+        "errors": counted(summary["errors"], "error"),
+        "missing": msg("grade.total_missing", missing=missing) if missing else "",
+    }
+    return msg("grade.total", **values).get(lang)
 
 
 def _course_order(course: Course) -> list[str]:

@@ -78,14 +78,14 @@ def _lint(args: argparse.Namespace, paths: list[Path]) -> LintReport:
     if args.static_only:
         return lint_paths(paths)
     verify = _verify_lesson()
+    from tutor.cli.messages import msg
     from tutor.sandbox import Sandbox
 
-    zh = resolve_lang(args) == "zh"
+    lang = resolve_lang(args)
 
     def progress(loaded: Any) -> None:
         if sys.stderr.isatty():
-            name = loaded.path.name
-            print(f"正在运行 {name} 的参考答案……" if zh else f"running solutions of {name} ...",
+            print(msg("lint.running_solutions", name=loaded.path.name).get(lang),
                   file=sys.stderr)
 
     with Sandbox() as sandbox:

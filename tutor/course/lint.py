@@ -52,7 +52,7 @@ from tutor.course.models import (
     ValueCheck,
 )
 from tutor.errors import TutorError
-from tutor.i18n import Lang, T, Text
+from tutor.i18n import Lang, T, Text, counted
 from tutor.markdown_fences import fenced_pieces
 from tutor.python_names import BUILTIN_NAMES, defined_names, free_names, parses
 
@@ -138,31 +138,17 @@ class LintReport:
 
     def summary(self, lang: Lang = "en") -> str:
         """The last line of ``tutor lint``, in ``lang``."""
-        lessons, steps, warnings = self.lessons, self.steps, len(self.warnings)
-        files = len({p.path for p in self.problems})
-        if lang == "zh":
-            if not self.problems:
-                return f"{lessons} 个课程，{steps} 个步骤：全部通过"
-            if not self.errors:
-                return (
-                    f"{lessons} 个课程，{steps} 个步骤：没有错误，"
-                    f"{files} 个文件中有 {warnings} 条警告"
-                )
-            detail = f"（其中 {warnings} 条警告）" if warnings else ""
-            return f"{files} 个文件中有 {len(self.problems)} 个问题{detail}"
+        lessons, steps = counted(self.lessons, "lesson"), counted(self.steps, "step")
+        warnings = counted(len(self.warnings), "warning")
+        files = counted(len({p.path for p in self.problems}), "file")
         if not self.problems:
-            return f"{_plural(lessons, 'lesson')}, {_plural(steps, 'step')}: all clean"
+            return msg("summary.clean", lessons=lessons, steps=steps).get(lang)
         if not self.errors:
-            return (
-                f"{_plural(lessons, 'lesson')}, {_plural(steps, 'step')}: "
-                f"no errors, {_plural(warnings, 'warning')} in {_plural(files, 'file')}"
-            )
-        detail = f" ({_plural(warnings, 'warning')})" if warnings else ""
-        return f"{_plural(len(self.problems), 'problem')}{detail} in {_plural(files, 'file')}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+            return msg("summary.warnings_only", lessons=lessons, steps=steps,
+                       warnings=warnings, files=files).get(lang)
+        detail = msg("summary.problems_warnings", warnings=warnings) if self.warnings else ""
+        return msg("summary.problems", problems=counted(len(self.problems), "problem"),
+                   warnings=detail, files=files).get(lang)
 
 
 # --------------------------------------------------------------------------- entry points

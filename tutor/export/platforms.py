@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.grading.compare import DETAIL_LABELS
+from tutor.grading.feedback import msg
 from tutor.grading.reports import SubmissionEntry
 from tutor.i18n import Lang, T
 
@@ -95,7 +95,8 @@ def student_output(output: str | None, passed: bool) -> str:
     gave, its printed output, torch's error) kept."""
     if not output or passed:
         return output or ""
-    labels = tuple(f"{expected}{colon}" for _, expected in DETAIL_LABELS.values()
+    expected = msg("detail.expected")
+    labels = tuple(f"{label}{colon}" for label in (expected.en, expected.zh)
                    for colon in (":", "："))
     kept = []
     for line in output.splitlines():

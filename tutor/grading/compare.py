@@ -26,7 +26,7 @@ from tutor.grading.feedback import (
     fmt_values,
     msg,
 )
-from tutor.i18n import Text
+from tutor.i18n import Lang, Text
 from tutor.sandbox.models import Snapshot, TensorSnapshot, ValueSnapshot
 
 Kind = Literal["tensor", "sequence", "number", "bool", "none", "str", "other"]
@@ -260,27 +260,22 @@ def families_match(g: Normal, e: Normal, *, literal: bool) -> bool:
     return not (g.kind == "tensor" and gf == "int" and ef == "float")
 
 
-DETAIL_LABELS = {"en": ("got", "expected"), "zh": ("得到", "应为")}
-
-
 def _detail(got: Normal, expected: Normal, reveal: bool = True) -> Text:
     """The got/expected lines under a failed comparison, in both languages; without
     ``reveal`` only what the learner's code gave (summative grading keeps the truth back)."""
 
-    def line(label: str, n: Normal, zh: bool) -> str:
-        colon, open_, sep, close = ("：", "（", "，", "）") if zh else (": ", " (", ", ", ")")
+    def line(label: str, n: Normal) -> Text:
         if n.kind == "tensor":
-            shape = ("形状 " if zh else "shape ") + fmt_shape(n.shape or ())
-            extra = f"{sep}{n.dtype}" if n.dtype else ""
-            return f"{label}{colon}tensor {n.text}{open_}{shape}{extra}{close}"
-        return f"{label}{colon}{n.text}{open_}{n.type_name}{close}"
+            dtype = msg("detail.dtype", dtype=n.dtype) if n.dtype else ""
+            return msg("detail.tensor", label=msg(f"detail.{label}"), text=n.text,
+                       shape=fmt_shape(n.shape or ()), dtype=dtype)
+        return msg("detail.value", label=msg(f"detail.{label}"), text=n.text,
+                   type_name=n.type_name)
 
-    def both(lang: str) -> str:
-        zh = lang == "zh"
-        got_label, expected_label = DETAIL_LABELS[lang]
-        if not reveal:
-            return cap(line(got_label, got, zh))
-        return cap(line(got_label, got, zh) + "\n" + line(expected_label, expected, zh))
+    lines = [line("got", got)] + ([line("expected", expected)] if reveal else [])
+
+    def both(lang: Lang) -> str:
+        return cap("\n".join(text.get(lang) for text in lines))
 
     return Text(en=both("en"), zh=both("zh"))
 
