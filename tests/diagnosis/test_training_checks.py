@@ -205,17 +205,20 @@ for _ in range(30):
     assert "frozen-params" not in {d.id for d in found}
 
 
-def test_a_fix_that_was_tried_and_failed_is_told_as_evidence(sandbox: Any) -> None:
-    # the layer is built for 1 channel and the image has 3, but its weight is then set by
-    # hand for 1 channel: rebuilding the layer for 3 still fails, so the diagnosis says it
-    # was tried and did not work (evidence), and nothing is marked verified
-    code = """import torch
+TRIED_AND_FAILED = """import torch
 import torch.nn as nn
 conv = nn.Conv2d(1, 1, 3, bias=False)
 conv.weight.data = torch.ones(1, 1, 3, 3) / 9
 out = conv(torch.rand(1, 3, 8, 8))
 """
-    first = diagnose(code, sandbox.run(code), sandbox)[0]
+"""The layer is built for 1 channel and the image has 3, but its weight is then set by hand
+for 1 channel: rebuilding the layer for 3 still fails."""
+
+
+def test_a_fix_that_was_tried_and_failed_is_told_as_evidence(sandbox: Any) -> None:
+    # the diagnosis says the rebuilt layer was tried and did not work (evidence), and
+    # nothing is marked verified
+    first = diagnose(TRIED_AND_FAILED, sandbox.run(TRIED_AND_FAILED), sandbox)[0]
     assert first.fix_verified is False
     assert first.chain[-1].en.startswith("tried in a re-run: ")
     assert "still did not work" in first.chain[-1].en and first.chain[-1].zh
@@ -227,13 +230,7 @@ def test_the_faces_say_a_failed_fix_was_tried(sandbox: Any) -> None:
     from tutor.cli.diagnosis_view import format_diagnosis
     from tutor.tui.root_cause import evidence_markdown
 
-    code = """import torch
-import torch.nn as nn
-conv = nn.Conv2d(1, 1, 3, bias=False)
-conv.weight.data = torch.ones(1, 1, 3, 3) / 9
-out = conv(torch.rand(1, 3, 8, 8))
-"""
-    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    first = diagnose(TRIED_AND_FAILED, sandbox.run(TRIED_AND_FAILED), sandbox)[0]
     for lang, tried, untried in (("en", "was tried on your program", "could not be checked"),
                                  ("zh", "已在你的程序上试过", "无法通过重新运行")):
         for text in (format_diagnosis(first, lang), evidence_markdown(first, lang)):
