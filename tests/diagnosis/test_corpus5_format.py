@@ -1,0 +1,114 @@
+"""corpus5, the frozen test split that follows corpus4: its format, the promises its README
+makes (size, mix, sources never used before), that test.yaml is the file that was frozen, and
+that every program still does on this torch what its record says. Runs the programs, never the
+diagnosis engine."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from ruamel.yaml import YAML
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus5" / "test.yaml"
+EARLIER_SETS = ("corpus", "corpus2", "corpus3", "corpus4", "heldout", "heldout2")
+FROZEN_SHA256 = "e74f7647dd9827db15198f60092909a1170d77f7d2eaf35d760f1ecf7045fd5b"
+_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+
+
+def _recorder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("corpus5_record", HERE / "corpus5" / "record.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+record = _recorder()
+ITEMS = record.load_items()
+
+
+def _normalized(url: str) -> str:
+    """The same page however it was written: no scheme, no www., no trailing slash or dot."""
+    url = re.sub(r"^https?://(www\.)?", "", url.strip().lower())
+    return url.rstrip("/.,;:")
+
+
+def _earlier_urls() -> Iterator[str]:
+    """Every URL in the files of the earlier sets: their `source` fields, READMEs, comments."""
+    for name in EARLIER_SETS:
+        for path in sorted((HERE / name).rglob("*")):
+            if path.is_file():
+                yield from _URL.findall(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _families_of(path: Path) -> set[str]:
+    return {raw["family"] for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"]}
+
+
+def test_test_yaml_is_the_frozen_file() -> None:
+    """Any edit of test.yaml after the freezing commit fails here (the split is scored once)."""
+    assert hashlib.sha256(CORPUS.read_bytes()).hexdigest() == FROZEN_SHA256
+
+
+def test_every_item_is_valid_and_recorded_on_this_torch_line() -> None:
+    ids = [item.id for item in ITEMS]
+    assert len(ids) == len(set(ids))
+    for item in ITEMS:
+        assert item.observed is not None, item.id
+        assert item.observed.torch.startswith("2.13.0"), item.id
+
+
+def test_the_mix_is_the_one_the_readme_promises() -> None:
+    total = len(ITEMS)
+    silent = sum(item.kind == "silent" for item in ITEMS)
+    inside_code = sum(item.scope != "module" for item in ITEMS)
+    chinese = sum(item.id.endswith("-zh") for item in ITEMS)
+    assert 60 <= total <= 70
+    assert 0.40 <= silent / total <= 0.50
+    assert inside_code / total >= 0.40
+    assert chinese >= 12
+    assert len({item.family for item in ITEMS}) >= 30
+
+
+def test_no_family_is_overrepresented() -> None:
+    """Many families, each mechanism at most twice: the two families with three items have
+    them by different mechanisms (see the README's families table)."""
+    counts = Counter(item.family for item in ITEMS)
+    assert max(counts.values()) <= 3
+    assert sorted(family for family, n in counts.items() if n == 3) == [
+        "backward-twice", "numpy-requires-grad"]
+
+
+def test_families_new_to_earlier_sets_say_what_they_are() -> None:
+    known: set[str] = set()
+    for path in ("corpus2/dev.yaml", "corpus2/test.yaml", "corpus3/test.yaml", "corpus4/test.yaml"):
+        known |= _families_of(HERE / path)
+    unexplained = [item.id for item in ITEMS if item.family not in known and not item.family_note]
+    assert unexplained == []
+
+
+def test_sources_are_distinct_and_none_was_used_by_an_earlier_set() -> None:
+    sources = [_normalized(str(item.source)) for item in ITEMS]
+    assert len(sources) == len(set(sources))
+    earlier = {_normalized(url) for url in _earlier_urls()}
+    assert len(earlier) > 250  # the earlier sets were found and read: the check below has teeth
+    assert sorted(set(sources) & earlier) == []
+
+
+@pytest.mark.slow
+def test_every_program_reproduces_its_record(capsys: pytest.CaptureFixture[str]) -> None:
+    """All programs, each in a child of one worker process (the recorder's --check)."""
+    status = record.main(["--check"])
+    report = capsys.readouterr().out
+    assert status == 0, report
+    assert f"{len(ITEMS)}/{len(ITEMS)} programs reproduce their record" in report
