@@ -22,7 +22,7 @@ from tutor.diagnosis.fixes import (
     replace_nodes,
     suffix_value,
 )
-from tutor.diagnosis.flow import call_name, receiver, text
+from tutor.diagnosis.flow import call_name, module_label, receiver, text
 from tutor.diagnosis.training_checks import _eval_candidates
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
@@ -79,15 +79,6 @@ def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
 
 # -- shapes ------------------------------------------------------------------------------
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
-
-
-def module_label(name: str) -> str:
-    """A module the re-run names by its path (``model.fc``, ``model.classifier.1``) as the
-    learner's code reaches it: ``fc``, ``classifier[1]`` (never a bare ``1``)."""
-    parts = name.split(".")
-    if len(parts) > 1 and parts[-1].isdigit():
-        return f"{parts[-2]}[{parts[-1]}]"
-    return parts[-1]
 
 
 def check_linear_shape(ctx: Ctx) -> list[Candidate]:

@@ -1,0 +1,226 @@
+"""A fix is shown only when its trial shows the behaviour the program meant, not merely the
+error gone: each mechanism on small programs of its own (a fix accepted; a fix that hides
+the bug refused, and what the learner is told instead)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.diagnosis import checks
+from tutor.diagnosis.models import Diagnosis
+from tutor.diagnosis.reasoning import diagnose
+from tutor.diagnosis.verify import hides_bug
+from tutor.sandbox.models import Evidence, ParamEvidence, RunResult, StepEvidence, WarningInfo
+
+from .runs import verified_diagnosis
+
+
+def first_diagnosis(sandbox: Any, code: str) -> Diagnosis:
+    debug, checks.DEBUG = checks.DEBUG, True
+    try:
+        return diagnose(code, sandbox.run(code), sandbox)[0]
+    finally:
+        checks.DEBUG = debug
+
+
+def shown_text(diagnosis: Diagnosis) -> str:
+    """Everything a learner reads of it, in both languages."""
+    parts = [diagnosis.title, diagnosis.explanation, diagnosis.fix, *diagnosis.chain]
+    return "\n".join(f"{t.en}\n{t.zh}" for t in parts) + (diagnosis.patch or "")
+
+
+# -- the general refusal, on evidence alone ------------------------------------------------
+def _param(name: str, forward_change: int | None = None) -> ParamEvidence:
+    return ParamEvidence(name=name, requires_grad=True, grad_none=False, in_optimizer=True,
+                         reached=True, forward_change=forward_change)
+
+
+def _run(*params: ParamEvidence, steps: list[StepEvidence] | None = None,
+         warnings: list[WarningInfo] | None = None, outcome: str = "ok") -> RunResult:
+    return RunResult.model_validate({
+        "outcome": outcome, "device": "cpu", "warnings": warnings or [],
+        "evidence": Evidence(params=list(params), steps=steps or [])})
+
+
+def test_hides_bug_names_what_the_fixed_run_did_that_the_original_did_not() -> None:
+    before = _run(_param("net.w"), outcome="error")
+    assert hides_bug(before, _run(_param("net.w"))) is None
+    overwritten = hides_bug(before, _run(_param("net.w", forward_change=7)))
+    assert overwritten is not None and "line 7" in overwritten.en and "`net.w`" in overwritten.zh
+    # a forward pass the learner wrote to change the weights did so before the fix too
+    assert hides_bug(_run(_param("net.w", forward_change=7)),
+                     _run(_param("net.w", forward_change=7))) is None
+    broadcast = WarningInfo(category="UserWarning", message="Using a target size "
+                            "(torch.Size([4, 2])) that is different to the input size")
+    assert hides_bug(before, _run(_param("net.w"), warnings=[broadcast])) is not None
+    idle = StepEvidence(optimizer="opt_g", kind="Adam", n_params=2, grads_none=2,
+                        after_backward=1)
+    said = hides_bug(before, _run(_param("net.w"), steps=[idle]))
+    assert said is not None and "`opt_g`" in said.en
+    stepping = idle.model_copy(update={"grads_none": 0})
+    assert hides_bug(before, _run(_param("net.w"), steps=[stepping])) is None
+
+
+# -- in place on a parameter ---------------------------------------------------------------
+INPLACE_LAYER_ON_PARAM = """import torch
+import torch.nn as nn
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Parameter(torch.tensor([0.5, -0.2, 1.0]))
+        self.clip = nn.Hardtanh(0.0, 1.0, inplace=True)
+
+    def forward(self, a):
+        w = self.clip(self.mix)
+        return (w * a).sum()
+
+gate = Gate()
+gate(torch.randn(3)).backward()
+print(gate.mix.grad)
+"""
+
+
+def test_no_grad_that_lets_a_forward_pass_overwrite_a_parameter_is_refused(
+        sandbox: Any) -> None:
+    # no_grad around line 11 runs, but clamps `mix` itself at every call and passes no
+    # gradient through the clamp: the layer built in place is the cause
+    first = verified_diagnosis(sandbox, INPLACE_LAYER_ON_PARAM, {"leaf-inplace"}, 11,
+                               "inplace=False")
+    assert "no_grad" not in (first.patch or "")
+    assert any("line 8" in step.en for step in first.chain)
+
+
+def test_an_inplace_function_whose_result_is_used_becomes_the_out_of_place_one(
+        sandbox: Any) -> None:
+    code = """import torch
+
+w = torch.tensor([0.3, -1.2, 2.0], requires_grad=True)
+scale = torch.sigmoid_(w)
+loss = (scale * 4).sum()
+loss.backward()
+print(w.grad)
+"""
+    first = verified_diagnosis(sandbox, code, {"leaf-inplace"}, 4, "torch.sigmoid(w)")
+    assert "no_grad" not in (first.patch or "")
+
+
+def test_a_deliberate_change_of_weights_is_wrapped_whole(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+lin = nn.Linear(2, 2, bias=False)
+lin.weight[0, 0] = 1.0
+lin.weight[0, 1] = 0.0
+lin.weight[1, 0] = 0.0
+lin.weight[1, 1] = 1.0
+print(lin(torch.ones(1, 2)))
+"""
+    first = verified_diagnosis(sandbox, code, {"leaf-view-inplace"}, 5, "with torch.no_grad():")
+    assert "lines 5-8" in first.fix.en and "第 5-8 行" in first.fix.zh
+
+
+# -- retain_graph=True where the graph should not be reused --------------------------------
+GAN_TWO_D_LOSSES = """import torch
+import torch.nn as nn
+
+gen = nn.Linear(4, 6)
+critic = nn.Sequential(nn.Linear(6, 1), nn.Sigmoid())
+bce = nn.BCELoss()
+opt_c = torch.optim.SGD(critic.parameters(), lr=0.1)
+opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+for it in range(2):
+    opt_c.zero_grad()
+    real_loss = bce(critic(torch.randn(5, 6)), torch.ones(5, 1))
+    real_loss.backward()
+    made = gen(torch.randn(5, 4))
+    made_loss = bce(critic(made), torch.zeros(5, 1))
+    made_loss.backward()
+    opt_c.step()
+    opt_g.zero_grad()
+    g_loss = bce(critic(made), torch.ones(5, 1))
+    g_loss.backward()
+    opt_g.step()
+"""
+
+
+def test_a_critic_step_on_the_generators_output_detaches_it(sandbox: Any) -> None:
+    # two critic losses before the critic's step: the one that freed the shared graph is
+    # the second; it reaches the generator, which the critic's optimizer does not hold
+    first = verified_diagnosis(sandbox, GAN_TWO_D_LOSSES, {"backward-twice"}, 14,
+                               "critic(made.detach())")
+    assert "retain_graph" not in shown_text(first)
+
+
+STATE_ON_A_MODULE = """import torch
+import torch.nn as nn
+
+class Accumulator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.trace = None
+
+    def forward(self, x):
+        if self.trace is None:
+            self.trace = torch.zeros_like(x)
+        self.trace = 0.5 * self.trace + self.lin(x)
+        return self.trace
+
+acc = Accumulator()
+opt = torch.optim.SGD(acc.parameters(), lr=0.01)
+for batch in range(3):
+    out = acc(torch.randn(2, 3))
+    loss = out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_state_kept_on_a_module_is_reset_each_pass_not_retained(sandbox: Any) -> None:
+    first = verified_diagnosis(sandbox, STATE_ON_A_MODULE, {"backward-twice-carried"}, 13,
+                               "acc.trace = None")
+    assert "retain_graph" not in (first.patch or "")
+
+
+def test_a_graph_carried_across_passes_by_something_unseen_gets_no_retain_graph(
+        sandbox: Any) -> None:
+    # the carried value lives in a closure's list: the evidence shows the same backward()
+    # failing on a later pass, not what carries the graph
+    code = """import torch
+
+w = torch.ones(3, requires_grad=True)
+memory = [torch.zeros(3)]
+
+def step(x):
+    memory[0] = memory[0] * 0.9 + w * x
+    return memory[0].sum()
+
+for batch in range(3):
+    loss = step(torch.randn(3))
+    loss.backward()
+"""
+    first = first_diagnosis(sandbox, code)
+    assert first.id == "backward-twice-carried" and first.root_line == 12
+    assert "retain_graph=True" not in (first.patch or "")
+    assert "Do not pass `retain_graph=True`" in first.fix.en
+    assert "不要传入 `retain_graph=True`" in first.fix.zh
+
+
+# -- a class called with the data ----------------------------------------------------------
+def test_a_loss_class_called_with_tensors_is_built_first(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+def score(pred, target):
+    return nn.MSELoss(pred, target)
+
+net = nn.Linear(3, 2)
+x, y = torch.randn(4, 3), torch.randn(4, 2)
+loss = score(net(x), y)
+loss.backward()
+"""
+    first = verified_diagnosis(sandbox, code, {"module-called-with-tensors"}, 5,
+                               "nn.MSELoss()(pred, target)")
+    assert ".all()" not in shown_text(first)
