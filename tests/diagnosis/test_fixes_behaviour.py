@@ -224,3 +224,144 @@ loss.backward()
     first = verified_diagnosis(sandbox, code, {"module-called-with-tensors"}, 5,
                                "nn.MSELoss()(pred, target)")
     assert ".all()" not in shown_text(first)
+
+
+# -- root cause over the data flow: shapes whose numbers relate ----------------------------
+def test_a_batch_without_its_channel_dimension_is_not_read_as_channels(sandbox: Any) -> None:
+    # (N, H, W) into Conv2d(1, ...): N became the channels; in_channels=N would run
+    code = """import torch
+import torch.nn as nn
+
+def masks(n):
+    return torch.rand(n, 12, 12)
+
+seg = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 1, 1))
+batch = masks(6)
+out = seg(batch)
+loss = ((out - torch.rand(6, 1, 12, 12)) ** 2).mean()
+loss.backward()
+"""
+    first = verified_diagnosis(sandbox, code, {"conv-channels"}, 5, ".unsqueeze(1)")
+    assert "Conv2d(6" not in (first.patch or "")
+    assert any("6 samples became 6 channels" in step.en for step in first.chain)
+
+
+def test_one_image_into_a_linear_layer_is_flattened_not_read_as_rows(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+layer = nn.Linear(36, 5)
+
+def classify(img):
+    return layer(img).argmax(dim=-1)
+
+picture = torch.rand(6, 6)
+print(classify(picture))
+"""
+    first = verified_diagnosis(sandbox, code, {"linear-in-features"}, 7,
+                               "img.reshape(1, -1)")
+    assert "Linear(6" not in (first.patch or "")
+
+
+def test_conv_maps_into_a_linear_layer_are_flattened_and_the_layer_sized(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 5, 3), nn.MaxPool2d(2))
+        self.head = nn.Linear(20, 2)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+net = Net()
+net(torch.randn(4, 3, 10, 10)).sum().backward()
+"""
+    first = verified_diagnosis(sandbox, code, {"linear-in-features"}, 8, "5 * 4 * 4")
+    assert "flatten(1)" in (first.patch or "") and "Linear(4," not in (first.patch or "")
+
+
+# -- what a truth value was asked for ------------------------------------------------------
+def test_a_count_of_matches_counts_elements_not_whole_batches(sandbox: Any) -> None:
+    code = """import torch
+
+guesses = torch.tensor([1, 0, 2, 2, 1, 0])
+truth = torch.tensor([1, 1, 2, 0, 1, 0])
+hits = 0
+seen = 0
+for start in range(0, 6, 3):
+    g, t = guesses[start:start + 3], truth[start:start + 3]
+    hits += 1 if g == t else 0
+    seen += 1
+print(hits / seen)
+"""
+    first = verified_diagnosis(sandbox, code, {"bool-ambiguous"}, 9, "(g == t).sum().item()")
+    assert "seen += t.numel()" in (first.patch or "")
+    assert ".all()" not in (first.patch or "")
+
+
+def test_if_on_a_tensor_name_tests_presence(sandbox: Any) -> None:
+    code = """import torch
+
+def blend(x, extra=None):
+    if extra:
+        x = x + extra
+    return x
+
+print(blend(torch.ones(3), torch.ones(3)))
+"""
+    first = verified_diagnosis(sandbox, code, {"bool-ambiguous"}, 4, "extra is not None")
+    assert ".all()" not in (first.patch or "")
+
+
+# -- the type of what a failing line was given ---------------------------------------------
+def test_numpy_of_a_list_of_losses_keeps_numbers_at_the_append(sandbox: Any) -> None:
+    code = """import numpy as np
+import torch
+
+w = torch.zeros(2, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+curve = []
+for _ in range(4):
+    err = ((w - 1) ** 2).sum()
+    opt.zero_grad()
+    err.backward()
+    opt.step()
+    curve.append(err)
+print(np.array(curve))
+"""
+    first = verified_diagnosis(sandbox, code, {"numpy-of-loss-history"}, 12,
+                               "curve.append(err.item())")
+    assert "curve.detach()" not in shown_text(first)
+
+
+def test_an_embedding_fed_an_embedding_is_not_told_to_use_long(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+codes = nn.Sequential(nn.Embedding(5, 4), nn.Embedding(5, 4))
+ids = torch.randint(0, 5, (3, 2))
+print(codes(ids).shape)
+"""
+    first = first_diagnosis(sandbox, code)
+    assert (first.id, first.root_line) == ("embedding-of-embedding", 4)
+    assert "ids.long()" not in shown_text(first) and "nn.ModuleList" in first.fix.en
+
+
+def test_a_fix_whose_trial_failed_is_not_the_advice(sandbox: Any) -> None:
+    # the message's own advice would be `in_channels=3`: tried, it fails (line 6 sets a
+    # one-channel weight), so the fix says where to look instead
+    code = """import torch
+import torch.nn as nn
+
+photo = torch.rand(1, 3, 8, 8)
+blur = nn.Conv2d(1, 1, 3, bias=False)
+blur.weight.data = torch.full((1, 1, 3, 3), 1 / 9)
+print(blur(photo).shape)
+"""
+    first = first_diagnosis(sandbox, code)
+    assert first.fix_failed and "in_channels=3" not in first.fix.en
+    assert "tried on your program and did not fix it" in first.fix.en
+    assert "试过" in first.fix.zh

@@ -769,12 +769,51 @@ def check_non_scalar(ctx: Ctx) -> list[Candidate]:
 def check_numpy(ctx: Ctx) -> list[Candidate]:
     if "Can't call numpy() on Tensor that requires grad" not in ctx.message:
         return []
+    history = _loss_history(ctx)
+    if history:
+        return history
     line = ctx.fail_line or 0
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
     return at_failing_line(ctx, "numpy-requires-grad", "numpy", [
         Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
                                    f"在第 {line} 行转换前先 detach")) if edit else None], 0.85)
 
+
+
+def _loss_history(ctx: Ctx) -> list[Candidate]:
+    """What the failing line turns into NumPy is a Python list (``np.array(self.cost_his)``)
+    the program appends losses to, each with its graph: the list has no ``.detach()``; the
+    root is the append, which should keep the number (``loss.item()``)."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    stmt = flow.statement_at(fail)
+    if stmt is None:
+        return []
+    given = {text(a) for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args} | {
+        receiver(n) or "" for n in ast.walk(stmt) if isinstance(n, ast.Call)
+        and call_name(n) == "numpy"}
+    losses = {b.name for b in ctx.evidence.backwards if b.name and isinstance(b.loss, float)}
+    out = []
+    for name in sorted(given):
+        starts = [flow.value_of(s) for s in flow.assignments.get(name, [])]
+        if not any(isinstance(v, ast.List) and not v.elts for v in starts):
+            continue
+        for call in flow.calls_named("append"):
+            item = call.args[0] if len(call.args) == 1 else None
+            if receiver(call) != name or not isinstance(item, ast.Name) or item.id not in losses:
+                continue
+            line = call.lineno
+            edit = replace_node(ctx.code, item, f"{item.id}.item()")
+            ctx.refuted.add("numpy-requires-grad")  # its subject is the list, not a tensor
+            out.append(Candidate("numpy-of-loss-history", line, 0.9, [
+                ("loss-history", {"line": line, "name": name, "op": item.id,
+                                  "fail_line": fail})],
+                [Fix((edit,), runs_clean, T(
+                    f"keep the number, not the tensor, in `{name}` (line {line}): "
+                    f"`{name}.append({item.id}.item())`",
+                    f"第 {line} 行在 `{name}` 里保存数值而不是张量："
+                    f"`{name}.append({item.id}.item())`"))] if edit else [],
+                {"line": line, "name": name, "op": item.id, "fail_line": fail}))
+    return out
 
 
 def check_grad_none(ctx: Ctx) -> list[Candidate]:

@@ -299,6 +299,13 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
                         for d, why in failed.get(id(top), [])[:1]]
             update.update(fix_verified=False, fix_failed=bool(attempts),
                           chain=[*chain_text(top), *attempts])
+            if attempts:
+                # the catalog's advice is the change that was just refuted, or one like it:
+                # what the evidence supports is where to look, not that change
+                fail_line = shown_diag.line or top.root_line or 0
+                root = top.root_line or fail_line
+                key = "fix-refuted" if root < fail_line else "fix-refuted-here"
+                update["fix"] = fill(catalog.steps[key], {"line": root, "fail_line": fail_line})
     diag = shown_diag.model_copy(update=update)
     rest = [d for d in base if d is not first and d.id != diag.id]
     if result.error is None:
