@@ -365,3 +365,40 @@ print(blur(photo).shape)
     assert first.fix_failed and "in_channels=3" not in first.fix.en
     assert "tried on your program and did not fix it" in first.fix.en
     assert "试过" in first.fix.zh
+
+
+def test_a_dtype_is_fixed_where_the_data_is_made_not_where_it_is_sliced(sandbox: Any) -> None:
+    # fixing the slice on line 9 would fail again on line 12, which reads `table` whole
+    code = """import numpy as np
+import torch
+
+table = torch.from_numpy(np.random.rand(6, 2))
+weight = torch.randn(2, 1, requires_grad=True)
+
+def fit(rows):
+    return (rows @ weight).pow(2).mean()
+
+for start in range(0, 6, 3):
+    part = table[start:start + 3]
+    fit(part).backward()
+print(fit(table).item())
+"""
+    verified_diagnosis(sandbox, code, {"dtype-mismatch"}, 4, "np.random.rand(6, 2)).float()")
+
+
+def test_sequence_labels_longer_than_the_input_are_shifted_not_unflattened(
+        sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+tokens = torch.randint(0, 12, (3, 7))
+embed = nn.Embedding(12, 5)
+head = nn.Linear(5, 12)
+given = tokens[:, :-1]
+scores = head(embed(given))
+loss = nn.functional.cross_entropy(scores.reshape(-1, 12), tokens.view(-1))
+loss.backward()
+"""
+    first = verified_diagnosis(sandbox, code, {"ce-batch-mismatch"}, 9,
+                               "tokens[:, 1:].reshape(-1)")
+    assert "mixes samples" not in shown_text(first)

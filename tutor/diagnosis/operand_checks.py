@@ -28,7 +28,7 @@ from tutor.diagnosis.flow import call_name, module_label, receiver, text
 from tutor.diagnosis.training_checks import _eval_candidates
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
-from tutor.sandbox.models import FailedOpEvidence, OperandEvidence
+from tutor.sandbox.models import ChainLink, FailedOpEvidence, OperandEvidence
 
 RESHAPES = ("view", "reshape")
 FLOAT32 = "torch.float32"
@@ -271,13 +271,78 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
     have = int(m.group(1))
     fail = ctx.fail_line or 0
     scores = operand(failed_op(ctx), "0", "input")
-    for link in scores.history if scores is not None else []:
+    history = scores.history if scores is not None else []
+    for index, link in enumerate(history):
         if link.op in RESHAPES and link.shape and link.shape[0] == have:
+            before = history[index + 1].shape if index + 1 < len(history) else None
+            labels = int(m.group(2))
+            if before and len(before) >= 3 and len(link.shape) == 2 and \
+                    link.shape[1] == before[-1] and _product(before[:-1]) == have and \
+                    labels % before[0] == 0 and labels // before[0] not in (
+                        1, _product(before[1:-1])):
+                # (N, T, C) -> (N*T, C) keeps every position's row: nothing is mixed; the
+                # labels are for sequences of another length
+                return _sequence_lengths(ctx, history, before, labels)
             fixes = _flatten_fixes(ctx, link.line, link.line)
             return [Candidate("ce-batch-mismatch", link.line, 0.8, [
                 ("batch", {"fail_line": fail}), ("view-mixes", {"line": link.line})],
                 fixes, {"line": link.line})]
     return []
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for size in sizes:
+        out *= size
+    return out
+
+
+def _sequence_lengths(ctx: Ctx, history: list[ChainLink], shape: list[int], labels: int
+                      ) -> list[Candidate]:
+    """Scores for N sequences of T positions against labels for N sequences of another
+    length. Where the model's input was cut from the tensor the labels come from
+    (``dec_in = question[:, :-1]``), the labels are that tensor shifted the other way
+    (``question[:, 1:]``): the next token is the target of each position."""
+    fail = ctx.fail_line or 0
+    batch, steps = shape[0], _product(shape[1:-1])
+    head: tuple[str, dict[str, object]] = ("lengths-differ", {
+        "fail_line": fail, "count": f"{batch} × {steps}", "target": f"{labels}"})
+    stmt = ctx.flow.statement_at(fail)
+    for link in history:
+        cut = _cut_from(ctx.flow.statement_at(link.line))
+        if cut is None or stmt is None:
+            continue
+        base, k = cut
+        uses = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == base]
+        if len(uses) != 1:
+            continue
+        shifted = f"{base}[:, {k}:]"
+        # a slice is not contiguous: its .view(-1) becomes .reshape(-1)
+        view = next((c.func for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(
+            c.func, ast.Attribute) and c.func.attr == "view" and c.func.value is uses[0]), None)
+        edits = replace_node(ctx.code, view, f"{shifted}.reshape") if view is not None \
+            else replace_node(ctx.code, uses[0], shifted)
+        return [Candidate("ce-batch-mismatch", fail, 0.8, [head, ("input-cut", {
+            "line": link.line, "name": base, "target": shifted})],
+            [Fix((edits,), runs_clean, T(
+                f"compare each position with the next token: `{shifted}` as the labels on "
+                f"line {fail}", f"第 {fail} 行让每个位置对应下一个词：标签用 `{shifted}`"))]
+            if edits is not None else [], {"line": fail})]
+    return [Candidate("ce-batch-mismatch", fail, 0.6, [head], [], {"line": fail})]
+
+
+def _cut_from(stmt: ast.stmt | None) -> tuple[str, int] | None:
+    """``("question", 1)`` for ``x = question[:, :-1]``."""
+    value = stmt.value if isinstance(stmt, ast.Assign) else None
+    if not isinstance(value, ast.Subscript) or not isinstance(value.value, ast.Name):
+        return None
+    parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    for part in parts:
+        upper = part.upper if isinstance(part, ast.Slice) else None
+        if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) and isinstance(
+                upper.operand, ast.Constant) and isinstance(upper.operand.value, int):
+            return value.value.id, upper.operand.value
+    return None
 
 
 CONV = re.compile(r"expected input\[([\d, ]+)\] to have (\d+) channels, but got (\d+) channels")
@@ -368,11 +433,15 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
     operands = [(o, made_line(ctx, o)) for o in wrong]
     fail = ctx.fail_line or 0
     out = []
-    for item, line in [(o, n) for o, n in operands if n is not None][:2]:
+    for item, near in [(o, n) for o, n in operands if n is not None][:2]:
+        # a slice or reshape keeps the dtype: the tensor got it where its data was made
+        line = _dtype_origin(ctx, near)
         stmt = ctx.flow.statement_at(line)
+        op = item.op if line == near else None
         edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
-                 suffix_value(ctx.code, stmt, ".float()", item.op)]
-        name = item.name or (text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else "it")
+                 suffix_value(ctx.code, stmt, ".float()", op)]
+        name = item.name if line == near and item.name else (
+            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name or "it")
         fixes = [Fix((edit,), runs_clean, T(
             f"make `{name}` float32 where it is made (line {line})",
             f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
@@ -381,6 +450,33 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
                                "op": failed.op}),
             ("made-here", {"line": line, "name": name})], fixes, {"line": line, "name": name}))
     return out
+
+
+KEEPS_DTYPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "t",
+                         "transpose", "permute", "contiguous", "clone", "detach", "expand"})
+
+
+def _dtype_origin(ctx: Ctx, line: int) -> int:
+    """Back from the statement on ``line`` through assignments that only slice or reshape
+    another name (``X = features[i:j]``) to the one that made the data (``features =
+    torch.from_numpy(...)``)."""
+    flow = ctx.flow
+    stmt = flow.statement_at(line)
+    for _ in range(8):
+        value = flow.value_of(stmt) if stmt is not None else None
+        base: ast.expr | None = None
+        if isinstance(value, ast.Subscript):
+            base = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr in KEEPS_DTYPE:
+            base = value.func.value
+        if not isinstance(base, ast.Name) or stmt is None:
+            break
+        made = flow.assigned_before(base.id, stmt.lineno)
+        if made is None or not isinstance(made, (ast.Assign, ast.AnnAssign)):
+            break
+        stmt = made
+    return stmt.lineno if stmt is not None else line
 
 
 def _dtype_from_names(ctx: Ctx) -> list[Candidate]:
