@@ -95,6 +95,8 @@ FAMILIES: dict[str, set[str]] = {
     "relu-output": {"relu-output"},
     "backward-twice": {"backward-twice", "backward-twice-loop", "backward-twice-carried"},
     "loss-class-called-with-tensors": {"module-called-with-tensors"},
+    "ce-target-shape": {"ce-target-shape", "ce-target-float-shape", "ce-classes-not-dim1"},
+    "rnn-tuple-output": {"tuple-in-sequential"},
     "lost-graph": {"no-grad-fn", "no-grad-fn-no-grad-block", "no-grad-fn-no-leaf",
                    "no-grad-fn-detached", "no-grad-fn-python-number", "no-grad-fn-frozen",
                    "no-grad-fn-integer", "backward-in-no-grad", "backward-on-python-number"},

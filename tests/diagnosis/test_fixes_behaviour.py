@@ -402,3 +402,29 @@ loss.backward()
     first = verified_diagnosis(sandbox, code, {"ce-batch-mismatch"}, 9,
                                "tokens[:, 1:].reshape(-1)")
     assert "mixes samples" not in shown_text(first)
+
+
+def test_sequence_scores_with_classes_last_are_transposed_for_cross_entropy(
+        sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+tagger = nn.Linear(6, 9)
+words = torch.randn(2, 5, 6)
+tags = torch.randint(0, 9, (2, 5))
+loss = nn.CrossEntropyLoss()(tagger(words), tags)
+loss.backward()
+"""
+    verified_diagnosis(sandbox, code, {"ce-classes-not-dim1"}, 7, "tagger(words).transpose(1, 2)")
+
+
+def test_a_recurrent_layer_in_a_sequential_is_named_where_it_is_built(sandbox: Any) -> None:
+    code = """import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 4), nn.GRU(4, 4, batch_first=True), nn.Linear(4, 1))
+print(net(torch.randn(2, 6, 3)).shape)
+"""
+    first = first_diagnosis(sandbox, code)
+    assert (first.id, first.root_line) == ("tuple-in-sequential", 4)
+    assert "`nn.GRU`" in first.title.en and "`nn.GRU`" in first.title.zh

@@ -168,8 +168,8 @@ def _call_arg(ctx: Ctx, given: OperandEvidence, module: str | None = None
     arg = next((a for n in calls for a in n.args if text(a) in names), None)
     if arg is None and module:
         last = module.split(".")[-1]
-        arg = next((n.args[0] for n in calls if n.args and text(n.func).split(".")[-1] == last),
-                   None)
+        arg = next((n.args[0] for n in calls if n.args and text(n.func).split(".")[-1]
+                    .removesuffix("()") == last), None)
     return line, arg
 
 
@@ -833,6 +833,56 @@ def _tensorish(ctx: Ctx, node: ast.expr) -> bool:
         return True
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     return any(getattr(known.get(name), "kind", None) == "tensor" for name in names)
+
+
+def check_classes_last(ctx: Ctx) -> list[Candidate]:
+    """Cross-entropy given scores (N, T, C) with labels (N, T): it reads dimension 1 as the
+    classes, so the scores' classes must move there (``.transpose(1, 2)``)."""
+    if "Expected target size" not in ctx.message:
+        return []
+    failed = failed_op(ctx, *LABEL_LOSSES)
+    scores, labels = operand(failed, "0", "input"), operand(failed, "1", "target")
+    if scores is None or labels is None or len(scores.shape) < 3 or \
+            labels.shape != scores.shape[:-1]:
+        return []
+    move = ".transpose(1, 2)" if len(scores.shape) == 3 else ".movedim(-1, 1)"
+    line, arg = _call_arg(ctx, scores, failed.module or failed.op if failed else None)
+    edit = replace_node(ctx.code, arg, postfix(arg, move)) if arg is not None else None
+    name = scores.name or (text(arg) if arg is not None else None)
+    return [Candidate("ce-classes-not-dim1", line, 0.85, [
+        ("classes-last", {"fail_line": line, "name": name, "shape": str(tuple(scores.shape)),
+                          "target_shape": str(tuple(labels.shape)), "count": scores.shape[-1]})],
+        [Fix((edit,), runs_clean, T(
+            f"put the classes in dimension 1 on line {line}: `{postfix(arg, move)}`",
+            f"第 {line} 行把类别放到第 1 维：`{postfix(arg, move)}`"))]
+        if edit is not None and arg is not None else [],
+        {"line": line, "name": name, "detail": move, "shape": str(tuple(scores.shape)),
+         "count": scores.shape[-1]})]
+
+
+TUPLE_MODULES = ("LSTM", "GRU", "RNN", "MultiheadAttention")
+
+
+def check_tuple_in_sequential(ctx: Ctx) -> list[Candidate]:
+    """A layer of an ``nn.Sequential`` given a tuple: a layer before it returns one (an
+    LSTM's ``(output, (h, c))``), and a Sequential passes it on whole. Torch rejects the
+    tuple before any op runs, so the evidence is the module the failing line calls and the
+    Sequential it was built as."""
+    if "must be Tensor, not tuple" not in ctx.message:
+        return []
+    lines = {ctx.fail_line, *ctx.trace_lines()}
+    called = [m.module for m in ctx.evidence.modules if m.line in lines]
+    for name in called:
+        chain = ctx.flow.constructor(name, "Sequential")
+        layers = chain.args if chain is not None else []
+        for layer in layers[:-1]:
+            kind = call_name(layer) if isinstance(layer, ast.Call) else ""
+            if kind in TUPLE_MODULES:
+                return [Candidate("tuple-in-sequential", layer.lineno, 0.85, [
+                    ("tuple-passed-on", {"line": layer.lineno, "module": kind,
+                                         "fail_line": ctx.fail_line or 0})],
+                    [], {"line": layer.lineno, "module": kind})]
+    return []
 
 
 def check_batchnorm_train(ctx: Ctx) -> list[Candidate]:
