@@ -446,8 +446,8 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
             f"make `{name}` float32 where it is made (line {line})",
             f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
         out.append(Candidate("dtype-mismatch", line, 0.8, [
-            ("dtype-operand", {"fail_line": fail, "name": name, "dtype": item.dtype,
-                               "op": failed.op}),
+            ("dtype-operand", {"fail_line": fail, "name": item.name or name,
+                               "dtype": item.dtype, "op": failed.op}),
             ("made-here", {"line": line, "name": name})], fixes, {"line": line, "name": name}))
     return out
 
