@@ -118,7 +118,7 @@ for _ in range(10):
     opt.step()
 """),
     # exceptions: the root-cause line is not the failing line
-    ("backward-twice", 10, TRAIN + """cell = nn.RNNCell(3, 3)
+    ("backward-twice-carried", 10, TRAIN + """cell = nn.RNNCell(3, 3)
 opt = torch.optim.SGD(cell.parameters(), lr=0.1)
 state = torch.zeros(1, 3)
 for t in range(3):

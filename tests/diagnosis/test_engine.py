@@ -52,7 +52,10 @@ def test_same_message_from_a_layer_is_the_in_features_diagnosis() -> None:
     diagnosis = diagnose_error(run, code)
     assert diagnosis is not None and diagnosis.id == "linear-in-features"
     assert diagnosis.title.en == "`self.fc1` expects 400 input features but gets 256"
-    assert "nn.Linear(256, 120)" in diagnosis.fix.en
+    # one row per sample (the layer's width is the fix) or an unflattened image (flatten
+    # first): the message alone does not say which, so the advice says how to tell
+    assert "`x.shape`" in diagnosis.fix.en and "(256)" in diagnosis.fix.en
+    assert "`x.flatten(1)`" in diagnosis.fix.en and "16 * 5 * 5" not in diagnosis.fix.en
 
 
 @pytest.mark.parametrize(

@@ -120,8 +120,9 @@ recon.backward()
 reg.backward()
 print(z.grad)
 """),
-    # a running sum of losses that is itself differentiated
-    ("backward-twice", 8, "loss.item()", """import torch
+    # a running sum of losses that is itself differentiated (the same backward() worked on
+    # the pass before: a graph carried across passes)
+    ("backward-twice-carried", 8, "loss.item()", """import torch
 
 w = torch.zeros(2, requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)

@@ -108,7 +108,7 @@ labels = torch.randint(0, 10, (4,))
 loss = nn.functional.cross_entropy(Classifier()(images), labels)
 loss.backward()
 """),
-    ('backward-twice', 9, 'tuple(s.detach() for s in state)', """import torch
+    ('backward-twice-carried', 9, 'tuple(s.detach() for s in state)', """import torch
 import torch.nn as nn
 lstm = nn.LSTM(4, 8, batch_first=True)
 head = nn.Linear(8, 1)

@@ -328,11 +328,13 @@ class Catalog(_Strict):
 
     @property
     def errors(self) -> list[Entry]:
-        return self.where("error")
+        """The entries a raised error's message picks (an error found from evidence has a
+        ``check`` instead)."""
+        return [e for e in self.where("error") if e.match is not None]
 
     @property
     def warnings(self) -> list[Entry]:
-        return self.where("warning")
+        return [e for e in self.where("warning") if e.match is not None]
 
     @property
     def pitfalls(self) -> list[Entry]:

@@ -27,11 +27,13 @@ from tutor.diagnosis.operand_checks import (
     check_batchnorm_train,
     check_bool,
     check_ce_target,
+    check_classes_last,
     check_conv_channels,
     check_dtype,
     check_embedding_indices,
     check_embedding_range,
     check_linear_shape,
+    check_tuple_in_sequential,
     check_view_shape,
 )
 from tutor.diagnosis.program_checks import (
@@ -39,6 +41,7 @@ from tutor.diagnosis.program_checks import (
     check_bce_range,
     check_layers_in_list,
     check_module_init,
+    check_module_with_tensors,
     check_tensor_from_tensors,
     check_view_contiguous,
 )
@@ -68,7 +71,8 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_nonleaf_requires_grad, check_batchnorm_train, check_module_init,
                     check_view_contiguous, check_backward_number, check_bce_range,
                     check_layers_in_list, check_embedding_indices, check_tensor_from_tensors,
-                    check_embedding_range]
+                    check_embedding_range, check_module_with_tensors, check_classes_last,
+                    check_tuple_in_sequential]
 SILENT_CHECKS = [check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,

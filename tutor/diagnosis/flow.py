@@ -39,6 +39,15 @@ def call_name(node: ast.AST) -> str:
     return called(node) if isinstance(node, ast.Call) else ""
 
 
+def module_label(name: str) -> str:
+    """A module the re-run names by its path (``model.fc``, ``model.classifier.1``) as the
+    learner's code reaches it: ``fc``, ``classifier[1]`` (never a bare ``1``)."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[-1].isdigit():
+        return f"{parts[-2]}[{parts[-1]}]"
+    return parts[-1]
+
+
 def receiver(node: ast.Call) -> str | None:
     return text(node.func.value) if isinstance(node.func, ast.Attribute) else None
 

@@ -10,8 +10,15 @@ import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.cuts import cut_fixes, no_grad_decorator, round_trip
-from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_in_line, replace_node
-from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
+from tutor.diagnosis.fixes import (
+    Edit,
+    Fix,
+    indent_of,
+    replace_in_line,
+    replace_node,
+    replace_nodes,
+)
+from tutor.diagnosis.flow import Flow, call_name, module_label, receiver, target_names, text
 from tutor.diagnosis.verify import backward_runs, runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import OpEvidence
@@ -35,6 +42,12 @@ def _wrap_no_grad(code: str, line: int) -> tuple[Edit, ...]:
 
 
 def check_backward_twice(ctx: Ctx) -> list[Candidate]:
+    """A backward through a graph an earlier backward() freed. ``retain_graph=True`` makes
+    any such error go away, so it is proposed only where nothing says the graph should not
+    be reused: not when the failing backward() ran before on an earlier pass (the graph of
+    one pass reaches into the last one: a carried state, detached or reset each pass), not
+    when the first backward() sends gradients into parameters its optimizer does not hold
+    (a GAN's discriminator step on the generator's output: detach it there)."""
     if "backward through the graph a second time" not in ctx.message:
         return []
     flow, fail = ctx.flow, ctx.fail_line or 0
@@ -46,11 +59,18 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     backs = [b.line for b in ctx.evidence.backwards]
     first_back = backs[0] if backs else fail
     fills: dict[str, object] = {"fail_line": fail, "name": target or "the loss"}
+    # the same backward() ran on an earlier pass of a loop (the failing line's, or one that
+    # calls the function it is in): this pass's graph reaches into that one's
+    passes = _pass_loop(ctx)
+    again = passes is not None and any(b.line == fail and b.raised is None
+                                       for b in ctx.evidence.backwards)
     # 1. a state carried from one pass to the next (h = f(x, h)) keeps the old graph
     for loop in loops[:1]:
         for sub in ast.walk(loop):
             if isinstance(sub, (ast.Assign, ast.AugAssign)) and sub.lineno <= fail:
                 out.extend(_carried(ctx, sub, loop, target, fills))
+    if again and passes is not None:
+        out.extend(_carried_attributes(ctx, passes, fills))
     # 2. a value the loop differentiates was built before the loop
     if loops and target:
         loop = loops[0]
@@ -68,10 +88,14 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
                 ], [fix], {"line": line, "name": target}))
+    # 5. two losses share a forward pass and each has its own backward()
+    shared = _shared_forward(ctx, target, fills)
+    out.extend(shared)
     # 3. two backward passes through one graph in straight-line code: one backward() of the
     # sum when nothing happens between them, else (last resort: it keeps the whole graph
     # alive, and is wrong where the graph should not be reused) retain_graph
-    if (len(backs) >= 2 and not loops) or (len(set(backs)) >= 2 and backs[-1] != backs[0]):
+    if ((len(backs) >= 2 and not loops) or (len(set(backs)) >= 2 and backs[-1] != backs[0])) \
+            and not again:
         prev = [b for b in backs if b != fail]
         prev_line = prev[-1] if prev else first_back
         summed = _sum_losses(ctx, prev_line, target)
@@ -82,17 +106,16 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                 [summed], {"line": prev_line}))
         edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)",
                                ".backward(retain_graph=True)")
-        out.append(Candidate("backward-twice", prev_line, 0.45, [
-            ("backward-raised", fills), ("first-backward", {"line": prev_line}),
-        ], [Fix((edit,), runs_clean,
-                T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
-                  f"on line {prev_line}",
-                  f"为第二次反向传播保留计算图：第 {prev_line} 行使用 "
-                  "`backward(retain_graph=True)`"))] if edit else [], {"line": prev_line}))
-    # 5. two losses share a forward pass and each has its own backward()
-    out.extend(_shared_forward(ctx, target, fills))
+        if not shared:
+            out.append(Candidate("backward-twice", prev_line, 0.45, [
+                ("backward-raised", fills), ("first-backward", {"line": prev_line}),
+            ], [Fix((edit,), runs_clean,
+                    T(f"keep the graph for the second pass: `backward(retain_graph=True)` "
+                      f"on line {prev_line}",
+                      f"为第二次反向传播保留计算图：第 {prev_line} 行使用 "
+                      "`backward(retain_graph=True)`"))] if edit else [], {"line": prev_line}))
     # 4. the second pass reuses a forward output computed before the first backward
-    if call is not None:
+    if call is not None and not again:
         for name in flow.names_in(call):
             stmt2 = flow.assigned_before(name, fail, call)
             if stmt2 is not None and stmt2.lineno < first_back < fail:
@@ -108,8 +131,113 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                                 T(f"recompute `{name}` for the second pass: `{expr}`",
                                   f"为第二次反向传播重新计算 `{name}`：`{expr}`"))],
                             {"line": stmt2.lineno, "name": name}))
+    if again:
+        # the graph is carried across passes: the message's own advice (retain_graph) is
+        # refuted, and the entry that says so words every candidate; when the evidence does
+        # not show what carries it, that is said too
+        ctx.refuted.add("backward-twice")
+        for cand in out:
+            if cand.id == "backward-twice":
+                cand.id = "backward-twice-carried"
+                cand.fill.setdefault("fail_line", fail)
+        if not out:
+            out.append(Candidate("backward-twice-carried", fail, 0.7, [
+                ("backward-raised", fills), ("backward-again", {"fail_line": fail})],
+                [], {"fail_line": fail, "name": target or "the loss"}))
+    elif shared:
+        ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
 
+
+def _pass_loop(ctx: Ctx) -> ast.stmt | None:
+    """The innermost loop that holds the failing line, or the line of an outer frame of the
+    traceback (a training step called once a pass)."""
+    for line in [ctx.fail_line or 0, *reversed(ctx.trace_lines())]:
+        stmt = ctx.flow.statement_at(line)
+        loops = ctx.flow.loops_of(stmt) if stmt is not None else []
+        if loops:
+            return loops[0]
+    return None
+
+
+def _carried_attributes(ctx: Ctx, loop: ast.stmt, fills: dict[str, object]
+                        ) -> list[Candidate]:
+    """State kept on an object across calls (``self.mem = beta * self.mem + x``,
+    ``out, self.hidden = self.lstm(x, self.hidden)``): each batch's graph holds the last
+    batch's. Reset it (to what ``__init__`` starts it from) or detach it at the start of
+    each pass of the training loop, on the modules the loop calls."""
+    flow = ctx.flow
+    out = []
+    for stmt in flow.statements:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        owner = next((a for a in flow.ancestors(stmt) if isinstance(a, ast.ClassDef)), None)
+        names = [n for t in stmt.targets for n in target_names(t) if n.startswith("self.")]
+        carried = [n for n in names if n in flow.names_in(stmt.value)]
+        if owner is None or not carried:
+            continue
+        attr = carried[0].removeprefix("self.")
+        paths = _instances(ctx, loop, owner.name)
+        if not paths:
+            continue
+        start = _init_value(owner, attr)
+        resets = []
+        if start is not None:
+            resets.append([f"{p}.{attr} = " + re.sub(r"\bself\b", p, text(start))
+                           for p in paths])
+        resets.append([f"{p}.{attr} = None if {p}.{attr} is None else {p}.{attr}.detach() if "
+                       f"torch.is_tensor({p}.{attr}) else tuple(s.detach() for s in "
+                       f"{p}.{attr})" for p in paths])
+        body = _first_body_line(loop)
+        indent = indent_of(flow.line(body))
+        fixes = []
+        for lines in resets:
+            snippet = ("\n" + indent).join(lines)
+            what = "reset" if lines is resets[0] and start is not None else "detach"
+            shown = "; ".join(lines) if len(lines) <= 3 and what == "reset" else lines[0]
+            fixes.append(Fix((Edit("insert_before", body, snippet),), runs_clean, T(
+                f"{what} the state at the start of each pass (before line {body}): `{shown}`",
+                f"在每次循环开始时（第 {body} 行之前）"
+                f"{'重置' if what == 'reset' else '截断'}这个状态：`{shown}`")))
+        out.append(Candidate("backward-twice", stmt.lineno, 0.9, [
+            ("backward-raised", fills),
+            ("carried-attribute", {"line": stmt.lineno, "name": carried[0],
+                                   "fail_line": body})],
+            fixes, {"name": carried[0], "line": stmt.lineno}))
+    return out
+
+
+def _instances(ctx: Ctx, loop: ast.stmt, cls: str) -> list[str]:
+    """How the loop reaches the objects of class ``cls``: a module it calls (the re-run names
+    it) of that class, or one such module's attribute built as ``cls(...)``."""
+    end = getattr(loop, "end_lineno", None) or loop.lineno
+    paths: list[str] = []
+    for call in ctx.evidence.modules:
+        if not loop.lineno <= call.line <= end or not call.module.isidentifier():
+            continue
+        if call.kind == cls:
+            paths.append(call.module)
+            continue
+        holder = next((c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.ClassDef)
+                       and c.name == call.kind), None)
+        for node in ast.walk(holder) if holder is not None else ():
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    call_name(node.value) == cls:
+                paths.extend(f"{call.module}.{n.removeprefix('self.')}" for t in node.targets
+                             for n in target_names(t) if n.startswith("self."))
+    return list(dict.fromkeys(paths))
+
+
+def _init_value(owner: ast.ClassDef, attr: str) -> ast.expr | None:
+    """What ``__init__`` sets ``self.attr`` to, when it reads nothing but ``self`` and
+    constants (it can be written again from outside)."""
+    init = next((f for f in owner.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "__init__"), None)
+    for node in ast.walk(init) if init is not None else ():
+        if isinstance(node, ast.Assign) and any(text(t) == f"self.{attr}" for t in node.targets):
+            names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            return node.value if names <= {"self", "torch", "None"} else None
+    return None
 
 
 def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target: str | None,
@@ -211,42 +339,49 @@ def _sum_losses(ctx: Ctx, first: int, target: str | None) -> Fix | None:
 def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
                     ) -> list[Candidate]:
     """Two losses built from one forward pass (a GAN's ``fake = gen(z)``), each with its own
-    backward(): the first backward frees the shared part. When the optimizer stepped after
-    the first backward() holds none of the parameters behind the shared value, the first
-    loss should not reach them: detach it there. Otherwise recompute it for the second."""
+    backward(): an earlier backward frees the shared part. When the optimizer stepped after
+    that earlier backward() holds none of the parameters it reached through the shared value,
+    that loss should not reach them: detach it there (retain_graph would only hide this)."""
     flow, fail = ctx.flow, ctx.fail_line or 0
     backs = ctx.evidence.backwards
-    first = next((b for b in backs if b.line != fail and b.raised is None), None)
-    first_call = _stmt_call(flow, first.line, "backward") if first is not None else None
-    first_target = receiver(first_call) if first_call is not None else None
-    if first is None or not target or not first_target or first.line > fail:
+    failing = next((i for i, b in enumerate(backs) if b.raised), len(backs))
+    if not target:
         return []
-    ours, theirs = flow.slice_lines(target, fail), flow.slice_lines(first_target, first.line)
-    stepped = next((s for s in ctx.evidence.steps if s.after_backward == 1), None)
-    idle = set(first.reached) - set(stepped.params) if stepped is not None else set()
+    ours = flow.slice_lines(target, fail)
     out = []
-    for line in sorted(ours & theirs):
-        stmt = flow.statement_at(line)
-        if line >= first.line or stmt is None or not _depends_on_grad(flow, stmt):
+    for index in reversed(range(failing)):  # the most recent backward() first
+        first = backs[index]
+        first_call = _stmt_call(flow, first.line, "backward")
+        first_target = receiver(first_call) if first_call is not None else None
+        if first.line == fail or first.line > fail or not first_target:
             continue
-        for name in [n for t in getattr(stmt, "targets", []) for n in target_names(t)]:
-            use = next((n for n in sorted(theirs) if line < n < first.line and re.search(
-                rf"\b{re.escape(name)}\b", flow.line(n))), None)
-            if use is None:
+        theirs = flow.slice_lines(first_target, first.line)
+        stepped = next((s for s in ctx.evidence.steps if s.after_backward > index), None)
+        idle = set(first.reached) - set(stepped.params) if stepped is not None else set()
+        if not idle:
+            continue  # without that evidence, detaching would silently drop gradients
+        for line in sorted(ours & theirs):
+            stmt = flow.statement_at(line)
+            if line >= first.line or stmt is None or not _depends_on_grad(flow, stmt):
                 continue
-            edit = replace_in_line(ctx.code, use, rf"\b{re.escape(name)}\b(?!\.detach)",
-                                   f"{name}.detach()")
-            if not idle:
-                continue  # without that evidence, detaching would silently drop gradients
-            out.append(Candidate("backward-twice", use, 0.85, [
-                ("backward-raised", fills),
-                ("shared-forward", {"line": line, "name": name, "fail_line": first.line}),
-                ("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})],
-                [Fix((edit,), runs_clean, T(
-                    f"give the first loss a detached `{name}` on line {use}: "
-                    f"`{name}.detach()`",
-                    f"第 {use} 行让第一个损失使用截断的 `{name}`：`{name}.detach()`"))]
-                if edit else [], {"line": use, "name": name}))
+            for name in [n for t in getattr(stmt, "targets", []) for n in target_names(t)]:
+                use = next((n for n in sorted(theirs) if line < n < first.line and re.search(
+                    rf"\b{re.escape(name)}\b", flow.line(n))), None)
+                if use is None:
+                    continue
+                edit = replace_in_line(ctx.code, use, rf"\b{re.escape(name)}\b(?!\.detach)",
+                                       f"{name}.detach()")
+                out.append(Candidate("backward-twice", use, 0.85, [
+                    ("backward-raised", fills),
+                    ("shared-forward", {"line": line, "name": name, "fail_line": first.line}),
+                    ("first-pass-idle", {"line": use, "params": _listing(sorted(idle))})],
+                    [Fix((edit,), runs_clean, T(
+                        f"give the first loss a detached `{name}` on line {use}: "
+                        f"`{name}.detach()`",
+                        f"第 {use} 行让第一个损失使用截断的 `{name}`：`{name}.detach()`"))]
+                    if edit else [], {"line": use, "name": name}))
+        if out:
+            break
     return out
 
 
@@ -260,6 +395,12 @@ def _first_body_line(loop: ast.stmt) -> int:
 
 
 
+FRESH = frozenset({"randn", "rand", "zeros", "ones", "tensor", "randint", "linspace", "arange",
+                   "empty", "full", "eye", "normal", "randn_like", "rand_like", "zeros_like",
+                   "ones_like", "full_like", "empty_like", "randperm"})
+"""Calls that make new data, with no graph behind it."""
+
+
 def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
     """A computed tensor, not a constant, a layer, an optimizer or fresh data."""
     value = flow.value_of(stmt)
@@ -267,8 +408,7 @@ def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
         return False
     if isinstance(value, ast.Call):
         name = call_name(value)
-        if name[:1].isupper() or name in ("randn", "rand", "zeros", "ones", "tensor",
-                                            "randint", "linspace", "arange", "empty"):
+        if name[:1].isupper() or name in FRESH:
             return False
     return True
 
@@ -481,6 +621,12 @@ def _inplace_fixes(ctx: Ctx, line: int) -> list[Fix]:
 
 
 def check_leaf_inplace(ctx: Ctx) -> list[Candidate]:
+    """A leaf that requires grad changed in place. Where the program uses the result (``y =
+    relu_(w)``, a layer built with ``inplace=True`` applied to a parameter), it wanted a new
+    tensor: the out-of-place op is the fix, and ``no_grad`` (which would overwrite the
+    parameter at every forward pass) is the last thing tried. A statement that only changes
+    the leaf (``w[0] = 1``, ``w += 1``) is a deliberate change: ``no_grad`` around it, and
+    around the changes of the same tensor that follow it."""
     if "leaf Variable that requires grad is being used in an in-place" not in ctx.message:
         return []
     line = ctx.fail_line or 0
@@ -489,17 +635,98 @@ def check_leaf_inplace(ctx: Ctx) -> list[Candidate]:
     uses_grad = stmt is not None and ".grad" in text(stmt)
     if uses_grad:
         cid = "leaf-inplace-update"
-    fixes = [Fix(_wrap_no_grad(ctx.code, line), runs_clean,
-                 T(f"do the change on line {line} under `with torch.no_grad():`",
-                   f"把第 {line} 行的修改放进 `with torch.no_grad():`"))]
+    steps: list[tuple[str, dict[str, object]]] = [("leaf-inplace", {"line": line})]
+    run = _changes_of_same_tensor(ctx.flow, stmt) if stmt is not None else []
+    last = run[-1].lineno if run else line
+    where = f"line {line}" if last == line else f"lines {line}-{last}"
+    where_zh = f"第 {line} 行" if last == line else f"第 {line}-{last} 行"
+    wrap = Fix(_wrap_no_grad_lines(ctx.code, [s.lineno for s in run] or [line]), runs_clean,
+               T(f"do the change on {where} under `with torch.no_grad():`",
+                 f"把{where_zh}的修改放进 `with torch.no_grad():`"))
+    rewrites = []
     for pattern, repl in INPLACE_REWRITES[:1]:
         edit = replace_in_line(ctx.code, line, pattern, repl)
         if edit is not None and not uses_grad:
-            fixes.append(Fix((edit,), runs_clean,
-                             T(f"make line {line} out of place: `{edit.text.strip()}`",
-                               f"把第 {line} 行改为非原地运算：`{edit.text.strip()}`")))
-    return [Candidate(cid, line, 0.8, [("leaf-inplace", {"line": line})], fixes, {"line": line})]
+            rewrites.append(Fix((edit,), runs_clean,
+                                T(f"make line {line} out of place: `{edit.text.strip()}`",
+                                  f"把第 {line} 行改为非原地运算：`{edit.text.strip()}`")))
+    if stmt is None or not _result_used(stmt):
+        return [Candidate(cid, line, 0.8, steps, [wrap, *rewrites], {"line": line})]
+    fixes: list[Fix] = []
+    failed = ctx.evidence.failed
+    if failed is not None and failed.line == line and failed.module:
+        op = OpEvidence(line=line, kind="inplace", op=failed.op, module=failed.module,
+                        module_kind=failed.module_kind)
+        layer = _inplace_layer(ctx, op)
+        if layer is not None:
+            built, fix = layer
+            steps.append(("inplace-layer", {"line": built, "module": module_label(
+                failed.module), "fail_line": line}))
+            fixes.append(fix)
+    fixes.extend(_out_of_place_calls(ctx, stmt, line))
+    return [Candidate(cid, line, 0.85, steps, [*fixes, *rewrites, wrap], {"line": line})]
 
+
+def _result_used(stmt: ast.stmt) -> bool:
+    """The statement binds or returns what it computes (``y = f(w)``, ``return f(w)``), so
+    the in-place op in it was asked for a value, not for a change of the leaf."""
+    return isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return)) and not any(
+        isinstance(t, ast.Subscript) for t in getattr(stmt, "targets", []))
+
+
+def _out_of_place_calls(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
+    """``torch.relu_(w)`` / ``w.clamp_(0)`` in a statement that uses the result: the same op
+    without the trailing underscore."""
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(
+        n.func, (ast.Attribute, ast.Name)) and call_name(n).endswith("_")
+        and not call_name(n).endswith("__")]
+    changes: list[tuple[ast.AST, str]] = [(c.func, text(c.func)[:-1]) for c in calls]
+    edit = replace_nodes(ctx.code, changes) if changes else None
+    if edit is None:
+        return []
+    return [Fix((edit,), runs_clean, T(f"use the out-of-place op on line {line}: "
+                                       f"`{edit.text.strip()}`",
+                                       f"第 {line} 行改用非原地运算：`{edit.text.strip()}`"))]
+
+
+def _inplace_base(stmt: ast.stmt) -> str | None:
+    """The tensor a statement changes in place: ``w`` for ``w[0] = 1``, ``w += 1``,
+    ``w.fill_(0)``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], ast.Subscript):
+        return text(stmt.targets[0].value)
+    if isinstance(stmt, ast.AugAssign):
+        target = stmt.target
+        return text(target.value if isinstance(target, ast.Subscript) else target)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        name = call_name(stmt.value)
+        if name.endswith("_") and not name.endswith("__"):
+            return receiver(stmt.value)
+    return None
+
+
+def _changes_of_same_tensor(flow: Flow, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statement and the ones right after it in its block that change the same tensor in
+    place (``m.weight[0, 0] = 1`` then ``m.weight[0, 1] = 2``): one ``no_grad`` covers them."""
+    base = _inplace_base(stmt)
+    if base is None:
+        return []
+    body = _siblings(flow, stmt)
+    run = []
+    for sibling in body:
+        if _inplace_base(sibling) != base or sibling.lineno != (sibling.end_lineno or 0):
+            break
+        run.append(sibling)
+    return run
+
+
+def _wrap_no_grad_lines(code: str, lines: list[int]) -> tuple[Edit, ...]:
+    """``with torch.no_grad():`` above the first of consecutive one-line statements, each
+    indented under it."""
+    source = code.splitlines()
+    head = indent_of(source[lines[0] - 1])
+    edits = [Edit("replace", n, head + "    " + source[n - 1].strip()) for n in lines[1:]]
+    return (*_wrap_no_grad(code, lines[0]), *edits)
 
 
 def check_non_scalar(ctx: Ctx) -> list[Candidate]:
@@ -542,12 +769,51 @@ def check_non_scalar(ctx: Ctx) -> list[Candidate]:
 def check_numpy(ctx: Ctx) -> list[Candidate]:
     if "Can't call numpy() on Tensor that requires grad" not in ctx.message:
         return []
+    history = _loss_history(ctx)
+    if history:
+        return history
     line = ctx.fail_line or 0
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
     return at_failing_line(ctx, "numpy-requires-grad", "numpy", [
         Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
                                    f"在第 {line} 行转换前先 detach")) if edit else None], 0.85)
 
+
+
+def _loss_history(ctx: Ctx) -> list[Candidate]:
+    """What the failing line turns into NumPy is a Python list (``np.array(self.cost_his)``)
+    the program appends losses to, each with its graph: the list has no ``.detach()``; the
+    root is the append, which should keep the number (``loss.item()``)."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    stmt = flow.statement_at(fail)
+    if stmt is None:
+        return []
+    given = {text(a) for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args} | {
+        receiver(n) or "" for n in ast.walk(stmt) if isinstance(n, ast.Call)
+        and call_name(n) == "numpy"}
+    losses = {b.name for b in ctx.evidence.backwards if b.name and isinstance(b.loss, float)}
+    out = []
+    for name in sorted(given):
+        starts = [flow.value_of(s) for s in flow.assignments.get(name, [])]
+        if not any(isinstance(v, ast.List) and not v.elts for v in starts):
+            continue
+        for call in flow.calls_named("append"):
+            item = call.args[0] if len(call.args) == 1 else None
+            if receiver(call) != name or not isinstance(item, ast.Name) or item.id not in losses:
+                continue
+            line = call.lineno
+            edit = replace_node(ctx.code, item, f"{item.id}.item()")
+            ctx.refuted.add("numpy-requires-grad")  # its subject is the list, not a tensor
+            out.append(Candidate("numpy-of-loss-history", line, 0.9, [
+                ("loss-history", {"line": line, "name": name, "op": item.id,
+                                  "fail_line": fail})],
+                [Fix((edit,), runs_clean, T(
+                    f"keep the number, not the tensor, in `{name}` (line {line}): "
+                    f"`{name}.append({item.id}.item())`",
+                    f"第 {line} 行在 `{name}` 里保存数值而不是张量："
+                    f"`{name}.append({item.id}.item())`"))] if edit else [],
+                {"line": line, "name": name, "op": item.id, "fail_line": fail}))
+    return out
 
 
 def check_grad_none(ctx: Ctx) -> list[Candidate]:

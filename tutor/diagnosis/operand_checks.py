@@ -14,7 +14,9 @@ import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.fixes import (
+    Edit,
     Fix,
+    indent_of,
     node_fix,
     postfix,
     replace_in_line,
@@ -22,11 +24,11 @@ from tutor.diagnosis.fixes import (
     replace_nodes,
     suffix_value,
 )
-from tutor.diagnosis.flow import call_name, receiver, text
+from tutor.diagnosis.flow import call_name, module_label, receiver, text
 from tutor.diagnosis.training_checks import _eval_candidates
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
-from tutor.sandbox.models import FailedOpEvidence, OperandEvidence
+from tutor.sandbox.models import ChainLink, FailedOpEvidence, OperandEvidence
 
 RESHAPES = ("view", "reshape")
 FLOAT32 = "torch.float32"
@@ -81,15 +83,6 @@ def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 
 
-def module_label(name: str) -> str:
-    """A module the re-run names by its path (``model.fc``, ``model.classifier.1``) as the
-    learner's code reaches it: ``fc``, ``classifier[1]`` (never a bare ``1``)."""
-    parts = name.split(".")
-    if len(parts) > 1 and parts[-1].isdigit():
-        return f"{parts[-2]}[{parts[-1]}]"
-    return parts[-1]
-
-
 def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     m = MATMUL.search(ctx.message)
     if not m:
@@ -99,13 +92,18 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     steps_head = ("shape-mismatch", {"fail_line": fail, "shape": f"{got}",
                                      "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
-    flat = _unflattened(ctx, operand(failed, "0", "input"), expected)
+    given = operand(failed, "0", "input")
+    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected)
     if flat is not None:
         return [flat]
     name = failed.module if failed is not None else None
     call = ctx.flow.constructor(name, "Linear") if name else None
     if call is None:
         name, call = _linear_on_line(ctx, fail)
+    if call is not None and name and given is not None and _feature_maps(given):
+        # (N, C, H, W) from conv layers: the layer would read every row of every map as a
+        # sample; flatten each sample and size the layer for C*H*W features
+        return [_flatten_and_resize(ctx, given, call, module_label(name))]
     if call is not None and name:
         short = module_label(name)
         line = (_int_arg(call, 0, "in_features") or call).lineno
@@ -146,6 +144,77 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
             f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
             f"第 {line} 行在进入该层前把每个样本展平：`{text(arg)}.flatten(1)`"))]
         if edit is not None and arg is not None else [], {"line": line})
+
+
+SPATIAL_OPS = frozenset({"conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
+                         "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+                         "adaptive_avg_pool2d", "adaptive_max_pool2d", "batch_norm"})
+
+
+def _feature_maps(given: OperandEvidence) -> bool:
+    """Feature maps of conv layers (N, C, H, W), not a sequence (N, T, F) whose last
+    dimension a Linear rightly reads."""
+    return len(given.shape) >= 4 or (len(given.shape) == 3 and any(
+        link.op in SPATIAL_OPS for link in given.history))
+
+
+def _call_arg(ctx: Ctx, given: OperandEvidence, module: str | None = None
+              ) -> tuple[int, ast.expr | None]:
+    """The failing line and the argument on it that is ``given``: by the learner's name,
+    else the first argument of the call of ``module`` (``self.head(self.features(x))``)."""
+    line, stmt = ctx.failing_statement()
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)] if stmt is not None else []
+    names = {given.name} if given.name else set()
+    arg = next((a for n in calls for a in n.args if text(a) in names), None)
+    if arg is None and module:
+        last = module.split(".")[-1]
+        arg = next((n.args[0] for n in calls if n.args and text(n.func).split(".")[-1]
+                    .removesuffix("()") == last), None)
+    return line, arg
+
+
+def _one_sample_unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int
+                            ) -> Candidate | None:
+    """One sample (28, 28) into ``nn.Linear(784, ...)``: its numbers are the features the
+    layer wants, not 28 samples of 28 (``in_features=28`` would run, reading rows as
+    samples). Flatten it into one row."""
+    if given is None or len(given.shape) != 2 or given.shape[0] * given.shape[1] != expected:
+        return None
+    line, arg = _call_arg(ctx, given)
+    edit = replace_node(ctx.code, arg, f"{text(arg)}.reshape(1, -1)") if arg is not None \
+        else None
+    return Candidate("linear-in-features", line, 0.85, [
+        ("one-sample-unflattened", {"fail_line": line, "name": given.name,
+                                    "shape": str(tuple(given.shape)), "count": expected})],
+        [Fix((edit,), runs_clean, T(
+            f"flatten the sample into one row of {expected} features on line {line}: "
+            f"`{text(arg)}.reshape(1, -1)`",
+            f"第 {line} 行把这个样本展平成一行 {expected} 个特征：`{text(arg)}.reshape(1, -1)`"))]
+        if edit is not None and arg is not None else [], {"line": line})
+
+
+def _flatten_and_resize(ctx: Ctx, given: OperandEvidence, call: ast.Call, short: str
+                        ) -> Candidate:
+    line, arg = _call_arg(ctx, given, short)
+    sizes = " * ".join(str(n) for n in given.shape[1:])
+    count = 1
+    for size in given.shape[1:]:
+        count *= size
+    width = _int_arg(call, 0, "in_features")
+    built = (width or call).lineno
+    edits = [replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None
+             else None, replace_node(ctx.code, width, sizes) if width is not None else None]
+    fixes = [Fix((edits[0], edits[1]), runs_clean, T(
+        f"flatten each sample before `{short}` on line {line} (`{text(arg)}.flatten(1)`) and "
+        f"build it for {sizes} = {count} input features on line {built}",
+        f"第 {line} 行在 `{short}` 之前展平每个样本（`{text(arg)}.flatten(1)`），并在第 {built} "
+        f"行让它接收 {sizes} = {count} 个输入特征"))] if edits[0] and edits[1] and arg else []
+    return Candidate("linear-in-features", built, 0.85, [
+        ("maps-not-flattened", {"fail_line": line, "name": given.name or (
+            text(arg) if arg is not None else None),
+                                "shape": str(tuple(given.shape)), "count": count,
+                                "line": built, "module": short})],
+        fixes, {"line": built, "module": short})
 
 
 def _linear_on_line(ctx: Ctx, line: int) -> tuple[str | None, ast.Call | None]:
@@ -202,13 +271,78 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
     have = int(m.group(1))
     fail = ctx.fail_line or 0
     scores = operand(failed_op(ctx), "0", "input")
-    for link in scores.history if scores is not None else []:
+    history = scores.history if scores is not None else []
+    for index, link in enumerate(history):
         if link.op in RESHAPES and link.shape and link.shape[0] == have:
+            before = history[index + 1].shape if index + 1 < len(history) else None
+            labels = int(m.group(2))
+            if before and len(before) >= 3 and len(link.shape) == 2 and \
+                    link.shape[1] == before[-1] and _product(before[:-1]) == have and \
+                    labels % before[0] == 0 and labels // before[0] not in (
+                        1, _product(before[1:-1])):
+                # (N, T, C) -> (N*T, C) keeps every position's row: nothing is mixed; the
+                # labels are for sequences of another length
+                return _sequence_lengths(ctx, history, before, labels)
             fixes = _flatten_fixes(ctx, link.line, link.line)
             return [Candidate("ce-batch-mismatch", link.line, 0.8, [
                 ("batch", {"fail_line": fail}), ("view-mixes", {"line": link.line})],
                 fixes, {"line": link.line})]
     return []
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for size in sizes:
+        out *= size
+    return out
+
+
+def _sequence_lengths(ctx: Ctx, history: list[ChainLink], shape: list[int], labels: int
+                      ) -> list[Candidate]:
+    """Scores for N sequences of T positions against labels for N sequences of another
+    length. Where the model's input was cut from the tensor the labels come from
+    (``dec_in = question[:, :-1]``), the labels are that tensor shifted the other way
+    (``question[:, 1:]``): the next token is the target of each position."""
+    fail = ctx.fail_line or 0
+    batch, steps = shape[0], _product(shape[1:-1])
+    head: tuple[str, dict[str, object]] = ("lengths-differ", {
+        "fail_line": fail, "count": f"{batch} × {steps}", "target": f"{labels}"})
+    stmt = ctx.flow.statement_at(fail)
+    for link in history:
+        cut = _cut_from(ctx.flow.statement_at(link.line))
+        if cut is None or stmt is None:
+            continue
+        base, k = cut
+        uses = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == base]
+        if len(uses) != 1:
+            continue
+        shifted = f"{base}[:, {k}:]"
+        # a slice is not contiguous: its .view(-1) becomes .reshape(-1)
+        view = next((c.func for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(
+            c.func, ast.Attribute) and c.func.attr == "view" and c.func.value is uses[0]), None)
+        edits = replace_node(ctx.code, view, f"{shifted}.reshape") if view is not None \
+            else replace_node(ctx.code, uses[0], shifted)
+        return [Candidate("ce-batch-mismatch", fail, 0.8, [head, ("input-cut", {
+            "line": link.line, "name": base, "target": shifted})],
+            [Fix((edits,), runs_clean, T(
+                f"compare each position with the next token: `{shifted}` as the labels on "
+                f"line {fail}", f"第 {fail} 行让每个位置对应下一个词：标签用 `{shifted}`"))]
+            if edits is not None else [], {"line": fail})]
+    return [Candidate("ce-batch-mismatch", fail, 0.6, [head], [], {"line": fail})]
+
+
+def _cut_from(stmt: ast.stmt | None) -> tuple[str, int] | None:
+    """``("question", 1)`` for ``x = question[:, :-1]``."""
+    value = stmt.value if isinstance(stmt, ast.Assign) else None
+    if not isinstance(value, ast.Subscript) or not isinstance(value.value, ast.Name):
+        return None
+    parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    for part in parts:
+        upper = part.upper if isinstance(part, ast.Slice) else None
+        if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) and isinstance(
+                upper.operand, ast.Constant) and isinstance(upper.operand.value, int):
+            return value.value.id, upper.operand.value
+    return None
 
 
 CONV = re.compile(r"expected input\[([\d, ]+)\] to have (\d+) channels, but got (\d+) channels")
@@ -237,6 +371,22 @@ def check_conv_channels(ctx: Ctx) -> list[Candidate]:
                 "`.permute(0, 3, 1, 2)`",
                 f"在创建图像的第 {line} 行把通道维放到前面：`.permute(0, 3, 1, 2)`"))]
             if edit else [], {"line": line}))
+    if images is not None and line is not None and len(images.shape) == 3 and \
+            images.shape[0] == got and wanted == 1:
+        # (N, H, W): Conv2d reads an input of three dimensions as one image, so the batch
+        # became the channels; the channel dimension is missing where the batch is made
+        # (and building the layer for `got` channels would train on the batch as channels)
+        edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".unsqueeze(1)", images.op)
+        name = images.name
+        return [Candidate("conv-channels", line, 0.9, [
+            ("batch-as-channels", {"fail_line": fail, "name": name,
+                                   "shape": str(tuple(images.shape)), "count": got,
+                                   "line": line})],
+            [Fix((edit,), runs_clean, T(
+                f"give the images their channel dimension where they are made (line {line}): "
+                "`.unsqueeze(1)`",
+                f"在创建图像的第 {line} 行加上通道维：`.unsqueeze(1)`"))] if edit else [],
+            {"line": line, "name": name})]
     call = ctx.flow.constructor(failed.module, "Conv2d") if failed.module else None
     if call is not None:
         line = (_int_arg(call, 0, "in_channels") or call).lineno
@@ -283,19 +433,50 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
     operands = [(o, made_line(ctx, o)) for o in wrong]
     fail = ctx.fail_line or 0
     out = []
-    for item, line in [(o, n) for o, n in operands if n is not None][:2]:
+    for item, near in [(o, n) for o, n in operands if n is not None][:2]:
+        # a slice or reshape keeps the dtype: the tensor got it where its data was made
+        line = _dtype_origin(ctx, near)
         stmt = ctx.flow.statement_at(line)
+        op = item.op if line == near else None
         edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
-                 suffix_value(ctx.code, stmt, ".float()", item.op)]
-        name = item.name or (text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else "it")
+                 suffix_value(ctx.code, stmt, ".float()", op)]
+        name = item.name if line == near and item.name else (
+            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name or "it")
         fixes = [Fix((edit,), runs_clean, T(
             f"make `{name}` float32 where it is made (line {line})",
             f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
         out.append(Candidate("dtype-mismatch", line, 0.8, [
-            ("dtype-operand", {"fail_line": fail, "name": name, "dtype": item.dtype,
-                               "op": failed.op}),
+            ("dtype-operand", {"fail_line": fail, "name": item.name or name,
+                               "dtype": item.dtype, "op": failed.op}),
             ("made-here", {"line": line, "name": name})], fixes, {"line": line, "name": name}))
     return out
+
+
+KEEPS_DTYPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "t",
+                         "transpose", "permute", "contiguous", "clone", "detach", "expand"})
+
+
+def _dtype_origin(ctx: Ctx, line: int) -> int:
+    """Back from the statement on ``line`` through assignments that only slice or reshape
+    another name (``X = features[i:j]``) to the one that made the data (``features =
+    torch.from_numpy(...)``)."""
+    flow = ctx.flow
+    stmt = flow.statement_at(line)
+    for _ in range(8):
+        value = flow.value_of(stmt) if stmt is not None else None
+        base: ast.expr | None = None
+        if isinstance(value, ast.Subscript):
+            base = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr in KEEPS_DTYPE:
+            base = value.func.value
+        if not isinstance(base, ast.Name) or stmt is None:
+            break
+        made = flow.assigned_before(base.id, stmt.lineno)
+        if made is None or not isinstance(made, (ast.Assign, ast.AnnAssign)):
+            break
+        stmt = made
+    return stmt.lineno if stmt is not None else line
 
 
 def _dtype_from_names(ctx: Ctx) -> list[Candidate]:
@@ -336,10 +517,13 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
     """An embedding given float indices: make them integers where they are made."""
     if "'indices' to have one of the following scalar types" not in ctx.message:
         return []
-    indices = operand(failed_op(ctx, "embedding"), "0", "input")
+    failed = failed_op(ctx, "embedding")
+    indices = operand(failed, "0", "input")
     line = made_line(ctx, indices) if indices is not None else None
     if indices is None or line is None:
         return []
+    if indices.op == "embedding" and failed is not None and failed.module:
+        return _embedding_of_embedding(ctx, failed.module, indices)
     edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
     name = indices.name or "the indices"
     return [Candidate("embedding-index-dtype", line, 0.8, [
@@ -349,6 +533,21 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
                                     f"{line}): `.long()`",
                                     f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`"))]
         if edit else [], {"line": line, "name": name})]
+
+
+def _embedding_of_embedding(ctx: Ctx, module: str, indices: OperandEvidence
+                            ) -> list[Candidate]:
+    """The float "indices" are another Embedding's output (Embeddings chained in one
+    ``nn.Sequential``): turning them into integers would look rows up by rounded vectors.
+    The root is where the layers were chained."""
+    ctx.refuted.add("embedding-index-dtype")  # its advice is `.long()`
+    parent = module.rpartition(".")[0]
+    chain = ctx.flow.constructor(parent, "Sequential") if parent else None
+    line = chain.lineno if chain is not None else (indices.line or ctx.fail_line or 0)
+    return [Candidate("embedding-of-embedding", line, 0.85, [
+        ("embedding-output-as-indices", {"fail_line": ctx.fail_line or 0, "line": line,
+                                         "module": module_label(module)})],
+        [], {"line": line, "module": module_label(module)})]
 
 
 def check_embedding_range(ctx: Ctx) -> list[Candidate]:
@@ -523,7 +722,22 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
                     f"write the choice on line {line} as `{new}`: `and ... or` asks `{asked}` "
                     "for its truth value",
                     f"把第 {line} 行的选择写成 `{new}`：`and ... or` 会要求 `{asked}` 给出真假值")))
+    counted = _counting_fix(ctx, stmt, line)
+    if counted is not None:
+        # a count of matches (`correct += 1 if pred == y else 0`): the comparison is meant
+        # element by element, and .all()/.any() would count whole batches instead
+        return [*fixes, counted]
     tested = [n for n in _truth_tested(stmt) if _tensorish(ctx, n)]
+    named = [n for n in tested if isinstance(n, (ast.Name, ast.Attribute))]
+    if named and len(named) == len(tested) and isinstance(stmt, (ast.If, ast.While)):
+        # `if mask:` on a tensor is Python's test for "is there one", not a test of its
+        # values: the presence test comes first
+        edit = replace_nodes(ctx.code, [(n, f"{text(n)} is not None") for n in named])
+        if edit is not None:
+            shown = " and ".join(f"`{text(n)} is not None`" for n in named)
+            fixes.append(Fix((edit,), runs_clean, T(
+                f"test whether there is a tensor on line {line}, not its values: {shown}",
+                f"第 {line} 行检验是否有这个张量，而不是它的值：{shown}")))
     for reduce in ("all", "any"):
         edit = replace_nodes(ctx.code, [(n, postfix(n, f".{reduce}()")) for n in tested])
         if edit is not None:
@@ -532,6 +746,51 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
                 "(`.any()`)", f"在第 {line} 行说明你的意思：所有元素（`.all()`）还是任一元素"
                 "（`.any()`）")))
     return fixes
+
+
+def _counting_fix(ctx: Ctx, stmt: ast.stmt, line: int) -> Fix | None:
+    """``n += 1 if a == b else 0`` (or ``if a == b: n += 1``) on tensors: count the matching
+    elements, ``n += (a == b).sum().item()``; a counter of the same loop that adds 1 for
+    what was compared (``total += 1``) counts its elements too."""
+    flow = ctx.flow
+    test: ast.expr | None = None
+    counter: str | None = None
+    edits: list[Edit] = []
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(
+            stmt.value, ast.IfExp) and _is_number(stmt.value.body, 1) and _is_number(
+            stmt.value.orelse, 0):
+        test, counter = stmt.value.test, text(stmt.target)
+    elif isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(
+            stmt.body[0], ast.AugAssign) and isinstance(stmt.body[0].op, ast.Add) and \
+            _is_number(stmt.body[0].value, 1):
+        test, counter = stmt.test, text(stmt.body[0].target)
+        edits.append(Edit("delete", stmt.body[0].lineno))
+    if test is None or counter is None or not isinstance(test, ast.Compare) or len(
+            test.comparators) != 1 or not _tensorish(ctx, test):
+        return None
+    indent = indent_of(flow.line(line))
+    edits.append(Edit("replace", line, f"{indent}{counter} += ({text(test)}).sum().item()"))
+    compared = test.comparators[0]
+    parent = flow.parents.get(stmt)
+    other = next((s for s in getattr(parent, "body", []) if s is not stmt and isinstance(
+        s, ast.AugAssign) and isinstance(s.op, ast.Add) and _is_number(s.value, 1)
+        and text(s.target) != counter and s.lineno == s.end_lineno), None)
+    also, also_zh = "", ""
+    if other is not None:
+        total = f"{text(other.target)} += {postfix(compared, '.numel()')}"
+        edits.append(Edit("replace", other.lineno, indent_of(flow.line(other.lineno)) + total))
+        also = f", and count the compared elements on line {other.lineno}: `{total}`"
+        also_zh = f"，第 {other.lineno} 行也按比较的元素个数累加：`{total}`"
+    return Fix(tuple(edits), runs_clean, T(
+        f"count the matching elements on line {line}: `{counter} += ({text(test)}).sum()"
+        f".item()` (`{text(test)}` compares element by element){also}",
+        f"第 {line} 行统计相等的元素个数：`{counter} += ({text(test)}).sum().item()`"
+        f"（`{text(test)}` 是逐元素比较）{also_zh}"))
+
+
+def _is_number(node: ast.expr, value: int) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value and not isinstance(
+        node.value, bool)
 
 
 def _truth_tested(stmt: ast.stmt) -> list[ast.expr]:
@@ -574,6 +833,56 @@ def _tensorish(ctx: Ctx, node: ast.expr) -> bool:
         return True
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     return any(getattr(known.get(name), "kind", None) == "tensor" for name in names)
+
+
+def check_classes_last(ctx: Ctx) -> list[Candidate]:
+    """Cross-entropy given scores (N, T, C) with labels (N, T): it reads dimension 1 as the
+    classes, so the scores' classes must move there (``.transpose(1, 2)``)."""
+    if "Expected target size" not in ctx.message:
+        return []
+    failed = failed_op(ctx, *LABEL_LOSSES)
+    scores, labels = operand(failed, "0", "input"), operand(failed, "1", "target")
+    if scores is None or labels is None or len(scores.shape) < 3 or \
+            labels.shape != scores.shape[:-1]:
+        return []
+    move = ".transpose(1, 2)" if len(scores.shape) == 3 else ".movedim(-1, 1)"
+    line, arg = _call_arg(ctx, scores, failed.module or failed.op if failed else None)
+    edit = replace_node(ctx.code, arg, postfix(arg, move)) if arg is not None else None
+    name = scores.name or (text(arg) if arg is not None else None)
+    return [Candidate("ce-classes-not-dim1", line, 0.85, [
+        ("classes-last", {"fail_line": line, "name": name, "shape": str(tuple(scores.shape)),
+                          "target_shape": str(tuple(labels.shape)), "count": scores.shape[-1]})],
+        [Fix((edit,), runs_clean, T(
+            f"put the classes in dimension 1 on line {line}: `{postfix(arg, move)}`",
+            f"第 {line} 行把类别放到第 1 维：`{postfix(arg, move)}`"))]
+        if edit is not None and arg is not None else [],
+        {"line": line, "name": name, "detail": move, "shape": str(tuple(scores.shape)),
+         "count": scores.shape[-1]})]
+
+
+TUPLE_MODULES = ("LSTM", "GRU", "RNN", "MultiheadAttention")
+
+
+def check_tuple_in_sequential(ctx: Ctx) -> list[Candidate]:
+    """A layer of an ``nn.Sequential`` given a tuple: a layer before it returns one (an
+    LSTM's ``(output, (h, c))``), and a Sequential passes it on whole. Torch rejects the
+    tuple before any op runs, so the evidence is the module the failing line calls and the
+    Sequential it was built as."""
+    if "must be Tensor, not tuple" not in ctx.message:
+        return []
+    lines = {ctx.fail_line, *ctx.trace_lines()}
+    called = [m.module for m in ctx.evidence.modules if m.line in lines]
+    for name in called:
+        chain = ctx.flow.constructor(name, "Sequential")
+        layers = chain.args if chain is not None else []
+        for layer in layers[:-1]:
+            kind = call_name(layer) if isinstance(layer, ast.Call) else ""
+            if kind in TUPLE_MODULES:
+                return [Candidate("tuple-in-sequential", layer.lineno, 0.85, [
+                    ("tuple-passed-on", {"line": layer.lineno, "module": kind,
+                                         "fail_line": ctx.fail_line or 0})],
+                    [], {"line": layer.lineno, "module": kind})]
+    return []
 
 
 def check_batchnorm_train(ctx: Ctx) -> list[Candidate]:

@@ -171,3 +171,45 @@ def check_tensor_from_tensors(ctx: Ctx) -> list[Candidate]:
     return at_failing_line(ctx, "tensor-from-tensors", "tensors-listed", [node_fix(
         ctx.code, maker, new, runs_clean, T(f"stack the tensors on line {line}: `{new}`",
                                             f"第 {line} 行把这些张量堆叠起来：`{new}`"))])
+
+
+TORCH_NN = ("nn", "torch.nn")
+
+
+def check_module_with_tensors(ctx: Ctx) -> list[Candidate]:
+    """A layer or loss *class* called with the data (``nn.CrossEntropyLoss(output, labels)``):
+    its constructor takes options, so whatever it raises (a tensor's truth value asked for,
+    a size that is a tensor), the cause is that the object was never built. Build it, then
+    call it. Found from the call and the failing frame's locals, not from the message."""
+    line, stmt = ctx.failing_statement()
+    known = ctx.error.locals if ctx.error is not None else {}
+    if stmt is None or not known:
+        return []
+    imported = _imported_from_nn(ctx.flow)
+    out = []
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        func = text(call.func)
+        prefix, _, name = func.rpartition(".")
+        if not MODULE_LIKE.match(name) or not (prefix in TORCH_NN or (
+                not prefix and name in imported)) or call.keywords:
+            continue
+        data = [a for a in call.args if isinstance(a, ast.Name)
+                and getattr(known.get(a.id), "kind", None) == "tensor"]
+        if not data or len(data) != len(call.args):
+            continue
+        args = ", ".join(text(a) for a in call.args)
+        built = f"{func}()({args})"
+        out.append(Candidate("module-called-with-tensors", line, 0.9, [
+            ("class-given-data", {"line": line, "module": func, "name": args})],
+            [f for f in [node_fix(ctx.code, call, built, runs_clean, T(
+                f"build `{func}` first, then call it on the tensors (line {line}): `{built}`",
+                f"第 {line} 行先构建 `{func}`，再用它处理这些张量：`{built}`"))] if f],
+            {"line": line, "module": func, "name": args, "detail": built}))
+    return out
+
+
+def _imported_from_nn(flow: Flow) -> set[str]:
+    """Names the program imports from ``torch.nn`` (``from torch.nn import MSELoss``)."""
+    return {alias.asname or alias.name for node in ast.walk(flow.tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.nn")
+            for alias in node.names}

@@ -22,6 +22,7 @@ from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
+from tutor.diagnosis.verify import hides_bug
 from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
 
@@ -89,6 +90,8 @@ class _Trials:
     def __init__(self, code: str, rerun: RunResult, runner: Runner, device: str) -> None:
         self.code, self.rerun, self.runner, self.device = code, rerun, runner, device
         self.started, self.runs = time.monotonic(), 0
+        self.hiding: dict[int, Text] = {}
+        """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
 
     def spent(self) -> bool:
         return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
@@ -104,12 +107,24 @@ class _Trials:
         if new is None or new == self.code:
             return None
         fixed = self.run(new)
-        shown = fix.expect(self.rerun, fixed)
+        shown = self._shows(fix, fixed, new)
         if shown is not None:
             return diff(self.code, new), fix.describe, shown
         if fixed.error is None or fixed.evidence is None or not _progressed(self.rerun, fixed):
             return None
         return self._follow(fix, new, fixed)
+
+    def _shows(self, fix: Fix, fixed: RunResult, new: str) -> Text | None:
+        """What the fixed run (of the program ``new``) shows when it does what the fix
+        promised and nothing that hides the bug instead (:func:`verify.hides_bug`)."""
+        shown = fix.expect(self.rerun, fixed)
+        if shown is None:
+            return None
+        hidden = hides_bug(self.rerun, fixed)
+        if hidden is not None:
+            self.hiding[id(fix)] = _renumbered(hidden, self.code, new)
+            return None
+        return shown
 
     def _follow(self, fix: Fix, new: str, fixed: RunResult) -> tuple[str, Text, Text] | None:
         """The first fix made the program go further and fail differently: a check of that
@@ -129,7 +144,7 @@ class _Trials:
                 final = apply(new, second.edits)
                 if final is None or final == new:
                     continue
-                shown = fix.expect(self.rerun, self.run(final))
+                shown = self._shows(fix, self.run(final), final)
                 if shown is not None:
                     then = _renumbered(second.describe, self.code, new)
                     both = T(f"{fix.describe.en}; then {then.en}",
@@ -141,11 +156,14 @@ class _Trials:
 def _renumbered(text: Text, before: str, after: str) -> Text:
     """``text``, written about ``after`` (the program as a first change left it), with each
     line number that of the same line in ``before``, the learner's program: the numbers the
-    learner sees are their own."""
+    learner sees are their own (a changed or inserted line: the learner's line it replaced,
+    or the one it was inserted before)."""
     matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(),
                                       autojunk=False)
-    back = {b + k + 1: a + k + 1 for a, b, size in matcher.get_matching_blocks()
-            for k in range(size)}
+    back: dict[int, int] = {}
+    for _, a1, a2, b1, b2 in matcher.get_opcodes():
+        for k in range(b2 - b1):
+            back[b1 + k + 1] = a1 + min(k, max(a2 - a1 - 1, 0)) + 1
 
     def number(found: re.Match[str]) -> str:
         line = int(found.group(2))
@@ -164,11 +182,12 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
 
 
 def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str, failed: dict[int, list[Text]]
+               device: str, failed: dict[int, list[tuple[Text, Text | None]]]
                ) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
     candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
-    ``failed``, by candidate."""
+    ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
+    ran but was refused."""
     trials = _Trials(code, rerun, runner, device)
     verified: dict[int, tuple[str, Text, Text]] = {}
     for cand in sorted(found, key=lambda c: -c.confidence):
@@ -179,7 +198,7 @@ def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runn
             if worked is not None:
                 verified[id(cand)] = worked
                 break
-            failed.setdefault(id(cand), []).append(fix.describe)
+            failed.setdefault(id(cand), []).append((fix.describe, trials.hiding.get(id(fix))))
         if id(cand) in verified and cand.confidence >= 0.8:
             break
     return verified
@@ -227,7 +246,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     found = [c for c in found if c.id in known]
     if not found:
         return base
-    failed: dict[int, list[Text]] = {}
+    failed: dict[int, list[tuple[Text, Text | None]]] = {}
     verified = _try_fixes(code, found, rerun, runner, device, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
@@ -275,10 +294,18 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             update.update(fix=describe, fix_verified=True, fix_check=shown, patch=patch)
         elif try_fixes and top.fixes:
             # the concrete change was tried and did not work: it is evidence, never the fix
-            attempts = [fill(catalog.steps["tried-failed"], {"detail": d})
-                        for d in failed.get(id(top), [])[:1]]
+            attempts = [fill(catalog.steps["tried-hides"], {"detail": d, "label": why})
+                        if why is not None else fill(catalog.steps["tried-failed"], {"detail": d})
+                        for d, why in failed.get(id(top), [])[:1]]
             update.update(fix_verified=False, fix_failed=bool(attempts),
                           chain=[*chain_text(top), *attempts])
+            if attempts:
+                # the catalog's advice is the change that was just refuted, or one like it:
+                # what the evidence supports is where to look, not that change
+                fail_line = shown_diag.line or top.root_line or 0
+                root = top.root_line or fail_line
+                key = "fix-refuted" if root < fail_line else "fix-refuted-here"
+                update["fix"] = fill(catalog.steps[key], {"line": root, "fail_line": fail_line})
     diag = shown_diag.model_copy(update=update)
     rest = [d for d in base if d is not first and d.id != diag.id]
     if result.error is None:

@@ -201,3 +201,42 @@ def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
     return T("with this change prediction and target have the same shape and the loss "
              "compares them element by element",
              "改动后预测与目标形状相同，损失逐元素比较它们")
+
+
+# -- what a fix must not do, whatever it makes go away --------------------------------------
+def hides_bug(original: RunResult, fixed: RunResult) -> Text | None:
+    """What the fixed run did that the program cannot have meant, when it did something of
+    the kind the original run did not: a forward pass that overwrites a parameter (outside
+    any optimizer step), a loss that broadcasts its prediction against the target, an
+    optimizer stepped after backward() with a gradient for none of its parameters. A fix that
+    only makes the error go away this way hides the bug: it is refused, whatever it shows."""
+    ev, before = fixed.evidence, original.evidence
+    if ev is None:
+        return None
+    old = {p.name for p in before.params if p.forward_change is not None} if before else set()
+    changed = [p for p in ev.params if p.forward_change is not None and p.name not in old]
+    if changed:
+        names = _named([p.name for p in changed])
+        line = changed[0].forward_change
+        return T(f"with it the forward pass on line {line} overwrites {names or 'a parameter'} "
+                 "in place, outside any optimizer step",
+                 f"改动后第 {line} 行的前向计算会原地覆盖{f' {names}' if names else '一个参数'}，"
+                 "而这不在任何优化器的 step 里")
+    if _broadcasts(fixed) and not _broadcasts(original):
+        return T("with it the loss broadcasts the prediction against a target of another "
+                 "shape instead of comparing them element by element",
+                 "改动后损失把预测与形状不同的目标互相广播，而不是逐元素比较")
+    idle = [s for s in ev.steps if s.after_backward and s.n_params and s.grads_none == s.n_params]
+    was_idle = {s.optimizer for s in before.steps if s.after_backward and s.n_params
+                and s.grads_none == s.n_params} if before else set()
+    idle = [s for s in idle if s.optimizer not in was_idle]
+    if idle:
+        return T(f"with it `{idle[0].optimizer}` steps after backward() without a gradient for "
+                 "any of its parameters, so they never learn",
+                 f"改动后 `{idle[0].optimizer}` 在 backward() 之后执行 step，但它的参数都没有梯度，"
+                 "因而永远学不到")
+    return None
+
+
+def _broadcasts(result: RunResult) -> bool:
+    return any("different to the input size" in w.message for w in result.warnings)

@@ -260,6 +260,9 @@ class Recorder:
         out = next((o for o in outputs if isinstance(o, torch.Tensor)), None)
         inplace = ((name.endswith("_") and not name.endswith("__")) or name in INPLACE_DUNDERS
                    or kwargs.get("inplace") is True)
+        if inplace and target is not None and self.stack and id(target) in self.params:
+            # a forward pass overwrote a parameter: never what an optimizer step does
+            self.params[id(target)].setdefault("forward_change", line)
         if len(self.records) >= MAX_RECORDS:
             self.truncated = True
             return
@@ -667,6 +670,7 @@ class Recorder:
                 "shape": info["shape"][:8], "requires_grad": bool(tensor.requires_grad),
                 "changed": changed, "grad_none": tensor.grad is None,
                 "in_optimizer": key in self.optimizer_params, "reached": key in self.reached,
+                "forward_change": info.get("forward_change"),
             })
         return {
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,

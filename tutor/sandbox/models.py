@@ -222,6 +222,9 @@ class ParamEvidence(_Data):
     grad_none: bool
     in_optimizer: bool
     reached: bool = Field(description="Some backward() graph reaches it.")
+    forward_change: int | None = Field(None, description="A line of the learner's code where "
+                                       "a module's forward pass changed it in place (outside "
+                                       "an optimizer step).")
 
 
 class OperandEvidence(_Data):
