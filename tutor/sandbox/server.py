@@ -468,7 +468,7 @@ def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
 def _import_dynamo() -> None:
     """Load torch's compiler stack (torch._dynamo), which every optimizer's constructor and
     step load on first use: seconds a run of any training program if left to the child.
-    ``torch.compiler.disable`` (public) loads it the same way the optimizer does.
+    Making a ``torch.compiler.disable`` wrapper (public API; never called) loads it.
 
     Its import makes a cache folder under the temporary directory, which the confined server
     lacks: it is pointed at ``/tmp`` (there, read-only) for the import only, so each run's
@@ -479,7 +479,7 @@ def _import_dynamo() -> None:
         with contextlib.suppress(Exception):  # only ever a head start
             import torch
 
-            torch.compiler.disable(lambda: None)()
+            torch.compiler.disable(lambda: None)
     finally:
         if saved is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
