@@ -4,7 +4,8 @@ Imports point down only: the core (course, sandbox, i18n, errors) knows nothing 
 the services (grading, diagnosis, chat, progress, ...) never reach the faces (tui, cli);
 the core and services never import textual; the course layer never imports torch. An
 import inside a function counts as one at the top of the file, and so does
-``importlib.import_module("tutor....")``: a lazy import is the same dependency.
+``importlib.import_module("tutor....")``: a lazy import is the same dependency. A name
+imported from a package counts as its module (``from tutor import tui`` is ``tutor.tui``).
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def _imports(path: Path, module: str) -> list[tuple[int, str]]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            found.append((node.lineno, target))
+            # Each name may be a module of its own: ``from tutor import tui`` is tutor.tui.
+            found.extend((node.lineno, f"{target}.{alias.name}") for alias in node.names)
     return found
 
 
@@ -174,12 +176,11 @@ def test_every_module_belongs_to_a_layer():
     assert unknown == [], "add the new top-level modules to LAYERS in tests/test_layers.py"
 
 
-@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
-def test_imports_point_down_only(path: Path):
-    module = _module_name(path)
+def _wrong_imports(path: Path, module: str) -> list[str]:
+    """The imports of ``path`` (as ``module``) that break the layers, one line each."""
     own = _layer_of(module)
     if own is None:
-        pytest.fail(f"{module} is in no layer")
+        return [f"{module} is in no layer"]
     own_key, own_layer = own
     wrong = []
     for line, target in _imports(path, module):
@@ -196,7 +197,12 @@ def test_imports_point_down_only(path: Path):
         reason = INDEPENDENT.get((own_key, other_key))
         if reason:
             wrong.append(f"line {line}: {target} ({reason})")
-    assert wrong == []
+    return wrong
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_imports_point_down_only(path: Path):
+    assert _wrong_imports(path, _module_name(path)) == []
 
 
 def _beneath_base(target: str) -> bool:
@@ -226,4 +232,23 @@ def test_lazy_and_dynamic_imports_are_seen(tmp_path: Path):
         encoding="utf-8",
     )
     found = [target for _, target in _imports(source, "tutor.course.m")]
-    assert found == ["importlib", "tutor.tui", "tutor.cli.run_cmd", "tutor.cli"]
+    assert found == ["importlib", "tutor.tui.app", "tutor.cli.run_cmd", "tutor.cli"]
+
+
+@pytest.mark.parametrize("line", [
+    "import tutor.tui",
+    "import tutor.tui.app as app",
+    "from tutor.tui import app",
+    "from tutor import tui",
+    "from .. import cli",
+    "from ..tui.app import TutorApp",
+    "import textual",
+])
+def test_a_function_level_import_that_goes_up_fails_the_rule(tmp_path: Path, line: str):
+    """The rule, not only the finder: a grading module that imports a face (or textual)
+    inside a function breaks the layers, however the import is spelled."""
+    source = tmp_path / "m.py"
+    source.write_text(f"def f():\n    {line}\n", encoding="utf-8")
+    assert _wrong_imports(source, "tutor.grading.m") != []
+    source.write_text("def f():\n    from tutor.course import load_course\n", encoding="utf-8")
+    assert _wrong_imports(source, "tutor.grading.m") == []

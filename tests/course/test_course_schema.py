@@ -19,8 +19,9 @@ LESSON_FILES = sorted(bundled_lessons_dir().glob("*.yaml")) + sorted(
 
 
 def _data(path: Path) -> object:
-    # The pure-Python parser, as the lesson loader uses: libyaml's (ruamel.yaml.clib, which
-    # ruamel.yaml 0.18 installs) stops at "{en: Which is true?, zh: ...}".
+    # Another reader than the loader's (tutor.yaml_read), so the schema is checked against
+    # the YAML as such: ruamel's pure-Python parser (its libyaml one, ruamel.yaml.clib,
+    # stops at "{en: Which is true?, zh: ...}").
     return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
 
 

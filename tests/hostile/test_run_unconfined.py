@@ -38,11 +38,10 @@ def test_run_says_once_that_it_is_unconfined_and_runs(
     assert captured.err.count("cannot confine runs") == 1
 
 
-def test_run_confined_says_nothing_of_it(tmp_path: Path,
+def test_run_confined_says_nothing_of_it(sandbox: Sandbox, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    with Sandbox() as box:
-        if not box.confinement().confined:
-            pytest.skip("no namespaces on this kernel")
+    if not sandbox.confinement().confined:
+        pytest.skip("no namespaces on this kernel")
     script = tmp_path / "ok.py"
     script.write_text("print(6 * 7)\n")
     assert main(["run", str(script), "--device", "cpu", "--lang", "en"]) == 0

@@ -93,3 +93,26 @@ def test_rehearsal_stops_as_soon_as_a_request_waits() -> None:
 
     rehearse(waiting)
     assert len(asked) == 2
+
+
+def test_the_rehearsal_backward_is_left_out_where_torch_has_a_gpu_backend() -> None:
+    """The build decides, through torch's public accelerator query (where torch has one),
+    never by asking a driver."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from tutor.sandbox.child import backward_starts_no_device_threads
+
+    def build(accelerator: object, cuda: bool = False) -> SimpleNamespace:
+        backends = SimpleNamespace(cuda=SimpleNamespace(is_built=lambda: cuda),
+                                   mps=SimpleNamespace(is_built=lambda: False))
+        fake = SimpleNamespace(backends=backends)
+        if accelerator is not None:
+            fake.accelerator = SimpleNamespace(current_accelerator=lambda: accelerator())
+        return fake
+
+    assert backward_starts_no_device_threads(build(lambda: None))
+    assert not backward_starts_no_device_threads(build(lambda: torch.device("xpu")))
+    assert not backward_starts_no_device_threads(build(None, cuda=True))  # torch < 2.6
+    assert backward_starts_no_device_threads(build(None))

@@ -229,9 +229,10 @@ def backward_starts_no_device_threads(torch: Any) -> bool:
     """False where torch has a GPU backend: there a process's first backward asks the
     driver for its devices (initialising CUDA, say) to start a thread per device, which
     neither the fork template nor a standby may do for runs that never call backward."""
-    xpu = getattr(torch, "xpu", None)
-    return not (torch.backends.cuda.is_built() or torch.backends.mps.is_built()
-                or (xpu is not None and getattr(xpu, "_is_compiled", lambda: False)()))
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6; it never asks a driver
+    if accelerator is not None:
+        return accelerator.current_accelerator() is None
+    return not (torch.backends.cuda.is_built() or torch.backends.mps.is_built())
 
 
 def rehearse(request_waiting: Callable[[], bool]) -> None:

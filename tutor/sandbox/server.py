@@ -466,8 +466,9 @@ def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
 
 
 def _import_dynamo() -> None:
-    """Import torch._dynamo, which every optimizer's constructor and step import on first use
-    (``torch._disable_dynamo``): seconds a run of any training program if left to the child.
+    """Load torch's compiler stack (torch._dynamo), which every optimizer's constructor and
+    step load on first use: seconds a run of any training program if left to the child.
+    Making a ``torch.compiler.disable`` wrapper (public API; never called) loads it.
 
     Its import makes a cache folder under the temporary directory, which the confined server
     lacks: it is pointed at ``/tmp`` (there, read-only) for the import only, so each run's
@@ -476,7 +477,9 @@ def _import_dynamo() -> None:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/tmp"
     try:
         with contextlib.suppress(Exception):  # only ever a head start
-            import torch._dynamo  # noqa: F401
+            import torch
+
+            torch.compiler.disable(lambda: None)
     finally:
         if saved is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
