@@ -42,6 +42,19 @@ from tutor.diagnosis.program_checks import (
     check_tensor_from_tensors,
     check_view_contiguous,
 )
+from tutor.diagnosis.trace_checks import (
+    check_changed_input,
+    check_erased_accumulation,
+    check_freeze_undone,
+    check_functional_dropout,
+    check_loss_input,
+    check_nonfinite,
+    check_shared_norm,
+    check_symmetric_init,
+    check_tiny_steps,
+    check_trained_in_eval,
+    check_unregistered,
+)
 from tutor.diagnosis.training_checks import (
     check_broadcast,
     check_double_sigmoid,
@@ -69,7 +82,12 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_view_contiguous, check_backward_number, check_bce_range,
                     check_layers_in_list, check_embedding_indices, check_tensor_from_tensors,
                     check_embedding_range]
-SILENT_CHECKS = [check_uncalled, check_zero_grad, check_optimizer_params,
+TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
+                check_functional_dropout, check_shared_norm, check_changed_input,
+                check_erased_accumulation, check_tiny_steps, check_freeze_undone,
+                check_symmetric_init, check_unregistered]
+"""Silent bugs read off the training trace (tutor/diagnosis/trace_checks.py)."""
+SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
                  check_relu_output, check_layers_in_list]
