@@ -66,11 +66,11 @@ def _operand(call: ast.Call) -> ast.expr | None:
 
 
 # -- nan / inf ------------------------------------------------------------------------------
-WHY_FORWARD = T("That value is inf, and what is computed from it (0 × inf, inf − inf) is nan: "
+WHY_FORWARD = T("That value is infinite, and what is computed from it (0 × inf, inf − inf) is nan: "
                 "from there the loss and every gradient are not numbers, and one optimizer "
                 "step writes nan into the weights.",
-                "这个值是 inf，由它算出的结果（0 × inf、inf − inf）是 nan：从这里开始损失和所有梯度"
-                "都不再是数字，优化器走一步就会把 nan 写进权重。")
+                "这个值是无穷大，由它算出的结果（0 × inf、inf − inf）是 nan："
+                "从这里开始损失和所有梯度都不再是数字，优化器走一步就会把 nan 写进权重。")
 WHY_BACKWARD = T("The forward values are finite, but backward() multiplies by that infinite "
                  "slope (and 0 × inf is nan), so the gradients are nan and one optimizer step "
                  "writes nan into the weights.",
@@ -92,38 +92,41 @@ KINDS = {"log": "log", "log2": "log", "log10": "log", "sqrt": "root", "rsqrt": "
          "rtruediv": "divide", "reciprocal": "divide"}
 
 
-def _singular_site(flow: Flow, bad: NonFiniteEvidence) -> tuple[str, ast.expr, ast.AST] | None:
+def _singular_sites(flow: Flow, bad: NonFiniteEvidence
+                    ) -> list[tuple[str, ast.expr, ast.AST]]:
     """The op's kind, the operand at its singular point and the expression that applies it,
-    on the line the trace names."""
+    for each place on the line the trace names that applies this op (the fix trials tell
+    apart two of them on one line)."""
     op = _bare(bad.op)
     kind = KINDS.get(op)
-    if kind is None:
-        return None
     stmt = flow.statement_at(bad.line)
-    nodes = [n for n in ast.walk(stmt)] if stmt is not None else []
+    if kind is None or stmt is None:
+        return []
+    binary = bad.op.startswith("__")
+    found: list[tuple[str, ast.expr, ast.AST]] = []
     if kind in ("log", "root", "power"):
         facts = bad.operands[0] if bad.operands else None
         if facts is None or not facts.zeros or facts.negative:
-            return None  # a negative input is another mistake than an edge at 0
-        for node in nodes:
-            if isinstance(node, ast.Call) and _bare(call_name(node)) == op:
+            return []  # a negative input is another mistake than an edge at 0
+        for node in ast.walk(stmt):
+            if not binary and isinstance(node, ast.Call) and _bare(call_name(node)) == op:
                 base = _operand(node)
                 if base is not None:
-                    return kind, base, node
-            if kind == "power" and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
-                return kind, node.left, node
-        return None
+                    found.append((kind, base, node))
+            if binary and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+                found.append((kind, node.left, node))
+        return found[:3]
     divisor = 0 if op in ("rtruediv", "reciprocal") else 1
     facts = bad.operands[divisor] if len(bad.operands) > divisor else None
     if facts is None or not facts.zeros:
-        return None
-    for node in nodes:
+        return []
+    for node in ast.walk(stmt):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            return kind, node.right, node
+            found.append((kind, node.right, node))
         if isinstance(node, ast.Call) and call_name(node) in ("div", "true_divide") and len(
                 node.args) >= 2:
-            return kind, node.args[1], node
-    return None
+            found.append((kind, node.args[1], node))
+    return found[:3]
 
 
 def _diverged_before(ctx: Ctx, bad: NonFiniteEvidence) -> bool:
@@ -141,26 +144,26 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None:
         return []
     for bad in ev.training.nonfinite:
-        site = _singular_site(flow, bad)
-        if site is None or _diverged_before(ctx, bad):
-            continue
-        kind, base, node = site
-        reason = REASONS.get((kind, bad.phase))
-        if reason is None:
+        sites = _singular_sites(flow, bad)
+        reason = REASONS.get((sites[0][0], bad.phase)) if sites else None
+        if reason is None or _diverged_before(ctx, bad):
             continue
         negative = any(f.negative for f in bad.operands)
-        guarded = f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
-        edit = replace_node(ctx.code, base, guarded)
-        name = text(base)
-        fixes = [Fix((edit,), nonfinite_gone, T(
-            f"keep `{name}` away from 0 on line {bad.line}: `{guarded}`",
-            f"第 {bad.line} 行让 `{name}` 离开 0：`{guarded}`"))] if edit else []
         step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
-        fill = {"line": bad.line, "op": text(node), "name": name, "detail": reason,
-                "why": WHY_FORWARD if bad.phase == "forward" else WHY_BACKWARD}
-        return [Candidate("nan-from-op", bad.line, 0.9, [
-            (step, {"line": bad.line, "op": text(node), "name": name, "detail": reason})],
-            fixes, fill)]
+        why = WHY_FORWARD if bad.phase == "forward" else WHY_BACKWARD
+        out = []
+        for _, base, node in sites:
+            name = text(base)
+            guarded = f"({name} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
+            edit = replace_node(ctx.code, base, guarded)
+            if edit is None:
+                continue
+            facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
+            out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], [Fix(
+                (edit,), nonfinite_gone, T(
+                    f"keep `{name}` away from 0 on line {bad.line}: `{guarded}`",
+                    f"第 {bad.line} 行让 `{name}` 离开 0：`{guarded}`"))], {**facts, "why": why}))
+        return out
     return []
 
 
@@ -204,14 +207,16 @@ def check_loss_input(ctx: Ctx) -> list[Candidate]:
              {"line": given.line, "op": given.producer, "criterion": criterion,
               "name": given.name, "module": given.producer_module})]
         fill = {"criterion": criterion, "name": given.name}
-        expect = loss_input_fixed_and_learns(given.line)
+        expect = loss_input_fixed_and_learns(given.loss)
         if cid == "nll-without-log-softmax":
             sites = _log_softmax_sites(ctx, given)
         else:
             sites = _activation_sites(ctx, given, criterion == "NLLLoss")
         for root, edit, describe in sites:
+            # the fix at the loss's own line: the title names what the loss is given there
+            given_there = given.name if root == given.line != given.producer_line else None
             out.append(Candidate(cid, root, 0.9, steps, [Fix((edit,), expect, describe)],
-                                 {**fill, "line": root}))
+                                 {**fill, "line": root, "given": given_there}))
     return out
 
 
@@ -357,20 +362,24 @@ def check_trained_in_eval(ctx: Ctx) -> list[Candidate]:
         if not evals:
             continue
         off = evals[0]
+        switched = receiver(off) or call.module
+        # the name the training code uses for the model, where the fix goes
+        model = next((n for n in (switched, call.module) if n in flow.line(call.line)),
+                     call.module)
         layer = T("Dropout", "Dropout") if call.dropout else T("BatchNorm", "BatchNorm")
         steps: list[tuple[str, dict[str, object]]] = [
-            ("trained-in-eval", {"line": call.line, "module": call.module, "count": call.count,
+            ("trained-in-eval", {"line": call.line, "module": model, "count": call.count,
                                  "detail": layer}),
-            ("eval-not-undone", {"line": off.lineno, "module": call.module})]
-        fill = {"line": off.lineno, "module": call.module, "detail": layer}
-        for at, edit in _train_again(flow, call.module, call.line, off):
+            ("eval-not-undone", {"line": off.lineno, "module": switched})]
+        fill = {"line": off.lineno, "module": switched, "detail": layer}
+        for at, edit in _train_again(flow, model, call.line, off):
             out.append(Candidate("train-mode-not-restored", off.lineno, 0.85, steps, [Fix(
                 (edit,), trains_in_train_mode, T(
-                    f"switch `{call.module}` back to training mode: `{call.module}.train()` "
+                    f"switch `{model}` back to training mode: `{model}.train()` "
                     f"{'after' if edit.kind == 'insert_after' else 'before'} line {at}",
-                    f"把 `{call.module}` 切回训练模式：在第 {at} 行"
+                    f"把 `{model}` 切回训练模式：在第 {at} 行"
                     f"{'之后' if edit.kind == 'insert_after' else '之前'}调用 "
-                    f"`{call.module}.train()`"))], fill))
+                    f"`{model}.train()`"))], fill))
         break
     return out
 

@@ -44,8 +44,10 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
     stmt = flow.statement_at(first.line)
     block = flow.in_no_grad(stmt) if stmt is not None else None
     at = block.lineno if block is not None else first.line
-    # the model's name at the top level (the prediction may be inside a function)
-    model = first.module.split(".")[0]
+    # the model's name at the top level (the prediction may be inside a function); a
+    # model kept on an object is named with it (`self.model`)
+    parts = first.module.split(".")
+    model = ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 1 else parts[0]
     if stmt is not None:
         scope = flow.scope_of(stmt)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -57,10 +59,39 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
                 f"before line {at}", f"预测前把 `{model}` 切换到评估模式：在第 {at} 行之前调用 "
                 f"`{model}.eval()`"))
     roots = sorted({at, first.line})
-    return [Candidate(cid, roots[0], 0.8, [
-        ("predict-train-mode", {"line": first.line, "module": model}),
-        ("no-eval", {"name": model}),
-    ], [fix], {"line": roots[0], "module": model, "model": model})]
+    return [*_train_before_predicting(ctx, cid, first.line, model, batchnorm),
+            Candidate(cid, roots[0], 0.8, [
+                ("predict-train-mode", {"line": first.line, "module": model}),
+                ("no-eval", {"name": model}),
+            ], [fix], {"line": roots[0], "module": model, "model": model})]
+
+
+def _train_before_predicting(ctx: Ctx, cid: str, line: int, model: str, batchnorm: bool
+                             ) -> list[Candidate]:
+    """The prediction follows a ``model.train()`` in its own function (after an ``eval()``,
+    or instead of one): that call is what puts it in training mode."""
+    flow = ctx.flow
+    stmt = flow.statement_at(line)
+    if stmt is None:
+        return []
+    scope = flow.scope_of(stmt)
+    last = model.split(".")[-1]
+    trains = [c for c in flow.calls_named("train") if c.lineno < line
+              and (receiver(c) or "").split(".")[-1] == last
+              and (site := flow.statement_at(c.lineno)) is not None
+              and flow.scope_of(site) is scope and isinstance(site, ast.Expr)]
+    if not trains:
+        return []
+    on = trains[-1]
+    expect = both(eval_at_prediction({line}), runs_clean if batchnorm else (lambda o, f: None))
+    return [Candidate(cid, on.lineno, 0.85, [
+        ("predict-train-mode", {"line": line, "module": model}),
+        ("train-before-predict", {"line": on.lineno, "name": model})],
+        [Fix((Edit("delete", on.lineno),), expect, T(
+            f"keep `{model}` in evaluation mode while predicting: remove `{text(on)}` on line "
+            f"{on.lineno}", f"预测时保持 `{model}` 处于评估模式：删除第 {on.lineno} 行的 "
+            f"`{text(on)}`"))],
+        {"line": on.lineno, "module": model, "model": model})]
 
 
 
