@@ -601,6 +601,7 @@ def check_tiny_steps(ctx: Ctx) -> list[Candidate]:
     power = min(9, max(1, math.ceil(math.log10(1e-3 / max(moved)))))
     out: list[Candidate] = []
     for stmt, name, call in flow.optimizers():
+        name = name or ev.steps[0].optimizer  # built and returned by a method
         rate = next((k.value for k in call.keywords if k.arg == "lr"), None)
         if rate is None and len(call.args) >= 2:
             rate = call.args[1]

@@ -238,12 +238,15 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     if not ev.steps or not ev.backwards:
         return []
-    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    # a tensor attribute that is not a parameter is another mistake (check_unregistered)
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
+            and not p.unregistered]
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)
     out = []
     for stmt, name, call in flow.optimizers():
+        name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
         rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
                    for s in flow.assignments.get(holder, []) if s.lineno > stmt.lineno
@@ -251,16 +254,33 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         if rebound:
             holder, again = rebound[-1]
             line = again.lineno
-            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
-                ("params-not-in-optimizer", {"params": _names(idle)}),
-                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
-            ], [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
+            fixes = [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
                 f"create `{name}` after `{holder}` is made for the last time: move line "
                 f"{stmt.lineno} below line {line}",
                 f"在最后一次创建 `{holder}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
-                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name,
-                                      "params": _names(idle)}))
+                f"{line} 行之后"))]
+            loops = flow.loops_of(again)
+            if loops and not any(loop in flow.loops_of(stmt) for loop in loops) and any(
+                    s.lineno < stmt.lineno for s in flow.assignments.get(holder, [])):
+                # rebuilt at every pass of a loop, after a first one the optimizer holds:
+                # the loop's copy is the one to drop
+                fixes.insert(0, Fix((Edit("delete", line),), expect, T(
+                    f"keep the `{holder}` the optimizer holds: remove line {line}, which "
+                    f"builds a new one at every pass of the loop",
+                    f"保留优化器持有的那个 `{holder}`：删除第 {line} 行，"
+                    "它在每次循环中都新建一个")))
+            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
+            ], fixes, {"line": line, "model": holder, "optimizer": name,
+                       "params": _names(idle)}))
             continue
+        missing = _missing_group(ctx, call, idle, name, expect)
+        if missing is not None:
+            out.append(Candidate("optimizer-wrong-params", missing[0], 0.85, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
+            ], [missing[1]], {"line": missing[0], "optimizer": name, "params": _names(idle)}))
         fix = _all_parameters(ctx, given, idle, name, expect)
         line = fix[0] if fix else stmt.lineno
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
@@ -288,6 +308,39 @@ def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
     return found
 
 
+def _missing_group(ctx: Ctx, call: ast.Call, idle: list[ParamEvidence], name: str,
+                   expect: Expect) -> tuple[int, Fix] | None:
+    """An optimizer built from param groups (``{"params": self.part.parameters()}``, one a
+    line) that leaves out one part of the model the loss reaches: the group it misses."""
+    first = call.args[0] if call.args else None
+    if not isinstance(first, ast.List) or not first.elts or not all(
+            isinstance(e, ast.Dict) for e in first.elts):
+        return None
+    owners: list[str] = []
+    for group in first.elts:
+        assert isinstance(group, ast.Dict)
+        for key, value in zip(group.keys, group.values, strict=True):
+            if isinstance(key, ast.Constant) and key.value == "params" and isinstance(
+                    value, ast.Call) and call_name(value) == "parameters":
+                owners.append(receiver(value) or "")
+    prefixes = {o.rsplit(".", 1)[0] for o in owners if "." in o}
+    # model.kshot_rw.weight -> kshot_rw: the part of the model, under the name it was seen by
+    parts = list(dict.fromkeys(p.name.split(".")[1] for p in idle if p.name.count(".") >= 2))
+    last = first.elts[-1]
+    if len(prefixes) != 1 or not parts or last.end_lineno == first.lineno or (
+            last.lineno != last.end_lineno):
+        return None
+    prefix = prefixes.pop()
+    wanted = [f"{prefix}.{part}" for part in parts if f"{prefix}.{part}" not in owners]
+    if not wanted:
+        return None
+    added = " ".join(f'{{"params": {part}.parameters()}},' for part in wanted)
+    line = last.end_lineno or last.lineno
+    return line, Fix((Edit("insert_after", line, added),), expect, T(
+        f"give `{name}` the parameters it leaves out: add `{added}` after line {line}",
+        f"把漏掉的参数交给 `{name}`：在第 {line} 行之后加上 `{added}`"))
+
+
 def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
                     name: str, expect: Expect) -> tuple[int, Fix] | None:
     """Give the optimizer every parameter of the model the idle ones belong to."""
@@ -310,7 +363,7 @@ def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[Para
 def _names(params: list[ParamEvidence]) -> str | None:
     """The parameters as the re-run named them (the first four); None when it could name
     none."""
-    named = [p.name for p in params if p.name and p.name != "?"]
+    named = list(dict.fromkeys(p.name for p in params if p.name and p.name != "?"))
     return ", ".join(f"`{n}`" for n in named[:4]) or None
 
 
