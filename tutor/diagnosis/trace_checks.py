@@ -23,7 +23,7 @@ import ast
 import math
 
 from tutor.diagnosis.candidate import Candidate, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node
+from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, replace_nodes
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.symptoms import (
     accumulates,
@@ -151,18 +151,28 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
         negative = any(f.negative for f in bad.operands)
         step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
         why = WHY_FORWARD if bad.phase == "forward" else WHY_BACKWARD
+        def guard(base: ast.expr, negative: bool = negative) -> str:
+            return f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
+
         out = []
         for _, base, node in sites:
             name = text(base)
-            guarded = f"({name} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
-            edit = replace_node(ctx.code, base, guarded)
+            edit = replace_node(ctx.code, base, guard(base))
             if edit is None:
                 continue
             facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
-            out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], [Fix(
-                (edit,), nonfinite_gone, T(
-                    f"keep `{name}` away from 0 on line {bad.line}: `{guarded}`",
-                    f"第 {bad.line} 行让 `{name}` 离开 0：`{guarded}`"))], {**facts, "why": why}))
+            fixes = [Fix((edit,), nonfinite_gone, T(
+                f"keep `{name}` away from 0 on line {bad.line}: `{guard(base)}`",
+                f"第 {bad.line} 行让 `{name}` 离开 0：`{guard(base)}`"))]
+            every = replace_nodes(ctx.code, [(b, guard(b)) for _, b, _ in sites])
+            if len(sites) > 1 and base is sites[-1][1] and every is not None:
+                # two such ops on the line (a log of p and of 1 - p): each may need it
+                names = " and ".join(f"`{text(b)}`" for _, b, _ in sites)
+                fixes.append(Fix((every,), nonfinite_gone, T(
+                    f"keep {names} away from 0 on line {bad.line}",
+                    f"第 {bad.line} 行让 {names.replace(' and ', ' 和 ')} 离开 0")))
+            out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
+                                 {**facts, "why": why}))
         return out
     return []
 

@@ -320,7 +320,7 @@ class TrainingTrace:
             tensor = ref()
             if tensor is None:
                 continue
-            if any(t is tensor for t in inputs) and line != entry["line"]:
+            if any(t is tensor for t in inputs):
                 entry["read_line"] = line
                 self.changed.append(entry)
                 continue
