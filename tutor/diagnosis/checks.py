@@ -48,12 +48,15 @@ from tutor.diagnosis.trace_checks import (
     check_freeze_undone,
     check_functional_dropout,
     check_loss_input,
+    check_no_backward,
+    check_no_step,
     check_nonfinite,
     check_shared_norm,
     check_symmetric_init,
     check_tiny_steps,
     check_trained_in_eval,
     check_unregistered,
+    check_zero_gradient_op,
 )
 from tutor.diagnosis.training_checks import (
     check_broadcast,
@@ -85,7 +88,8 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,
-                check_symmetric_init, check_unregistered]
+                check_symmetric_init, check_unregistered, check_no_backward, check_no_step,
+                check_zero_gradient_op]
 """Silent bugs read off the training trace (tutor/diagnosis/trace_checks.py)."""
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,

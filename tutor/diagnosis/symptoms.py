@@ -201,3 +201,20 @@ def learns(name: str) -> Expect:
         return T(f"with this change `{name}` is a parameter the optimizer updates",
                  f"改动后 `{name}` 是优化器会更新的参数")
     return traced(check)
+
+
+def _parameters_move(original: Evidence, fixed: Evidence) -> Text | None:
+    """The optimizer's steps now find gradients and change the parameters they hold."""
+    held = [p for p in fixed.params if p.in_optimizer and p.requires_grad]
+    if not fixed.steps or any(s.grads_none == s.n_params for s in fixed.steps) or not held \
+            or not all(p.changed for p in held):
+        return None
+    moved = max((s.moved for s in fixed.steps if s.moved is not None), default=None)
+    if moved is None or moved <= 0:
+        return None
+    return T(f"with this change every step finds gradients and the {len(held)} parameters "
+             "the optimizer holds change", f"改动后每次 step() 都有梯度，优化器持有的 "
+             f"{len(held)} 个参数都在改变")
+
+
+parameters_move = traced(_parameters_move)

@@ -34,6 +34,7 @@ from tutor.diagnosis.symptoms import (
     moves_more,
     nonfinite_gone,
     norms_apart,
+    parameters_move,
     stays_frozen,
     trains_in_train_mode,
     units_differ,
@@ -726,3 +727,109 @@ def check_unregistered(ctx: Ctx) -> list[Candidate]:
 def _nn(code: str) -> str:
     return "nn" if ("import torch.nn as nn" in code or "from torch import nn" in code) \
         else "torch.nn"
+
+
+# -- the loop: what never ran --------------------------------------------------------------
+def _loss_name(flow: Flow, loop: ast.stmt, before: int) -> str | None:
+    """The loss of a training loop: the last name assigned in it above ``before`` that reads
+    like one (``loss``, ``loss_l + loss_c``, a criterion's result)."""
+    names = [name for stmt in ast.walk(loop) if isinstance(stmt, ast.Assign)
+             and stmt.lineno < before for target in stmt.targets
+             for name in ([target.id] if isinstance(target, ast.Name) else [])]
+    named = [n for n in names if "loss" in n.lower()]
+    return named[-1] if named else None
+
+
+def check_no_backward(ctx: Ctx) -> list[Candidate]:
+    """The optimizer steps, but no backward() ever ran: every step finds no gradient, so
+    nothing changes and the loss stays where it started."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or ev.backwards or not ev.steps or any(
+            s.grads_none < s.n_params for s in ev.steps):
+        return []
+    step = flow.statement_at(ev.steps[0].line or 0)
+    loops = flow.loops_of(step) if step is not None else []
+    if step is None or not loops:
+        return []
+    loss = _loss_name(flow, loops[0], step.lineno)
+    if loss is None:
+        return []
+    edit = Edit("insert_before", step.lineno, f"{loss}.backward()")
+    return [Candidate("backward-missing", step.lineno, 0.85, [
+        ("steps-without-gradients", {"line": step.lineno, "count": len(ev.steps)})],
+        [Fix((edit,), parameters_move, T(
+            f"compute the gradients before the step: `{loss}.backward()` before line "
+            f"{step.lineno}", f"在 step() 之前计算梯度：在第 {step.lineno} 行之前调用 "
+            f"`{loss}.backward()`"))], {"line": step.lineno, "name": loss})]
+
+
+def check_no_step(ctx: Ctx) -> list[Candidate]:
+    """backward() runs at every pass of a loop and an optimizer was built, but its step()
+    never ran: the gradients are computed and nothing changes."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or ev.steps or len(ev.backwards) < 2 or any(
+            p.changed for p in ev.params if p.requires_grad):
+        return []
+    built = flow.optimizers()
+    backward = flow.statement_at(ev.backwards[0].line)
+    if not built or backward is None or not flow.loops_of(backward):
+        return []
+    name = built[0][1]
+    if not name or name not in _visible(flow, backward):
+        return []
+    edit = Edit("insert_after", backward.lineno, f"{name}.step()")
+    return [Candidate("step-missing", backward.lineno, 0.85, [
+        ("backward-without-step", {"line": backward.lineno, "count": len(ev.backwards),
+                                   "optimizer": name})],
+        [Fix((edit,), parameters_move, T(
+            f"update the parameters after backward(): `{name}.step()` after line "
+            f"{backward.lineno}", f"在 backward() 之后更新参数：在第 {backward.lineno} 行之后调用 "
+            f"`{name}.step()`"))], {"line": backward.lineno, "optimizer": name})]
+
+
+def _visible(flow: Flow, stmt: ast.stmt) -> set[str]:
+    """Names a statement can read: its function's parameters and the module's names."""
+    scope = flow.scope_of(stmt)
+    names = {n for n, made in flow.assignments.items()
+             if any(flow.scope_of(s) is flow.tree for s in made)}
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names |= {a.arg for a in scope.args.args}
+    return names
+
+
+STEPPED = ("round", "floor", "ceil", "trunc", "sign")
+"""Ops whose derivative is zero wherever it exists: what flows through them learns nothing."""
+
+
+def check_zero_gradient_op(ctx: Ctx) -> list[Candidate]:
+    """Parameters the loss reaches get a gradient of exactly zero at every step and never
+    change: on the way to the loss an op whose derivative is zero everywhere (round, floor,
+    sign) stops the gradient. A straight-through estimator keeps the rounded value and
+    passes the gradient."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or not ev.steps:
+        return []
+    idle = [p for p in ev.params if p.reached and p.in_optimizer and not p.grad_none
+            and p.changed is False and p.requires_grad]
+    if not idle or not any(s.grads_zero for s in ev.steps):
+        return []
+    out: list[Candidate] = []
+    for call in flow.calls_named(*STEPPED):
+        base = _operand(call)
+        if base is None:
+            continue
+        inner = text(base)
+        new = f"{postfix(base, '')} + ({text(call)} - {postfix(base, '')}).detach()"
+        edit = replace_node(ctx.code, call, f"({new})")
+        if edit is None:
+            continue
+        names = ", ".join(f"`{p.name}`" for p in idle[:3])
+        out.append(Candidate("zero-gradient-op", call.lineno, 0.8, [
+            ("zero-gradients", {"params": names, "count": len(ev.steps)}),
+            ("stepped-op", {"line": call.lineno, "op": text(call.func)})],
+            [Fix((edit,), learns(idle[0].name), T(
+                f"keep the rounded value but pass the gradient through (a straight-through "
+                f"estimator) on line {call.lineno}: `{new}`",
+                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：`{new}`"))],
+            {"line": call.lineno, "op": text(call.func), "params": names, "name": inner}))
+    return out

@@ -48,6 +48,8 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
     # model kept on an object is named with it (`self.model`)
     parts = first.module.split(".")
     model = ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 1 else parts[0]
+    if f"self.{model}" in flow.line(first.line):  # the name the predicting code uses
+        model = f"self.{model}"
     if stmt is not None:
         scope = flow.scope_of(stmt)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -111,7 +113,9 @@ def _is_training_line(ctx: Ctx, line: int) -> bool:
 def check_dropout_eval(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None:
         return []
-    return _eval_candidates(ctx, "dropout-no-eval")
+    # a model with BatchNorm and no Dropout predicting in training mode: another symptom
+    return _eval_candidates(ctx, "dropout-no-eval") or _eval_candidates(
+        ctx, "batchnorm-no-eval", batchnorm=True)
 
 
 
