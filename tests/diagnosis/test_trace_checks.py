@@ -22,6 +22,7 @@ y = (x[:, 0] + x[:, 1] > 0).long()
 
 DROPPED = "model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 2))\n"
 TWO_LAYERS = "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+NORMED = "model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))\n"
 SIGMOID_NET = "model = nn.Sequential(nn.Linear(4, 6), nn.Sigmoid(), nn.Linear(6, 2))\n"
 
 # (id, root line, text the patch holds, program with the bug, the same program right)
@@ -287,6 +288,79 @@ for _ in range(5):
     opt.zero_grad()
     F.cross_entropy(model(x), y).backward()
     opt.step()
+"""),
+]
+CASES += [
+    ("backward-missing", 13, "loss.backward()", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def epoch():
+    for chunk in x.chunk(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(chunk), y[:16])
+        opt.step()
+for _ in range(3):
+    epoch()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def epoch():
+    for chunk in x.chunk(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(chunk), y[:16])
+        loss.backward()
+        opt.step()
+for _ in range(3):
+    epoch()
+"""),
+    ("step-missing", 11, "opt.step()", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+for _ in range(6):
+    F.cross_entropy(net(x), y).backward()
+    sched.step()
+    opt.zero_grad()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+for _ in range(6):
+    F.cross_entropy(net(x), y).backward()
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+"""),
+    ("zero-gradient-op", 11, ".detach()", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+target = (x @ torch.tensor([[1.0], [2.0], [0.0], [-1.0]])).round()
+for _ in range(10):
+    pred = torch.round(net(x))
+    opt.zero_grad()
+    ((pred - target) ** 2).mean().backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+target = (x @ torch.tensor([[1.0], [2.0], [0.0], [-1.0]])).round()
+for _ in range(10):
+    pred = net(x)
+    opt.zero_grad()
+    ((pred - target) ** 2).mean().backward()
+    opt.step()
+print(torch.round(net(x))[:3])
+"""),
+    ("batchnorm-no-eval", 13, "model.eval()",
+     DATA + NORMED + """opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for _ in range(10):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+with torch.no_grad():
+    print(model(x[:5]).argmax(1))
+""", DATA + NORMED + """opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for _ in range(10):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    print(model(x[:5]).argmax(1))
 """),
 ]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
