@@ -94,6 +94,20 @@ for _ in range(20):
     loss.backward()
     opt.step()
 """),
+    # a loss rebuilt with torch.tensor from terms that require grad: its value counts, its
+    # gradient is lost (the rest of the loss still has a graph, so nothing fails)
+    ("graph-cut-silent", 9, "torch.stack(terms)",
+     DATA + """w = torch.zeros(4, 1, requires_grad=True)
+def penalty(parts):
+    terms = [p.abs().sum() for p in parts]
+    return torch.tensor(terms).sum()
+opt = torch.optim.SGD([w], lr=0.05)
+for _ in range(10):
+    opt.zero_grad()
+    loss = ((x @ w - y) ** 2).mean() + 0.1 * penalty([w])
+    loss.backward()
+    opt.step()
+"""),
     # zero_grad() of another module: the optimizer's gradients add up (not the learning
     # rate: lowering it also helps, but the gradients say why)
     ('missing-zero-grad', 10, 'opt.zero_grad()', FIX_DATA + """model = nn.Linear(4, 1)

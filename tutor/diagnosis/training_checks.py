@@ -434,6 +434,9 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
     passes no gradient (the loss still has a graph through its other terms)."""
     out = []
     for op in ctx.evidence.ops:
+        if op.kind == "cut" and op.detail == "nondifferentiable" and op.op in REBUILDS:
+            out.extend(_rebuilt_from_tensors(ctx, op.line, op.op))
+            continue
         if op.kind != "cut" or op.detail != "python":
             continue
         trip = round_trip(ctx, op.line, None, cut_gone(op.line))
@@ -444,6 +447,24 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
             (CUT_STEP["python"], {"line": op.line, "op": op.op})],
             fixes, {"line": line, "op": op.op, "params": T("this term", "这一项")}))
     return out
+
+
+REBUILDS = ("tensor", "as_tensor", "Tensor", "FloatTensor")
+
+
+def _rebuilt_from_tensors(ctx: Ctx, line: int, op: str) -> list[Candidate]:
+    """``torch.tensor(list of tensors that require grad)``: a new tensor from their values,
+    with no graph back to them; ``torch.stack`` keeps it."""
+    calls = [c for c in ctx.flow.calls if c.lineno == line and call_name(c) == op and c.args]
+    if not calls:
+        return []
+    new = f"torch.stack({text(calls[0].args[0])})"
+    fix = node_fix(ctx.code, calls[0], new, cut_gone(line), T(
+        f"stack the tensors instead of copying their values on line {line}: `{new}`",
+        f"第 {line} 行把这些张量 stack 起来，而不是复制它们的数值：`{new}`"))
+    return [Candidate("graph-cut-silent", line, 0.75, [
+        (CUT_STEP["nondifferentiable"], {"line": line, "op": f"torch.{op}"})],
+        [fix] if fix else [], {"line": line, "op": f"torch.{op}"})]
 
 
 def _freezes(stmt: ast.stmt) -> bool:
