@@ -126,6 +126,7 @@ FAMILIES: dict[str, set[str]] = {
     "symmetric-init": {"symmetric-init"},
     "params-not-registered": {"params-not-registered"},
     "zero-gradient-op": {"zero-gradient-op"},
+    "softmax-wrong-dim": {"softmax-wrong-dim"},
 }
 VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")
 

@@ -363,6 +363,29 @@ with torch.no_grad():
     print(model(x[:5]).argmax(1))
 """),
 ]
+CASES.append(
+    # attention over a batch of one: the softmax's dimension has a single entry
+    ("softmax-wrong-dim", 10, "nn.Softmax(dim=-1)", DATA + """class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=0)
+    def forward(self, query, keys):
+        weights = self.softmax(query @ keys.T)
+        return weights @ keys, weights
+attend = Attend()
+out, weights = attend(x[:1], x[1:6])
+print(weights)
+""", DATA + """class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=-1)
+    def forward(self, query, keys):
+        weights = self.softmax(query @ keys.T)
+        return weights @ keys, weights
+attend = Attend()
+out, weights = attend(x[:1], x[1:6])
+print(weights)
+"""))
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
 

@@ -257,3 +257,12 @@ def test_with_default_initialization_no_rows_are_identical() -> None:
 nn.functional.cross_entropy(model(x), y).backward()
 """)
     assert not any(p.rows_same_start or p.rows_same_end for p in ev.params)
+
+
+def test_a_softmax_over_a_dimension_of_size_one_is_recorded() -> None:
+    ev = trace("""scores = x[:1] @ x[1:6].T
+flat = torch.softmax(scores, dim=0)
+spread = torch.softmax(scores, dim=1)
+""")
+    (flat,) = ev.training.flat_softmaxes
+    assert (flat.line, flat.op, flat.dim, flat.shape) == (7, "softmax", 0, [1, 5])

@@ -45,6 +45,7 @@ from tutor.diagnosis.program_checks import (
 from tutor.diagnosis.trace_checks import (
     check_changed_input,
     check_erased_accumulation,
+    check_flat_softmax,
     check_freeze_undone,
     check_functional_dropout,
     check_loss_input,
@@ -89,7 +90,7 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,
                 check_symmetric_init, check_unregistered, check_no_backward, check_no_step,
-                check_zero_gradient_op]
+                check_zero_gradient_op, check_flat_softmax]
 """Silent bugs read off the training trace (tutor/diagnosis/trace_checks.py)."""
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,

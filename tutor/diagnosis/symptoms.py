@@ -218,3 +218,13 @@ def _parameters_move(original: Evidence, fixed: Evidence) -> Text | None:
 
 
 parameters_move = traced(_parameters_move)
+
+
+def _softmax_spreads(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.flat_softmaxes:
+        return None
+    return T("with this change the softmax compares the entries and its weights differ",
+             "改动后 softmax 会比较这些元素，得到的权重各不相同")
+
+
+softmax_spreads = traced(_softmax_spreads)

@@ -35,6 +35,7 @@ from tutor.diagnosis.symptoms import (
     nonfinite_gone,
     norms_apart,
     parameters_move,
+    softmax_spreads,
     stays_frozen,
     trains_in_train_mode,
     units_differ,
@@ -832,4 +833,40 @@ def check_zero_gradient_op(ctx: Ctx) -> list[Candidate]:
                 f"estimator) on line {call.lineno}: `{new}`",
                 f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：`{new}`"))],
             {"line": call.lineno, "op": text(call.func), "params": names, "name": inner}))
+    return out
+
+
+def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
+    """A softmax over a dimension of size 1: every weight is exactly 1, whatever the scores
+    (attention that attends to everything equally, a mixture that only sums)."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for flat in ctx.evidence.training.flat_softmaxes:
+        if len(flat.shape) < 2 or flat.shape[-1] <= 1:
+            continue
+        call = ctx.flow.constructor(flat.module, flat.kind) if (
+            flat.module and flat.kind in ("Softmax", "LogSoftmax")) else None
+        if call is None:
+            found = _calls_on(ctx.flow, flat.line, (flat.op,))
+            call = found[0] if found else None
+        if call is None:
+            continue
+        given = next((k.value for k in call.keywords if k.arg == "dim"), None)
+        if given is None and call.args and call_name(call)[:1].isupper():
+            given = call.args[0]
+        elif given is None and len(call.args) >= 2:
+            given = call.args[1]
+        edit = replace_node(ctx.code, given, "-1") if given is not None else None
+        if edit is None:
+            continue
+        shape = "(" + ", ".join(str(n) for n in flat.shape) + ")"
+        out.append(Candidate("softmax-wrong-dim", call.lineno, 0.85, [
+            ("flat-softmax", {"line": flat.line, "op": flat.op, "detail": flat.dim,
+                              "shape": shape})],
+            [Fix((edit,), softmax_spreads, T(
+                f"normalize over the entries to compare, the last dimension: `dim=-1` on line "
+                f"{call.lineno}", f"在要比较的那些元素所在的维度（最后一维）上归一化：第 "
+                f"{call.lineno} 行写成 `dim=-1`"))],
+            {"line": call.lineno, "detail": flat.dim, "shape": shape}))
     return out

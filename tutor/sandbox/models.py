@@ -355,6 +355,18 @@ class UnfreezeEvidence(_Data):
     count: int = 0
 
 
+class FlatSoftmaxEvidence(_Data):
+    """A softmax over a dimension of size 1: every output is exactly 1 (0 for log_softmax),
+    whatever its input."""
+
+    line: int
+    op: str = Field(max_length=80)
+    dim: int
+    shape: list[int] = Field(default_factory=list, max_length=8)
+    module: str | None = Field(None, max_length=120)
+    kind: str | None = Field(None, max_length=80)
+
+
 class TrainingEvidence(_Data):
     """The training trace of an instrumented re-run (:mod:`tutor.sandbox.training_trace`)."""
 
@@ -364,6 +376,7 @@ class TrainingEvidence(_Data):
     changed_inputs: list[InputChangedEvidence] = Field(default_factory=list, max_length=10)
     shared_norms: list[SharedNormEvidence] = Field(default_factory=list, max_length=10)
     unfrozen: list[UnfreezeEvidence] = Field(default_factory=list, max_length=10)
+    flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
 
 
 class Evidence(_Data):

@@ -94,6 +94,7 @@ class TrainingTrace:
         self.fed: list[tuple[Any, tuple[Any, ...] | None]] = []
         self.trained_calls: dict[tuple[Any, ...], int] = {}
         self.unregistered: set[int] = set()
+        self.flat: dict[int, Data] = {}
 
     # -- every op ----------------------------------------------------------------------
     def on_op(self, name: str, inputs: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -121,6 +122,8 @@ class TrainingTrace:
             module = self.rec._current_module()
             if module is not None:
                 self.rec.records[index]["inner"] = module
+        if name in ("softmax", "log_softmax") and out is not None and len(self.flat) < 10:
+            self._flat_softmax(name, args, kwargs, out, line)
         if name in LOSSES and inputs and (line, name) not in self.loss_inputs and len(
                 self.loss_inputs) < MAX_ENTRIES:
             self._loss_input(name, inputs[0], line, frame)
@@ -192,6 +195,17 @@ class TrainingTrace:
             "phase": "backward", "line": line, "op": name[:80],
             "value": _kind(float(wrong[0])), "operands": operands,
             "backwards": max(0, len(self.rec.backwards) - 1), "steps": len(self.rec.steps)})
+
+    def _flat_softmax(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                      out: Any, line: int) -> None:
+        dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        if not isinstance(dim, int) or line in self.flat or out.dim() < 2 or not (
+                -out.dim() <= dim < out.dim()) or out.shape[dim] != 1:
+            return
+        module = self.rec._current_module() if self.rec.stack else None
+        self.flat[line] = {"line": line, "op": name, "dim": dim, "shape": list(out.shape)[:8],
+                           "module": module[0][:120] if module else None,
+                           "kind": module[1][:80] if module else None}
 
     # -- what a loss was given -------------------------------------------------------------
     def _producer(self, tensor: Any) -> Data | None:
@@ -466,4 +480,5 @@ class TrainingTrace:
             "changed_inputs": self.changed[:10],
             "shared_norms": list(self.shared.values())[:10],
             "unfrozen": self._unfrozen(),
+            "flat_softmaxes": list(self.flat.values()),
         }
