@@ -90,9 +90,10 @@ def _train_before_predicting(ctx: Ctx, cid: str, line: int, model: str, batchnor
         ("predict-train-mode", {"line": line, "module": model}),
         ("train-before-predict", {"line": on.lineno, "name": model})],
         [Fix((Edit("delete", on.lineno),), expect, T(
-            f"keep `{model}` in evaluation mode while predicting: remove `{text(on)}` on line "
-            f"{on.lineno}", f"预测时保持 `{model}` 处于评估模式：删除第 {on.lineno} 行的 "
-            f"`{text(on)}`"))],
+            f"keep `{model}` in evaluation mode while predicting: delete line {on.lineno}, whose "
+            "train() switches it back to training mode",
+            f"预测时保持 `{model}` 处于评估模式：删除第 {on.lineno} 行，"
+            "那里的 train() 把它切回了训练模式"))],
         {"line": on.lineno, "module": model, "model": model})]
 
 
