@@ -80,11 +80,11 @@ KINDS = ("exception", "silent")
 FAMILIES: dict[str, set[str]] = {
     "softmax-before-ce": {"softmax-before-ce"},
     "zero-grad-missing": {"missing-zero-grad"},
-    "zero-grad-misplaced": {"zero-grad-misplaced"},
-    "backward-not-called": {"backward-not-called"},
-    "step-not-called": {"step-not-called"},
+    "zero-grad-misplaced": {"zero-grad-misplaced", "zero-grad-erases-accumulation"},
+    "backward-not-called": {"backward-not-called", "backward-missing"},
+    "step-not-called": {"step-not-called", "step-missing"},
     "dropout-no-eval": {"dropout-no-eval"},
-    "batchnorm-no-eval": {"batchnorm-single-sample", "dropout-no-eval"},
+    "batchnorm-no-eval": {"batchnorm-single-sample", "dropout-no-eval", "batchnorm-no-eval"},
     "requires-grad-after-use": {"requires-grad-after-use", "requires-grad-too-late"},
     "optimizer-wrong-params": {"optimizer-wrong-params", "optimizer-empty-params"},
     "lr-too-high": {"lr-too-high"},
@@ -118,6 +118,19 @@ FAMILIES: dict[str, set[str]] = {
                   "nonleaf-grad-warning"},
     "nonleaf-requires-grad": {"nonleaf-requires-grad"},
     "int-requires-grad": {"int-requires-grad"},
+    # silent families read off the training trace (tutor/diagnosis/trace_checks.py)
+    "nan-gradient": {"nan-from-op"},
+    "nll-without-log-softmax": {"nll-without-log-softmax"},
+    "train-mode-not-restored": {"train-mode-not-restored"},
+    "dropout-training-flag": {"dropout-training-flag"},
+    "shared-batchnorm": {"shared-batchnorm"},
+    "inplace-activation-overwrites-input": {"inplace-overwrites-input"},
+    "lr-too-low": {"lr-too-low"},
+    "freeze-undone": {"freeze-undone"},
+    "symmetric-init": {"symmetric-init"},
+    "params-not-registered": {"params-not-registered"},
+    "zero-gradient-op": {"zero-gradient-op"},
+    "softmax-wrong-dim": {"softmax-wrong-dim"},
 }
 VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")
 

@@ -12,6 +12,104 @@ from tutor.diagnosis import checks
 from tutor.diagnosis.reasoning import diagnose
 
 CLEAN = {
+    'masked attention with -inf before a softmax, trained and evaluated': """import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+class Attention(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x):
+        q, k, v = self.qkv(x).split(x.size(-1), dim=-1)
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        mask = torch.tril(torch.ones(x.size(1), x.size(1), dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        att = F.dropout(att, p=0.1, training=self.training)
+        return self.drop(att @ v)
+model = Attention()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+x = torch.randn(4, 6, 8)
+for _ in range(10):
+    opt.zero_grad()
+    F.mse_loss(model(x), x).backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    print(model(x).shape)
+""",
+    'residual block with an in-place ReLU after its own layer': """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn(self.conv(x)))
+        out = out + identity
+        return self.relu(out)
+model = Block()
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.randn(8, 4, 6, 6)
+for _ in range(5):
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    print(model(x).mean())
+""",
+    'gradient accumulation over micro-batches, zeroed after the step': """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(32, 8), torch.randn(32, 1)
+for epoch in range(3):
+    for chunk_x, chunk_y in zip(x.chunk(4), y.chunk(4)):
+        (nn.functional.mse_loss(model(chunk_x), chunk_y) / 4).backward()
+    opt.step()
+    opt.zero_grad()
+""",
+    'zero-initialized output layer, freezing then unfreezing the body': """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3))
+nn.init.zeros_(model[2].weight)
+nn.init.zeros_(model[2].bias)
+for p in model[0].parameters():
+    p.requires_grad = False
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+x, y = torch.randn(48, 4), torch.randint(0, 3, (48,))
+for epoch in range(8):
+    if epoch == 4:
+        for p in model[0].parameters():
+            p.requires_grad = True
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+""",
+    'log-likelihood with log_softmax and NLLLoss, probabilities only for display': """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+model = nn.Linear(5, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(40, 5), torch.randint(0, 3, (40,))
+for _ in range(20):
+    opt.zero_grad()
+    F.nll_loss(F.log_softmax(model(x), dim=1), y).backward()
+    opt.step()
+with torch.no_grad():
+    probs = torch.softmax(model(x), dim=1)
+    print(probs.max(1).values.mean(), F.cross_entropy(model(x), y))
+""",
     'classifier with dropout, eval at prediction': """import torch
 import torch.nn as nn
 torch.manual_seed(0)

@@ -94,6 +94,20 @@ for _ in range(20):
     loss.backward()
     opt.step()
 """),
+    # a loss rebuilt with torch.tensor from terms that require grad: its value counts, its
+    # gradient is lost (the rest of the loss still has a graph, so nothing fails)
+    ("graph-cut-silent", 9, "torch.stack(terms)",
+     DATA + """w = torch.zeros(4, 1, requires_grad=True)
+def penalty(parts):
+    terms = [p.abs().sum() for p in parts]
+    return torch.tensor(terms).sum()
+opt = torch.optim.SGD([w], lr=0.05)
+for _ in range(10):
+    opt.zero_grad()
+    loss = ((x @ w - y) ** 2).mean() + 0.1 * penalty([w])
+    loss.backward()
+    opt.step()
+"""),
     # zero_grad() of another module: the optimizer's gradients add up (not the learning
     # rate: lowering it also helps, but the gradients say why)
     ('missing-zero-grad', 10, 'opt.zero_grad()', FIX_DATA + """model = nn.Linear(4, 1)
@@ -235,3 +249,21 @@ def test_the_faces_say_a_failed_fix_was_tried(sandbox: Any) -> None:
                                  ("zh", "已在你的程序上试过", "无法通过重新运行")):
         for text in (format_diagnosis(first, lang), evidence_markdown(first, lang)):
             assert tried in text and untried not in text
+
+
+def test_a_train_call_just_before_predicting_is_the_root_and_its_words_keep_the_contract(
+        sandbox: Any) -> None:
+    # validate() switches to eval and straight back to train before the forward pass: the
+    # fix deletes that call, and its words do not quote the learner's own line as the fix
+    from tutor.diagnosis.contract import violations
+
+    layers = "nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 1)"
+    code = FIX_DATA + f"model = nn.Sequential({layers})\n" + """def validate(model):
+    model.eval()
+    with torch.no_grad():
+        model.train()
+        return ((model(x) - y) ** 2).mean().item()
+print(validate(model), validate(model))
+"""
+    first = verified_diagnosis(sandbox, code, {"dropout-no-eval"}, 10, "-        model.train()")
+    assert violations(first, code) == []

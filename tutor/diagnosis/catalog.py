@@ -48,6 +48,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "line", "name", "model", "optimizer", "lr", "param", "params", "op", "module",
         "first_use", "loss_first", "loss_last", "fail_line", "criterion", "count",
         "detail", "shape", "target_shape", "target", "numel", "dtype", "label", "low", "high",
+        "why", "given",
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

@@ -45,6 +45,23 @@ from tutor.diagnosis.program_checks import (
     check_tensor_from_tensors,
     check_view_contiguous,
 )
+from tutor.diagnosis.trace_checks import (
+    check_changed_input,
+    check_erased_accumulation,
+    check_flat_softmax,
+    check_freeze_undone,
+    check_functional_dropout,
+    check_loss_input,
+    check_no_backward,
+    check_no_step,
+    check_nonfinite,
+    check_shared_norm,
+    check_symmetric_init,
+    check_tiny_steps,
+    check_trained_in_eval,
+    check_unregistered,
+    check_zero_gradient_op,
+)
 from tutor.diagnosis.training_checks import (
     check_broadcast,
     check_double_sigmoid,
@@ -73,7 +90,13 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_layers_in_list, check_embedding_indices, check_tensor_from_tensors,
                     check_embedding_range, check_module_with_tensors, check_classes_last,
                     check_tuple_in_sequential]
-SILENT_CHECKS = [check_uncalled, check_zero_grad, check_optimizer_params,
+TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
+                check_functional_dropout, check_shared_norm, check_changed_input,
+                check_erased_accumulation, check_tiny_steps, check_freeze_undone,
+                check_symmetric_init, check_unregistered, check_no_backward, check_no_step,
+                check_zero_gradient_op, check_flat_softmax]
+"""Silent bugs read off the training trace (tutor/diagnosis/trace_checks.py)."""
+SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
                  check_relu_output, check_layers_in_list]

@@ -169,14 +169,17 @@ class Flow:
         return lines
 
     def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
-        """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``."""
+        """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``,
+        and ``return torch.optim.X(...)`` (a method that builds it) with the name ""."""
         out: list[tuple[ast.stmt, str, ast.Call]] = []
         for stmt in self.statements:
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            if isinstance(stmt, (ast.Assign, ast.Return)) and isinstance(stmt.value, ast.Call):
                 func = text(stmt.value.func)
                 if "optim." in func or func.split(".")[-1] in (
                         "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"):
-                    for name in target_names(stmt.targets[0]):
+                    names = target_names(stmt.targets[0]) if isinstance(stmt, ast.Assign) \
+                        else [""]
+                    for name in names:
                         out.append((stmt, name, stmt.value))
         return out
 

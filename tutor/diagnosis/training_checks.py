@@ -44,8 +44,12 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
     stmt = flow.statement_at(first.line)
     block = flow.in_no_grad(stmt) if stmt is not None else None
     at = block.lineno if block is not None else first.line
-    # the model's name at the top level (the prediction may be inside a function)
-    model = first.module.split(".")[0]
+    # the model's name at the top level (the prediction may be inside a function); a
+    # model kept on an object is named with it (`self.model`)
+    parts = first.module.split(".")
+    model = ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 1 else parts[0]
+    if f"self.{model}" in flow.line(first.line):  # the name the predicting code uses
+        model = f"self.{model}"
     if stmt is not None:
         scope = flow.scope_of(stmt)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -57,10 +61,40 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
                 f"before line {at}", f"预测前把 `{model}` 切换到评估模式：在第 {at} 行之前调用 "
                 f"`{model}.eval()`"))
     roots = sorted({at, first.line})
-    return [Candidate(cid, roots[0], 0.8, [
-        ("predict-train-mode", {"line": first.line, "module": model}),
-        ("no-eval", {"name": model}),
-    ], [fix], {"line": roots[0], "module": model, "model": model})]
+    return [*_train_before_predicting(ctx, cid, first.line, model, batchnorm),
+            Candidate(cid, roots[0], 0.8, [
+                ("predict-train-mode", {"line": first.line, "module": model}),
+                ("no-eval", {"name": model}),
+            ], [fix], {"line": roots[0], "module": model, "model": model})]
+
+
+def _train_before_predicting(ctx: Ctx, cid: str, line: int, model: str, batchnorm: bool
+                             ) -> list[Candidate]:
+    """The prediction follows a ``model.train()`` in its own function (after an ``eval()``,
+    or instead of one): that call is what puts it in training mode."""
+    flow = ctx.flow
+    stmt = flow.statement_at(line)
+    if stmt is None:
+        return []
+    scope = flow.scope_of(stmt)
+    last = model.split(".")[-1]
+    trains = [c for c in flow.calls_named("train") if c.lineno < line
+              and (receiver(c) or "").split(".")[-1] == last
+              and (site := flow.statement_at(c.lineno)) is not None
+              and flow.scope_of(site) is scope and isinstance(site, ast.Expr)]
+    if not trains:
+        return []
+    on = trains[-1]
+    expect = both(eval_at_prediction({line}), runs_clean if batchnorm else (lambda o, f: None))
+    return [Candidate(cid, on.lineno, 0.85, [
+        ("predict-train-mode", {"line": line, "module": model}),
+        ("train-before-predict", {"line": on.lineno, "name": model})],
+        [Fix((Edit("delete", on.lineno),), expect, T(
+            f"keep `{model}` in evaluation mode while predicting: delete line {on.lineno}, whose "
+            "train() switches it back to training mode",
+            f"预测时保持 `{model}` 处于评估模式：删除第 {on.lineno} 行，"
+            "那里的 train() 把它切回了训练模式"))],
+        {"line": on.lineno, "module": model, "model": model})]
 
 
 
@@ -80,7 +114,9 @@ def _is_training_line(ctx: Ctx, line: int) -> bool:
 def check_dropout_eval(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None:
         return []
-    return _eval_candidates(ctx, "dropout-no-eval")
+    # a model with BatchNorm and no Dropout predicting in training mode: another symptom
+    return _eval_candidates(ctx, "dropout-no-eval") or _eval_candidates(
+        ctx, "batchnorm-no-eval", batchnorm=True)
 
 
 
@@ -207,12 +243,15 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     if not ev.steps or not ev.backwards:
         return []
-    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    # a tensor attribute that is not a parameter is another mistake (check_unregistered)
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
+            and not p.unregistered]
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)
     out = []
     for stmt, name, call in flow.optimizers():
+        name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
         rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
                    for s in flow.assignments.get(holder, []) if s.lineno > stmt.lineno
@@ -220,16 +259,33 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         if rebound:
             holder, again = rebound[-1]
             line = again.lineno
-            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
-                ("params-not-in-optimizer", {"params": _names(idle)}),
-                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
-            ], [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
+            fixes = [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
                 f"create `{name}` after `{holder}` is made for the last time: move line "
                 f"{stmt.lineno} below line {line}",
                 f"在最后一次创建 `{holder}` 之后再创建 `{name}`：把第 {stmt.lineno} 行移到第 "
-                f"{line} 行之后"))], {"line": line, "model": holder, "optimizer": name,
-                                      "params": _names(idle)}))
+                f"{line} 行之后"))]
+            loops = flow.loops_of(again)
+            if loops and not any(loop in flow.loops_of(stmt) for loop in loops) and any(
+                    s.lineno < stmt.lineno for s in flow.assignments.get(holder, [])):
+                # rebuilt at every pass of a loop, after a first one the optimizer holds:
+                # the loop's copy is the one to drop
+                fixes.insert(0, Fix((Edit("delete", line),), expect, T(
+                    f"keep the `{holder}` the optimizer holds: remove line {line}, which "
+                    f"builds a new one at every pass of the loop",
+                    f"保留优化器持有的那个 `{holder}`：删除第 {line} 行，"
+                    "它在每次循环中都新建一个")))
+            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("rebuilt-after-optimizer", {"line": line, "model": holder, "optimizer": name}),
+            ], fixes, {"line": line, "model": holder, "optimizer": name,
+                       "params": _names(idle)}))
             continue
+        missing = _missing_group(ctx, call, idle, name, expect)
+        if missing is not None:
+            out.append(Candidate("optimizer-wrong-params", missing[0], 0.85, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
+            ], [missing[1]], {"line": missing[0], "optimizer": name, "params": _names(idle)}))
         fix = _all_parameters(ctx, given, idle, name, expect)
         line = fix[0] if fix else stmt.lineno
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
@@ -257,6 +313,39 @@ def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
     return found
 
 
+def _missing_group(ctx: Ctx, call: ast.Call, idle: list[ParamEvidence], name: str,
+                   expect: Expect) -> tuple[int, Fix] | None:
+    """An optimizer built from param groups (``{"params": self.part.parameters()}``, one a
+    line) that leaves out one part of the model the loss reaches: the group it misses."""
+    first = call.args[0] if call.args else None
+    if not isinstance(first, ast.List) or not first.elts or not all(
+            isinstance(e, ast.Dict) for e in first.elts):
+        return None
+    owners: list[str] = []
+    for group in first.elts:
+        assert isinstance(group, ast.Dict)
+        for key, value in zip(group.keys, group.values, strict=True):
+            if isinstance(key, ast.Constant) and key.value == "params" and isinstance(
+                    value, ast.Call) and call_name(value) == "parameters":
+                owners.append(receiver(value) or "")
+    prefixes = {o.rsplit(".", 1)[0] for o in owners if "." in o}
+    # model.kshot_rw.weight -> kshot_rw: the part of the model, under the name it was seen by
+    parts = list(dict.fromkeys(p.name.split(".")[1] for p in idle if p.name.count(".") >= 2))
+    last = first.elts[-1]
+    if len(prefixes) != 1 or not parts or last.end_lineno == first.lineno or (
+            last.lineno != last.end_lineno):
+        return None
+    prefix = prefixes.pop()
+    wanted = [f"{prefix}.{part}" for part in parts if f"{prefix}.{part}" not in owners]
+    if not wanted:
+        return None
+    added = " ".join(f'{{"params": {part}.parameters()}},' for part in wanted)
+    line = last.end_lineno or last.lineno
+    return line, Fix((Edit("insert_after", line, added),), expect, T(
+        f"give `{name}` the parameters it leaves out: add `{added}` after line {line}",
+        f"把漏掉的参数交给 `{name}`：在第 {line} 行之后加上 `{added}`"))
+
+
 def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
                     name: str, expect: Expect) -> tuple[int, Fix] | None:
     """Give the optimizer every parameter of the model the idle ones belong to."""
@@ -279,7 +368,7 @@ def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[Para
 def _names(params: list[ParamEvidence]) -> str | None:
     """The parameters as the re-run named them (the first four); None when it could name
     none."""
-    named = [p.name for p in params if p.name and p.name != "?"]
+    named = list(dict.fromkeys(p.name for p in params if p.name and p.name != "?"))
     return ", ".join(f"`{n}`" for n in named[:4]) or None
 
 
@@ -346,6 +435,9 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
     passes no gradient (the loss still has a graph through its other terms)."""
     out = []
     for op in ctx.evidence.ops:
+        if op.kind == "cut" and op.detail == "nondifferentiable" and op.op in REBUILDS:
+            out.extend(_rebuilt_from_tensors(ctx, op.line, op.op))
+            continue
         if op.kind != "cut" or op.detail != "python":
             continue
         trip = round_trip(ctx, op.line, None, cut_gone(op.line))
@@ -356,6 +448,24 @@ def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:
             (CUT_STEP["python"], {"line": op.line, "op": op.op})],
             fixes, {"line": line, "op": op.op, "params": T("this term", "这一项")}))
     return out
+
+
+REBUILDS = ("tensor", "as_tensor", "Tensor", "FloatTensor")
+
+
+def _rebuilt_from_tensors(ctx: Ctx, line: int, op: str) -> list[Candidate]:
+    """``torch.tensor(list of tensors that require grad)``: a new tensor from their values,
+    with no graph back to them; ``torch.stack`` keeps it."""
+    calls = [c for c in ctx.flow.calls if c.lineno == line and call_name(c) == op and c.args]
+    if not calls:
+        return []
+    new = f"torch.stack({text(calls[0].args[0])})"
+    fix = node_fix(ctx.code, calls[0], new, cut_gone(line), T(
+        f"stack the tensors instead of copying their values on line {line}: `{new}`",
+        f"第 {line} 行把这些张量 stack 起来，而不是复制它们的数值：`{new}`"))
+    return [Candidate("graph-cut-silent", line, 0.75, [
+        (CUT_STEP["nondifferentiable"], {"line": line, "op": f"torch.{op}"})],
+        [fix] if fix else [], {"line": line, "op": f"torch.{op}"})]
 
 
 def _freezes(stmt: ast.stmt) -> bool:

@@ -33,6 +33,8 @@ import weakref
 from types import FrameType
 from typing import Any
 
+from tutor.sandbox.training_trace import TrainingTrace
+
 Data = dict[str, Any]
 
 MAX_RECORDS = 20_000  # ops kept in memory for provenance; later ops are only counted
@@ -102,6 +104,7 @@ class Recorder:
         self.truncated = False
         self.handles: list[Any] = []
         self.mode: Any = None
+        self.trace = TrainingTrace(self)
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -151,6 +154,10 @@ class Recorder:
             for key, value in list(getattr(owner, "__dict__", {}).items()):
                 if value is obj:
                     return f"self.{key}"
+            if isinstance(owner, self.torch.nn.Module):  # its layers live in named_children
+                for key, value in owner.named_children():
+                    if value is obj:
+                        return f"self.{key}"
         return None
 
     # -- the function mode ------------------------------------------------------------
@@ -201,7 +208,21 @@ class Recorder:
                 self._after(name, inputs, before, kwargs, result, line, frame)
             except Exception:  # never the learner's problem (e.g. a no_grad view's grad_fn)
                 self.truncated = True
+            try:
+                self._trace_op(name, inputs, args, kwargs, result, line, frame)
+            except Exception:
+                self.truncated = True
         return result
+
+    def _trace_op(self, name: str, inputs: list[Any], args: tuple[Any, ...],
+                  kwargs: dict[str, Any], result: Any, line: int, frame: FrameType) -> None:
+        outputs = result if isinstance(result, (list, tuple)) else [result]
+        out = next((o for o in outputs if isinstance(o, self.torch.Tensor)), None)
+        index = self._record_of(out) if out is not None else None
+        inplace = ((name.endswith("_") and not name.endswith("__")) or name in INPLACE_DUNDERS
+                   or kwargs.get("inplace") is True)
+        self.trace.on_op(name, inputs, args, kwargs, out, index if index is not None else -1,
+                         line, frame, inplace, inputs[0] if inputs else None)
 
     def _call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int,
               name: str, frame: FrameType) -> Any:
@@ -499,6 +520,10 @@ class Recorder:
         if leaves:
             entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
                                           if id(leaf) in self.params and leaf.grad is None})[:20]
+        try:
+            self.trace.after_backward(leaves)
+        except Exception:
+            self.truncated = True
         return result
 
     def _backward_evidence(self, entry: Data, tensor: Any, line: int,
@@ -522,11 +547,13 @@ class Recorder:
     # -- module and optimizer hooks -------------------------------------------------------
     def _module_pre(self, module: Any, args: Any) -> None:
         self.stack.append(module)
-        if len(self.stack) != 1 or self.in_internal:
+        if self.in_internal:
             return
         self.in_internal += 1
         try:
-            self._module_call(module)
+            if len(self.stack) == 1:
+                self._module_call(module)
+            self.trace.module_pre(module, args)
         except Exception:
             self.truncated = True
         finally:
@@ -541,6 +568,7 @@ class Recorder:
             name = self._name_of(module, frame) or type(module).__name__
             for pname, param in module.named_parameters():
                 self._watch(param, f"{name}.{pname}")
+            self.trace.registered(module, name)
             nn = self.torch.nn
             dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
                                          nn.AlphaDropout)) and getattr(m, "p", 0) > 0
@@ -558,7 +586,7 @@ class Recorder:
                 "line": frame.f_lineno, "module": name[:80], "kind": kind[:80],
                 "training": module.training, "grad_enabled": self.torch.is_grad_enabled(),
                 "dropout": dropout, "batchnorm": batchnorm, "count": 1,
-                "after_backward": bool(self.backwards),
+                "after_backward": bool(self.backwards), "backward": 0,
             }
 
     def _current_module(self) -> tuple[str, str] | None:
@@ -577,6 +605,14 @@ class Recorder:
         return paths.get(id(inner), top_name), type(inner).__name__
 
     def _module_post(self, module: Any, args: Any, output: Any) -> None:
+        if not self.in_internal:
+            self.in_internal += 1
+            try:
+                self.trace.module_post(module, output)
+            except Exception:
+                self.truncated = True
+            finally:
+                self.in_internal -= 1
         if self.stack:
             self.stack.pop()
 
@@ -603,16 +639,22 @@ class Recorder:
         with self.torch.no_grad():
             grads_zero = sum(1 for p in params if p.grad is not None and not bool(p.grad.any()))
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
-        self.steps.append({
+        entry: Data = {
             "line": frame.f_lineno if frame is not None else None,
             "optimizer": (name or type(optimizer).__name__)[:80],
             "kind": type(optimizer).__name__, "params": sorted(set(names))[:20],
             "n_params": len(params), "grads_none": grads_none, "grads_zero": grads_zero,
             "lr": float(lr) if isinstance(lr, (int, float)) else None,
             "after_backward": len(self.backwards),
-        })
+        }
+        self.steps.append(entry)
+        self.trace.before_step(optimizer, params, entry)
 
     def _step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        try:
+            self.trace.after_step()
+        except Exception:
+            self.truncated = True
         self.in_internal = max(0, self.in_internal - 1)
 
     # -- life cycle -----------------------------------------------------------------------
@@ -665,17 +707,29 @@ class Recorder:
             if start is not None and start.shape == tensor.shape:
                 with torch.no_grad():
                     changed = not bool(torch.equal(start, tensor.detach()))
+            try:
+                facts = self.trace.param_facts(key, tensor, start)
+            except Exception:
+                facts, self.truncated = {}, True
             params.append({
-                "name": str(info.pop("global", None) or info["name"])[:120],
+                "name": str(info.get("global") or info["name"])[:120],
                 "shape": info["shape"][:8], "requires_grad": bool(tensor.requires_grad),
                 "changed": changed, "grad_none": tensor.grad is None,
                 "in_optimizer": key in self.optimizer_params, "reached": key in self.reached,
                 "forward_change": info.get("forward_change"),
+                **facts,
             })
+        for key_, count in self.trace.trained_calls.items():
+            if key_ in self.module_calls:
+                self.module_calls[key_]["backward"] = count
+        try:
+            training = self.trace.finish()
+        except Exception:
+            training, self.truncated = {}, True
         return {
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
-            "failed": self.failed, "truncated": self.truncated,
+            "failed": self.failed, "truncated": self.truncated, "training": training,
         }
 
 

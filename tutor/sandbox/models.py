@@ -200,6 +200,13 @@ class StepEvidence(_Data):
     grads_zero: int = 0
     lr: float | None = None
     after_backward: int = Field(0, description="backward() calls seen before this step.")
+    moved: float | None = Field(None, description="The largest relative change of one of its "
+                                "parameters in this step (|after - before| / |before|).")
+    grads_nonfinite: int = Field(0, description="Parameters whose gradient held nan/inf.")
+    passes: int = Field(0, description="backward() calls since this optimizer's last step.")
+    passes_line: int | None = Field(None, description="Their line, when all came from one.")
+    cleared: int = Field(0, description="Of those passes after the first, how many found "
+                         "the gradients cleared (nothing left of the earlier passes).")
 
 
 class ModuleCallEvidence(_Data):
@@ -212,6 +219,8 @@ class ModuleCallEvidence(_Data):
     batchnorm: bool = False
     count: int = 1
     after_backward: bool = False
+    backward: int = Field(0, description="Calls whose parameters the next backward() reached "
+                          "(forwards that were trained on).")
 
 
 class ParamEvidence(_Data):
@@ -225,6 +234,14 @@ class ParamEvidence(_Data):
     forward_change: int | None = Field(None, description="A line of the learner's code where "
                                        "a module's forward pass changed it in place (outside "
                                        "an optimizer step).")
+    unregistered: bool = Field(False, description="A tensor attribute of a module that is not "
+                               "an nn.Parameter (parameters() leaves it out).")
+    rows_same_start: bool | None = Field(None, description="2-D and more: every row (output "
+                                         "unit) equal to the first, at the start.")
+    rows_same_end: bool | None = Field(None, description="The same, at the end of the run.")
+    init_line: int | None = Field(None, description="The last line that wrote its values in "
+                                  "place before the first backward().")
+    moved: float | None = Field(None, description="Its largest relative change in one step.")
 
 
 class OperandEvidence(_Data):
@@ -255,6 +272,116 @@ class FailedOpEvidence(_Data):
     inputs: list[OperandEvidence] = Field(default_factory=list, max_length=8)
 
 
+class OperandFacts(_Data):
+    """What the values of an op's floating operand were (finite ones only)."""
+
+    zeros: bool = False
+    negative: bool = False
+    low: float | None = None
+    high: float | None = None
+
+
+class NonFiniteEvidence(_Data):
+    """The first op of the learner's code whose result (forward) or whose gradient (backward:
+    its output's gradient finite, its inputs' not) became nan/inf from finite values."""
+
+    phase: Literal["forward", "backward"]
+    line: int
+    op: str = Field(max_length=80)
+    value: Literal["nan", "inf", "-inf"]
+    operands: list[OperandFacts] = Field(default_factory=list, max_length=2)
+    backwards: int = Field(0, description="backward() calls before it.")
+    steps: int = Field(0, description="Optimizer steps before it.")
+
+
+class LossInputEvidence(_Data):
+    """What a loss that expects scores (cross_entropy, the with-logits BCE) or log-probabilities
+    (nll_loss) was given: the op that made it and what its values look like."""
+
+    line: int
+    loss: str = Field(max_length=80)
+    name: str | None = Field(None, max_length=120)
+    producer: str | None = Field(None, max_length=80, description="The op that made it, "
+                                 "through views and reshapes.")
+    producer_line: int | None = None
+    producer_module: str | None = Field(None, max_length=120, description="The layer the "
+                                        "producer ran in (the learner's path to it).")
+    producer_kind: str | None = Field(None, max_length=80)
+    low: float | None = None
+    high: float | None = None
+    sums_to_one: bool | None = Field(None, description="Each row (over dim 1) sums to 1.")
+    log_probs: bool | None = Field(None, description="Each row's logsumexp is 0.")
+    backward: bool = Field(False, description="It was computed with grad enabled.")
+
+
+class DropoutEvidence(_Data):
+    """A functional dropout that stayed on while the module calling it was in eval mode."""
+
+    line: int
+    op: str = Field(max_length=80)
+    module: str | None = Field(None, max_length=120)
+    kind: str | None = Field(None, max_length=80)
+    p: float | None = None
+    count: int = 1
+
+
+class InputChangedEvidence(_Data):
+    """A module changed a tensor it was given in place (its output is another tensor), and
+    the learner's code read that tensor afterwards, expecting the old values."""
+
+    line: int = Field(description="The line that called the module.")
+    module: str | None = Field(None, max_length=120)
+    kind: str | None = Field(None, max_length=80)
+    inner: str | None = Field(None, max_length=120, description="The layer whose op did it.")
+    inner_kind: str | None = Field(None, max_length=80)
+    op: str = Field(max_length=80)
+    op_line: int | None = None
+    read_line: int | None = None
+    name: str | None = Field(None, max_length=120)
+
+
+class SharedNormEvidence(_Data):
+    """One normalization layer called at two stages of one forward pass: the second input
+    was computed from the first's output."""
+
+    module: str = Field(max_length=120)
+    kind: str = Field(max_length=80)
+    lines: list[int] = Field(default_factory=list, max_length=8)
+
+
+class UnfreezeEvidence(_Data):
+    """Parameters set requires_grad=False and back to True before any training step."""
+
+    line: int = Field(description="Where it was turned back on.")
+    frozen_line: int
+    params: list[str] = Field(default_factory=list, max_length=20)
+    count: int = 0
+
+
+class FlatSoftmaxEvidence(_Data):
+    """A softmax over a dimension of size 1: every output is exactly 1 (0 for log_softmax),
+    whatever its input."""
+
+    line: int
+    op: str = Field(max_length=80)
+    dim: int
+    shape: list[int] = Field(default_factory=list, max_length=8)
+    module: str | None = Field(None, max_length=120)
+    kind: str | None = Field(None, max_length=80)
+
+
+class TrainingEvidence(_Data):
+    """The training trace of an instrumented re-run (:mod:`tutor.sandbox.training_trace`)."""
+
+    nonfinite: list[NonFiniteEvidence] = Field(default_factory=list, max_length=12)
+    loss_inputs: list[LossInputEvidence] = Field(default_factory=list, max_length=20)
+    dropouts: list[DropoutEvidence] = Field(default_factory=list, max_length=20)
+    changed_inputs: list[InputChangedEvidence] = Field(default_factory=list, max_length=10)
+    shared_norms: list[SharedNormEvidence] = Field(default_factory=list, max_length=10)
+    unfrozen: list[UnfreezeEvidence] = Field(default_factory=list, max_length=10)
+    flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
+
+
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
@@ -265,6 +392,7 @@ class Evidence(_Data):
     params: list[ParamEvidence] = Field(default_factory=list, max_length=150)
     failed: FailedOpEvidence | None = None
     truncated: bool = False
+    training: TrainingEvidence = Field(default_factory=TrainingEvidence)
 
 
 class Varied(_Data):

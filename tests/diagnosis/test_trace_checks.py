@@ -1,0 +1,405 @@
+"""The silent-bug checks over the training trace (tutor/diagnosis/trace_checks.py), each on
+small programs of its own: the bug found at its root line with a fix whose re-run shows the
+symptom gone, and the same program written right given no such diagnosis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
+
+DATA = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+x = torch.randn(64, 4)
+y = (x[:, 0] + x[:, 1] > 0).long()
+"""
+
+DROPPED = "model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 2))\n"
+TWO_LAYERS = "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+NORMED = "model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))\n"
+SIGMOID_NET = "model = nn.Sequential(nn.Linear(4, 6), nn.Sigmoid(), nn.Linear(6, 2))\n"
+
+# (id, root line, text the patch holds, program with the bug, the same program right)
+CASES = [
+    ("nan-from-op", 11, "clamp(min=1e-8)", DATA + """w = torch.randn(4, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for _ in range(3):
+    p = torch.sigmoid(x @ w * 300)
+    loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""", DATA + """w = torch.randn(4, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for _ in range(3):
+    loss = F.binary_cross_entropy_with_logits(x @ w * 300, y.float())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""),
+    # the forward is finite, the gradient of a square root at 0 is not
+    ("nan-from-op", 10, "clamp(min=1e-8)", DATA + """net = nn.Linear(4, 3)
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+def spread(t):
+    return torch.sqrt(((t - t.mean(0)) ** 2).sum(1) * (y > 0)).mean()
+for _ in range(3):
+    opt.zero_grad()
+    spread(net(x)).backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 3)
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+def spread(t):
+    return torch.sqrt(((t - t.mean(0)) ** 2).sum(1) * (y > 0) + 1e-8).mean()
+for _ in range(3):
+    opt.zero_grad()
+    spread(net(x)).backward()
+    opt.step()
+"""),
+    # a sigmoid inside a helper, its output given to the logits loss
+    ("double-sigmoid", 10, "(logits,", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+def loss_of(logits, target):
+    probs = torch.sigmoid(logits)
+    return F.binary_cross_entropy_with_logits(probs, target)
+for _ in range(60):
+    opt.zero_grad()
+    loss_of(net(x).squeeze(1), y.float()).backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+def loss_of(logits, target):
+    return F.binary_cross_entropy_with_logits(logits, target)
+for _ in range(60):
+    opt.zero_grad()
+    loss_of(net(x).squeeze(1), y.float()).backward()
+    opt.step()
+"""),
+    # NLLLoss on raw scores: the loss goes negative without bound
+    ("nll-without-log-softmax", 8, "CrossEntropyLoss()", DATA + """net = nn.Linear(4, 2)
+criterion = nn.NLLLoss()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    opt.zero_grad()
+    criterion(net(x), y).backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 2)
+criterion = nn.NLLLoss()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    opt.zero_grad()
+    criterion(torch.log_softmax(net(x), dim=1), y).backward()
+    opt.step()
+"""),
+    # validation switches to eval mode and training goes on in it
+    ("train-mode-not-restored", 10, "model.train()",
+     DATA + DROPPED + """opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def validate():
+    model.eval()
+    with torch.no_grad():
+        return F.cross_entropy(model(x), y).item()
+for epoch in range(6):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    validate()
+""", DATA + DROPPED + """opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def validate():
+    model.eval()
+    with torch.no_grad():
+        return F.cross_entropy(model(x), y).item()
+for epoch in range(6):
+    model.train()
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    validate()
+"""),
+    ("dropout-training-flag", 12, "training=self.training", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, t):
+        return F.dropout(self.fc(t), p=0.3)
+net = Net()
+net.eval()
+with torch.no_grad():
+    print(net(x)[:2])
+""", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, t):
+        return F.dropout(self.fc(t), p=0.3, training=self.training)
+net = Net()
+net.eval()
+with torch.no_grad():
+    print(net(x)[:2])
+"""),
+    ("shared-batchnorm", 16, "self.bn2", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn1 = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 2)
+    def forward(self, t):
+        t = torch.relu(self.bn1(self.fc1(t)))
+        t = torch.relu(self.bn1(self.fc2(t)))
+        return self.out(t)
+net = Net()
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+for _ in range(5):
+    opt.zero_grad()
+    F.cross_entropy(net(x), y).backward()
+    opt.step()
+""", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn1 = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 2)
+    def forward(self, t, u):
+        return self.out(torch.relu(self.bn1(self.fc1(t))) - torch.relu(self.bn1(self.fc1(u))))
+net = Net()
+opt = torch.optim.Adam(net.parameters(), lr=0.01)
+for _ in range(5):
+    opt.zero_grad()
+    F.cross_entropy(net(x, x.flip(0)), y).backward()
+    opt.step()
+"""),
+    ("inplace-overwrites-input", 10, "nn.ReLU()", DATA + """class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 4))
+    def forward(self, t):
+        return self.body(t) + t
+block = Block()
+features = x.clone()
+print((block(features) - x).abs().max())
+""", DATA + """class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.ReLU(), nn.Linear(4, 4))
+    def forward(self, t):
+        return self.body(t) + t
+block = Block()
+features = x.clone()
+print((block(features) - x).abs().max())
+"""),
+    ("zero-grad-erases-accumulation", 10, "-    opt.zero_grad()", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for i, chunk in enumerate(x.chunk(8)):
+    opt.zero_grad()
+    F.cross_entropy(net(chunk), y[i * 8:(i + 1) * 8]).backward()
+    if i % 4 == 3:
+        opt.step()
+        opt.zero_grad()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for i, chunk in enumerate(x.chunk(8)):
+    F.cross_entropy(net(chunk), y[i * 8:(i + 1) * 8]).backward()
+    if i % 4 == 3:
+        opt.step()
+        opt.zero_grad()
+"""),
+    ("lr-too-low", 8, "lr=", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=1e-6)
+for _ in range(30):
+    opt.zero_grad()
+    F.cross_entropy(net(x), y).backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(30):
+    opt.zero_grad()
+    F.cross_entropy(net(x), y).backward()
+    opt.step()
+"""),
+    ("freeze-undone", 12, "-    p.requires_grad = True",
+     DATA + TWO_LAYERS + """for p in model[0].parameters():
+    p.requires_grad = False
+groups = []
+for p in model.parameters():
+    p.requires_grad = True
+    groups.append(p)
+opt = torch.optim.SGD(groups, lr=0.1)
+for _ in range(5):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+""", DATA + TWO_LAYERS + """for p in model[0].parameters():
+    p.requires_grad = False
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(5):
+    if epoch == 3:
+        for p in model.parameters():
+            p.requires_grad = True
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+"""),
+    ("symmetric-init", 9, "-    nn.init.zeros_(layer.weight)",
+     DATA + SIGMOID_NET + """for layer in (model[0], model[2]):
+    nn.init.zeros_(layer.weight)
+    nn.init.zeros_(layer.bias)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(20):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+""", DATA + SIGMOID_NET + """nn.init.zeros_(model[2].weight)
+nn.init.zeros_(model[2].bias)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(20):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+"""),
+    ("params-not-registered", 11, "nn.Parameter(torch.ones(4))", DATA + """class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.gain = torch.ones(4, requires_grad=True)
+    def forward(self, t):
+        return self.fc(t * self.gain)
+model = Scaled()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+""", DATA + """class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.gain = nn.Parameter(torch.ones(4))
+    def forward(self, t):
+        return self.fc(t * self.gain)
+model = Scaled()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+"""),
+]
+CASES += [
+    ("backward-missing", 13, "loss.backward()", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def epoch():
+    for chunk in x.chunk(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(chunk), y[:16])
+        opt.step()
+for _ in range(3):
+    epoch()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def epoch():
+    for chunk in x.chunk(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(chunk), y[:16])
+        loss.backward()
+        opt.step()
+for _ in range(3):
+    epoch()
+"""),
+    ("step-missing", 11, "opt.step()", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+for _ in range(6):
+    F.cross_entropy(net(x), y).backward()
+    sched.step()
+    opt.zero_grad()
+""", DATA + """net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+for _ in range(6):
+    F.cross_entropy(net(x), y).backward()
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+"""),
+    ("zero-gradient-op", 11, ".detach()", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+target = (x @ torch.tensor([[1.0], [2.0], [0.0], [-1.0]])).round()
+for _ in range(10):
+    pred = torch.round(net(x))
+    opt.zero_grad()
+    ((pred - target) ** 2).mean().backward()
+    opt.step()
+""", DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+target = (x @ torch.tensor([[1.0], [2.0], [0.0], [-1.0]])).round()
+for _ in range(10):
+    pred = net(x)
+    opt.zero_grad()
+    ((pred - target) ** 2).mean().backward()
+    opt.step()
+print(torch.round(net(x))[:3])
+"""),
+    ("batchnorm-no-eval", 13, "model.eval()",
+     DATA + NORMED + """opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for _ in range(10):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+with torch.no_grad():
+    print(model(x[:5]).argmax(1))
+""", DATA + NORMED + """opt = torch.optim.Adam(model.parameters(), lr=0.01)
+for _ in range(10):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    print(model(x[:5]).argmax(1))
+"""),
+]
+CASES.append(
+    # attention over a batch of one: the softmax's dimension has a single entry
+    ("softmax-wrong-dim", 10, "nn.Softmax(dim=-1)", DATA + """class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=0)
+    def forward(self, query, keys):
+        weights = self.softmax(query @ keys.T)
+        return weights @ keys, weights
+attend = Attend()
+out, weights = attend(x[:1], x[1:6])
+print(weights)
+""", DATA + """class Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmax = nn.Softmax(dim=-1)
+    def forward(self, query, keys):
+        weights = self.softmax(query @ keys.T)
+        return weights @ keys, weights
+attend = Attend()
+out, weights = attend(x[:1], x[1:6])
+print(weights)
+"""))
+IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), CASES, ids=IDS)
+def test_the_trace_names_the_root_line_and_a_fix_that_makes_the_symptom_go(
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
+    assert sandbox.run(code).ok
+    first = verified_diagnosis(sandbox, code, {expected}, root, fix_has)
+    assert first.fix_check is not None and first.fix_check.zh
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), CASES, ids=IDS)
+def test_the_same_program_written_right_gets_no_such_diagnosis(
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
+    result = sandbox.run(right)
+    assert result.ok, result.error
+    assert expected not in {d.id for d in diagnose(right, result, sandbox)}

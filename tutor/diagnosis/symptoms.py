@@ -1,0 +1,230 @@
+"""What the fixed run of a silent bug must show for its fix to count: the symptom the training
+trace saw is gone from the trace of the fixed program (the nan, the probabilities fed to a
+loss that wants scores, the dropout on at prediction, the units that stay identical, the
+gradients erased between passes, the parameters that do not move). Each takes (the original
+instrumented run, the run of the fixed program), like :mod:`tutor.diagnosis.verify`, and
+says what the change showed, or None; a change that only makes the program run is not enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tutor.diagnosis.fixes import Expect, losses
+from tutor.i18n import T, Text
+from tutor.sandbox.models import Evidence, LossInputEvidence, RunResult
+
+Check = Callable[[Evidence, Evidence], Text | None]
+
+
+def traced(check: Check) -> Expect:
+    """An expectation on the traces of both runs, once the fixed one ran to the end."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        if fixed.outcome != "ok" or fixed.evidence is None or original.evidence is None:
+            return None
+        return check(original.evidence, fixed.evidence)
+    return expect
+
+
+def finite(ev: Evidence) -> bool:
+    """Nothing went nan/inf: no loss, no gradient at a step, no op of the trace."""
+    return not ev.training.nonfinite and not any(isinstance(b.loss, str) for b in ev.backwards) \
+        and not any(s.grads_nonfinite for s in ev.steps)
+
+
+def _finite(original: Evidence, fixed: Evidence) -> Text | None:
+    if not finite(fixed) or not fixed.backwards:
+        return None
+    values = [b.loss for b in fixed.backwards if isinstance(b.loss, float)]
+    if len(values) >= 2:
+        return T(f"with this change the loss stays finite (from {values[0]:.4g} to "
+                 f"{values[-1]:.4g}) and no gradient is nan or inf",
+                 f"改动后损失保持有限（从 {values[0]:.4g} 到 {values[-1]:.4g}），"
+                 "梯度中也不再有 nan 或 inf")
+    return T("with this change the loss and every gradient are finite",
+             "改动后损失与所有梯度都是有限值")
+
+
+nonfinite_gone = traced(_finite)
+
+
+def _flagged(given: LossInputEvidence) -> bool:
+    """A loss given what it does not expect: probabilities where it wants scores (or
+    log-probabilities), or scores where it wants log-probabilities."""
+    probabilities = given.producer in ("softmax", "_softmax", "sigmoid", "sigmoid_")
+    if given.loss == "nll_loss":
+        return given.log_probs is False and given.producer not in ("log_softmax",
+                                                                   "_log_softmax")
+    return probabilities
+
+
+def loss_input_fixed(loss: str) -> Expect:
+    """Fewer calls of ``loss`` in the fixed program are given what they do not expect (told
+    by the loss op, not the line: a fix that removes a line moves the ones below it; a
+    program may call the loss again elsewhere, to print it)."""
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        after = [g for g in fixed.training.loss_inputs if g.loss == loss]
+        wrong = sum(1 for g in original.training.loss_inputs if g.loss == loss and _flagged(g))
+        if not fixed.training.loss_inputs or sum(1 for g in after if _flagged(g)) >= wrong:
+            return None  # (a fix may change the loss itself: NLLLoss to CrossEntropyLoss)
+        return T("with this change the loss is given what it expects",
+                 "改动后损失得到了它需要的输入")
+    return traced(check)
+
+
+def loss_input_fixed_and_learns(loss: str) -> Expect:
+    """The loss gets what it expects; where that trained the model further, it says so."""
+    given = loss_input_fixed(loss)
+
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        shown = given(original, fixed)
+        before, after = losses(original), losses(fixed)
+        if shown is None or len(after) < 2 or len(before) < 2 or not (
+                after[-1] < before[-1] * 0.9 and after[-1] < after[0]):
+            return shown
+        return T(f"{shown.en}; the loss now falls from {after[0]:.4g} to {after[-1]:.4g} "
+                 f"(before the change it ended at {before[-1]:.4g})",
+                 f"{shown.zh}；损失现在从 {after[0]:.4g} 降到 {after[-1]:.4g}"
+                 f"（改动前最后是 {before[-1]:.4g}）")
+    return expect
+
+
+def _no_dropout(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.dropouts:
+        return None
+    return T("with this change the dropout is off when the model is in eval mode",
+             "改动后模型处于 eval 模式时 dropout 是关闭的")
+
+
+dropout_follows_mode = traced(_no_dropout)
+
+
+def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
+    trained = [m for m in fixed.modules if m.backward and (m.dropout or m.batchnorm)]
+    if not trained or any(not m.training for m in trained):
+        return None
+    return T("with this change every forward pass that is trained on runs in training mode",
+             "改动后每次用于训练的前向计算都在训练模式下进行")
+
+
+trains_in_train_mode = traced(_trained_in_train_mode)
+
+
+def _norms_apart(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.shared_norms:
+        return None
+    return T("with this change each normalization layer sees one stage of the network",
+             "改动后每个归一化层只处理网络中的一个阶段")
+
+
+norms_apart = traced(_norms_apart)
+
+
+def _input_kept(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.changed_inputs:
+        return None
+    return T("with this change the layer leaves its input as it was, so the later line reads "
+             "the original values", "改动后该层不再改动它的输入，后面的代码读到的是原来的值")
+
+
+input_kept = traced(_input_kept)
+
+
+def accumulates() -> Expect:
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        steps = [s for s in fixed.steps if s.passes >= 2]
+        before = [s for s in original.steps if s.passes >= 2]
+        if not steps or any(s.cleared for s in steps):
+            return None
+        passes = steps[0].passes
+        return T(f"with this change each step uses the gradients of all {passes} backward() "
+                 f"passes (before the change only the last one's{_count(before)})",
+                 f"改动后每次 step() 使用全部 {passes} 次 backward() 的梯度"
+                 "（改动前只用最后一次的）")
+    return traced(check)
+
+
+def _count(steps: Sequence[object]) -> str:
+    return f", at each of {len(steps)} steps" if len(steps) > 1 else ""
+
+
+def moves_more(factor: float) -> Expect:
+    """The parameters move by a sizeable fraction of themselves per step, and the loss falls
+    by more than it did."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        ev = fixed.evidence
+        after = losses(fixed)
+        before = losses(original)
+        if fixed.outcome != "ok" or ev is None or len(after) < 2 or not finite(ev):
+            return None
+        drop = (after[0] - after[-1]) / abs(after[0]) if after[0] else 0.0
+        old = (before[0] - before[-1]) / abs(before[0]) if len(before) >= 2 and before[0] else 0.0
+        if drop < 0.1 or drop < old + 0.05:
+            return None
+        return T(f"with this change the loss falls from {after[0]:.4g} to {after[-1]:.4g} "
+                 f"(before the change: {before[0]:.4g} to {before[-1]:.4g})",
+                 f"改动后损失从 {after[0]:.4g} 降到 {after[-1]:.4g}"
+                 f"（改动前：{before[0]:.4g} 到 {before[-1]:.4g}）") if len(before) >= 2 else T(
+            f"with this change the loss falls from {after[0]:.4g} to {after[-1]:.4g}",
+            f"改动后损失从 {after[0]:.4g} 降到 {after[-1]:.4g}")
+    return expect
+
+
+def stays_frozen(names: list[str]) -> Expect:
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        held = [p for p in fixed.params if p.name in names]
+        if not held or any(p.changed or p.requires_grad for p in held):
+            return None
+        if not any(p.changed for p in fixed.params if p.name not in names):
+            return None  # nothing trains at all: not what a freeze is for
+        shown = ", ".join(f"`{n}`" for n in names[:3])
+        return T(f"with this change {shown} stay frozen while the rest trains",
+                 f"改动后 {shown} 保持冻结，其余参数照常训练")
+    return traced(check)
+
+
+def units_differ(name: str) -> Expect:
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        param = next((p for p in fixed.params if p.name == name), None)
+        if param is None or param.rows_same_end is not False:
+            return None
+        return T(f"with this change the units of `{name}` start different and learn "
+                 "different weights", f"改动后 `{name}` 的各个单元初始值不同，学到的权重也不同")
+    return traced(check)
+
+
+def learns(name: str) -> Expect:
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        param = next((p for p in fixed.params if p.name == name), None)
+        if param is None or not param.changed or not param.in_optimizer:
+            return None
+        return T(f"with this change `{name}` is a parameter the optimizer updates",
+                 f"改动后 `{name}` 是优化器会更新的参数")
+    return traced(check)
+
+
+def _parameters_move(original: Evidence, fixed: Evidence) -> Text | None:
+    """The optimizer's steps now find gradients and change the parameters they hold."""
+    held = [p for p in fixed.params if p.in_optimizer and p.requires_grad]
+    if not fixed.steps or any(s.grads_none == s.n_params for s in fixed.steps) or not held \
+            or not all(p.changed for p in held):
+        return None
+    moved = max((s.moved for s in fixed.steps if s.moved is not None), default=None)
+    if moved is None or moved <= 0:
+        return None
+    return T(f"with this change every step finds gradients and the {len(held)} parameters "
+             "the optimizer holds change", f"改动后每次 step() 都有梯度，优化器持有的 "
+             f"{len(held)} 个参数都在改变")
+
+
+parameters_move = traced(_parameters_move)
+
+
+def _softmax_spreads(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.flat_softmaxes:
+        return None
+    return T("with this change the softmax compares the entries and its weights differ",
+             "改动后 softmax 会比较这些元素，得到的权重各不相同")
+
+
+softmax_spreads = traced(_softmax_spreads)

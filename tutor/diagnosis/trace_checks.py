@@ -1,0 +1,872 @@
+"""Silent-bug checks that reason over the training trace of the instrumented re-run
+(:mod:`tutor.sandbox.training_trace`), each for a class of bugs rather than one program's
+shape: what the run did to its values, gradients, parameters and modules says what is wrong,
+and the source only says where to change it.
+
+- a nan/inf traced to the first op that made it from finite values (log of 0, a root or a
+  fractional power at 0, a division by 0), forward or backward;
+- a loss given what it does not expect, by provenance and by value: probabilities into a loss
+  that wants scores, scores into one that wants log-probabilities;
+- modules: trained in eval mode, a functional dropout that ignores eval(), one BatchNorm at
+  two stages of a forward, a layer that changes its input in place before a skip reads it;
+- parameters: gradients erased between passes meant to add up, steps too small to move
+  anything, a freeze undone before any step, units that start identical and stay so, a
+  tensor attribute that is not a registered parameter.
+
+Every candidate carries a fix whose re-run must show the symptom gone
+(:mod:`tutor.diagnosis.symptoms`); a silent-bug candidate whose fix did not is never shown.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, replace_nodes
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.symptoms import (
+    accumulates,
+    dropout_follows_mode,
+    input_kept,
+    learns,
+    loss_input_fixed_and_learns,
+    moves_more,
+    nonfinite_gone,
+    norms_apart,
+    parameters_move,
+    softmax_spreads,
+    stays_frozen,
+    trains_in_train_mode,
+    units_differ,
+)
+from tutor.diagnosis.training_checks import _drop_activation
+from tutor.i18n import T, Text
+from tutor.sandbox.models import LossInputEvidence, NonFiniteEvidence
+
+EPS = "1e-8"
+TORCHES = ("torch", "F", "nn.functional", "functional", "torch.nn.functional")
+
+
+def _bare(op: str) -> str:
+    """``log`` for ``log``, ``log_``, ``__rtruediv__`` -> ``rtruediv``."""
+    op = op.strip("_")
+    return op[:-1] if op.endswith("_") else op
+
+
+def _calls_on(flow: Flow, line: int, names: tuple[str, ...]) -> list[ast.Call]:
+    return [c for c in flow.calls if c.lineno == line and call_name(c) in names]
+
+
+def _operand(call: ast.Call) -> ast.expr | None:
+    """What a unary tensor function applies to: ``a`` in ``torch.log(a)`` and ``a.log()``."""
+    owner = receiver(call)
+    if owner is not None and owner not in TORCHES:
+        assert isinstance(call.func, ast.Attribute)
+        return call.func.value
+    return call.args[0] if call.args else None
+
+
+# -- nan / inf ------------------------------------------------------------------------------
+WHY_FORWARD = T("That value is infinite, and what is computed from it (0 × inf, inf − inf) is nan: "
+                "from there the loss and every gradient are not numbers, and one optimizer "
+                "step writes nan into the weights.",
+                "这个值是无穷大，由它算出的结果（0 × inf、inf − inf）是 nan："
+                "从这里开始损失和所有梯度都不再是数字，优化器走一步就会把 nan 写进权重。")
+WHY_BACKWARD = T("The forward values are finite, but backward() multiplies by that infinite "
+                 "slope (and 0 × inf is nan), so the gradients are nan and one optimizer step "
+                 "writes nan into the weights.",
+                 "前向的数值都是有限的，但 backward() 要乘上这个无穷大的斜率（0 × inf 是 nan），"
+                 "所以梯度是 nan，优化器走一步就会把 nan 写进权重。")
+REASONS = {
+    ("log", "forward"): T("the log of 0, which is -inf", "0 的对数，即 -inf"),
+    ("root", "backward"): T("a square root at 0, whose slope there is infinite",
+                            "0 处的平方根，其斜率在那里是无穷大"),
+    ("power", "backward"): T("a fractional power at 0, whose slope there is infinite",
+                             "0 处的分数次幂，其斜率在那里是无穷大"),
+    ("root", "forward"): T("a reciprocal square root of 0, which is inf", "0 的平方根倒数，即 inf"),
+    ("divide", "forward"): T("a division by 0", "除以 0"),
+    ("divide", "backward"): T("a division by 0, whose slope there is infinite",
+                              "除以 0，其斜率在那里是无穷大"),
+}
+KINDS = {"log": "log", "log2": "log", "log10": "log", "sqrt": "root", "rsqrt": "root",
+         "pow": "power", "truediv": "divide", "div": "divide", "true_divide": "divide",
+         "rtruediv": "divide", "reciprocal": "divide"}
+
+
+def _singular_sites(flow: Flow, bad: NonFiniteEvidence
+                    ) -> list[tuple[str, ast.expr, ast.AST]]:
+    """The op's kind, the operand at its singular point and the expression that applies it,
+    for each place on the line the trace names that applies this op (the fix trials tell
+    apart two of them on one line)."""
+    op = _bare(bad.op)
+    kind = KINDS.get(op)
+    stmt = flow.statement_at(bad.line)
+    if kind is None or stmt is None:
+        return []
+    binary = bad.op.startswith("__")
+    found: list[tuple[str, ast.expr, ast.AST]] = []
+    if kind in ("log", "root", "power"):
+        facts = bad.operands[0] if bad.operands else None
+        if facts is None or not facts.zeros or facts.negative:
+            return []  # a negative input is another mistake than an edge at 0
+        for node in ast.walk(stmt):
+            if not binary and isinstance(node, ast.Call) and _bare(call_name(node)) == op:
+                base = _operand(node)
+                if base is not None:
+                    found.append((kind, base, node))
+            if binary and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+                found.append((kind, node.left, node))
+        return found[:3]
+    divisor = 0 if op in ("rtruediv", "reciprocal") else 1
+    facts = bad.operands[divisor] if len(bad.operands) > divisor else None
+    if facts is None or not facts.zeros:
+        return []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            found.append((kind, node.right, node))
+        if isinstance(node, ast.Call) and call_name(node) in ("div", "true_divide") and len(
+                node.args) >= 2:
+            found.append((kind, node.args[1], node))
+    return found[:3]
+
+
+def _diverged_before(ctx: Ctx, bad: NonFiniteEvidence) -> bool:
+    """The loss grew before the nan: a step size that blows up, not an edge of an op."""
+    before = [b.loss for b in ctx.evidence.backwards[:bad.backwards]]
+    values = [v for v in before if isinstance(v, float)]
+    return len(values) >= 3 and values[-1] > values[0] * 1.5
+
+
+def check_nonfinite(ctx: Ctx) -> list[Candidate]:
+    """nan or inf in the loss or the gradients, traced to the first op of the learner's code
+    that made it from finite values, where the trace shows the operand at that op's
+    singular point (exact zeros)."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    for bad in ev.training.nonfinite:
+        sites = _singular_sites(flow, bad)
+        reason = REASONS.get((sites[0][0], bad.phase)) if sites else None
+        if reason is None or _diverged_before(ctx, bad):
+            continue
+        negative = any(f.negative for f in bad.operands)
+        step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
+        why = WHY_FORWARD if bad.phase == "forward" else WHY_BACKWARD
+        def guard(base: ast.expr, negative: bool = negative) -> str:
+            return f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
+
+        out = []
+        for _, base, node in sites:
+            name = text(base)
+            edit = replace_node(ctx.code, base, guard(base))
+            if edit is None:
+                continue
+            facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
+            fixes = [Fix((edit,), nonfinite_gone, T(
+                f"keep `{name}` away from 0 on line {bad.line}: `{guard(base)}`",
+                f"第 {bad.line} 行让 `{name}` 离开 0：`{guard(base)}`"))]
+            every = replace_nodes(ctx.code, [(b, guard(b)) for _, b, _ in sites])
+            if len(sites) > 1 and base is sites[-1][1] and every is not None:
+                # two such ops on the line (a log of p and of 1 - p): each may need it
+                names = " and ".join(f"`{text(b)}`" for _, b, _ in sites)
+                fixes.append(Fix((every,), nonfinite_gone, T(
+                    f"keep {names} away from 0 on line {bad.line}",
+                    f"第 {bad.line} 行让 {names.replace(' and ', ' 和 ')} 离开 0")))
+            out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
+                                 {**facts, "why": why}))
+        return out
+    return []
+
+
+# -- what a loss is given ---------------------------------------------------------------------
+PROBABILITIES = ("softmax", "_softmax", "sigmoid", "sigmoid_")
+LAYER_KINDS = ("Softmax", "Sigmoid")
+
+
+def _verdict(given: LossInputEvidence) -> tuple[str, str] | None:
+    """The diagnosis id and the criterion's name for what a loss was given, or None when
+    it got what it expects."""
+    producer = given.producer or ""
+    if given.loss == "cross_entropy" and producer in ("softmax", "_softmax"):
+        return "softmax-before-ce", "CrossEntropyLoss"
+    if given.loss == "nll_loss" and producer in ("softmax", "_softmax"):
+        return "softmax-before-ce", "NLLLoss"
+    if given.loss == "binary_cross_entropy_with_logits" and producer in ("sigmoid", "sigmoid_"):
+        return "double-sigmoid", "BCEWithLogitsLoss"
+    if given.loss == "nll_loss" and given.log_probs is False and producer not in (
+            "log_softmax", "_log_softmax"):
+        return "nll-without-log-softmax", "NLLLoss"
+    return None
+
+
+def check_loss_input(ctx: Ctx) -> list[Candidate]:
+    """The tensor a loss was given came out of an activation the loss applies itself (a
+    softmax before CrossEntropyLoss, a sigmoid before BCEWithLogitsLoss), or is not the
+    log-probabilities NLLLoss wants: by the op that made it, through a Sequential, a forward
+    method or a helper, and by its values."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for given in ctx.evidence.training.loss_inputs:
+        verdict = _verdict(given)
+        if verdict is None:
+            continue
+        cid, criterion = verdict
+        steps: list[tuple[str, dict[str, object]]] = [
+            ("loss-given-probabilities" if cid != "nll-without-log-softmax" else
+             "loss-given-scores",
+             {"line": given.line, "op": given.producer, "criterion": criterion,
+              "name": given.name, "module": given.producer_module})]
+        fill = {"criterion": criterion, "name": given.name}
+        expect = loss_input_fixed_and_learns(given.loss)
+        if cid == "nll-without-log-softmax":
+            sites = _log_softmax_sites(ctx, given)
+        else:
+            sites = _activation_sites(ctx, given, criterion == "NLLLoss")
+        for root, edit, describe in sites:
+            # the fix at the loss's own line: the title names what the loss is given there
+            given_there = given.name if root == given.line != given.producer_line else None
+            out.append(Candidate(cid, root, 0.9, steps, [Fix((edit,), expect, describe)],
+                                 {**fill, "line": root, "given": given_there}))
+    return out
+
+
+def _activation_sites(ctx: Ctx, given: LossInputEvidence, nll: bool
+                      ) -> list[tuple[int, Edit, Text]]:
+    """Where the activation can go: the layer out of its Sequential, the layer's call in
+    the forward, the functional call; or, when its result is used elsewhere too, the loss
+    given the activation's input instead."""
+    flow = ctx.flow
+    found: list[tuple[int, Edit, Text]] = []
+    if given.producer_module and given.producer_kind in LAYER_KINDS:
+        layer = flow.constructor(given.producer_module, given.producer_kind)
+        parent = flow.parents.get(layer) if layer is not None else None
+        if layer is not None and isinstance(parent, ast.Call) and call_name(
+                parent) == "Sequential":
+            edit = _layer_out(ctx, layer, parent, nll)
+            if edit is not None:
+                found.append((layer.lineno, edit, _said(edit, layer.lineno, nll)))
+            return found
+        calls = [c for c in flow.calls if c.lineno == given.producer_line
+                 and text(c.func).split(".")[-1] == given.producer_module.split(".")[-1]]
+        if calls and calls[0].args and not nll:
+            edit = replace_node(ctx.code, calls[0], text(calls[0].args[0]))
+            if edit is not None:
+                found.append((edit.line, edit, _said(edit, edit.line, nll)))
+        return found
+    if given.producer_line is None:
+        return found
+    calls = _calls_on(flow, given.producer_line, ("softmax", "sigmoid"))
+    if not calls:
+        return found
+    call = calls[0]
+    base = _operand(call)
+    if given.name and given.producer_line != given.line and base is not None and _used_elsewhere(
+            flow, given.name, given.producer_line, given.line):
+        at = [n for c in _calls_on_line(flow, given.line) for n in c.args
+              if isinstance(n, ast.Name) and n.id == given.name]
+        edit = replace_node(ctx.code, at[0], text(base)) if at else None
+        if edit is not None:
+            found.append((given.line, edit, T(
+                f"give the loss on line {given.line} the scores `{text(base)}`, not "
+                f"`{given.name}`", f"第 {given.line} 行把分数 `{text(base)}` 而不是 "
+                f"`{given.name}` 交给损失")))
+    if nll:
+        new = "log_softmax"
+        edit = replace_node(ctx.code, call.func, text(call.func)[: -len(call_name(call))] + new)
+    else:
+        edit = _drop_activation(ctx, call)
+    if edit is not None:
+        found.append((call.lineno, edit, _said(edit, call.lineno, nll)))
+    return found
+
+
+def _said(edit: Edit, line: int, nll: bool) -> Text:
+    if edit.kind == "delete":
+        return T(f"remove the activation layer on line {line}: the loss applies it itself",
+                 f"删除第 {line} 行的激活层：损失函数自己会做这一步")
+    shown = edit.text.strip()
+    if nll:
+        return T(f"use log_softmax on line {line}: `{shown}`",
+                 f"第 {line} 行改用 log_softmax：`{shown}`")
+    return T(f"give the loss the raw scores (logits) on line {line}: `{shown}`",
+             f"第 {line} 行把原始分数（logits）交给损失：`{shown}`")
+
+
+def _calls_on_line(flow: Flow, line: int) -> list[ast.Call]:
+    return [c for c in flow.calls if c.lineno == line]
+
+
+def _used_elsewhere(flow: Flow, name: str, made: int, loss_line: int) -> bool:
+    """``name`` is read on a line other than the loss's, after the line that made it."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               and n.lineno not in (made, loss_line) and n.lineno > made
+               for n in ast.walk(flow.tree))
+
+
+def _layer_out(ctx: Ctx, layer: ast.Call, parent: ast.Call, nll: bool) -> Edit | None:
+    """The activation layer out of its Sequential (or, for NLLLoss, its log version)."""
+    if nll:
+        return replace_node(ctx.code, layer.func, text(layer.func).replace("Softmax",
+                                                                           "LogSoftmax"))
+    if parent.lineno == parent.end_lineno:
+        return _drop_activation(ctx, layer)
+    line = ctx.flow.line(layer.lineno).strip().rstrip(",")
+    alone = layer.lineno == layer.end_lineno and line == text(layer) and not any(
+        a is not layer and layer.lineno in (a.lineno, getattr(a, "end_lineno", 0))
+        for a in parent.args) and layer.lineno not in (parent.lineno, parent.end_lineno)
+    return Edit("delete", layer.lineno) if alone else None
+
+
+def _log_softmax_sites(ctx: Ctx, given: LossInputEvidence) -> list[tuple[int, Edit, Text]]:
+    """NLLLoss given scores: CrossEntropyLoss instead (it takes the log-softmax itself), where
+    the criterion is built or called."""
+    flow = ctx.flow
+    found: list[tuple[int, Edit, Text]] = []
+    for call in _calls_on_line(flow, given.line):
+        name = call_name(call)
+        if name == "nll_loss":
+            edit = replace_node(ctx.code, call.func, text(call.func)[:-len("nll_loss")]
+                                + "cross_entropy")
+            if edit is not None:
+                found.append((given.line, edit, T(
+                    f"use cross_entropy on line {given.line}: it takes the log-softmax of the "
+                    "scores itself", f"第 {given.line} 行改用 cross_entropy：它自己会对分数取 "
+                    "log-softmax")))
+            continue
+        for stmt in flow.assignments.get(text(call.func), []):
+            value = flow.value_of(stmt)
+            if isinstance(value, ast.Call) and call_name(value) == "NLLLoss":
+                new = text(value.func)[:-len("NLLLoss")] + "CrossEntropyLoss"
+                edit = replace_node(ctx.code, value.func, new)
+                if edit is not None:
+                    found.append((stmt.lineno, edit, T(
+                        f"build the loss as `{new}` on line {stmt.lineno}: it takes the "
+                        "log-softmax of the scores itself",
+                        f"第 {stmt.lineno} 行改用 `{new}` 构建损失：它自己会对分数取 "
+                        "log-softmax")))
+    return found
+
+
+# -- modules ------------------------------------------------------------------------------------
+def _receiver_matches(call: ast.Call, module: str) -> bool:
+    owner = receiver(call)
+    return owner is not None and owner.split(".")[-1] == module.split(".")[-1]
+
+
+def _function_of(flow: Flow, line: int) -> ast.AST:
+    stmt = flow.statement_at(line)
+    return flow.scope_of(stmt) if stmt is not None else flow.tree
+
+
+def check_trained_in_eval(ctx: Ctx) -> list[Candidate]:
+    """Forward passes that were trained on ran in eval mode (Dropout off, BatchNorm frozen):
+    an ``eval()`` for validation whose model was never put back into training mode."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for call in ev.modules:
+        if not (call.backward and not call.training and (call.dropout or call.batchnorm)):
+            continue
+        evals = [c for c in flow.calls_named("eval") if _receiver_matches(c, call.module)]
+        if not evals:
+            continue
+        off = evals[0]
+        switched = receiver(off) or call.module
+        # the name the training code uses for the model, where the fix goes
+        model = next((n for n in (switched, call.module) if n in flow.line(call.line)),
+                     call.module)
+        layer = T("Dropout", "Dropout") if call.dropout else T("BatchNorm", "BatchNorm")
+        steps: list[tuple[str, dict[str, object]]] = [
+            ("trained-in-eval", {"line": call.line, "module": model, "count": call.count,
+                                 "detail": layer}),
+            ("eval-not-undone", {"line": off.lineno, "module": switched})]
+        fill = {"line": off.lineno, "module": switched, "detail": layer}
+        for at, edit in _train_again(flow, model, call.line, off):
+            out.append(Candidate("train-mode-not-restored", off.lineno, 0.85, steps, [Fix(
+                (edit,), trains_in_train_mode, T(
+                    f"switch `{model}` back to training mode: `{model}.train()` "
+                    f"{'after' if edit.kind == 'insert_after' else 'before'} line {at}",
+                    f"把 `{model}` 切回训练模式：在第 {at} 行"
+                    f"{'之后' if edit.kind == 'insert_after' else '之前'}调用 "
+                    f"`{model}.train()`"))], fill))
+        break
+    return out
+
+
+def _train_again(flow: Flow, module: str, forward_line: int, off: ast.Call
+                 ) -> list[tuple[int, Edit]]:
+    """Where ``module.train()`` goes: after the call (in the training loop) of the function
+    that switches it to eval, else just before the forward pass that is trained on."""
+    found: list[tuple[int, Edit]] = []
+    owner = _function_of(flow, off.lineno)
+    stmt = flow.statement_at(forward_line)
+    if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not None:
+        scope = flow.scope_of(stmt)
+        for call in flow.calls_named(owner.name):
+            site = flow.statement_at(call.lineno)
+            if site is not None and flow.scope_of(site) is scope and flow.loops_of(site):
+                found.append((site.lineno, Edit("insert_after", site.lineno,
+                                                f"{module}.train()")))
+                break
+    if stmt is not None:
+        found.append((stmt.lineno, Edit("insert_before", stmt.lineno, f"{module}.train()")))
+    return found
+
+
+def check_functional_dropout(ctx: Ctx) -> list[Candidate]:
+    """A functional dropout inside a module's forward stayed on while the module was in eval
+    mode: ``F.dropout`` does not follow ``model.eval()`` unless given ``training=``."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for drop in ctx.evidence.training.dropouts:
+        calls = _calls_on(ctx.flow, drop.line, (drop.op,))
+        if not calls:
+            continue
+        call = calls[0]
+        flag = next((k for k in call.keywords if k.arg == "training"), None)
+        if flag is not None:
+            edit = replace_node(ctx.code, flag.value, "self.training")
+        else:
+            new = ast.unparse(ast.Call(call.func, call.args, [
+                *call.keywords, ast.keyword("training", ast.parse("self.training").body[0]
+                                            .value)]))  # type: ignore[attr-defined]
+            edit = replace_node(ctx.code, call, new)
+        if edit is None or "self" not in _names_of_scope(ctx.flow, drop.line):
+            continue
+        model = (drop.module or "").split(".")[0] or None
+        out.append(Candidate("dropout-training-flag", drop.line, 0.9, [
+            ("dropout-in-eval", {"line": drop.line, "op": text(call.func), "model": model,
+                                 "count": drop.count})],
+            [Fix((edit,), dropout_follows_mode, T(
+                f"let the dropout follow the module's mode: `training=self.training` on line "
+                f"{drop.line}", f"让 dropout 跟随模块的模式：第 {drop.line} 行传入 "
+                "`training=self.training`"))],
+            {"line": drop.line, "op": text(call.func), "model": model}))
+    return out
+
+
+def _names_of_scope(flow: Flow, line: int) -> set[str]:
+    scope = _function_of(flow, line)
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {a.arg for a in scope.args.args}
+    return set()
+
+
+def check_shared_norm(ctx: Ctx) -> list[Candidate]:
+    """One BatchNorm normalizes two stages of the network in one forward pass (the second
+    input is computed from the first's output): its running statistics mix both, so the
+    model trained in train mode predicts differently in eval mode."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for shared in ctx.evidence.training.shared_norms:
+        attr = shared.module.split(".")[-1]
+        first, second = shared.lines[0], shared.lines[-1]
+        made = [s for s in ctx.flow.assignments.get(f"self.{attr}", [])
+                if isinstance(ctx.flow.value_of(s), ast.Call)]
+        if not made or first == second:
+            continue
+        built = made[0]
+        fresh = _fresh_name(ctx.flow, attr)
+        line_text = ctx.flow.line(built.lineno)
+        copy = Edit("insert_after", built.lineno,
+                    line_text.strip().replace(f"self.{attr}", f"self.{fresh}", 1))
+        use = _rename_on(ctx, second, f"self.{attr}", f"self.{fresh}")
+        if use is None:
+            continue
+        out.append(Candidate("shared-batchnorm", second, 0.85, [
+            ("norm-two-stages", {"line": first, "module": f"self.{attr}", "count": second})],
+            [Fix((copy, use), norms_apart, T(
+                f"give the second stage its own layer: `self.{fresh} = ...` after line "
+                f"{built.lineno}, and `self.{fresh}` on line {second}",
+                f"给第二个阶段单独一层：在第 {built.lineno} 行之后加 `self.{fresh} = ...`，"
+                f"第 {second} 行改用 `self.{fresh}`"))],
+            {"line": second, "module": f"self.{attr}", "name": f"self.{fresh}"}))
+    return out
+
+
+def _fresh_name(flow: Flow, attr: str) -> str:
+    stem = attr.rstrip("0123456789")
+    number = int(attr[len(stem):]) if attr[len(stem):] else 1
+    used = {n.split(".")[-1] for n in flow.assignments}
+    while True:
+        number += 1
+        name = f"{stem}{number}" if attr[len(stem):] else f"{attr}_{number}"
+        if name not in used:
+            return name
+
+
+def _rename_on(ctx: Ctx, line: int, old: str, new: str) -> Edit | None:
+    nodes = [n for n in ast.walk(ctx.flow.tree) if isinstance(n, ast.Attribute)
+             and getattr(n, "lineno", 0) == line and text(n) == old]
+    return replace_node(ctx.code, nodes[0], new) if nodes else None
+
+
+def check_changed_input(ctx: Ctx) -> list[Candidate]:
+    """A layer changed the tensor it was given in place (an ``inplace=True`` activation
+    first in a block) and the caller read that tensor afterwards (a skip connection): it
+    reads the changed values, silently."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for changed in ctx.evidence.training.changed_inputs:
+        layer = ctx.flow.constructor(changed.inner, changed.inner_kind) if (
+            changed.inner and changed.inner_kind) else None
+        flag = next((k for k in layer.keywords if k.arg == "inplace"), None) if layer else None
+        if layer is None or flag is None:
+            continue
+        new = ast.unparse(ast.Call(layer.func, layer.args,
+                                   [k for k in layer.keywords if k is not flag]))
+        edit = replace_node(ctx.code, layer, new)
+        if edit is None:
+            continue
+        out.append(Candidate("inplace-overwrites-input", layer.lineno, 0.85, [
+            ("changes-input", {"line": changed.line, "module": changed.module,
+                               "name": changed.name}),
+            ("read-after-change", {"line": changed.read_line, "name": changed.name})],
+            [Fix((edit,), input_kept, T(
+                f"make the layer on line {layer.lineno} out of place: `{new}`",
+                f"第 {layer.lineno} 行的层不要原地计算：`{new}`"))],
+            {"line": layer.lineno, "module": changed.module, "name": changed.name,
+             "first_use": changed.read_line}))
+    return out
+
+
+# -- parameters and steps -----------------------------------------------------------------------
+def check_erased_accumulation(ctx: Ctx) -> list[Candidate]:
+    """Several backward() passes feed each step, so their gradients were meant to add up,
+    but the gradients were cleared before each pass: the step uses only the last one."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    erased = [s for s in ev.steps if s.passes >= 2 and s.passes_line is not None
+              and s.cleared == s.passes - 1]
+    if not erased:
+        return []
+    step = erased[0]
+    backward = flow.statement_at(step.passes_line or 0)
+    loops = flow.loops_of(backward) if backward is not None else []
+    if not loops:
+        return []
+    loop = loops[0]
+    zeros = [c for c in flow.calls_named("zero_grad", "zero_") if c.lineno < (
+        step.passes_line or 0) and loop in flow.loops_of(flow.statement_at(c.lineno) or loop)]
+    if not zeros:
+        return []
+    zero = zeros[-1]
+    step_stmt = flow.statement_at(step.line or 0)
+    later = [c for c in flow.calls_named("zero_grad") if step.line and c.lineno > step.line]
+    edits: list[Edit] = []
+    if later:
+        edits.append(Edit("delete", zero.lineno))
+    if step_stmt is not None and loop not in flow.loops_of(step_stmt):
+        edits.append(Edit("move_before", zero.lineno, to=loop.lineno))
+    if step_stmt is not None and not later:
+        edits.append(Edit("move_after", zero.lineno, to=step_stmt.lineno))
+    fixes = [Fix((e,), accumulates(), T(
+        f"clear the gradients once per step, not before every backward(): "
+        f"{_moved(e, zero.lineno)}", f"每次 step() 只清零一次梯度，而不是每次 backward() 之前："
+        f"{_moved_zh(e, zero.lineno)}")) for e in edits]
+    return [Candidate("zero-grad-erases-accumulation", zero.lineno, 0.9, [
+        ("passes-per-step", {"line": step.passes_line, "count": step.passes}),
+        ("cleared-between", {"line": zero.lineno, "count": step.cleared})],
+        fixes, {"line": zero.lineno, "count": step.passes})]
+
+
+def _moved(edit: Edit, line: int) -> str:
+    if edit.kind == "delete":
+        return f"remove line {line}"
+    where = "above" if edit.kind == "move_before" else "below"
+    return f"move line {line} {where} line {edit.to}"
+
+
+def _moved_zh(edit: Edit, line: int) -> str:
+    if edit.kind == "delete":
+        return f"删除第 {line} 行"
+    where = "之前" if edit.kind == "move_before" else "之后"
+    return f"把第 {line} 行移到第 {edit.to} 行{where}"
+
+
+TINY_STEP = 1e-6
+"""A step that moves no parameter by more than this fraction of itself does nothing."""
+
+
+def check_tiny_steps(ctx: Ctx) -> list[Candidate]:
+    """Every step moves the parameters by a negligible fraction of themselves and the loss
+    stays where it was: the learning rate is orders of magnitude too small for these
+    gradients. The rate that would move them by about 1e-3 per step is tried."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    moved = [s.moved for s in ev.steps if s.moved is not None]
+    ls = losses(ctx.result)
+    if len(moved) < 3 or max(moved) >= TINY_STEP or max(moved) <= 0 or len(ls) < 3:
+        return []
+    if ls[0] and abs(ls[0] - ls[-1]) / abs(ls[0]) > 0.05:
+        return []
+    if any(s.grads_none == s.n_params or s.grads_zero == s.n_params for s in ev.steps):
+        return []  # no gradient at all is another bug
+    power = min(9, max(1, math.ceil(math.log10(1e-3 / max(moved)))))
+    out: list[Candidate] = []
+    for stmt, name, call in flow.optimizers():
+        name = name or ev.steps[0].optimizer  # built and returned by a method
+        rate = next((k.value for k in call.keywords if k.arg == "lr"), None)
+        if rate is None and len(call.args) >= 2:
+            rate = call.args[1]
+        value = rate.value if isinstance(rate, ast.Constant) else None
+        if rate is None or not isinstance(value, (int, float)) or value <= 0:
+            continue
+        fixes = []
+        for k in (power, power - 1):
+            if k < 1:
+                continue
+            new = f"{value * 10 ** k:g}"
+            edit = replace_node(ctx.code, rate, new)
+            if edit is not None:
+                fixes.append(Fix((edit,), moves_more(10 ** k), T(
+                    f"raise the learning rate on line {rate.lineno} to {new}",
+                    f"把第 {rate.lineno} 行的学习率提高到 {new}")))
+        out.append(Candidate("lr-too-low", rate.lineno, 0.8, [
+            ("tiny-steps", {"line": stmt.lineno, "optimizer": name,
+                            "detail": f"{max(moved):.1g}"}),
+            ("loss-stays", {"loss_first": f"{ls[0]:.6g}", "loss_last": f"{ls[-1]:.6g}"})],
+            fixes, {"line": rate.lineno, "lr": text(rate), "detail": f"{max(moved):.1g}",
+                    "optimizer": name}))
+    return out
+
+
+def check_freeze_undone(ctx: Ctx) -> list[Candidate]:
+    """Parameters frozen (requires_grad=False) are turned back on before any step: the freeze
+    does nothing, and the layers meant to stay fixed are trained."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for undone in ctx.evidence.training.unfrozen:
+        stmt = ctx.flow.statement_at(undone.line)
+        if stmt is None or not undone.params:
+            continue
+        loop = ctx.flow.parents.get(stmt)
+        edits: tuple[Edit, ...] = (Edit("delete", stmt.lineno),)
+        if isinstance(loop, ast.For) and len(loop.body) == 1:
+            edits = (Edit("delete", stmt.lineno), Edit("delete", loop.lineno))
+        names = ", ".join(f"`{n}`" for n in undone.params[:4])
+        out.append(Candidate("freeze-undone", undone.line, 0.85, [
+            ("frozen-then-unfrozen", {"line": undone.line, "first_use": undone.frozen_line,
+                                      "params": names, "count": undone.count})],
+            [Fix(edits, stays_frozen(undone.params), T(
+                f"do not turn requires_grad back on: remove line {undone.line}",
+                f"不要重新开启 requires_grad：删除第 {undone.line} 行"))],
+            {"line": undone.line, "first_use": undone.frozen_line, "params": names}))
+    return out
+
+
+INITS = ("zeros_", "ones_", "constant_", "zero_", "fill_")
+
+
+def check_symmetric_init(ctx: Ctx) -> list[Candidate]:
+    """A weight whose rows (the units of a layer) start equal and are still equal after
+    training: every unit gets the same gradient, so the layer acts like one unit."""
+    if ctx.error is not None:
+        return []
+    for param in ctx.evidence.params:
+        if not (param.rows_same_start and param.rows_same_end and param.in_optimizer
+                and param.init_line and len(param.shape) >= 2 and param.shape[0] >= 2):
+            continue
+        stmt = ctx.flow.statement_at(param.init_line)
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if stmt is None or not isinstance(call, ast.Call) or call_name(call) not in INITS:
+            continue
+        loop = ctx.flow.parents.get(stmt)
+        edits = (Edit("delete", stmt.lineno),) if not (
+            isinstance(loop, ast.For) and len(loop.body) == 1) else (
+            Edit("delete", stmt.lineno), Edit("delete", loop.lineno))
+        return [Candidate("symmetric-init", param.init_line, 0.85, [
+            ("rows-identical", {"line": param.init_line, "param": param.name,
+                                "count": param.shape[0]})],
+            [Fix(edits, units_differ(param.name), T(
+                f"keep the default random initialization: remove line {param.init_line}",
+                f"保留默认的随机初始化：删除第 {param.init_line} 行"))],
+            {"line": param.init_line, "param": param.name, "count": param.shape[0]})]
+    return []
+
+
+def check_unregistered(ctx: Ctx) -> list[Candidate]:
+    """A tensor that requires grad, kept on a module as a plain attribute: the loss reaches
+    it and backward() gives it a gradient, but parameters() and so the optimizer leave it
+    out, and it never changes."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for param in ctx.evidence.params:
+        if not (param.unregistered and param.reached and not param.in_optimizer):
+            continue
+        attr = param.name.split(".")[-1]
+        made = [s for s in ctx.flow.assignments.get(f"self.{attr}", [])
+                if isinstance(ctx.flow.value_of(s), ast.Call)]
+        if not made:
+            continue
+        stmt = made[0]
+        value = ctx.flow.value_of(stmt)
+        assert isinstance(value, ast.Call)
+        plain = ast.Call(value.func, value.args,
+                         [k for k in value.keywords if k.arg != "requires_grad"])
+        new = f"{_nn(ctx.code)}.Parameter({ast.unparse(plain)})"
+        edit = replace_node(ctx.code, value, new)
+        out.append(Candidate("params-not-registered", stmt.lineno, 0.9, [
+            ("not-a-parameter", {"line": stmt.lineno, "name": f"self.{attr}"})],
+            [Fix((edit,), learns(param.name), T(
+                f"register it as a parameter on line {stmt.lineno}: `self.{attr} = {new}`",
+                f"第 {stmt.lineno} 行把它登记为参数：`self.{attr} = {new}`"))] if edit else [],
+            {"line": stmt.lineno, "name": f"self.{attr}"}))
+    return out
+
+
+def _nn(code: str) -> str:
+    return "nn" if ("import torch.nn as nn" in code or "from torch import nn" in code) \
+        else "torch.nn"
+
+
+# -- the loop: what never ran --------------------------------------------------------------
+def _loss_name(flow: Flow, loop: ast.stmt, before: int) -> str | None:
+    """The loss of a training loop: the last name assigned in it above ``before`` that reads
+    like one (``loss``, ``loss_l + loss_c``, a criterion's result)."""
+    names = [name for stmt in ast.walk(loop) if isinstance(stmt, ast.Assign)
+             and stmt.lineno < before for target in stmt.targets
+             for name in ([target.id] if isinstance(target, ast.Name) else [])]
+    named = [n for n in names if "loss" in n.lower()]
+    return named[-1] if named else None
+
+
+def check_no_backward(ctx: Ctx) -> list[Candidate]:
+    """The optimizer steps, but no backward() ever ran: every step finds no gradient, so
+    nothing changes and the loss stays where it started."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or ev.backwards or not ev.steps or any(
+            s.grads_none < s.n_params for s in ev.steps):
+        return []
+    step = flow.statement_at(ev.steps[0].line or 0)
+    loops = flow.loops_of(step) if step is not None else []
+    if step is None or not loops:
+        return []
+    loss = _loss_name(flow, loops[0], step.lineno)
+    if loss is None:
+        return []
+    edit = Edit("insert_before", step.lineno, f"{loss}.backward()")
+    return [Candidate("backward-missing", step.lineno, 0.85, [
+        ("steps-without-gradients", {"line": step.lineno, "count": len(ev.steps)})],
+        [Fix((edit,), parameters_move, T(
+            f"compute the gradients before the step: `{loss}.backward()` before line "
+            f"{step.lineno}", f"在 step() 之前计算梯度：在第 {step.lineno} 行之前调用 "
+            f"`{loss}.backward()`"))], {"line": step.lineno, "name": loss})]
+
+
+def check_no_step(ctx: Ctx) -> list[Candidate]:
+    """backward() runs at every pass of a loop and an optimizer was built, but its step()
+    never ran: the gradients are computed and nothing changes."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or ev.steps or len(ev.backwards) < 2 or any(
+            p.changed for p in ev.params if p.requires_grad):
+        return []
+    built = flow.optimizers()
+    backward = flow.statement_at(ev.backwards[0].line)
+    if not built or backward is None or not flow.loops_of(backward):
+        return []
+    name = built[0][1]
+    if not name or name not in _visible(flow, backward):
+        return []
+    edit = Edit("insert_after", backward.lineno, f"{name}.step()")
+    return [Candidate("step-missing", backward.lineno, 0.85, [
+        ("backward-without-step", {"line": backward.lineno, "count": len(ev.backwards),
+                                   "optimizer": name})],
+        [Fix((edit,), parameters_move, T(
+            f"update the parameters after backward(): `{name}.step()` after line "
+            f"{backward.lineno}", f"在 backward() 之后更新参数：在第 {backward.lineno} 行之后调用 "
+            f"`{name}.step()`"))], {"line": backward.lineno, "optimizer": name})]
+
+
+def _visible(flow: Flow, stmt: ast.stmt) -> set[str]:
+    """Names a statement can read: its function's parameters and the module's names."""
+    scope = flow.scope_of(stmt)
+    names = {n for n, made in flow.assignments.items()
+             if any(flow.scope_of(s) is flow.tree for s in made)}
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names |= {a.arg for a in scope.args.args}
+    return names
+
+
+STEPPED = ("round", "floor", "ceil", "trunc", "sign")
+"""Ops whose derivative is zero wherever it exists: what flows through them learns nothing."""
+
+
+def check_zero_gradient_op(ctx: Ctx) -> list[Candidate]:
+    """Parameters the loss reaches get a gradient of exactly zero at every step and never
+    change: on the way to the loss an op whose derivative is zero everywhere (round, floor,
+    sign) stops the gradient. A straight-through estimator keeps the rounded value and
+    passes the gradient."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or not ev.steps:
+        return []
+    idle = [p for p in ev.params if p.reached and p.in_optimizer and not p.grad_none
+            and p.changed is False and p.requires_grad]
+    if not idle or not any(s.grads_zero for s in ev.steps):
+        return []
+    out: list[Candidate] = []
+    for call in flow.calls_named(*STEPPED):
+        base = _operand(call)
+        if base is None:
+            continue
+        inner = text(base)
+        new = f"{postfix(base, '')} + ({text(call)} - {postfix(base, '')}).detach()"
+        edit = replace_node(ctx.code, call, f"({new})")
+        if edit is None:
+            continue
+        names = ", ".join(f"`{p.name}`" for p in idle[:3])
+        out.append(Candidate("zero-gradient-op", call.lineno, 0.8, [
+            ("zero-gradients", {"params": names, "count": len(ev.steps)}),
+            ("stepped-op", {"line": call.lineno, "op": text(call.func)})],
+            [Fix((edit,), learns(idle[0].name), T(
+                f"keep the rounded value but pass the gradient through (a straight-through "
+                f"estimator) on line {call.lineno}: `{new}`",
+                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：`{new}`"))],
+            {"line": call.lineno, "op": text(call.func), "params": names, "name": inner}))
+    return out
+
+
+def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
+    """A softmax over a dimension of size 1: every weight is exactly 1, whatever the scores
+    (attention that attends to everything equally, a mixture that only sums)."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for flat in ctx.evidence.training.flat_softmaxes:
+        if len(flat.shape) < 2 or flat.shape[-1] <= 1:
+            continue
+        call = ctx.flow.constructor(flat.module, flat.kind) if (
+            flat.module and flat.kind in ("Softmax", "LogSoftmax")) else None
+        if call is None:
+            found = _calls_on(ctx.flow, flat.line, (flat.op,))
+            call = found[0] if found else None
+        if call is None:
+            continue
+        given = next((k.value for k in call.keywords if k.arg == "dim"), None)
+        if given is None and call.args and call_name(call)[:1].isupper():
+            given = call.args[0]
+        elif given is None and len(call.args) >= 2:
+            given = call.args[1]
+        edit = replace_node(ctx.code, given, "-1") if given is not None else None
+        if edit is None:
+            continue
+        shape = "(" + ", ".join(str(n) for n in flat.shape) + ")"
+        out.append(Candidate("softmax-wrong-dim", call.lineno, 0.85, [
+            ("flat-softmax", {"line": flat.line, "op": flat.op, "detail": flat.dim,
+                              "shape": shape})],
+            [Fix((edit,), softmax_spreads, T(
+                f"normalize over the entries to compare, the last dimension: `dim=-1` on line "
+                f"{call.lineno}", f"在要比较的那些元素所在的维度（最后一维）上归一化：第 "
+                f"{call.lineno} 行写成 `dim=-1`"))],
+            {"line": call.lineno, "detail": flat.dim, "shape": shape}))
+    return out

@@ -1,0 +1,484 @@
+"""The training trace of an instrumented re-run: what a program that runs without error did
+to its parameters, so a silent bug falls out of data rather than out of the source's shape.
+
+:class:`~tutor.sandbox.evidence.Recorder` owns one and calls it from the hooks it already has
+(every tensor op of the learner's code, module forward hooks, optimizer step hooks, every
+``backward()``). It keeps, as plain data:
+
+- the first ops whose result (forward) or gradient (backward, through autograd node hooks)
+  became nan/inf while what they were given was finite, with what their operands held
+  (zeros, negatives, the range): "loss nan" traced to the line and the op;
+- what each loss that expects scores or log-probabilities was given: the op that made it
+  (through views and reshapes, inside a layer or a helper) and whether its values are
+  probabilities;
+- per optimizer step, how far its parameters moved (relative change), how many gradients
+  held nan/inf, and how many backward() passes fed it and whether the gradients were cleared
+  between them;
+- modules: a functional dropout left on in eval mode, a layer that changed its input in place
+  while the caller read that input afterwards, one normalization layer used at two stages of
+  a forward pass, module forwards that were trained on;
+- parameters: tensor attributes of a module that are not registered parameters, rows that
+  are identical (symmetric initialization) at the start and the end, the line that last wrote
+  their values before training, a freeze undone before any step used it.
+
+Everything is sampled like the rest of the recorder (the first calls of each line and op, the
+first steps), and its own failures only mark the evidence truncated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tutor.sandbox.evidence import Recorder
+
+Data = dict[str, Any]
+
+MAX_NONFINITE = 12
+MAX_ENTRIES = 20
+MAX_HOOKS = 4000
+HOOKED_BACKWARDS = 30
+"""backward() passes whose ops are watched for a gradient turning nan/inf."""
+MAX_STEP_NUMEL = 2_000_000
+"""Parameter values copied at a step to measure how far it moved them."""
+LOSSES = {
+    "cross_entropy": "scores", "binary_cross_entropy_with_logits": "scores",
+    "nll_loss": "log-probabilities",
+}
+ACTIVATIONS = frozenset({"softmax", "_softmax", "sigmoid", "sigmoid_", "log_softmax",
+                         "_log_softmax", "logsigmoid", "tanh"})
+PASS_THROUGH = frozenset({
+    "view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous", "transpose",
+    "permute", "float", "double", "to", "clone", "__getitem__", "view_as", "reshape_as",
+    "type", "cpu", "cuda", "t",
+})
+"""Ops that pass a tensor on without changing what its values are."""
+DROPOUTS = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                      "feature_alpha_dropout"})
+
+
+def _kind(value: Any) -> str:
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+class TrainingTrace:
+    """The training half of one instrumented run's evidence."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.rec = recorder
+        self.torch = recorder.torch
+        self.nonfinite: list[Data] = []
+        self.nonfinite_seen: set[tuple[int, str]] = set()
+        self.backward_culprit = False
+        self.hooks = 0
+        self.pending: dict[int, list[Any]] = {}
+        self.loss_inputs: dict[tuple[int, str], Data] = {}
+        self.dropouts: dict[int, Data] = {}
+        self.args_stack: list[tuple[Any, set[int]]] = []
+        self.marks: dict[int, list[Data]] = {}  # module id -> in-place changes of its inputs
+        self.changed: list[Data] = []
+        self.watch_reads: list[tuple[weakref.ref[Any], Data]] = []
+        self.norm_calls: dict[int, Data] = {}
+        self.top_calls = 0
+        self.shared: dict[int, Data] = {}
+        self.flags: dict[int, list[tuple[int, bool, int]]] = {}
+        self.flag_refs: dict[int, Any] = {}
+        self.writes: dict[int, int] = {}
+        self.step_before: list[tuple[Any, Any]] | None = None
+        self.step_entry: Data | None = None
+        self.last_step: dict[int, int] = {}
+        self.moved: dict[int, float] = {}
+        self.fed: list[tuple[Any, tuple[Any, ...] | None]] = []
+        self.trained_calls: dict[tuple[Any, ...], int] = {}
+        self.unregistered: set[int] = set()
+        self.flat: dict[int, Data] = {}
+
+    # -- every op ----------------------------------------------------------------------
+    def on_op(self, name: str, inputs: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              out: Any, index: int, line: int, frame: Any, inplace: bool, target: Any) -> None:
+        torch = self.torch
+        if self.watch_reads and inputs:
+            self._reads(inputs, line)
+        if name == "set requires_grad" or name == "requires_grad_":
+            if target is not None:
+                value = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+                self._flag(target, line, bool(value))
+            return
+        if name.startswith(("get ", "set ")):
+            return  # an attribute read or write, not an op on values
+        if inplace and target is not None:
+            self._inplace(name, target, line)
+        if out is not None and inputs and out.is_floating_point():
+            if len(self.nonfinite) < MAX_NONFINITE and (line, name) not in self.nonfinite_seen:
+                self._forward_finite(name, inputs, out, line)
+            if (not self.backward_culprit and out.requires_grad and out.grad_fn is not None
+                    and self.hooks < MAX_HOOKS and len(self.rec.backwards) < HOOKED_BACKWARDS
+                    and torch.is_grad_enabled()):
+                self._hook(out, inputs, index, line, name)
+        if name in ACTIVATIONS and self.rec.stack:
+            module = self.rec._current_module()
+            if module is not None:
+                self.rec.records[index]["inner"] = module
+        if name in ("softmax", "log_softmax") and out is not None and len(self.flat) < 10:
+            self._flat_softmax(name, args, kwargs, out, line)
+        if name in LOSSES and inputs and (line, name) not in self.loss_inputs and len(
+                self.loss_inputs) < MAX_ENTRIES:
+            self._loss_input(name, inputs[0], line, frame)
+        if name in DROPOUTS:
+            self._dropout(name, kwargs, line)
+
+    # -- nan / inf -----------------------------------------------------------------------
+    def _facts(self, tensor: Any) -> Data:
+        torch = self.torch
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point() or not (
+                0 < tensor.numel() <= MAX_STEP_NUMEL):
+            return {}
+        with torch.no_grad():
+            values = tensor.detach()
+            finite = values[torch.isfinite(values)]
+            if not finite.numel():
+                return {}
+            return {"zeros": bool((finite == 0).any()), "negative": bool((finite < 0).any()),
+                    "low": float(finite.min()), "high": float(finite.max())}
+
+    def _all_finite(self, tensors: list[Any]) -> bool:
+        torch = self.torch
+        with torch.no_grad():
+            return all(bool(torch.isfinite(t).all()) for t in tensors
+                       if isinstance(t, torch.Tensor) and t.is_floating_point())
+
+    def _forward_finite(self, name: str, inputs: list[Any], out: Any, line: int) -> None:
+        torch = self.torch
+        with torch.no_grad():
+            if out.numel() > MAX_STEP_NUMEL or bool(torch.isfinite(out).all()):
+                return
+            bad = out.detach()[~torch.isfinite(out.detach())]
+        if not self._all_finite(inputs):
+            return
+        self.nonfinite_seen.add((line, name))
+        self.nonfinite.append({
+            "phase": "forward", "line": line, "op": name[:80], "value": _kind(float(bad[0])),
+            "operands": [f for f in (self._facts(t) for t in inputs[:2]) if f],
+            "backwards": len(self.rec.backwards), "steps": len(self.rec.steps)})
+
+    def _hook(self, out: Any, inputs: list[Any], index: int, line: int, name: str) -> None:
+        self.hooks += 1
+        self.pending[index] = inputs[:2]
+        trace = self
+
+        def seen(grad_inputs: Any, grad_outputs: Any) -> None:
+            if trace.backward_culprit:
+                return
+            try:
+                trace._gradient(grad_inputs, grad_outputs, index, line, name)
+            except Exception:
+                trace.rec.truncated = True
+
+        out.grad_fn.register_hook(seen)
+
+    def _gradient(self, grad_inputs: Any, grad_outputs: Any, index: int, line: int,
+                  name: str) -> None:
+        torch = self.torch
+        with torch.no_grad():
+            if not all(bool(torch.isfinite(g).all()) for g in grad_outputs if g is not None):
+                return
+            bad = [g for g in grad_inputs if g is not None and not bool(torch.isfinite(g).all())]
+        if not bad:
+            return
+        self.backward_culprit = True
+        wrong = bad[0][~torch.isfinite(bad[0])]
+        operands = [f for f in (self._facts(t) for t in self.pending.get(index, [])) if f]
+        self.nonfinite.append({
+            "phase": "backward", "line": line, "op": name[:80],
+            "value": _kind(float(wrong[0])), "operands": operands,
+            "backwards": max(0, len(self.rec.backwards) - 1), "steps": len(self.rec.steps)})
+
+    def _flat_softmax(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                      out: Any, line: int) -> None:
+        dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        if not isinstance(dim, int) or line in self.flat or out.dim() < 2 or not (
+                -out.dim() <= dim < out.dim()) or out.shape[dim] != 1:
+            return
+        module = self.rec._current_module() if self.rec.stack else None
+        self.flat[line] = {"line": line, "op": name, "dim": dim, "shape": list(out.shape)[:8],
+                           "module": module[0][:120] if module else None,
+                           "kind": module[1][:80] if module else None}
+
+    # -- what a loss was given -------------------------------------------------------------
+    def _producer(self, tensor: Any) -> Data | None:
+        index = self.rec._record_of(tensor)
+        for _ in range(8):
+            if index is None:
+                return None
+            record = self.rec.records[index]
+            if record["op"] not in PASS_THROUGH:
+                return record
+            sources = [i for i in record["inputs"] if i is not None]
+            index = sources[0] if sources else None
+        return None
+
+    def _loss_input(self, name: str, tensor: Any, line: int, frame: Any) -> None:
+        torch = self.torch
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point() or \
+                tensor.numel() > MAX_STEP_NUMEL or tensor.numel() == 0:
+            return
+        made = self._producer(tensor)
+        entry: Data = {"line": line, "loss": name, "name": self.rec._name_of(tensor, frame),
+                       "backward": bool(tensor.requires_grad and torch.is_grad_enabled())}
+        if made is not None:
+            inner = made.get("inner")
+            entry.update(producer=str(made["op"])[:80], producer_line=made["line"],
+                         producer_module=inner[0][:120] if inner else None,
+                         producer_kind=inner[1][:80] if inner else None)
+        with torch.no_grad():
+            values = tensor.detach()
+            if bool(torch.isfinite(values).all()):
+                entry.update(low=float(values.min()), high=float(values.max()))
+                if values.dim() >= 2 and values.shape[1] > 1:
+                    rows = values.sum(dim=1)
+                    entry["sums_to_one"] = bool(((rows - 1).abs() < 1e-4).all())
+                    entry["log_probs"] = bool((torch.logsumexp(values, dim=1).abs()
+                                               < 1e-4).all())
+        self.loss_inputs[(line, name)] = entry
+
+    # -- modules ---------------------------------------------------------------------------
+    def _dropout(self, name: str, kwargs: dict[str, Any], line: int) -> None:
+        if not kwargs.get("training", True) or not float(kwargs.get("p", 0.5) or 0) > 0:
+            return
+        owner = next((m for m in reversed(self.rec.stack)
+                      if not isinstance(m, self._dropout_layers())), None)
+        if owner is None or owner.training:
+            return
+        entry = self.dropouts.get(line)
+        if entry is not None:
+            entry["count"] += 1
+            return
+        if len(self.dropouts) >= MAX_ENTRIES:
+            return
+        module = self.rec._current_module()
+        self.dropouts[line] = {"line": line, "op": name, "module": module[0][:120] if module
+                               else None, "kind": type(owner).__name__[:80],
+                               "p": float(kwargs.get("p", 0.5)), "count": 1}
+
+    def module_pre(self, module: Any, args: Any) -> None:
+        torch = self.torch
+        ids = {id(a) for a in (args if isinstance(args, tuple) else (args,))
+               if isinstance(a, torch.Tensor)}
+        self.args_stack.append((module, ids))
+        if len(self.rec.stack) == 1:
+            self.top_calls += 1
+            if torch.is_grad_enabled():
+                self.fed.append((module, self._call_key(module)))
+        if isinstance(module, self._norm_layers()) and args and isinstance(
+                args[0], torch.Tensor):
+            self._norm_call(module, args[0])
+
+    def _dropout_layers(self) -> tuple[type, ...]:
+        nn = self.torch.nn
+        return (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
+                nn.FeatureAlphaDropout)
+
+    def _norm_layers(self) -> tuple[type, ...]:
+        nn = self.torch.nn
+        return (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+
+    def module_post(self, module: Any, output: Any) -> None:
+        if not self.args_stack or self.args_stack[-1][0] is not module:
+            return  # its pre hook ran inside the recorder's own work
+        self.args_stack.pop()
+        marks = self.marks.pop(id(module), None)
+        torch = self.torch
+        if isinstance(module, self._norm_layers()) and isinstance(
+                output, torch.Tensor) and id(module) in self.norm_calls:
+            self.norm_calls[id(module)]["out"] = self.rec._record_of(output)
+        if not marks:
+            return
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        frame = self.rec._learner_frame()
+        for mark in marks:
+            changed = mark["ref"]()
+            if changed is None or any(o is changed for o in outputs):
+                continue  # the module returns what it changed: that is its job
+            for outer, _ in self.args_stack:  # the outer modules see it done inside them
+                self.marks.pop(id(outer), None)
+            if len(self.changed) >= MAX_ENTRIES:
+                return
+            name = self.rec._name_of(module, frame) if frame is not None else None
+            entry = {"line": frame.f_lineno if frame is not None else mark["line"],
+                     "module": (name or type(module).__name__)[:120],
+                     "kind": type(module).__name__[:80], "inner": mark["inner"],
+                     "inner_kind": mark["inner_kind"], "op": mark["op"][:80],
+                     "op_line": mark["line"], "read_line": None,
+                     "name": self.rec._name_of(changed, frame) if frame is not None else None}
+            self.watch_reads.append((weakref.ref(changed), entry))
+
+    def _inplace(self, name: str, target: Any, line: int) -> None:
+        if not self.rec.backwards and target.is_leaf and target.requires_grad:
+            self.writes[id(target)] = line
+        holders = [m for m, ids in self.args_stack if id(target) in ids]
+        if not holders:
+            return
+        module = self.rec._current_module()
+        for holder in holders:
+            self.marks.setdefault(id(holder), []).append({
+                "ref": weakref.ref(target), "line": line, "op": name,
+                "inner": module[0][:120] if module else None,
+                "inner_kind": module[1][:80] if module else None})
+
+    def _reads(self, inputs: list[Any], line: int) -> None:
+        keep = []
+        for ref, entry in self.watch_reads:
+            tensor = ref()
+            if tensor is None:
+                continue
+            if any(t is tensor for t in inputs):
+                entry["read_line"] = line
+                self.changed.append(entry)
+                continue
+            keep.append((ref, entry))
+        self.watch_reads = keep[-MAX_ENTRIES:]
+
+    def _norm_call(self, module: Any, tensor: Any) -> None:
+        frame = self.rec._learner_frame()
+        line = frame.f_lineno if frame is not None else 0
+        seen = self.norm_calls.get(id(module))
+        if seen is None or seen["call"] != self.top_calls:
+            self.norm_calls[id(module)] = {"call": self.top_calls, "line": line, "out": None}
+            return
+        if id(module) in self.shared or len(self.shared) >= MAX_ENTRIES:
+            return
+        if seen["out"] is not None and self._descends(self.rec._record_of(tensor), seen["out"]):
+            path = self.rec._current_module()
+            self.shared[id(module)] = {
+                "module": (path[0] if path else type(module).__name__)[:120],
+                "kind": type(module).__name__[:80], "lines": [seen["line"], line]}
+
+    def _descends(self, start: int | None, ancestor: int) -> bool:
+        """Whether the record ``start`` was computed from the record ``ancestor``."""
+        todo: list[int | None] = [start]
+        seen: set[int] = set()
+        while todo and len(seen) < 2000:
+            index = todo.pop()
+            if index is None or index in seen or index < ancestor:
+                continue
+            if index == ancestor:
+                return True
+            seen.add(index)
+            todo.extend(self.rec.records[index]["inputs"])
+        return False
+
+    def _call_key(self, module: Any) -> tuple[Any, ...] | None:
+        frame = self.rec._learner_frame()
+        info = self.rec.module_info.get(id(module))
+        if frame is None or info is None:
+            return None
+        return (frame.f_lineno, info[0], module.training, True)
+
+    # -- requires_grad flags ---------------------------------------------------------------
+    def _flag(self, tensor: Any, line: int, value: bool) -> None:
+        key = id(tensor)
+        if key not in self.flags and len(self.flags) >= 2000:
+            return
+        self.flags.setdefault(key, []).append((line, value, len(self.rec.steps)))
+        self.flag_refs[key] = tensor
+
+    def _unfrozen(self) -> list[Data]:
+        groups: dict[tuple[int, int], Data] = {}
+        for key, history in self.flags.items():
+            for (off_line, off, off_steps), (on_line, on, on_steps) in itertools.pairwise(
+                    history):
+                if off or not on or on_steps != off_steps:
+                    continue
+                group = groups.setdefault((off_line, on_line), {
+                    "line": on_line, "frozen_line": off_line, "params": [], "count": 0})
+                group["count"] += 1
+                info = self.rec.params.get(key)
+                if info is not None and len(group["params"]) < 20:
+                    group["params"].append(str(info.get("global") or info["name"])[:120])
+        return list(groups.values())[:10]
+
+    # -- backward and steps ----------------------------------------------------------------
+    def after_backward(self, leaves: list[Any]) -> None:
+        self.pending.clear()
+        if not self.fed:
+            return
+        reached = {id(leaf) for leaf in leaves}
+        for module, key in self.fed:
+            if key is not None and any(id(p) in reached for p in module.parameters()):
+                self.trained_calls[key] = self.trained_calls.get(key, 0) + 1
+        self.fed = []
+
+    def before_step(self, optimizer: Any, params: list[Any], entry: Data) -> None:
+        torch = self.torch
+        backwards = self.rec.backwards
+        start = self.last_step.get(id(optimizer), 0)
+        passes = backwards[start:]
+        self.last_step[id(optimizer)] = len(backwards)
+        lines = {b["line"] for b in passes}
+        entry.update(passes=len(passes), passes_line=lines.pop() if len(lines) == 1 else None,
+                     cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0))
+        with torch.no_grad():
+            entry["grads_nonfinite"] = sum(1 for p in params if p.grad is not None
+                                           and not bool(torch.isfinite(p.grad).all()))
+            total, before = 0, []
+            for p in params:
+                total += p.numel()
+                if p.grad is None or total > MAX_STEP_NUMEL:
+                    continue
+                before.append((p, p.detach().clone()))
+        self.step_before, self.step_entry = before, entry
+
+    def after_step(self) -> None:
+        before, entry = self.step_before, self.step_entry
+        self.step_before = self.step_entry = None
+        if before is None or entry is None:
+            return
+        torch = self.torch
+        moved = 0.0
+        with torch.no_grad():
+            for p, old in before:
+                scale = float(old.norm())
+                change = float((p.detach() - old).norm())
+                ratio = change / scale if scale > 0 else (1.0 if change > 0 else 0.0)
+                if math.isfinite(ratio):
+                    self.moved[id(p)] = max(self.moved.get(id(p), 0.0), ratio)
+                    moved = max(moved, ratio)
+        entry["moved"] = moved
+
+    # -- the end ---------------------------------------------------------------------------
+    def registered(self, module: Any, name: str) -> None:
+        """Tensors that require grad kept on ``module`` (or its submodules) without being
+        registered parameters: parameters() and so the optimizer leave them out."""
+        torch = self.torch
+        for path, sub in module.named_modules():
+            for attr, value in list(vars(sub).items()):
+                if isinstance(value, torch.Tensor) and not isinstance(
+                        value, torch.nn.Parameter) and value.requires_grad and value.is_leaf:
+                    self.unregistered.add(id(value))
+                    self.rec._watch(value, ".".join(p for p in (name, path, attr) if p))
+
+    def param_facts(self, key: int, tensor: Any, start: Any) -> Data:
+        torch = self.torch
+        facts: Data = {"unregistered": key in self.unregistered,
+                       "init_line": self.writes.get(key), "moved": self.moved.get(key)}
+        if tensor.dim() >= 2 and tensor.shape[0] >= 2 and tensor.numel() <= MAX_STEP_NUMEL:
+            with torch.no_grad():
+                facts["rows_same_end"] = bool(torch.equal(tensor, tensor[:1].expand_as(tensor)))
+                if start is not None and start.shape == tensor.shape:
+                    facts["rows_same_start"] = bool(torch.equal(start,
+                                                                start[:1].expand_as(start)))
+        return facts
+
+    def finish(self) -> Data:
+        return {
+            "nonfinite": self.nonfinite[:MAX_NONFINITE],
+            "loss_inputs": list(self.loss_inputs.values())[:MAX_ENTRIES],
+            "dropouts": list(self.dropouts.values())[:MAX_ENTRIES],
+            "changed_inputs": self.changed[:10],
+            "shared_norms": list(self.shared.values())[:10],
+            "unfrozen": self._unfrozen(),
+            "flat_softmaxes": list(self.flat.values()),
+        }
