@@ -538,10 +538,13 @@ def test_a_pasted_snippet_is_run_and_its_output_shown(bundled: Course) -> None:
         "print(X.grad). What does this print?"
     )
     text = tutor.ask(question).text
-    assert runner.codes == [
+    # the snippet as pasted; then once more with the records that explain its .grad
+    assert runner.codes[0] == (
         "import torch; X = torch.ones(5, requires_grad=True)\nV = X.pow(3)\n"
         "Y = V.sum()\nY.backward()\nprint(X.grad)"
-    ]
+    )
+    assert len(runner.codes) == 2
+    assert len(runner.codes[1].splitlines()) == len(runner.codes[0].splitlines())
     assert "tensor([3., 3., 3., 3., 3.])" in text and text.startswith("I ran your code")
     error = ErrorInfo(
         type="RuntimeError",

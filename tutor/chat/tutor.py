@@ -33,7 +33,18 @@ from tutor.chat.quick import (
     requested_step,
     shown_card,
 )
-from tutor.chat.snippets import prose, snippet_to_run
+from tutor.chat.run_facts import (
+    PROBE,
+    Fact,
+    Pass,
+    explains_why,
+    facts,
+    read_for,
+    seen_in,
+    text_for,
+    watch,
+)
+from tutor.chat.snippets import besides_output, prose, snippet_to_run
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -540,9 +551,17 @@ class Tutor:
                 parts.append(diagnosed[0])
                 sources.append(diagnosed[1])
                 ref = diagnosed[2]
+        found_facts = self._snippet_facts(runner, code) if result.error is None else []
+        if found_facts:
+            # why it prints that, from its own run: the facts answer, not a topic's summary
+            parts.append(text_for(found_facts, lang))
+            ref = read_for(found_facts)
         # the learner's words say what puzzles them; the code's own names (torch.tensor,
         # requires_grad) are in every snippet and would pick a card about them
-        found_card = self.cards.match(prose(question), extra=extra)
+        said = prose(question)
+        found_card = None if explains_why(found_facts) else self.cards.match(
+            besides_output(said) or said, extra=extra
+        )
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
@@ -570,6 +589,35 @@ class Tutor:
         for _, guard in guards:
             answer = self._guard(answer, guard, question, lang)
         return answer
+
+    @staticmethod
+    def _snippet_facts(runner: Runner, code: str) -> list[Fact]:
+        """What the snippet's own run shows about each ``.grad`` it reads (a second run of it,
+        with records on its own lines); empty when it reads none or that run fails."""
+        from tutor.errors import TutorError
+        from tutor.sandbox.models import Limits
+
+        watched = watch(code)
+        if watched is None:
+            return []
+        try:
+            result = runner.run(
+                watched.code,
+                device="cpu",
+                probes=[PROBE],
+                limits=Limits(wall_time_s=SNIPPET_LIMITS_S),
+                instrument=True,
+            )
+        except (TutorError, OSError):
+            return []
+        probe = result.probe(PROBE) if result.error is None else None
+        value = getattr(probe.value, "value", None) if probe is not None else None
+        evidence = result.evidence
+        passes = [
+            Pass(reached=tuple(b.reached), accumulated=b.accumulated or 0)
+            for b in (evidence.backwards if evidence is not None else [])
+        ]
+        return facts(watched, seen_in(value), passes)
 
     @staticmethod
     def _diagnose_snippet(
