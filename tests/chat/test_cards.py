@@ -16,7 +16,14 @@ from pydantic import TypeAdapter
 
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.bilingual import Patterns
-from tutor.chat.cards import CardBook, CardSet, load_cards, load_raw, question_kind
+from tutor.chat.cards import (
+    CardBook,
+    CardSet,
+    asking_sentences,
+    load_cards,
+    load_raw,
+    question_kind,
+)
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import plain
 from tutor.chat.quick import quick_answer
@@ -220,6 +227,28 @@ def test_a_comparison_answers_both_sides(tutor: Tutor) -> None:
         assert len(bullets) >= 2, text
         for side, bullet in zip(sides, bullets, strict=False):
             assert side in bullet, (side, bullet)
+
+
+def test_the_sentence_that_asks_outweighs_the_code_pasted_before_it(tutor: Tutor) -> None:
+    # the pasted loop of torch.autograd.grad calls picked the backward-vs-autograd.grad card
+    question = (
+        "A function f(x): R^n -> R^m has a Jacobian. The current way I know is:\n"
+        "J = []\nF = f(x)\nfor i in range(len(x)):\n"
+        "    J.append(torch.autograd.grad(F[i], x))\n"
+        "This could be slow. How do I compute the Jacobian efficiently?"
+    )
+    assert asking_sentences(question) == "How do I compute the Jacobian efficiently?"
+    found = tutor.cards.match(question)
+    assert found is not None and "jacobian" in found.card.id
+    text = tutor.ask(question).text
+    assert "torch.autograd.functional.jacobian" in text or "jacrev" in text, text
+    # a bare "is it safe to remove it?" means what the sentences before it say
+    assert asking_sentences("I use backward(retain_graph=True) once. Is it safe to remove it?")
+    safe = tutor.cards.match(
+        "I wonder why you use loss.backward(retain_graph=True) in the update function: every "
+        "loss is backpropagated once. Is it safe to remove it?"
+    )
+    assert safe is not None and "retain-graph" in safe.card.id
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,10 @@ SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
 PASTED_SIGNAL_SHARE = 0.5
 """A signal found only in the statements a question pastes counts this share."""
+FOCUS_SHARE = 0.5
+"""The share of a card's score that comes from the sentences that ask (the rest from the whole
+question): "How do I compute the Jacobian efficiently?" after a pasted loop of
+``torch.autograd.grad`` calls asks about Jacobians, not about autograd.grad."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -331,6 +335,22 @@ def _without_statements(question: str) -> str:
     return " ".join(kept)
 
 
+_SENTENCE_RE = re.compile(r"(?<=[?!。？！])|(?<=\.)\s+|\n+")
+
+
+def asking_sentences(question: str) -> str:
+    """The sentences of ``question``'s prose that ask (a question mark, else a question's
+    kind), without its pasted code; empty when they are the whole question."""
+    from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+    said = [p for s in _SENTENCE_RE.split(question) if s and (p := prose(s).strip())]
+    asking = [s for s in said if s.endswith(("?", "？"))]
+    if not asking:
+        asking = [s for s in said if any(p.search(s) for k, p in _kind_patterns() if k != "fails")]
+    focus = " ".join(asking)
+    return "" if focus == " ".join(said) else focus
+
+
 def question_kind(question: str) -> Kind:
     """The kind of ``question``: the first kind in kinds.yaml whose patterns match."""
     text = _CODE_SPAN_RE.sub(" ", question)
@@ -458,6 +478,20 @@ class CardBook:
         kind = question_kind(question)
         asked = f"{question}\n{extra}" if extra else question
         scores, verdicts = self._scores(asked, code_too=kind == "value")
+        focus = asking_sentences(question)
+        if focus and kind != "value" and len(set(tokenize(canonical(focus)))) >= 2:
+            # what the asking sentences ask weighs as much as everything the question says
+            # around them (its story, its pasted code)
+            on_focus, focus_verdicts = self._scores(focus)
+            # only when the asking sentence alone is understood: "is it safe to remove it?"
+            # means what the sentences before it say
+            sure = max(on_focus.values(), default=0.0) >= MIN_SCORE
+            for cid in set(scores) | set(on_focus) if sure else ():
+                scores[cid] = (1 - FOCUS_SHARE) * scores.get(cid, 0.0) + FOCUS_SHARE * on_focus.get(
+                    cid, 0.0
+                )
+                if focus_verdicts.get(cid):
+                    verdicts[cid] = focus_verdicts[cid]
 
         def verdict_of(card: Card) -> Verdict | None:
             return verdicts.get(card.id) or card.verdict

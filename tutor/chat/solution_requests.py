@@ -152,7 +152,7 @@ def detect(
             return Evidence(True, "answer")
         if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
-        if not c.ask.search(clause):
+        if not _asks(c.ask, clause):
             continue
         if c.answer_object.search(clause):  # naming the answer asks for it, trouble or not
             return Evidence(True, "answer")
@@ -181,6 +181,21 @@ def detect(
     ):
         return Evidence(True, "do-for-me")
     return Evidence(False, "explanatory" if trouble else "")
+
+
+_NEGATION_RE = re.compile(
+    r"\b(doesn'?t|does\s+not|don'?t|do\s+not|didn'?t|did\s+not|can'?t|cannot|won'?t|never|no)"
+    r"\s+(\w+\s+)?$|(?<![能可是要会有])(不能|无法|没有|不|没)$",
+    re.IGNORECASE,
+)
+
+
+def _asks(ask: re.Pattern[str], clause: str) -> bool:
+    """Whether ``clause`` asks to be handed something: an ask that is not negated ("autograd
+    doesn't provide a one-shot solution" says what a library lacks, it asks for nothing)."""
+    return any(
+        _NEGATION_RE.search(clause[: m.start()]) is None for m in ask.finditer(clause)
+    )
 
 
 def points_at_step(question: str) -> bool:

@@ -552,16 +552,16 @@ class Tutor:
                 sources.append(diagnosed[1])
                 ref = diagnosed[2]
         found_facts = self._snippet_facts(runner, code) if result.error is None else []
-        if found_facts:
-            # why it prints that, from its own run: the facts answer, not a topic's summary
-            parts.append(text_for(found_facts, lang))
-            ref = read_for(found_facts)
         # the learner's words say what puzzles them; the code's own names (torch.tensor,
         # requires_grad) are in every snippet and would pick a card about them
         said = prose(question)
         found_card = None if explains_why(found_facts) else self.cards.match(
             besides_output(said) or said, extra=extra
         )
+        if found_facts and (found_card is None or explains_why(found_facts)):
+            # why it prints that, from its own run: the facts answer, not a topic's summary
+            parts.append(text_for(found_facts, lang))
+            ref = read_for(found_facts)
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
