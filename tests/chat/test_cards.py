@@ -188,6 +188,12 @@ def test_on_the_step_a_card_sends_to_its_answer_never_gives_that_step_away(
         ("detach 和 no_grad 有什么区别", "compare"),
         ("is y.data basically the same thing as y.detach()?", "compare"),
         ("can an integer tensor require grad?", "can"),
+        # a question that asks yes or no is answered yes or no (it was "what")
+        ("Is the tensor lf.grad itself part of the computation graph after backward?", "can"),
+        ("Does zero_grad set the grad to None?", "can"),
+        ("backward 之后 lf.grad 这个张量本身是计算图的一部分吗？", "can"),
+        ("Is there any difference between the two?", "compare"),
+        ("@torch.no_grad() 和 model.eval() 并不等价吗？", "compare"),
         ("loss 不是标量，必须要先求和吗？", "can"),
         ("is updating weights through p.data safe?", "safe"),
         ("这样改安全吗？loss.requires_grad = True", "safe"),
@@ -227,6 +233,26 @@ def test_a_comparison_answers_both_sides(tutor: Tutor) -> None:
         assert len(bullets) >= 2, text
         for side, bullet in zip(sides, bullets, strict=False):
             assert side in bullet, (side, bullet)
+
+
+def test_a_one_letter_word_names_no_side_of_a_comparison(tutor: Tutor) -> None:
+    # "what's" gave the word "s", which the sides "the discriminator's step" / "the
+    # generator's step" both had: a question about hooks got the GAN comparison
+    found = tutor.cards.match(
+        "The code registers hooks on grad_fn.next_functions[0][0]. What is this function? "
+        "And what's the difference between this and calling register_hook on the tensor?"
+    )
+    assert found is None or "gan" not in found.card.id
+
+
+def test_a_yes_no_question_gets_its_verdict_first(tutor: Tutor) -> None:
+    text = tutor.ask(
+        "When executing loss.backward(create_graph=True, retain_graph=True) the gradients of "
+        "a leaf lf are stored in lf.grad. Is the tensor lf.grad itself part of the "
+        "computation graph after the backward operation? If so we can use it for "
+        "higher-order derivatives: xx = lf.grad; xx.requires_grad_()"
+    ).text
+    assert text.startswith("Yes.") and "grad_fn" in text, text
 
 
 def test_the_sentence_that_asks_outweighs_the_code_pasted_before_it(tutor: Tutor) -> None:

@@ -559,7 +559,8 @@ _GENERIC = frozenset(
 
 
 def _side_words(name: str) -> set[str]:
-    return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC}
+    # one letter ("s" of "what's", "x") names no side
+    return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC and len(w) > 1}
 
 
 def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
