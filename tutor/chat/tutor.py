@@ -1010,12 +1010,20 @@ class Tutor:
                 new = seen < min(context.attempts + 1, len(hints))
             level = max(seen + 1 if new else seen, 1)
             repeat = not new and seen > 0
-            self._hints_given[ref] = (level, context.attempts)
-            parts.append(
-                msg.HINT.format(level=level, total=len(hints), hint=hints[level - 1].get(lang)).get(
-                    lang
-                )
+            # a hint that would show a line of some exercise's solution is not cut down to
+            # "…": the nearest earlier one is given instead, else the next one that can be
+            order = [*range(level, 0, -1), *range(level + 1, len(hints) + 1)]
+            shown = next(
+                (n for n in order if self._showable(hints[n - 1].get(lang), question, secrets)), 0
             )
+            if shown:
+                level = shown
+                parts.append(
+                    msg.HINT.format(
+                        level=shown, total=len(hints), hint=hints[shown - 1].get(lang)
+                    ).get(lang)
+                )
+            self._hints_given[ref] = (level, context.attempts)
             if repeat and level < len(hints):
                 parts.append(msg.SAME_HINT.get(lang))
             elif level == len(hints):
@@ -1048,6 +1056,15 @@ class Tutor:
         ]
         if not found:
             return None
+        # an exercise whose first hint would show a line of some exercise's solution is left
+        # out rather than shown with "…" in it
+        found = [
+            (ref, lesson, step)
+            for ref, lesson, step in found
+            if self._showable(next(iter(getattr(step, "hints", []))).get(lang), question)
+        ]
+        if not found:
+            return None
         lines = []
         for ref, _lesson, step in found:
             hints = list(getattr(step, "hints", []))
@@ -1076,6 +1093,12 @@ class Tutor:
             kind="hint",
             lessons=list(dict.fromkeys(ref.lesson_id for ref, _, _ in found)),
         )
+
+    def _showable(self, text: str, question: str, step: Secrets | None = None) -> bool:
+        """Whether ``text`` shows no line of any exercise's solution the question lacks (nor
+        anything of ``step``'s secrets)."""
+        guards = [course_secrets(self._solution_lines, question), *([step] if step else [])]
+        return not any(find_leaks(text, g, question=question).leaked for g in guards)
 
     def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         report = find_leaks(answer.text, secrets, question=question)
