@@ -255,9 +255,9 @@ class Fact:
 
 @lru_cache(maxsize=1)
 def _texts() -> dict[str, Any]:
-    from tutor.yaml_read import read_yaml
+    from tutor.chat.data_files import read_data
 
-    data: dict[str, Any] = read_yaml(DATA)["facts"]
+    data: dict[str, Any] = read_data(DATA)["facts"]
     return data
 
 
