@@ -275,3 +275,12 @@ def test_a_negated_ask_says_what_is_missing_and_asks_for_nothing(question: str) 
     # "doesn't provide a solution" was read as "provide" + "solution": a request
     assert not detect(question, on_step=True, about_course=lambda: True).request
     assert detect("能不能发一下能跑的代码").request  # 能不能 asks; it is no negation
+
+
+def test_asking_to_have_the_solved_exercises_uploaded_is_a_request() -> None:
+    # "upload" was no ask, "the solved exercises" no answer object: it got a topic summary
+    question = (
+        "Can you upload, in a separate notebook, the code for the solved exercises to have "
+        "them as reference? Thanks in advance."
+    )
+    assert detect(question, about_course=lambda: True).reason == "answer"
