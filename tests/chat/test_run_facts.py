@@ -75,7 +75,7 @@ def test_a_non_leaf_is_explained_with_the_line_that_made_it() -> None:
     found = facts(watched, [
         _seen(5, "x1", leaf=False, grad_none=True, grad_fn="ViewBackward0"),
         _seen(8, "x1", backwards=2),
-    ], [Pass(("x1",), 0), Pass(("x1",), 0)])
+    ], [Pass(("?",), 0), Pass(("x1",), 0)])  # the first reached a leaf with no name left
     assert [f.key for f in found] == ["non_leaf", "rebound", "filled"]
     assert found[0].values["grad_fn"] == "ViewBackward0"
     assert found[1].values["line"] == "3"
@@ -90,7 +90,7 @@ def test_an_accumulation_is_said_only_when_a_backward_added_to_an_earlier_gradie
     assert added[1].values["count"] == "2"
     # two backward() calls, each on a fresh leaf: nothing was added up
     fresh = facts(watched, reads, [Pass(("x",), 0), Pass(("x",), 0)])
-    assert [f.key for f in fresh] == ["filled"]
+    assert [f.key for f in fresh] == ["filled", "filled_plain"]
 
 
 def test_none_before_backward_unreached_and_untracked_tensors_have_their_own_facts() -> None:
@@ -139,3 +139,12 @@ def test_the_facts_name_only_the_learners_names(tutor: Tutor) -> None:
     allowed = set(re.findall(r"[A-Za-z_]\w*", program)) | {"grad_fn", "MulBackward0",
                                                            "requires_grad", "backward"}
     assert quoted <= allowed, quoted - allowed
+
+
+def test_only_one_backward_is_said_only_when_one_reached_the_tensor() -> None:
+    watched = watch(TWICE)
+    assert watched is not None
+    found = facts(watched, [_seen(7, "x", backwards=2)], [Pass(("x",), 0), Pass(("x",), 0)])
+    assert [f.key for f in found] == ["filled_plain"]
+    once = facts(watched, [_seen(5, "x", backwards=1)], [Pass(("x",), 0)])
+    assert [f.key for f in once] == ["filled"] and once[0].values["read"] == "5"

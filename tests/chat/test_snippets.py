@@ -205,9 +205,21 @@ def test_a_decorated_function_is_part_of_the_pasted_program() -> None:
 
 
 def test_the_prose_keeps_the_apis_it_names_and_drops_the_output_question() -> None:
-    said = prose("@torch.no_grad() 和 model.eval() 并不等价吗？下面的例子会打印什么？\n"
-                 "x = torch.ones(2)\nprint(x)")
+    question = ("@torch.no_grad() 和 model.eval() 并不等价吗？下面的例子会打印什么？\n"
+                "x = torch.ones(2)\nprint(x)")
+    said = prose(question)
     assert "model.eval()" in said and "x = torch.ones(2)" not in said
-    assert besides_output(said) == "@torch.no_grad() 和 model.eval() 并不等价吗？"
+    assert besides_output(question) == "@torch.no_grad() 和 model.eval() 并不等价吗？"
     assert besides_output("What does this print?") == ""
-    assert question_kind(besides_output(said)) == "compare"
+    assert question_kind(besides_output(question)) == "compare"
+    # a sentence ended by "。" before the output question stays (taking out the pasted
+    # statements joined it to that question, which then dropped it too)
+    kept = besides_output("b[1] = 2; b.sum().backward() 会报错，可是手写的版本不报错。"
+                          "下面这段打印什么？为什么两种写法表现不同？")
+    assert "不报错" in kept and "为什么两种写法表现不同" in kept and "打印什么" not in kept
+
+
+def test_a_call_alone_between_semicolons_is_pasted_code_not_a_mention() -> None:
+    said = prose("a = torch.ones(1, requires_grad=True); loss = 1/a; loss.backward(); "
+                 "print(a.grad) 得到 0，为什么？")
+    assert "loss.backward()" not in said and "为什么" in said

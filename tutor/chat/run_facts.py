@@ -326,8 +326,11 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
         elif (count := _added(name, passes[: record.backwards])) >= 2:
             add("added", name, "accumulation/why-accumulate", line=str(line), count=str(count))
         elif call is not None:
-            add("filled", name, "backward/intro", line=str(call.line), call=call.call,
-                output=call.output or call.call)
+            reached = [p for p in passes[: record.backwards] if not p.reached or name in p.reached]
+            # "the only backward() that reached it" is said only when it is
+            key = "filled_plain" if len(reached) >= 2 else "filled"
+            add(key, name, "backward/intro", line=str(call.line), call=call.call,
+                output=call.output or call.call, read=str(line))
         if record.requires_grad and call is not None and call.with_gradient:
             add("vector_jacobian", "", "jacobian-vjp/intro", call=call.call)
     return out
@@ -346,12 +349,12 @@ def worded(found: list[Fact]) -> Text:
 
 def explains_why(found: list[Fact]) -> bool:
     """Whether the facts say why (a leaf, a rebinding, an accumulation), not only what."""
-    return any(f.key not in ("filled",) for f in found)
+    return any(not f.key.startswith("filled") for f in found)
 
 
 def read_for(found: list[Fact]) -> str | None:
     """The step to read: the one that teaches the first fact that says why."""
-    why = [f for f in found if f.key != "filled"] or found
+    why = [f for f in found if not f.key.startswith("filled")] or found
     return why[0].ref if why else None
 
 

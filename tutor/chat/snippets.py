@@ -163,7 +163,9 @@ def prose(question: str) -> str:
     kept = []
     for piece in _PIECE_RE.split("\n".join(lines)):
         found = _statement_in(piece)
-        if found is not None and not _mention(found[1]):
+        # an API named inside a sentence is what it asks about; the same call alone between
+        # semicolons is a pasted statement
+        if found is not None and not (_mention(found[1]) and piece.strip() != found[1]):
             start, statement = found
             rest = piece[start:].strip()[len(statement):]
             piece = piece[:start] + rest
@@ -174,12 +176,13 @@ def prose(question: str) -> str:
 _SENTENCE_RE = re.compile(r"(?<=[?!。？！])|(?<=\.)\s+|\n+")
 
 
-def besides_output(text: str) -> str:
-    """``text`` (a question's prose) without its sentences that ask what the code prints:
-    the run answers those; what else it asks ("aren't no_grad and eval() the same?") is for
-    an answer card. Empty when it asks nothing else."""
-    kept = [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
-    return " ".join(s for s in kept if question_kind(s) != "value")
+def besides_output(question: str) -> str:
+    """The prose of ``question`` without its sentences that ask what the code prints: the
+    run answers those; what else it asks ("aren't no_grad and eval() the same?") is for an
+    answer card. Empty when it asks nothing else. Cut into sentences before the code is
+    taken out (taking it out joins the pieces around it)."""
+    said = [p for s in _SENTENCE_RE.split(question) if s and (p := prose(s).strip())]
+    return " ".join(s for s in said if question_kind(s) != "value")
 
 
 def snippet_to_run(question: str) -> str | None:

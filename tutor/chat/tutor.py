@@ -556,7 +556,7 @@ class Tutor:
         # requires_grad) are in every snippet and would pick a card about them
         said = prose(question)
         found_card = None if explains_why(found_facts) else self.cards.match(
-            besides_output(said) or said, extra=extra
+            besides_output(question) or said, extra=extra
         )
         if found_facts and (found_card is None or explains_why(found_facts)):
             # why it prints that, from its own run: the facts answer, not a topic's summary
