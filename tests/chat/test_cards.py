@@ -76,6 +76,7 @@ def test_the_cards_validate_against_their_dataclasses() -> None:
         "fix",
         "example",
         "sources",
+        "unless",
     }
     for card in raw["cards"]:
         assert set(card) <= allowed, card["id"]
@@ -672,3 +673,34 @@ def test_a_weak_card_match_answers_only_where_the_retrieval_agrees(course: Cours
     assert "What detach does." not in answer.text and answer.lessons[0] == "backward"
     own = tutor.ask("what does detach do to a tensor that requires grad?")
     assert "What detach does." in own.text
+
+
+def test_a_card_does_not_answer_where_its_answer_is_false(tutor: Tutor) -> None:
+    # a tensor's .cuda() copy is not a leaf; a module's .cuda() moves its parameters in
+    # place: the tensor card answered a question about a model and its optimizer (wrong)
+    for question in (
+        "The docs say to move a model to GPU via .cuda() before constructing optimizers for "
+        "it: parameters after .cuda() are different objects. Isn't .cuda() in place?",
+        "文档说用 .cuda() 把模型移到 GPU 要在构造优化器之前，调用后参数是不同的对象。"
+        ".cuda() 不是原地操作吗？",
+    ):
+        found = tutor.cards.match(question)
+        assert found is not None and found.card.id != "grad-none-cuda-copy", question
+        assert "in place" in tutor.ask(question).text or "就地" in tutor.ask(question).text
+    tensor = tutor.cards.match("x = torch.ones(3, requires_grad=True).cuda(); why is x.grad None?")
+    assert tensor is not None and tensor.card.id == "grad-none-cuda-copy"
+
+
+def test_sides_are_named_in_no_language(tutor: Tutor) -> None:
+    # a side's name is shown as it is in both languages: English words in it were English
+    # inside a Chinese answer
+    from tutor.chat.tokens import has_cjk
+
+    terms = {"autograd", "PyTorch"}  # written as they are in Chinese text too
+    for card in tutor.cards.cards:
+        for side in card.sides:
+            zh = side.name_in("zh")
+            words = set(re.findall(r"[A-Za-z]{4,}", re.sub(r"`[^`]*`|\([^)]*\)", "", zh)))
+            assert not (words - terms) or has_cjk(zh), (card.id, zh)
+    text = tutor.ask("静态图和动态图有什么区别？", lang="zh").text
+    assert "define-and-run" not in text.split("\n")[0], text

@@ -16,7 +16,9 @@ The cards are data: ``cards/*.yaml``, one file a part of the course. A card has
 - ``example``: code that runs as it is on torch 2.13; a ``print(...)  # OUTPUT`` comment claims
   what that line prints (``...`` stands for anything) and the tests check every claim;
 - ``sources``: where the question is asked and the facts stand: public threads and docs
-  (URLs) and the course (``course:LESSON/STEP``).
+  (URLs) and the course (``course:LESSON/STEP``);
+- ``unless``: a regular expression for the situations its answer is false in (the card
+  does not answer a question it matches).
 
 A question is matched to a card by the card's signals and by how much of one of its question
 forms the question covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe /
@@ -70,6 +72,11 @@ class Side:
     name: str
     en: str
     zh: str
+    name_zh: str | None = None
+    """The name in a Chinese answer, where the name is words, not code."""
+
+    def name_in(self, lang: str) -> str:
+        return (self.name_zh or self.name) if lang == "zh" else self.name
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,10 @@ class Card:
     sources: tuple[str, ...] = ()
     """Where the question is asked and the facts stand: public threads and docs (URLs) and
     the course (``course:LESSON/STEP``)."""
+    unless: str | None = None
+    """A regular expression for the situations the answer is false in (a tensor's
+    ``.cuda()`` copy is not a leaf; a module's ``.cuda()`` moves its parameters in place):
+    a question it matches is not answered by this card."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -163,6 +174,11 @@ def form_verdict(form: str) -> tuple[str, Verdict | None]:
     return form[: found.start()], found.group(1)  # type: ignore[return-value]
 
 
+def _side(raw: dict[str, Any]) -> Side:
+    """A side of a comparison; ``name_zh`` names it in Chinese where its name is words."""
+    return Side(raw["name"], raw["en"].strip(), raw["zh"].strip(), raw.get("name_zh"))
+
+
 def _card(raw: dict[str, Any]) -> Card:
     forms = raw.get("forms") or {}
     return Card(
@@ -175,14 +191,13 @@ def _card(raw: dict[str, Any]) -> Card:
         ),
         signals=tuple(s.lower() for s in raw.get("signals", ())),
         verdict=raw.get("verdict"),
-        sides=tuple(
-            Side(s["name"], s["en"].strip(), s["zh"].strip()) for s in raw.get("sides", ())
-        ),
+        sides=tuple(_side(s) for s in raw.get("sides", ())),
         fix=_pair(raw["fix"]) if raw.get("fix") else None,
         example=raw["example"].rstrip() if raw.get("example") else None,
         read_if=tuple(ReadIf(r["when"], r["read"]) for r in raw.get("read_if", ())),
         also=raw.get("also"),
         sources=tuple(raw.get("sources", ())),
+        unless=raw.get("unless"),
     )
 
 
@@ -498,6 +513,9 @@ class CardBook:
 
         if kind == "compare":
             self._both_sides(question, scores)
+        for card in self.cards:  # a card is not asked where its answer is false
+            if card.unless and card.id in scores and re.search(card.unless, question, re.I):
+                del scores[card.id]
         if not scores:
             return None
         by_id = {c.id: c for c in self.cards}
@@ -661,7 +679,7 @@ def compose(
             answer = f"{first} {answer}" if lang == "en" else f"{first}{answer}"
     if card.sides:
         lines = [
-            f"- {side.name}: {_fill(side.zh if lang == 'zh' else side.en, names, lang)}"
+            f"- {side.name_in(lang)}: {_fill(side.zh if lang == 'zh' else side.en, names, lang)}"
             for side in card.sides
         ]
         parts.append("\n".join(lines))

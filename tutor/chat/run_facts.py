@@ -325,7 +325,7 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
             add("not_reached", name, "backward/who-gets-grad", line=str(line))
         elif (count := _added(name, passes[: record.backwards])) >= 2:
             add("added", name, "accumulation/why-accumulate", line=str(line), count=str(count))
-        elif call is not None:
+        elif call is not None and not call.with_gradient:  # backward(v): the vjp fact says it
             reached = [p for p in passes[: record.backwards] if not p.reached or name in p.reached]
             # "the only backward() that reached it" is said only when it is
             key = "filled_plain" if len(reached) >= 2 else "filled"
