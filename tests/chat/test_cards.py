@@ -704,3 +704,18 @@ def test_sides_are_named_in_no_language(tutor: Tutor) -> None:
             assert not (words - terms) or has_cjk(zh), (card.id, zh)
     text = tutor.ask("静态图和动态图有什么区别？", lang="zh").text
     assert "define-and-run" not in text.split("\n")[0], text
+
+
+def test_a_quoted_error_keeps_its_weight_when_the_asking_sentence_names_another_thing(
+    tutor: Tutor,
+) -> None:
+    # the asking sentence ("the intuition behind clone or no_grad") picked the no_grad card
+    # over the card of the error the learner quoted
+    found = tutor.cards.match(
+        "E[:, 0::2] = torch.FloatTensor(np.sin(theta[:, 0::2])) raises 'a view of a leaf "
+        "Variable that requires grad is being used in an in-place operation'. What is the "
+        "intuition behind using clone or torch.no_grad to fix it?"
+    )
+    assert found is not None and "leaf" in found.card.id and "inplace" in found.card.id
+    # a rhetorical "这不是…吗？" is no yes/no question
+    assert question_kind("为什么要设置 retain_graph=True？这不是只会多占内存吗？") == "why"

@@ -500,13 +500,12 @@ class CardBook:
             on_focus, focus_verdicts = self._scores(focus)
             # only when the asking sentence alone is understood: "is it safe to remove it?"
             # means what the sentences before it say
-            sure = max(on_focus.values(), default=0.0) >= MIN_SCORE
-            for cid in set(scores) | set(on_focus) if sure else ():
-                scores[cid] = (1 - FOCUS_SHARE) * scores.get(cid, 0.0) + FOCUS_SHARE * on_focus.get(
-                    cid, 0.0
-                )
-                if focus_verdicts.get(cid):
-                    verdicts[cid] = focus_verdicts[cid]
+            if max(on_focus.values(), default=0.0) >= MIN_SCORE:
+                focus_forms = self._scores(focus, forms_only=True)[0]
+                self._refocus(question, asked, kind, scores, focus_forms)
+                for cid, verdict in focus_verdicts.items():
+                    if verdict:
+                        verdicts[cid] = verdict
 
         def verdict_of(card: Card) -> Verdict | None:
             return verdicts.get(card.id) or card.verdict
@@ -550,6 +549,33 @@ class CardBook:
             read=shaped.read_for(question),
             verdict=verdict_of(shaped),
         )
+
+    def _refocus(
+        self,
+        question: str,
+        asked: str,
+        kind: Kind,
+        scores: dict[str, float],
+        on_focus: dict[str, float],
+    ) -> None:
+        """``scores`` with half of each card's form score from the asking sentences. A signal
+        the prose says (a quoted error, an API named in a sentence) keeps its whole weight;
+        one only in the pasted code keeps the other half ("How do I compute the Jacobian
+        efficiently?" after a loop of ``torch.autograd.grad`` calls)."""
+        from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+        forms, _ = self._scores(asked, forms_only=True, code_too=kind == "value")
+        said, lowered = prose(question).lower(), asked.lower()
+        by_id = {c.id: c for c in self.cards}
+        for cid in set(scores) | set(on_focus):
+            signal = scores.get(cid, 0.0) - forms.get(cid, 0.0)
+            card = by_id[cid]
+            spoken = any(s in said for s in card.signals if s in lowered)
+            scores[cid] = (
+                signal * (1.0 if spoken else 1 - FOCUS_SHARE)
+                + (1 - FOCUS_SHARE) * forms.get(cid, 0.0)
+                + FOCUS_SHARE * on_focus.get(cid, 0.0)
+            )
 
     def _signalled(self, question: str) -> bool:
         """Whether ``question`` quotes a card's signal (an error message, an API name): that
