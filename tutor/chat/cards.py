@@ -36,7 +36,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -437,8 +437,27 @@ class CardBook:
         n = max(len(self._forms), 1)
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
 
+    @cached_property
+    def _unknown(self) -> float:
+        """The weight of a word no form has."""
+        return math.log(1 + len(self._forms))
+
+    @cached_property
+    def _by_token(self) -> dict[str, list[int]]:
+        """token -> the forms that have it: a question is compared with those forms only."""
+        index: dict[str, list[int]] = {}
+        for i, (_, tokens, _) in enumerate(self._forms):
+            for token in tokens:
+                index.setdefault(token, []).append(i)
+        return index
+
+    @cached_property
+    def _form_weights(self) -> list[float]:
+        return [self._weight(tokens) for _, tokens, _ in self._forms]
+
     def _weight(self, tokens: frozenset[str]) -> float:
-        return sum(self._idf.get(t, math.log(1 + len(self._forms))) for t in tokens)
+        unknown = self._unknown
+        return sum(self._idf.get(t, unknown) for t in tokens)
 
     def scores(self, question: str, *, forms_only: bool = False) -> dict[str, float]:
         """Each card's score for ``question`` (cards with none left out); ``forms_only``:
@@ -457,13 +476,16 @@ class CardBook:
         query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
         verdicts: dict[str, Verdict | None] = {}
-        for card, tokens, verdict in self._forms:
+        asked_weight = max(self._weight(query), 1e-9)
+        by_token, weights = self._by_token, self._form_weights
+        candidates = sorted({i for t in query for i in by_token.get(t, ())})
+        for i in candidates:  # in the forms' order, as a scan of every form would go
+            card, tokens, verdict = self._forms[i]
             shared = tokens & query
-            if not shared:
-                continue
             # how much of the form the question covers, and how much of the question the form
-            cover = self._weight(shared) / (self._weight(tokens) + FORM_SMOOTHING)
-            focus = self._weight(shared) / max(self._weight(query), 1e-9)
+            common = self._weight(shared)
+            cover = common / (weights[i] + FORM_SMOOTHING)
+            focus = common / asked_weight
             score = 0.75 * cover + 0.25 * focus
             if score > out.get(card.id, 0.0):
                 out[card.id] = score
