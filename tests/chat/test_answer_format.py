@@ -112,9 +112,16 @@ def test_no_dangling_lead_in_before_an_example(bundled: Tutor) -> None:
     assert not before.endswith(":")
 
 
-def test_a_summary_that_leaves_out_the_code_ends_the_lead_in() -> None:
+def test_a_summary_that_leaves_out_the_code_leaves_out_its_lead_in() -> None:
+    # the sentence that introduced the code goes with it: its colon turned into a full stop
+    # left a fragment ("清零的办法有。", "Stored in the result's attribute.")
     text = "Stored in the result's attribute:\n\n```python\n" + "x = 1\n" * 12 + "```\n\nMore."
-    assert summary(text, 200).startswith("Stored in the result's attribute.")
+    assert summary(text, 200) == "More."
+    text = "It adds up. The ways to clear it are:\n\n```python\n" + "x = 1\n" * 12 + "```"
+    assert summary(text, 200) == "It adds up."
+    zh = "代价是每一步都要先清零。\n清零的办法有：\n\n```python\n" + "x = 1\n" * 12 + "```"
+    assert summary(zh, 200) == "代价是每一步都要先清零。"
+    # all of it lead-in: its colon ends it, rather than nothing at all
     assert summary("见下：\n\n```python\n" + "x = 1\n" * 12 + "```", 100) == "见下。"
 
 

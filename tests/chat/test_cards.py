@@ -16,7 +16,14 @@ from pydantic import TypeAdapter
 
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.bilingual import Patterns
-from tutor.chat.cards import CardBook, CardSet, load_cards, load_raw, question_kind
+from tutor.chat.cards import (
+    CardBook,
+    CardSet,
+    asking_sentences,
+    load_cards,
+    load_raw,
+    question_kind,
+)
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import plain
 from tutor.chat.quick import quick_answer
@@ -69,6 +76,7 @@ def test_the_cards_validate_against_their_dataclasses() -> None:
         "fix",
         "example",
         "sources",
+        "unless",
     }
     for card in raw["cards"]:
         assert set(card) <= allowed, card["id"]
@@ -181,6 +189,12 @@ def test_on_the_step_a_card_sends_to_its_answer_never_gives_that_step_away(
         ("detach 和 no_grad 有什么区别", "compare"),
         ("is y.data basically the same thing as y.detach()?", "compare"),
         ("can an integer tensor require grad?", "can"),
+        # a question that asks yes or no is answered yes or no (it was "what")
+        ("Is the tensor lf.grad itself part of the computation graph after backward?", "can"),
+        ("Does zero_grad set the grad to None?", "can"),
+        ("backward 之后 lf.grad 这个张量本身是计算图的一部分吗？", "can"),
+        ("Is there any difference between the two?", "compare"),
+        ("@torch.no_grad() 和 model.eval() 并不等价吗？", "compare"),
         ("loss 不是标量，必须要先求和吗？", "can"),
         ("is updating weights through p.data safe?", "safe"),
         ("这样改安全吗？loss.requires_grad = True", "safe"),
@@ -220,6 +234,48 @@ def test_a_comparison_answers_both_sides(tutor: Tutor) -> None:
         assert len(bullets) >= 2, text
         for side, bullet in zip(sides, bullets, strict=False):
             assert side in bullet, (side, bullet)
+
+
+def test_a_one_letter_word_names_no_side_of_a_comparison(tutor: Tutor) -> None:
+    # "what's" gave the word "s", which the sides "the discriminator's step" / "the
+    # generator's step" both had: a question about hooks got the GAN comparison
+    found = tutor.cards.match(
+        "The code registers hooks on grad_fn.next_functions[0][0]. What is this function? "
+        "And what's the difference between this and calling register_hook on the tensor?"
+    )
+    assert found is None or "gan" not in found.card.id
+
+
+def test_a_yes_no_question_gets_its_verdict_first(tutor: Tutor) -> None:
+    text = tutor.ask(
+        "When executing loss.backward(create_graph=True, retain_graph=True) the gradients of "
+        "a leaf lf are stored in lf.grad. Is the tensor lf.grad itself part of the "
+        "computation graph after the backward operation? If so we can use it for "
+        "higher-order derivatives: xx = lf.grad; xx.requires_grad_()"
+    ).text
+    assert text.startswith("Yes.") and "grad_fn" in text, text
+
+
+def test_the_sentence_that_asks_outweighs_the_code_pasted_before_it(tutor: Tutor) -> None:
+    # the pasted loop of torch.autograd.grad calls picked the backward-vs-autograd.grad card
+    question = (
+        "A function f(x): R^n -> R^m has a Jacobian. The current way I know is:\n"
+        "J = []\nF = f(x)\nfor i in range(len(x)):\n"
+        "    J.append(torch.autograd.grad(F[i], x))\n"
+        "This could be slow. How do I compute the Jacobian efficiently?"
+    )
+    assert asking_sentences(question) == "How do I compute the Jacobian efficiently?"
+    found = tutor.cards.match(question)
+    assert found is not None and "jacobian" in found.card.id
+    text = tutor.ask(question).text
+    assert "torch.autograd.functional.jacobian" in text or "jacrev" in text, text
+    # a bare "is it safe to remove it?" means what the sentences before it say
+    assert asking_sentences("I use backward(retain_graph=True) once. Is it safe to remove it?")
+    safe = tutor.cards.match(
+        "I wonder why you use loss.backward(retain_graph=True) in the update function: every "
+        "loss is backpropagated once. Is it safe to remove it?"
+    )
+    assert safe is not None and "retain-graph" in safe.card.id
 
 
 @pytest.mark.parametrize(
@@ -538,10 +594,13 @@ def test_a_pasted_snippet_is_run_and_its_output_shown(bundled: Course) -> None:
         "print(X.grad). What does this print?"
     )
     text = tutor.ask(question).text
-    assert runner.codes == [
+    # the snippet as pasted; then once more with the records that explain its .grad
+    assert runner.codes[0] == (
         "import torch; X = torch.ones(5, requires_grad=True)\nV = X.pow(3)\n"
         "Y = V.sum()\nY.backward()\nprint(X.grad)"
-    ]
+    )
+    assert len(runner.codes) == 2
+    assert len(runner.codes[1].splitlines()) == len(runner.codes[0].splitlines())
     assert "tensor([3., 3., 3., 3., 3.])" in text and text.startswith("I ran your code")
     error = ErrorInfo(
         type="RuntimeError",
@@ -614,3 +673,49 @@ def test_a_weak_card_match_answers_only_where_the_retrieval_agrees(course: Cours
     assert "What detach does." not in answer.text and answer.lessons[0] == "backward"
     own = tutor.ask("what does detach do to a tensor that requires grad?")
     assert "What detach does." in own.text
+
+
+def test_a_card_does_not_answer_where_its_answer_is_false(tutor: Tutor) -> None:
+    # a tensor's .cuda() copy is not a leaf; a module's .cuda() moves its parameters in
+    # place: the tensor card answered a question about a model and its optimizer (wrong)
+    for question in (
+        "The docs say to move a model to GPU via .cuda() before constructing optimizers for "
+        "it: parameters after .cuda() are different objects. Isn't .cuda() in place?",
+        "文档说用 .cuda() 把模型移到 GPU 要在构造优化器之前，调用后参数是不同的对象。"
+        ".cuda() 不是原地操作吗？",
+    ):
+        found = tutor.cards.match(question)
+        assert found is not None and found.card.id != "grad-none-cuda-copy", question
+        assert "in place" in tutor.ask(question).text or "就地" in tutor.ask(question).text
+    tensor = tutor.cards.match("x = torch.ones(3, requires_grad=True).cuda(); why is x.grad None?")
+    assert tensor is not None and tensor.card.id == "grad-none-cuda-copy"
+
+
+def test_sides_are_named_in_no_language(tutor: Tutor) -> None:
+    # a side's name is shown as it is in both languages: English words in it were English
+    # inside a Chinese answer
+    from tutor.chat.tokens import has_cjk
+
+    terms = {"autograd", "PyTorch"}  # written as they are in Chinese text too
+    for card in tutor.cards.cards:
+        for side in card.sides:
+            zh = side.name_in("zh")
+            words = set(re.findall(r"[A-Za-z]{4,}", re.sub(r"`[^`]*`|\([^)]*\)", "", zh)))
+            assert not (words - terms) or has_cjk(zh), (card.id, zh)
+    text = tutor.ask("静态图和动态图有什么区别？", lang="zh").text
+    assert "define-and-run" not in text.split("\n")[0], text
+
+
+def test_a_quoted_error_keeps_its_weight_when_the_asking_sentence_names_another_thing(
+    tutor: Tutor,
+) -> None:
+    # the asking sentence ("the intuition behind clone or no_grad") picked the no_grad card
+    # over the card of the error the learner quoted
+    found = tutor.cards.match(
+        "E[:, 0::2] = torch.FloatTensor(np.sin(theta[:, 0::2])) raises 'a view of a leaf "
+        "Variable that requires grad is being used in an in-place operation'. What is the "
+        "intuition behind using clone or torch.no_grad to fix it?"
+    )
+    assert found is not None and "leaf" in found.card.id and "inplace" in found.card.id
+    # a rhetorical "这不是…吗？" is no yes/no question
+    assert question_kind("为什么要设置 retain_graph=True？这不是只会多占内存吗？") == "why"

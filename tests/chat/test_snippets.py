@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from tutor.chat import Tutor
-from tutor.chat.snippets import prose, snippet, snippet_to_run
+from tutor.chat.cards import question_kind
+from tutor.chat.snippets import besides_output, prose, snippet, snippet_to_run
 from tutor.course import load_course
 from tutor.course.models import Course
+from tutor.python_names import parses
 from tutor.sandbox.models import ErrorInfo, RunResult
 
 
@@ -185,3 +187,39 @@ def test_a_pasted_program_keeps_its_blank_lines() -> None:
     assert code is not None
     assert code.count("print(") == 2 and "v.sum().backward()" in code
     assert "Thanks" not in code
+
+
+def test_a_decorated_function_is_part_of_the_pasted_program() -> None:
+    # the decorator line cut the program in two: only the part after it ran, and "import
+    # torch; " in front of its "def" was a syntax error on line 1
+    question = ("Are no_grad and eval() the same? What does this print?\n"
+                "@torch.no_grad()\n"
+                "def f(m, x):\n"
+                "    return m(x)\n"
+                "m = torch.nn.Linear(2, 1)\n"
+                "print(f(m, torch.ones(2)).requires_grad, m.training)")
+    code = snippet(question)
+    assert code is not None and parses(code)
+    assert code.startswith("import torch\n@torch.no_grad()\ndef f(m, x):")
+    assert code.count("\n") == 5  # the imports' own line: line numbers shift by one only here
+
+
+def test_the_prose_keeps_the_apis_it_names_and_drops_the_output_question() -> None:
+    question = ("@torch.no_grad() 和 model.eval() 并不等价吗？下面的例子会打印什么？\n"
+                "x = torch.ones(2)\nprint(x)")
+    said = prose(question)
+    assert "model.eval()" in said and "x = torch.ones(2)" not in said
+    assert besides_output(question) == "@torch.no_grad() 和 model.eval() 并不等价吗？"
+    assert besides_output("What does this print?") == ""
+    assert question_kind(besides_output(question)) == "compare"
+    # a sentence ended by "。" before the output question stays (taking out the pasted
+    # statements joined it to that question, which then dropped it too)
+    kept = besides_output("b[1] = 2; b.sum().backward() 会报错，可是手写的版本不报错。"
+                          "下面这段打印什么？为什么两种写法表现不同？")
+    assert "不报错" in kept and "为什么两种写法表现不同" in kept and "打印什么" not in kept
+
+
+def test_a_call_alone_between_semicolons_is_pasted_code_not_a_mention() -> None:
+    said = prose("a = torch.ones(1, requires_grad=True); loss = 1/a; loss.backward(); "
+                 "print(a.grad) 得到 0，为什么？")
+    assert "loss.backward()" not in said and "为什么" in said

@@ -52,7 +52,23 @@ def test_no_answer_to_a_solution_request_shows_a_solution_line(tutor: Tutor) -> 
             asked += 1
             left = course_secrets(lines, question).solution_lines
             assert not _shown_lines(answer.text, left), (question, answer.text)
+            # and never a hint cut down to "…" (a placeholder where the hint was)
+            assert "…" not in answer.text, (question, answer.text)
     assert asked == 4 * len(_exercises(bundled))
+
+
+def test_a_hint_that_would_show_another_exercises_line_gives_way_to_one_that_does_not(
+    tutor: Tutor,
+) -> None:
+    # wrong-v's first hint quotes `y.backward(v)`, a solution line of vjp-by-backward: it was
+    # shown as "…" with a note that something was left out, which left no hint at all
+    text = tutor.ask(
+        "github 上可以提供参考答案吗？比如「改错：v 的形状不对」：\n"
+        "x = torch.tensor([1., 2., 3.], requires_grad=True)\ny = x[:2] * x[1:]\n"
+        "y.backward(torch.ones(3))",
+        lang="zh",
+    ).text
+    assert "…" not in text and "提示" in text and "ones_like" in text, text
 
 
 def test_a_solution_line_in_an_answer_is_removed(tutor: Tutor) -> None:

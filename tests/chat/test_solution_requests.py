@@ -260,3 +260,27 @@ def test_an_explanation_turned_down_or_in_another_clause_does_not_veto(question:
 )
 def test_asking_to_understand_a_fixed_version_is_not_a_request(question: str) -> None:
     assert not detect(question, on_step=True).request
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "As far as I know autograd doesn't provide a one-shot solution for this. How do I "
+        "compute the Jacobian efficiently?",
+        "PyTorch 没有提供一步到位的方法，怎样高效地计算雅可比矩阵？",
+        "the docs do not show the answer to why backward accumulates",
+    ],
+)
+def test_a_negated_ask_says_what_is_missing_and_asks_for_nothing(question: str) -> None:
+    # "doesn't provide a solution" was read as "provide" + "solution": a request
+    assert not detect(question, on_step=True, about_course=lambda: True).request
+    assert detect("能不能发一下能跑的代码").request  # 能不能 asks; it is no negation
+
+
+def test_asking_to_have_the_solved_exercises_uploaded_is_a_request() -> None:
+    # "upload" was no ask, "the solved exercises" no answer object: it got a topic summary
+    question = (
+        "Can you upload, in a separate notebook, the code for the solved exercises to have "
+        "them as reference? Thanks in advance."
+    )
+    assert detect(question, about_course=lambda: True).reason == "answer"

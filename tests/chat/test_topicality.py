@@ -158,3 +158,20 @@ def test_a_plain_error_on_an_exercise_is_the_learners_course_code(bundled: Tutor
     question = "KeyError: 'w' what did i do wrong here"
     assert bundled.retriever.judge(question).reason == "plain-error"
     assert not bundled.retriever.judge(question, on_step=True).plain_error
+
+
+def test_a_machine_api_does_not_make_a_setup_question_about_autograd(bundled: Tutor) -> None:
+    # torch.cuda.is_available() counted as an autograd anchor, so a driver question with a
+    # "solution" in it went to the exercises' hints ("open an exercise first")
+    driver = bundled.ask(
+        "After I updated pytorch, torch.cuda.is_available() returns False and my NVIDIA driver "
+        "is too old. Should I update CUDA and the driver together, or is there any other "
+        "solution?"
+    )
+    assert driver.kind == "off_topic" and "setting up your machine" in driver.text
+    assert bundled.ask("import torch 正常，torch.cuda.is_available() 返回 False 怎么办？").kind == (
+        "off_topic"
+    )
+    # the same API beside an autograd word is still the course's
+    judged = bundled.retriever.judge("why is x.grad None after x.cuda()? torch.cuda.is_available()")
+    assert judged.on_topic

@@ -16,7 +16,9 @@ The cards are data: ``cards/*.yaml``, one file a part of the course. A card has
 - ``example``: code that runs as it is on torch 2.13; a ``print(...)  # OUTPUT`` comment claims
   what that line prints (``...`` stands for anything) and the tests check every claim;
 - ``sources``: where the question is asked and the facts stand: public threads and docs
-  (URLs) and the course (``course:LESSON/STEP``).
+  (URLs) and the course (``course:LESSON/STEP``);
+- ``unless``: a regular expression for the situations its answer is false in (the card
+  does not answer a question it matches).
 
 A question is matched to a card by the card's signals and by how much of one of its question
 forms the question covers; its kind (``kinds.yaml``: what / why / how / compare / can / safe /
@@ -34,7 +36,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,6 +58,10 @@ SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
 PASTED_SIGNAL_SHARE = 0.5
 """A signal found only in the statements a question pastes counts this share."""
+FOCUS_SHARE = 0.5
+"""The share of a card's score that comes from the sentences that ask (the rest from the whole
+question): "How do I compute the Jacobian efficiently?" after a pasted loop of
+``torch.autograd.grad`` calls asks about Jacobians, not about autograd.grad."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -66,6 +72,11 @@ class Side:
     name: str
     en: str
     zh: str
+    name_zh: str | None = None
+    """The name in a Chinese answer, where the name is words, not code."""
+
+    def name_in(self, lang: str) -> str:
+        return (self.name_zh or self.name) if lang == "zh" else self.name
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,10 @@ class Card:
     sources: tuple[str, ...] = ()
     """Where the question is asked and the facts stand: public threads and docs (URLs) and
     the course (``course:LESSON/STEP``)."""
+    unless: str | None = None
+    """A regular expression for the situations the answer is false in (a tensor's
+    ``.cuda()`` copy is not a leaf; a module's ``.cuda()`` moves its parameters in place):
+    a question it matches is not answered by this card."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -159,6 +174,11 @@ def form_verdict(form: str) -> tuple[str, Verdict | None]:
     return form[: found.start()], found.group(1)  # type: ignore[return-value]
 
 
+def _side(raw: dict[str, Any]) -> Side:
+    """A side of a comparison; ``name_zh`` names it in Chinese where its name is words."""
+    return Side(raw["name"], raw["en"].strip(), raw["zh"].strip(), raw.get("name_zh"))
+
+
 def _card(raw: dict[str, Any]) -> Card:
     forms = raw.get("forms") or {}
     return Card(
@@ -171,14 +191,13 @@ def _card(raw: dict[str, Any]) -> Card:
         ),
         signals=tuple(s.lower() for s in raw.get("signals", ())),
         verdict=raw.get("verdict"),
-        sides=tuple(
-            Side(s["name"], s["en"].strip(), s["zh"].strip()) for s in raw.get("sides", ())
-        ),
+        sides=tuple(_side(s) for s in raw.get("sides", ())),
         fix=_pair(raw["fix"]) if raw.get("fix") else None,
         example=raw["example"].rstrip() if raw.get("example") else None,
         read_if=tuple(ReadIf(r["when"], r["read"]) for r in raw.get("read_if", ())),
         also=raw.get("also"),
         sources=tuple(raw.get("sources", ())),
+        unless=raw.get("unless"),
     )
 
 
@@ -331,6 +350,22 @@ def _without_statements(question: str) -> str:
     return " ".join(kept)
 
 
+_SENTENCE_RE = re.compile(r"(?<=[?!。？！])|(?<=\.)\s+|\n+")
+
+
+def asking_sentences(question: str) -> str:
+    """The sentences of ``question``'s prose that ask (a question mark, else a question's
+    kind), without its pasted code; empty when they are the whole question."""
+    from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+    said = [p for s in _SENTENCE_RE.split(question) if s and (p := prose(s).strip())]
+    asking = [s for s in said if s.endswith(("?", "？"))]
+    if not asking:
+        asking = [s for s in said if any(p.search(s) for k, p in _kind_patterns() if k != "fails")]
+    focus = " ".join(asking)
+    return "" if focus == " ".join(said) else focus
+
+
 def question_kind(question: str) -> Kind:
     """The kind of ``question``: the first kind in kinds.yaml whose patterns match."""
     text = _CODE_SPAN_RE.sub(" ", question)
@@ -402,8 +437,27 @@ class CardBook:
         n = max(len(self._forms), 1)
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
 
+    @cached_property
+    def _unknown(self) -> float:
+        """The weight of a word no form has."""
+        return math.log(1 + len(self._forms))
+
+    @cached_property
+    def _by_token(self) -> dict[str, list[int]]:
+        """token -> the forms that have it: a question is compared with those forms only."""
+        index: dict[str, list[int]] = {}
+        for i, (_, tokens, _) in enumerate(self._forms):
+            for token in tokens:
+                index.setdefault(token, []).append(i)
+        return index
+
+    @cached_property
+    def _form_weights(self) -> list[float]:
+        return [self._weight(tokens) for _, tokens, _ in self._forms]
+
     def _weight(self, tokens: frozenset[str]) -> float:
-        return sum(self._idf.get(t, math.log(1 + len(self._forms))) for t in tokens)
+        unknown = self._unknown
+        return sum(self._idf.get(t, unknown) for t in tokens)
 
     def scores(self, question: str, *, forms_only: bool = False) -> dict[str, float]:
         """Each card's score for ``question`` (cards with none left out); ``forms_only``:
@@ -422,13 +476,16 @@ class CardBook:
         query = frozenset(tokenize(prose if len(tokenize(prose)) >= 2 else canonical(question)))
         out: dict[str, float] = {}
         verdicts: dict[str, Verdict | None] = {}
-        for card, tokens, verdict in self._forms:
+        asked_weight = max(self._weight(query), 1e-9)
+        by_token, weights = self._by_token, self._form_weights
+        candidates = sorted({i for t in query for i in by_token.get(t, ())})
+        for i in candidates:  # in the forms' order, as a scan of every form would go
+            card, tokens, verdict = self._forms[i]
             shared = tokens & query
-            if not shared:
-                continue
             # how much of the form the question covers, and how much of the question the form
-            cover = self._weight(shared) / (self._weight(tokens) + FORM_SMOOTHING)
-            focus = self._weight(shared) / max(self._weight(query), 1e-9)
+            common = self._weight(shared)
+            cover = common / (weights[i] + FORM_SMOOTHING)
+            focus = common / asked_weight
             score = 0.75 * cover + 0.25 * focus
             if score > out.get(card.id, 0.0):
                 out[card.id] = score
@@ -458,12 +515,28 @@ class CardBook:
         kind = question_kind(question)
         asked = f"{question}\n{extra}" if extra else question
         scores, verdicts = self._scores(asked, code_too=kind == "value")
+        focus = asking_sentences(question)
+        if focus and kind != "value" and len(set(tokenize(canonical(focus)))) >= 2:
+            # what the asking sentences ask weighs as much as everything the question says
+            # around them (its story, its pasted code)
+            on_focus, focus_verdicts = self._scores(focus)
+            # only when the asking sentence alone is understood: "is it safe to remove it?"
+            # means what the sentences before it say
+            if max(on_focus.values(), default=0.0) >= MIN_SCORE:
+                focus_forms = self._scores(focus, forms_only=True)[0]
+                self._refocus(question, asked, kind, scores, focus_forms)
+                for cid, verdict in focus_verdicts.items():
+                    if verdict:
+                        verdicts[cid] = verdict
 
         def verdict_of(card: Card) -> Verdict | None:
             return verdicts.get(card.id) or card.verdict
 
         if kind == "compare":
             self._both_sides(question, scores)
+        for card in self.cards:  # a card is not asked where its answer is false
+            if card.unless and card.id in scores and re.search(card.unless, question, re.I):
+                del scores[card.id]
         if not scores:
             return None
         by_id = {c.id: c for c in self.cards}
@@ -499,6 +572,33 @@ class CardBook:
             verdict=verdict_of(shaped),
         )
 
+    def _refocus(
+        self,
+        question: str,
+        asked: str,
+        kind: Kind,
+        scores: dict[str, float],
+        on_focus: dict[str, float],
+    ) -> None:
+        """``scores`` with half of each card's form score from the asking sentences. A signal
+        the prose says (a quoted error, an API named in a sentence) keeps its whole weight;
+        one only in the pasted code keeps the other half ("How do I compute the Jacobian
+        efficiently?" after a loop of ``torch.autograd.grad`` calls)."""
+        from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+        forms, _ = self._scores(asked, forms_only=True, code_too=kind == "value")
+        said, lowered = prose(question).lower(), asked.lower()
+        by_id = {c.id: c for c in self.cards}
+        for cid in set(scores) | set(on_focus):
+            signal = scores.get(cid, 0.0) - forms.get(cid, 0.0)
+            card = by_id[cid]
+            spoken = any(s in said for s in card.signals if s in lowered)
+            scores[cid] = (
+                signal * (1.0 if spoken else 1 - FOCUS_SHARE)
+                + (1 - FOCUS_SHARE) * forms.get(cid, 0.0)
+                + FOCUS_SHARE * on_focus.get(cid, 0.0)
+            )
+
     def _signalled(self, question: str) -> bool:
         """Whether ``question`` quotes a card's signal (an error message, an API name): that
         places it in PyTorch as surely as an anchor word."""
@@ -525,7 +625,8 @@ _GENERIC = frozenset(
 
 
 def _side_words(name: str) -> set[str]:
-    return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC}
+    # one letter ("s" of "what's", "x") names no side
+    return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC and len(w) > 1}
 
 
 def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
@@ -626,7 +727,7 @@ def compose(
             answer = f"{first} {answer}" if lang == "en" else f"{first}{answer}"
     if card.sides:
         lines = [
-            f"- {side.name}: {_fill(side.zh if lang == 'zh' else side.en, names, lang)}"
+            f"- {side.name_in(lang)}: {_fill(side.zh if lang == 'zh' else side.en, names, lang)}"
             for side in card.sides
         ]
         parts.append("\n".join(lines))

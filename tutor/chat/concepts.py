@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tutor.chat.data_files import read_data
 from tutor.course.models import Lesson
 from tutor.errors import TutorError
 from tutor.i18n import BiText
-from tutor.yaml_read import read_yaml
 
 CONCEPTS_PATH = Path(__file__).with_name("concepts.yaml")
 TITLE_REPEAT = 3
@@ -52,7 +52,7 @@ class ConceptsError(TutorError):
 @lru_cache(maxsize=4)
 def load_concepts(path: Path = CONCEPTS_PATH) -> Concepts:
     try:
-        return Concepts.model_validate(read_yaml(path))
+        return Concepts.model_validate(read_data(path))
     except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
         raise ConceptsError(f"{path}: cannot load the tutor's concept descriptions: {exc}") from exc
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from tutor.chat.concepts import ConceptsError
-from tutor.yaml_read import read_yaml
+from tutor.chat.data_files import read_data
 
 CUES_PATH = Path(__file__).with_name("cues.yaml")
 PREFIX = "~"
@@ -32,7 +32,7 @@ class Cues(BaseModel):
 @lru_cache(maxsize=4)
 def _compiled(path: Path = CUES_PATH) -> tuple[tuple[str, re.Pattern[str]], ...]:
     try:
-        data = Cues.model_validate(read_yaml(path))
+        data = Cues.model_validate(read_data(path))
         return tuple(
             (PREFIX + name, re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE))
             for name, patterns in data.cues.items()

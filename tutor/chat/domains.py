@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from tutor.chat.data_files import read_data
 from tutor.errors import TutorError
-from tutor.yaml_read import read_yaml
 
 DOMAINS_PATH = Path(__file__).with_name("domains.yaml")
 _NEVER = r"(?!x)x"
@@ -49,7 +49,7 @@ def _either(patterns: list[str]) -> re.Pattern[str]:
 @lru_cache(maxsize=4)
 def load_domains(path: Path = DOMAINS_PATH) -> Domains:
     try:
-        raw = read_yaml(path)
+        raw = read_data(path)
         data = Domains(**raw)
         for patterns in data.domains.values():
             _either(patterns)  # a bad pattern is the file's error

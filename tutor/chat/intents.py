@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from tutor.chat.data_files import read_data
 from tutor.errors import TutorError
-from tutor.yaml_read import read_yaml
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")
 
@@ -51,7 +51,7 @@ class _Compiled:
 @lru_cache(maxsize=1)
 def _compiled() -> _Compiled:
     try:
-        raw = read_yaml(INTENTS_PATH)
+        raw = read_data(INTENTS_PATH)
         kinds = {name: QuestionKind(**kind) for name, kind in raw.pop("question_kinds", {}).items()}
         return _Compiled(Intents(**raw, question_kinds=kinds))
     except (TypeError, AttributeError, re.error) as exc:

@@ -90,20 +90,27 @@ def summary(
         chosen.append((i, block))
         size += len(block)
     kept = {i for i, _ in chosen}
-    return "\n\n".join(b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen))
+    shown = [b if i + 1 in kept else _without_lead_in(b) for i, b in sorted(chosen)]
+    if not any(shown):  # it was all lead-in: its colon ends it, rather than nothing at all
+        shown = [re.sub(r"[:：]\s*$", lambda m: "。" if "：" in m.group(0) else ".", b)
+                 for _, b in sorted(chosen)]
+    return "\n\n".join(b for b in shown if b)
+
+
+_SENTENCE_END_RE = re.compile(r"[.!?。！？](?=\s|$)|[。！？]|\n")
 
 
 def _without_lead_in(block: str) -> str:
-    """A paragraph that ended by introducing the code after it ("... attribute:"), ended as
-    a sentence now that the code is not shown."""
+    """A paragraph that ended by introducing what came after it ("The ways to clear it
+    are:", "清零的办法有："), without that sentence now that what it introduced is not
+    shown: turning its colon into a full stop left a fragment ("清零的办法有。")."""
     if is_code(block):
         return block
     stripped = block.rstrip()
-    if stripped.endswith("："):
-        return stripped[:-1] + "。"
-    if stripped.endswith(":"):
-        return stripped[:-1] + "."
-    return block
+    if not stripped.endswith((":", "：")):
+        return block
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(stripped[:-1])]
+    return stripped[: ends[-1]].rstrip() if ends else ""
 
 
 _CJK_GAP_RE = re.compile(f"(?<=[{UNSPACED}])[ \t]+(?=[{UNSPACED}])")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from tutor.chat.data_files import read_data
 from tutor.errors import TutorError
 from tutor.i18n import Text
-from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("messages.yaml")
 
@@ -17,7 +17,7 @@ PATH = Path(__file__).with_name("messages.yaml")
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, Text]:
     out: dict[str, Text] = {}
-    for name, entry in read_yaml(PATH).items():
+    for name, entry in read_data(PATH).items():
         if not (
             isinstance(entry, dict)
             and set(entry) == {"en", "zh"}

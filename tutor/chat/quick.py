@@ -65,13 +65,13 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
 
 @lru_cache(maxsize=1)
 def _symptom_patterns() -> re.Pattern[str]:
-    from tutor.yaml_read import read_yaml
+    from tutor.chat.data_files import read_data
 
     PATH = Path(__file__).with_name("symptoms.yaml")  # not symptoms.py: it imports the models
 
     parts = [
         p
-        for s in read_yaml(PATH)["symptoms"]
+        for s in read_data(PATH)["symptoms"]
         for p in (*s["says"].get("en", ()), *s["says"].get("zh", ()))
     ]
     return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)

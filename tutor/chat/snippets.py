@@ -19,7 +19,7 @@ from tutor.python_names import parses
 
 _STATEMENT_RE = re.compile(
     r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
-    r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b)"
+    r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|@[A-Za-z_])"
 )
 _HEADER_RE = re.compile(r"^\s*(with|for|if|while|def|class|else|elif|try|except)\b.*:\s*(#.*)?$")
 _PIECE_RE = re.compile(r";|。|，(?=\s*[A-Za-z_])|\s+(?:and then|then)\s+")
@@ -39,6 +39,8 @@ def _code_line(line: str) -> bool:
         return parses(line.strip()) or parses(line.strip() + " pass")
     if _HEADER_RE.match(line):
         return parses(line + "\n    pass")
+    if line.startswith("@"):  # a decorator: the definition it decorates follows
+        return parses(line + "\ndef f(): pass")
     return parses(line)
 
 
@@ -137,7 +139,21 @@ def _with_imports(code: str) -> str:
     first line, so that error line numbers stay the learner's."""
     missing = [imp for use, imp, has in _IMPORTS if (use.search(code) or imp == "import torch")
                and not has.search(code)]
-    return "; ".join(missing) + "; " + code if missing else code
+    if not missing:
+        return code
+    joined = "; ".join(missing) + "; " + code
+    # a first line that opens a block (a decorator, a def) cannot follow "import torch;":
+    # then the imports take a line of their own
+    return joined if parses(joined) else "\n".join(missing) + "\n" + code
+
+
+_MENTION_RE = re.compile(r"^[A-Za-z_][\w.]*(\(\))?$")
+
+
+def _mention(statement: str) -> bool:
+    """Whether a statement written inside a sentence names an API rather than pastes code
+    (``model.eval()``, ``x.grad``): what the sentence asks about, so it stays in the prose."""
+    return _MENTION_RE.match(statement) is not None and not statement.startswith("print")
 
 
 def prose(question: str) -> str:
@@ -147,12 +163,26 @@ def prose(question: str) -> str:
     kept = []
     for piece in _PIECE_RE.split("\n".join(lines)):
         found = _statement_in(piece)
-        if found is not None:
+        # an API named inside a sentence is what it asks about; the same call alone between
+        # semicolons is a pasted statement
+        if found is not None and not (_mention(found[1]) and piece.strip() != found[1]):
             start, statement = found
             rest = piece[start:].strip()[len(statement):]
             piece = piece[:start] + rest
         kept.append(piece)
     return " ".join(kept)
+
+
+_SENTENCE_RE = re.compile(r"(?<=[?!。？！])|(?<=\.)\s+|\n+")
+
+
+def besides_output(question: str) -> str:
+    """The prose of ``question`` without its sentences that ask what the code prints: the
+    run answers those; what else it asks ("aren't no_grad and eval() the same?") is for an
+    answer card. Empty when it asks nothing else. Cut into sentences before the code is
+    taken out (taking it out joins the pieces around it)."""
+    said = [p for s in _SENTENCE_RE.split(question) if s and (p := prose(s).strip())]
+    return " ".join(s for s in said if question_kind(s) != "value")
 
 
 def snippet_to_run(question: str) -> str | None:

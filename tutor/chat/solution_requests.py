@@ -18,16 +18,15 @@ not for the answer; another clause may still ask ("no need for the why, paste it
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from tutor.chat.bilingual import Both, Patterns
-from tutor.yaml_read import read_yaml
+from tutor.chat.data_files import read_data
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
@@ -69,15 +68,28 @@ class Evidence:
     (nothing asked for)."""
 
 
+class _Compiled:
+    """Each part's patterns, both languages, as one regular expression, compiled when a
+    question first needs that part: most questions never reach the parts about a step
+    (code, values, fixes), and compiling all of them was a shell question's largest cost."""
+
+    def __init__(self, parts: RequestParts[Patterns]) -> None:
+        self._parts = parts
+
+    def __getattr__(self, name: str) -> re.Pattern[str]:
+        patterns: Patterns = getattr(self._parts, name)
+        compiled = re.compile(
+            "|".join(f"(?:{x})" for x in [*patterns.en, *patterns.zh]), re.IGNORECASE
+        )
+        setattr(self, name, compiled)
+        return compiled
+
+
 @lru_cache(maxsize=1)
 def _compiled() -> RequestParts[re.Pattern[str]]:
-    """Each part's patterns, both languages, as one regular expression."""
-    parts = parse_parts(read_yaml(PATH))
-
-    def one(p: Patterns) -> re.Pattern[str]:
-        return re.compile("|".join(f"(?:{x})" for x in [*p.en, *p.zh]), re.IGNORECASE)
-
-    return RequestParts(**{f.name: one(getattr(parts, f.name)) for f in dataclasses.fields(parts)})
+    parts = parse_parts(read_data(PATH))
+    # the same attributes as RequestParts, each compiled on first use
+    return cast(RequestParts[re.Pattern[str]], _Compiled(parts))
 
 
 def parse_parts(data: dict[str, Any]) -> RequestParts[Patterns]:
@@ -152,7 +164,7 @@ def detect(
             return Evidence(True, "answer")
         if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
-        if not c.ask.search(clause):
+        if not _asks(c.ask, clause):
             continue
         if c.answer_object.search(clause):  # naming the answer asks for it, trouble or not
             return Evidence(True, "answer")
@@ -181,6 +193,21 @@ def detect(
     ):
         return Evidence(True, "do-for-me")
     return Evidence(False, "explanatory" if trouble else "")
+
+
+_NEGATION_RE = re.compile(
+    r"\b(doesn'?t|does\s+not|don'?t|do\s+not|didn'?t|did\s+not|can'?t|cannot|won'?t|never|no)"
+    r"\s+(\w+\s+)?$|(?<![能可是要会有])(不能|无法|没有|不|没)$",
+    re.IGNORECASE,
+)
+
+
+def _asks(ask: re.Pattern[str], clause: str) -> bool:
+    """Whether ``clause`` asks to be handed something: an ask that is not negated ("autograd
+    doesn't provide a one-shot solution" says what a library lacks, it asks for nothing)."""
+    return any(
+        _NEGATION_RE.search(clause[: m.start()]) is None for m in ask.finditer(clause)
+    )
 
 
 def points_at_step(question: str) -> bool:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tutor.chat.data_files import read_data
 from tutor.chat.models import Passage
 from tutor.i18n import BiText, Text
-from tutor.yaml_read import read_yaml
 
 PATH = Path(__file__).with_name("symptoms.yaml")
 
@@ -74,7 +74,7 @@ class Symptoms(_Strict):
 
 @lru_cache(maxsize=1)
 def load_symptoms(path: Path = PATH) -> Symptoms:
-    return Symptoms.model_validate(read_yaml(path))
+    return Symptoms.model_validate(read_data(path))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,9 @@ MARGIN_ON_TOPIC = 0.15
 best lesson must lead the next by this share of its score."""
 _CJK_RUN_RE = re.compile(f"{CJK_RE.pattern}+")
 _CODE_NAME_RE = re.compile(r"[a-z]+[0-9]+|[a-z]+_[a-z_0-9]+")
+_SETUP_API_RE = re.compile(r"torch\.(cuda|backends|version|mps|utils\.collect_env)\b")
+"""The APIs that inspect the machine (``torch.cuda.is_available()``, ``torch.version.cuda``):
+they place a question near PyTorch, as a broad word does, not in autograd."""
 """A code name (``fc1``, ``mat2``, ``grad_fn``): one the course uses is an anchor."""
 
 
@@ -142,9 +145,12 @@ class Topicality:
         topic = tokens & self.topic_tokens
         broad = (tokens & self.broad_tokens) - topic
         apis = {i.lower() for i in identifiers(question) if self._is_api(i)}
+        machine = {a for a in apis if _SETUP_API_RE.match(a)}
+        # their parts ("is_available") are no code name of the course's either
+        parts = {p for a in machine for p in a.split(".")}
         names = {t for t in tokens if _CODE_NAME_RE.fullmatch(t) and t in self.vocabulary}
-        strong = len(topic) + len(apis | names) + int(pasted_error)
-        return strong + BROAD_WEIGHT * len(broad), strong > 0
+        strong = len(topic) + len((apis - machine) | (names - parts)) + int(pasted_error)
+        return strong + BROAD_WEIGHT * (len(broad) + len(machine)), strong > 0
 
     def _is_api(self, ident: str) -> bool:
         """``x.grad``, ``torch.cuda.is_available``, ``loss.item``: a dotted name with a part the

@@ -33,7 +33,18 @@ from tutor.chat.quick import (
     requested_step,
     shown_card,
 )
-from tutor.chat.snippets import prose, snippet_to_run
+from tutor.chat.run_facts import (
+    PROBE,
+    Fact,
+    Pass,
+    explains_why,
+    facts,
+    read_for,
+    seen_in,
+    text_for,
+    watch,
+)
+from tutor.chat.snippets import besides_output, prose, snippet_to_run
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -540,9 +551,17 @@ class Tutor:
                 parts.append(diagnosed[0])
                 sources.append(diagnosed[1])
                 ref = diagnosed[2]
+        found_facts = self._snippet_facts(runner, code) if result.error is None else []
         # the learner's words say what puzzles them; the code's own names (torch.tensor,
         # requires_grad) are in every snippet and would pick a card about them
-        found_card = self.cards.match(prose(question), extra=extra)
+        said = prose(question)
+        found_card = None if explains_why(found_facts) else self.cards.match(
+            besides_output(question) or said, extra=extra
+        )
+        if found_facts and (found_card is None or explains_why(found_facts)):
+            # why it prints that, from its own run: the facts answer, not a topic's summary
+            parts.append(text_for(found_facts, lang))
+            ref = read_for(found_facts)
         if found_card is not None:
             explained = card_text(self.course, found_card, lang, (question, "", extra))
             # the card's explanation, without the example: the learner's own code is the example
@@ -570,6 +589,35 @@ class Tutor:
         for _, guard in guards:
             answer = self._guard(answer, guard, question, lang)
         return answer
+
+    @staticmethod
+    def _snippet_facts(runner: Runner, code: str) -> list[Fact]:
+        """What the snippet's own run shows about each ``.grad`` it reads (a second run of it,
+        with records on its own lines); empty when it reads none or that run fails."""
+        from tutor.errors import TutorError
+        from tutor.sandbox.models import Limits
+
+        watched = watch(code)
+        if watched is None:
+            return []
+        try:
+            result = runner.run(
+                watched.code,
+                device="cpu",
+                probes=[PROBE],
+                limits=Limits(wall_time_s=SNIPPET_LIMITS_S),
+                instrument=True,
+            )
+        except (TutorError, OSError):
+            return []
+        probe = result.probe(PROBE) if result.error is None else None
+        value = getattr(probe.value, "value", None) if probe is not None else None
+        evidence = result.evidence
+        passes = [
+            Pass(reached=tuple(b.reached), accumulated=b.accumulated or 0)
+            for b in (evidence.backwards if evidence is not None else [])
+        ]
+        return facts(watched, seen_in(value), passes)
 
     @staticmethod
     def _diagnose_snippet(
@@ -962,12 +1010,20 @@ class Tutor:
                 new = seen < min(context.attempts + 1, len(hints))
             level = max(seen + 1 if new else seen, 1)
             repeat = not new and seen > 0
-            self._hints_given[ref] = (level, context.attempts)
-            parts.append(
-                msg.HINT.format(level=level, total=len(hints), hint=hints[level - 1].get(lang)).get(
-                    lang
-                )
+            # a hint that would show a line of some exercise's solution is not cut down to
+            # "…": the nearest earlier one is given instead, else the next one that can be
+            order = [*range(level, 0, -1), *range(level + 1, len(hints) + 1)]
+            shown = next(
+                (n for n in order if self._showable(hints[n - 1].get(lang), question, secrets)), 0
             )
+            if shown:
+                level = shown
+                parts.append(
+                    msg.HINT.format(
+                        level=shown, total=len(hints), hint=hints[shown - 1].get(lang)
+                    ).get(lang)
+                )
+            self._hints_given[ref] = (level, context.attempts)
             if repeat and level < len(hints):
                 parts.append(msg.SAME_HINT.get(lang))
             elif level == len(hints):
@@ -1000,6 +1056,15 @@ class Tutor:
         ]
         if not found:
             return None
+        # an exercise whose first hint would show a line of some exercise's solution is left
+        # out rather than shown with "…" in it
+        found = [
+            (ref, lesson, step)
+            for ref, lesson, step in found
+            if self._showable(next(iter(getattr(step, "hints", []))).get(lang), question)
+        ]
+        if not found:
+            return None
         lines = []
         for ref, _lesson, step in found:
             hints = list(getattr(step, "hints", []))
@@ -1028,6 +1093,12 @@ class Tutor:
             kind="hint",
             lessons=list(dict.fromkeys(ref.lesson_id for ref, _, _ in found)),
         )
+
+    def _showable(self, text: str, question: str, step: Secrets | None = None) -> bool:
+        """Whether ``text`` shows no line of any exercise's solution the question lacks (nor
+        anything of ``step``'s secrets)."""
+        guards = [course_secrets(self._solution_lines, question), *([step] if step else [])]
+        return not any(find_leaks(text, g, question=question).leaked for g in guards)
 
     def _guard(self, answer: Answer, secrets: Secrets, question: str, lang: Lang) -> Answer:
         report = find_leaks(answer.text, secrets, question=question)

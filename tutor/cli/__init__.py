@@ -38,10 +38,14 @@ SUBCOMMANDS = (
 )
 
 
-def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    error_lang: str | None = None, *, only: str | None = None
+) -> argparse.ArgumentParser:
     """The whole command line; its help and usage errors speak ``error_lang`` (None:
     TUTOR_LANG, then the locale), argparse's own words and the top-level help's lines
-    alike, from one gettext catalog (tutor/cli/locale)."""
+    alike, from one gettext catalog (tutor/cli/locale). ``only``: the subcommand the
+    command line names, the one built in full; the others are names only (their modules
+    are not imported), which is all that parsing that command needs."""
     from tutor.cli import common
     from tutor.cli.parser import TutorArgumentParser, catalog
 
@@ -57,6 +61,9 @@ def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
         add(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
+        if only is not None and name != only:
+            subparsers.add_parser(name)
+            continue
         add_shared_options(add_subcommand(subparsers, name, say))
     return parser
 
@@ -88,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tutor.cli.parser import lang_from_argv
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(error_lang=lang_from_argv(argv))
+    # `tutor ask "..."` parses one subcommand: the others' modules stay unimported
+    only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    parser = build_parser(error_lang=lang_from_argv(argv), only=only)
     args = parser.parse_args(argv)
     try:
         if args.command is None:

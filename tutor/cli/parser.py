@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import gettext
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -23,8 +24,10 @@ USAGE = {"en": "usage: ", "zh": "用法： "}
 """The usage prefix, set after layout (see the .po's header): both are 7 columns wide."""
 
 
+@lru_cache(maxsize=4)
 def catalog(lang: str) -> gettext.NullTranslations:
-    """The command line's messages in ``lang`` (English: the ids themselves)."""
+    """The command line's messages in ``lang`` (English: the ids themselves). Looked up once
+    a process: every argument the parser adds asks for it (hundreds of file look-ups)."""
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
 
 

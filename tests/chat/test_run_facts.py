@@ -1,0 +1,150 @@
+"""Why pasted code prints what it prints: the facts of its own run (tutor/chat/run_facts.py),
+on the source and records alone, then through a real sandbox and the Tutor."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tutor.chat import Tutor
+from tutor.chat.run_facts import Pass, Seen, facts, watch
+from tutor.course import load_course
+from tutor.sandbox import Sandbox
+
+VIEW = """import torch
+x1 = torch.rand(5).requires_grad_()
+x1 = x1.view((-1, 1))
+x1.sum().backward()
+print(x1.grad)
+x1 = torch.rand(5).requires_grad_()
+x1.sum().backward()
+print(x1.grad)"""
+
+TWICE = """import torch
+x = torch.ones(2, 2, requires_grad=True)
+out = (3 * (x + 2) ** 2).mean()
+out.backward(retain_graph=True)
+print(x.grad)
+out.backward(retain_graph=True)
+print(x.grad)"""
+
+HIDDEN = """import torch
+a = torch.tensor(5.0, requires_grad=True) * 0.1
+b = torch.tensor(2.0, requires_grad=True)
+c = a + b
+c.backward()
+print(a.grad, b.grad)"""
+
+
+def test_the_records_keep_every_line_where_it_was() -> None:
+    code = "import torch\nif True: x = torch.ones(2, requires_grad=True); print('梯度', x.grad)\n"
+    watched = watch(code + "x.sum().backward()\nprint(x.grad)")
+    assert watched is not None
+    assert watched.names == ("x",)
+    lines = watched.code.splitlines()
+    assert len(lines) == 4 and lines[0] == "import torch"
+    ast.parse(watched.code)  # after a block's ":" and a ";" on one line, it still parses
+    assert lines[2].endswith("x.sum().backward()") and "__tutor_backwards" in lines[2]
+    assert watch("import torch\nprint(torch.ones(2))") is None  # it reads no .grad
+    assert watch("print(x.grad") is None  # does not parse
+
+
+def test_the_source_says_which_line_rebound_a_name_or_hid_a_leaf() -> None:
+    watched = watch(VIEW)
+    assert watched is not None
+    first = watched.bindings["x1"][1]
+    assert (first.line, first.rebinds, first.hides_leaf) == (3, True, False)
+    hidden = watch(HIDDEN)
+    assert hidden is not None
+    assert hidden.bindings["a"][0].hides_leaf and not hidden.bindings["b"][0].hides_leaf
+    moved = watch("x = torch.ones(3, requires_grad=True).cuda()\nprint(x.grad)")
+    assert moved is not None and moved.bindings["x"][0].hides_leaf
+    vjp = watch("y = x * 2\ny.backward(torch.ones(2))\nprint(x.grad)")
+    assert vjp is not None and vjp.backwards[0].with_gradient
+
+
+def _seen(line: int, name: str, *, leaf: bool = True, grad_none: bool = False,
+          backwards: int = 1, grad_fn: str | None = None, rg: bool = True) -> Seen:
+    return Seen(line, name, leaf, rg, grad_fn, grad_none, backwards)
+
+
+def test_a_non_leaf_is_explained_with_the_line_that_made_it() -> None:
+    watched = watch(VIEW)
+    assert watched is not None
+    found = facts(watched, [
+        _seen(5, "x1", leaf=False, grad_none=True, grad_fn="ViewBackward0"),
+        _seen(8, "x1", backwards=2),
+    ], [Pass(("?",), 0), Pass(("x1",), 0)])  # the first reached a leaf with no name left
+    assert [f.key for f in found] == ["non_leaf", "rebound", "filled"]
+    assert found[0].values["grad_fn"] == "ViewBackward0"
+    assert found[1].values["line"] == "3"
+
+
+def test_an_accumulation_is_said_only_when_a_backward_added_to_an_earlier_gradient() -> None:
+    watched = watch(TWICE)
+    assert watched is not None
+    reads = [_seen(5, "x", backwards=1), _seen(7, "x", backwards=2)]
+    added = facts(watched, reads, [Pass(("x",), 0), Pass(("x",), 1)])
+    assert [f.key for f in added] == ["filled", "added"]
+    assert added[1].values["count"] == "2"
+    # two backward() calls, each on a fresh leaf: nothing was added up
+    fresh = facts(watched, reads, [Pass(("x",), 0), Pass(("x",), 0)])
+    assert [f.key for f in fresh] == ["filled", "filled_plain"]
+
+
+def test_none_before_backward_unreached_and_untracked_tensors_have_their_own_facts() -> None:
+    watched = watch("print(w.grad)\nloss.backward()\nprint(w.grad)\nprint(k.grad)")
+    assert watched is not None
+    found = facts(watched, [
+        _seen(1, "w", grad_none=True, backwards=0),
+        _seen(3, "w", grad_none=True, backwards=1),
+        _seen(4, "k", rg=False, grad_none=True),
+    ])
+    assert [f.key for f in found] == ["no_backward_yet", "not_reached", "no_requires_grad"]
+    # a record of something that is not a tensor (a module's .grad, an int) says nothing
+    assert facts(watched, [Seen(1, "w", None, None, None, True, 0)]) == []
+
+
+@pytest.fixture(scope="module")
+def tutor(sandbox: Sandbox) -> Tutor:
+    return Tutor(load_course(), runner=sandbox)
+
+
+def test_a_value_question_is_answered_from_the_facts_of_its_run(tutor: Tutor) -> None:
+    text = tutor.ask(f"Why does the first print give None? What does this print?\n{VIEW}").text
+    assert "None\ntensor([1., 1., 1., 1., 1.])" in text
+    assert "`x1` is not a leaf" in text and "`ViewBackward0`" in text
+    assert "Line 3 (`x1 = x1.view((-1, 1))`)" in text
+    assert "holds their sum" not in text  # each backward() reached its own leaf
+    twice = tutor.ask(f"{TWICE}\nWhat does this print, and why is the second one 9?").text
+    assert "2 `backward()` calls" in twice and "`x.grad` holds their sum" in twice
+    zh = tutor.ask(f"这段代码打印什么？为什么 a.grad 是 None？\n{HIDDEN}").text
+    assert "`a` 不是叶子张量" in zh and "`MulBackward0`" in zh and "没有名字" in zh
+    assert "`b` 是需要梯度的叶子张量" in zh
+    assert not any(word in zh for word in ("Line ", "a leaf", "backward() calls"))
+
+
+def test_the_facts_name_only_the_learners_names(tutor: Tutor) -> None:
+    import re
+
+    program = (
+        "import torch\nalpha = torch.tensor(5.0, requires_grad=True) * 0.1\n"
+        "beta = torch.tensor(2.0, requires_grad=True)\ngamma = alpha + beta\n"
+        "gamma.backward()\nprint(alpha.grad, beta.grad)"
+    )
+    answer = tutor.ask(f"What does this print?\n{program}").text
+    quoted = set(re.findall(r"`([A-Za-z_]\w*)", answer))
+    assert {"alpha", "beta", "gamma"} <= quoted
+    allowed = set(re.findall(r"[A-Za-z_]\w*", program)) | {"grad_fn", "MulBackward0",
+                                                           "requires_grad", "backward"}
+    assert quoted <= allowed, quoted - allowed
+
+
+def test_only_one_backward_is_said_only_when_one_reached_the_tensor() -> None:
+    watched = watch(TWICE)
+    assert watched is not None
+    found = facts(watched, [_seen(7, "x", backwards=2)], [Pass(("x",), 0), Pass(("x",), 0)])
+    assert [f.key for f in found] == ["filled_plain"]
+    once = facts(watched, [_seen(5, "x", backwards=1)], [Pass(("x",), 0)])
+    assert [f.key for f in once] == ["filled"] and once[0].values["read"] == "5"
