@@ -47,6 +47,39 @@ def test_a_file_is_run_and_explained(capsys: pytest.CaptureFixture[str]) -> None
     assert "`y.sum().backward()`" in out
 
 
+SOFTMAX_INTO_CE = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss_fn = nn.CrossEntropyLoss()
+x = torch.randn(64, 4)
+y = torch.randint(0, 3, (64,))
+for epoch in range(50):
+    opt.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""
+
+
+def test_a_program_that_runs_but_learns_wrong_is_explained_from_its_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Asked to diagnose, a run without error is repeated with instrumentation: the silent
+    bug (probabilities given to a loss that takes logits) is found from what the loss got,
+    and its fix tried, which no rule on the source alone reads here."""
+    source = tmp_path / "train.py"
+    source.write_text(SOFTMAX_INTO_CE)
+    assert call(str(source), "--json", "--device", "cpu") == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found, "a silent bug is diagnosed"
+    assert found[0]["id"] == "softmax-before-ce" and found[0]["line"] == 5
+    assert found[0]["fix_verified"] is True
+
+
 def test_static_mode_does_not_run_and_can_print_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -110,3 +110,26 @@ def test_hints_of_any_step_by_ref(mini_course: Course, store: ProgressStore) -> 
     assert store.hints_revealed(FIX) == 2
     with pytest.raises(UnknownLesson):
         session.reveal_hint("mini-basics/nope")
+
+
+def test_a_wrong_answer_is_diagnosed_from_evidence_and_a_right_one_is_not(
+    mini_course: Course, store: ProgressStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that ended normally but gave a wrong answer most likely holds a silent bug:
+    it gets the instrumented re-run; a right answer pays nothing for one."""
+    from tutor.diagnosis import reasoning
+
+    reasoned: list[str] = []
+
+    def from_evidence(code: str, result: Any, runner: Any, *, device: str = "cpu") -> list:
+        reasoned.append(code)
+        return []
+
+    monkeypatch.setattr(reasoning, "diagnose", from_evidence)
+    session = LearningSession(mini_course, NoRunner(), store, grading=FakeGrading())
+    lesson, step = mini_course.find(FIRST)
+    wrong = "import torch\nx = torch.ones(2)\n"
+    assert not session.submit(lesson, step, wrong).verdict.passed
+    assert reasoned == [wrong]
+    assert session.submit(lesson, step, step.solution).verdict.passed
+    assert reasoned == [wrong], "a pass is not re-run"

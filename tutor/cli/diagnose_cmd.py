@@ -110,13 +110,17 @@ def run(args: argparse.Namespace) -> int:
 
         wall_time(args)
         device = getattr(args, "device", None) or "auto"
+        from tutor.diagnosis.reasoning import diagnose
+
         with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
             try:
                 result = sandbox.run(code, device=device, limits=Limits.model_validate(
                     {"wall_time_s": args.timeout}))
+                # asked to diagnose: the run is repeated with instrumentation, so a program
+                # that runs but learns wrong (a silent bug) is explained too
+                diagnoses = diagnose(code, result, sandbox, device=device)
             except DeviceError as exc:
                 raise TutorError(exc.text.get(lang)) from exc
-        diagnoses = explain(result, code)
         if result.outcome not in ("ok", "error"):
             # a stopped run: the sandbox's reason is English, so say it in the learner's words
             from tutor.cli.run_cmd import OUTCOME_TEXT

@@ -268,12 +268,14 @@ class LearningSession:
             self._grading = cast("GradingLike", importlib.import_module("tutor.grading"))
         return self._grading
 
-    def diagnose(self, result: RunResult, code: str) -> list[Diagnosis]:
-        """A run that raised is diagnosed from evidence (an instrumented re-run, fixes tried
-        before they are shown); any other from its result and source alone."""
+    def diagnose(self, result: RunResult, code: str, *, wrong: bool = False) -> list[Diagnosis]:
+        """A run that raised, or that ran but gave a wrong answer (``wrong``: a silent bug is
+        the likely cause), is diagnosed from evidence (an instrumented re-run, fixes tried
+        before they are shown); a run that passed from its result and source alone, so a
+        right answer pays nothing for the re-run."""
         if self._diagnose is not None:
             return list(self._diagnose(result, code))
-        if result.outcome == "error":
+        if result.outcome == "error" or (wrong and result.outcome == "ok"):
             reasoning = importlib.import_module("tutor.diagnosis.reasoning")
             return list(reasoning.diagnose(code, result, self.runner, device=self.device))
         return list(importlib.import_module("tutor.diagnosis").explain(result, code))
@@ -521,7 +523,8 @@ class LearningSession:
         if verdict.run is not None and not cancelled:
             try:
                 guard = importlib.import_module("tutor.chat.guardrails")  # the chat's own rule
-                diagnoses = guard.shown_diagnoses(self.diagnose(verdict.run, code), step)
+                diagnoses = guard.shown_diagnoses(
+                    self.diagnose(verdict.run, code, wrong=not verdict.passed), step)
             except TutorError as exc:  # the verdict stands; say why there is no diagnosis
                 diagnosis_error = exc
         if record and not cancelled:
