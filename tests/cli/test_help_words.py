@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,10 +16,14 @@ from pathlib import Path
 import pytest
 
 from tutor.cli import build_parser, main
+from tutor.cli.messages import help_text
+from tutor.i18n import LANGS
 
 ENGLISH = Path(__file__).with_name("help_en")
 """``tutor [COMMAND [KIND]] --help`` in English at 80 columns, one file each."""
 COLUMNS = "80"
+ENGLISH_SENTENCE = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){2,}")
+"""Three English words in a row."""
 
 
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
@@ -34,11 +39,19 @@ def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 COMMANDS = list(_commands(build_parser("en")))
 
 
+def _parser(lang: str, path: tuple[str, ...]) -> argparse.ArgumentParser:
+    parser = build_parser(lang)
+    for name in path:
+        [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = sub.choices[name]
+    return parser
+
+
 def _file(path: tuple[str, ...]) -> Path:
     return ENGLISH / (".".join(("tutor", *path)) + ".txt")
 
 
-def help_text(lang: str, path: tuple[str, ...]) -> str:
+def help_text_in(lang: str, path: tuple[str, ...]) -> str:
     """What ``tutor --lang LANG PATH... --help`` prints."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
@@ -60,7 +73,62 @@ def test_every_command_has_its_english_help_on_file() -> None:
 
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(("tutor", *p)))
 def test_english_help_is_unchanged(path: tuple[str, ...]) -> None:
-    assert help_text("en", path) == _file(path).read_text(encoding="utf-8")
+    assert help_text_in("en", path) == _file(path).read_text(encoding="utf-8")
+
+
+def _code_in(parser: argparse.ArgumentParser) -> set[str]:
+    """What the help shows as it is in every language: option names, metavars, choices."""
+    names: set[str] = set()
+    for action in parser._actions:
+        names.update(action.option_strings)
+        for shown in (action.metavar if isinstance(action.metavar, tuple) else (action.metavar,)):
+            if shown:
+                names.add(shown)
+        if not action.option_strings and action.metavar is None:
+            names.add(action.dest)
+        names.update(str(choice) for choice in action.choices or ())
+    return names
+
+
+def _prose(text: str, code: set[str]) -> str:
+    """The help after its usage lines, without `code` spans and the names in ``code``."""
+    _usage, _, rest = text.partition("\n\n")
+    rest = re.sub(r"`[^`]*`", " ", rest)
+    for name in sorted(code, key=len, reverse=True):
+        rest = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", rest)
+    return rest
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(("tutor", *p)))
+def test_chinese_help_has_no_english_sentence(path: tuple[str, ...]) -> None:
+    text = help_text_in("zh", path)
+    assert text.startswith("用法： tutor")
+    prose = _prose(text, _code_in(_parser("zh", path)))
+    assert re.search(r"[\u4e00-\u9fff]", prose)
+    assert [line for line in prose.splitlines() if ENGLISH_SENTENCE.search(line)] == []
+
+
+def test_the_check_finds_english_prose() -> None:
+    """The check above on a help that was English: today's (and what zh showed before)."""
+    english = _file(("lint",)).read_text(encoding="utf-8")
+    prose = _prose(english, _code_in(_parser("en", ("lint",))))
+    assert ENGLISH_SENTENCE.search(prose)
+    assert not ENGLISH_SENTENCE.search(_prose("usage: x\n\n  --static-only `a b c d` 只做检查",
+                                              {"--static-only"}))
+
+
+def test_every_help_text_has_both_languages_and_is_used() -> None:
+    """Each entry of help.yaml is said by some command's help, in both languages (compared
+    without white space: argparse wraps the lines, and may wrap Chinese inside a phrase)."""
+
+    def bare(text: str) -> str:
+        return re.sub(r"\s+", "", text)
+
+    shown = {lang: bare("".join(help_text_in(lang, p) for p in COMMANDS)) for lang in LANGS}
+    unused = [key for key, text in help_text.texts().items()
+              if not all(bare(text.get(lang).format(dir="autograd-exercises")) in shown[lang]
+                         for lang in LANGS)]
+    assert unused == []
 
 
 if __name__ == "__main__":  # rewrite help_en/ after a deliberate change of the English

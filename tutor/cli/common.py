@@ -17,36 +17,31 @@ def _default(top_level: bool, value: object = None) -> object:
     return value if top_level else argparse.SUPPRESS
 
 
-LANG_HELP = "language of messages (default: from TUTOR_LANG or the locale)"
-LESSONS_HELP = "folder of lesson YAML files (default: the bundled course)"
-DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps (default: auto)"
-DATA_DIR_HELP = "where progress and settings are kept (default: the user data directory)"
-
-
-def _add_shared(parser: argparse.ArgumentParser, flag: str, help: str, top_level: bool,
+def _add_shared(parser: argparse.ArgumentParser, flag: str, key: str, top_level: bool,
                 **kwargs: Any) -> None:
-    parser.add_argument(flag, default=_default(top_level), help=said(parser, help), **kwargs)
+    parser.add_argument(flag, default=_default(top_level), help=said(parser, key), **kwargs)
 
 
-def add_lang(parser: argparse.ArgumentParser, help: str = LANG_HELP, *,
+def add_lang(parser: argparse.ArgumentParser, key: str = "option.lang", *,
              top_level: bool = False) -> None:
-    _add_shared(parser, "--lang", help, top_level, choices=["en", "zh"])
+    """``--lang``, its help the entry ``key`` of ``help.yaml``; so for the options below."""
+    _add_shared(parser, "--lang", key, top_level, choices=["en", "zh"])
 
 
-def add_lessons(parser: argparse.ArgumentParser, help: str = LESSONS_HELP, *,
+def add_lessons(parser: argparse.ArgumentParser, key: str = "option.lessons", *,
                 top_level: bool = False) -> None:
-    _add_shared(parser, "--lessons", help, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--lessons", key, top_level, type=Path, metavar="DIR")
 
 
-def add_device(parser: argparse.ArgumentParser, help: str = DEVICE_HELP, *,
+def add_device(parser: argparse.ArgumentParser, key: str = "option.device", *,
                top_level: bool = False) -> None:
     # None, not "auto", at the top level: the app tells a device given from one remembered.
-    _add_shared(parser, "--device", help, top_level, metavar="D")
+    _add_shared(parser, "--device", key, top_level, metavar="D")
 
 
-def add_data_dir(parser: argparse.ArgumentParser, help: str = DATA_DIR_HELP, *,
+def add_data_dir(parser: argparse.ArgumentParser, key: str = "option.data_dir", *,
                  top_level: bool = False) -> None:
-    _add_shared(parser, "--data-dir", help, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--data-dir", key, top_level, type=Path, metavar="DIR")
 
 
 SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_data_dir,
@@ -54,19 +49,22 @@ SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_da
 """The options every subcommand takes, before or after its name."""
 
 
-def said(parser: argparse.ArgumentParser, text: str) -> str:
-    """``text`` in the parser's language where the command line's catalog has it (the
-    shared options' help does), else as it is."""
-    from tutor.cli.parser import catalog
-
-    return catalog(getattr(parser, "lang", "en")).gettext(text)
+def parser_lang(parser: argparse.ArgumentParser) -> Lang:
+    """The language ``parser`` speaks (a :class:`~tutor.cli.parser.TutorArgumentParser`
+    knows it; any other parser speaks English)."""
+    return as_lang(getattr(parser, "lang", None)) or "en"
 
 
-def add_timeout(
-    parser: argparse.ArgumentParser,
-    help: str = "wall-time limit in seconds (default: 10)",
-) -> None:
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S", help=help)
+def said(parser: argparse.ArgumentParser, key: str, **values: Any) -> str:
+    """The help text ``key`` of ``help.yaml`` in the parser's language."""
+    from tutor.cli.messages import help_text
+
+    return help_text(key, **values).get(parser_lang(parser))
+
+
+def add_timeout(parser: argparse.ArgumentParser, key: str = "option.timeout") -> None:
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help=said(parser, key))
 
 
 def wall_time(args: argparse.Namespace) -> float:

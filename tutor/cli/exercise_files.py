@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons
+from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -27,15 +27,10 @@ def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False)
     after the subcommand (SUPPRESS keeps a value given before it)."""
     from tutor.paths import EXERCISE_DIR
 
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=EXERCISE_DIR,
-        metavar="DIR",
-        help=f"the exercise folder (default: ./{EXERCISE_DIR})",
-    )
+    parser.add_argument("--dir", type=Path, default=EXERCISE_DIR, metavar="DIR",
+                        help=said(parser, "exercises.dir", dir=EXERCISE_DIR))
     add_lang(parser)
-    add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
+    add_lessons(parser, "exercises.lessons")
     add_data_dir(parser)
     if runs:
         add_device(parser)
@@ -44,13 +39,9 @@ def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False)
 def add_exercise_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     """The EXERCISE an exercise command acts on (``optional``: the one the learner is on
     when it is not given)."""
-    parser.add_argument(
-        "exercise",
-        nargs="?" if optional else None,
-        metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file"
-        + (" (default: the exercise you are on)" if optional else ""),
-    )
+    key = "exercises.exercise_or_current" if optional else "exercises.exercise"
+    parser.add_argument("exercise", nargs="?" if optional else None, metavar="EXERCISE",
+                        help=said(parser, key))
 
 
 @contextmanager

@@ -7,15 +7,9 @@ import argparse
 from tutor.cli.common import add_lang, add_lessons
 from tutor.cli.messages import msg
 
-SUMMARY = "list the course: lessons, steps and their kinds"
-DESCRIPTION = (
-    "List the lessons of the course (the bundled one, or --lessons DIR) with their "
-    "titles and steps, each step with its kind: reading, code, fix, quiz or answer."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_lang(parser, "language of titles (default: from TUTOR_LANG or the locale)")
+    add_lang(parser, "lessons.lang")
     add_lessons(parser)
 
 

@@ -5,7 +5,8 @@ one translation hook: it calls the ``_`` and ``ngettext`` it imported from gette
 looked up in its module at each call. :func:`speaking` points those at the tutor's catalog
 (``locale/zh/LC_MESSAGES/tutor-cli.po``, compiled to the ``.mo`` beside it) while a
 :class:`TutorArgumentParser` is built, parses, or lays out its help, and puts them back
-after. The same catalog holds the top-level help's own lines (:func:`catalog`).
+after. The tutor's own words, its help included, are not there but in ``help.yaml`` and
+``messages.yaml`` (:mod:`tutor.cli.messages`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ USAGE = {"en": "usage: ", "zh": "用法： "}
 
 
 def catalog(lang: str) -> gettext.NullTranslations:
-    """The command line's messages in ``lang`` (English: the ids themselves)."""
+    """argparse's messages in ``lang`` (English: the ids themselves)."""
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
 
 

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from tutor.cli.common import said
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
-SUMMARY = "write the exercises as Python files for your own editor"
-DESCRIPTION = (
-    "Writes every code and fix-the-bug exercise of LESSON (or of the whole course) as "
-    "a Python file NN-<lesson>/MM-<step>.py with the prompt as a comment header and "
-    "the starter code (or the code you last wrote in the app). Quiz and answer steps "
-    "stay in the app. Running it again updates only files you have not changed; "
-    "files you changed are kept as they are. Then run `tutor watch`."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "lesson",
-        nargs="?",
-        metavar="LESSON",
-        help="a lesson id or number (default: the whole course)",
-    )
+    parser.add_argument("lesson", nargs="?", metavar="LESSON", help=said(parser, "start.lesson"))
     add_exercise_options(parser)
 
 
