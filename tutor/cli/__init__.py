@@ -42,7 +42,8 @@ SUBCOMMANDS = (
 
 def build_parser(error_lang: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; its help and usage errors speak ``error_lang`` (None:
-    TUTOR_LANG, then the locale): argparse's own words from its gettext catalog
+    TUTOR_LANG, then the locale; :func:`main` gives the language every face would choose,
+    :func:`tutor.cli.parser.argv_lang`): argparse's own words from its gettext catalog
     (tutor/cli/locale), the tutor's from ``help.yaml``."""
     from tutor.cli import common
     from tutor.cli.parser import TutorArgumentParser
@@ -85,10 +86,10 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tutor.cli.parser import lang_from_argv
+    from tutor.cli.parser import argv_lang
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(error_lang=lang_from_argv(argv))
+    parser = build_parser(error_lang=argv_lang(argv))
     args = parser.parse_args(argv)
     try:
         if args.command is None:

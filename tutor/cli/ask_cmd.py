@@ -8,8 +8,8 @@ import os
 import sys
 from typing import Any
 
-from tutor.cli.common import add_data_dir, add_lang, add_lessons, said
-from tutor.i18n import LANGS, Lang, T
+from tutor.cli.common import add_data_dir, add_lang, add_lessons, resolve_lang, said
+from tutor.i18n import Lang, T
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     course = load_course(getattr(args, "lessons", None))
-    lang = answer_lang(getattr(args, "lang", None), args.question)
+    lang = answer_lang(args)
     from tutor.chat.snippets import snippet_to_run
 
     # "what does this print?" with code pasted: the tutor runs it in the sandbox
@@ -104,16 +104,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def answer_lang(option: str | None, question: str) -> Lang:
-    """The answer's language: --lang, else TUTOR_LANG when set, else the question's own (not
-    the locale: a Chinese question on an English system is answered in Chinese)."""
+def answer_lang(args: argparse.Namespace) -> Lang:
+    """The answer's language: --lang, else TUTOR_LANG, else the language chosen in the app
+    (as the app's Tutor answers), else the question's own (not the locale: a Chinese question
+    on an English system is answered in Chinese)."""
     from tutor.chat.tokens import has_cjk
 
-    env = os.environ.get("TUTOR_LANG", "").strip().lower()
-    for choice in (option, env):
-        if choice in LANGS:
-            return choice
-    return "zh" if has_cjk(question) else "en"
+    def questions() -> Lang:
+        return "zh" if has_cjk(args.question) else "en"
+
+    return resolve_lang(args, otherwise=questions)
 
 
 def _show_quick(quick: Any, question: str, lang: str, *, as_json: bool) -> None:

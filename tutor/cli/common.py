@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tutor.i18n import Lang, as_lang, default_lang
+from tutor.i18n import Lang, as_lang, locale_lang
+from tutor.settings import choose_lang, load_settings, settings_path
 
 # On the top-level parser the options default to None; on a subcommand they default to
 # SUPPRESS, so `tutor --lang zh run f.py` and `tutor run f.py --lang zh` both count.
@@ -102,6 +103,10 @@ def read_source(path: Path, lang: Lang) -> str:
                            f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc
 
 
-def resolve_lang(args: argparse.Namespace) -> Lang:
-    """``--lang`` where given (argparse allows only en and zh), else the environment's."""
-    return as_lang(getattr(args, "lang", None)) or default_lang()
+def resolve_lang(args: argparse.Namespace, otherwise: Callable[[], Lang] = locale_lang) -> Lang:
+    """The language a command speaks, in the order of every face
+    (:func:`tutor.settings.choose_lang`): ``--lang``, ``TUTOR_LANG``, the language saved in
+    the app (in ``--data-dir``), then ``otherwise()``: the locale unless the command knows
+    better."""
+    saved = load_settings(settings_path(getattr(args, "data_dir", None)))
+    return choose_lang(getattr(args, "lang", None), saved, otherwise)

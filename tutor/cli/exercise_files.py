@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons, said
+from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons, resolve_lang, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -63,7 +63,8 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
     if lessons_dir is None and manifest.lessons_dir is not None:
         lessons_dir = Path(manifest.lessons_dir)
     course = load_course(lessons_dir)
-    lang = getattr(args, "lang", None) or manifest.lang
+    # after --lang, TUTOR_LANG and the app's choice: the language the files are written in
+    lang = resolve_lang(args, otherwise=lambda: manifest.lang)
     sandbox = Sandbox(hide=private_folders(lessons_dir, getattr(args, "data_dir", None)))
     try:
         device = "cpu"
@@ -77,7 +78,7 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
                 ) from exc
         with ProgressStore.default(getattr(args, "data_dir", None)) as store:
             session = LearningSession(
-                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device,
+                course, sandbox, store, lang=lang, device=device,
                 learner=local_learner(),  # quiz files number choices as the app orders them
             )
             yield ExerciseFiles(session, workspace)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gettext
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+from tutor.i18n import Lang
+from tutor.settings import choose_lang, load_settings, settings_path
 
 DOMAIN = "tutor-cli"
 LOCALE_DIR = Path(__file__).with_name("locale")
@@ -44,16 +47,37 @@ def speaking(lang: str) -> Iterator[gettext.NullTranslations]:
             setattr(argparse, name, function)
 
 
-def lang_from_argv(argv: Sequence[str]) -> str | None:
-    """The ``--lang`` the command line asks for (the last valid one wins, as in parsing),
-    or None: the parser fails before it has a namespace to ask."""
-    lang = None
+def _option_from_argv(argv: Sequence[str], flag: str, valid: Callable[[str], bool]
+                      ) -> str | None:
+    """The value of the last valid ``flag VALUE`` or ``flag=VALUE`` in ``argv`` (the last
+    wins, as in parsing), or None."""
+    value = None
     for i, arg in enumerate(argv):
-        given = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
-            arg.partition("=")[2] if arg.startswith("--lang=") else None)
-        if given in ("en", "zh"):
-            lang = given
-    return lang
+        given = argv[i + 1] if arg == flag and i + 1 < len(argv) else (
+            arg.partition("=")[2] if arg.startswith(f"{flag}=") else None)
+        if given is not None and valid(given):
+            value = given
+    return value
+
+
+def lang_from_argv(argv: Sequence[str]) -> str | None:
+    """The ``--lang`` the command line asks for, or None: the parser fails before it has a
+    namespace to ask."""
+    return _option_from_argv(argv, "--lang", lambda given: given in ("en", "zh"))
+
+
+def data_dir_from_argv(argv: Sequence[str]) -> Path | None:
+    """The ``--data-dir`` the command line gives (where the app saved its language), or
+    None."""
+    given = _option_from_argv(argv, "--data-dir", bool)
+    return None if given is None else Path(given)
+
+
+def argv_lang(argv: Sequence[str]) -> Lang:
+    """The language of the command line's help and usage errors, chosen before parsing as
+    every face chooses it (:func:`tutor.settings.choose_lang`)."""
+    saved = load_settings(settings_path(data_dir_from_argv(argv)))
+    return choose_lang(lang_from_argv(argv), saved)
 
 
 class TutorArgumentParser(argparse.ArgumentParser):

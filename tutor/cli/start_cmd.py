@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
     from tutor.course.quiz import local_learner
-    from tutor.i18n import Lang, T
+    from tutor.i18n import T, locale_lang
     from tutor.progress import ProgressStore
     from tutor.workspace import Workspace, describe_report
 
@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if lessons_dir is None and manifest is not None and manifest.lessons_dir:
         lessons_dir = Path(manifest.lessons_dir)
     course = load_course(lessons_dir)
-    # an explicit --lang wins; else keep the language the files are already in
-    chosen = getattr(args, "lang", None) or (manifest.lang if manifest else resolve_lang(args))
-    lang: Lang = "zh" if chosen == "zh" else "en"
+    # after --lang, TUTOR_LANG and the app's choice: the language the files are already in
+    written = manifest.lang if manifest is not None else None
+    lang = resolve_lang(args, otherwise=lambda: written or locale_lang())
     lesson_ids = None
     if args.lesson:
         lesson_ids = [_lesson_id([lesson.id for lesson in course.lessons], args.lesson)]
