@@ -102,7 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_error_text(exc, args), file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
-        print("tutor: interrupted", file=sys.stderr)
+        from tutor.cli.common import resolve_lang
+        from tutor.cli.messages import msg
+
+        print(msg("interrupted").get(resolve_lang(args)), file=sys.stderr)
         return 130
     return code
 

@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     table.add_column(msg("lessons.title").get(lang))
     table.add_column(msg("lessons.steps").get(lang))
     for number, lesson in enumerate(course.lessons, start=1):
-        steps = "\n".join(f"{step.id} ({msg('lessons.' + step.kind).get(lang)})"
-                          for step in lesson.steps)
+        steps = "\n".join(msg("lessons.step", step=step.id, kind=msg(f"lessons.{step.kind}"))
+                          .get(lang) for step in lesson.steps)
         table.add_row(str(number), lesson.id, lesson.title.get(lang), steps)
     Console().print(table)
     return 0

@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gettext
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tutor.cjk import HAN
 from tutor.i18n import Lang
 from tutor.settings import choose_lang, load_settings, settings_path
 
@@ -25,6 +27,9 @@ DOMAIN = "tutor-cli"
 LOCALE_DIR = Path(__file__).with_name("locale")
 USAGE = {"en": "usage: ", "zh": "用法： "}
 """The usage prefix, set after layout (see the .po's header): both are 7 columns wide."""
+HEADING = re.compile(rf"^(\S[^\n]*[{HAN}]):$", re.MULTILINE)
+"""A help section's heading in Chinese (``选项:``): argparse writes the colon itself, a
+half-width one; after a Chinese label it is the full-width ``：``."""
 
 
 def catalog(lang: str) -> gettext.NullTranslations:
@@ -124,7 +129,7 @@ class TutorArgumentParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         with speaking(self.lang):
-            return self._usage_in_lang(super().format_help())
+            return HEADING.sub(r"\1：", self._usage_in_lang(super().format_help()))
 
     def error(self, message: str) -> NoReturn:
         with speaking(self.lang):
