@@ -14,7 +14,7 @@ from tutor.i18n import Lang, T
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help=said(parser, "ask.question"))
-    add_lang(parser, "ask.lang")
+    add_lang(parser, "ask.lang", order="lang.order.question")
     add_lessons(parser)
     parser.add_argument("--step", default=None, metavar="LESSON/STEP",
                         help=said(parser, "ask.step"))

@@ -18,31 +18,35 @@ def _default(top_level: bool, value: object = None) -> object:
     return value if top_level else argparse.SUPPRESS
 
 
-def _add_shared(parser: argparse.ArgumentParser, flag: str, key: str, top_level: bool,
+def _add_shared(parser: argparse.ArgumentParser, flag: str, help: str, top_level: bool,
                 **kwargs: Any) -> None:
-    parser.add_argument(flag, default=_default(top_level), help=said(parser, key), **kwargs)
+    parser.add_argument(flag, default=_default(top_level), help=help, **kwargs)
 
 
 def add_lang(parser: argparse.ArgumentParser, key: str = "option.lang", *,
-             top_level: bool = False) -> None:
-    """``--lang``, its help the entry ``key`` of ``help.yaml``; so for the options below."""
-    _add_shared(parser, "--lang", key, top_level, choices=["en", "zh"])
+             order: str = "lang.order", top_level: bool = False) -> None:
+    """``--lang``, its help the entry ``key`` of ``help.yaml`` (so for the options below),
+    whose ``{default}`` says the order the language is chosen in: the entry ``order``."""
+    from tutor.cli.messages import help_text
+
+    _add_shared(parser, "--lang", said(parser, key, default=help_text(order)), top_level,
+                choices=["en", "zh"])
 
 
 def add_lessons(parser: argparse.ArgumentParser, key: str = "option.lessons", *,
                 top_level: bool = False) -> None:
-    _add_shared(parser, "--lessons", key, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--lessons", said(parser, key), top_level, type=Path, metavar="DIR")
 
 
 def add_device(parser: argparse.ArgumentParser, key: str = "option.device", *,
                top_level: bool = False) -> None:
     # None, not "auto", at the top level: the app tells a device given from one remembered.
-    _add_shared(parser, "--device", key, top_level, metavar="D")
+    _add_shared(parser, "--device", said(parser, key), top_level, metavar="D")
 
 
 def add_data_dir(parser: argparse.ArgumentParser, key: str = "option.data_dir", *,
                  top_level: bool = False) -> None:
-    _add_shared(parser, "--data-dir", key, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--data-dir", said(parser, key), top_level, type=Path, metavar="DIR")
 
 
 SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_data_dir,

@@ -29,7 +29,7 @@ def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False)
 
     parser.add_argument("--dir", type=Path, default=EXERCISE_DIR, metavar="DIR",
                         help=said(parser, "exercises.dir", dir=EXERCISE_DIR))
-    add_lang(parser)
+    add_lang(parser, order="lang.order.files")
     add_lessons(parser, "exercises.lessons")
     add_data_dir(parser)
     if runs:
