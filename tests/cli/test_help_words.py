@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import os
 import re
 import sys
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tutor.cjk import HAN_RE
 from tutor.cli import build_parser, main
 from tutor.cli.messages import help_text
+from tutor.cli.parser import cells
 from tutor.i18n import LANGS
 
 ENGLISH = Path(__file__).with_name("help_en")
@@ -106,6 +109,56 @@ def test_chinese_help_has_no_english_sentence(path: tuple[str, ...]) -> None:
     prose = _prose(text, _code_in(_parser("zh", path)))
     assert re.search(r"[\u4e00-\u9fff]", prose)
     assert [line for line in prose.splitlines() if ENGLISH_SENTENCE.search(line)] == []
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "120"])
+def test_chinese_help_fits_the_terminal(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse wraps by characters and a Chinese one takes two columns: the Chinese help ran
+    past the terminal (the lint description's lines were 150 columns wide at 80)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    width = int(columns) - 2  # argparse's own margin
+    wide = [(path, line) for path in COMMANDS for line in help_text_in("zh", path).splitlines()
+            if cells(line) > width and cells(line) != len(line)]
+    assert wide == []
+
+
+def _broken_only_at_spaces(original: str, lines: list[str]) -> bool:
+    """Whether ``lines`` are ``original`` broken up, losing at most the spaces they broke at
+    (a space inside a line that ``original`` does not have is a wrong one)."""
+    shown, i = "".join(lines), 0
+    for char in shown:
+        while i < len(original) and original[i] != char and original[i] == " ":
+            i += 1
+        if i == len(original) or original[i] != char:
+            return False
+        i += 1
+    return original[i:].strip() == ""
+
+
+@pytest.mark.parametrize("columns", range(40, 101, 3))
+def test_chinese_help_is_broken_again_where_chinese_breaks(
+        columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tutor.cli.parser import TutorArgumentParser
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    texts = [help_text(key).zh for key in ("ask.description", "grade.description",
+                                           "grade.shard", "start.description")]
+    parser = TutorArgumentParser(lang="zh", prog="tutor", description=texts[0])
+    for n, text in enumerate(texts[1:]):
+        parser.add_argument(f"--option-{n}", metavar="X", help=text)
+    lines = parser.format_help().splitlines()
+    for text in texts:
+        first = next(i for i, line in enumerate(lines) if text[:4] in line)
+        column = lines[first].index(text[:4])
+        paragraph = [lines[first][column:]]
+        for line in lines[first + 1:]:
+            if line[:column].strip() or not line[column:column + 1].strip():
+                break
+            paragraph.append(line[column:])
+        assert _broken_only_at_spaces(text, paragraph), paragraph
+        assert all(cells(line) <= columns - 2 - column for line in paragraph), paragraph
+        assert not any(line[:1] in "，。、；：）”" and HAN_RE.match(before[-1:])
+                       for before, line in itertools.pairwise(paragraph)), paragraph
 
 
 def test_the_check_finds_english_prose() -> None:

@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gettext
+import itertools
 import re
+import shutil
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tutor.cjk import HAN
+from tutor.cjk import HAN, UNSPACED
 from tutor.i18n import Lang
 from tutor.settings import choose_lang, load_settings, settings_path
 
@@ -30,6 +33,87 @@ USAGE = {"en": "usage: ", "zh": "用法： "}
 HEADING = re.compile(rf"^(\S[^\n]*[{HAN}]):$", re.MULTILINE)
 """A help section's heading in Chinese (``选项:``): argparse writes the colon itself, a
 half-width one; after a Chinese label it is the full-width ``：``."""
+_HANGING = re.compile(r"( *)(?:\S.*?\S? {2,})?(?=\S)")
+"""Where a help line's text starts: after its indent and, on an option's first line, after
+the option and the spaces that line its help up."""
+_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def cells(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for a wide (East Asian) character."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def fit_to_width(text: str, width: int) -> str:
+    """The help ``text`` with every paragraph that has a line wider than ``width`` columns
+    broken again by columns. argparse wraps by characters, and a Chinese character takes two
+    columns: its Chinese lines ran past the terminal. A paragraph keeps its hanging indent
+    (an option's help stays in the help column) and breaks where Chinese may break (between
+    characters, never before a closing mark or after an opening one). A line of one column
+    per character (English) is never touched."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if cells(line) <= width or cells(line) == len(line):
+            out.append(line)
+            continue
+        indent = _text_column(line)
+        start = len(out)
+        if _indent(line) == indent:  # a further line: its paragraph began above
+            while start and _continues(out[start - 1], indent):
+                start -= 1
+            if start and _indent(out[start - 1]) < indent == _text_column(out[start - 1]):
+                start -= 1  # the option's own line, its help beside it
+        paragraph = [*out[start:], line]
+        del out[start:]
+        while i < len(lines) and _continues(lines[i], indent):
+            paragraph.append(lines[i])
+            i += 1
+        out.extend(_broken(paragraph, indent, width))
+    return "\n".join(out)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _text_column(line: str) -> int:
+    found = _HANGING.match(line)
+    return found.end() if found else 0
+
+
+def _continues(line: str, indent: int) -> bool:
+    """Whether ``line`` is a further line of a paragraph with this hanging indent."""
+    return bool(line.strip()) and _indent(line) == indent
+
+
+def _rejoined(lines: list[str], chars: int) -> str:
+    """The text argparse (textwrap) broke into ``lines`` of at most ``chars`` characters.
+    It broke at a space (and dropped it), after a hyphen, or inside a run without spaces
+    longer than a line (Chinese has no spaces), which it cut to fill the line exactly."""
+    text = lines[0]
+    for before, after in itertools.pairwise(lines):
+        run = len(before.rsplit(" ", 1)[-1]) + len(after.split(" ", 1)[0])
+        inside = before[-1:].isspace() or (len(before) == chars and run > chars) or bool(
+            (_UNSPACED.fullmatch(before[-1:]) and _UNSPACED.fullmatch(after[:1]))
+            or re.search(r"\w-$", before))
+        text += ("" if inside else " ") + after
+    return text
+
+
+def _broken(paragraph: list[str], indent: int, width: int) -> list[str]:
+    """The lines of one paragraph (the first with its prefix: an option, or the hanging
+    indent) broken again at ``width`` columns."""
+    from tutor.tui.cjk_wrap import break_offsets  # (rich: only for a help that needs it)
+
+    body = _rejoined([line[indent:] for line in paragraph], max(width - indent, 11))
+    offsets = [0, *break_offsets(body, max(width - indent, 11)), len(body)]
+    pieces = [body[a:b].strip() for a, b in itertools.pairwise(offsets)]
+    prefixes = [paragraph[0][:indent], *[" " * indent] * len(pieces)]
+    return [prefix + piece for prefix, piece in zip(prefixes, pieces, strict=False) if piece]
 
 
 def catalog(lang: str) -> gettext.NullTranslations:
@@ -129,7 +213,8 @@ class TutorArgumentParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         with speaking(self.lang):
-            return HEADING.sub(r"\1：", self._usage_in_lang(super().format_help()))
+            text = HEADING.sub(r"\1：", self._usage_in_lang(super().format_help()))
+        return fit_to_width(text, shutil.get_terminal_size().columns - 2)
 
     def error(self, message: str) -> NoReturn:
         with speaking(self.lang):
