@@ -133,11 +133,13 @@ def as_lang(value: object) -> Lang | None:
     return None
 
 
-def default_lang() -> Lang:
-    """The language from the environment: ``TUTOR_LANG``, then the locale; English otherwise."""
-    explicit = as_lang(os.environ.get("TUTOR_LANG", "").strip().lower())
-    if explicit is not None:
-        return explicit
+def env_lang() -> Lang | None:
+    """``TUTOR_LANG``, where it names a language."""
+    return as_lang(os.environ.get("TUTOR_LANG", "").strip().lower())
+
+
+def locale_lang() -> Lang:
+    """The locale's language: Chinese for a ``zh`` locale, English otherwise."""
     for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
         value = os.environ.get(var, "")
         if value:
@@ -147,3 +149,10 @@ def default_lang() -> Lang:
     except ValueError:
         loc = ""
     return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def default_lang() -> Lang:
+    """The language from the environment: ``TUTOR_LANG``, then the locale; English otherwise.
+    (A face asks :func:`tutor.settings.choose_lang`, which puts the language saved in the
+    app between the two.)"""
+    return env_lang() or locale_lang()

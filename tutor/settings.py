@@ -4,6 +4,9 @@ device. One small JSON file in the data directory (next to the progress store).
 A frozen dataclass rather than pydantic-settings: it is read before the first screen,
 which is kept free of pydantic, and there is nothing to merge from the environment (the
 command line's ``--lang`` and ``--device`` win over it where they are given).
+
+The saved language is one step of :func:`choose_lang`, the order every face (the app and
+each command) picks its language in.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from tutor.i18n import LANGS, Lang
+from tutor.i18n import LANGS, Lang, as_lang, env_lang, locale_lang
 
 FILE_NAME = "settings.json"
 
@@ -82,3 +86,12 @@ class SettingsStore:
         if new != self.current:
             self.current = new
             save_settings(self.path, new)
+
+
+def choose_lang(given: object, saved: Settings, otherwise: Callable[[], Lang] = locale_lang
+                ) -> Lang:
+    """The language of every face, the app's and each command's: ``given`` (``--lang``),
+    else ``TUTOR_LANG``, else the language ``saved`` in the app, else ``otherwise()``: the
+    locale, unless a face knows better (the language the exercise files were written in,
+    the question's language)."""
+    return as_lang(given) or env_lang() or saved.lang or otherwise()

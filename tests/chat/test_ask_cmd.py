@@ -143,8 +143,10 @@ def test_help_states_the_language_rule() -> None:
     add_subcommand(parser.add_subparsers(dest="command"), "ask")
     help_text = " ".join(_subparser(parser, "ask").format_help().split())
     assert "TUTOR_LANG" in help_text and "question's language" in help_text
+    assert "picked in the app" in help_text
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    rule = "`tutor ask` answers in `--lang`, else `TUTOR_LANG`, else the question's language"
+    rule = ("`tutor ask` answers in `--lang`, else `TUTOR_LANG`, else the language picked in the "
+            "app, else the question's language")
     assert rule in readme
 
 

@@ -53,7 +53,7 @@ def test_an_error_and_its_hint_are_labelled_in_the_users_language() -> None:
     assert [_error_text(bare, en), _error_text(hinted, en)] == [
         "tutor: error: bad", "tutor: error: bad\n  hint: do x"]
     assert [_error_text(bare, zh), _error_text(hinted, zh)] == [
-        "tutor: 错误: 坏", "tutor: 错误: 坏\n  提示: 做 x"]
+        "tutor: 错误：坏", "tutor: 错误：坏\n  提示：做 x"]
 
 
 def test_the_lint_progress_line_in_both_languages() -> None:
@@ -79,8 +79,8 @@ def _err(capsys: pytest.CaptureFixture[str]) -> str:
 def test_grade_errors_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["grade", str(tmp_path / "nope"), "--lang", "zh", "--lessons", str(MINI)]) == 2
     err = _err(capsys)
-    assert f"tutor: 错误: {tmp_path / 'nope'}：文件夹不存在" in err
-    assert "提示: 请按 SUBMISSIONS_DIR/<学生>/<步骤id>.py 放置提交" in err
+    assert f"tutor: 错误：{tmp_path / 'nope'}：文件夹不存在" in err
+    assert "提示：请按 SUBMISSIONS_DIR/<学生>/<步骤id>.py 放置提交" in err
     assert main(["grade", "x", "--jobs", "0", "--lang", "zh"]) == 2
     assert "--jobs 至少为 1" in _err(capsys)
     assert main(["grade", "--exercise", "nope/step", "f.py", "--lang", "zh",
@@ -155,4 +155,4 @@ def test_start_errors_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["start", "--dir", str(tmp_path / "file" / "ex"), "--lessons", str(MINI),
                  "--data-dir", str(tmp_path / "data"), "--lang", "zh"]) == 2
     err = _err(capsys)
-    assert err.startswith("tutor: 错误: 无法读取 ") and "Traceback" not in err
+    assert err.startswith("tutor: 错误：无法读取 ") and "Traceback" not in err

@@ -11,7 +11,7 @@ from tutor.cli import main
 
 @pytest.mark.parametrize(
     ("lang", "labels"),
-    [("en", ("tutor: error: ", "  hint: ")), ("zh", ("tutor: 错误: ", "  提示: "))],
+    [("en", ("tutor: error: ", "  hint: ")), ("zh", ("tutor: 错误：", "  提示："))],
 )
 def test_error_and_hint_labels_follow_the_language(
     lang: str, labels: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

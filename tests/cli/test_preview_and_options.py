@@ -53,7 +53,7 @@ def test_top_level_help_in_chinese(capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("用法：")
     # the colon after a heading is argparse's layout, not a word of its catalog
-    assert "\n选项:\n" in out and "显示本帮助并退出" in out and "列出课程" in out
+    assert "\n选项：\n" in out and "显示本帮助并退出" in out and "列出课程" in out
     assert "show this help" not in out and "list the course" not in out
 
 

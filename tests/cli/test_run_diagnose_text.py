@@ -70,7 +70,7 @@ def test_run_prints_a_diagnosis_like_diagnose_does(capsys: pytest.CaptureFixture
                           lesson_ref="non-scalar/fix-scalar")
     run_cmd._print_result(RunResult(outcome="ok", device="cpu"), [diagnosis], "zh")
     err = capsys.readouterr().err
-    assert "[错误] 标题 (第 3 行)" in err
+    assert "【错误】标题（第 3 行）" in err
     assert "形状 (2,)" in err and "non-scalar/fix-scalar" in err
 
 

@@ -21,7 +21,7 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_an_invalid_value_is_explained_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     err = usage_error(["--lang", "zh", "run", "--timeout", "abc", "x.py"], capsys)
     assert err.startswith("用法： tutor run ")
-    assert "tutor run: 错误: 参数 --timeout：'abc' 不是有效的 float 值" in err
+    assert "tutor run: 错误：参数 --timeout：'abc' 不是有效的 float 值" in err
     assert "invalid" not in err and "usage" not in err
 
 
@@ -29,8 +29,8 @@ def test_unrecognized_and_missing_arguments_follow_tutor_lang(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("TUTOR_LANG", "zh")
-    assert "tutor: 错误: 无法识别的参数：--bogus" in usage_error(["run", "x.py", "--bogus"], capsys)
-    assert "tutor run: 错误: 缺少必需的参数：FILE" in usage_error(["run"], capsys)
+    assert "tutor: 错误：无法识别的参数：--bogus" in usage_error(["run", "x.py", "--bogus"], capsys)
+    assert "tutor run: 错误：缺少必需的参数：FILE" in usage_error(["run"], capsys)
     # --lang on the command line wins over TUTOR_LANG, even when written after the command
     err = usage_error(["run", "--lang", "en"], capsys)
     assert "tutor run: error: the following arguments are required: FILE" in err
@@ -77,8 +77,8 @@ def test_schema_takes_lang_and_says_a_write_error_in_chinese(
 ) -> None:
     assert main(["schema", "--lang", "zh", "-o", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"tutor: 错误: {tmp_path}：无法写入 schema：这是一个文件夹" in err
-    assert "提示: 请为 --output 选择一个可写的路径" in err
+    assert f"tutor: 错误：{tmp_path}：无法写入 schema：这是一个文件夹" in err
+    assert "提示：请为 --output 选择一个可写的路径" in err
     assert main(["--lang", "en", "schema", "-o", str(tmp_path / "no" / "s.json")]) == 2
     assert "cannot write the schema: No such file or directory" in capsys.readouterr().err
     out = tmp_path / "s.json"

@@ -26,7 +26,7 @@ def test_lessons_lists_lessons_steps_and_kinds(capsys, mini_course: Path):
 def test_lessons_in_chinese_and_options_before_the_subcommand(capsys, mini_course: Path):
     assert main(["--lang", "zh", "--lessons", str(mini_course), "lessons"]) == 0
     out = capsys.readouterr().out
-    assert "课程" in out and "first-backward (编程)" in out and "迷你课" in out
+    assert "课程" in out and "first-backward（编程）" in out and "迷你课" in out
 
 
 def test_lessons_on_a_broken_folder_is_one_clear_error(capsys, broken_lessons: Path):

@@ -83,7 +83,7 @@ def test_hint_gives_the_next_level_each_time_and_remembers_it(
     assert f"Hint 2/2: {hints[1].en}" in capsys.readouterr().out
     assert cli(tmp_path, "hint", "fix-scalar", "--lang", "zh") == 0
     out = capsys.readouterr().out
-    assert "这已经是最后一条提示了。" in out and f"提示 2/2: {hints[1].zh}" in out
+    assert "这已经是最后一条提示了。" in out and f"提示 2/2：{hints[1].zh}" in out
     with ProgressStore.default(tmp_path / "data") as store:
         assert store.hints_revealed(FIX) == 2
         assert store.hints_revealed(FIRST) == 0

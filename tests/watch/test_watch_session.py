@@ -125,7 +125,7 @@ def test_error_line_is_said_in_chinese(
     path = save(workspace, FIRST, "import torch\nraise RuntimeError('boom')\n")
     session.on_files({str(path)})
     out = take_output()
-    assert "诊断: RuntimeError：boom (第 3 行)" in out
+    assert "诊断：RuntimeError：boom（第 3 行）" in out
     assert "line" not in out
 
 
@@ -193,7 +193,7 @@ def test_chinese_messages(make_session: Callable[..., WatchSession], mini_course
     session.handle_key("h")
     out = take_output()
     assert f"练习 1/{FILES}" in out and step.title.zh in out
-    assert f"提示 1/2: {step.hints[0].zh}" in out
+    assert f"提示 1/2：{step.hints[0].zh}" in out
 
 
 def test_resumes_where_the_app_left_off(

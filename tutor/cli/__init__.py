@@ -1,9 +1,10 @@
 """The ``tutor`` command: argument parsing and dispatch, one module per subcommand.
 
-Each module in :data:`SUBCOMMANDS` declares its ``SUMMARY`` (one line of ``tutor --help``),
-its ``DESCRIPTION`` and ``add_arguments(parser)`` (cheap: no torch, no textual), and does its
-work in ``run(args) -> int``; :func:`add_subcommand` makes the subcommand from them. With no
-subcommand, ``tutor`` starts the TUI.
+Each module in :data:`SUBCOMMANDS` declares ``add_arguments(parser)`` (cheap: no torch, no
+textual) and does its work in ``run(args) -> int``; its words are in ``help.yaml``: its
+``NAME.summary`` (one line of ``tutor --help``), its ``NAME.description`` and its options'
+help. :func:`add_subcommand` makes the subcommand from them. With no subcommand, ``tutor``
+starts the TUI.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import argparse
 import contextlib
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tutor import __version__
 from tutor.errors import TutorError
+from tutor.i18n import Lang
 
 SUBCOMMANDS = (
     "lessons",
@@ -42,21 +44,18 @@ def build_parser(
     error_lang: str | None = None, *, only: str | None = None
 ) -> argparse.ArgumentParser:
     """The whole command line; its help and usage errors speak ``error_lang`` (None:
-    TUTOR_LANG, then the locale), argparse's own words and the top-level help's lines
-    alike, from one gettext catalog (tutor/cli/locale). ``only``: the subcommand the
+    TUTOR_LANG, then the locale; :func:`main` gives the language every face would choose,
+    :func:`tutor.cli.parser.argv_lang`): argparse's own words from its gettext catalog
+    (tutor/cli/locale), the tutor's from ``help.yaml``. ``only``: the subcommand the
     command line names, the one built in full; the others are names only (their modules
     are not imported), which is all that parsing that command needs."""
     from tutor.cli import common
-    from tutor.cli.parser import TutorArgumentParser, catalog
+    from tutor.cli.parser import TutorArgumentParser
 
     parser = TutorArgumentParser(lang=error_lang, prog="tutor")
-    say = catalog(parser.lang).gettext
-    parser.description = say(
-        "A terminal tutor for PyTorch autograd. Without a subcommand, starts the "
-        "interactive app with the bundled lessons."
-    )
+    parser.description = common.said(parser, "tutor.description")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help=say("show program's version number and exit"))
+                        help=common.said(parser, "tutor.version"))
     for add in common.SHARED_OPTIONS:
         add(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -64,18 +63,20 @@ def build_parser(
         if only is not None and name != only:
             subparsers.add_parser(name)
             continue
-        add_shared_options(add_subcommand(subparsers, name, say))
+        add_shared_options(add_subcommand(subparsers, name, common.parser_lang(parser)))
     return parser
 
 
 def add_subcommand(subparsers: argparse._SubParsersAction[Any], name: str,
-                   say: Callable[[str], str] | None = None) -> argparse.ArgumentParser:
-    """The subcommand ``name`` as ``tutor.cli.<name>_cmd`` declares it: its summary (said
-    by ``say``, the parser's language, where given), its description and its arguments."""
+                   lang: Lang = "en") -> argparse.ArgumentParser:
+    """The subcommand ``name`` as ``tutor.cli.<name>_cmd`` declares it, in ``lang`` (the
+    parser's language): its summary, its description and its arguments."""
+    from tutor.cli.messages import help_text
+
     module = importlib.import_module(f"tutor.cli.{name}_cmd")
-    summary = module.SUMMARY if say is None else say(module.SUMMARY)
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        name, help=summary, description=module.DESCRIPTION)
+        name, help=help_text(f"{name}.summary").get(lang),
+        description=help_text(f"{name}.description").get(lang))
     module.add_arguments(parser)
     return parser
 
@@ -92,12 +93,12 @@ def add_shared_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tutor.cli.parser import lang_from_argv
+    from tutor.cli.parser import argv_lang
 
     argv = sys.argv[1:] if argv is None else list(argv)
     # `tutor ask "..."` parses one subcommand: the others' modules stay unimported
     only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    parser = build_parser(error_lang=lang_from_argv(argv), only=only)
+    parser = build_parser(error_lang=argv_lang(argv), only=only)
     args = parser.parse_args(argv)
     try:
         if args.command is None:
@@ -110,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_error_text(exc, args), file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt:
-        print("tutor: interrupted", file=sys.stderr)
+        from tutor.cli.common import resolve_lang
+        from tutor.cli.messages import msg
+
+        print(msg("interrupted").get(resolve_lang(args)), file=sys.stderr)
         return 130
     return code
 

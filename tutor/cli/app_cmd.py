@@ -16,7 +16,7 @@ from typing import Any
 
 from tutor.course.models import Course
 from tutor.i18n import Lang
-from tutor.settings import Settings
+from tutor.settings import Settings, choose_lang
 
 
 class OnFirstUse:
@@ -67,11 +67,10 @@ def lazy_sandbox(**options: Any) -> OnFirstUse:
 
 
 def app_choices(args: argparse.Namespace, saved: Settings) -> tuple[Lang, str]:
-    """Language and device: the command line's, else the ones the learner last chose in
-    the app, else TUTOR_LANG or the locale, and ``auto``."""
-    from tutor.i18n import default_lang
-
-    lang = getattr(args, "lang", None) or saved.lang or default_lang()
+    """Language and device: the language in the order of every face (``--lang``,
+    ``TUTOR_LANG``, the one the learner last chose in the app, the locale); the device the
+    command line's, else the one last chosen, else ``auto``."""
+    lang = choose_lang(getattr(args, "lang", None), saved)
     device = getattr(args, "device", None) or saved.device or "auto"
     return lang, device
 

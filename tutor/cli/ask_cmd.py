@@ -8,39 +8,19 @@ import os
 import sys
 from typing import Any
 
-from tutor.cli.common import add_data_dir, add_lang, add_lessons
-from tutor.i18n import LANGS, Lang, T
-
-SUMMARY = "ask the tutor a question about autograd"
-DESCRIPTION = (
-    "Answer a question about PyTorch autograd from the course, its glossary and the "
-    "error catalog, naming the lesson and step to read. Works offline; if an "
-    "OpenAI-compatible endpoint is configured (TUTOR_LLM_BASE_URL, TUTOR_LLM_MODEL, "
-    "TUTOR_LLM_API_KEY, or llm.yaml in the user config dir) it is used, with the "
-    "offline answer as fallback. The tutor never gives a step's solution: asked for "
-    "it, it gives the step's next hint (with --step): one new hint level per attempt "
-    "recorded in your progress, so asking again does not unlock another."
-)
+from tutor.cli.common import add_data_dir, add_lang, add_lessons, resolve_lang, said
+from tutor.i18n import Lang, T
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("question", help="the question, in English or Chinese")
-    add_lang(
-        parser,
-        "language of the answer (default: TUTOR_LANG if set, else the question's language)",
-    )
+    parser.add_argument("question", help=said(parser, "ask.question"))
+    add_lang(parser, "ask.lang", order="lang.order.question")
     add_lessons(parser)
-    parser.add_argument(
-        "--step",
-        default=None,
-        metavar="LESSON/STEP",
-        help="the exercise you are on, so hints and guardrails apply to it",
-    )
+    parser.add_argument("--step", default=None, metavar="LESSON/STEP",
+                        help=said(parser, "ask.step"))
     add_data_dir(parser)
-    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
-    parser.add_argument(
-        "--offline", action="store_true", help="do not use a configured LLM endpoint"
-    )
+    parser.add_argument("--json", action="store_true", help=said(parser, "ask.json"))
+    parser.add_argument("--offline", action="store_true", help=said(parser, "ask.offline"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     course = load_course(getattr(args, "lessons", None))
-    lang = answer_lang(getattr(args, "lang", None), args.question)
+    lang = answer_lang(args)
     from tutor.chat.snippets import snippet_to_run
 
     # "what does this print?" with code pasted: the tutor runs it in the sandbox
@@ -124,16 +104,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def answer_lang(option: str | None, question: str) -> Lang:
-    """The answer's language: --lang, else TUTOR_LANG when set, else the question's own (not
-    the locale: a Chinese question on an English system is answered in Chinese)."""
+def answer_lang(args: argparse.Namespace) -> Lang:
+    """The answer's language: --lang, else TUTOR_LANG, else the language chosen in the app
+    (as the app's Tutor answers), else the question's own (not the locale: a Chinese question
+    on an English system is answered in Chinese)."""
     from tutor.chat.tokens import has_cjk
 
-    env = os.environ.get("TUTOR_LANG", "").strip().lower()
-    for choice in (option, env):
-        if choice in LANGS:
-            return choice
-    return "zh" if has_cjk(question) else "en"
+    def questions() -> Lang:
+        return "zh" if has_cjk(args.question) else "en"
+
+    return resolve_lang(args, otherwise=questions)
 
 
 def _show_quick(quick: Any, question: str, lang: str, *, as_json: bool) -> None:

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tutor.i18n import Lang, as_lang, default_lang
+from tutor.i18n import Lang, as_lang, locale_lang
+from tutor.settings import choose_lang, load_settings, settings_path
 
 # On the top-level parser the options default to None; on a subcommand they default to
 # SUPPRESS, so `tutor --lang zh run f.py` and `tutor run f.py --lang zh` both count.
@@ -17,36 +18,35 @@ def _default(top_level: bool, value: object = None) -> object:
     return value if top_level else argparse.SUPPRESS
 
 
-LANG_HELP = "language of messages (default: from TUTOR_LANG or the locale)"
-LESSONS_HELP = "folder of lesson YAML files (default: the bundled course)"
-DEVICE_HELP = "auto, cpu, cuda, cuda:N or mps (default: auto)"
-DATA_DIR_HELP = "where progress and settings are kept (default: the user data directory)"
-
-
 def _add_shared(parser: argparse.ArgumentParser, flag: str, help: str, top_level: bool,
                 **kwargs: Any) -> None:
-    parser.add_argument(flag, default=_default(top_level), help=said(parser, help), **kwargs)
+    parser.add_argument(flag, default=_default(top_level), help=help, **kwargs)
 
 
-def add_lang(parser: argparse.ArgumentParser, help: str = LANG_HELP, *,
-             top_level: bool = False) -> None:
-    _add_shared(parser, "--lang", help, top_level, choices=["en", "zh"])
+def add_lang(parser: argparse.ArgumentParser, key: str = "option.lang", *,
+             order: str = "lang.order", top_level: bool = False) -> None:
+    """``--lang``, its help the entry ``key`` of ``help.yaml`` (so for the options below),
+    whose ``{default}`` says the order the language is chosen in: the entry ``order``."""
+    from tutor.cli.messages import help_text
+
+    _add_shared(parser, "--lang", said(parser, key, default=help_text(order)), top_level,
+                choices=["en", "zh"])
 
 
-def add_lessons(parser: argparse.ArgumentParser, help: str = LESSONS_HELP, *,
+def add_lessons(parser: argparse.ArgumentParser, key: str = "option.lessons", *,
                 top_level: bool = False) -> None:
-    _add_shared(parser, "--lessons", help, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--lessons", said(parser, key), top_level, type=Path, metavar="DIR")
 
 
-def add_device(parser: argparse.ArgumentParser, help: str = DEVICE_HELP, *,
+def add_device(parser: argparse.ArgumentParser, key: str = "option.device", *,
                top_level: bool = False) -> None:
     # None, not "auto", at the top level: the app tells a device given from one remembered.
-    _add_shared(parser, "--device", help, top_level, metavar="D")
+    _add_shared(parser, "--device", said(parser, key), top_level, metavar="D")
 
 
-def add_data_dir(parser: argparse.ArgumentParser, help: str = DATA_DIR_HELP, *,
+def add_data_dir(parser: argparse.ArgumentParser, key: str = "option.data_dir", *,
                  top_level: bool = False) -> None:
-    _add_shared(parser, "--data-dir", help, top_level, type=Path, metavar="DIR")
+    _add_shared(parser, "--data-dir", said(parser, key), top_level, type=Path, metavar="DIR")
 
 
 SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_data_dir,
@@ -54,19 +54,22 @@ SHARED_OPTIONS: tuple[Callable[..., None], ...] = (add_lang, add_lessons, add_da
 """The options every subcommand takes, before or after its name."""
 
 
-def said(parser: argparse.ArgumentParser, text: str) -> str:
-    """``text`` in the parser's language where the command line's catalog has it (the
-    shared options' help does), else as it is."""
-    from tutor.cli.parser import catalog
-
-    return catalog(getattr(parser, "lang", "en")).gettext(text)
+def parser_lang(parser: argparse.ArgumentParser) -> Lang:
+    """The language ``parser`` speaks (a :class:`~tutor.cli.parser.TutorArgumentParser`
+    knows it; any other parser speaks English)."""
+    return as_lang(getattr(parser, "lang", None)) or "en"
 
 
-def add_timeout(
-    parser: argparse.ArgumentParser,
-    help: str = "wall-time limit in seconds (default: 10)",
-) -> None:
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S", help=help)
+def said(parser: argparse.ArgumentParser, key: str, **values: Any) -> str:
+    """The help text ``key`` of ``help.yaml`` in the parser's language."""
+    from tutor.cli.messages import help_text
+
+    return help_text(key, **values).get(parser_lang(parser))
+
+
+def add_timeout(parser: argparse.ArgumentParser, key: str = "option.timeout") -> None:
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help=said(parser, key))
 
 
 def wall_time(args: argparse.Namespace) -> float:
@@ -104,6 +107,10 @@ def read_source(path: Path, lang: Lang) -> str:
                            f"{path}：无法读取（{exc.strerror}）").get(lang)) from exc
 
 
-def resolve_lang(args: argparse.Namespace) -> Lang:
-    """``--lang`` where given (argparse allows only en and zh), else the environment's."""
-    return as_lang(getattr(args, "lang", None)) or default_lang()
+def resolve_lang(args: argparse.Namespace, otherwise: Callable[[], Lang] = locale_lang) -> Lang:
+    """The language a command speaks, in the order of every face
+    (:func:`tutor.settings.choose_lang`): ``--lang``, ``TUTOR_LANG``, the language saved in
+    the app (in ``--data-dir``), then ``otherwise()``: the locale unless the command knows
+    better."""
+    saved = load_settings(settings_path(getattr(args, "data_dir", None)))
+    return choose_lang(getattr(args, "lang", None), saved, otherwise)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
+from tutor.cli.common import add_device, add_lang, add_timeout, said, wall_time
 from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T
@@ -18,20 +18,12 @@ if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
 
 
-SUMMARY = "explain the errors and pitfalls in a file, or list the diagnosis catalog"
-DESCRIPTION = (
-    "Run FILE in the sandbox and explain its error, warnings and silent "
-    "autograd pitfalls in plain language; with --list, show every diagnosis the tutor knows."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, nargs="?", metavar="FILE",
-                        help="the Python file to diagnose")
-    parser.add_argument("--list", action="store_true", help="show the diagnosis catalog")
-    parser.add_argument("--static", action="store_true",
-                        help="do not run FILE: only look for silent pitfalls in its source")
-    parser.add_argument("--json", action="store_true", help="print the diagnoses as JSON")
+                        help=said(parser, "diagnose.file"))
+    parser.add_argument("--list", action="store_true", help=said(parser, "diagnose.list"))
+    parser.add_argument("--static", action="store_true", help=said(parser, "diagnose.static"))
+    parser.add_argument("--json", action="store_true", help=said(parser, "diagnose.json"))
     add_device(parser)
     add_timeout(parser)
     add_lang(parser)

@@ -25,35 +25,41 @@ def _severity(severity: str, lang: Lang) -> str:
     return msg(f"severity.{severity}").get(lang)
 
 
+def _labelled(key: str, text: str, lang: Lang, form: str = "labelled") -> str:
+    """``Fix: text`` (``修改建议：text``): a label of the diagnosis view and its text."""
+    return msg(form, label=msg(f"diagnosis.{key}"), text=text).get(lang)
+
+
 def heading(diagnosis: Diagnosis, lang: Lang) -> str:
     """``[error] `loss` is not a scalar ... (line 4)``."""
-    where = f" ({_label('line', lang, line=diagnosis.line)})" if diagnosis.line else ""
-    return f"[{_severity(diagnosis.severity, lang)}] {diagnosis.title.get(lang)}{where}"
+    where = msg("at_line", line=diagnosis.line) if diagnosis.line else ""
+    return msg("diagnosis.heading", severity=msg(f"severity.{diagnosis.severity}"),
+               title=diagnosis.title, where=where).get(lang)
 
 
 def format_diagnosis(diagnosis: Diagnosis, lang: Lang) -> str:
     """Plain text, several lines, no markup: for pipes, logs and JSON-less output."""
     lines = [heading(diagnosis, lang)]
-    lines.append(f"  {_label('why', lang)}: {diagnosis.explanation.get(lang)}")
+    lines.append(f"  {_labelled('why', diagnosis.explanation.get(lang), lang)}")
     if diagnosis.details is not None:
-        lines.append(f"  {_label('details', lang)}: {diagnosis.details.get(lang)}")
+        lines.append(f"  {_labelled('details', diagnosis.details.get(lang), lang)}")
     if diagnosis.root_line and diagnosis.root_line != diagnosis.line:
         lines.append(f"  {_label('root', lang, line=diagnosis.root_line)}")
     if diagnosis.chain:
-        lines.append(f"  {_label('evidence', lang)}:")
+        lines.append(f"  {msg('label', label=msg('diagnosis.evidence')).get(lang)}")
         lines.extend(f"    {n}. {step.get(lang)}" for n, step in
                      enumerate(diagnosis.chain, 1))
     fix = diagnosis.fix.get(lang).replace("\n", "\n    ")
-    lines.append(f"  {_label('fix', lang)}: {fix}")
+    lines.append(f"  {_labelled('fix', fix, lang)}")
     if diagnosis.fix_check is not None:
-        lines.append(f"  {_label('tried', lang)}: {diagnosis.fix_check.get(lang)}")
+        lines.append(f"  {_labelled('tried', diagnosis.fix_check.get(lang), lang)}")
     elif diagnosis.fix_verified is False:
         lines.append(f"  {_label('failed' if diagnosis.fix_failed else 'untried', lang)}")
     if diagnosis.tell_apart is not None:
         lines.append(f"  {_label('others', lang, ids=', '.join(diagnosis.alternatives))}")
         lines.append(f"  {diagnosis.tell_apart.get(lang)}")
     if diagnosis.lesson_ref:
-        lines.append(f"  {_label('lesson', lang)}: {diagnosis.lesson_ref}")
+        lines.append(f"  {_labelled('lesson', diagnosis.lesson_ref, lang)}")
     return "\n".join(lines)
 
 
@@ -69,9 +75,9 @@ def diagnosis_panel(diagnosis: Diagnosis, lang: Lang) -> RenderableType:
     parts: list[RenderableType] = [Markdown(diagnosis.explanation.get(lang))]
     if diagnosis.details is not None:
         parts.append(Wrapped(RichText(diagnosis.details.get(lang), style="dim")))
-    parts.append(Markdown(f"**{_label('fix', lang)}:** {diagnosis.fix.get(lang)}"))
+    parts.append(Markdown(_labelled("fix", diagnosis.fix.get(lang), lang, "labelled.bold")))
     if diagnosis.lesson_ref:
-        parts.append(RichText(f"{_label('lesson', lang)}: {diagnosis.lesson_ref}", style="dim"))
+        parts.append(RichText(_labelled("lesson", diagnosis.lesson_ref, lang), style="dim"))
     return Panel(
         Group(*parts),
         title=RichText(heading(diagnosis, lang), style="bold"),

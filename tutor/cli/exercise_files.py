@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons
+from tutor.cli.common import add_data_dir, add_device, add_lang, add_lessons, resolve_lang, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -27,15 +27,10 @@ def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False)
     after the subcommand (SUPPRESS keeps a value given before it)."""
     from tutor.paths import EXERCISE_DIR
 
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=EXERCISE_DIR,
-        metavar="DIR",
-        help=f"the exercise folder (default: ./{EXERCISE_DIR})",
-    )
-    add_lang(parser)
-    add_lessons(parser, "folder of lesson YAML files (default: the one the exercises came from)")
+    parser.add_argument("--dir", type=Path, default=EXERCISE_DIR, metavar="DIR",
+                        help=said(parser, "exercises.dir", dir=EXERCISE_DIR))
+    add_lang(parser, order="lang.order.files")
+    add_lessons(parser, "exercises.lessons")
     add_data_dir(parser)
     if runs:
         add_device(parser)
@@ -44,13 +39,9 @@ def add_exercise_options(parser: argparse.ArgumentParser, *, runs: bool = False)
 def add_exercise_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     """The EXERCISE an exercise command acts on (``optional``: the one the learner is on
     when it is not given)."""
-    parser.add_argument(
-        "exercise",
-        nargs="?" if optional else None,
-        metavar="EXERCISE",
-        help="its number in `tutor list`, LESSON/STEP, its step id, or its file"
-        + (" (default: the exercise you are on)" if optional else ""),
-    )
+    key = "exercises.exercise_or_current" if optional else "exercises.exercise"
+    parser.add_argument("exercise", nargs="?" if optional else None, metavar="EXERCISE",
+                        help=said(parser, key))
 
 
 @contextmanager
@@ -72,7 +63,8 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
     if lessons_dir is None and manifest.lessons_dir is not None:
         lessons_dir = Path(manifest.lessons_dir)
     course = load_course(lessons_dir)
-    lang = getattr(args, "lang", None) or manifest.lang
+    # after --lang, TUTOR_LANG and the app's choice: the language the files are written in
+    lang = resolve_lang(args, otherwise=lambda: manifest.lang)
     sandbox = Sandbox(hide=private_folders(lessons_dir, getattr(args, "data_dir", None)))
     try:
         device = "cpu"
@@ -86,7 +78,7 @@ def open_exercises(args: argparse.Namespace, *, runs: bool) -> Iterator[Exercise
                 ) from exc
         with ProgressStore.default(getattr(args, "data_dir", None)) as store:
             session = LearningSession(
-                course, sandbox, store, lang="zh" if lang == "zh" else "en", device=device,
+                course, sandbox, store, lang=lang, device=device,
                 learner=local_learner(),  # quiz files number choices as the app orders them
             )
             yield ExerciseFiles(session, workspace)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tutor.cli.messages import msg
 from tutor.i18n import T
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ MSG: dict[str, Text] = {
     "output": T("output:", "输出："),
     "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
     "diagnosis": T("Diagnosis", "诊断"),
-    "line": T(" (line {line})", " (第 {line} 行)"),  # as `tutor run` writes it
     "fix": T("Fix", "修改建议"),
     "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
     "error_at": T("{type} at line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
@@ -61,6 +61,10 @@ class AttemptView:
 
     def line(self, text: str, *, style: str | None = None) -> None:
         self.console.print(text, style=style, markup=False, highlight=False)
+
+    def labelled(self, label: Text | str, text: Text | str) -> str:
+        """``label: text``, with the colon of the view's language (``修改建议：...``)."""
+        return self.t(msg("labelled", label=label, text=text))
 
     # ------------------------------------------------------------------ attempts
 
@@ -121,10 +125,9 @@ class AttemptView:
         mark, style = ("✓", None) if check.status == "pass" else ("✗", "red")
         message = check.message.get(self.lang)
         # when the run did not finish every check repeats the overall message: say it once
-        text = f"  {mark} {check.label.get(self.lang)}"
-        if message != overall:
-            text += f": {message}"
-        self.line(text, style=style)
+        label = check.label.get(self.lang)
+        shown = self.labelled(label, message) if message != overall else label
+        self.line(f"  {mark} {shown}", style=style)
         output = check.output_for(self.lang)
         if not output or check.status == "pass" or output in message:
             return
@@ -141,13 +144,13 @@ class AttemptView:
             self.say(MSG["no_diagnosis"], style="red", error=error)
 
     def _diagnosis(self, diagnosis: Diagnosis, *, brief: bool) -> None:
-        where = self.t(MSG["line"], line=diagnosis.line) if diagnosis.line else ""
+        where = msg("at_line", line=diagnosis.line) if diagnosis.line else T("", "")
         indent = "  " if brief else ""
-        title = f"{indent}{self.t(MSG['diagnosis'])}: {diagnosis.title.get(self.lang)}{where}"
-        self.line(title, style="bold magenta")
+        title = self.labelled(MSG["diagnosis"], diagnosis.title + where)
+        self.line(f"{indent}{title}", style="bold magenta")
         if not brief:
             self.line(f"  {diagnosis.explanation.get(self.lang)}")
-        self.line(f"{indent}  {self.t(MSG['fix'])}: {diagnosis.fix.get(self.lang)}")
+        self.line(f"{indent}  {self.labelled(MSG['fix'], diagnosis.fix)}")
 
     def stale(self, refs: list[str]) -> None:
         """Files whose step the course no longer has as a code exercise (skipped)."""
@@ -163,4 +166,4 @@ class AttemptView:
         if shown.again:
             self.say(MSG["all_hints"], style="dim")
         label = self.t(MSG["hint"], i=shown.number, n=shown.total)
-        self.line(f"{label}: {shown.text.get(self.lang)}", style="cyan")
+        self.line(self.labelled(label, shown.text), style="cyan")

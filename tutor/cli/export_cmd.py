@@ -12,43 +12,40 @@ import argparse
 import sys
 from pathlib import Path
 
-from tutor.cli.common import add_lang, add_lessons
+from tutor.cli.common import add_lang, add_lessons, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
 WROTE = T("wrote {path}", "已写入 {path}")
 
 
-SUMMARY = "autograders for Gradescope and PrairieLearn; feedback; Canvas CSV"
-DESCRIPTION = "Grading for the platforms a course already uses."
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = parser.add_subparsers(dest="export_kind", metavar="KIND", required=True)
-    for name, what in (("gradescope", "Gradescope's autograder zip (setup.sh, run_autograder)"),
-                       ("prairielearn", "PrairieLearn's external grader (image, entrypoint, "
-                                        "questions)")):
-        sub = kinds.add_parser(name, help=what, description=what)
+
+    def kind(name: str) -> argparse.ArgumentParser:
+        what = said(parser, f"export.{name}.summary")
+        made: argparse.ArgumentParser = kinds.add_parser(name, help=what, description=what)
+        return made
+
+    for name in ("gradescope", "prairielearn"):
+        sub = kind(name)
         sub.add_argument("--exercise", action="append", required=True, metavar="LESSON/STEP",
-                         help="an exercise to grade (repeat for several)")
+                         help=said(sub, "export.exercise"))
         sub.add_argument("-o", "--output", type=Path, required=True, metavar="ZIP")
         sub.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                         help="wall-time limit of one submission's run (default: 10)")
+                         help=said(sub, "export.timeout"))
         if name == "gradescope":
             sub.add_argument("--visibility", default="visible",
                              choices=["visible", "after_due_date", "after_published", "hidden"],
-                             help="when students see the tests (default: visible)")
+                             help=said(sub, "export.visibility"))
         add_lessons(sub)
-        add_lang(sub, "language of the feedback (default: from TUTOR_LANG or the locale)")
-    for name, what, out in (
-        ("feedback", "a Markdown feedback file per student, in the report's language", "DIR"),
-        ("canvas", "a gradebook CSV for Canvas's Grades → Import", "CSV"),
-    ):
-        sub = kinds.add_parser(name, help=what, description=what)
+        add_lang(sub, "option.lang.feedback")
+    for name, out in (("feedback", "DIR"), ("canvas", "CSV")):
+        sub = kind(name)
         sub.add_argument("report", type=Path, metavar="REPORT.json",
-                         help="the --json report of `tutor grade` (or of `tutor grade merge`)")
+                         help=said(sub, "export.report"))
         sub.add_argument("-o", "--output", type=Path, required=True, metavar=out)
-        add_lessons(sub, "the course the report was graded with, for the exercises' order")
+        add_lessons(sub, "export.lessons")
         add_lang(sub)
     from tutor.cli import add_shared_options  # `tutor export canvas ... --data-dir X` too
 
@@ -57,10 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if name == "canvas":
             sub.add_argument("--id-column", default="SIS Login ID",
                              choices=["SIS Login ID", "SIS User ID", "ID", "Student"],
-                             help="the Canvas column the student folder names are "
-                                  "(default: SIS Login ID)")
+                             help=said(sub, "export.id_column"))
             sub.add_argument("--roster", type=Path, default=None, metavar="CSV",
-                             help="Canvas's gradebook export, to fill names, IDs and sections")
+                             help=said(sub, "export.roster"))
 
 
 def _exercises(args: argparse.Namespace) -> tuple[list[str], list[tuple[str, str, str]]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.cli import grade_shards
-from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, wall_time
+from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, said, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, counted
 
@@ -77,59 +77,27 @@ MAX_EXERCISE_COLUMNS = 6
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
 
 
-SUMMARY = "grade submissions headless (JSON, JUnit XML, CSV gradebook)"
-DESCRIPTION = (
-    "Grade learner code against the lessons' checks, without the app. Either one "
-    "exercise: `tutor grade --exercise LESSON/STEP FILE...`, or a course: `tutor grade "
-    "SUBMISSIONS_DIR` laid out as <student>/<step-id>.py (a step id found in several "
-    "lessons is named <student>/<lesson>--<step>.py or <student>/<lesson>/<step>.py). "
-    "A submission that crashes, hangs or attacks the grader is scored zero with the "
-    "reason, and grading goes on. Exit status: 0 when grading completed (whatever the "
-    "scores), 1 under --fail-under, 2 for bad input."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths", nargs="+", type=Path, metavar="PATH",
-        help="SUBMISSIONS_DIR, or with --exercise the files to grade",
-    )
-    parser.add_argument(
-        "--unconfined", action="store_true",
-        help="grade even where the kernel cannot confine runs (see README: what a run can "
-             "see); without it such a machine refuses to grade",
-    )
-    parser.add_argument(
-        "--exercise", metavar="LESSON/STEP", default=None,
-        help="grade the given files against this one exercise",
-    )
-    parser.add_argument(
-        "--jobs", "-j", type=int, default=None, metavar="N",
-        help="submissions graded at once (default: the number of cores)",
-    )
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
-                        help="write the versioned JSON report here")
-    parser.add_argument("--junit", type=Path, default=None, metavar="FILE",
-                        help="write JUnit XML here (CI, GitHub Classroom)")
-    parser.add_argument("--csv", type=Path, default=None, metavar="FILE",
-                        help="write a gradebook here: a row per student, a column per exercise")
-    parser.add_argument(
-        "--resume", action="store_true",
-        help="reuse results from the --json FILE for submissions whose content is unchanged",
-    )
-    parser.add_argument(
-        "--show-expected", action="store_true",
-        help="show the expected values in the feedback (by default a grade's feedback says "
-             "what is wrong, not the right answer, so it cannot be copied into a submission)",
-    )
-    parser.add_argument(
-        "--fail-under", type=float, default=None, metavar="PCT",
-        help="exit 1 when the total score is under PCT percent (for CI)",
-    )
-    add_timeout(parser, "wall-time limit of one submission's run in seconds (default: 10)")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help=said(parser, "grade.paths"))
+    parser.add_argument("--unconfined", action="store_true",
+                        help=said(parser, "grade.unconfined"))
+    parser.add_argument("--exercise", metavar="LESSON/STEP", default=None,
+                        help=said(parser, "grade.exercise"))
+    parser.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                        help=said(parser, "grade.jobs"))
+    for report in ("json", "junit", "csv"):
+        parser.add_argument(f"--{report}", type=Path, default=None, metavar="FILE",
+                            help=said(parser, f"grade.{report}"))
+    parser.add_argument("--resume", action="store_true", help=said(parser, "grade.resume"))
+    parser.add_argument("--show-expected", action="store_true",
+                        help=said(parser, "grade.show_expected"))
+    parser.add_argument("--fail-under", type=float, default=None, metavar="PCT",
+                        help=said(parser, "grade.fail_under"))
+    add_timeout(parser, "grade.timeout")
     add_lessons(parser)
     add_device(parser)
-    add_lang(parser, "language of the feedback (default: from TUTOR_LANG or the locale)")
+    add_lang(parser, "option.lang.feedback")
     grade_shards.add_shard_option(parser)
 
 

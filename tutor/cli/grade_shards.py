@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tutor.cli.common import said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -24,12 +25,7 @@ MERGE = "merge"
 
 
 def add_shard_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--shard", default=None, metavar="K/N",
-        help="grade only the K-th of N stable shares of the students (a job array, an "
-        "Indexed Job, a CI matrix); --json writes the part, `tutor grade merge PART.json... "
-        "--json/--junit/--csv` writes the reports of the whole class",
-    )
+    parser.add_argument("--shard", default=None, metavar="K/N", help=said(parser, "grade.shard"))
 
 
 def is_merge(args: argparse.Namespace) -> bool:

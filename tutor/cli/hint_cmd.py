@@ -7,13 +7,6 @@ import argparse
 
 from tutor.cli.exercise_files import add_exercise_argument, add_exercise_options
 
-SUMMARY = "show the next hint of an exercise (one more each time)"
-DESCRIPTION = (
-    "Shows the next hint of EXERCISE (default: the exercise you are on): the first "
-    "time the first hint, then one more each time; once all are shown, the last one "
-    "again. Hints seen are remembered and shared with the app and `tutor watch`."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_argument(parser, optional=True)

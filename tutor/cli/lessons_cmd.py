@@ -7,15 +7,9 @@ import argparse
 from tutor.cli.common import add_lang, add_lessons
 from tutor.cli.messages import msg
 
-SUMMARY = "list the course: lessons, steps and their kinds"
-DESCRIPTION = (
-    "List the lessons of the course (the bundled one, or --lessons DIR) with their "
-    "titles and steps, each step with its kind: reading, code, fix, quiz or answer."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_lang(parser, "language of titles (default: from TUTOR_LANG or the locale)")
+    add_lang(parser, "lessons.lang")
     add_lessons(parser)
 
 
@@ -40,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     table.add_column(msg("lessons.title").get(lang))
     table.add_column(msg("lessons.steps").get(lang))
     for number, lesson in enumerate(course.lessons, start=1):
-        steps = "\n".join(f"{step.id} ({msg('lessons.' + step.kind).get(lang)})"
-                          for step in lesson.steps)
+        steps = "\n".join(msg("lessons.step", step=step.id, kind=msg(f"lessons.{step.kind}"))
+                          .get(lang) for step in lesson.steps)
         table.add_row(str(number), lesson.id, lesson.title.get(lang), steps)
     Console().print(table)
     return 0

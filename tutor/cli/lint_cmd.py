@@ -8,46 +8,21 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import add_device, add_lang, resolve_lang
+from tutor.cli.common import add_device, add_lang, resolve_lang, said
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:
     from tutor.course.lint import LintReport, VerifyLesson
 
 
-SUMMARY = "check lesson files and their reference solutions"
-DESCRIPTION = (
-    "Check lesson YAML files and print every problem as path:line:col: message, then "
-    "a summary line. Static checks: YAML syntax, unknown keys (with a did-you-mean), "
-    "wrong types, duplicate lesson and step ids, missing en/zh translations, checks "
-    "naming variables the solution never defines. Then each reference solution is run "
-    "in the sandbox: it must pass its own checks, a fix-the-bug starter must fail, an "
-    "answer step's code must run. An exercise with fewer than two hints is a warning. "
-    "Exit status: 1 on any error (or warning, with --strict), 0 when clean."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        metavar="PATH",
-        help="lesson files or folders of them (default: the bundled course)",
-    )
-    parser.add_argument(
-        "--static-only",
-        action="store_true",
-        help="only the checks that need no torch; do not run the reference solutions",
-    )
-    parser.add_argument(
-        "--strict", action="store_true", help="treat warnings (e.g. too few hints) as errors"
-    )
-    add_device(
-        parser,
-        "device to run the reference solutions on: auto, cpu, cuda, cuda:N, mps (default: auto)",
-    )
-    add_lang(parser, "language of the summary and error lines (default: TUTOR_LANG or locale)")
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                        help=said(parser, "lint.paths"))
+    parser.add_argument("--static-only", action="store_true",
+                        help=said(parser, "lint.static_only"))
+    parser.add_argument("--strict", action="store_true", help=said(parser, "lint.strict"))
+    add_device(parser, "lint.device")
+    add_lang(parser, "lint.lang")
 
 
 def _display(path: Path, explicit: bool) -> str:

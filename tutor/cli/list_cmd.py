@@ -17,14 +17,6 @@ if TYPE_CHECKING:
     from tutor.learning.exercises import ExerciseStatus
 
 
-SUMMARY = "list your exercise files and your progress on each"
-DESCRIPTION = (
-    "Lists the exercise files written by `tutor start`, in course order, with your "
-    "progress on each: passed or not, attempts, best score, hints seen. Progress is "
-    "shared with the app and `tutor watch`. Runs nothing."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_options(parser)
 

@@ -1,4 +1,5 @@
-"""The command line's own words (``messages.yaml``): data, in both languages."""
+"""The command line's own words, data in both languages: what the commands print
+(``messages.yaml``) and their help (``help.yaml``)."""
 
 from __future__ import annotations
 
@@ -8,3 +9,5 @@ from tutor.i18n import Catalog
 
 msg = Catalog(Path(__file__).with_name("messages.yaml"))
 """``msg("key", name=...)``: the message ``key`` with its placeholders filled."""
+help_text = Catalog(Path(__file__).with_name("help.yaml"))
+"""Each command's summary, description and options' help, the top level's too."""

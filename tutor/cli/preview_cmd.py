@@ -10,21 +10,14 @@ import argparse
 import difflib
 from typing import Any
 
-from tutor.cli.common import add_lang, add_lessons
-
-SUMMARY = "show one step as the app shows it (for lesson authors)"
-DESCRIPTION = (
-    "Show one step of a lesson (LESSON, or LESSON/STEP; the first step when no "
-    "step is given) as the interactive app shows it, without the rest of the app. "
-    "Quit with ctrl+q or escape; --print prints the step's text instead."
-)
+from tutor.cli.common import add_lang, add_lessons, said
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ref", metavar="LESSON[/STEP]", help="e.g. requires-grad/intro")
+    parser.add_argument("ref", metavar="LESSON[/STEP]", help=said(parser, "preview.ref"))
     parser.add_argument("--print", action="store_true", dest="print_only",
-                        help="print the step's text instead of opening it")
-    add_lang(parser, "language of the step (default: from TUTOR_LANG or the locale)")
+                        help=said(parser, "preview.print"))
+    add_lang(parser, "preview.lang")
     add_lessons(parser)
 
 

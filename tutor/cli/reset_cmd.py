@@ -19,14 +19,6 @@ MSG = {
 }
 
 
-SUMMARY = "put an exercise file back to its starter code"
-DESCRIPTION = (
-    "Writes EXERCISE again with its starter code (in the files' language) and keeps "
-    "the code it replaces in FILE.bak. The app shows the starter too. Progress and "
-    "hints are kept: an exercise passed stays passed."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_argument(parser)
     add_exercise_options(parser)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import add_device, add_lang, add_timeout, wall_time
+from tutor.cli.common import add_device, add_lang, add_timeout, said, wall_time
 from tutor.errors import TutorError
 from tutor.i18n import T, Text
 
@@ -36,23 +36,12 @@ LABELS: dict[str, Text] = {
 }
 
 
-SUMMARY = "run a Python file in the sandbox and explain any error"
-DESCRIPTION = (
-    "Run FILE with torch in an isolated process, print its output, the "
-    "error with your line, and a diagnosis in plain language."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE", help="the Python file to run")
+    parser.add_argument("file", type=Path, metavar="FILE", help=said(parser, "run.file"))
     add_device(parser)
     add_timeout(parser)
-    parser.add_argument("--json", action="store_true",
-                        help="print the result and diagnoses as JSON (with the evidence and "
-                        "the root-cause line when there is a diagnosis from evidence)")
-    parser.add_argument("--diagnose", action="store_true",
-                        help="also look for silent bugs in a run that did not fail (re-runs "
-                        "the code with instrumentation and tries the fixes it proposes)")
+    parser.add_argument("--json", action="store_true", help=said(parser, "run.json"))
+    parser.add_argument("--diagnose", action="store_true", help=said(parser, "run.diagnose"))
     add_lang(parser)
 
 

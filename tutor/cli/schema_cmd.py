@@ -6,7 +6,7 @@ import argparse
 import errno
 from pathlib import Path
 
-from tutor.cli.common import add_lang
+from tutor.cli.common import add_lang, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -21,25 +21,10 @@ OS_REASONS_ZH = {
 """The OS says why a write failed in English (strerror); the common reasons in Chinese."""
 
 
-SUMMARY = "print the JSON Schema of lesson files"
-DESCRIPTION = (
-    "Print the JSON Schema of a lesson YAML file, generated from the lesson models. "
-    "Point your editor at it with a first line such as "
-    "'# yaml-language-server: $schema=../tutor/course/lesson.schema.json' "
-    "to get completion and validation while writing lessons."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="write the schema to FILE instead of standard output",
-    )
-    add_lang(parser, help="language of error messages (default: from TUTOR_LANG or the locale)")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                        help=said(parser, "schema.output"))
+    add_lang(parser, "schema.lang")
 
 
 def run(args: argparse.Namespace) -> int:

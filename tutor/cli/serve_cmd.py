@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tutor.cli.common import add_device, add_lang, add_lessons
+from tutor.cli.common import add_device, add_lang, add_lessons, said
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -50,24 +50,12 @@ BAD_NAME = ("Use letters, digits, '-', '_' or '.' (at most 64), not starting wit
             "请只用字母、数字、'-'、'_' 或 '.'（最多 64 个），且不能以 '.' 开头。")
 
 
-SUMMARY = "the app in a web browser, one process and one progress per learner"
-DESCRIPTION = (
-    "Serve the app to web browsers (textual-serve). Each connection runs its own "
-    "app process with its own progress, under USERS_DIR/<name>; the name is typed "
-    "on the first page or given in the URL: http://HOST:PORT/u/<name>. Runs are "
-    "confined as in the terminal. Bound to 127.0.0.1 unless --host is given."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default: 127.0.0.1, this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-    parser.add_argument(
-        "--users-dir", type=Path, default=None, metavar="DIR",
-        help="where each learner's progress folder is made (default: <data dir>/users)",
-    )
-    parser.add_argument("--title", default="autograd-tutor", help="the browser tab's title")
+    parser.add_argument("--host", default="127.0.0.1", help=said(parser, "serve.host"))
+    parser.add_argument("--port", type=int, default=8000, help=said(parser, "serve.port"))
+    parser.add_argument("--users-dir", type=Path, default=None, metavar="DIR",
+                        help=said(parser, "serve.users_dir"))
+    parser.add_argument("--title", default="autograd-tutor", help=said(parser, "serve.title"))
     add_lang(parser)
     add_lessons(parser)
     add_device(parser)

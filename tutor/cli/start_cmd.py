@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from tutor.cli.common import said
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.errors import TutorError
 
-SUMMARY = "write the exercises as Python files for your own editor"
-DESCRIPTION = (
-    "Writes every code and fix-the-bug exercise of LESSON (or of the whole course) as "
-    "a Python file NN-<lesson>/MM-<step>.py with the prompt as a comment header and "
-    "the starter code (or the code you last wrote in the app). Quiz and answer steps "
-    "stay in the app. Running it again updates only files you have not changed; "
-    "files you changed are kept as they are. Then run `tutor watch`."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "lesson",
-        nargs="?",
-        metavar="LESSON",
-        help="a lesson id or number (default: the whole course)",
-    )
+    parser.add_argument("lesson", nargs="?", metavar="LESSON", help=said(parser, "start.lesson"))
     add_exercise_options(parser)
 
 
@@ -49,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_lang
     from tutor.course import load_course
     from tutor.course.quiz import local_learner
-    from tutor.i18n import Lang, T
+    from tutor.i18n import T, locale_lang
     from tutor.progress import ProgressStore
     from tutor.workspace import Workspace, describe_report
 
@@ -59,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if lessons_dir is None and manifest is not None and manifest.lessons_dir:
         lessons_dir = Path(manifest.lessons_dir)
     course = load_course(lessons_dir)
-    # an explicit --lang wins; else keep the language the files are already in
-    chosen = getattr(args, "lang", None) or (manifest.lang if manifest else resolve_lang(args))
-    lang: Lang = "zh" if chosen == "zh" else "en"
+    # after --lang, TUTOR_LANG and the app's choice: the language the files are already in
+    written = manifest.lang if manifest is not None else None
+    lang = resolve_lang(args, otherwise=lambda: written or locale_lang())
     lesson_ids = None
     if args.lesson:
         lesson_ids = [_lesson_id([lesson.id for lesson in course.lessons], args.lesson)]

@@ -11,29 +11,16 @@ from __future__ import annotations
 import argparse
 import os
 
+from tutor.cli.common import said
 from tutor.cli.exercise_files import add_exercise_options
 from tutor.cli.messages import msg
 from tutor.i18n import T
 
-SUMMARY = "grade every exercise file once; say why any fails (exit 1 if one does)"
-DESCRIPTION = (
-    "Grades every exercise file written by `tutor start` once and prints a table, "
-    "then, for each exercise that does not pass, the check that failed with its "
-    "feedback and the diagnosis of the run. Exit status 0 if all pass, 1 if any does "
-    "not. A file graded for the first time counts as an attempt, as a save in "
-    "`tutor watch` does; grading the same text again does not count again."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_options(parser, runs=True)
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=min(4, os.cpu_count() or 1),
-        metavar="N",
-        help="exercises graded at once (default: up to 4, by CPU count)",
-    )
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), metavar="N",
+                        help=said(parser, "verify.jobs"))
 
 
 def run(args: argparse.Namespace) -> int:

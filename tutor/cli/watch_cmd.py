@@ -374,15 +374,6 @@ def run_loop(session: WatchSession, events: queue.Queue[Event]) -> None:
 # ---------------------------------------------------------------------- CLI
 
 
-SUMMARY = "grade your exercise files every time you save one"
-DESCRIPTION = (
-    "Watches the exercise files written by `tutor start` and grades the current one "
-    "every time it is saved: verdict, feedback per check, a diagnosis of the run. "
-    "Keys: h next hint, n next exercise, r run again, q quit. A passed exercise moves "
-    "you on to the next. Progress is shared with the app."
-)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_exercise_options(parser, runs=True)
 
