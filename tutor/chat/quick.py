@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
+from tutor.chat.code_facts import learner_code
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
 from tutor.chat.solution_requests import detect
@@ -115,11 +116,14 @@ def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
 def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, str, str]) -> str:
     """The card's answer as shown (Chinese tidied), in the learner's names."""
     known = {}
-    for ref in (found.read, found.card.also):
+    for ref in (found.read, found.card.also, *(m.read for m in found.more)):
         titles = titles_for(course, ref, lang) if ref else None
         if ref and titles:
             known[ref] = titles
-    text = compose(found, lang, learner_names(*names_from), known or None)
+    question, code, _ = names_from
+    needs_code = any(one.card.code_facts for one in (found, *found.more))
+    pasted = learner_code(question, code) if needs_code else ""
+    text = compose(found, lang, learner_names(*names_from), known or None, code=pasted)
     return tidy_chinese(text) if lang == "zh" else text
 
 
