@@ -173,6 +173,9 @@ def test_each_code_fact_is_read_in_the_learners_own_statements(
         ("model.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)",
          "optimizer-before-move"),
         ("total += loss.item()", "sums-loss-tensor"),
+        # a loss defined as a ratio is no division of the loss
+        ("a = torch.tensor(2., requires_grad=True); loss = 1/a; loss.backward()",
+         "divides-loss"),
     ],
 )
 def test_a_code_fact_is_not_read_where_the_code_does_otherwise(code: str, fact: str) -> None:
@@ -245,3 +248,41 @@ def test_the_tutor_tab_explains_the_last_run_from_the_same_facts(
         assert said in text, text
         # the facts say why: not the symptom's list of general causes after them
         assert "usual causes" not in text and "常见原因" not in text
+
+
+def test_what_the_code_shows_picks_the_card_that_names_it() -> None:
+    """Two cards near the question: the one naming a fact the pasted code shows answers."""
+    generic = Card(
+        id="generic",
+        read="no-grad/intro",
+        answer=Both("GENERIC.", "GENERIC。"),
+        forms=Both(("why does the weight update fail in the next iteration",), ("更新失败",)),
+    )
+    rebinds = Card(
+        id="rebinds",
+        read="no-grad/sgd-by-hand",
+        answer=Both("REBINDS a new tensor.", "REBINDS 新张量。"),
+        forms=Both(("update fails",), ("更新在下一次迭代失败",)),
+        code_facts=(CodeFactUse("rebinds-under-no-grad"),),
+    )
+    book = CardBook(CardSet((generic, rebinds)))
+    question = ("My weight update fails in the next iteration:\n"
+                "with torch.no_grad():\n    w = w - lr * w.grad\nWhy?")
+    assert book.match(question).card.id == "generic"  # type: ignore[union-attr]
+    found = book.match(question, code=learner_code(question))
+    assert found is not None and found.card.id == "rebinds"
+    text = compose(found, "en", NO_NAMES, code=learner_code(question))
+    assert text.startswith("In this code `w = w - lr * w.grad` runs inside `torch.no_grad()`")
+    # code that updates in place shows no rebinding: the words decide
+    in_place = question.replace("w = w - lr * w.grad", "w -= lr * w.grad")
+    assert book.match(in_place, code=learner_code(in_place)).card.id == "generic"  # type: ignore[union-attr]
+
+
+def test_two_parts_on_one_lesson_are_one_answer() -> None:
+    other = _card(id="clip-2", answer=Both("OTHER.", "OTHER。"),
+                  forms=Both(("why does clipping after the optimizer step change nothing",),
+                             ("为什么 step 之后裁剪没用",)))
+    book = CardBook(CardSet((_card(), other)))
+    found = book.match("How do I clip the gradients before the optimizer step? And why does "
+                       "clipping after the optimizer step change nothing?")
+    assert found is not None and found.more == ()

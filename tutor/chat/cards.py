@@ -66,6 +66,9 @@ FOCUS_SHARE = 0.5
 """The share of a card's score that comes from the sentences that ask (the rest from the whole
 question): "How do I compute the Jacobian efficiently?" after a pasted loop of
 ``torch.autograd.grad`` calls asks about Jacobians, not about autograd.grad."""
+CODE_FACT_SHARE = 0.6
+"""Added to a card that names a fact the learner's code shows (``netD(fake.detach())`` in
+the code, a question about detach): the code says which of the cards near it is meant."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -573,21 +576,36 @@ class CardBook:
                 out[card.id] = out.get(card.id, 0.0) + bonus
         return out, verdicts
 
-    def match(self, question: str, *, extra: str = "") -> Match | None:
+    @cached_property
+    def _fact_keys(self) -> tuple[str, ...]:
+        """The code facts some card names."""
+        return tuple(dict.fromkeys(use.fact for card in self.cards for use in card.code_facts))
+
+    def _code_shows(self, code: str) -> frozenset[str]:
+        """The code facts the learner's ``code`` shows (of those some card names)."""
+        if not code.strip() or not self._fact_keys:
+            return frozenset()
+        from tutor.chat.code_facts import find
+
+        return frozenset(f.key for f in find(code, self._fact_keys))
+
+    def match(self, question: str, *, extra: str = "", code: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
         if quoted), or None when none answers it well enough. A question of several parts
         ("Why X? And should I also Y?") whose parts each match a card of their own surely
         gets the first part's match, with the later parts' in ``more``."""
-        whole = self._match(question, extra=extra)
+        shown = self._code_shows(code)
+        whole = self._match(question, extra=extra, shown=shown)
         segments = question_parts(question)
         if len(segments) < 2:
             return whole
         parts: list[Match] = []
         for segment in segments:
-            found = self._match(segment)
+            found = self._match(segment, shown=shown)
             if found is None or not found.sure or not _asks_enough(segment):
                 continue
-            if all(found.card.id != p.card.id for p in parts):
+            # a follow-up on the same lesson is the same topic: the first answer covers it
+            if all(found.lessons.isdisjoint(p.lessons) for p in parts):
                 parts.append(found)
         if len(parts) < 2:
             return whole
@@ -595,7 +613,11 @@ class CardBook:
             return whole  # the parts understood alone are not what the whole asks
         return dataclasses.replace(parts[0], more=tuple(parts[1:]))
 
-    def _match(self, question: str, *, extra: str = "") -> Match | None:
+    def _match(
+        self, question: str, *, extra: str = "", shown: frozenset[str] = frozenset()
+    ) -> Match | None:
+        """The card for ``question`` taken whole; ``shown``: the code facts the learner's code
+        shows (a card that names one and shares words with the question gains)."""
         if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
@@ -620,6 +642,10 @@ class CardBook:
 
         if kind == "compare":
             self._both_sides(question, scores)
+        for card in self.cards if shown else ():
+            # what the learner's own code does says which of the cards near it is asked about
+            if card.id in scores and any(use.fact in shown for use in card.code_facts):
+                scores[card.id] += CODE_FACT_SHARE
         for card in self.cards:  # a card is not asked where its answer is false
             if card.unless and card.id in scores and re.search(card.unless, question, re.I):
                 del scores[card.id]

@@ -246,13 +246,20 @@ def _divides_loss(found: list[Event]) -> dict[str, str] | None:
                 isinstance(node.op, ast.Div) and e.name in targets:
             return {"statement": e.text}
         if e.kind == "assign" and isinstance(node, ast.Assign) and e.name in targets and \
-                isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div):
+                isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div) and \
+                _is_loss_value(node.value.left, e.name):
             return {"statement": e.text}
         if e.kind == "call" and e.name == "?.backward" and isinstance(node, ast.Call):
             receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
             if isinstance(receiver, ast.BinOp) and isinstance(receiver.op, ast.Div):
                 return {"statement": e.text}
     return None
+
+
+def _is_loss_value(node: ast.expr, name: str) -> bool:
+    """Whether ``node``, the left of a division assigned to ``name``, is the loss itself
+    (``loss / n``, ``criterion(out, y) / n``), not a loss defined as a ratio (``1 / a``)."""
+    return (isinstance(node, ast.Name) and node.id == name) or isinstance(node, ast.Call)
 
 
 def _divides_grad(found: list[Event]) -> dict[str, str] | None:

@@ -203,7 +203,7 @@ def quick_answer(
 
     if foreign_words(question):
         return None  # another domain named with PyTorch's: the Tutor's judgement decides
-    found = (book or CardBook()).match(question)
+    found = (book or CardBook()).match(question, code=learner_code(question))
     if found is None or not card_answers(found, question) or not found.sure:
         return None  # a weak match needs the Tutor's retrieval to agree
     found, text = shown_card(course, found, lang, (question, "", ""))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
+from tutor.chat.code_facts import learner_code
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -700,7 +701,7 @@ class Tutor:
         if run is not None and run.error is not None:
             error = f"{run.error.type}: {run.error.message}"
         extra = error if error and not self.retriever.quotes_message(question) else ""
-        found = self.cards.match(question, extra=extra)
+        found = self.cards.match(question, extra=extra, code=learner_code(question, code))
         # a symptom named in general ("my x.grad is None", "the grads keep growing") is
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
