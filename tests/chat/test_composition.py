@@ -9,8 +9,9 @@ import pytest
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.bilingual import Both
 from tutor.chat.cards import Card, CardBook, CardSet, CodeFactUse, Names, compose, question_parts
-from tutor.chat.code_facts import READERS, find, learner_code, worded
+from tutor.chat.code_facts import READERS, find, worded
 from tutor.chat.quick import card_text
+from tutor.chat.snippets import learner_code
 from tutor.course import load_course
 from tutor.sandbox import Sandbox
 

@@ -853,8 +853,6 @@ def _facets(
     """The paragraphs of ``match``'s card for its question's kind: what the learner's code
     already does first, then the facet the kind asks for, then the others (``brief``: the
     leading one only, for one part of a question that asks several things)."""
-    from tutor.chat.code_facts import worded
-
     card, kind = match.card, match.kind
 
     def fill(text: str) -> str:
@@ -895,13 +893,27 @@ def _facets(
         if len(body) >= limit:
             break
         body.append(said[facet])
-    parts = [worded(fact, lang) for fact in facts] + body
+    parts = [_worded(fact, lang) for fact in facts] + body
     if verdict and kind in ("can", "safe") and parts:
         # the yes or no comes first, once (the card's answer may open with its own)
         prose_at = next((i for i, p in enumerate(parts) if not _LIST_RE.match(p)), None)
         if prose_at is not None and not any(_OPENS_WITH_VERDICT.match(p) for p in parts):
             parts[prose_at] = _joined(_verdict_word(kind, verdict, lang), parts[prose_at], lang)
     return parts
+
+
+def _facts_in(code: str, card: Card) -> list[CodeFact]:
+    if not card.code_facts:
+        return []
+    from tutor.chat.code_facts import find  # only for a card that names code facts
+
+    return find(code, [use.fact for use in card.code_facts])
+
+
+def _worded(fact: CodeFact, lang: str) -> str:
+    from tutor.chat.code_facts import worded  # only when the learner's code shows a fact
+
+    return worded(fact, lang)
 
 
 def compose(
@@ -915,13 +927,11 @@ def compose(
     (lesson title, step title) in ``lang``, for the line that says what to read; ``code``:
     the learner's code (pasted in the question, or the editor's), read for what it already
     does. A question of several parts gets a short paragraph for each, in order."""
-    from tutor.chat.code_facts import find
-
     matches = [match, *match.more]
     brief = len(matches) > 1
     parts: list[str] = []
     for one in matches:
-        facts = find(code, [use.fact for use in one.card.code_facts]) if code else []
+        facts = _facts_in(code, one.card) if code else []
         parts += _facets(one, lang, names, facts, brief=brief)
     card = match.card
     if card.example and not brief:

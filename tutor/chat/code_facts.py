@@ -9,8 +9,8 @@ the code's statements in source order; a card names the facts that bear on its q
 the learner's own statements.
 
 The code is the question's pasted code (fenced, whole lines, statements written inline) or
-the editor's; pasted code is often a fragment, so each block is parsed on its own and a
-block that does not parse is read line by line (a ``with torch.no_grad():`` header still
+the editor's (``snippets.learner_code``); pasted code is often a fragment, so each block is
+parsed on its own and a block that does not parse is read line by line (a ``with torch.no_grad():`` header still
 covers the lines indented under it). Nothing is run.
 """
 
@@ -156,15 +156,6 @@ def events(code: str) -> list[Event]:
         except SyntaxError:
             out += _lines_events(text, len(out))
     return out
-
-
-def learner_code(question: str, code: str = "") -> str:
-    """The code the question pastes (fenced, whole lines, written inline) and the editor's
-    ``code``, as blocks separated by blank lines."""
-    from tutor.chat.snippets import pasted_blocks
-
-    parts = [*pasted_blocks(question), *([code] if code.strip() else [])]
-    return "\n\n".join(parts)
 
 
 # ---------------------------------------------------------------- the facts

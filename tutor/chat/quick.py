@@ -16,9 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
-from tutor.chat.code_facts import learner_code
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
+from tutor.chat.snippets import learner_code
 from tutor.chat.solution_requests import detect
 from tutor.chat.step_finder import StepFinder, StepRef
 from tutor.course.models import Course

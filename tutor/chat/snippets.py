@@ -147,6 +147,13 @@ def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
     return [b for b in (*("\n".join(lines) for lines in blocks), said) if b.strip()]
 
 
+def learner_code(question: str, code: str = "") -> str:
+    """The code the question pastes (fenced, whole lines, written inline) and the editor's
+    ``code``, as blocks separated by blank lines: what :mod:`tutor.chat.code_facts` reads."""
+    parts = [*pasted_blocks(question), *([code] if code.strip() else [])]
+    return "\n\n".join(parts)
+
+
 def _code_prefix(line: str) -> str | None:
     """``line`` as code: the whole line when it is one, else the statement it starts with
     when that is most of it (``pred = netD(fake.detach())   <<< use detach()``)."""

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.cards import CardBook, question_kind
-from tutor.chat.code_facts import learner_code
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -45,7 +44,13 @@ from tutor.chat.run_facts import (
     text_for,
     watch,
 )
-from tutor.chat.snippets import besides_output, program_to_explain, prose, snippet_to_run
+from tutor.chat.snippets import (
+    besides_output,
+    learner_code,
+    program_to_explain,
+    prose,
+    snippet_to_run,
+)
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
