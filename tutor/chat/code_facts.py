@@ -10,8 +10,8 @@ the learner's own statements.
 
 The code is the question's pasted code (fenced, whole lines, statements written inline) or
 the editor's (``snippets.learner_code``); pasted code is often a fragment, so each block is
-parsed on its own and a block that does not parse is read line by line (a ``with torch.no_grad():`` header still
-covers the lines indented under it). Nothing is run.
+parsed on its own and a block that does not parse is read line by line (a ``with
+torch.no_grad():`` header still covers the lines indented under it). Nothing is run.
 """
 
 from __future__ import annotations
