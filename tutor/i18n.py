@@ -87,9 +87,10 @@ def load_messages(path: Path) -> dict[str, Text]:
     without both languages (or with more) raises ``ValueError`` naming it. A plain check,
     not pydantic: a catalog may be read before the first screen."""
     # Imported here: yaml_read words its own errors with Text, so it imports this module.
-    from tutor.yaml_read import read_yaml
+    # Through the JSON cache: a shell command's words then cost no YAML parser.
+    from tutor.data_cache import read_data
 
-    data = read_yaml(path)
+    data = read_data(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a message catalog maps keys to {{en: ..., zh: ...}}")
     texts = {}

@@ -24,6 +24,8 @@ from tutor.chat.cards import (
     load_raw,
     question_kind,
 )
+from tutor.chat.code_facts import DATA as CODE_FACTS
+from tutor.chat.code_facts import READERS
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import plain
 from tutor.chat.quick import quick_answer
@@ -58,7 +60,7 @@ def test_the_cards_validate_against_their_dataclasses() -> None:
     for card in cards:  # the YAML's flow lists and mappings, in the dataclasses' shapes
         forms = card.get("forms", {})
         card["forms"] = {"en": tuple(forms.get("en", ())), "zh": tuple(forms.get("zh", ()))}
-        for key in ("signals", "sides", "read_if"):
+        for key in ("signals", "sides", "read_if", "steps", "code_facts"):
             card[key] = tuple(card.get(key, ()))
     TypeAdapter(CardSet).validate_python({"cards": tuple(cards)}, strict=False)
     ids = [c["id"] for c in raw["cards"]]
@@ -77,11 +79,28 @@ def test_the_cards_validate_against_their_dataclasses() -> None:
         "example",
         "sources",
         "unless",
+        "condition",
+        "why",
+        "steps",
+        "pitfall",
+        "code_facts",
     }
     for card in raw["cards"]:
         assert set(card) <= allowed, card["id"]
         assert card["answer"]["en"].strip() and card["answer"]["zh"].strip(), card["id"]
         assert card["forms"]["en"] and card["forms"]["zh"], card["id"]
+        for use in card.get("code_facts", ()):  # a fact the code can be read for
+            assert use["fact"] in READERS, (card["id"], use["fact"])
+            assert use.get("verdict") in (None, "yes", "no", "depends"), card["id"]
+        assert card.get("verdict") in (None, "yes", "no", "depends"), card["id"]
+
+
+def test_every_code_fact_is_worded_in_both_languages_with_the_same_placeholders() -> None:
+    texts = read_yaml(CODE_FACTS)["facts"]
+    assert set(texts) == set(READERS)
+    for key, entry in texts.items():
+        en, zh = (set(re.findall(r"{(\w+)}", entry[lang])) for lang in ("en", "zh"))
+        assert en == zh and en, key
 
 
 def test_every_card_says_where_it_comes_from(bundled: Course) -> None:

@@ -32,16 +32,20 @@ dataclasses with pydantic.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat.bilingual import NONE, Both, Pair, Patterns
 from tutor.chat.tokens import has_cjk, tokenize
+
+if TYPE_CHECKING:
+    from tutor.chat.code_facts import CodeFact
 
 DATA = Path(__file__).with_name("cards")
 """One YAML file of cards a part of the course (``cards/NN-topic.yaml``), read in name order."""
@@ -62,6 +66,9 @@ FOCUS_SHARE = 0.5
 """The share of a card's score that comes from the sentences that ask (the rest from the whole
 question): "How do I compute the Jacobian efficiently?" after a pasted loop of
 ``torch.autograd.grad`` calls asks about Jacobians, not about autograd.grad."""
+CODE_FACT_SHARE = 0.6
+"""Added to a card that names a fact the learner's code shows (``netD(fake.detach())`` in
+the code, a question about detach): the code says which of the cards near it is meant."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -84,6 +91,15 @@ class ReadIf:
     when: str
     """A regular expression the question matches."""
     read: str
+
+
+@dataclass(frozen=True)
+class CodeFactUse:
+    """A fact of the learner's code that bears on a card's question (code_facts.py): when
+    the code shows it, the answer says so first, and a yes/no question gets ``verdict``."""
+
+    fact: str
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,18 @@ class Card:
     """A regular expression for the situations the answer is false in (a tensor's
     ``.cuda()`` copy is not a leaf; a module's ``.cuda()`` moves its parameters in place):
     a question it matches is not answered by this card."""
+    condition: Pair | None = None
+    """When the verdict holds and when it does not ("Safe when no later backward() ...;
+    needed when ..."), said right after the yes or no; worded without a yes or no of its
+    own, since a question form may carry the opposite verdict."""
+    why: Pair | None = None
+    """The cause: what a "why" question gets first."""
+    steps: tuple[Pair, ...] = ()
+    """How to do it, in order: what a "how do I" question gets first."""
+    pitfall: Pair | None = None
+    """The mistake people make here, said last."""
+    code_facts: tuple[CodeFactUse, ...] = ()
+    """The facts of the learner's code that bear on the question (said first when shown)."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -136,6 +164,9 @@ class Match:
     verdict: Verdict | None = None
     """Yes or no for this question: the verdict of the question form it matched (a form may
     end with ``=> yes``), else the card's."""
+    more: tuple[Match, ...] = ()
+    """The matches of the question's later parts ("Why X? And should I also Y?"), answered
+    after this one, in order, each in its own short paragraph."""
 
     @property
     def sure(self) -> bool:
@@ -198,6 +229,13 @@ def _card(raw: dict[str, Any]) -> Card:
         also=raw.get("also"),
         sources=tuple(raw.get("sources", ())),
         unless=raw.get("unless"),
+        condition=_pair(raw["condition"]) if raw.get("condition") else None,
+        why=_pair(raw["why"]) if raw.get("why") else None,
+        steps=tuple(_pair(step) for step in raw.get("steps", ())),
+        pitfall=_pair(raw["pitfall"]) if raw.get("pitfall") else None,
+        code_facts=tuple(
+            CodeFactUse(use["fact"], use.get("verdict")) for use in raw.get("code_facts", ())
+        ),
     )
 
 
@@ -366,6 +404,37 @@ def asking_sentences(question: str) -> str:
     return "" if focus == " ".join(said) else focus
 
 
+_PART_END_RE = re.compile(r"(?<=[?？])\s*")
+
+
+def question_parts(question: str) -> list[str]:
+    """``question`` cut after each sentence that asks (ends with a question mark): each part
+    keeps the statements before it since the previous ask, so "Why is that done? We do not
+    divide the loss. Is it necessary to divide it?" is two parts. Text after the last ask
+    stays with it; a question with one ask is one part."""
+    pieces = [p for p in _PART_END_RE.split(question.strip()) if p.strip()]
+    parts: list[str] = []
+    for piece in pieces:
+        if parts and not parts[-1].rstrip().endswith(("?", "？")):
+            parts[-1] += " " + piece
+        else:
+            parts.append(piece)
+    if len(parts) > 1 and not parts[-1].rstrip().endswith(("?", "？")):
+        last = parts.pop()
+        parts[-1] += " " + last
+    return parts
+
+
+def _asks_enough(part: str) -> bool:
+    """Whether the sentence that asks in ``part`` says enough to be understood alone (three
+    words an index knows, not "Why is that done so?")."""
+    from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+    said = [s for s in _SENTENCE_RE.split(part) if s.strip()]
+    asking = prose(said[-1] if said else part)
+    return len(set(tokenize(canonical(asking)))) >= 3
+
+
 def question_kind(question: str) -> Kind:
     """The kind of ``question``: the first kind in kinds.yaml whose patterns match."""
     text = _CODE_SPAN_RE.sub(" ", question)
@@ -507,9 +576,48 @@ class CardBook:
                 out[card.id] = out.get(card.id, 0.0) + bonus
         return out, verdicts
 
-    def match(self, question: str, *, extra: str = "") -> Match | None:
+    @cached_property
+    def _fact_keys(self) -> tuple[str, ...]:
+        """The code facts some card names."""
+        return tuple(dict.fromkeys(use.fact for card in self.cards for use in card.code_facts))
+
+    def _code_shows(self, code: str) -> frozenset[str]:
+        """The code facts the learner's ``code`` shows (of those some card names)."""
+        if not code.strip() or not self._fact_keys:
+            return frozenset()
+        from tutor.chat.code_facts import find
+
+        return frozenset(f.key for f in find(code, self._fact_keys))
+
+    def match(self, question: str, *, extra: str = "", code: str = "") -> Match | None:
         """The card that answers ``question`` (``extra``: the learner's last error, matched as
-        if quoted), or None when none answers it well enough."""
+        if quoted), or None when none answers it well enough. A question of several parts
+        ("Why X? And should I also Y?") whose parts each match a card of their own surely
+        gets the first part's match, with the later parts' in ``more``."""
+        shown = self._code_shows(code)
+        whole = self._match(question, extra=extra, shown=shown)
+        segments = question_parts(question)
+        if len(segments) < 2:
+            return whole
+        parts: list[Match] = []
+        for segment in segments:
+            found = self._match(segment, shown=shown)
+            if found is None or not found.sure or not _asks_enough(segment):
+                continue
+            # a follow-up on the same lesson is the same topic: the first answer covers it
+            if all(found.lessons.isdisjoint(p.lessons) for p in parts):
+                parts.append(found)
+        if len(parts) < 2:
+            return whole
+        if whole is not None and all(whole.card.id != p.card.id for p in parts):
+            return whole  # the parts understood alone are not what the whole asks
+        return dataclasses.replace(parts[0], more=tuple(parts[1:]))
+
+    def _match(
+        self, question: str, *, extra: str = "", shown: frozenset[str] = frozenset()
+    ) -> Match | None:
+        """The card for ``question`` taken whole; ``shown``: the code facts the learner's code
+        shows (a card that names one and shares words with the question gains)."""
         if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
             return None
         kind = question_kind(question)
@@ -534,6 +642,10 @@ class CardBook:
 
         if kind == "compare":
             self._both_sides(question, scores)
+        for card in self.cards if shown else ():
+            # what the learner's own code does says which of the cards near it is asked about
+            if card.id in scores and any(use.fact in shown for use in card.code_facts):
+                scores[card.id] += CODE_FACT_SHARE
         for card in self.cards:  # a card is not asked where its answer is false
             if card.unless and card.id in scores and re.search(card.unless, question, re.I):
                 del scores[card.id]
@@ -708,43 +820,136 @@ def _without_prose_comments(code: str) -> str:
     return "\n".join(lines)
 
 
+_LEADS: dict[str, tuple[str, ...]] = {
+    "can": ("verdict", "why", "answer", "steps", "fix", "pitfall"),
+    "safe": ("verdict", "why", "answer", "steps", "fix", "pitfall"),
+    "why": ("why", "answer", "fix", "steps", "pitfall"),
+    "fails": ("why", "answer", "fix", "steps", "pitfall"),
+    "how": ("steps", "answer", "why", "fix", "pitfall"),
+    "compare": ("sides", "answer", "why", "pitfall"),
+    "what": ("answer", "why", "steps", "pitfall"),
+    "value": ("answer", "why", "steps", "pitfall"),
+}
+"""The facets of a card in the order a question of each kind asks for them: the first one
+it has leads (a "why" gets the cause, a "how" the steps, "can I" the yes or no and its
+condition), the rest follow."""
+_FIX_KINDS = frozenset({"fails", "how", "why", "safe", "can"})
+_LIST_RE = re.compile(r"^(- |\d+\. )")
+_OPENS_WITH_VERDICT = re.compile(r"^(yes|no|是的|可以|不行|不)\b", re.IGNORECASE)
+
+
+def _verdict_word(kind: str, verdict: str, lang: str) -> str:
+    first = _SAFE_VERDICT.get((verdict, lang)) if kind == "safe" else None
+    return first or _VERDICT[(verdict, lang)]
+
+
+def _joined(first: str, rest: str, lang: str) -> str:
+    return f"{first} {rest}" if lang == "en" else f"{first}{rest}"
+
+
+def _facets(
+    match: Match, lang: str, names: Names, facts: list[CodeFact], *, brief: bool
+) -> list[str]:
+    """The paragraphs of ``match``'s card for its question's kind: what the learner's code
+    already does first, then the facet the kind asks for, then the others (``brief``: the
+    leading one only, for one part of a question that asks several things)."""
+    card, kind = match.card, match.kind
+
+    def fill(text: str) -> str:
+        return _fill(text, names, lang)
+
+    verdict = match.verdict
+    if kind in ("can", "safe"):
+        # what the learner's own code does decides a yes/no about it
+        uses = {use.fact: use.verdict for use in card.code_facts}
+        verdict = next((uses[f.key] for f in facts if uses.get(f.key)), verdict)
+    said: dict[str, str] = {}
+    answer = fill(card.answer.get(lang))
+    said["answer"] = answer
+    if card.why:
+        said["why"] = fill(card.why.get(lang))
+    if card.steps:
+        said["steps"] = "\n".join(
+            f"{n}. {fill(step.get(lang))}" for n, step in enumerate(card.steps, start=1)
+        )
+    if card.sides:
+        said["sides"] = "\n".join(
+            f"- {side.name_in(lang)}: {fill(side.zh if lang == 'zh' else side.en)}"
+            for side in card.sides
+        )
+    if card.fix and kind in _FIX_KINDS:
+        said["fix"] = f"{_LABELS['fix'].get(lang)} {fill(card.fix.get(lang))}"
+    if card.pitfall:
+        said["pitfall"] = fill(card.pitfall.get(lang))
+    order = [facet for facet in _LEADS.get(kind, _LEADS["what"]) if facet in said]
+    if "sides" in said and "sides" not in order:  # a comparison card keeps its sides
+        order.insert(0, "sides")
+    body: list[str] = []
+    if verdict and kind in ("can", "safe") and card.condition:
+        body.append(fill(card.condition.get(lang)))
+    # brief: the condition (for a yes/no) and the leading facet
+    limit = len(body) + 1 if brief else len(order) + len(body)
+    for facet in order:
+        if len(body) >= limit:
+            break
+        body.append(said[facet])
+    parts = [_worded(fact, lang) for fact in facts] + body
+    if verdict and kind in ("can", "safe") and parts:
+        # the yes or no comes first, once (the card's answer may open with its own)
+        prose_at = next((i for i, p in enumerate(parts) if not _LIST_RE.match(p)), None)
+        if prose_at is not None and not any(_OPENS_WITH_VERDICT.match(p) for p in parts):
+            parts[prose_at] = _joined(_verdict_word(kind, verdict, lang), parts[prose_at], lang)
+    return parts
+
+
+def _facts_in(code: str, card: Card) -> list[CodeFact]:
+    if not card.code_facts:
+        return []
+    from tutor.chat.code_facts import find  # only for a card that names code facts
+
+    return find(code, [use.fact for use in card.code_facts])
+
+
+def _worded(fact: CodeFact, lang: str) -> str:
+    from tutor.chat.code_facts import worded  # only when the learner's code shows a fact
+
+    return worded(fact, lang)
+
+
 def compose(
     match: Match,
     lang: str,
     names: Names,
     titles: dict[str, tuple[str, str]] | None = None,
+    code: str = "",
 ) -> str:
     """The answer's Markdown, shaped by the question's kind. ``titles``: LESSON/STEP ->
-    (lesson title, step title) in ``lang``, for the line that says what to read."""
-    card, kind = match.card, match.kind
+    (lesson title, step title) in ``lang``, for the line that says what to read; ``code``:
+    the learner's code (pasted in the question, or the editor's), read for what it already
+    does. A question of several parts gets a short paragraph for each, in order."""
+    matches = [match, *match.more]
+    brief = len(matches) > 1
     parts: list[str] = []
-    answer = _fill(card.answer.get(lang), names, lang)
-    if kind in ("can", "safe") and match.verdict:
-        first = _SAFE_VERDICT.get((match.verdict, lang)) if kind == "safe" else None
-        first = first or _VERDICT[(match.verdict, lang)]
-        # the card's answer may already open with its verdict ("Yes — ..."): say it once
-        if not re.match(r"^(yes|no|是的|可以|不行|不)\b", answer, re.IGNORECASE):
-            answer = f"{first} {answer}" if lang == "en" else f"{first}{answer}"
-    if card.sides:
-        lines = [
-            f"- {side.name_in(lang)}: {_fill(side.zh if lang == 'zh' else side.en, names, lang)}"
-            for side in card.sides
-        ]
-        parts.append("\n".join(lines))
-    parts.append(answer)
-    if card.fix and kind in ("fails", "how", "why", "safe", "can"):
-        parts.append(f"{_LABELS['fix'].get(lang)} {_fill(card.fix.get(lang), names, lang)}")
-    if card.example:
+    for one in matches:
+        facts = _facts_in(code, one.card) if code else []
+        parts += _facets(one, lang, names, facts, brief=brief)
+    card = match.card
+    if card.example and not brief:
         example = card.example if lang == "en" else _without_prose_comments(card.example)
         parts.append(f"```python\n{example}\n```")
-    ref = match.read
-    if titles and ref in titles:
-        lesson, step = titles[ref]
-        lesson_id = ref.partition("/")[0]
-        parts.append(
-            _LABELS["read"].get(lang).format(lesson=lesson, lesson_id=lesson_id, step=step, ref=ref)
-        )
-    if card.also and titles and card.also in titles and card.also != ref:
+    refs: list[str] = []
+    for one in matches:
+        refs += [r for r in (one.read,) if r not in refs]
+    for ref in refs:
+        if titles and ref in titles:
+            lesson, step = titles[ref]
+            lesson_id = ref.partition("/")[0]
+            parts.append(
+                _LABELS["read"].get(lang).format(
+                    lesson=lesson, lesson_id=lesson_id, step=step, ref=ref
+                )
+            )
+    if card.also and titles and card.also in titles and card.also not in refs and not brief:
         lesson, step = titles[card.also]
         lesson_id = card.also.partition("/")[0]
         parts.append(

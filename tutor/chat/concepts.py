@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.chat.data_files import read_data
 from tutor.course.models import Lesson
+from tutor.data_cache import read_data
 from tutor.errors import TutorError
 from tutor.i18n import BiText
 

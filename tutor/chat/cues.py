@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from tutor.chat.concepts import ConceptsError
-from tutor.chat.data_files import read_data
+from tutor.data_cache import read_data
 
 CUES_PATH = Path(__file__).with_name("cues.yaml")
 PREFIX = "~"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.chat.data_files import read_data
+from tutor.data_cache import read_data
 from tutor.errors import TutorError
 
 INTENTS_PATH = Path(__file__).with_name("intents.yaml")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.chat.data_files import read_data
+from tutor.data_cache import read_data
 from tutor.errors import TutorError
 from tutor.i18n import Text
 

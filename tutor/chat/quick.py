@@ -18,6 +18,7 @@ from pathlib import Path
 from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
+from tutor.chat.snippets import learner_code
 from tutor.chat.solution_requests import detect
 from tutor.chat.step_finder import StepFinder, StepRef
 from tutor.course.models import Course
@@ -65,7 +66,7 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
 
 @lru_cache(maxsize=1)
 def _symptom_patterns() -> re.Pattern[str]:
-    from tutor.chat.data_files import read_data
+    from tutor.data_cache import read_data
 
     PATH = Path(__file__).with_name("symptoms.yaml")  # not symptoms.py: it imports the models
 
@@ -115,11 +116,14 @@ def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
 def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, str, str]) -> str:
     """The card's answer as shown (Chinese tidied), in the learner's names."""
     known = {}
-    for ref in (found.read, found.card.also):
+    for ref in (found.read, found.card.also, *(m.read for m in found.more)):
         titles = titles_for(course, ref, lang) if ref else None
         if ref and titles:
             known[ref] = titles
-    text = compose(found, lang, learner_names(*names_from), known or None)
+    question, code, _ = names_from
+    needs_code = any(one.card.code_facts for one in (found, *found.more))
+    pasted = learner_code(question, code) if needs_code else ""
+    text = compose(found, lang, learner_names(*names_from), known or None, code=pasted)
     return tidy_chinese(text) if lang == "zh" else text
 
 
@@ -199,7 +203,7 @@ def quick_answer(
 
     if foreign_words(question):
         return None  # another domain named with PyTorch's: the Tutor's judgement decides
-    found = (book or CardBook()).match(question)
+    found = (book or CardBook()).match(question, code=learner_code(question))
     if found is None or not card_answers(found, question) or not found.sure:
         return None  # a weak match needs the Tutor's retrieval to agree
     found, text = shown_card(course, found, lang, (question, "", ""))

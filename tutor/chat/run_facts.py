@@ -255,7 +255,7 @@ class Fact:
 
 @lru_cache(maxsize=1)
 def _texts() -> dict[str, Any]:
-    from tutor.chat.data_files import read_data
+    from tutor.data_cache import read_data
 
     data: dict[str, Any] = read_data(DATA)["facts"]
     return data

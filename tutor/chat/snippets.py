@@ -18,7 +18,8 @@ from tutor.markdown_fences import fenced_pieces
 from tutor.python_names import parses
 
 _STATEMENT_RE = re.compile(
-    r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*\s*(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
+    r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*(\s*,\s*[A-Za-z_][\w.\[\]]*)*\s*"
+    r"(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
     r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|@[A-Za-z_])"
 )
 _HEADER_RE = re.compile(r"^\s*(with|for|if|while|def|class|else|elif|try|except)\b.*:\s*(#.*)?$")
@@ -124,6 +125,50 @@ def snippet(question: str) -> str | None:
     return None
 
 
+def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
+    """Every piece of code ``question`` pastes, printing or not, in order: its fenced code,
+    else its blocks of whole code lines; and its statements written inline. What the
+    learner's code does is read from these (:mod:`tutor.chat.code_facts`)."""
+    fenced = [p.code for p in fenced_pieces(question)
+              if p.code is not None and p.lang in ("", "python", "py")]
+    if fenced:
+        return [b for b in fenced if b.strip()]
+    blocks: list[list[str]] = [[]]
+    prose_lines = []
+    for line in question.splitlines():
+        code = _code_prefix(line.rstrip())
+        if code is not None:
+            blocks[-1].append(code)
+            continue
+        if blocks[-1]:
+            blocks.append([])
+        prose_lines.append(line)
+    said = _inline("\n".join(prose_lines)) if inline else ""
+    return [b for b in (*("\n".join(lines) for lines in blocks), said) if b.strip()]
+
+
+def learner_code(question: str, code: str = "") -> str:
+    """The code the question pastes (fenced, whole lines, written inline) and the editor's
+    ``code``, as blocks separated by blank lines: what :mod:`tutor.chat.code_facts` reads."""
+    parts = [*pasted_blocks(question), *([code] if code.strip() else [])]
+    return "\n\n".join(parts)
+
+
+def _code_prefix(line: str) -> str | None:
+    """``line`` as code: the whole line when it is one, else the statement it starts with
+    when that is most of it (``pred = netD(fake.detach())   <<< use detach()``)."""
+    if _code_line(line):
+        return line
+    if not line.strip() or not _STATEMENT_RE.match(line) or line[:1].isspace():
+        return None
+    found = _longest_statement(line)
+    if found is None or not re.search(r"[(=]", found):
+        return None
+    rest = line.strip()[len(found):].strip()
+    # what follows is a mark (``<<<``, ``->``, ``//``), or the statement is most of the line
+    return found if not rest[:1].isalnum() or len(found) * 2 >= len(line.strip()) else None
+
+
 _IMPORTS = (
     (re.compile(r"(?<![\w.])torch\b"), "import torch", re.compile(r"^\s*import torch\s*$", re.M)),
     (re.compile(r"\bnp\."), "import numpy as np", re.compile(r"\bimport numpy as np\b")),
@@ -195,4 +240,21 @@ def snippet_to_run(question: str) -> str | None:
         return None
     if question_kind(question) == "value" or mentions_output(prose(question)):
         return code
+    return None
+
+
+_GRAD_READ_RE = re.compile(r"\b[A-Za-z_]\w*\.grad\b(?!_)")
+
+
+def program_to_explain(question: str) -> str | None:
+    """The program a "why?" question pastes, to run for the facts of its own run (why
+    ``a.grad`` is None here): whole code that parses, is PyTorch's, calls ``backward`` and
+    reads a ``.grad``; None when the question asks for output (:func:`snippet_to_run` runs
+    that) or pastes no such program."""
+    if question_kind(question) not in ("why", "fails") or snippet_to_run(question) is not None:
+        return None
+    for code in sorted(pasted_blocks(question, inline=False), key=len, reverse=True):
+        if ".backward(" in code and _GRAD_READ_RE.search(code) and parses(code) and \
+                about_pytorch(code):
+            return _with_imports(code)
     return None

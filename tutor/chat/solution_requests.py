@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
 from tutor.chat.bilingual import Both, Patterns
-from tutor.chat.data_files import read_data
+from tutor.data_cache import read_data
 
 PATH = Path(__file__).with_name("solution_requests.yaml")
 _PART_RE = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.chat.data_files import read_data
 from tutor.chat.models import Passage
+from tutor.data_cache import read_data
 from tutor.i18n import BiText, Text
 
 PATH = Path(__file__).with_name("symptoms.yaml")

@@ -44,7 +44,13 @@ from tutor.chat.run_facts import (
     text_for,
     watch,
 )
-from tutor.chat.snippets import besides_output, prose, snippet_to_run
+from tutor.chat.snippets import (
+    besides_output,
+    learner_code,
+    program_to_explain,
+    prose,
+    snippet_to_run,
+)
 from tutor.chat.solution_requests import asks_for_solution, points_at_step, step_code_parts
 from tutor.chat.step_finder import StepFinder
 from tutor.chat.tokens import has_cjk
@@ -349,6 +355,8 @@ class Tutor:
 
         self._card_text = None
         ran = self._run_snippet(question, lang, step, secrets)
+        if ran is None:
+            ran = self._explain_program(question, lang, secrets)
         if ran is not None:
             return ran, [], secrets
         # a question about the learner's own run is answered from that run (and its
@@ -411,6 +419,10 @@ class Tutor:
         # "x.grad is None", "the grad keeps growing": answered by the symptom's likely causes,
         # whose lessons come before what the words alone would pick
         symptom = self.symptoms.match(self.retriever.without_quoted_messages(question))
+        if run_part is not None and run_part[4]:
+            # the facts of the learner's own run say why: not the symptom's general causes,
+            # nor a lesson's summary; only the step that teaches it
+            symptom, hits = None, []
         if symptom is not None:
             lessons = [*symptom.lessons, *(lid for lid in lessons if lid not in symptom.lessons)]
             lessons = lessons[:3]
@@ -590,6 +602,46 @@ class Tutor:
             answer = self._guard(answer, guard, question, lang)
         return answer
 
+    def _explain_program(self, question: str, lang: Lang, secrets: Secrets) -> Answer | None:
+        """ "Why is ``a.grad`` None here?" with a program pasted: the cause in this code, from
+        the facts of its own run (run_facts.py), first; then the card's explanation without
+        its example (the learner's code is the example). None when the run shows no cause
+        (the card or the retrieval answers as for any question)."""
+        runner = self.runner
+        code = program_to_explain(question) if runner is not None else None
+        if runner is None or code is None:
+            return None
+        found_facts = self._snippet_facts(runner, code)
+        if not explains_why(found_facts):
+            return None
+        parts = [text_for(found_facts, lang)]
+        ref = read_for(found_facts)
+        found_card = self.cards.match(besides_output(question) or prose(question))
+        if found_card is not None and card_answers(found_card, question) and found_card.sure:
+            explained = card_text(self.course, found_card, lang, (question, "", ""))
+            explained = re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip()
+            parts.append(explained)
+            ref = found_card.read
+        else:
+            read = self._read_line(ref, lang) if ref else None
+            if read:
+                parts.append(read)
+        text = "\n\n".join(parts)
+        titled = self._titled(ref) if ref else None
+        answer = Answer(
+            text=text,
+            sources=[ref] if ref else [],
+            titled_sources=[titled] if titled else [],
+            kind="answer",
+            lessons=[ref.partition("/")[0]] if ref else [],
+        )
+        pasted = self.steps.find(question)
+        answer = self._finish(answer, secrets, question, lang)
+        if pasted is not None:
+            lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
+            answer = self._guard(answer, self._secrets(lesson, found, None), question, lang)
+        return answer
+
     @staticmethod
     def _snippet_facts(runner: Runner, code: str) -> list[Fact]:
         """What the snippet's own run shows about each ``.grad`` it reads (a second run of it,
@@ -654,7 +706,7 @@ class Tutor:
         if run is not None and run.error is not None:
             error = f"{run.error.type}: {run.error.message}"
         extra = error if error and not self.retriever.quotes_message(question) else ""
-        found = self.cards.match(question, extra=extra)
+        found = self.cards.match(question, extra=extra, code=learner_code(question, code))
         # a symptom named in general ("my x.grad is None", "the grads keep growing") is
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
@@ -927,9 +979,10 @@ class Tutor:
 
     def _about_run(
         self, question: str, lang: Lang, context: ChatContext | None, *, about_error: bool = False
-    ) -> tuple[str, list[str], str | None, list[Source]] | None:
-        """(text, sources, lesson ref, titled sources) about the learner's last run, when
-        asked about it (``about_error``: the question asks why something errors)."""
+    ) -> tuple[str, list[str], str | None, list[Source], bool] | None:
+        """(text, sources, lesson ref, titled sources, whether the run's facts say why) about
+        the learner's last run, when asked about it (``about_error``: the question asks why
+        something errors)."""
         if context is None or (context.last_run is None and not context.diagnoses):
             return None
         var_match = _GRAD_VAR_RE.search(question)
@@ -946,11 +999,19 @@ class Tutor:
                     type=run.error.type, line=run.error.line or "?", message=run.error.message
                 ).get(lang)
             )
+        found_facts: list[Fact] = []
         if var_match:
             var = var_match.group(1)
-            snap = _snapshot(context, var)
-            if snap is not None:
+            # the facts of the learner's own code and run, as `tutor ask` gives them for a
+            # pasted snippet; else what the run's snapshot of the tensor says
+            found_facts = self._run_facts_of(context, var)
+            snap = _snapshot(context, var) if not found_facts else None
+            if found_facts:
+                lines.append(text_for(found_facts, lang))
+                ref = read_for(found_facts)
+            elif snap is not None:
                 lines.append(_explain_grad(var, snap).get(lang))
+            if found_facts or snap is not None:
                 sources.append(f"run:{var}")
                 titled.append(Source(id=f"run:{var}", title=msg.SOURCE_RUN.format(var=var)))
         _, step = self._step(context)
@@ -973,7 +1034,19 @@ class Tutor:
             if run is None or not run.ok:
                 return None
             lines.append(msg.RUN_OK.get(lang))
-        return "\n".join(lines), sources, ref, titled
+        explained = bool(var_match) and explains_why(found_facts)
+        return "\n".join(lines), sources, ref, titled, explained
+
+    def _run_facts_of(self, context: ChatContext, var: str) -> list[Fact]:
+        """The run facts (run_facts.py) of the learner's code about ``var.grad``: the code run
+        once more with its records, as a pasted snippet is; empty without a sandbox, without
+        code that reads ``var.grad``, or when the last run raised (its error says why)."""
+        run = context.last_run
+        if self.runner is None or not context.code.strip() or (run is not None and run.error):
+            return []
+        found = [f for f in self._snippet_facts(self.runner, context.code)
+                 if f.values.get("name") in (var, "")]
+        return found if any(f.values.get("name") == var for f in found) else []
 
     def _hint(
         self,

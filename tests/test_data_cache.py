@@ -1,5 +1,5 @@
-"""The chat's YAML data read through the JSON cache (tutor/chat/data_files.py), and what a
-shell question imports."""
+"""YAML data read through the JSON cache (tutor/data_cache.py), and what a shell question
+imports."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.chat.data_files import read_data
+from tutor.data_cache import read_data
 from tutor.yaml_read import YamlFileError, read_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_cached_data_is_the_files_data_and_follows_its_changes(
@@ -23,7 +23,7 @@ def test_the_cached_data_is_the_files_data_and_follows_its_changes(
     data = tmp_path / "words.yaml"
     data.write_text("a: {en: one, zh: 一}\nb: [1, 2]\n", encoding="utf-8")
     assert read_data(data) == read_yaml(data)
-    assert list((tmp_path / "cache" / "chat").glob("words-*.json"))  # kept as JSON
+    assert list((tmp_path / "cache" / "data").glob("words-*.json"))  # kept as JSON
     assert read_data(data) == {"a": {"en": "one", "zh": "一"}, "b": [1, 2]}  # from the cache
     data.write_text("a: two\n", encoding="utf-8")
     assert read_data(data) == {"a": "two"}  # a changed file is read again

@@ -1,6 +1,7 @@
-"""The chat's own YAML data files (messages, domains, solution-request parts, symptoms, ...),
-read once and then kept as JSON under the cache dir, keyed by the sha256 of the file: `tutor
-ask` then neither imports the YAML parser nor parses the files again. A file that changes
+"""The app's small YAML data files (message catalogs, the command line's help, the chat's
+domains, solution-request parts, symptoms, ...), read once and then kept as JSON under the
+cache dir, keyed by the sha256 of the file: a shell command such as `tutor ask` then neither
+imports the YAML parser nor parses the files again. A file that changes
 is read again (its key changes); a broken one raises what :func:`tutor.yaml_read.read_yaml`
 raises, at its line and column."""
 
@@ -18,7 +19,7 @@ def read_data(path: Path) -> Any:
 
     raw = Path(path).read_bytes()
     key = hashlib.sha256(raw).hexdigest()[:32]
-    entry = cache_root() / "chat" / f"{Path(path).stem}-{key}.json"
+    entry = cache_root() / "data" / f"{Path(path).stem}-{key}.json"
     try:
         return json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
