@@ -79,7 +79,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
             names = [n for t in getattr(inner, "targets", []) for n in target_names(t)]
             in_loop = any(s.lineno > loop.lineno and loop in flow.ancestors(s)
                           for n in names for s in flow.assignments.get(n, []))
-            if inner is not None and loop not in flow.ancestors(inner) and line < loop.lineno \
+            if inner is not None and flow.runs_before(line, loop) \
                     and _depends_on_grad(flow, inner) and not in_loop:
                 fix = Fix((Edit("move_before", line, to=_first_body_line(loop)),), runs_clean,
                           T(f"move line {line} into the loop so each pass builds its own graph",
@@ -402,8 +402,9 @@ FRESH = frozenset({"randn", "rand", "zeros", "ones", "tensor", "randint", "linsp
 
 
 def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
-    """A computed tensor, not a constant, a layer, an optimizer or fresh data."""
-    value = flow.value_of(stmt)
+    """A computed tensor, not a constant, a layer, an optimizer or fresh data (made here, or
+    in the helper function that returned it)."""
+    value = flow.value_of(flow.made_by(stmt))
     if not isinstance(value, (ast.Call, ast.BinOp, ast.Subscript)):
         return False
     if isinstance(value, ast.Call):
@@ -840,6 +841,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
         value = flow.value_of(made)
         src = text(value) if value is not None else ""
         line = made.lineno
+        seen, owner = owner, flow.name_at(made, owner)  # the name where it was made
         if "requires_grad=True" in src and isinstance(value, (ast.BinOp, ast.Call)) and not (
                 isinstance(value, ast.Call)
                 and any(k.arg == "requires_grad" for k in value.keywords)):
@@ -848,7 +850,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                         text(made).split("=")[0].strip() + " = (" +
                         inner.replace(", requires_grad=True", "") + ").requires_grad_()")
             out.append(Candidate("grad-none-nonleaf", line, 0.8, [
-                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("grad-none", {"fail_line": fail, "name": seen}),
                 ("not-leaf", {"line": line, "name": owner})],
                 [Fix((edit,), runs_clean, T(f"make `{owner}` the leaf on line {line}: "
                                             f"`{edit.text.strip()}`",
@@ -863,7 +865,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                 edit = Edit("replace", line, indent_of(flow.line(line)) + "with torch.no_grad():\n"
                             + indent_of(flow.line(line)) + "    " + new)
                 out.append(Candidate("grad-none-nonleaf", line, 0.8, [
-                    ("grad-none", {"fail_line": fail, "name": owner}),
+                    ("grad-none", {"fail_line": fail, "name": seen}),
                     ("rebound", {"line": line, "name": owner})],
                     [Fix((edit, Edit("insert_after", line, f"{owner}.grad.zero_()")), runs_clean,
                          T(f"update `{owner}` in place under `torch.no_grad()` on line {line}",
@@ -874,7 +876,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                 value is not None and any(isinstance(n, ast.BinOp) for n in ast.walk(value))
                 and "requires_grad" not in src):
             out.append(Candidate("grad-none-nonleaf", line, 0.7 if converted else 0.6, [
-                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("grad-none", {"fail_line": fail, "name": seen}),
                 ("not-leaf", {"line": line, "name": owner})],
                 [Fix((Edit("insert_after", line, f"{owner}.retain_grad()"),), runs_clean,
                      T(f"keep this tensor's gradient: `{owner}.retain_grad()` after line {line}",
@@ -931,7 +933,7 @@ def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
         for name in flow.names_in(stmt):
             made = flow.assigned_before(name, fail)
             if made is not None:
-                line = made.lineno
+                line = flow.made_by(made).lineno  # in the helper that returned it, if one did
                 break
     src = flow.line(line)
     edit = None
