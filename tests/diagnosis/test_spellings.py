@@ -235,3 +235,69 @@ def test_a_graph_built_once_and_passed_into_a_training_loop_is_named(
     # same (it is the argument of the call that runs the loop)
     assert candidate_lines(sandbox, code, "backward-twice-loop") == {root}
     assert first(sandbox, code).root_line == root
+
+
+CONV_INLINE = """import torch
+import torch.nn as nn
+conv = nn.Conv2d(1, 4, 3)
+image = torch.rand(28, 28)
+out = conv(image)
+"""
+CONV_WRAPPED = """import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+    def forward(self, x):
+        return self.conv(x)
+net = Net()
+image = torch.rand(28, 28)
+out = net(image)
+"""
+
+
+@pytest.mark.parametrize(("code", "line"), [(CONV_INLINE, 5), (CONV_WRAPPED, 11)],
+                         ids=["inline", "forward"])
+def test_an_input_a_forward_only_hands_on_is_blamed_where_it_was_given(
+        sandbox: Sandbox, code: str, line: int) -> None:
+    # the error is raised inside forward (line 8), which passes its parameter on unchanged
+    got = first(sandbox, code)
+    assert (got.id, got.root_line or got.line) == ("conv-input-rank", line)
+    assert "`image.unsqueeze(0)`" in got.fix.en  # the caller's name, not forward's `x`
+
+
+NO_GRAD_INLINE = """import torch
+import torch.nn as nn
+model = nn.Linear(3, 1)
+x = torch.randn(8, 3)
+with torch.no_grad():
+    pred = model(x)
+loss = pred.pow(2).mean()
+loss.backward()
+"""
+NO_GRAD_WRAPPED = """import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(3, 1)
+    def forward(self, x):
+        return self.layer(x)
+model = Net()
+x = torch.randn(8, 3)
+with torch.no_grad():
+    pred = model(x)
+loss = pred.pow(2).mean()
+loss.backward()
+"""
+
+
+@pytest.mark.parametrize(("code", "block"), [(NO_GRAD_INLINE, 5), (NO_GRAD_WRAPPED, 11)],
+                         ids=["inline", "forward"])
+def test_a_no_grad_block_around_the_model_call_is_found_from_inside_forward(
+        sandbox: Sandbox, code: str, block: int) -> None:
+    # the re-run records the op that lost the graph inside forward (line 8)
+    got = first(sandbox, code)
+    assert (got.id, got.root_line, got.fix_verified) == ("no-grad-fn-no-grad-block", block,
+                                                         True)

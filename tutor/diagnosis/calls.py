@@ -121,3 +121,47 @@ class Calls:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return node
         return None
+
+    def statement_at(self, line: int) -> ast.stmt | None:
+        """The innermost statement that starts on the line."""
+        found = None
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.stmt) and node.lineno == line and (
+                    found is None or node.col_offset >= found.col_offset):
+                found = node
+        return found
+
+    def hands_on(self, line: int) -> bool:
+        """Whether the statement on the line only hands its function's own parameters,
+        unchanged, to one call (``return self.layers(*args, **kwargs)``, ``return
+        self.net(x)``): what that call fails on came from the function's caller."""
+        stmt = self.statement_at(line)
+        function = self.function_of(stmt) if stmt is not None else None
+        call = getattr(stmt, "value", None)
+        if function is None or not isinstance(stmt, (ast.Return, ast.Assign, ast.Expr)) or (
+                not isinstance(call, ast.Call)):
+            return False
+        args = function.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        starred = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        given = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [
+            k.value for k in call.keywords]
+        names = [g.id for g in given if isinstance(g, ast.Name)]
+        if not given or len(names) != len(given) or not set(names) <= params | starred:
+            return False
+        changed = {n.id for s in ast.walk(function) if isinstance(s, ast.stmt)
+                   and s.lineno < line for n in ast.walk(s)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return not changed & set(names) and not (
+            isinstance(call.func, ast.Name) and call.func.id in params | starred)
+
+    def line_that_gave(self, frames: list[int]) -> int | None:
+        """Of a failing run's learner frames (lines, outermost first), the line where the
+        values the failing call got were given: the innermost frame's, or its caller's when
+        that frame only :meth:`hands_on` its parameters (and so on outwards)."""
+        if not frames:
+            return None
+        index = len(frames) - 1
+        while index > 0 and self.hands_on(frames[index]):
+            index -= 1
+        return frames[index]

@@ -105,6 +105,16 @@ class Flow:
                 return a
         return None
 
+    def no_grad_reaching(self, node: ast.AST, depth: int = 3) -> ast.With | None:
+        """The ``no_grad`` block the node runs in: around it, or around a call of the
+        function that holds it (a forward pass called under ``no_grad``), a few calls out."""
+        block = self.in_no_grad(node)
+        function = self.call_graph.function_of(node)
+        if block is not None or function is None or depth <= 0:
+            return block
+        return next((b for c in self.calls_of(function)
+                     if (b := self.no_grad_reaching(c, depth - 1)) is not None), None)
+
     @cached_property
     def calls(self) -> list[ast.Call]:
         return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)),

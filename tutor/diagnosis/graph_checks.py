@@ -481,7 +481,7 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
                    reason: str, op: str) -> Candidate:
     if reason == "no_grad":
         stmt = ctx.flow.statement_at(line)
-        block = ctx.flow.in_no_grad(stmt) if stmt is not None else None
+        block = ctx.flow.no_grad_reaching(stmt) if stmt is not None else None
         line = block.lineno if block is not None else (
             no_grad_decorator(ctx.flow, line) or line)
     step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
