@@ -219,6 +219,34 @@ class Flow:
     def returned(self, call: ast.AST) -> list[ast.Return]:
         return self.call_graph.returned(call)
 
+    def as_seen_in(self, stmt: ast.stmt, function: Function) -> str | None:
+        """A one-line statement made before the one call of ``function``, written with the
+        names the function knows those values by (an argument's parameter; a global as it
+        is), to be run inside it; None when it reads a value the function cannot see."""
+        calls = self.calls_of(function)
+        if len(calls) != 1 or stmt.lineno != stmt.end_lineno:
+            return None
+        given: dict[str, str] = {}
+        for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]:
+            for _, value in self.arguments_for(function, arg.arg):
+                if isinstance(value, ast.Name):
+                    given.setdefault(value.id, arg.arg)
+        inside = {n for n, stmts in self.assignments.items()
+                  if any(self.function_at(s.lineno) is function for s in stmts)}
+        raw = self.line(stmt.lineno).encode("utf-8")
+        edits = []
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in given:
+                edits.append((node.col_offset, node.end_col_offset or 0, given[node.id]))
+            elif node.id in inside or any(self.function_at(s.lineno) is not None
+                                          for s in self.assignments.get(node.id, [])):
+                return None  # a local of the caller, or shadowed inside the function
+        for start, end, new in sorted(edits, reverse=True):
+            raw = raw[:start] + new.encode("utf-8") + raw[end:]
+        return raw.decode("utf-8").strip()
+
     def name_at(self, stmt: ast.stmt, name: str) -> str:
         """The name ``stmt`` binds for the value known as ``name`` where it is used: the
         same name, or the caller's (``hidden`` for a parameter ``hidden_in`` it was given,

@@ -81,13 +81,10 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                           for n in names for s in flow.assignments.get(n, []))
             if inner is not None and flow.runs_before(line, loop) \
                     and _depends_on_grad(flow, inner) and not in_loop:
-                fix = Fix((Edit("move_before", line, to=_first_body_line(loop)),), runs_clean,
-                          T(f"move line {line} into the loop so each pass builds its own graph",
-                            f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))
                 out.append(Candidate("backward-twice-loop", line, 0.85, [
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
-                ], [fix], {"line": line, "name": target}))
+                ], _into_loop(flow, inner, loop), {"line": line, "name": target}))
     # 5. two losses share a forward pass and each has its own backward()
     shared = _shared_forward(ctx, target, fills)
     out.extend(shared)
@@ -147,6 +144,26 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     elif shared:
         ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
+
+
+def _into_loop(flow: Flow, stmt: ast.stmt, loop: ast.stmt) -> list[Fix]:
+    """The statement made once before the loop, made at the start of each pass instead: moved
+    there, or, when the loop runs in a function the value was passed to, written again there
+    with the names the function knows the values by."""
+    line, body = stmt.lineno, _first_body_line(loop)
+    function = flow.function_at(loop.lineno)
+    if flow.function_at(line) is function:
+        return [Fix((Edit("move_before", line, to=body),), runs_clean,
+                    T(f"move line {line} into the loop so each pass builds its own graph",
+                      f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))]
+    seen = flow.as_seen_in(stmt, function) if function is not None else None
+    if seen is None:
+        return []
+    return [Fix((Edit("insert_before", body, seen),), runs_clean,
+                T(f"build it again at the start of each pass (before line {body}): `{seen}`, "
+                  f"as line {line} does once",
+                  f"在每次循环开始时（第 {body} 行之前）重新构建它：`{seen}`"
+                  f"（第 {line} 行只在循环之前构建了一次）"))]
 
 
 def _pass_loop(ctx: Ctx) -> ast.stmt | None:
