@@ -304,3 +304,26 @@ def test_a_no_grad_block_around_the_model_call_is_found_from_inside_forward(
     got = first(sandbox, code)
     assert (got.id, got.root_line, got.fix_verified) == ("no-grad-fn-no-grad-block", block,
                                                          True)
+
+
+DEVICE_INLINE = """import torch
+device = "gpu"
+x = torch.randn(3)
+x = x.to(device)
+"""
+DEVICE_PASSED = """import torch
+device = "gpu"
+x = torch.randn(3)
+def move(t, where):
+    return t.to(where)
+x = move(x, device)
+"""
+
+
+@pytest.mark.parametrize(("code", "line"), [(DEVICE_INLINE, 4), (DEVICE_PASSED, 5)],
+                         ids=["inline", "function"])
+def test_an_op_on_parameters_is_not_a_call_that_hands_them_on(sandbox: Sandbox, code: str,
+                                                              line: int) -> None:
+    # t.to(where) is the op that fails, not a learner's module the values pass through
+    got = first(sandbox, code)
+    assert (got.id, got.line) == ("unknown-device-string", line)

@@ -133,8 +133,9 @@ class Calls:
 
     def hands_on(self, line: int) -> bool:
         """Whether the statement on the line only hands its function's own parameters,
-        unchanged, to one call (``return self.layers(*args, **kwargs)``, ``return
-        self.net(x)``): what that call fails on came from the function's caller."""
+        unchanged, to one call of the learner's own (``return self.layers(*args,
+        **kwargs)``, ``return self.net(x)``): what that call fails on came from the
+        function's caller."""
         stmt = self.statement_at(line)
         function = self.function_of(stmt) if stmt is not None else None
         call = getattr(stmt, "value", None)
@@ -152,8 +153,15 @@ class Calls:
         changed = {n.id for s in ast.walk(function) if isinstance(s, ast.stmt)
                    and s.lineno < line for n in ast.walk(s)
                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        return not changed & set(names) and not (
-            isinstance(call.func, ast.Name) and call.func.id in params | starred)
+        return not changed & set(names) and self._learners(call.func)
+
+    def _learners(self, func: ast.expr) -> bool:
+        """A callee of the learner's own: a module or function kept on ``self``
+        (``self.layers``), or a function the program defines; not a torch op or a method of
+        a tensor."""
+        if isinstance(func, ast.Attribute):
+            return isinstance(func.value, ast.Name) and func.value.id == "self"
+        return isinstance(func, ast.Name) and any(f.name == func.id for f in self.functions)
 
     def line_that_gave(self, frames: list[int]) -> int | None:
         """Of a failing run's learner frames (lines, outermost first), the line where the
