@@ -327,3 +327,43 @@ def test_an_op_on_parameters_is_not_a_call_that_hands_them_on(sandbox: Sandbox, 
     # t.to(where) is the op that fails, not a learner's module the values pass through
     got = first(sandbox, code)
     assert (got.id, got.line) == ("unknown-device-string", line)
+
+
+LR_NAMED = """import torch
+x = torch.linspace(0, 10, 50) * 10
+y = 3 * x + 1
+w = torch.zeros(1, requires_grad=True)
+{name} = 0.01
+for it in range(20):
+    loss = ((w * x - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= {name} * w.grad
+        w.grad.zero_()
+    print(loss.item())
+"""
+LR_DEFAULT = """import torch
+x = torch.linspace(0, 10, 50) * 10
+y = 3 * x + 1
+def fit(steps, alpha=0.01):
+    w = torch.zeros(1, requires_grad=True)
+    for it in range(steps):
+        loss = ((w * x - y) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= alpha * w.grad
+            w.grad.zero_()
+        print(loss.item())
+fit(20)
+"""
+
+
+@pytest.mark.parametrize(("code", "line"), [(LR_NAMED.format(name="lr"), 5),
+                                            (LR_NAMED.format(name="step_size"), 5),
+                                            (LR_DEFAULT, 4)],
+                         ids=["lr", "other-name", "default"])
+def test_the_learning_rate_is_found_whatever_its_name(sandbox: Sandbox, code: str,
+                                                      line: int) -> None:
+    # the step size is the factor of w.grad in the update, followed to the number
+    got = first(sandbox, code)
+    assert (got.id, got.root_line, got.fix_verified) == ("lr-too-high", line, True)

@@ -219,6 +219,54 @@ class Flow:
     def returned(self, call: ast.AST) -> list[ast.Return]:
         return self.call_graph.returned(call)
 
+    def number_of(self, node: ast.expr | None, line: int, depth: int = 5
+                  ) -> ast.Constant | None:
+        """The number literal a value comes from: the value itself, or, for a name, its
+        assignment, the argument a call gave the parameter, or the parameter's default."""
+        if node is None or depth <= 0:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and (
+                not isinstance(node.value, bool)):
+            return node
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        name = text(node)
+        function = self.function_at(line)
+        found = self.call_graph.parameter(function, name) if function is not None else None
+        if function is not None and found is not None and not any(
+                self.function_at(s.lineno) is function
+                                         for s in self.assignments.get(name, [])
+                                         if s.lineno < line):
+            for call, given in self.arguments_for(function, name):
+                number = self.number_of(given, call.lineno, depth - 1)
+                if number is not None:
+                    return number
+            return self.number_of(_default(function, found[1]), line, depth - 1)
+        stmt = self.assigned_before(name, line)
+        return self.number_of(self.value_of(stmt), stmt.lineno, depth - 1) if (
+            stmt is not None) else None
+
+    def step_sizes(self) -> list[ast.Constant]:
+        """The number literals that set how far a training step goes: an optimizer's ``lr``
+        and the factor of ``.grad`` in a hand-written update (``w -= lr * w.grad``), followed
+        to where each number is written."""
+        given: list[tuple[ast.expr, int]] = []
+        for stmt, _, call in self.optimizers():
+            lr = next((k.value for k in call.keywords if k.arg == "lr"), None)
+            if lr is None and len(call.args) > 1:
+                lr = call.args[1]
+            if lr is not None:
+                given.append((lr, stmt.lineno))
+        for stmt in self.statements:
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Sub) and isinstance(
+                    stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Mult):
+                sides = (stmt.value.left, stmt.value.right)
+                grads = [".grad" in text(side) for side in sides]
+                if any(grads) and not all(grads):
+                    given.append((sides[grads.index(False)], stmt.lineno))
+        found = [self.number_of(node, line) for node, line in given]
+        return list({id(n): n for n in found if n is not None}.values())
+
     def as_seen_in(self, stmt: ast.stmt, function: Function) -> str | None:
         """A one-line statement made before the one call of ``function``, written with the
         names the function knows those values by (an argument's parameter; a global as it
@@ -354,3 +402,15 @@ class Flow:
             if isinstance(value, ast.Call):
                 return text(value.func).split(".")[-1]
         return None
+
+
+def _default(function: Function, arg: ast.arg) -> ast.expr | None:
+    """The default value of a function's parameter, None when it has none."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        index = positional.index(arg) - (len(positional) - len(args.defaults))
+        return args.defaults[index] if index >= 0 else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None
