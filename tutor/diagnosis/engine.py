@@ -531,6 +531,14 @@ def match_error(error: ErrorInfo, code: str, source: Source | None = None) -> Di
     ctx = Context(source=source, line=error.line, locals=dict(error.locals))
     entries = load_catalog().errors
     found = _first_fit(entries, "exception", error.type, error.message, ctx, error.line)
+    if found is not None and source is not None and error.traceback:
+        # a call that only hands its parameters on (a forward that calls its layers): the
+        # line that gave it what it failed on is the caller's
+        given = source.calls.line_that_gave([f.line for f in error.traceback])
+        if given is not None and given != error.line:
+            moved = _first_fit(entries, "exception", error.type, error.message,
+                               Context(source=source, line=given), given)
+            found = moved if moved is not None and moved.id == found.id else found
     return found if found is not None else generic_error(error, ctx)
 
 

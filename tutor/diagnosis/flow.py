@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor.diagnosis.calls import Calls, Function
 from tutor.diagnosis.source import Source, source_text
 from tutor.diagnosis.source import call_name as called
 
@@ -104,6 +105,16 @@ class Flow:
                 return a
         return None
 
+    def no_grad_reaching(self, node: ast.AST, depth: int = 3) -> ast.With | None:
+        """The ``no_grad`` block the node runs in: around it, or around a call of the
+        function that holds it (a forward pass called under ``no_grad``), a few calls out."""
+        block = self.in_no_grad(node)
+        function = self.call_graph.function_of(node)
+        if block is not None or function is None or depth <= 0:
+            return block
+        return next((b for c in self.calls_of(function)
+                     if (b := self.no_grad_reaching(c, depth - 1)) is not None), None)
+
     @cached_property
     def calls(self) -> list[ast.Call]:
         return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)),
@@ -128,17 +139,186 @@ class Flow:
 
     def assigned_before(self, name: str, number: int, node: ast.AST | None = None
                         ) -> ast.stmt | None:
-        """The last assignment of ``name`` above the line, in the same scope when given."""
+        """The last assignment of ``name`` above the line, in the same scope when given.
+        Where the function that holds the line never assigns ``name`` before it, the value
+        came from outside: a parameter's from the argument each call gives it (the
+        assignment of that argument in the caller, or the caller's statement when the
+        argument is an expression), a global's from the module's assignment."""
+        return self._assigned_before(name, number, node, 4)
+
+    def _assigned_before(self, name: str, number: int, node: ast.AST | None, depth: int
+                         ) -> ast.stmt | None:
         scope = self.scope_of(node) if node is not None else None
         found = None
         for stmt in self.assignments.get(name, []):
             if stmt.lineno < number and (scope is None or self.scope_of(stmt) is scope):
                 found = stmt
-        return found
+        if found is not None or depth <= 0 or "." in name:
+            return found
+        function = self.function_at(number)
+        if function is None or any(self.function_at(s.lineno) is function
+                                   for s in self.assignments.get(name, [])
+                                   if s.lineno < number):
+            return found
+        for call, arg in self.arguments_for(function, name):
+            if isinstance(arg, ast.Name):
+                made = self._assigned_before(arg.id, call.lineno, call, depth - 1) or \
+                    self._assigned_before(arg.id, call.lineno, None, depth - 1)
+                if made is not None:
+                    return made
+            else:
+                holder = self.statement_of(call)
+                if holder is not None:
+                    return holder
+        if self.call_graph.parameter(function, name) is not None:
+            return None
+        # a free name: the enclosing function's (or the module's) assignment, the last one
+        # before the function is first called
+        outer = self.enclosing_function(function)
+        around = [s for s in self.assignments.get(name, []) if self.function_at(
+            s.lineno) is outer]
+        calls = [c.lineno for c in self.calls_of(function)]
+        before = [s for s in around if calls and s.lineno < min(calls)]
+        chosen = before or around
+        return chosen[-1] if chosen else None
+
+    # -- across calls ------------------------------------------------------------------
+    def function_at(self, number: int) -> Function | None:
+        """The innermost function whose body holds the line."""
+        stmt = self.statement_at(number)
+        if stmt is None:
+            found = None
+            for fn in self.call_graph.functions:
+                if fn.body and fn.body[0].lineno <= number <= (fn.end_lineno or fn.lineno) and (
+                        found is None or fn.lineno >= found.lineno):
+                    found = fn
+            return found
+        return next((a for a in [stmt, *self.ancestors(stmt)]
+                     if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and a is not stmt), None)
+
+    def enclosing_function(self, function: ast.AST
+                           ) -> Function | None:
+        return next((a for a in self.ancestors(function)
+                     if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        return node if isinstance(node, ast.stmt) else next(
+            (a for a in self.ancestors(node) if isinstance(a, ast.stmt)), None)
+
+    @cached_property
+    def call_graph(self) -> Calls:
+        return Calls(self.tree, self.parents)
+
+    def calls_of(self, function: Function) -> list[ast.Call]:
+        return self.call_graph.calls_of(function)
+
+    def arguments_for(self, function: Function, name: str) -> list[tuple[ast.Call, ast.expr]]:
+        return self.call_graph.arguments_for(function, name)
+
+    def returned(self, call: ast.AST) -> list[ast.Return]:
+        return self.call_graph.returned(call)
+
+    def number_of(self, node: ast.expr | None, line: int, depth: int = 5
+                  ) -> ast.Constant | None:
+        """The number literal a value comes from: the value itself, or, for a name, its
+        assignment, the argument a call gave the parameter, or the parameter's default."""
+        if node is None or depth <= 0:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and (
+                not isinstance(node.value, bool)):
+            return node
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        name = text(node)
+        function = self.function_at(line)
+        found = self.call_graph.parameter(function, name) if function is not None else None
+        if function is not None and found is not None and not any(
+                self.function_at(s.lineno) is function
+                                         for s in self.assignments.get(name, [])
+                                         if s.lineno < line):
+            for call, given in self.arguments_for(function, name):
+                number = self.number_of(given, call.lineno, depth - 1)
+                if number is not None:
+                    return number
+            return self.number_of(_default(function, found[1]), line, depth - 1)
+        stmt = self.assigned_before(name, line)
+        return self.number_of(self.value_of(stmt), stmt.lineno, depth - 1) if (
+            stmt is not None) else None
+
+    def step_sizes(self) -> list[ast.Constant]:
+        """The number literals that set how far a training step goes: an optimizer's ``lr``
+        and the factor of ``.grad`` in a hand-written update (``w -= lr * w.grad``), followed
+        to where each number is written."""
+        given: list[tuple[ast.expr, int]] = []
+        for stmt, _, call in self.optimizers():
+            lr = next((k.value for k in call.keywords if k.arg == "lr"), None)
+            if lr is None and len(call.args) > 1:
+                lr = call.args[1]
+            if lr is not None:
+                given.append((lr, stmt.lineno))
+        for stmt in self.statements:
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Sub) and isinstance(
+                    stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Mult):
+                sides = (stmt.value.left, stmt.value.right)
+                grads = [".grad" in text(side) for side in sides]
+                if any(grads) and not all(grads):
+                    given.append((sides[grads.index(False)], stmt.lineno))
+        found = [self.number_of(node, line) for node, line in given]
+        return list({id(n): n for n in found if n is not None}.values())
+
+    def as_seen_in(self, stmt: ast.stmt, function: Function) -> str | None:
+        """A one-line statement made before the one call of ``function``, written with the
+        names the function knows those values by (an argument's parameter; a global as it
+        is), to be run inside it; None when it reads a value the function cannot see."""
+        calls = self.calls_of(function)
+        if len(calls) != 1 or stmt.lineno != stmt.end_lineno:
+            return None
+        given: dict[str, str] = {}
+        for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]:
+            for _, value in self.arguments_for(function, arg.arg):
+                if isinstance(value, ast.Name):
+                    given.setdefault(value.id, arg.arg)
+        inside = {n for n, stmts in self.assignments.items()
+                  if any(self.function_at(s.lineno) is function for s in stmts)}
+        raw = self.line(stmt.lineno).encode("utf-8")
+        edits = []
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in given:
+                edits.append((node.col_offset, node.end_col_offset or 0, given[node.id]))
+            elif node.id in inside or any(self.function_at(s.lineno) is not None
+                                          for s in self.assignments.get(node.id, [])):
+                return None  # a local of the caller, or shadowed inside the function
+        for start, end, new in sorted(edits, reverse=True):
+            raw = raw[:start] + new.encode("utf-8") + raw[end:]
+        return raw.decode("utf-8").strip()
+
+    def name_at(self, stmt: ast.stmt, name: str) -> str:
+        """The name ``stmt`` binds for the value known as ``name`` where it is used: the
+        same name, or the caller's (``hidden`` for a parameter ``hidden_in`` it was given,
+        where :meth:`assigned_before` followed the call)."""
+        targets = [n for t in getattr(stmt, "targets", []) for n in target_names(t)]
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            targets = target_names(stmt.target)
+        return targets[0] if len(targets) == 1 and name not in targets else name
+
+    def made_by(self, stmt: ast.stmt) -> ast.stmt:
+        """Where the value a statement assigns was made: the statement itself, or, for
+        ``x = make(...)`` of a learner function with one ``return``, that return (and so on,
+        a few calls deep)."""
+        for _ in range(4):
+            value = self.value_of(stmt)
+            returns = self.returned(value) if value is not None else []
+            if len(returns) != 1:
+                break
+            stmt = returns[0]
+        return stmt
 
     def value_of(self, stmt: ast.stmt) -> ast.expr | None:
-        return stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) \
-            else None
+        return stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign,
+                                               ast.Return)) else None
 
     # -- facts -------------------------------------------------------------------------
     def uncalled(self, attr: str) -> list[ast.Expr]:
@@ -167,6 +347,18 @@ class Flow:
             for other in self.names_in(value):
                 todo.append((other, stmt.lineno))
         return lines
+
+    def runs_before(self, number: int, loop: ast.stmt) -> bool:
+        """Whether the line runs once before the loop rather than in it: above it in the same
+        function, or in a function (or the module) around the one that holds the loop (the
+        value came in as an argument)."""
+        stmt = self.statement_at(number)
+        if stmt is None or loop in self.ancestors(stmt):
+            return False
+        here, there = self.function_at(number), self.function_at(loop.lineno)
+        if here is there:
+            return number < loop.lineno
+        return here is None or (there is not None and here in self.ancestors(there))
 
     def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
         """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``,
@@ -213,3 +405,15 @@ class Flow:
             if isinstance(value, ast.Call):
                 return text(value.func).split(".")[-1]
         return None
+
+
+def _default(function: Function, arg: ast.arg) -> ast.expr | None:
+    """The default value of a function's parameter, None when it has none."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if arg in positional:
+        index = positional.index(arg) - (len(positional) - len(args.defaults))
+        return args.defaults[index] if index >= 0 else None
+    if arg in args.kwonlyargs:
+        return args.kw_defaults[args.kwonlyargs.index(arg)]
+    return None

@@ -79,15 +79,12 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
             names = [n for t in getattr(inner, "targets", []) for n in target_names(t)]
             in_loop = any(s.lineno > loop.lineno and loop in flow.ancestors(s)
                           for n in names for s in flow.assignments.get(n, []))
-            if inner is not None and loop not in flow.ancestors(inner) and line < loop.lineno \
+            if inner is not None and flow.runs_before(line, loop) \
                     and _depends_on_grad(flow, inner) and not in_loop:
-                fix = Fix((Edit("move_before", line, to=_first_body_line(loop)),), runs_clean,
-                          T(f"move line {line} into the loop so each pass builds its own graph",
-                            f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))
                 out.append(Candidate("backward-twice-loop", line, 0.85, [
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
-                ], [fix], {"line": line, "name": target}))
+                ], _into_loop(flow, inner, loop), {"line": line, "name": target}))
     # 5. two losses share a forward pass and each has its own backward()
     shared = _shared_forward(ctx, target, fills)
     out.extend(shared)
@@ -147,6 +144,26 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     elif shared:
         ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
+
+
+def _into_loop(flow: Flow, stmt: ast.stmt, loop: ast.stmt) -> list[Fix]:
+    """The statement made once before the loop, made at the start of each pass instead: moved
+    there, or, when the loop runs in a function the value was passed to, written again there
+    with the names the function knows the values by."""
+    line, body = stmt.lineno, _first_body_line(loop)
+    function = flow.function_at(loop.lineno)
+    if flow.function_at(line) is function:
+        return [Fix((Edit("move_before", line, to=body),), runs_clean,
+                    T(f"move line {line} into the loop so each pass builds its own graph",
+                      f"把第 {line} 行移到循环内，让每次循环都构建自己的计算图"))]
+    seen = flow.as_seen_in(stmt, function) if function is not None else None
+    if seen is None:
+        return []
+    return [Fix((Edit("insert_before", body, seen),), runs_clean,
+                T(f"build it again at the start of each pass (before line {body}): `{seen}`, "
+                  f"as line {line} does once",
+                  f"在每次循环开始时（第 {body} 行之前）重新构建它：`{seen}`"
+                  f"（第 {line} 行只在循环之前构建了一次）"))]
 
 
 def _pass_loop(ctx: Ctx) -> ast.stmt | None:
@@ -402,8 +419,9 @@ FRESH = frozenset({"randn", "rand", "zeros", "ones", "tensor", "randint", "linsp
 
 
 def _depends_on_grad(flow: Flow, stmt: ast.stmt) -> bool:
-    """A computed tensor, not a constant, a layer, an optimizer or fresh data."""
-    value = flow.value_of(stmt)
+    """A computed tensor, not a constant, a layer, an optimizer or fresh data (made here, or
+    in the helper function that returned it)."""
+    value = flow.value_of(flow.made_by(stmt))
     if not isinstance(value, (ast.Call, ast.BinOp, ast.Subscript)):
         return False
     if isinstance(value, ast.Call):
@@ -480,7 +498,7 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
                    reason: str, op: str) -> Candidate:
     if reason == "no_grad":
         stmt = ctx.flow.statement_at(line)
-        block = ctx.flow.in_no_grad(stmt) if stmt is not None else None
+        block = ctx.flow.no_grad_reaching(stmt) if stmt is not None else None
         line = block.lineno if block is not None else (
             no_grad_decorator(ctx.flow, line) or line)
     step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
@@ -840,6 +858,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
         value = flow.value_of(made)
         src = text(value) if value is not None else ""
         line = made.lineno
+        seen, owner = owner, flow.name_at(made, owner)  # the name where it was made
         if "requires_grad=True" in src and isinstance(value, (ast.BinOp, ast.Call)) and not (
                 isinstance(value, ast.Call)
                 and any(k.arg == "requires_grad" for k in value.keywords)):
@@ -848,7 +867,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                         text(made).split("=")[0].strip() + " = (" +
                         inner.replace(", requires_grad=True", "") + ").requires_grad_()")
             out.append(Candidate("grad-none-nonleaf", line, 0.8, [
-                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("grad-none", {"fail_line": fail, "name": seen}),
                 ("not-leaf", {"line": line, "name": owner})],
                 [Fix((edit,), runs_clean, T(f"make `{owner}` the leaf on line {line}: "
                                             f"`{edit.text.strip()}`",
@@ -863,7 +882,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                 edit = Edit("replace", line, indent_of(flow.line(line)) + "with torch.no_grad():\n"
                             + indent_of(flow.line(line)) + "    " + new)
                 out.append(Candidate("grad-none-nonleaf", line, 0.8, [
-                    ("grad-none", {"fail_line": fail, "name": owner}),
+                    ("grad-none", {"fail_line": fail, "name": seen}),
                     ("rebound", {"line": line, "name": owner})],
                     [Fix((edit, Edit("insert_after", line, f"{owner}.grad.zero_()")), runs_clean,
                          T(f"update `{owner}` in place under `torch.no_grad()` on line {line}",
@@ -874,7 +893,7 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                 value is not None and any(isinstance(n, ast.BinOp) for n in ast.walk(value))
                 and "requires_grad" not in src):
             out.append(Candidate("grad-none-nonleaf", line, 0.7 if converted else 0.6, [
-                ("grad-none", {"fail_line": fail, "name": owner}),
+                ("grad-none", {"fail_line": fail, "name": seen}),
                 ("not-leaf", {"line": line, "name": owner})],
                 [Fix((Edit("insert_after", line, f"{owner}.retain_grad()"),), runs_clean,
                      T(f"keep this tensor's gradient: `{owner}.retain_grad()` after line {line}",
@@ -931,7 +950,7 @@ def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
         for name in flow.names_in(stmt):
             made = flow.assigned_before(name, fail)
             if made is not None:
-                line = made.lineno
+                line = flow.made_by(made).lineno  # in the helper that returned it, if one did
                 break
     src = flow.line(line)
     edit = None

@@ -7,7 +7,9 @@ import ast
 import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from tutor.diagnosis.calls import Calls
 from tutor.python_names import dotted
 
 NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
@@ -102,6 +104,10 @@ class Source:
         return cls(tree=tree, parents=_parents(tree))
 
     # ------------------------------------------------------------------ structure
+
+    @cached_property
+    def calls(self) -> Calls:
+        return Calls(self.tree, self.parents)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         while node in self.parents:
@@ -228,11 +234,19 @@ class Source:
             if before_line is not None:
                 earlier = [(s, v) for s, v in assigns if s.lineno <= before_line]
                 assigns = earlier or assigns
+            if not assigns:  # a parameter: what the calls give it
+                for _, given in self.calls.arguments_named(name):
+                    nodes.append(given)
+                    pending.extend(_names_in(given))
             for stmt, value in assigns:
                 nodes.extend((stmt, value))
                 pending.extend(_names_in(value))
                 if isinstance(stmt, ast.AugAssign):
                     pending.extend(_names_in(stmt.target))
+                for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
+                    for ret in self.calls.returned(call):  # x = make(): what make returns
+                        nodes.extend((ret, ret.value) if ret.value is not None else (ret,))
+                        pending.extend(_names_in(ret))
         return nodes
 
     def mutations_of(self, name: str) -> list[ast.AST]:
@@ -298,8 +312,9 @@ def makes_requires_grad(nodes: Iterable[ast.AST], source: Source) -> bool:
                 sub.value
             ):
                 return True
-            if isinstance(sub, ast.Call) and _may_bring_parameters(sub):
-                return True
+            if isinstance(sub, ast.Call) and _may_bring_parameters(sub) and not (
+                    isinstance(sub.func, ast.Name) and source.calls.returned(sub)):
+                return True  # a function whose returns are known: those are in the nodes
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and any(
                 _turns_requires_grad_on(m) for m in source.mutations_of(sub.id)
             ):

@@ -701,32 +701,29 @@ def check_lr(ctx: Ctx) -> list[Candidate]:
     seen = {"loss_first": f"{ls[0]:.4g}",
             "loss_last": last if isinstance(last, str) else f"{last:.4g}", "detail": shape}
     out = []
-    for stmt in flow.statements:
-        src = flow.line(stmt.lineno)
-        m = re.search(r"\blr\s*=\s*([0-9.eE+-]+)", src)
-        if m and isinstance(stmt, (ast.Assign, ast.Expr, ast.FunctionDef)):
-            try:
-                value = float(m.group(1))
-            except ValueError:
-                continue
-            if value <= 0:
-                continue
-            fixes = []
-            for factor in (100, 1000):
-                new = f"{value / factor:g}"
-                e = replace_in_line(ctx.code, stmt.lineno, r"(\blr\s*=\s*)[0-9.eE+-]+",
-                                    rf"\g<1>{new}")
-                if e:
-                    fixes.append(Fix((e,), all_of(loss_improves, loss_falls_steadily),
-                                     T(f"lower the learning rate on line {stmt.lineno} to {new}",
-                                       f"把第 {stmt.lineno} 行的学习率降到 {new}")))
-            fill = {"line": stmt.lineno, "lr": m.group(1), **seen}
-            steps = [("loss-diverges", seen), ("lr-set", {"line": stmt.lineno, "lr": m.group(1)})]
-            if suspects:
-                out.append(Candidate("loss-not-falling", stmt.lineno, 0.4,
-                                     [*steps, *suspects], fixes, fill))
-            else:
-                out.append(Candidate("lr-too-high", stmt.lineno, 0.6, steps, fixes, fill))
+    # the numbers that set the step size, wherever the program writes them (an optimizer's
+    # lr, the factor of .grad in a hand-written update, through names, calls and defaults)
+    for number in flow.step_sizes():
+        value = float(number.value) if isinstance(number.value, (int, float)) else 0.0
+        written = text(number)
+        if value <= 0:
+            continue
+        line = number.lineno
+        fixes = []
+        for factor in (100, 1000):
+            new = f"{value / factor:g}"
+            e = replace_node(ctx.code, number, new)
+            if e:
+                fixes.append(Fix((e,), all_of(loss_improves, loss_falls_steadily),
+                                 T(f"lower the learning rate on line {line} to {new}",
+                                   f"把第 {line} 行的学习率降到 {new}")))
+        fill = {"line": line, "lr": written, **seen}
+        steps = [("loss-diverges", seen), ("lr-set", {"line": line, "lr": written})]
+        if suspects:
+            out.append(Candidate("loss-not-falling", line, 0.4, [*steps, *suspects], fixes,
+                                 fill))
+        else:
+            out.append(Candidate("lr-too-high", line, 0.6, steps, fixes, fill))
     return out
 
 
