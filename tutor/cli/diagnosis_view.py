@@ -26,8 +26,11 @@ def _severity(severity: str, lang: Lang) -> str:
 
 
 def heading(diagnosis: Diagnosis, lang: Lang) -> str:
-    """``[error] `loss` is not a scalar ... (line 4)``."""
-    where = f" ({_label('line', lang, line=diagnosis.line)})" if diagnosis.line else ""
+    """``[error] `loss` is not a scalar ... (line 4)``; where the cause is on another line
+    than the error, that line first: ``(line 2; the error shows on line 4)``."""
+    root = diagnosis.root_elsewhere
+    where = f" ({_label('line_root', lang, line=diagnosis.line, root=root)})" if root else (
+        f" ({_label('line', lang, line=diagnosis.line)})" if diagnosis.line else "")
     return f"[{_severity(diagnosis.severity, lang)}] {diagnosis.title.get(lang)}{where}"
 
 

@@ -32,6 +32,8 @@ MSG: dict[str, Text] = {
     "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
     "diagnosis": T("Diagnosis", "诊断"),
     "line": T(" (line {line})", " (第 {line} 行)"),  # as `tutor run` writes it
+    "line_root": T(" (line {root}; the error shows on line {line})",
+                   " (第 {root} 行；错误出现在第 {line} 行)"),
     "fix": T("Fix", "修改建议"),
     "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
     "error_at": T("{type} at line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
@@ -141,7 +143,9 @@ class AttemptView:
             self.say(MSG["no_diagnosis"], style="red", error=error)
 
     def _diagnosis(self, diagnosis: Diagnosis, *, brief: bool) -> None:
-        where = self.t(MSG["line"], line=diagnosis.line) if diagnosis.line else ""
+        root = diagnosis.root_elsewhere
+        where = self.t(MSG["line_root"], line=diagnosis.line, root=root) if root else (
+            self.t(MSG["line"], line=diagnosis.line) if diagnosis.line else "")
         indent = "  " if brief else ""
         title = f"{indent}{self.t(MSG['diagnosis'])}: {diagnosis.title.get(self.lang)}{where}"
         self.line(title, style="bold magenta")

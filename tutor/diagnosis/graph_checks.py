@@ -23,6 +23,10 @@ from tutor.diagnosis.verify import backward_runs, runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import OpEvidence
 
+THE_LOSS = T("the loss", "损失")
+"""What a step says of the tensor backward() was called on when the program gave it no
+name (a name is shown as code, `loss`)."""
+
 
 def _stmt_call(flow: Flow, line: int, *names: str) -> ast.Call | None:
     stmt = flow.statement_at(line)
@@ -58,7 +62,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     loops = flow.loops_of(stmt) if stmt is not None else []
     backs = [b.line for b in ctx.evidence.backwards]
     first_back = backs[0] if backs else fail
-    fills: dict[str, object] = {"fail_line": fail, "name": target or "the loss"}
+    fills: dict[str, object] = {"fail_line": fail, "name": f"`{target}`" if target else THE_LOSS}
     # the same backward() ran on an earlier pass of a loop (the failing line's, or one that
     # calls the function it is in): this pass's graph reaches into that one's
     passes = _pass_loop(ctx)
@@ -143,7 +147,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
         if not out:
             out.append(Candidate("backward-twice-carried", fail, 0.7, [
                 ("backward-raised", fills), ("backward-again", {"fail_line": fail})],
-                [], {"fail_line": fail, "name": target or "the loss"}))
+                [], {"fail_line": fail, "name": f"`{target}`" if target else THE_LOSS}))
     elif shared:
         ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
@@ -430,7 +434,8 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     flow = ctx.flow
     failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
     fills: dict[str, object] = {"fail_line": ctx.fail_line or 0,
-                                "name": failed.name if failed else "the loss"}
+                                "name": f"`{failed.name}`" if failed and failed.name
+                                else THE_LOSS}
     steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
     chain = failed.chain if failed is not None else []
     cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and

@@ -138,7 +138,7 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
                 if text(a) in names), None) if stmt is not None else None
     edit = replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
     return Candidate("linear-in-features", line, 0.85, [
-        ("not-flattened", {"fail_line": line, "name": given.name or "the input",
+        ("not-flattened", {"fail_line": line, "name": given.name,
                            "shape": str(tuple(given.shape)), "count": expected})],
         [Fix((edit,), runs_clean, T(
             f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
@@ -441,10 +441,12 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
         edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
                  suffix_value(ctx.code, stmt, ".float()", op)]
         name = item.name if line == near and item.name else (
-            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name or "it")
-        fixes = [Fix((edit,), runs_clean, T(
-            f"make `{name}` float32 where it is made (line {line})",
-            f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
+            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name)
+        made = T(f"make `{name}` float32 where it is made (line {line})",
+                 f"在创建 `{name}` 的第 {line} 行把它转为 float32") if name else T(
+            f"make the tensor float32 where it is made (line {line})",
+            f"在创建该张量的第 {line} 行把它转为 float32")
+        fixes = [Fix((edit,), runs_clean, made) for edit in edits if edit]
         out.append(Candidate("dtype-mismatch", line, 0.8, [
             ("dtype-operand", {"fail_line": fail, "name": item.name or name,
                                "dtype": item.dtype, "op": failed.op}),
@@ -525,14 +527,15 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
     if indices.op == "embedding" and failed is not None and failed.module:
         return _embedding_of_embedding(ctx, failed.module, indices)
     edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
-    name = indices.name or "the indices"
+    name = indices.name
+    made = T(f"make `{name}` integer indices where it is made (line {line}): `.long()`",
+             f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`") if name else T(
+        f"make the indices integers where they are made (line {line}): `.long()`",
+        f"在创建索引的第 {line} 行把它们变成整数：`.long()`")
     return [Candidate("embedding-index-dtype", line, 0.8, [
         ("index-dtype", {"fail_line": ctx.fail_line or 0, "name": name, "dtype": indices.dtype,
                          "line": line})],
-        [Fix((edit,), runs_clean, T(f"make `{name}` integer indices where it is made (line "
-                                    f"{line}): `.long()`",
-                                    f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`"))]
-        if edit else [], {"line": line, "name": name})]
+        [Fix((edit,), runs_clean, made)] if edit else [], {"line": line, "name": name})]
 
 
 def _embedding_of_embedding(ctx: Ctx, module: str, indices: OperandEvidence
@@ -609,7 +612,7 @@ def _label_form(ctx: Ctx) -> list[Candidate]:
             fixes.append(Fix((edit,), runs_clean, T(
                 f"make the labels one integer class index per sample on line {line}: "
                 f"`{suffix}`", f"在第 {line} 行把标签变成每个样本一个整数类别索引：`{suffix}`")))
-    name = labels.name or "the labels"
+    name = labels.name
     cid = "ce-target-dtype" if "expected target dtype" in ctx.message else (
         "ce-target-float-shape" if labels.dtype.startswith("torch.float") else "ce-target-shape")
     return [Candidate(cid, line, 0.8, [

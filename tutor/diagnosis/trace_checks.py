@@ -820,20 +820,51 @@ def check_zero_gradient_op(ctx: Ctx) -> list[Candidate]:
         if base is None:
             continue
         inner = text(base)
-        new = f"{postfix(base, '')} + ({text(call)} - {postfix(base, '')}).detach()"
-        edit = replace_node(ctx.code, call, f"({new})")
-        if edit is None:
+        through = _straight_through(ctx, call, base)
+        if through is None:
             continue
+        edits, shown = through
         names = ", ".join(f"`{p.name}`" for p in idle[:3])
         out.append(Candidate("zero-gradient-op", call.lineno, 0.8, [
             ("zero-gradients", {"params": names, "count": len(ev.steps)}),
             ("stepped-op", {"line": call.lineno, "op": text(call.func)})],
-            [Fix((edit,), learns(idle[0].name), T(
+            [Fix(edits, learns(idle[0].name), T(
                 f"keep the rounded value but pass the gradient through (a straight-through "
-                f"estimator) on line {call.lineno}: `{new}`",
-                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：`{new}`"))],
+                f"estimator) on line {call.lineno}: {shown}",
+                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：{shown}"))],
             {"line": call.lineno, "op": text(call.func), "params": names, "name": inner}))
     return out
+
+
+def _straight_through(ctx: Ctx, call: ast.Call, base: ast.expr
+                      ) -> tuple[tuple[Edit, ...], str] | None:
+    """The edits that make ``call`` (``torch.round(base)``) a straight-through estimator, and
+    the code to show: ``x + (torch.round(x) - x).detach()`` for a name; for a longer
+    expression, computed once into a name of its own on the line before (written three
+    times, it would be shown three times and computed three times)."""
+    if isinstance(base, ast.Name):
+        new = f"{base.id} + ({text(call)} - {base.id}).detach()"
+        edit = replace_node(ctx.code, call, f"({new})")
+        return ((edit,), f"`{new}`") if edit is not None else None
+    flow = ctx.flow
+    stmt = flow.statement_at(call.lineno)
+    local = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+    if stmt is None or stmt.lineno != call.lineno or (stmt.end_lineno or 0) != call.lineno \
+            or any(isinstance(a, local) for a in flow.ancestors(call)):
+        return None  # a name bound inside the expression cannot be computed before it
+    taken = flow.names_in(flow.tree)
+    name = next((n for n in ("unrounded", "unrounded_value", "before_rounding")
+                 if n not in taken), None)
+    if name is None:
+        return None
+    inner = text(call).replace(text(base), name, 1)
+    replaced = replace_node(ctx.code, call, f"({name} + ({inner} - {name}).detach())")
+    if replaced is None:
+        return None
+    assign = f"{name} = {text(base)}"
+    # the line is replaced first, then the assignment goes above it (apply keeps the order)
+    return ((replaced, Edit("insert_before", call.lineno, assign)),
+            f"`{assign}`, then `{name} + ({inner} - {name}).detach()`")
 
 
 def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
