@@ -198,4 +198,5 @@ def test_every_catalog_id_is_judged_by_a_family_of_the_rubric() -> None:
     judged = set().union(*FAMILIES.values())
     ids = {entry.id for entry in load_catalog().entries}
     assert ids - judged == set(), "catalog ids no family of bench_diagnosis judges"
+    assert judged - ids == set(), "family ids the catalog does not have"
     assert "view-not-contiguous" in FAMILIES["view-shape"]

@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import re
 
+from tutor.diagnosis.argument_checks import (
+    check_dim_range,
+    check_integer_mean,
+    check_nonleaf_optimized,
+    check_not_a_tensor,
+    check_params_used_up,
+    check_shadowed_callable,
+    check_target_size,
+)
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
@@ -89,7 +98,9 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_view_contiguous, check_backward_number, check_bce_range,
                     check_layers_in_list, check_embedding_indices, check_tensor_from_tensors,
                     check_embedding_range, check_module_with_tensors, check_classes_last,
-                    check_tuple_in_sequential]
+                    check_tuple_in_sequential, check_not_a_tensor, check_shadowed_callable,
+                    check_dim_range, check_integer_mean, check_nonleaf_optimized,
+                    check_params_used_up, check_target_size]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,

@@ -93,7 +93,8 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                                      "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
     given = operand(failed, "0", "input")
-    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected)
+    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected) \
+        or _mixed_batch(ctx, given, expected)
     if flat is not None:
         return [flat]
     name = failed.module if failed is not None else None
@@ -144,6 +145,43 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
             f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
             f"第 {line} 行在进入该层前把每个样本展平：`{text(arg)}.flatten(1)`"))]
         if edit is not None and arg is not None else [], {"line": line})
+
+
+def _mixed_batch(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Candidate | None:
+    """``x.view(-1, K)`` before a layer built for the right width, with K not a sample's
+    size: the rows are no longer the samples. Keep one row per sample there."""
+    history = given.history if given is not None else []
+    if given is None or len(history) < 2 or history[0].op not in ("view", "reshape"):
+        return None
+    before = history[1].shape
+    if not before or len(before) < 2 or len(given.shape) != 2:
+        return None
+    per_sample = 1
+    for size in before[1:]:
+        per_sample *= size
+    rows, width = given.shape
+    if per_sample != expected or width == per_sample or rows == before[0]:
+        return None
+    line = history[0].line
+    stmt = ctx.flow.statement_at(line)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(
+        n.func, ast.Attribute) and n.func.attr == history[0].op and n.args), None) \
+        if stmt is not None else None
+    if call is None or not isinstance(call.func, ast.Attribute):
+        return None
+    owner = text(call.func.value)
+    edit = replace_nodes(ctx.code, [(call, f"{owner}.{history[0].op}({owner}.size(0), -1)")])
+    return Candidate("flatten-mixes-batch", line, 0.85, [
+        ("mixes-batch", {"line": line, "shape": str(tuple(before)), "count": width,
+                         "numel": per_sample, "low": before[0], "high": rows,
+                         "fail_line": ctx.fail_line or 0})],
+        [Fix((edit,), runs_clean, T(
+            f"keep one row per sample on line {line}: `{owner}.{history[0].op}"
+            f"({owner}.size(0), -1)`",
+            f"第 {line} 行保持每个样本一行：`{owner}.{history[0].op}({owner}.size(0), -1)`"))]
+        if edit is not None else [],
+        {"line": line, "op": f"{history[0].op}", "shape": str(tuple(before)), "count": width,
+         "numel": per_sample, "low": before[0], "high": rows})
 
 
 SPATIAL_OPS = frozenset({"conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
@@ -881,6 +919,7 @@ def check_tuple_in_sequential(ctx: Ctx) -> list[Candidate]:
         for layer in layers[:-1]:
             kind = call_name(layer) if isinstance(layer, ast.Call) else ""
             if kind in TUPLE_MODULES:
+                ctx.refuted.add("not-a-tensor")  # the message's reading: this one says why
                 return [Candidate("tuple-in-sequential", layer.lineno, 0.85, [
                     ("tuple-passed-on", {"line": layer.lineno, "module": kind,
                                          "fail_line": ctx.fail_line or 0})],
