@@ -81,3 +81,19 @@ def test_tensors_on_two_devices_as_a_cuda_machine_words_it(sandbox: Any) -> None
     assert first.id in FAMILIES["device"] and not first.generic, first.id
     assert first.line == 8 and "device" in first.fix.en and "设备" in first.fix.zh
     assert violations(first, DEVICES) == []
+
+
+# the same programs written right (an item's `right`) get no such diagnosis: the checks read
+# the mistake, not the program's shape
+RIGHT = [item for item in ITEMS if item.get("right")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("item", RIGHT, ids=[i["id"] for i in RIGHT])
+def test_the_program_written_right_gets_no_such_diagnosis(sandbox: Any,
+                                                           item: dict[str, Any]) -> None:
+    code = item["right"]
+    result = sandbox.run(code)
+    assert result.ok, result.error
+    judged = FAMILIES[item["family"]]
+    assert not judged & {d.id for d in diagnose(code, result, sandbox)}

@@ -20,6 +20,8 @@ from tutor.diagnosis.argument_checks import (
     check_target_size,
 )
 from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.clip_checks import check_clip_order
+from tutor.diagnosis.data_checks import check_shuffled_apart
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -110,7 +112,8 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
-                 check_relu_output, check_layers_in_list]
+                 check_relu_output, check_layers_in_list, check_shuffled_apart,
+                 check_clip_order]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:
