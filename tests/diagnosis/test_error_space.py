@@ -97,3 +97,23 @@ def test_the_program_written_right_gets_no_such_diagnosis(sandbox: Any,
     assert result.ok, result.error
     judged = FAMILIES[item["family"]]
     assert not judged & {d.id for d in diagnose(code, result, sandbox)}
+
+
+def test_a_list_the_failing_line_names_does_not_hide_the_tensor_a_call_on_it_gives(
+        sandbox: Any) -> None:
+    """The failing frame records the tuples, lists and arrays its line names (for "must be
+    Tensor, not tuple"); a list there must not make a call on it look like no tensor."""
+    from tests.diagnosis.runs import verified_diagnosis
+
+    code = """import torch
+
+def early_stop(losses, threshold):
+    recent = torch.tensor(losses[-3:])
+    return recent < threshold
+
+losses = [0.9, 0.5, 0.3, 0.2]
+if early_stop(losses, 0.4):
+    print("stop")
+"""
+    assert "losses" in sandbox.run(code).error.locals
+    verified_diagnosis(sandbox, code, {"bool-ambiguous"}, 8, ".all()")

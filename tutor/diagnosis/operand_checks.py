@@ -868,12 +868,13 @@ def _truth_tested(stmt: ast.stmt) -> list[ast.expr]:
 
 def _tensorish(ctx: Ctx, node: ast.expr) -> bool:
     """Whether the expression may be a tensor: it names a tensor of the failing frame (when
-    the run reported its locals), or the run reported none."""
+    the run reported tensor locals), or the run reported none."""
     known = ctx.error.locals if ctx.error is not None else {}
-    if not known:
+    tensors = {name for name, snap in known.items() if getattr(snap, "kind", None) == "tensor"}
+    if not tensors:
         return True
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return any(getattr(known.get(name), "kind", None) == "tensor" for name in names)
+    return bool(names & tensors)
 
 
 def check_classes_last(ctx: Ctx) -> list[Candidate]:
