@@ -6,7 +6,6 @@ with bench_diagnosis's rubric (benchmarks/bench_error_space.py prints the table)
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ import pytest
 from tutor.diagnosis.contract import violations
 from tutor.diagnosis.reasoning import diagnose
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from .runs import rubric
 
-from bench_diagnosis import FAMILIES, judge, load_split  # noqa: E402
+RUBRIC = rubric()
+FAMILIES, judge, load_split = RUBRIC.FAMILIES, RUBRIC.judge, RUBRIC.load_split
 
 FOLDER = Path(__file__).parent / "error_space"
 SPLITS = ("errors", "silent")
