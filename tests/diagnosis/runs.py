@@ -51,3 +51,22 @@ def verified_diagnosis(sandbox: Any, code: str, expected: set[str], root: int,
     assert first.fix_check is not None
     assert first.chain and all(step.en and step.zh for step in first.chain)
     return first
+
+
+def rubric() -> Any:
+    """benchmarks/bench_diagnosis.py (its FAMILIES, judge and load_split), loaded from its
+    file: the benchmark's rubric is the one the tests judge by, and it is no package."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "bench_diagnosis"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tutor.cli.messages import msg
-from tutor.i18n import Lang
+from tutor.i18n import Lang, T, Text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -30,9 +30,19 @@ def _labelled(key: str, text: str, lang: Lang, form: str = "labelled") -> str:
     return msg(form, label=msg(f"diagnosis.{key}"), text=text).get(lang)
 
 
+def where_text(diagnosis: Diagnosis) -> Text:
+    """Where a diagnosis points, after its title: its line, and the failing line too when the
+    root cause is elsewhere."""
+    root = diagnosis.root_elsewhere
+    if root:
+        return msg("at_lines", line=diagnosis.line, root=root)
+    return msg("at_line", line=diagnosis.line) if diagnosis.line else T("", "")
+
+
 def heading(diagnosis: Diagnosis, lang: Lang) -> str:
-    """``[error] `loss` is not a scalar ... (line 4)``."""
-    where = msg("at_line", line=diagnosis.line) if diagnosis.line else ""
+    """``[error] `loss` is not a scalar ... (line 4)``; where the cause is on another line
+    than the error, that line first: ``(line 2; the error shows on line 4)``."""
+    where = where_text(diagnosis)
     return msg("diagnosis.heading", severity=msg(f"severity.{diagnosis.severity}"),
                title=diagnosis.title, where=where).get(lang)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tutor.cli.diagnosis_view import where_text
 from tutor.cli.messages import msg
 from tutor.i18n import T
 
@@ -144,7 +145,7 @@ class AttemptView:
             self.say(MSG["no_diagnosis"], style="red", error=error)
 
     def _diagnosis(self, diagnosis: Diagnosis, *, brief: bool) -> None:
-        where = msg("at_line", line=diagnosis.line) if diagnosis.line else T("", "")
+        where = where_text(diagnosis)
         indent = "  " if brief else ""
         title = self.labelled(MSG["diagnosis"], diagnosis.title + where)
         self.line(f"{indent}{title}", style="bold magenta")

@@ -49,6 +49,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "first_use", "loss_first", "loss_last", "fail_line", "criterion", "count",
         "detail", "shape", "target_shape", "target", "numel", "dtype", "label", "low", "high",
         "why", "given",
+        "train_line",  # a model.train() that undoes an eval() (or stands for the missing one)
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
@@ -301,6 +302,10 @@ class Catalog(_Strict):
     steps: dict[str, BiText] = Field(
         default_factory=dict,
         description="Templates of the evidence chain's steps, by step id (checks fill them).")
+    step_variants: dict[str, list[BiText]] = Field(
+        default_factory=dict,
+        description="A step's words without a fact the run may not show (a name the learner "
+        "never gave the value), tried in order after the step's own.")
     surrogates: dict[str, Surrogate] = Field(
         default_factory=dict, description="Differentiable stand-ins, by the op they replace.")
 
@@ -345,9 +350,20 @@ class Catalog(_Strict):
     def checks(self) -> list[Entry]:
         return self.where(rule="check")
 
+    def step_options(self, key: str) -> list[Text]:
+        """The step's words, then its variants (each without some fact); empty for a step
+        the catalog does not have."""
+        return [self.steps[key], *self.step_variants.get(key, [])] if key in self.steps \
+            else []
+
     @model_validator(mode="after")
     def _steps_fill(self) -> Catalog:
-        for key, text in self.steps.items():
+        texts = [(key, text) for key, text in self.steps.items()]
+        for key, variants in self.step_variants.items():
+            if key not in self.steps:
+                raise ValueError(f"step_variants: {key!r} is not a step")
+            texts.extend((key, text) for text in variants)
+        for key, text in texts:
             for lang_text in (text.en, text.zh):
                 unknown = placeholders(lang_text) - EVIDENCE_PLACEHOLDERS
                 if unknown:

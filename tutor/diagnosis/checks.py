@@ -10,7 +10,18 @@ from __future__ import annotations
 
 import re
 
+from tutor.diagnosis.argument_checks import (
+    check_dim_range,
+    check_integer_mean,
+    check_nonleaf_optimized,
+    check_not_a_tensor,
+    check_params_used_up,
+    check_shadowed_callable,
+    check_target_size,
+)
 from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.clip_checks import check_clip_order
+from tutor.diagnosis.data_checks import check_shuffled_apart
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -89,7 +100,9 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_view_contiguous, check_backward_number, check_bce_range,
                     check_layers_in_list, check_embedding_indices, check_tensor_from_tensors,
                     check_embedding_range, check_module_with_tensors, check_classes_last,
-                    check_tuple_in_sequential]
+                    check_tuple_in_sequential, check_not_a_tensor, check_shadowed_callable,
+                    check_dim_range, check_integer_mean, check_nonleaf_optimized,
+                    check_params_used_up, check_target_size]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,
@@ -99,7 +112,8 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
-                 check_relu_output, check_layers_in_list]
+                 check_relu_output, check_layers_in_list, check_shuffled_apart,
+                 check_clip_order]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

@@ -31,6 +31,9 @@ LINE_EN = re.compile(r"\blines? (\d+(?:(?:, | and | or |-)\d+)*)", re.IGNORECASE
 LINE_ZH = re.compile(r"第 ?(\d+(?:(?:、|, |，| 和 | 或 |-)\d+)*) ?行")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+PROSE_SPAN = re.compile(r"(?:the|a|an|this|that|its|it)(?: [a-z]+)*")
+"""A code span that is a word of prose ("`the input`", "`it`"): a name made up for a value
+the learner never named."""
 KNOWN_NAMES = frozenset(dir(builtins)) | {
     "torch", "nn", "F", "np", "numpy", "math", "optim", "self", "functional",
 }
@@ -131,6 +134,9 @@ def _variables(node: ast.AST) -> set[str]:
 
 def _span_problems(field: str, span: str, program: Program,
                    fix_lines: set[str]) -> Iterator[str]:
+    if PROSE_SPAN.fullmatch(span.strip()) and span.strip() not in program.names:
+        yield f"{field}: `{span}` is prose shown as code, not a name the program has"
+        return
     node = _parse_span(span)
     if node is None or isinstance(node, ast.Name):
         return  # not code, or one word (an API's name: `reshape`, `no_grad`)
@@ -161,9 +167,26 @@ def _block_problems(field: str, block: str, program: Program) -> Iterator[str]:
         yield f"{field}: the snippet names {', '.join(unknown)}, which the program does not have"
 
 
+def _patch_names(patch: str | None) -> set[str]:
+    """The names a tried change binds on the lines it adds (``unrounded = net(x)``): a fix's
+    text may name them, the program has them once the change is made."""
+    names: set[str] = set()
+    for line in (patch or "").splitlines():
+        if not line.startswith("+") or line.startswith("+++"):
+            continue
+        try:
+            tree = ast.parse(line[1:].strip())
+        except (SyntaxError, ValueError):
+            continue
+        names.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Store))
+    return names
+
+
 def violations(diagnosis: Diagnosis, code: str) -> list[str]:
     """Where the diagnosis's texts break the contract; empty when they keep it."""
     program = Program(code)
+    program.names |= _patch_names(diagnosis.patch)
     problems: list[str] = []
     anchors = {n for n in (diagnosis.line, diagnosis.root_line) if n is not None}
     fix_lines = {s for s in (program.statement(n) for n in anchors) if s is not None}

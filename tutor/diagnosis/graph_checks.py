@@ -23,6 +23,10 @@ from tutor.diagnosis.verify import backward_runs, runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import OpEvidence
 
+THE_LOSS = T("the loss", "损失")
+"""What a step says of the tensor backward() was called on when the program gave it no
+name (a name is shown as code, `loss`)."""
+
 
 def _stmt_call(flow: Flow, line: int, *names: str) -> ast.Call | None:
     stmt = flow.statement_at(line)
@@ -58,7 +62,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     loops = flow.loops_of(stmt) if stmt is not None else []
     backs = [b.line for b in ctx.evidence.backwards]
     first_back = backs[0] if backs else fail
-    fills: dict[str, object] = {"fail_line": fail, "name": target or "the loss"}
+    fills: dict[str, object] = {"fail_line": fail, "name": f"`{target}`" if target else THE_LOSS}
     # the same backward() ran on an earlier pass of a loop (the failing line's, or one that
     # calls the function it is in): this pass's graph reaches into that one's
     passes = _pass_loop(ctx)
@@ -140,7 +144,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
         if not out:
             out.append(Candidate("backward-twice-carried", fail, 0.7, [
                 ("backward-raised", fills), ("backward-again", {"fail_line": fail})],
-                [], {"fail_line": fail, "name": target or "the loss"}))
+                [], {"fail_line": fail, "name": f"`{target}`" if target else THE_LOSS}))
     elif shared:
         ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
@@ -448,7 +452,8 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     flow = ctx.flow
     failed = next((b for b in reversed(ctx.evidence.backwards) if b.raised), None)
     fills: dict[str, object] = {"fail_line": ctx.fail_line or 0,
-                                "name": failed.name if failed else "the loss"}
+                                "name": f"`{failed.name}`" if failed and failed.name
+                                else THE_LOSS}
     steps: list[tuple[str, dict[str, object]]] = [("no-graph", fills)]
     chain = failed.chain if failed is not None else []
     cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
@@ -946,12 +951,14 @@ def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
     flow, fail = ctx.flow, ctx.fail_line or 0
     line = fail
     stmt = flow.statement_at(fail)
-    if stmt is not None and "requires_grad=True" not in text(stmt):
-        for name in flow.names_in(stmt):
-            made = flow.assigned_before(name, fail)
-            if made is not None:
-                line = flow.made_by(made).lineno  # in the helper that returned it, if one did
-                break
+    tensor = _asked_to_require_grad(stmt) if stmt is not None else None
+    if isinstance(tensor, (ast.Name, ast.Attribute)):
+        # a tensor made elsewhere: its making is the root (in the helper that returned it,
+        # if one did); a tensor made on this line (``torch.arange(n).requires_grad_()``) is
+        # rooted here, whatever the names its constructor is given
+        made = flow.assigned_before(text(tensor), fail)
+        if made is not None:
+            line = flow.made_by(made).lineno
     src = flow.line(line)
     edit = None
     if "dtype=torch.long" in src:
@@ -968,6 +975,21 @@ def check_int_requires_grad(ctx: Ctx) -> list[Candidate]:
     return [Candidate("int-requires-grad", line, 0.8, [("int-grad", {"line": line})], fixes,
                       {"line": line})]
 
+
+
+def _asked_to_require_grad(stmt: ast.stmt) -> ast.expr | None:
+    """The tensor the statement asks to require grad: the receiver of ``requires_grad_()``
+    or the target of ``.requires_grad = True``; None where it is made with
+    ``requires_grad=True`` (the statement itself makes it)."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr == "requires_grad_"):
+            return node.func.value
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+                    return target.value
+    return None
 
 
 def check_nonleaf_requires_grad(ctx: Ctx) -> list[Candidate]:

@@ -46,3 +46,10 @@ class Diagnosis(BaseModel):
         default_factory=list, description="Other candidate causes (ids), most likely first.")
     tell_apart: Text | None = Field(default=None,
                                     description="How to tell this cause from the alternatives.")
+
+    @property
+    def root_elsewhere(self) -> int | None:
+        """The root-cause line when the problem shows on another line (``line``): a face
+        names both, the root first."""
+        root = self.root_line
+        return root if self.line and root and root != self.line else None

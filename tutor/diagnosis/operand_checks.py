@@ -93,7 +93,8 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                                      "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
     given = operand(failed, "0", "input")
-    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected)
+    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected) \
+        or _mixed_batch(ctx, given, expected)
     if flat is not None:
         return [flat]
     name = failed.module if failed is not None else None
@@ -138,12 +139,49 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
                 if text(a) in names), None) if stmt is not None else None
     edit = replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
     return Candidate("linear-in-features", line, 0.85, [
-        ("not-flattened", {"fail_line": line, "name": given.name or "the input",
+        ("not-flattened", {"fail_line": line, "name": given.name,
                            "shape": str(tuple(given.shape)), "count": expected})],
         [Fix((edit,), runs_clean, T(
             f"flatten each sample before the layer on line {line}: `{text(arg)}.flatten(1)`",
             f"第 {line} 行在进入该层前把每个样本展平：`{text(arg)}.flatten(1)`"))]
         if edit is not None and arg is not None else [], {"line": line})
+
+
+def _mixed_batch(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Candidate | None:
+    """``x.view(-1, K)`` before a layer built for the right width, with K not a sample's
+    size: the rows are no longer the samples. Keep one row per sample there."""
+    history = given.history if given is not None else []
+    if given is None or len(history) < 2 or history[0].op not in ("view", "reshape"):
+        return None
+    before = history[1].shape
+    if not before or len(before) < 2 or len(given.shape) != 2:
+        return None
+    per_sample = 1
+    for size in before[1:]:
+        per_sample *= size
+    rows, width = given.shape
+    if per_sample != expected or width == per_sample or rows == before[0]:
+        return None
+    line = history[0].line
+    stmt = ctx.flow.statement_at(line)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(
+        n.func, ast.Attribute) and n.func.attr == history[0].op and n.args), None) \
+        if stmt is not None else None
+    if call is None or not isinstance(call.func, ast.Attribute):
+        return None
+    owner = text(call.func.value)
+    edit = replace_nodes(ctx.code, [(call, f"{owner}.{history[0].op}({owner}.size(0), -1)")])
+    return Candidate("flatten-mixes-batch", line, 0.85, [
+        ("mixes-batch", {"line": line, "shape": str(tuple(before)), "count": width,
+                         "numel": per_sample, "low": before[0], "high": rows,
+                         "fail_line": ctx.fail_line or 0})],
+        [Fix((edit,), runs_clean, T(
+            f"keep one row per sample on line {line}: `{owner}.{history[0].op}"
+            f"({owner}.size(0), -1)`",
+            f"第 {line} 行保持每个样本一行：`{owner}.{history[0].op}({owner}.size(0), -1)`"))]
+        if edit is not None else [],
+        {"line": line, "op": f"{history[0].op}", "shape": str(tuple(before)), "count": width,
+         "numel": per_sample, "low": before[0], "high": rows})
 
 
 SPATIAL_OPS = frozenset({"conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
@@ -441,10 +479,12 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
         edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
                  suffix_value(ctx.code, stmt, ".float()", op)]
         name = item.name if line == near and item.name else (
-            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name or "it")
-        fixes = [Fix((edit,), runs_clean, T(
-            f"make `{name}` float32 where it is made (line {line})",
-            f"在创建 `{name}` 的第 {line} 行把它转为 float32")) for edit in edits if edit]
+            text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name)
+        made = T(f"make `{name}` float32 where it is made (line {line})",
+                 f"在创建 `{name}` 的第 {line} 行把它转为 float32") if name else T(
+            f"make the tensor float32 where it is made (line {line})",
+            f"在创建该张量的第 {line} 行把它转为 float32")
+        fixes = [Fix((edit,), runs_clean, made) for edit in edits if edit]
         out.append(Candidate("dtype-mismatch", line, 0.8, [
             ("dtype-operand", {"fail_line": fail, "name": item.name or name,
                                "dtype": item.dtype, "op": failed.op}),
@@ -525,14 +565,15 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
     if indices.op == "embedding" and failed is not None and failed.module:
         return _embedding_of_embedding(ctx, failed.module, indices)
     edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
-    name = indices.name or "the indices"
+    name = indices.name
+    made = T(f"make `{name}` integer indices where it is made (line {line}): `.long()`",
+             f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`") if name else T(
+        f"make the indices integers where they are made (line {line}): `.long()`",
+        f"在创建索引的第 {line} 行把它们变成整数：`.long()`")
     return [Candidate("embedding-index-dtype", line, 0.8, [
         ("index-dtype", {"fail_line": ctx.fail_line or 0, "name": name, "dtype": indices.dtype,
                          "line": line})],
-        [Fix((edit,), runs_clean, T(f"make `{name}` integer indices where it is made (line "
-                                    f"{line}): `.long()`",
-                                    f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`"))]
-        if edit else [], {"line": line, "name": name})]
+        [Fix((edit,), runs_clean, made)] if edit else [], {"line": line, "name": name})]
 
 
 def _embedding_of_embedding(ctx: Ctx, module: str, indices: OperandEvidence
@@ -609,7 +650,7 @@ def _label_form(ctx: Ctx) -> list[Candidate]:
             fixes.append(Fix((edit,), runs_clean, T(
                 f"make the labels one integer class index per sample on line {line}: "
                 f"`{suffix}`", f"在第 {line} 行把标签变成每个样本一个整数类别索引：`{suffix}`")))
-    name = labels.name or "the labels"
+    name = labels.name
     cid = "ce-target-dtype" if "expected target dtype" in ctx.message else (
         "ce-target-float-shape" if labels.dtype.startswith("torch.float") else "ce-target-shape")
     return [Candidate(cid, line, 0.8, [
@@ -827,12 +868,13 @@ def _truth_tested(stmt: ast.stmt) -> list[ast.expr]:
 
 def _tensorish(ctx: Ctx, node: ast.expr) -> bool:
     """Whether the expression may be a tensor: it names a tensor of the failing frame (when
-    the run reported its locals), or the run reported none."""
+    the run reported tensor locals), or the run reported none."""
     known = ctx.error.locals if ctx.error is not None else {}
-    if not known:
+    tensors = {name for name, snap in known.items() if getattr(snap, "kind", None) == "tensor"}
+    if not tensors:
         return True
     names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return any(getattr(known.get(name), "kind", None) == "tensor" for name in names)
+    return bool(names & tensors)
 
 
 def check_classes_last(ctx: Ctx) -> list[Candidate]:
@@ -878,6 +920,7 @@ def check_tuple_in_sequential(ctx: Ctx) -> list[Candidate]:
         for layer in layers[:-1]:
             kind = call_name(layer) if isinstance(layer, ast.Call) else ""
             if kind in TUPLE_MODULES:
+                ctx.refuted.add("not-a-tensor")  # the message's reading: this one says why
                 return [Candidate("tuple-in-sequential", layer.lineno, 0.85, [
                     ("tuple-passed-on", {"line": layer.lineno, "module": kind,
                                          "fail_line": ctx.fail_line or 0})],

@@ -15,9 +15,10 @@ import time
 from typing import Protocol
 
 from tutor.diagnosis import engine
+from tutor.diagnosis.advice import proposes_change
 from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
-from tutor.diagnosis.filling import fill, first_fitting, fits, tidied
+from tutor.diagnosis.filling import fill, first_fitting, tidied
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
@@ -39,9 +40,9 @@ class Runner(Protocol):
 def chain_text(cand: Candidate) -> list[Text]:
     """The candidate's evidence, step by step; a step whose facts the run did not show is
     left out rather than shown with a gap."""
-    steps = load_catalog().steps
-    return [fill(steps[key], values) for key, values in cand.steps
-            if key in steps and fits(steps[key], values)]
+    catalog = load_catalog()
+    shown = (first_fitting(catalog.step_options(key), values) for key, values in cand.steps)
+    return [step for step in shown if step is not None]
 
 
 def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diagnosis | None:
@@ -297,11 +298,15 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             attempts = [fill(catalog.steps["tried-hides"], {"detail": d, "label": why})
                         if why is not None else fill(catalog.steps["tried-failed"], {"detail": d})
                         for d, why in failed.get(id(top), [])[:1]]
-            update.update(fix_verified=False, fix_failed=bool(attempts),
+            refuted = bool(attempts) and proposes_change(catalog.get(shown_diag.id),
+                                                         shown_diag.fix)
+            # sound general advice (a procedure, not a change in the learner's names) stays:
+            # the chain says what was tried
+            update.update(fix_verified=False, fix_failed=refuted,
                           chain=[*chain_text(top), *attempts])
-            if attempts:
-                # the catalog's advice is the change that was just refuted, or one like it:
-                # what the evidence supports is where to look, not that change
+            if refuted:
+                # the catalog's advice is a concrete change like the one just refuted: what
+                # the evidence supports is where to look, not that change
                 fail_line = shown_diag.line or top.root_line or 0
                 root = top.root_line or fail_line
                 key = "fix-refuted" if root < fail_line else "fix-refuted-here"

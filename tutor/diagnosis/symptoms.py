@@ -178,7 +178,8 @@ def stays_frozen(names: list[str]) -> Expect:
         if not any(p.changed for p in fixed.params if p.name not in names):
             return None  # nothing trains at all: not what a freeze is for
         shown = ", ".join(f"`{n}`" for n in names[:3])
-        return T(f"with this change {shown} stay frozen while the rest trains",
+        stays = "stays" if len(names[:3]) == 1 else "stay"
+        return T(f"with this change {shown} {stays} frozen while the rest trains",
                  f"改动后 {shown} 保持冻结，其余参数照常训练")
     return traced(check)
 

@@ -24,7 +24,7 @@ import math
 
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, replace_nodes
-from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.symptoms import (
     accumulates,
     dropout_follows_mode,
@@ -78,6 +78,10 @@ WHY_BACKWARD = T("The forward values are finite, but backward() multiplies by th
                  "writes nan into the weights.",
                  "前向的数值都是有限的，但 backward() 要乘上这个无穷大的斜率（0 × inf 是 nan），"
                  "所以梯度是 nan，优化器走一步就会把 nan 写进权重。")
+WHY_DOMAIN = T("That value is not a number (nan), and so is everything computed from it: the "
+               "loss, every gradient, and after one optimizer step the weights.",
+               "这个值不是数字（nan），由它算出的一切也都是：损失、所有梯度，"
+               "优化器走一步之后连权重也是。")
 REASONS = {
     ("log", "forward"): T("the log of 0, which is -inf", "0 的对数，即 -inf"),
     ("root", "backward"): T("a square root at 0, whose slope there is infinite",
@@ -88,10 +92,20 @@ REASONS = {
     ("divide", "forward"): T("a division by 0", "除以 0"),
     ("divide", "backward"): T("a division by 0, whose slope there is infinite",
                               "除以 0，其斜率在那里是无穷大"),
+    ("exp", "forward"): T("the exp of a number too large for float32 (above about 88), "
+                          "which is inf", "超出 float32 范围（约 88 以上）的数的 exp，即 inf"),
+    ("log-negative", "forward"): T("the log of a negative number, which is nan",
+                                   "负数的对数，即 nan"),
+    ("root-negative", "forward"): T("the square root of a negative number, which is nan",
+                                    "负数的平方根，即 nan"),
+    ("power-negative", "forward"): T("a fractional power of a negative number, which is nan",
+                                     "负数的分数次幂，即 nan"),
 }
 KINDS = {"log": "log", "log2": "log", "log10": "log", "sqrt": "root", "rsqrt": "root",
          "pow": "power", "truediv": "divide", "div": "divide", "true_divide": "divide",
-         "rtruediv": "divide", "reciprocal": "divide"}
+         "rtruediv": "divide", "reciprocal": "divide", "exp": "exp"}
+EXP_OVERFLOW = 88.0
+"""float32's exp is inf above about 88.7."""
 
 
 def _singular_sites(flow: Flow, bad: NonFiniteEvidence
@@ -106,10 +120,22 @@ def _singular_sites(flow: Flow, bad: NonFiniteEvidence
         return []
     binary = bad.op.startswith("__")
     found: list[tuple[str, ast.expr, ast.AST]] = []
+    if kind == "exp":
+        facts = bad.operands[0] if bad.operands else None
+        if facts is None or facts.high is None or facts.high < EXP_OVERFLOW:
+            return []
+        for node in ast.walk(stmt):
+            base = _operand(node) if isinstance(node, ast.Call) and _bare(
+                call_name(node)) == op else None
+            if base is not None:
+                found.append((kind, base, node))
+        return found[:3]
     if kind in ("log", "root", "power"):
         facts = bad.operands[0] if bad.operands else None
-        if facts is None or not facts.zeros or facts.negative:
-            return []  # a negative input is another mistake than an edge at 0
+        if facts is None or not (facts.zeros or facts.negative):
+            return []
+        if facts.negative and not facts.zeros:
+            kind = f"{kind}-negative"  # nan from a value out of the op's domain, not an edge
         for node in ast.walk(stmt):
             if not binary and isinstance(node, ast.Call) and _bare(call_name(node)) == op:
                 base = _operand(node)
@@ -156,6 +182,10 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
         def guard(base: ast.expr, negative: bool = negative) -> str:
             return f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
 
+        kind = sites[0][0]
+        if kind == "exp" or kind.endswith("-negative"):
+            return _domain_candidates(ctx, bad, sites, step, reason,
+                                      WHY_DOMAIN if kind.endswith("-negative") else why)
         out = []
         for _, base, node in sites:
             name = text(base)
@@ -177,6 +207,60 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
                                  {**facts, "why": why}))
         return out
     return []
+
+
+def _normalized(ctx: Ctx, line: int) -> bool:
+    """The exp computed on ``line`` is divided by its own sum there or on the next lines (a
+    softmax written by hand): shifting the exponent by its maximum leaves the ratio as it
+    was."""
+    stmt = ctx.flow.statement_at(line)
+    if stmt is None:
+        return False
+    names = {t for target in getattr(stmt, "targets", []) for t in target_names(target)}
+    near = [s for s in ctx.flow.statements if line <= s.lineno <= line + 2]
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and (
+        any(call_name(c) == "sum" for c in ast.walk(n.right)) and (
+            text(n.left) in names or isinstance(n.left, ast.Call)))
+        for s in near for n in ast.walk(s))
+
+
+def _domain_fixes(ctx: Ctx, kind: str, base: ast.expr, line: int) -> list[tuple[str, Text]]:
+    """New source for ``base`` (what exp, log or sqrt applies to) that keeps it in the op's
+    range, with the words for each, most faithful first: a hand-written softmax shifted by
+    its maximum (the same values); a value that must be positive made positive where it is
+    used (softplus keeps a gradient everywhere), or clamped; an exponent capped."""
+    code = text(base)
+    if kind == "exp":
+        if _normalized(ctx, line):
+            return [(f"{postfix(base, '')} - {postfix(base, '')}.max(dim=-1, keepdim=True).values",
+                     T("subtract the maximum before the exp (the ratio stays the same)",
+                       "在 exp 之前减去最大值（比值不变）"))]
+        return [(postfix(base, ".clamp(max=50)"),
+                 T("cap the exponent so the exp stays finite", "限制指数，让 exp 保持有限"))]
+    return [(f"torch.nn.functional.softplus({code})",
+             T("make the value positive where the op uses it (softplus keeps its gradient)",
+               "在运算用到它的地方让它为正（softplus 保留梯度）")),
+            (postfix(base, f".clamp(min={EPS})"),
+             T("clamp the value to be positive", "把它截断为正数"))]
+
+
+def _domain_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[str, ast.expr,
+                       ast.AST]], step: str, reason: Text, why: Text) -> list[Candidate]:
+    out = []
+    for kind, base, node in sites:
+        name = text(base)
+        facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
+        fixes = []
+        for new, words in _domain_fixes(ctx, kind, base, bad.line):
+            edit = replace_node(ctx.code, base, f"({new})" if kind == "exp" else new)
+            if edit is not None:
+                fixes.append(Fix((edit,), nonfinite_gone, T(
+                    f"{words.en} on line {bad.line}: `{new}`",
+                    f"第 {bad.line} 行{words.zh}：`{new}`")))
+        if fixes:
+            out.append(Candidate("nan-from-op", bad.line, 0.85, [(step, facts)], fixes,
+                                 {**facts, "why": why}))
+    return out
 
 
 # -- what a loss is given ---------------------------------------------------------------------
@@ -820,20 +904,51 @@ def check_zero_gradient_op(ctx: Ctx) -> list[Candidate]:
         if base is None:
             continue
         inner = text(base)
-        new = f"{postfix(base, '')} + ({text(call)} - {postfix(base, '')}).detach()"
-        edit = replace_node(ctx.code, call, f"({new})")
-        if edit is None:
+        through = _straight_through(ctx, call, base)
+        if through is None:
             continue
+        edits, shown = through
         names = ", ".join(f"`{p.name}`" for p in idle[:3])
         out.append(Candidate("zero-gradient-op", call.lineno, 0.8, [
             ("zero-gradients", {"params": names, "count": len(ev.steps)}),
             ("stepped-op", {"line": call.lineno, "op": text(call.func)})],
-            [Fix((edit,), learns(idle[0].name), T(
+            [Fix(edits, learns(idle[0].name), T(
                 f"keep the rounded value but pass the gradient through (a straight-through "
-                f"estimator) on line {call.lineno}: `{new}`",
-                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：`{new}`"))],
+                f"estimator) on line {call.lineno}: {shown}",
+                f"第 {call.lineno} 行保留取整后的值，但让梯度直接穿过（直通估计器）：{shown}"))],
             {"line": call.lineno, "op": text(call.func), "params": names, "name": inner}))
     return out
+
+
+def _straight_through(ctx: Ctx, call: ast.Call, base: ast.expr
+                      ) -> tuple[tuple[Edit, ...], str] | None:
+    """The edits that make ``call`` (``torch.round(base)``) a straight-through estimator, and
+    the code to show: ``x + (torch.round(x) - x).detach()`` for a name; for a longer
+    expression, computed once into a name of its own on the line before (written three
+    times, it would be shown three times and computed three times)."""
+    if isinstance(base, ast.Name):
+        new = f"{base.id} + ({text(call)} - {base.id}).detach()"
+        edit = replace_node(ctx.code, call, f"({new})")
+        return ((edit,), f"`{new}`") if edit is not None else None
+    flow = ctx.flow
+    stmt = flow.statement_at(call.lineno)
+    local = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+    if stmt is None or stmt.lineno != call.lineno or (stmt.end_lineno or 0) != call.lineno \
+            or any(isinstance(a, local) for a in flow.ancestors(call)):
+        return None  # a name bound inside the expression cannot be computed before it
+    taken = flow.names_in(flow.tree)
+    name = next((n for n in ("unrounded", "unrounded_value", "before_rounding")
+                 if n not in taken), None)
+    if name is None:
+        return None
+    inner = text(call).replace(text(base), name, 1)
+    replaced = replace_node(ctx.code, call, f"({name} + ({inner} - {name}).detach())")
+    if replaced is None:
+        return None
+    assign = f"{name} = {text(base)}"
+    # the line is replaced first, then the assignment goes above it (apply keeps the order)
+    return ((replaced, Edit("insert_before", call.lineno, assign)),
+            f"`{assign}`, then `{name} + ({inner} - {name}).detach()`")
 
 
 def check_flat_softmax(ctx: Ctx) -> list[Candidate]:

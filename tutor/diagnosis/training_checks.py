@@ -94,7 +94,7 @@ def _train_before_predicting(ctx: Ctx, cid: str, line: int, model: str, batchnor
             "train() switches it back to training mode",
             f"预测时保持 `{model}` 处于评估模式：删除第 {on.lineno} 行，"
             "那里的 train() 把它切回了训练模式"))],
-        {"line": on.lineno, "module": model, "model": model})]
+        {"line": on.lineno, "module": model, "model": model, "train_line": on.lineno})]
 
 
 

@@ -26,16 +26,27 @@ def _grad_summary(result: RunResult) -> tuple[str, str] | None:
     ev = result.evidence
     if ev is None or not ev.params:
         return None
-    names = _named([p.name for p in ev.params if not p.grad_none])
+    shown = [p.name for p in ev.params if not p.grad_none]
+    names = _named(shown)
     if names is None:
         return None
-    return f"{names} now get a gradient", f"{names} 现在得到了梯度"
+    return f"{names} now {agree(shown, 'gets', 'get')} a gradient", f"{names} 现在得到了梯度"
 
 
 def _named(names: list[str]) -> str | None:
     """The first three names the re-run could give, as code; None when it gave none."""
-    shown = [f"`{n}`" for n in names if n and n != "?"][:3]
+    shown = [f"`{n}`" for n in _shown(names)]
     return ", ".join(shown) or None
+
+
+def _shown(names: list[str]) -> list[str]:
+    return [n for n in names if n and n != "?"][:3]
+
+
+def agree(names: list[str], one: str, many: str) -> str:
+    """The English verb that agrees with the names :func:`_named` shows (``gets`` for one,
+    ``get`` for several)."""
+    return one if len(_shown(names)) == 1 else many
 
 
 
@@ -101,10 +112,11 @@ def params_learn(names: list[str]) -> Expect:
         if not wanted or not all(p.changed for p in wanted if p.requires_grad):
             return None
         shown = _named([p.name for p in wanted])
+        verb = agree([p.name for p in wanted], "is", "are")
         if shown is None:
             return T("with this change the parameters are updated by training",
                      "改动后参数会在训练中被更新")
-        return T(f"with this change {shown} are updated by training",
+        return T(f"with this change {shown} {verb} updated by training",
                  f"改动后 {shown} 会在训练中被更新")
     return finished(expect)
 
@@ -114,11 +126,13 @@ def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
     ev = fixed.evidence
     if fixed.outcome != "ok" or ev is None or not ev.backwards:
         return None
-    shown = _named([p.name for p in ev.params if not p.grad_none])
+    names = [p.name for p in ev.params if not p.grad_none]
+    shown = _named(names)
     if shown is None:
         return T("with this change backward() runs and the parameters get gradients",
                  "改动后 backward() 会执行，参数得到梯度")
-    return T(f"with this change backward() runs and {shown} get gradients",
+    return T(f"with this change backward() runs and {shown} {agree(names, 'gets', 'get')} "
+             "gradients",
              f"改动后 backward() 会执行，{shown} 得到梯度")
 
 

@@ -22,6 +22,7 @@ import io
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -446,6 +447,13 @@ def where_frame(frame: FrameType | None, nonce: bytes) -> bytes:
     return protocol.encode(protocol.KIND_WHERE, nonce, payload.encode())
 
 
+def _not_a_tensor(value: object) -> bool:
+    """A tuple, list or NumPy array (its exact type, never a learner's subclass, whose repr
+    could be anything)."""
+    kind = type(value)
+    return kind in (tuple, list) or (kind.__name__ == "ndarray" and kind.__module__ == "numpy")
+
+
 def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True) -> Data:
     """An :class:`~tutor.sandbox.models.ErrorInfo`."""
     def source(line: int | None) -> str:
@@ -462,10 +470,15 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
     if with_locals and frames:
         import torch
 
+        named = set(re.findall(r"[A-Za-z_]\w*", source_line or ""))
         for name, value in list(frames[-1][0].f_locals.items()):
             if len(local_snaps) >= MAX_LOCALS:
                 break
-            if not name.startswith("__") and isinstance(value, torch.Tensor):
+            if name.startswith("__"):
+                continue
+            # a tensor, or a container a torch call refuses (a tuple, a NumPy array) named
+            # on the failing line: what the call was given instead of a tensor
+            if isinstance(value, torch.Tensor) or (name in named and _not_a_tensor(value)):
                 with contextlib.suppress(Exception):
                     local_snaps[name] = snapshot(value)
     try:

@@ -88,7 +88,8 @@ class ErrorInfo(_Data):
         default_factory=list, description="Only the learner's frames, outermost first."
     )
     locals: dict[str, Snapshot] = Field(
-        default_factory=dict, description="Tensor-valued locals of the failing learner frame."
+        default_factory=dict, description="Tensor-valued locals of the failing learner frame, "
+        "and the tuples, lists and NumPy arrays named on its line."
     )
     raised_by: Literal["torch", "call", "learner", "other"] | None = Field(None, description=(
         "Whose code raised it, from the traceback: torch's Python code, a C function a learner's "

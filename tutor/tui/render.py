@@ -309,7 +309,9 @@ def diagnosis_markdown(attempt: Attempt | None, lang: Lang, *, code: str = "") -
 
 
 def _diagnosis_block(diagnosis: Diagnosis, lang: Lang) -> str:
-    where = f" · {label('diag_line', lang, line=diagnosis.line)}" if diagnosis.line else ""
+    root = diagnosis.root_elsewhere
+    where = f" · {label('diag_line_root', lang, line=diagnosis.line, root=root)}" if root else (
+        f" · {label('diag_line', lang, line=diagnosis.line)}" if diagnosis.line else "")
     severity = label(f"severity_{diagnosis.severity}", lang)
     lines = [f"**{diagnosis.title.get(lang)}**", "", f"*{severity}{where}*", ""]
     lines += [diagnosis.explanation.get(lang), ""]

@@ -1,0 +1,304 @@
+"""Checks of what a call was given, for torch messages the other checks do not read: a NumPy
+array or a tuple where a tensor was wanted, a name that was a function until a tensor was
+assigned to it, a ``dim`` past the tensor's last dimension, the mean of integers, a tensor
+built from a leaf by an op and handed to an optimizer, ``parameters()`` used up before the
+optimizer read it. Each names the line that made the value (often not the failing one) and
+a change that the re-run checks."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
+from tutor.diagnosis.flow import call_name, receiver, target_names, text
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T
+from tutor.sandbox.models import ValueSnapshot
+
+NOT_A_TENSOR = re.compile(r"argument '(?P<arg>\w+)' \(position (?P<pos>\d+)\) must be Tensor, "
+                          r"not (?P<given>[\w.]+)")
+FROM_NUMPY = "torch.from_numpy({x}).float()"
+
+
+def _locals(ctx: Ctx) -> dict[str, object]:
+    return dict(ctx.error.locals) if ctx.error is not None else {}
+
+
+def _type_of(ctx: Ctx, name: str) -> str | None:
+    snap = _locals(ctx).get(name)
+    return snap.type if isinstance(snap, ValueSnapshot) else None
+
+
+def _args_on(stmt: ast.stmt) -> list[ast.expr]:
+    return [a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args]
+
+
+def check_not_a_tensor(ctx: Ctx) -> list[Candidate]:
+    """``linear(): argument 'input' (position 1) must be Tensor, not numpy.ndarray``: the
+    value was made as a NumPy array (convert it where it is made) or is a tuple (a module
+    that returns several values: take the tensor out where the call's result is kept)."""
+    m = NOT_A_TENSOR.search(ctx.message)
+    if m is None:
+        return []
+    given = m.group("given")
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    kind = "ndarray" if given.endswith("ndarray") else given
+    names = [a.id for a in _args_on(stmt) if isinstance(a, ast.Name)
+             and (_type_of(ctx, a.id) or "").endswith(kind)]
+    out = []
+    for name in dict.fromkeys(names):
+        made = ctx.flow.assigned_before(name, line + 1)
+        if made is None:
+            continue
+        fixes = []
+        value = ctx.flow.value_of(made)
+        if kind == "ndarray" and value is not None:
+            fixes.append(node_fix(ctx.code, value, FROM_NUMPY.format(x=text(value)), runs_clean,
+                                  T(f"make `{name}` a float tensor where it is made (line "
+                                    f"{made.lineno}): `torch.from_numpy(...).float()`",
+                                    f"在创建 `{name}` 的第 {made.lineno} 行把它变成浮点张量："
+                                    "`torch.from_numpy(...).float()`")))
+        elif kind == "tuple" and isinstance(made, ast.Assign) and len(made.targets) == 1 \
+                and isinstance(made.targets[0], ast.Name):
+            edit = replace_node(ctx.code, made.targets[0], f"{name}, *_")
+            fixes.append(Fix((edit,), runs_clean, T(
+                f"keep the first value the call returns on line {made.lineno}: "
+                f"`{name}, *_ = ...`",
+                f"第 {made.lineno} 行只保留调用返回的第一个值：`{name}, *_ = ...`"))
+                if edit is not None else None)
+        out.append(Candidate("not-a-tensor", made.lineno, 0.85, [
+            ("not-a-tensor", {"fail_line": line, "name": name, "given": given,
+                              "line": made.lineno})],
+            [f for f in fixes if f is not None],
+            {"line": made.lineno, "name": name, "given": given, "fail_line": line}))
+    return out
+
+
+def check_shadowed_callable(ctx: Ctx) -> list[Candidate]:
+    """``'Tensor' object is not callable``: the name called on the failing line was a loss
+    or a layer until an assignment rebound it to a tensor (``loss = loss(out, y)``). Give
+    the tensor a name of its own on that line and where it is read after it."""
+    if "'Tensor' object is not callable" not in ctx.message:
+        return []
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    called = [n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
+              and isinstance(n.func, ast.Name)]
+    out = []
+    for name in dict.fromkeys(called):
+        rebinds = [s for s in ctx.flow.assignments.get(name, []) if isinstance(s, ast.Assign)
+                   and isinstance(s.value, ast.Call) and any(
+                       isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                       and n.func.id == name for n in ast.walk(s.value))]
+        if not rebinds:
+            continue
+        rebind = rebinds[0]
+        fresh = next((f"{name}_{k}" for k in ("value", "out", "result")
+                      if f"{name}_{k}" not in ctx.flow.names_in(ctx.flow.tree)), None)
+        fix = _rename_result(ctx, rebind, name, fresh) if fresh is not None else None
+        out.append(Candidate("tensor-not-callable", rebind.lineno, 0.85, [
+            ("rebound-callable", {"line": rebind.lineno, "name": name, "fail_line": line})],
+            [fix] if fix is not None else [],
+            {"line": rebind.lineno, "name": name, "fail_line": line}))
+    return out
+
+
+def _rename_result(ctx: Ctx, rebind: ast.Assign, name: str, fresh: str) -> Fix | None:
+    """``fresh`` for the tensor ``rebind`` assigns to ``name``, on its line and every read of
+    ``name`` below it in the same scope that is not a call of it."""
+    flow = ctx.flow
+    scope = flow.scope_of(rebind)
+    end = max((s.end_lineno or s.lineno for s in flow.statements if flow.scope_of(s) is scope),
+              default=rebind.lineno)
+    loops = flow.loops_of(rebind)
+    if loops:  # inside a loop the next pass calls it again: reads up to the loop's end
+        end = min(end, loops[0].end_lineno or end)
+    target = rebind.targets[0]
+    edits: list[Edit] = []
+    head = replace_node(ctx.code, target, fresh) if isinstance(target, ast.Name) else None
+    if head is None:
+        return None
+    edits.append(head)
+    called = {id(n.func) for n in ast.walk(flow.tree) if isinstance(n, ast.Call)}
+    by_line: dict[int, list[ast.Name]] = {}
+    for node in ast.walk(flow.tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                and id(node) not in called and rebind.lineno < node.lineno <= end:
+            by_line.setdefault(node.lineno, []).append(node)
+    for reads in by_line.values():
+        edit = replace_nodes(ctx.code, [(n, fresh) for n in reads])
+        if edit is None:
+            return None
+        edits.append(edit)
+    return Fix(tuple(edits), runs_clean, T(
+        f"give the result its own name on line {rebind.lineno} (`{fresh} = ...`), so `{name}` "
+        "stays the function it was",
+        f"第 {rebind.lineno} 行给结果起一个自己的名字（`{fresh} = ...`），"
+          f"让 `{name}` 保持原来的函数"))
+
+
+DIM_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[(-?\d+), "
+                       r"(-?\d+)\], but got (-?\d+)\)")
+
+
+def check_dim_range(ctx: Ctx) -> list[Candidate]:
+    """``Dimension out of range``: a ``dim`` given as a number past the tensor's last
+    dimension (``softmax(scores, dim=1)`` of a vector): the last dimension, ``-1``, is what
+    such code means where the tensor has one dimension fewer than written for."""
+    m = DIM_RANGE.search(ctx.message)
+    if m is None:
+        return []
+    got = int(m.group(3))
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    fixes = []
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        given = next((k.value for k in call.keywords if k.arg == "dim"), None)
+        if given is None and receiver(call) is not None and call.args:
+            given = call.args[0] if call_name(call) in ("softmax", "log_softmax", "sum",
+                                                         "mean", "argmax", "max", "size",
+                                                         "squeeze", "unsqueeze") else None
+        if isinstance(given, ast.Constant) and given.value == got:
+            fixes.append(node_fix(ctx.code, given, "-1", runs_clean, T(
+                f"use the last dimension on line {line}: `-1` for `{got}`",
+                f"第 {line} 行改用最后一维：把 `{got}` 改成 `-1`")))
+    return at_failing_line(ctx, "dim-out-of-range", "dim-range", fixes, 0.75)
+
+
+def check_integer_mean(ctx: Ctx) -> list[Candidate]:
+    """``mean(): could not infer output dtype``: a mean of integers (labels, counts)."""
+    if "could not infer output dtype" not in ctx.message:
+        return []
+    line, stmt = ctx.failing_statement()
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "mean"
+             and isinstance(n.func, ast.Attribute)] if stmt is not None else []
+    fixes = [node_fix(ctx.code, call.func.value, f"{text(call.func.value)}.float()", runs_clean,
+                      T(f"make it floating point before the mean on line {line}: `.float()`",
+                        f"第 {line} 行求均值前先转为浮点：`.float()`"))
+             for call in calls[:1] if isinstance(call.func, ast.Attribute)]
+    return at_failing_line(ctx, "mean-of-integers", "integer-mean", fixes, 0.8)
+
+
+def check_nonleaf_optimized(ctx: Ctx) -> list[Candidate]:
+    """``can't optimize a non-leaf Tensor``: a tensor the optimizer is given was made by an
+    op from a leaf (``torch.randn(3, requires_grad=True) * 0.01``, ``.to(...)``): make the
+    result the leaf, by asking for gradients after the op."""
+    if "can't optimize a non-leaf Tensor" not in ctx.message:
+        return []
+    flow = ctx.flow
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    out = []
+    for call in [c for c in flow.calls if any(k.arg == "requires_grad" for k in c.keywords)]:
+        made = flow.statement_at(call.lineno)
+        if not isinstance(made, ast.Assign) or len(made.targets) != 1:
+            continue
+        value = made.value
+        if value is call:
+            continue  # the leaf itself
+        names = target_names(made.targets[0])
+        kw = next((k for k in call.keywords if k.arg == "requires_grad"), None)
+        if kw is None or not names:
+            continue
+        inner = replace_node(ctx.code, value, _leaf_after(ctx.code, value, call, kw))
+        if inner is None:
+            continue
+        out.append(Candidate("optimizer-non-leaf", made.lineno, 0.85, [
+            ("made-non-leaf", {"line": made.lineno, "name": names[0], "fail_line": line})],
+            [Fix((inner,), runs_clean, T(
+                f"ask for gradients after the op on line {made.lineno}, so `{names[0]}` is the "
+                "leaf: `(...).requires_grad_()`",
+                f"第 {made.lineno} 行在运算之后再要求梯度，让 `{names[0]}` 成为叶子："
+                "`(...).requires_grad_()`"))],
+            {"line": made.lineno, "name": names[0], "fail_line": line}))
+    return out
+
+
+def _leaf_after(code: str, value: ast.expr, call: ast.Call, kw: ast.keyword) -> str:
+    """``(torch.randn(3) * 0.01).requires_grad_()`` for ``torch.randn(3, requires_grad=True)
+    * 0.01``: the keyword dropped from the inner call, the whole made a leaf."""
+    whole = text(value)
+    inner = text(call)
+    kept = [text(a) for a in call.args] + [f"{k.arg}={text(k.value)}" for k in call.keywords
+                                           if k is not kw]
+    bare = f"{text(call.func)}({', '.join(kept)})"
+    return f"({whole.replace(inner, bare, 1)}).requires_grad_()"
+
+
+def check_params_used_up(ctx: Ctx) -> list[Candidate]:
+    """``optimizer got an empty parameter list`` for a model that has parameters: the
+    optimizer was given a generator (``params = model.parameters()``) that an earlier loop
+    or ``sum``/``list`` already ran to its end. Keep the parameters in a list."""
+    if "optimizer got an empty parameter list" not in ctx.message:
+        return []
+    flow = ctx.flow
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    given = [a.id for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
+             if isinstance(a, ast.Name)]
+    out = []
+    for name in given:
+        made = flow.assigned_before(name, line, stmt) or flow.assigned_before(name, line)
+        value = flow.value_of(made) if made is not None else None
+        if not (isinstance(value, ast.Call) and call_name(value) in (
+                "parameters", "named_parameters")):
+            continue
+        used = [n for n in ast.walk(flow.tree) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load) and made is not None
+                and made.lineno < n.lineno < line]
+        if not used:
+            continue
+        edit = replace_node(ctx.code, value, f"list({text(value)})")
+        out.append(Candidate("params-used-up", made.lineno if made else line, 0.9, [
+            ("generator-used", {"line": made.lineno if made else line, "name": name,
+                                "first_use": used[0].lineno, "fail_line": line})],
+            [Fix((edit,), runs_clean, T(
+                f"keep the parameters in a list on line {made.lineno if made else line}: "
+                f"`list({text(value)})`", f"第 {made.lineno if made else line} 行把参数存成列表："
+                f"`list({text(value)})`"))] if edit is not None else [],
+            {"line": made.lineno if made else line, "name": name, "first_use": used[0].lineno,
+             "fail_line": line}))
+    return out
+
+
+TARGET_SIZE = re.compile(r"Target size \(torch\.Size\(\[([^\]]*)\]\)\) must be the same as "
+                         r"input size \(torch\.Size\(\[([^\]]*)\]\)\)")
+
+
+def check_target_size(ctx: Ctx) -> list[Candidate]:
+    """``Target size (torch.Size([8])) must be the same as input size (torch.Size([8, 1]))``:
+    a one-output model's scores keep a dimension of 1 the labels do not have. Drop it from
+    the scores where the loss is called (or add it to the labels, the other way round)."""
+    m = TARGET_SIZE.search(ctx.message)
+    if m is None:
+        return []
+    target = [int(n) for n in re.findall(r"\d+", m.group(1))]
+    given = [int(n) for n in re.findall(r"\d+", m.group(2))]
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and len(n.args) == 2), None)
+    if call is None:
+        return []
+    scores, labels = call.args
+    if given == [*target, 1]:
+        arg, suffix, what = scores, ".squeeze(1)", T("drop the scores' last dimension of 1",
+                                                      "去掉得分最后那个大小为 1 的维度")
+    elif target == [*given, 1]:
+        arg, suffix, what = labels, ".squeeze(1)", T("drop the targets' last dimension of 1",
+                                                      "去掉目标最后那个大小为 1 的维度")
+    else:
+        return []
+    fix = node_fix(ctx.code, arg, f"{text(arg)}{suffix}" if isinstance(
+        arg, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f"({text(arg)}){suffix}",
+        runs_clean, T(f"{what.en} on line {line}: `{suffix}`",
+                      f"第 {line} 行{what.zh}：`{suffix}`"))
+    return at_failing_line(ctx, "target-size-differs", "target-size", [fix], 0.8)

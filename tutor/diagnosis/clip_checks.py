@@ -1,0 +1,54 @@
+"""Gradient clipping out of its place in a training step: before ``backward()`` it clips the
+gradients about to be replaced (or zeros), after ``step()`` the ones already applied, so the
+update is never clipped. Found in the order of the step's statements, confirmed by the
+behaviour: with the clip moved between backward() and step() the loss must fall further."""
+
+from __future__ import annotations
+
+import ast
+
+from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.fixes import Edit, Fix
+from tutor.diagnosis.flow import call_name
+from tutor.diagnosis.verify import loss_improves
+from tutor.i18n import T
+
+CLIPS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grads_with_norm_")
+
+
+def _body_calls(body: list[ast.stmt], name: str) -> list[ast.stmt]:
+    """The statements of one block (not nested deeper) that call ``name``."""
+    return [s for s in body if isinstance(s, ast.Expr | ast.Assign) and any(
+        isinstance(n, ast.Call) and call_name(n) == name for n in ast.walk(s))]
+
+
+def check_clip_order(ctx: Ctx) -> list[Candidate]:
+    if ctx.error is not None or not ctx.evidence.backwards or not ctx.evidence.steps:
+        return []
+    out = []
+    for block in (n for n in ast.walk(ctx.flow.tree) if isinstance(
+            n, ast.For | ast.While | ast.FunctionDef)):
+        body = block.body
+        backs, steps = _body_calls(body, "backward"), _body_calls(body, "step")
+        clips = [s for name in CLIPS for s in _body_calls(body, name)]
+        if len(backs) != 1 or len(steps) != 1 or len(clips) != 1:
+            continue
+        back, step, clip = backs[0], steps[0], clips[0]
+        if back.lineno < clip.lineno < step.lineno:
+            continue  # where it belongs
+        where = "before" if clip.lineno < back.lineno else "after"
+        fix = Fix((Edit("move_before", clip.lineno, to=step.lineno),), loss_improves, T(
+            f"clip between backward() (line {back.lineno}) and step() (line {step.lineno}): "
+            f"move line {clip.lineno} just above line {step.lineno}",
+            f"在 backward()（第 {back.lineno} 行）和 step()（第 {step.lineno} 行）之间裁剪："
+            f"把第 {clip.lineno} 行移到第 {step.lineno} 行之前"))
+        out.append(Candidate("clip-order", clip.lineno, 0.8, [
+            ("clip-misplaced", {"line": clip.lineno, "detail": T(
+                f"before backward() on line {back.lineno}" if where == "before"
+                else f"after step() on line {step.lineno}",
+                f"在第 {back.lineno} 行的 backward() 之前" if where == "before"
+                else f"在第 {step.lineno} 行的 step() 之后")})],
+            [fix], {"line": clip.lineno, "detail": T(
+                "before backward()" if where == "before" else "after step()",
+                "在 backward() 之前" if where == "before" else "在 step() 之后")}))
+    return out

@@ -1,0 +1,68 @@
+"""Checks of how the data meets the model: inputs and their labels shuffled by two different
+permutations, so each input is trained on another sample's label (a silent bug: the loss
+falls only as far as the labels' base rate allows). Found in the source, confirmed by the
+behaviour: one permutation for both must make the loss fall further."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.fixes import Edit, Fix, replace_node
+from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.verify import loss_improves
+from tutor.i18n import T
+
+
+def _permutation(ctx: Ctx, index: ast.expr, before: int) -> ast.Call | None:
+    """The ``torch.randperm(...)`` call an index is, or the one its name was last given."""
+    if isinstance(index, ast.Call) and call_name(index) == "randperm":
+        return index
+    if isinstance(index, ast.Name):
+        made = ctx.flow.assigned_before(index.id, before)
+        value = ctx.flow.value_of(made) if made is not None else None
+        if isinstance(value, ast.Call) and call_name(value) == "randperm":
+            return value
+    return None
+
+
+def check_shuffled_apart(ctx: Ctx) -> list[Candidate]:
+    """``x = x[torch.randperm(n)]`` and ``y = y[torch.randperm(n)]``: two permutations, so
+    the pairs of input and label are broken. Index both with one."""
+    if ctx.error is not None or not ctx.evidence.backwards:
+        return []
+    flow = ctx.flow
+    shuffles: list[tuple[ast.stmt, ast.Subscript, ast.Call]] = []
+    for stmt in flow.statements:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        for node in ast.walk(stmt.value):
+            if isinstance(node, ast.Subscript):
+                perm = _permutation(ctx, node.slice, stmt.lineno)
+                if perm is not None:
+                    shuffles.append((stmt, node, perm))
+    out = []
+    for (first, a, pa), (second, b, pb) in itertools.pairwise(shuffles):
+        if pa is pb or flow.scope_of(first) is not flow.scope_of(second) or (
+                second.lineno - first.lineno > 3) or text(a.value) == text(b.value):
+            continue
+        taken = flow.names_in(flow.tree)
+        name = next((n for n in ("perm", "order", "shuffled_order") if n not in taken), None)
+        if name is None:
+            continue
+        edits = [replace_node(ctx.code, a.slice, name), replace_node(ctx.code, b.slice, name)]
+        if any(e is None for e in edits):
+            continue
+        made = Edit("insert_before", first.lineno, f"{name} = {text(pa)}")
+        fix = Fix((*[e for e in edits if e is not None], made), loss_improves, T(
+            f"shuffle both with one permutation: `{name} = {text(pa)}` before line "
+            f"{first.lineno}, then `{text(a.value)}[{name}]` and `{text(b.value)}[{name}]`",
+            f"用同一个排列打乱两者：在第 {first.lineno} 行之前写 `{name} = {text(pa)}`，"
+            f"然后用 `{text(a.value)}[{name}]` 和 `{text(b.value)}[{name}]`"))
+        out.append(Candidate("shuffle-apart", first.lineno, 0.85, [
+            ("shuffled-apart", {"line": first.lineno, "fail_line": second.lineno,
+                                "name": text(a.value), "target": text(b.value)})],
+            [fix], {"line": first.lineno, "fail_line": second.lineno, "name": text(a.value),
+                    "target": text(b.value)}))
+    return out
