@@ -9,6 +9,7 @@ that applies its own, a prediction without ``eval()``. Never runs the code.
 from __future__ import annotations
 
 import ast
+from collections.abc import KeysView
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -326,8 +327,12 @@ class Flow:
         return [s for s in self.statements if isinstance(s, ast.Expr)
                 and isinstance(s.value, ast.Attribute) and s.value.attr == attr]
 
-    def names_in(self, node: ast.AST) -> set[str]:
-        return {text(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+    def names_in(self, node: ast.AST) -> KeysView[str]:
+        """The names and attribute chains under ``node``, in the order of ``ast.walk`` (a
+        set's order follows string hashing, which changes from process to process: a check
+        taking the first fitting name would not give the same diagnosis twice)."""
+        return dict.fromkeys(text(n) for n in ast.walk(node)
+                             if isinstance(n, (ast.Name, ast.Attribute))).keys()
 
     def slice_lines(self, name: str, number: int, depth: int = 6) -> set[int]:
         """Lines whose assignments flow into ``name`` as used on the line (a backward slice)."""
