@@ -13,6 +13,7 @@ import re
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
 from tutor.diagnosis.flow import call_name, receiver, target_names, text
+from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import ValueSnapshot
@@ -176,12 +177,10 @@ def check_integer_mean(ctx: Ctx) -> list[Candidate]:
     if "could not infer output dtype" not in ctx.message:
         return []
     line, stmt = ctx.failing_statement()
-    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "mean"
-             and isinstance(n.func, ast.Attribute)] if stmt is not None else []
     fixes = [node_fix(ctx.code, call.func.value, f"{text(call.func.value)}.float()", runs_clean,
                       T(f"make it floating point before the mean on line {line}: `.float()`",
                         f"第 {line} 行求均值前先转为浮点：`.float()`"))
-             for call in calls[:1] if isinstance(call.func, ast.Attribute)]
+             for call in method_calls(stmt, "mean")[:1] if isinstance(call.func, ast.Attribute)]
     return at_failing_line(ctx, "mean-of-integers", "integer-mean", fixes, 0.8)
 
 
@@ -189,12 +188,10 @@ def check_nonleaf_optimized(ctx: Ctx) -> list[Candidate]:
     """``can't optimize a non-leaf Tensor``: a tensor the optimizer is given was made by an
     op from a leaf (``torch.randn(3, requires_grad=True) * 0.01``, ``.to(...)``): make the
     result the leaf, by asking for gradients after the op."""
-    if "can't optimize a non-leaf Tensor" not in ctx.message:
+    failing = ctx.failing_on("can't optimize a non-leaf Tensor")
+    if failing is None:
         return []
-    flow = ctx.flow
-    line, stmt = ctx.failing_statement()
-    if stmt is None:
-        return []
+    flow, line = ctx.flow, failing[0]
     out = []
     for call in [c for c in flow.calls if any(k.arg == "requires_grad" for k in c.keywords)]:
         made = flow.statement_at(call.lineno)
@@ -236,12 +233,10 @@ def check_params_used_up(ctx: Ctx) -> list[Candidate]:
     """``optimizer got an empty parameter list`` for a model that has parameters: the
     optimizer was given a generator (``params = model.parameters()``) that an earlier loop
     or ``sum``/``list`` already ran to its end. Keep the parameters in a list."""
-    if "optimizer got an empty parameter list" not in ctx.message:
+    failing = ctx.failing_on("optimizer got an empty parameter list")
+    if failing is None:
         return []
-    flow = ctx.flow
-    line, stmt = ctx.failing_statement()
-    if stmt is None:
-        return []
+    flow, (line, stmt) = ctx.flow, failing
     given = [a.id for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
              if isinstance(a, ast.Name)]
     out = []

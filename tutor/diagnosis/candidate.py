@@ -59,5 +59,13 @@ class Ctx:
         line = self.fail_line or 0
         return line, self.flow.statement_at(line)
 
+    def failing_on(self, marker: str) -> tuple[int, ast.stmt] | None:
+        """The failing line and its statement where the error's message says ``marker``;
+        None where it does not (the check does not apply) or no statement is there."""
+        if marker not in self.message:
+            return None
+        line, stmt = self.failing_statement()
+        return (line, stmt) if stmt is not None else None
+
     def trace_lines(self) -> list[int]:
         return [f.line for f in self.error.traceback] if self.error else []

@@ -12,6 +12,7 @@ import re
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
 from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
+from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
 from tutor.i18n import T
 
@@ -44,8 +45,7 @@ def check_view_contiguous(ctx: Ctx) -> list[Candidate]:
     if "view size is not compatible with input tensor's size and stride" not in ctx.message:
         return []
     line, stmt = ctx.failing_statement()
-    views = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and call_name(n) == "view"
-             and isinstance(n.func, ast.Attribute)] if stmt is not None else []
+    views = method_calls(stmt, "view")
     describe = T(f"use `.reshape(...)` on line {line}: it copies when the memory layout "
                  "(after a transpose or permute) does not allow a view",
                  f"第 {line} 行改用 `.reshape(...)`："

@@ -291,6 +291,15 @@ def _names_in(node: ast.AST) -> Iterable[str]:
             yield sub.id
 
 
+def method_calls(node: ast.AST | None, name: str) -> list[ast.Call]:
+    """The calls of a method ``name`` under ``node`` (``x.view(...)``, ``labels.mean()``), in
+    the order of ``ast.walk``: what a message about that method's receiver is about."""
+    if node is None:
+        return []
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr == name]
+
+
 def calls_in(nodes: Iterable[ast.AST]) -> set[str]:
     return {call_name(n) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
 

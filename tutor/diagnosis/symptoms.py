@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from tutor.diagnosis.fixes import Expect, losses
 from tutor.i18n import T, Text
-from tutor.sandbox.models import Evidence, LossInputEvidence, RunResult
+from tutor.sandbox.models import Evidence, LossInputEvidence, RunResult, TrainingEvidence
 
 Check = Callable[[Evidence, Evidence], Text | None]
 
@@ -89,14 +89,17 @@ def loss_input_fixed_and_learns(loss: str) -> Expect:
     return expect
 
 
-def _no_dropout(original: Evidence, fixed: Evidence) -> Text | None:
-    if fixed.training.dropouts:
-        return None
-    return T("with this change the dropout is off when the model is in eval mode",
-             "改动后模型处于 eval 模式时 dropout 是关闭的")
+def gone(finding: Callable[[TrainingEvidence], Sequence[object]], shows: Text) -> Expect:
+    """The fixed program's training trace has none of ``finding`` left: the change shows
+    ``shows``."""
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        return None if finding(fixed.training) else shows
+    return traced(check)
 
 
-dropout_follows_mode = traced(_no_dropout)
+dropout_follows_mode = gone(lambda trace: trace.dropouts, T(
+    "with this change the dropout is off when the model is in eval mode",
+    "改动后模型处于 eval 模式时 dropout 是关闭的"))
 
 
 def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
@@ -110,24 +113,14 @@ def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
 trains_in_train_mode = traced(_trained_in_train_mode)
 
 
-def _norms_apart(original: Evidence, fixed: Evidence) -> Text | None:
-    if fixed.training.shared_norms:
-        return None
-    return T("with this change each normalization layer sees one stage of the network",
-             "改动后每个归一化层只处理网络中的一个阶段")
+norms_apart = gone(lambda trace: trace.shared_norms, T(
+    "with this change each normalization layer sees one stage of the network",
+    "改动后每个归一化层只处理网络中的一个阶段"))
 
 
-norms_apart = traced(_norms_apart)
-
-
-def _input_kept(original: Evidence, fixed: Evidence) -> Text | None:
-    if fixed.training.changed_inputs:
-        return None
-    return T("with this change the layer leaves its input as it was, so the later line reads "
-             "the original values", "改动后该层不再改动它的输入，后面的代码读到的是原来的值")
-
-
-input_kept = traced(_input_kept)
+input_kept = gone(lambda trace: trace.changed_inputs, T(
+    "with this change the layer leaves its input as it was, so the later line reads the "
+    "original values", "改动后该层不再改动它的输入，后面的代码读到的是原来的值"))
 
 
 def accumulates() -> Expect:
