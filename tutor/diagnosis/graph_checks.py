@@ -493,10 +493,74 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
     leaf = chain[-1] if chain else None
     if leaf is None or leaf.requires_grad is not False:
         return []
+    trained = _leaves_to_train(ctx, failed.name if failed else None)
+    if trained:  # the weights among the leaves, not the first leaf the history met
+        line = trained[0].lineno
+        steps.append(("leaf-no-grad", {"line": line, "op": leaf.op}))
+        fix = _track_leaves(ctx, trained)
+        return [Candidate("no-grad-fn-no-leaf", line, 0.75, steps, [fix] if fix else [],
+                          {"line": line})]
     line = leaf.line
     steps.append(("leaf-no-grad", {"line": line, "op": leaf.op}))
     return [Candidate("no-grad-fn-no-leaf", line, 0.7, steps,
                       _requires_grad_fixes(ctx, line, leaf.op), {"line": line})]
+
+
+MAKERS = frozenset({"tensor", "randn", "rand", "ones", "zeros", "full", "empty", "arange",
+                    "linspace", "normal", "randn_like", "rand_like", "zeros_like",
+                    "ones_like", "Tensor", "FloatTensor", "as_tensor"})
+WEIGHT_NAME = re.compile(r"^(?:[wWbB]\d*|[wWbB]_\w+|weights?\w*|bias(?:es)?\w*|theta\w*|"
+                         r"params?|coefs?|slope|intercept|kernel)$")
+"""Names learners give what they train (``w``, ``b1``, ``weights``, ``bias``, ``theta``):
+the leaves to track when the program itself does not say (no ``.grad`` read, no optimizer)."""
+
+
+def _leaves_to_train(ctx: Ctx, loss: str | None) -> list[ast.Assign]:
+    """Of the tensors the loss is computed from that were made without ``requires_grad``,
+    the ones the program means to train: those whose ``.grad`` it reads or that it gives an
+    optimizer; else those named as weights are. Empty when neither tells them apart (the
+    first leaf the history met is then the candidate, as before)."""
+    flow = ctx.flow
+    fail = ctx.fail_line or 0
+    if loss is None or not loss.isidentifier():
+        return []
+    made: list[ast.Assign] = []
+    for number in sorted(flow.slice_lines(loss, fail)):
+        stmt = flow.statement_at(number)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call) and (
+                call_name(stmt.value) in MAKERS) and not any(
+                k.arg == "requires_grad" for k in stmt.value.keywords):
+            made.append(stmt)
+    if len(made) < 2:
+        return []
+    names = {id(s): s.targets[0].id for s in made}  # type: ignore[attr-defined]
+    source = ctx.code
+    read = [s for s in made if re.search(rf"\b{re.escape(names[id(s)])}\.grad\b", source)
+            or any(names[id(s)] in flow.names_in(call) for _, _, call in flow.optimizers())]
+    return read or [s for s in made if WEIGHT_NAME.match(names[id(s)])]
+
+
+def _track_leaves(ctx: Ctx, stmts: list[ast.Assign]) -> Fix | None:
+    """One fix that creates every one of them with ``requires_grad=True``."""
+    edits: list[Edit] = []
+    for stmt in stmts:
+        call = stmt.value
+        assert isinstance(call, ast.Call)
+        wanted = ast.Call(func=call.func, args=call.args, keywords=[
+            *call.keywords, ast.keyword(arg="requires_grad", value=ast.Constant(True))])
+        edit = replace_node(ctx.code, call, ast.unparse(wanted))
+        if edit is None:
+            return None
+        edits.append(edit)
+    each = [f"`{s.targets[0].id}` (line {s.lineno})" for s in stmts]  # type: ignore[attr-defined]
+    shown = each[0] if len(each) == 1 else f"{', '.join(each[:-1])} and {each[-1]}"
+    shown_zh = "、".join(f"`{s.targets[0].id}`（第 {s.lineno} 行）"  # type: ignore[attr-defined]
+                        for s in stmts)
+    return Fix(tuple(edits), runs_clean, T(
+        f"create {shown} with `requires_grad=True`: the tensors you want gradients for, "
+        "not the data",
+        f"创建 {shown_zh} 时加上 `requires_grad=True`：它们是要求梯度的张量，而不是数据"))
 
 
 def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: int,
