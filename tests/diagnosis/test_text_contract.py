@@ -75,6 +75,15 @@ def test_chinese_loses_the_spaces_a_template_leaves_and_keeps_code() -> None:
     assert tidy_chinese("第 3 行的 `x` 和 autograd") == "第 3 行的 `x` 和 autograd"
 
 
+def test_chinese_lists_names_with_the_enumeration_comma() -> None:
+    """Names a check joins in code for both languages (```b`, `w```) read as a Chinese list
+    (```b`、`w```); a comma inside a code span, or between plain words, stays."""
+    assert tidy_chinese("改动后程序能完整运行；`b`, `w` 现在得到了梯度") == (
+        "改动后程序能完整运行；`b`、`w` 现在得到了梯度")
+    assert tidy_chinese("`x`, `y`, `z` 不变") == "`x`、`y`、`z` 不变"
+    assert tidy_chinese("`torch.randn(3, 4)` 和 a, b") == "`torch.randn(3, 4)` 和 a, b"
+
+
 def test_names_are_quoted_from_the_source_as_written() -> None:
     source = Source.of(PROGRAM)
     assert source is not None

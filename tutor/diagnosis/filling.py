@@ -35,11 +35,21 @@ def stray_space() -> re.Pattern[str]:
 
 def tidy_chinese(text: str) -> str:
     """Chinese without stray spaces: none between two Chinese characters or marks, none
-    before a closing mark or after a mark; code spans stay as written."""
+    before a closing mark or after a mark; names listed as code spans joined by 、 rather
+    than the English ", " the code joined them with for both languages; code spans stay as
+    written."""
     if not text or max(text) < "\u2e80":
         return text
-    return "".join(piece if piece.startswith("`") else stray_space().sub("", piece)
-                   for piece in CODE_SPAN.split(text))
+    pieces = CODE_SPAN.split(text)  # prose, code, prose, code, ..., prose
+
+    def tidy(i: int, piece: str) -> str:
+        if piece.startswith("`"):
+            return piece
+        if piece == ", " and 0 < i < len(pieces) - 1:
+            return "、"
+        return stray_space().sub("", piece)
+
+    return "".join(tidy(i, piece) for i, piece in enumerate(pieces))
 
 
 def tidied(diagnosis: Diagnosis) -> Diagnosis:
