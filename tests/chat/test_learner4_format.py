@@ -21,7 +21,14 @@ from pathlib import Path
 
 import yaml
 from fresh_process import run_fresh
-from test_learner2_format import _RUN_SNIPPETS, CJK, NON_LESSON_TOPICS, LearnerQuestion, course
+from test_learner2_format import (
+    _RUN_SNIPPETS,
+    CJK,
+    NON_LESSON_TOPICS,
+    LearnerQuestion,
+    course,
+    prints_as_expected,
+)
 
 from tutor.course import AnswerStep, CodeStep, FixStep
 
@@ -117,4 +124,5 @@ def test_value_snippets_are_pasted_code_that_prints_what_expected_says() -> None
         assert [line for line in (q.snippet or "").splitlines() if line not in q.q] == [], q.id
     (line,) = run_fresh(_RUN_SNIPPETS, json.dumps([q.snippet for q in values]))
     printed = dict(zip((q.id for q in values), json.loads(line), strict=True))
-    assert {q.id: printed[q.id] for q in values if printed[q.id].strip() != q.expected} == {}
+    wrong = {q.id: out for q in values if not prints_as_expected(out := printed[q.id], q.expected)}
+    assert wrong == {}
