@@ -18,8 +18,7 @@ if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import CheckResult, Verdict
     from tutor.i18n import Lang, Text
-    from tutor.learning import Attempt
-    from tutor.learning.exercises import HintShown
+    from tutor.learning import Attempt, HintShown
 
 OUTPUT_LINES = 20
 """Lines of the learner's own output shown after a run; the rest is counted."""

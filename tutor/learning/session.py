@@ -223,6 +223,25 @@ GRADED_KINDS = (CodeStep, FixStep, QuizStep, AnswerStep)
 RUNNABLE_KINDS = (CodeStep, FixStep)
 
 
+@dataclass(frozen=True)
+class HintShown:
+    """What asking for a hint gave: the hints unlocked so far, the newest last, of ``total``
+    (the app shows them all, the shell the newest: "Hint 2/3")."""
+
+    shown: tuple[Text, ...]
+    total: int
+    again: bool = False
+    """Every hint had been shown already: nothing new was unlocked."""
+
+    @property
+    def number(self) -> int:
+        return len(self.shown)
+
+    @property
+    def text(self) -> Text:
+        return self.shown[-1]
+
+
 class LearningSession:
     """Where the learner is and what they can do there. Thread-safe enough for one UI:
     runs happen in a worker thread, everything else on the UI thread."""
@@ -451,6 +470,15 @@ class LearningSession:
     def visible_hints(self, ref: str | None = None) -> list[Text]:
         _, step = self._step_of(ref)
         return list(step.hints[: self.hints_shown(ref)])
+
+    def next_hint(self, ref: str | None = None) -> HintShown | None:
+        """Ask for a hint on a step (default: the current one): the next is unlocked; once
+        all are, they are given ``again``; None when the step has none."""
+        ref, step = self._step_of(ref)
+        if not step.hints:
+            return None
+        again = self.reveal_hint(ref) is None
+        return HintShown(tuple(self.visible_hints(ref)), len(step.hints), again=again)
 
     def reveal_hint(self, ref: str | None = None) -> Text | None:
         """Unlock the next hint of a step (default: the current one); None when every hint

@@ -257,12 +257,12 @@ class TutorApp(App[None]):
         self.main.toggle_lessons()
 
     async def action_hint(self) -> None:
-        step = self.session.step
-        if self.session.reveal_hint() is None:
-            key = "no_hints" if not step.hints else "no_more_hints"
-            self.notify(label(key, self.lang), timeout=3)
+        hint = self.session.next_hint()
+        if hint is None or hint.again:
+            self.notify(label("no_hints" if hint is None else "no_more_hints", self.lang),
+                        timeout=3)
             return
-        await self.main.step_pane.show_hints(tuple(self.session.visible_hints()))
+        await self.main.step_pane.show_hints(hint.shown)
 
     # ------------------------------------------------------------------ running
 
