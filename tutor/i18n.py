@@ -117,7 +117,7 @@ class Catalog:
                 self._texts = load_messages(self.path)
             return self._texts
 
-    def __call__(self, key: str, **values: Any) -> Text:
+    def __call__(self, key: str, /, **values: Any) -> Text:
         """Message ``key`` with its ``{placeholders}`` filled (see :meth:`Text.format`)."""
         return self.texts()[key].format(**values)
 

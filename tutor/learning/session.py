@@ -41,6 +41,7 @@ from tutor.course.models import (
 )
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
+from tutor.learning.messages import msg
 
 if TYPE_CHECKING:  # grading and diagnosis load with the first check, the sandbox's models
     # with the first run: none of them at start-up
@@ -215,9 +216,6 @@ def assigned_names(code: str) -> list[str]:
                         add(target)
     return names
 
-
-GAVE_UP = T("You gave up on this question: here is the answer.",
-            "你放弃了这道题：下面是答案。")
 
 GRADED_KINDS = (CodeStep, FixStep, QuizStep, AnswerStep)
 RUNNABLE_KINDS = (CodeStep, FixStep)
@@ -605,7 +603,7 @@ class LearningSession:
         right = [i for i, choice in enumerate(step.choices) if choice.correct]
         shown = self.grading.grade_quiz(lesson, step, right, reveal=True)
         verdict = shown.model_copy(update={
-            "status": "fail", "score": 0.0, "message": GAVE_UP})
+            "status": "fail", "score": 0.0, "message": msg("gave_up")})
         self.store.record_attempt(ref, "", passed=False, score=0.0, max_score=verdict.max_score)
         self.last_attempt = Attempt(ref, verdict)
         return self.last_attempt
