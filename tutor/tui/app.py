@@ -449,10 +449,7 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ chat
 
     async def action_focus_chat(self) -> None:
-        results = self.main.results
-        await results.activate("tab-chat")
-        for box in results.query("#chat-input"):
-            box.focus()
+        await self.main.results.focus_chat()
 
     @on(ResultTabs.Asked)
     def _asked(self, message: ResultTabs.Asked) -> None:
