@@ -63,7 +63,8 @@ INDEPENDENT = {
 """Same-layer pairs that must not import each other."""
 
 BASE_MODULES = ("tutor.errors", "tutor.i18n", "tutor.paths", "tutor.records", "tutor.yaml_read",
-                "tutor.cjk", "tutor.markdown_fences", "tutor.python_names")
+                "tutor.cjk", "tutor.markdown_fences", "tutor.python_names", "tutor.data_cache",
+                "tutor.settings", "tutor.validation_zh")
 """The modules the course and the sandbox stand on: they import neither (no cycle through the
 base layer, as ``paths`` once had through ``course.loader``)."""
 
