@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import proposes_change
@@ -25,16 +25,14 @@ from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.verify import hides_bug
 from tutor.i18n import T, Text
-from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
+
+if TYPE_CHECKING:
+    from tutor.sandbox.runner import Runner
 
 MAX_FIX_RUNS = 6
 LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
-
-
-class Runner(Protocol):
-    def run(self, code: str, *, device: str = ..., limits: Limits | None = ...,
-            instrument: bool = ...) -> RunResult: ...
 
 
 def chain_text(cand: Candidate) -> list[Text]:
