@@ -151,6 +151,17 @@ FAMILIES: dict[str, set[str]] = {
     "module-init": {"module-init-not-called"},
     "embedding-range": {"embedding-index-range"},
     "bce-range": {"bce-input-range"},
+    # shape provenance (tutor/diagnosis/shape_checks.py): corpus5's and shapes_dev's families
+    "batch-dim-flattened": {"batch-merged", "flatten-mixes-batch"},
+    "squeeze-drops-batch": {"squeeze-drops-batch"},
+    "output-indexed": {"index-drops-batch"},
+    "missing-batch-dim": {"missing-batch-dim"},
+    "extra-batch-dim": {"extra-batch-dim"},
+    "rnn-input-shape": {"missing-feature-dim", "missing-batch-dim"},
+    "layer-size-hard-coded": {"linear-in-features", "rnn-input-size"},
+    "size-hard-coded-batch": {"size-fixed-at-creation"},
+    "wrong-output-element": {"wrong-output-element"},
+    "skip-connection-size": {"sizes-diverged"},
     # silent-bug classes of public checklists (tests/diagnosis/error_space/silent.yaml)
     "shuffle-apart": {"shuffle-apart"},
     "clip-order": {"clip-order"},
