@@ -19,6 +19,11 @@ from tutor.sandbox.models import ChainLink, OperandEvidence
 
 MAX_HISTORY = 12  # tutor.sandbox.evidence.MAX_CHAIN: a longer history was cut there
 
+UNBATCHED_RANK = {"conv1d": 2, "conv2d": 3, "conv3d": 4, "conv_transpose1d": 2,
+                  "conv_transpose2d": 3, "conv_transpose3d": 4, "max_pool1d": 2,
+                  "max_pool2d": 3, "max_pool3d": 4, "avg_pool1d": 2, "avg_pool2d": 3,
+                  "avg_pool3d": 4}
+"""The rank at which these ops read their input as one sample without a batch dimension."""
 JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 MERGES = frozenset({"view", "reshape", "flatten"})
 REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "argmax"})
@@ -77,7 +82,9 @@ class Step:
         """The expression on the step's line that is its op: the subscript with the
         recorded index, the call of the recorded method or function (with the recorded
         arguments, where the line has several)."""
-        stmt = flow.statement_at(self.line)
+        spanning = [s for s in flow.statements
+                    if s.lineno <= self.line <= (s.end_lineno or s.lineno)]
+        stmt = spanning[-1] if spanning else None
         if stmt is None:
             return None
         wanted = _plain(self.link.args or "")
@@ -88,10 +95,18 @@ class Step:
                 subscripts.append(node)
             elif isinstance(node, ast.Call) and call_name(node) == self.op:
                 calls.append(node)
-        if len(calls) > 1:
+        if len(calls) > 1 and self.link.args is not None:
             calls = [c for c in calls if wanted in _arg_forms(c)]
         found = subscripts + calls
+        if len(found) > 1:
+            found = [n for n in found if n.lineno == self.line]
         return found[0] if len(found) == 1 else None
+
+    def slices_dim0(self) -> bool:
+        """A slice of dimension 0 (``x[8:12]``): a mini-batch taken from the data, a new
+        batch rather than a lost one."""
+        parts = self.arg_parts()
+        return self.op == "__getitem__" and bool(parts) and ":" in parts[0]
 
     def drops_dim0(self) -> bool:
         """An index that picks one entry of dimension 0 (``x[0]``, ``x[i, :]``)."""
@@ -159,8 +174,12 @@ class Lineage:
         return {s.link.index: n for n, s in enumerate(self.steps) if s.link.index is not None}
 
     def data_batch(self) -> int | None:
-        """The batch the data carried: dimension 0 of the oldest tensor of two or more
+        """The batch the data carried: dimension 0 of the tensor given to the model (where
+        the lineage enters a module's forward), else of the oldest tensor of two or more
         dimensions in the lineage (images, token ids, features as they were made)."""
+        entry = self.entry()
+        if entry is not None and entry.before is not None and len(entry.before) >= 2:
+            return entry.before[0]
         for step in self.steps:
             if len(step.shape) >= 2:
                 return step.shape[0]
@@ -169,11 +188,18 @@ class Lineage:
     def batch_kept(self) -> bool:
         """Dimension 0 of the operand is the batch it was made with: an older tensor of the
         lineage had more dimensions and the same dimension 0 (each sample was flattened or
-        pooled, the samples kept apart)."""
+        pooled, the samples kept apart), and the data went into the model as a batch."""
         shape = self.shape
-        if not shape:
+        if not shape or self.entered_unbatched():
             return False
         return any(len(s.shape) > len(shape) and s.shape[0] == shape[0] for s in self.steps)
+
+    def entered_unbatched(self) -> bool:
+        """The first layer of the lineage ran its input as one sample without a batch
+        dimension (a 3-D image into a 2-D convolution): dimension 0 after it is no batch."""
+        entry = self.entry()
+        return entry is not None and entry.before is not None and UNBATCHED_RANK.get(
+            entry.op) == len(entry.before)
 
     def lost(self, batch: int) -> list[Step]:
         """The ops that took dimension 0 away from ``batch``: the first whose input had it
@@ -193,7 +219,7 @@ class Lineage:
                 elif step.op in JOINS | MERGES and shape and before and shape[0] != before[0]:
                     found.append(step)
                 continue
-            if before and before[0] == batch and (
+            if before and before[0] == batch and not step.slices_dim0() and (
                     step.drops_dim0() or not shape or shape[0] != batch):
                 found.append(step)
         return found

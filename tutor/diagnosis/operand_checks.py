@@ -96,13 +96,17 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     given = operand(failed, "0", "input")
     lineage = Lineage(given) if given is not None else None
     kept = lineage is not None and lineage.batch_kept()
+    unbatched = lineage is not None and lineage.entered_unbatched()
     # rows that are the samples of a batch (the lineage flattened each one and kept them
-    # apart) are not one sample to flatten, whatever their product
+    # apart) are not one sample to flatten, whatever their product; nor are the rows of a
+    # sample that went in without its batch dimension (shape_checks: missing-batch-dim)
     flat = _unflattened(ctx, given, expected) or (
-        None if kept else _one_sample_unflattened(ctx, given, expected)) \
+        None if kept or unbatched else _one_sample_unflattened(ctx, given, expected)) \
         or _mixed_batch(ctx, given, expected)
     if flat is not None:
         return [flat]
+    if unbatched:
+        return []  # the layer is right for a batch; the sample came without one
     name = failed.module if failed is not None else None
     call = ctx.flow.constructor(name, "Linear") if name else None
     if call is None:

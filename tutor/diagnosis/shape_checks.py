@@ -31,7 +31,7 @@ from tutor.diagnosis.lineage import (
     Step,
     shape_text,
 )
-from tutor.diagnosis.operand_checks import failed_op
+from tutor.diagnosis.operand_checks import _int_arg, failed_op
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import FailedOpEvidence, OperandEvidence
@@ -50,7 +50,7 @@ SIZE_MESSAGES = re.compile(
     r"For 1D input, 1D target must have size 1|Expected input batch_size|"
     r"must match the size of tensor b|Target size \(|Using a target size|"
     r"mat1 and mat2 shapes cannot be multiplied|Sizes of tensors must match|"
-    r"stack expects each tensor to be equal size|expected \d+D input|"
+    r"stack expects each tensor to be equal size|expected \d+D input|expected \dD or \dD input|"
     r"Expected \d+D \(unbatched\) or \d+D \(batched\) input")
 BROADCAST = re.compile(r"The size of tensor a \((\d+)\) must match the size of tensor b "
                        r"\((\d+)\) at non-singleton dimension (\d+)")
@@ -64,6 +64,8 @@ RNN_INPUT = re.compile(r"input\.size\(-1\) must be equal to input_size\. Expecte
                        r"(\d+)|For unbatched 2-D input, hx (?:and cx )?should also be 2-D")
 RNN_KINDS = frozenset({"LSTM", "GRU", "RNN"})
 SHAPE_OPS = INDEXES | MERGES | JOINS | REDUCTIONS | SQUEEZES
+MODULE_NAMES = frozenset({"torch", "th", "F", "nn", "functional", "np"})
+"""What a function call's owner is when it is a module, not a tensor (``torch.flatten``)."""
 
 
 def _tensors(failed: FailedOpEvidence) -> list[OperandEvidence]:
@@ -169,16 +171,17 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
             changes = []
             break
         changes.append(change)
-    kind = "index-drops-batch" if first.op in INDEXES else "batch-merged"
+    kind = "index-drops-batch" if first.op in INDEXES else (
+        "squeeze-drops-batch" if first.op in SQUEEZES else "batch-merged")
     fixes: list[Fix] = []
     if changes and len({e.line for e, _ in changes}) == len(changes):
         en = " and ".join(f"`{new}` on line {e.line}" for e, new in changes)
         zh = "，".join(f"第 {e.line} 行改为 `{new}`" for e, new in changes)
         fixes.append(Fix(tuple(e for e, _ in changes), runs_clean, T(
             f"keep the samples in dimension 0: {en}", f"让样本留在第 0 维：{zh}")))
-    keep = _keep_one_edit(ctx, first)
-    if keep is not None and kind == "index-drops-batch":
-        fixes.append(keep)
+    if kind == "index-drops-batch":
+        fixes.extend(f for f in (_index_next_dim(ctx, first), _keep_one_edit(ctx, first))
+                     if f is not None)
     expr = _expr(ctx, first)
     label = first.arg_parts()[0] if first.arg_parts() else None
     fill: dict[str, object] = {
@@ -256,19 +259,55 @@ def _kept(site: ast.expr, before: list[int]) -> str | None:
     name = call_name(site)
     if name == "Flatten":
         return _call_with(site, 0, "start_dim", None)
+    tensor, method = _called_on(site)
     if name == "flatten":
-        method = isinstance(site.func, ast.Attribute) and text(site.func.value) not in (
-            "torch", "th")
         return _call_with(site, 0 if method else 1, "start_dim", "1")
     if name in JOINS - {"hstack", "vstack"}:
         return _call_with(site, 1, "dim", "1")
-    owner = text(site.func.value) if isinstance(site.func, ast.Attribute) else None
-    if name in ("view", "reshape") and owner is not None and len(before) >= 2:
-        return f"{owner}.{name}({owner}.size(0), -1)"
-    if name == "squeeze" and owner is not None:
-        ones = [d for d, size in enumerate(before) if size == 1 and d != 0]
-        return f"{owner}.squeeze({ones[0]})" if len(ones) == 1 else owner if not ones else None
+    if tensor is None:
+        return None
+    if name in ("view", "reshape") and len(before) >= 2:
+        return f"{tensor}.{name}({tensor}.size(0), -1)"
+    if name == "squeeze":
+        ones = [str(d) for d, size in enumerate(before) if size == 1 and d != 0]
+        dims = ones[0] if len(ones) == 1 else f"({', '.join(ones)})"
+        if not ones:
+            return tensor
+        return f"{tensor}.squeeze({dims})" if method else f"{text(site.func)}({tensor}, {dims})"
     return None
+
+
+def _called_on(call: ast.Call) -> tuple[str | None, bool]:
+    """The tensor a call works on, and whether it is a method call (``x.squeeze()``) rather
+    than a function given the tensor first (``torch.squeeze(x)``)."""
+    func = call.func
+    owner = func.value if isinstance(func, ast.Attribute) else None
+    if owner is not None and not (isinstance(owner, (ast.Name, ast.Attribute)) and text(
+            owner).split(".")[0] in MODULE_NAMES):
+        return text(owner), True
+    return (text(call.args[0]) if call.args else None), False
+
+
+def _index_next_dim(ctx: Ctx, step: Step) -> Fix | None:
+    """``out[:, -1]`` for ``out[-1]`` of a (batch, steps, ...) tensor: the index meant the
+    steps (the last one), and reached the samples (a batch_first layout read as steps
+    first). Only for a constant index: a loop's index walks whatever it was written for."""
+    site = _site(ctx, step)
+    if not isinstance(site, ast.Subscript) or not step.before or len(step.before) < 3:
+        return None
+    parts = list(site.slice.elts) if isinstance(site.slice, ast.Tuple) else [site.slice]
+    first = parts[0]
+    constant = first.operand if isinstance(first, ast.UnaryOp) else first
+    if not isinstance(constant, ast.Constant) or not isinstance(constant.value, int):
+        return None
+    rest = [text(p) for p in parts[1:]]
+    if rest and rest[0] == ":":
+        rest = rest[1:]
+    new = f"{text(site.value)}[{', '.join([':', text(first), *rest])}]"
+    edit = replace_node(ctx.code, site, new)
+    return Fix((edit,), runs_clean, T(
+        f"index the steps (dimension 1), not the samples, on line {step.line}: `{new}`",
+        f"第 {step.line} 行对时间步（第 1 维）而不是样本做索引：`{new}`")) if edit else None
 
 
 def _keep_one_edit(ctx: Ctx, step: Step) -> Fix | None:
@@ -310,23 +349,35 @@ def _call_with(call: ast.Call, position: int, keyword: str, value: str | None) -
     return f"{text(call.func)}({', '.join(parts)})"
 
 
-# -- 2. a sample made without the dimension a layer wants -----------------------------------
+# -- 2. a dimension missing, or one too many, where the tensor was made ----------------------
+RANK_LIMIT = re.compile(r"Expected (\d)D \(unbatched\) or (\d)D \(batched\) input to (\w+)|"
+                        r"(\w+): Expected input to be (\d)D or (\d)D, got (\d)D")
+SHAPE_WORDS = re.compile(r"shape|size|dimension|elements|\dD|channels", re.IGNORECASE)
+
+
 def check_missing_dim(ctx: Ctx) -> list[Candidate]:
-    """A layer checked its input's dimensions and found one missing where the learner's
-    code made the tensor that way (no op of its lineage took the dimension away): one
-    sample without its batch dimension, a sequence of numbers without its feature axis."""
+    """A layer refused its input's dimensions and the learner's code made the tensor that
+    way (no op of its lineage took the dimension away): one sample without its batch
+    dimension (the first layer ran it as one unbatched sample, a later one refused it), a
+    sequence of numbers without its feature axis, a batch given one dimension more, a
+    recurrent layer built for another number of features."""
     failed = failed_op(ctx)
-    if failed is None or not failed.inputs:
+    if failed is None or not failed.inputs or not SHAPE_WORDS.search(ctx.message):
         return []
     given = failed.inputs[0]
     kind = failed.module_kind or ""
     if kind in RNN_KINDS and RNN_INPUT.search(ctx.message):
         return _rnn_input(ctx, failed, given)
-    m = RANK.search(ctx.message)
-    if m and failed.op == "forward":
-        wanted = int(m.group(1) or m.group(4))
-        if len(given.shape) == wanted - 1:
-            return _missing_batch(ctx, failed, given)
+    limit = RANK_LIMIT.search(ctx.message)
+    if limit is not None:
+        most = int(limit.group(2) or limit.group(6))
+        extra = _extra_dim(ctx, failed, given, most)
+        if extra is not None:
+            return [extra]
+    for operand in _tensors(failed):
+        found = _missing_batch(ctx, failed, operand)
+        if found is not None:
+            return [found]
     return []
 
 
@@ -335,7 +386,11 @@ def _rnn_input(ctx: Ctx, failed: FailedOpEvidence, given: OperandEvidence) -> li
     size = config.get("input_size")
     first = config.get("batch_first") is True
     shape = given.shape
-    if not isinstance(size, int) or len(shape) != 2:
+    if not isinstance(size, int) or isinstance(size, bool) or not shape:
+        return []
+    if len(shape) == 3 and shape[-1] != size:
+        return _rnn_size(ctx, failed, given, size)
+    if len(shape) != 2:
         return []
     line = failed.line
     layer = _layer_name(failed)
@@ -366,6 +421,68 @@ def _rnn_input(ctx: Ctx, failed: FailedOpEvidence, given: OperandEvidence) -> li
         "numel": size, "dim": dim, "expr": new.lstrip(".")}, pinned=True)]
 
 
+def _rnn_size(ctx: Ctx, failed: FailedOpEvidence, given: OperandEvidence, size: int
+              ) -> list[Candidate]:
+    """A recurrent layer built for ``size`` features per step, given a batch whose features
+    per step another layer (an embedding, an encoder) made: the size written into the
+    layer is the one to change."""
+    got = given.shape[-1]
+    origin = Lineage(given).origin(-1, got)
+    kind = failed.module_kind or ""
+    call = _constructor(ctx, failed.module or "", kind) if failed.module else None
+    if origin is None or call is None or got in given.shape[:-1]:
+        return []  # a layout question (features not last), not a size written in the layer
+    arg = _int_arg(call, 0, "input_size")
+    line = (arg or call).lineno
+    layer = _layer_name(failed)
+    edit = replace_node(ctx.code, arg, str(got)) if arg is not None else None
+    fixes = [Fix((edit,), runs_clean, T(
+        f"build `{layer}` for {got} input features per step on line {line}",
+        f"在第 {line} 行让 `{layer}` 每步接收 {got} 个输入特征"))] if edit and layer else []
+    where = origin.link.layer or origin.link.module
+    steps: Steps = [
+        ("size-from", {"name": _said(given.name), "shape": shape_text(given.shape),
+                       "count": got, "line": origin.line, "op": origin.op,
+                       "module": module_label(where) if where else None}),
+        ("layer-built-for", {"line": line, "module": layer, "numel": size}),
+    ]
+    return [Candidate("rnn-input-size", line, 0.8, steps, fixes, {
+        "line": line, "module": layer, "numel": size, "count": got,
+        "name": _said(given.name), "shape": shape_text(given.shape)}, pinned=True)]
+
+
+def _extra_dim(ctx: Ctx, failed: FailedOpEvidence, given: OperandEvidence, most: int
+               ) -> Candidate | None:
+    """The layer takes at most ``most`` dimensions and got one more, which an op of the
+    lineage added to a tensor that already had ``most`` (``stack(...)`` then
+    ``unsqueeze(0)``): that op is the root; without it the batch is the one it had."""
+    if len(given.shape) != most + 1:
+        return None
+    lineage = Lineage(given)
+    step = next((s for s in reversed(lineage.steps) if s.before is not None
+                 and len(s.before) == most and len(s.shape) == most + 1
+                 and s.op in ("unsqueeze", "__getitem__", "view", "reshape")), None)
+    site = _site(ctx, step) if step is not None else None
+    if step is None or site is None:
+        return None
+    tensor, method = _called_on(site) if isinstance(site, ast.Call) else (
+        text(site.value) if isinstance(site, ast.Subscript) else None, True)
+    edit = replace_node(ctx.code, site, tensor) if tensor is not None and method else None
+    layer = _layer_name(failed)
+    fixes = [Fix((edit,), runs_clean, T(
+        f"drop the extra dimension on line {step.line}: `{tensor}`",
+        f"第 {step.line} 行去掉多余的维度：`{tensor}`"))] if edit is not None else []
+    return Candidate("extra-batch-dim", site.lineno, 0.85, [
+        ("rank-too-many", {"fail_line": failed.line, "module": layer,
+                           "shape": shape_text(given.shape), "numel": most}),
+        ("dim-added", {"line": site.lineno, "expr": text(site),
+                       "shape": shape_text(step.before or []),
+                       "target_shape": shape_text(step.shape)})],
+        fixes, {"line": site.lineno, "expr": text(site), "module": layer, "numel": most,
+                "shape": shape_text(step.before or []), "target_shape": shape_text(step.shape)},
+        pinned=True)
+
+
 def _argument(ctx: Ctx, line: int, given: OperandEvidence, failed: FailedOpEvidence
               ) -> ast.expr | None:
     """The argument on the line that is the operand: by its name, else the first argument of
@@ -384,233 +501,90 @@ def _argument(ctx: Ctx, line: int, given: OperandEvidence, failed: FailedOpEvide
 
 
 def _missing_batch(ctx: Ctx, failed: FailedOpEvidence, given: OperandEvidence
-                   ) -> list[Candidate]:
-    """The tensor the model was given is one sample: the lineage's entry into the model
-    has the rank the failing layer wants less one, and no op took a dimension away."""
+                   ) -> Candidate | None:
+    """The data went into the model as one sample: the first layer of the lineage ran it
+    as an unbatched input (a 3-D image into a 2-D convolution), or the layer that refused
+    it wants one dimension more and nothing on the way took one away. The root is where
+    that tensor was made (or handed to the model), and a batch of one is made there."""
     lineage = Lineage(given)
     entry = lineage.entry()
-    if entry is None or entry.before is None or len(entry.before) != len(given.shape):
-        return []
-    if any(s.op in SHAPE_OPS for s in lineage.steps[lineage.steps.index(entry):]):
-        return []
-    top = (failed.module or "").split(".")[0]
-    trace = set(ctx.trace_lines())
-    calls = [m.line for m in ctx.evidence.modules if m.module == top and m.line in trace]
-    if not calls:
-        return []
-    call_line = calls[0]
-    stmt = ctx.flow.statement_at(call_line)
-    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and text(n.func) == top
-                 and n.args), None) if stmt is not None else None
-    if call is None:
-        return []
-    arg = call.args[0]
-    made = ctx.flow.assigned_before(arg.id, call_line) if isinstance(arg, ast.Name) else None
+    if entry is None or entry.before is None:
+        return None
+    unbatched = lineage.entered_unbatched()
+    rank = RANK.search(ctx.message)
+    wanted = int(rank.group(1) or rank.group(3)) if rank is not None else None
+    shaped = failed.op == "forward" and wanted is not None and (
+        len(given.shape) == wanted - 1 == len(entry.before))
+    if not (unbatched or shaped):
+        return None
+    after = lineage.steps[lineage.steps.index(entry):]
+    if not unbatched and any(s.op in SHAPE_OPS and not s.slices_dim0() and len(s.shape) < len(
+            s.before or []) for s in after):
+        return None  # an op on the way dropped a dimension: another story (check_batch_lost)
+    arg = _entry_argument(ctx, entry)
+    if arg is None:
+        return None
     fixes: list[Fix] = []
-    root = call_line
-    if made is not None and isinstance(made, (ast.Assign, ast.AnnAssign)) and \
-            made.lineno < call_line and ctx.flow.function_at(made.lineno) is \
-            ctx.flow.function_at(call_line):
-        edit = suffix_value(ctx.code, made, ".unsqueeze(0)")
-        if edit is not None:
-            root = made.lineno
-            fixes.append(Fix((edit,), runs_clean, T(
-                f"add the batch dimension where `{text(arg)}` is made (line {root}): "
-                "`.unsqueeze(0)`", f"在创建 `{text(arg)}` 的第 {root} 行加上批维："
-                "`.unsqueeze(0)`")))
-    at_call = replace_node(ctx.code, arg, postfix(arg, ".unsqueeze(0)"))
-    if at_call is not None:
-        fixes.append(Fix((at_call,), runs_clean, T(
-            f"give `{top}` a batch of one on line {call_line}: `{postfix(arg, '.unsqueeze(0)')}`",
-            f"第 {call_line} 行给 `{top}` 一个大小为 1 的批：`{postfix(arg, '.unsqueeze(0)')}`")))
+    root = entry.line
+    name = arg.id if isinstance(arg, ast.Name) else text(arg)
+    made = _samples_made(ctx, arg, entry.line)
+    edits = [suffix_value(ctx.code, stmt, ".unsqueeze(0)") for stmt, _ in made]
+    if made and all(edits):
+        root, name = made[0][0].lineno, made[0][1]
+        names = ", ".join(f"`{bound}`" for _, bound in made)
+        lines = " and ".join(str(stmt.lineno) for stmt, _ in made)
+        many = len(made) > 1
+        fixes.append(Fix(tuple(e for e in edits if e is not None), runs_clean, T(
+            f"add the batch dimension where {names} {'are' if many else 'is'} made "
+            f"(line{'s' if many else ''} {lines}): `.unsqueeze(0)`",
+            f"在创建 {names} 的第 {'、'.join(str(stmt.lineno) for stmt, _ in made)} 行加上批维："
+            "`.unsqueeze(0)`")))
     layer = _layer_name(failed)
-    steps: Steps = [
-        ("rank-wanted", {"fail_line": failed.line, "module": layer, "name": _said(given.name),
-                         "shape": shape_text(given.shape)}),
-        ("entered-model", {"line": call_line, "name": text(arg), "module": top,
-                           "shape": shape_text(entry.before)}),
-    ]
-    return [Candidate("missing-batch-dim", root, 0.85, steps, fixes, {
-        "line": root, "fail_line": failed.line, "module": layer, "name": text(arg),
-        "shape": shape_text(entry.before), "model": top}, pinned=True)]
+    steps: Steps = [("rank-wanted" if shaped else "refused-later", {
+        "fail_line": failed.line, "module": layer, "name": _said(given.name),
+        "shape": shape_text(given.shape)})]
+    steps.append(("entered-unbatched", {"line": entry.line, "name": name, "op": entry.op,
+                                        "shape": shape_text(entry.before)}))
+    return Candidate("missing-batch-dim", root, 0.85 if shaped else 0.8, steps, fixes, {
+        "line": root, "fail_line": failed.line, "module": layer, "name": name,
+        "shape": shape_text(entry.before), "op": entry.op}, pinned=True)
 
 
-# -- 3. two tensors whose sizes disagree ------------------------------------------------------
-def check_parted(ctx: Ctx) -> list[Candidate]:
-    """Two tensors combined or joined on the failing line have sizes that disagree, and one
-    was computed from the other (or both from one tensor): the ops on the way changed the
-    size (a stride-2 layer halves an odd size and an upsampling doubles it back one off).
-    Resize one to the other where they meet."""
-    failed = _shape_failure(ctx)
-    if failed is None or failed.op not in ELEMENTWISE | JOINS:
+def _samples_made(ctx: Ctx, arg: ast.expr, line: int) -> list[tuple[ast.stmt, str]]:
+    """The assignments that made the value ``arg`` names on ``line`` (with the name each
+    binds): its own last assignment, or, for a parameter of the function that holds the
+    line, the assignment of what each call of that function gives it."""
+    if not isinstance(arg, ast.Name):
         return []
-    data = [o for o in _tensors(failed) if o.history]
-    join = failed.op in JOINS
-    join_dim = _join_dim(ctx)
-    for a in data:
-        for b in data:
-            if a is b or len(a.shape) != len(b.shape):
-                continue
-            differ = [d for d in range(len(a.shape)) if a.shape[d] != b.shape[d]
-                      and (not join or d != join_dim)]
-            if not differ or min(differ) == 0:
-                continue
-            path = Lineage(a).path_from(b.history[0].index) if b.history[0].index is not None \
-                else None
-            if not path:
-                continue
-            changed = [s for s in path if s.before and len(s.before) == len(s.shape) and any(
-                s.before[d] != s.shape[d] for d in differ)]
-            if len(changed) < 2 or not all(b.shape[d] / 2 < a.shape[d] < b.shape[d] * 2
-                                           for d in differ):
-                continue  # sizes meant to come back (down, then up) that came back near,
-                # not a layer that made another size on purpose
-            return [_parted(ctx, failed, a, b, differ, changed)]
-    return []
+    function = ctx.flow.function_at(line)
+    given = ctx.flow.arguments_for(function, arg.id) if function is not None else []
+    sources = [(g.id, call.lineno) for call, g in given if isinstance(g, ast.Name)]
+    if not given or len(sources) != len(given):
+        sources = [(arg.id, line)]
+    found: list[tuple[ast.stmt, str]] = []
+    for name, at in sources:
+        stmt = ctx.flow.assigned_before(name, at)
+        bound: ast.expr | None = None
+        if isinstance(stmt, ast.AnnAssign):
+            bound = stmt.target
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            bound = stmt.targets[0]
+        if stmt is None or bound is None:
+            return []
+        if not isinstance(bound, ast.Name):
+            return []
+        if all(s is not stmt for s, _ in found):
+            found.append((stmt, bound.id))
+    return found
 
 
-def _join_dim(ctx: Ctx) -> int | None:
-    m = JOIN_SIZES.search(ctx.message)
-    return int(m.group(1)) if m and m.group(1) else None
-
-
-def _parted(ctx: Ctx, failed: FailedOpEvidence, a: OperandEvidence, b: OperandEvidence,
-            differ: list[int], changed: list[Step]) -> Candidate:
-    line = ctx.fail_line or failed.line
-    sizes = " → ".join(" × ".join(str(s.before[d]) for d in differ) for s in changed[:1]
-                       if s.before) + "".join(
-        " → " + " × ".join(str(s.shape[d]) for d in differ) for s in changed)
-    steps: Steps = [("sizes-differ", {
-        "fail_line": line, "name": _said(a.name), "shape": shape_text(a.shape),
-        "target": _said(b.name), "target_shape": shape_text(b.shape)})]
-    lines = [str(n) for n in dict.fromkeys(s.line for s in changed)]
-    steps.append(("computed-from", {
-        "name": _said(a.name), "target": _said(b.name), "line": b.line, "detail": sizes,
-        "given": T(f"line{'s' if len(lines) > 1 else ''} {' and '.join(lines)}",
-                   f"第 {'、'.join(lines)} 行")}))
-    fixes: list[Fix] = []
-    arg = _argument(ctx, line, a, failed) if a.name else None
-    if arg is not None and b.name:
-        first = min(differ)
-        pads: list[str] = []
-        for d in range(len(a.shape) - 1, first - 1, -1):
-            pads += ["0", f"{b.name}.size({d}) - {text(arg)}.size({d})"]
-        new = f"torch.nn.functional.pad({text(arg)}, [{', '.join(pads)}])"
-        edit = replace_node(ctx.code, arg, new)
-        if edit is not None:
-            fixes.append(Fix((edit,), runs_clean, T(
-                f"pad or crop `{text(arg)}` to the size of `{b.name}` where they meet on line "
-                f"{line}: `{new}`",
-                f"第 {line} 行在两者相遇处把 `{text(arg)}` 填充或裁剪到 `{b.name}` 的大小："
-                f"`{new}`")))
-    return Candidate("sizes-diverged", line, 0.8, steps, fixes, {
-        "line": line, "name": _said(a.name), "target": _said(b.name),
-        "shape": shape_text(a.shape), "target_shape": shape_text(b.shape), "detail": sizes},
-        pinned=True)
-
-
-# -- 4. an element of a model's output taken for another --------------------------------------
-def check_output_element(ctx: Ctx) -> list[Candidate]:
-    """One of two tensors that disagree was taken out of a module's output by position
-    (``outputs[0]``), and its odd size was made by a layer inside that module: the element
-    is not the one the line meant (the vocabulary scores of a language model rather than
-    its hidden states). Names the line that picked it; no change is proposed, since which
-    element was meant is the learner's to say."""
-    failed = _shape_failure(ctx)
-    m = BROADCAST.search(ctx.message)
-    if failed is None or m is None or failed.op not in ELEMENTWISE:
-        return []
-    data = [o for o in _tensors(failed) if o.name]
-    picked = [(o, p) for o in data if (p := _picked(ctx, o, failed)) is not None]
-    if len(picked) != 1 or len(data) < 2:
-        return []
-    operand, stmt = picked[0]
-    other = next(o for o in data if o is not operand)
-    size = next((s for s in operand.shape if s in (int(m.group(1)), int(m.group(2)))), None)
-    dim = operand.shape.index(size) if size is not None else None
-    origin = Lineage(operand).origin(dim, size) if dim is not None and size is not None \
-        else None
-    if origin is None or origin.link.module is None:
-        return []
-    line = stmt.lineno
-    steps: Steps = [
-        ("sizes-differ", {"fail_line": ctx.fail_line or failed.line, "name": operand.name,
-                          "shape": shape_text(operand.shape), "target": other.name,
-                          "target_shape": shape_text(other.shape)}),
-        ("picked-element", {"line": line, "name": operand.name,
-                            "expr": text(ctx.flow.value_of(stmt) or stmt)}),
-        ("size-made-by", {"line": origin.line, "count": size,
-                          "module": module_label(origin.link.layer or origin.link.module),
-                          "op": origin.op}),
-    ]
-    return [Candidate("wrong-output-element", line, 0.75, steps, [], {
-        "line": line, "name": operand.name, "expr": text(ctx.flow.value_of(stmt) or stmt),
-        "shape": shape_text(operand.shape), "target": other.name,
-        "target_shape": shape_text(other.shape), "count": size,
-        "module": module_label(origin.link.layer or origin.link.module)}, pinned=True)]
-
-
-def _picked(ctx: Ctx, operand: OperandEvidence, failed: FailedOpEvidence) -> ast.stmt | None:
-    """The statement that bound the operand's name to ``out[k]``, where ``out`` is what a
-    call returned and the tensor itself was made elsewhere (inside
-    the call): an element taken from a module's output by position."""
-    if not operand.name or "." in operand.name:
+def _entry_argument(ctx: Ctx, entry: Step) -> ast.expr | None:
+    """The learner's value that went into the first layer on the entry line: the one name
+    its calls are given (``self.conv1(x)`` inside a forward, ``net.encode(low_cont)``)."""
+    stmt = ctx.flow.statement_at(entry.line)
+    if stmt is None:
         return None
-    stmt = ctx.flow.assigned_before(operand.name, (ctx.fail_line or failed.line) + 1)
-    value = ctx.flow.value_of(stmt) if stmt is not None else None
-    if not isinstance(value, ast.Subscript) or not isinstance(value.slice, ast.Constant):
-        return None
-    base = value.value  # ``out[0]``: by position; ``out.hidden_states[1]`` is by name
-    if not isinstance(base, ast.Name) or stmt is None or operand.line == stmt.lineno:
-        return None
-    made = ctx.flow.assigned_before(base.id, stmt.lineno)
-    made_value = ctx.flow.value_of(made) if made is not None else None
-    return stmt if isinstance(made_value, ast.Call) else None
-
-
-# -- 5. where each shape came from, when no cause is pinned ----------------------------------
-def check_shapes_traced(ctx: Ctx) -> list[Candidate]:
-    """Two tensors disagree and the evidence pins no cause: the message's own diagnosis
-    stays, with where each of them got its size in the dimension that disagrees."""
-    failed = _shape_failure(ctx)
-    m = BROADCAST.search(ctx.message)
-    join = JOIN_SIZES.search(ctx.message)
-    if failed is None or (m is None and join is None):
-        return []
-    data = [o for o in _tensors(failed) if o.history]
-    if len(data) < 2:
-        return []
-    steps: Steps = []
-    for operand, size in _disagreeing(data, m):
-        dim = len(operand.shape) - 1 - operand.shape[::-1].index(size)
-        origin = Lineage(operand).origin(dim, size)
-        if origin is None:
-            continue
-        where = origin.link.layer or origin.link.module
-        steps.append(("size-from", {
-            "name": _said(operand.name), "shape": shape_text(operand.shape), "count": size,
-            "line": origin.line, "op": origin.op,
-            "module": module_label(where) if where else None}))
-    if len(steps) < 2:
-        return []
-    cid = "broadcast-mismatch" if m else "cat-size-mismatch"
-    line = ctx.fail_line or failed.line
-    return [Candidate(cid, line, 0.5, steps, [], {"line": line})]
-
-
-def _disagreeing(data: list[OperandEvidence], m: re.Match[str] | None
-                 ) -> list[tuple[OperandEvidence, int]]:
-    if m is not None:
-        sizes = (int(m.group(1)), int(m.group(2)))
-        out = []
-        for operand, size in zip(data[:2], sizes, strict=False):
-            if size in operand.shape:
-                out.append((operand, size))
-        return out
-    first = data[0].shape
-    other = next((o for o in data[1:] if o.shape != first and len(o.shape) == len(first)),
-                 None)
-    if other is None:
-        return []
-    dim = next(d for d in range(len(first)) if first[d] != other.shape[d])
-    return [(data[0], first[dim]), (other, other.shape[dim])]
+    names = [a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
+             if isinstance(a, ast.Name)]
+    distinct = {a.id for a in names}
+    return names[0] if len(distinct) == 1 else None
