@@ -105,8 +105,12 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
         or _mixed_batch(ctx, given, expected)
     if flat is not None:
         return [flat]
-    if unbatched:
-        return []  # the layer is right for a batch; the sample came without one
+    batch = lineage.data_batch() if lineage is not None else None
+    if unbatched or (lineage is not None and batch and lineage.lost(batch)):
+        # the layer is right for a batch; the sample came without one, or an op on the way
+        # ran the samples together (shape_checks): a layer resized to the merged width
+        # would run, and learn across samples
+        return []
     name = failed.module if failed is not None else None
     call = ctx.flow.constructor(name, "Linear") if name else None
     if call is None:

@@ -190,8 +190,9 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         "expr": expr, "label": label if first.op in INDEXES else None,
         "name": _said(operand.name), "op": first.op,
     }
-    return Candidate(kind, root, 0.85 if why[0] == "batch-wanted-loss" else 0.8, steps, fixes,
-                     fill, pinned=True)
+    sure = why[0] == "batch-wanted-loss" or why[1].get("high") == batch * int(
+        str(why[1].get("numel") or 0))  # the row holds the batch's samples side by side
+    return Candidate(kind, root, 0.85 if sure else 0.8, steps, fixes, fill, pinned=True)
 
 
 def _lost_step(step: Step, site: ast.AST | None, batch: int) -> tuple[str, dict[str, object]]:
@@ -343,6 +344,8 @@ def _call_with(call: ast.Call, position: int, keyword: str, value: str | None) -
                 args[position] = "0"  # keep the later positions; not expected here
         else:
             args[position] = value
+    elif value is not None and position == len(args) and not keywords:
+        args.append(value)  # the next positional argument: as a learner writes it
     elif value is not None:
         keywords.append((keyword, value))
     parts = args + [f"**{v}" if k is None else f"{k}={v}" for k, v in keywords]
@@ -352,7 +355,7 @@ def _call_with(call: ast.Call, position: int, keyword: str, value: str | None) -
 # -- 2. a dimension missing, or one too many, where the tensor was made ----------------------
 RANK_LIMIT = re.compile(r"Expected (\d)D \(unbatched\) or (\d)D \(batched\) input to (\w+)|"
                         r"(\w+): Expected input to be (\d)D or (\d)D, got (\d)D")
-SHAPE_WORDS = re.compile(r"shape|size|dimension|elements|\dD|channels", re.IGNORECASE)
+SHAPE_WORDS = re.compile(r"shape|size|dimension|elements|\d-?D\b|channels", re.IGNORECASE)
 
 
 def check_missing_dim(ctx: Ctx) -> list[Candidate]:
@@ -561,6 +564,10 @@ def _samples_made(ctx: Ctx, arg: ast.expr, line: int) -> list[tuple[ast.stmt, st
     sources = [(g.id, call.lineno) for call, g in given if isinstance(g, ast.Name)]
     if not given or len(sources) != len(given):
         sources = [(arg.id, line)]
+    if not given and function is not None and function.name == "forward":
+        # a forward called through the module (``Net().eval()(image)``): the value the
+        # run saw the module called with, on the learner's line that called it
+        sources = _module_called_with(ctx, line) or sources
     found: list[tuple[ast.stmt, str]] = []
     for name, at in sources:
         stmt = ctx.flow.assigned_before(name, at)
@@ -576,6 +583,19 @@ def _samples_made(ctx: Ctx, arg: ast.expr, line: int) -> list[tuple[ast.stmt, st
         if all(s is not stmt for s, _ in found):
             found.append((stmt, bound.id))
     return found
+
+
+def _module_called_with(ctx: Ctx, line: int) -> list[tuple[str, int]]:
+    """(the name given, the line) where the module whose forward holds ``line`` was called
+    by the learner's code outside it, when that call took one name."""
+    trace = set(ctx.trace_lines())
+    calls = [m.line for m in ctx.evidence.modules if m.line in trace and m.line != line]
+    stmt = ctx.flow.statement_at(calls[0]) if calls else None
+    if stmt is None:
+        return []
+    names = [c.args[0] for c in ast.walk(stmt) if isinstance(c, ast.Call) and len(c.args) == 1
+             and isinstance(c.args[0], ast.Name)]
+    return [(names[0].id, calls[0])] if len(names) == 1 else []
 
 
 def _entry_argument(ctx: Ctx, entry: Step) -> ast.expr | None:
