@@ -125,15 +125,16 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
         fix = _layer_fix(ctx, call, 0, "in_features", got, T(
             f"give `{short}` {got} input features on line {line}",
             f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))
-        head = steps_head
+        steps = [steps_head]
         if kept and lineage is not None and given is not None:
+            # the rows are the samples: the layer, not the data, has the other size
             start = lineage.start()
             made = start.line if start is not None and start.shape[:1] == given.shape[:1] \
                 else None
-            head = ("batch-kept", {"name": given.name, "shape": str(tuple(given.shape)),
-                                   "count": given.shape[0], "numel": got, "line": made})
+            steps.append(("batch-kept", {"name": given.name, "shape": str(tuple(given.shape)),
+                                         "count": given.shape[0], "numel": got, "line": made}))
         return [Candidate("linear-in-features", line, 0.8, [
-            head, ("layer-defined", {"line": line, "module": short})],
+            *steps, ("layer-defined", {"line": line, "module": short})],
             [fix] if fix else [], {"line": line, "module": short})]
     edit = replace_in_line(ctx.code, fail, r"mm\((\w+),\s*(\w+)\)", r"mm(\1, \2.T)")
     if edit is None:

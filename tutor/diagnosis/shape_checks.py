@@ -119,9 +119,11 @@ def _batch_suspects(ctx: Ctx, failed: FailedOpEvidence
         scores, labels = data[0], data[1]
         for mine, other in ((scores, labels), (labels, scores)):
             if other.shape and len(other.shape) <= 2:
-                yield mine, other.shape[0], ("batch-wanted-loss", {
+                key = "batch-wanted-loss" if mine is scores else "batch-wanted-target"
+                yield mine, other.shape[0], (key, {
                     "fail_line": fail, "count": other.shape[0], "name": _said(mine.name),
-                    "shape": shape_text(mine.shape), "target": _said(other.name)})
+                    "shape": shape_text(mine.shape), "target": _said(other.name),
+                    "target_shape": shape_text(other.shape)})
         return
     m = MATMUL.search(ctx.message)
     if m and data:
@@ -190,7 +192,7 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         "expr": expr, "label": label if first.op in INDEXES else None,
         "name": _said(operand.name), "op": first.op,
     }
-    sure = why[0] == "batch-wanted-loss" or why[1].get("high") == batch * int(
+    sure = why[0] in ("batch-wanted-loss", "batch-wanted-target") or why[1].get("high") == batch * int(
         str(why[1].get("numel") or 0))  # the row holds the batch's samples side by side
     return Candidate(kind, root, 0.85 if sure else 0.8, steps, fixes, fill, pinned=True)
 

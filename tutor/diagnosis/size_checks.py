@@ -258,6 +258,7 @@ def _creation_candidates(ctx: Ctx, failed: FailedOpEvidence,
                          found: list[tuple[OperandEvidence, int, int, OperandEvidence | None,
                                            int | None]]) -> list[Candidate]:
     edits: list[Edit] = []
+    taken = ""
     first: tuple[OperandEvidence, Step, ast.expr, int, int] | None = None
     for operand, dim, wanted, other, other_dim in found:
         size = operand.shape[dim]
@@ -272,7 +273,8 @@ def _creation_candidates(ctx: Ctx, failed: FailedOpEvidence,
             first = (operand, step, arg, size, wanted)
         reach = _in_reach(ctx, other, step.line) if other is not None else None
         if reach is not None and other_dim is not None:
-            edit = replace_node(ctx.code, arg, f"{reach}.size({other_dim})")
+            taken = f"{reach}.size({other_dim})"
+            edit = replace_node(ctx.code, arg, taken)
             if edit is not None and all(e.line != edit.line for e in edits):
                 edits.append(edit)
     if first is None:
@@ -282,14 +284,15 @@ def _creation_candidates(ctx: Ctx, failed: FailedOpEvidence,
     name = _said(operand.name)
     fixes = [Fix(tuple(edits), runs_clean, T(
         f"take the size from the data where {'the tensor is' if len(edits) < 2 else 'they are'}"
-        f" made (line{'s' if len(edits) > 1 else ''} "
-        f"{' and '.join(str(e.line) for e in edits)})",
-        f"在创建处（第 {'、'.join(str(e.line) for e in edits)} 行）从数据取得尺寸"))] \
+        f" made: `{taken}` on line{'s' if len(edits) > 1 else ''} "
+        f"{' and '.join(str(e.line) for e in edits)}",
+        f"在创建处（第 {'、'.join(str(e.line) for e in edits)} 行）从数据取得尺寸：`{taken}`"))] \
         if edits else []
+    other = found[0][3]
     steps: Steps = [
         ("sizes-differ-at", {"fail_line": failed.line, "name": name,
                              "shape": shape_text(operand.shape), "count": size,
-                             "numel": wanted}),
+                             "numel": wanted, "target": _said(other.name) if other else None}),
         ("size-written", {"line": step.line, "expr": text(arg), "count": size, "op": step.op}),
     ]
     if root != step.line:
