@@ -192,8 +192,9 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         "expr": expr, "label": label if first.op in INDEXES else None,
         "name": _said(operand.name), "op": first.op,
     }
-    sure = why[0] in ("batch-wanted-loss", "batch-wanted-target") or why[1].get("high") == batch * int(
-        str(why[1].get("numel") or 0))  # the row holds the batch's samples side by side
+    # a loss's labels say the batch; or the row holds the batch's samples side by side
+    sure = why[0] in ("batch-wanted-loss", "batch-wanted-target") or why[1].get(
+        "high") == batch * int(str(why[1].get("numel") or 0))
     return Candidate(kind, root, 0.85 if sure else 0.8, steps, fixes, fill, pinned=True)
 
 
