@@ -116,7 +116,7 @@ FAMILIES: dict[str, set[str]] = {
     "ce-target-dtype": {"ce-target-dtype", "ce-target-float-shape", "ce-target-shape",
                         "ce-probabilities-long"},
     "ce-target-range": {"ce-target-out-of-bounds"},
-    "batch-size-mismatch": {"ce-batch-mismatch"},
+    "batch-size-mismatch": {"ce-batch-mismatch", "batch-sliced-one-side"},
     "bool-ambiguous": {"bool-ambiguous"},
     "grad-none": {"grad-none-nonleaf", "grad-none", "grad-is-none", "nonleaf-grad-read",
                   "nonleaf-grad-warning", "grad-none-no-requires-grad"},
@@ -160,6 +160,7 @@ FAMILIES: dict[str, set[str]] = {
     "rnn-input-shape": {"missing-feature-dim", "missing-batch-dim"},
     "layer-size-hard-coded": {"linear-in-features", "rnn-input-size"},
     "size-hard-coded-batch": {"size-fixed-at-creation"},
+    "batch-sliced-one-side": {"batch-sliced-one-side"},
     "wrong-output-element": {"wrong-output-element"},
     "skip-connection-size": {"sizes-diverged"},
     # silent-bug classes of public checklists (tests/diagnosis/error_space/silent.yaml)

@@ -18,7 +18,7 @@ from .runs import verified_diagnosis
 
 SHAPE_IDS = {"index-drops-batch", "batch-merged", "squeeze-drops-batch", "missing-batch-dim",
              "missing-feature-dim", "extra-batch-dim", "rnn-input-size", "sizes-diverged",
-             "wrong-output-element", "size-fixed-at-creation"}
+             "wrong-output-element", "size-fixed-at-creation", "batch-sliced-one-side"}
 
 # (expected id, root line, the tried patch contains, buggy program, (its line as written,
 # the line written right))
@@ -145,6 +145,19 @@ def block(x):
 print(block(torch.rand(1, 2, 9, 9)).shape)
 """,
      ('print(block(torch.rand(1, 2, 9, 9)).shape)', 'print(block(torch.rand(1, 2, 8, 8)).shape)')),
+    # inputs sliced into mini-batches, labels left whole
+    ("batch-sliced-one-side", 9, "labels[i:i + 2]", """import torch
+import torch.nn as nn
+
+net = nn.Linear(3, 4)
+x = torch.randn(6, 3)
+labels = torch.randint(0, 4, (6,))
+for i in range(0, 6, 2):
+    out = net(x[i:i + 2])
+    loss = nn.functional.cross_entropy(out, labels)
+    print(loss.item())
+""",
+     ("(out, labels)", "(out, labels[i:i + 2])")),
     # a mask made with the configured batch size meets the last, smaller batch
     ("size-fixed-at-creation", 5, "torch.ones(d.size(0))", """import torch
 BATCH = 4
@@ -235,6 +248,59 @@ def test_an_element_of_a_models_output_taken_by_position_is_named(sandbox: Any) 
     right = WRONG_ELEMENT.replace("last = outputs[0]", "last = outputs.hidden_states[-1]")
     found = diagnose(right, sandbox.run(right), sandbox)
     assert not {d.id for d in found} & SHAPE_IDS
+
+
+def _candidates(sandbox: Any, code: str) -> list[Any]:
+    from tutor.diagnosis.candidate import Ctx
+    from tutor.diagnosis.flow import Flow
+
+    run = sandbox.run(code, instrument=True)
+    flow = Flow.of(code)
+    assert flow is not None and run.evidence is not None
+    debug, checks.DEBUG = checks.DEBUG, True
+    try:
+        return checks.candidates(Ctx(code=code, flow=flow, result=run, evidence=run.evidence,
+                                     error=run.error))
+    finally:
+        checks.DEBUG = debug
+
+
+def test_whole_batches_joined_into_a_bigger_one_are_no_merge(sandbox: Any) -> None:
+    """Real and generated images joined along dimension 0 make one batch of 16 on purpose;
+    the labels are for 8 of them. Joining along dimension 1 would run (with a layer built
+    for 6 channels) and train on real and fake images as channels of one sample: no
+    merged-batch claim, and no such fix."""
+    code = """import torch
+import torch.nn as nn
+
+D = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.Linear(4 * 6 * 6, 1))
+real = torch.rand(8, 3, 8, 8)
+fake = torch.rand(8, 3, 8, 8)
+batch = torch.cat([real, fake], 0)
+labels = torch.ones(8, 1)
+print(nn.functional.binary_cross_entropy_with_logits(D(batch), labels))
+"""
+    assert not {c.id for c in _candidates(sandbox, code)} & SHAPE_IDS
+
+
+def test_a_reshape_that_kept_the_batch_is_not_said_to_mix_it(sandbox: Any) -> None:
+    """``x.view(x.size(0), -1)`` keeps one row per sample: a batch mismatch at the loss is
+    not its doing (check_batch said it mixed samples, and tried flatten(1))."""
+    code = """import torch
+import torch.nn as nn
+
+conv = nn.Conv2d(1, 2, 3)
+fc = nn.Linear(2 * 4 * 4, 3)
+images = torch.rand(12, 1, 6, 6)
+labels = torch.randint(0, 3, (12,))
+for i in range(0, 12, 4):
+    h = conv(images[i:i + 4])
+    out = fc(h.view(h.size(0), -1))
+    print(nn.functional.cross_entropy(out, labels))
+"""
+    found = _candidates(sandbox, code)
+    assert not any(key == "view-mixes" for c in found for key, _ in c.steps)
+    assert found and max(found, key=lambda c: c.confidence).id == "batch-sliced-one-side"
 
 
 def test_the_layer_size_stays_when_the_rows_are_the_batch(sandbox: Any) -> None:

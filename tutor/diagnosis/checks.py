@@ -56,7 +56,11 @@ from tutor.diagnosis.program_checks import (
     check_tensor_from_tensors,
     check_view_contiguous,
 )
-from tutor.diagnosis.shape_checks import check_batch_lost, check_missing_dim
+from tutor.diagnosis.shape_checks import (
+    check_batch_lost,
+    check_missing_dim,
+    check_sliced_one_side,
+)
 from tutor.diagnosis.size_checks import (
     check_output_element,
     check_parted,
@@ -110,6 +114,7 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_tuple_in_sequential, check_not_a_tensor, check_shadowed_callable,
                     check_dim_range, check_integer_mean, check_nonleaf_optimized,
                     check_params_used_up, check_target_size, check_batch_lost,
+                    check_sliced_one_side,
                     check_missing_dim, check_parted, check_output_element,
                     check_size_at_creation, check_shapes_traced]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,

@@ -90,11 +90,16 @@ class Step:
         wanted = _plain(self.link.args or "")
         subscripts, calls = [], []
         for node in ast.walk(stmt):
-            if self.op in INDEXES and isinstance(node, ast.Subscript) and _plain(
-                    text(node.slice)) == wanted:
+            if self.op in INDEXES and isinstance(node, ast.Subscript):
                 subscripts.append(node)
             elif isinstance(node, ast.Call) and call_name(node) == self.op:
                 calls.append(node)
+        if len(subscripts) > 1 or self.link.args is not None:
+            # the run wrote the values (``0:8``); the source may name them (``i:i + 8``):
+            # the same text, else the same form (a slice, or an index) if only one has it
+            same = [n for n in subscripts if _plain(text(n.slice)) == wanted]
+            form = [n for n in subscripts if _form(n.slice) == _form_of(wanted)]
+            subscripts = same or (form if len(form) == 1 else [])
         if len(calls) > 1 and self.link.args is not None:
             calls = [c for c in calls if wanted in _arg_forms(c)]
         found = subscripts + calls
@@ -132,6 +137,17 @@ def split_args(text: str) -> list[str]:
     if current.strip():
         parts.append(current.strip())
     return parts
+
+
+def _form(index: ast.expr) -> tuple[bool, ...]:
+    """Which parts of an index are slices: ``x[i:i + 8]`` -> (True,), ``x[:, -1]`` ->
+    (True, False)."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return tuple(isinstance(p, ast.Slice) for p in parts)
+
+
+def _form_of(args: str) -> tuple[bool, ...]:
+    return tuple(":" in part for part in split_args(args))
 
 
 def _arg_forms(call: ast.Call) -> tuple[str, str]:

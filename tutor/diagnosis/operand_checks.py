@@ -333,8 +333,9 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
     scores = operand(failed_op(ctx), "0", "input")
     history = scores.history if scores is not None else []
     for index, link in enumerate(history):
-        if link.op in RESHAPES and link.shape and link.shape[0] == have:
-            before = history[index + 1].shape if index + 1 < len(history) else None
+        before = history[index + 1].shape if index + 1 < len(history) else None
+        if link.op in RESHAPES and link.shape and link.shape[0] == have and not (
+                before and before[0] == have):  # a reshape that kept dimension 0 mixed nothing
             labels = int(m.group(2))
             if before and len(before) >= 3 and len(link.shape) == 2 and \
                     link.shape[1] == before[-1] and _product(before[:-1]) == have and \

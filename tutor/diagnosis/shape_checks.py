@@ -104,6 +104,8 @@ def check_batch_lost(ctx: Ctx) -> list[Candidate]:
             continue
         if lost[0].op in ("view", "reshape") and "Expected input batch_size" in ctx.message:
             continue  # operand_checks.check_batch reads a loss's reshaped scores
+        if lost[0].op in JOINS and not _joins_features(lineage, lost[0]):
+            continue  # whole batches of data joined into a bigger one: a batch, not a merge
         cand = _lost_candidate(ctx, failed, operand, batch, lost, why)
         if cand is not None:
             found.append(cand)
@@ -151,6 +153,16 @@ def _batch_suspects(ctx: Ctx, failed: FailedOpEvidence
             yield data[0], batch, ("rank-wanted", {
                 "fail_line": fail, "name": _said(data[0].name),
                 "shape": shape_text(data[0].shape), "module": _layer_name(failed)})
+
+
+def _joins_features(lineage: Lineage, step: Step) -> bool:
+    """A join along dimension 0 that ran per-sample features together (vectors a layer
+    made, one a sample), not one that made a bigger batch of data (images of real and
+    generated samples, two mini-batches)."""
+    at = lineage.steps.index(step)
+    made = lineage.steps[at - 1] if at else None
+    return len(step.before or []) <= 2 and bool(
+        step.link.module or (made is not None and made.link.module))
 
 
 def _layer_name(failed: FailedOpEvidence) -> str | None:
@@ -353,6 +365,44 @@ def _call_with(call: ast.Call, position: int, keyword: str, value: str | None) -
         keywords.append((keyword, value))
     parts = args + [f"**{v}" if k is None else f"{k}={v}" for k, v in keywords]
     return f"{text(call.func)}({', '.join(parts)})"
+
+
+def check_sliced_one_side(ctx: Ctx) -> list[Candidate]:
+    """A mini-batch was sliced from the data on one side only: one operand's lineage holds
+    ``images[i:i + 8]`` (8 of the 32 samples), the other still has all 32 (the labels, the
+    targets). Slice the other the same way where it is used."""
+    failed = _shape_failure(ctx)
+    if failed is None:
+        return []
+    data = _tensors(failed)
+    fail = ctx.fail_line or failed.line
+    for sliced in data:
+        for whole in data:
+            if whole is sliced or not sliced.shape or not whole.shape or \
+                    sliced.shape[0] == whole.shape[0] or any(
+                        s.slices_dim0() for s in Lineage(whole).steps):
+                continue
+            step = next((s for s in reversed(Lineage(sliced).steps) if s.slices_dim0()
+                         and s.before and s.before[0] == whole.shape[0]
+                         and s.shape[:1] == sliced.shape[:1]), None)
+            site = _site(ctx, step) if step is not None else None
+            if step is None or not isinstance(site, ast.Subscript):
+                continue
+            arg = _argument(ctx, fail, whole, failed) if whole.name else None
+            taken = f"{text(arg)}[{text(site.slice)}]" if arg is not None else None
+            edit = replace_node(ctx.code, arg, taken) if arg is not None and taken else None
+            fixes = [Fix((edit,), runs_clean, T(
+                f"slice `{text(arg)}` the same way on line {fail}: `{taken}`",
+                f"第 {fail} 行以同样的方式切片 `{text(arg)}`：`{taken}`"))] \
+                if edit is not None and arg is not None else []
+            values: dict[str, object] = {
+                "line": fail, "fail_line": fail, "name": _said(sliced.name),
+                "target": _said(whole.name), "expr": text(site), "count": sliced.shape[0],
+                "numel": whole.shape[0], "given": step.line}
+            return [Candidate("batch-sliced-one-side", fail, 0.85, [
+                ("sliced-here", {**values, "line": site.lineno}),
+                ("not-sliced", values)], fixes, values, pinned=True)]
+    return []
 
 
 # -- 2. a dimension missing, or one too many, where the tensor was made ----------------------
