@@ -282,6 +282,10 @@ def _kept(site: ast.expr, before: list[int]) -> str | None:
         return _call_with(site, 1, "dim", "1")
     if tensor is None:
         return None
+    if name in REDUCTIONS and _call_dim(site) == 0 and len(before) >= 2:
+        # over the steps or tokens of each sample (N, T, F), or not at all (N, F)
+        return _call_with(site, 0 if method else 1, "dim", "1") if len(before) >= 3 \
+            else tensor
     if name in ("view", "reshape") and len(before) >= 2:
         return f"{tensor}.{name}({tensor}.size(0), -1)"
     if name == "squeeze":
@@ -291,6 +295,17 @@ def _kept(site: ast.expr, before: list[int]) -> str | None:
             return tensor
         return f"{tensor}.squeeze({dims})" if method else f"{text(site.func)}({tensor}, {dims})"
     return None
+
+
+def _call_dim(call: ast.Call) -> int | None:
+    """The dimension a reduction was given (``dim=0`` or its first argument)."""
+    given = next((k.value for k in call.keywords if k.arg == "dim"), None)
+    method = _called_on(call)[1]
+    if given is None:
+        positional = call.args if method else call.args[1:]
+        given = positional[0] if positional else None
+    return given.value if isinstance(given, ast.Constant) and isinstance(
+        given.value, int) and not isinstance(given.value, bool) else None
 
 
 def _called_on(call: ast.Call) -> tuple[str | None, bool]:
