@@ -194,8 +194,13 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         fixes.append(Fix(tuple(e for e, _ in changes), runs_clean, T(
             f"keep the samples in dimension 0: {en}", f"让样本留在第 0 维：{zh}")))
     if kind == "index-drops-batch":
-        fixes.extend(f for f in (_index_next_dim(ctx, first), _keep_one_edit(ctx, first))
-                     if f is not None)
+        site = _site(ctx, first)
+        others = [f for f in (_index_next_dim(ctx, first), _keep_one_edit(ctx, first))
+                  if f is not None]
+        # an index on a model's output (``model(x)[0]``) meant no index; one on the data
+        # (``x[0]``) meant one sample, kept as a batch of one: tried first
+        fixes = fixes + others if isinstance(site, ast.Subscript) and isinstance(
+            site.value, ast.Call) else others + fixes
     expr = _expr(ctx, first)
     label = first.arg_parts()[0] if first.arg_parts() else None
     fill: dict[str, object] = {
