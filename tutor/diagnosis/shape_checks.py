@@ -199,8 +199,10 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
                   if f is not None]
         # an index on a model's output (``model(x)[0]``) meant no index; one on the data
         # (``x[0]``) meant one sample, kept as a batch of one: tried first
-        fixes = fixes + others if isinstance(site, ast.Subscript) and isinstance(
-            site.value, ast.Call) else others + fixes
+        on_output = isinstance(site, ast.Subscript) and isinstance(site.value, ast.Call)
+        walked = isinstance(site, ast.Subscript) and not on_output and not isinstance(
+            site.slice, (ast.Constant, ast.UnaryOp))  # ``x[t]`` in a loop: no index is no fix
+        fixes = fixes + others if on_output else others + ([] if walked else fixes)
     expr = _expr(ctx, first)
     label = first.arg_parts()[0] if first.arg_parts() else None
     fill: dict[str, object] = {
