@@ -21,6 +21,10 @@ class Candidate:
     fixes: list[Fix] = field(default_factory=list)
     fill: dict[str, object] = field(default_factory=dict)
     tell_apart: Text | None = None
+    pinned: bool = False
+    """The evidence pins this cause by itself (its chain is the proof: the op that took the
+    batch away, the sample made without it), so it is shown before the message's own
+    diagnosis even where no change was tried or none worked."""
 
 
 def at_failing_line(ctx: Ctx, cid: str, step: str, fixes: list[Fix | None],

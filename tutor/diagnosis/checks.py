@@ -56,6 +56,17 @@ from tutor.diagnosis.program_checks import (
     check_tensor_from_tensors,
     check_view_contiguous,
 )
+from tutor.diagnosis.shape_checks import (
+    check_batch_lost,
+    check_missing_dim,
+    check_sliced_one_side,
+)
+from tutor.diagnosis.size_checks import (
+    check_output_element,
+    check_parted,
+    check_shapes_traced,
+    check_size_at_creation,
+)
 from tutor.diagnosis.trace_checks import (
     check_changed_input,
     check_erased_accumulation,
@@ -102,7 +113,10 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_embedding_range, check_module_with_tensors, check_classes_last,
                     check_tuple_in_sequential, check_not_a_tensor, check_shadowed_callable,
                     check_dim_range, check_integer_mean, check_nonleaf_optimized,
-                    check_params_used_up, check_target_size]
+                    check_params_used_up, check_target_size, check_batch_lost,
+                    check_sliced_one_side,
+                    check_missing_dim, check_parted, check_output_element,
+                    check_size_at_creation, check_shapes_traced]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,

@@ -258,7 +258,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     entry = catalog.get(top.id)
     first = base[0] if base and base[0].severity == "error" else None
     if first is not None and not first.generic and id(top) not in verified and (
-            first.id != top.id):
+            first.id != top.id) and not top.pinned:
         shown_diag = first  # the message's own diagnosis, with the evidence as context
     elif first is not None and first.id == top.id:
         shown_diag = first

@@ -47,7 +47,21 @@ MAX_CHAIN = 12
 MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
 CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
-              "shape", "module")
+              "shape", "module", "index", "layer", "layer_kind", "args")
+SHAPE_OPS = frozenset({
+    "__getitem__", "view", "reshape", "flatten", "unflatten", "cat", "concat", "concatenate",
+    "stack", "hstack", "vstack", "squeeze", "unsqueeze", "permute", "transpose", "movedim",
+    "swapaxes", "sum", "mean", "amax", "amin", "max", "min", "argmax", "select", "narrow",
+    "expand", "repeat", "split", "chunk", "view_as", "reshape_as", "expand_as", "index_select",
+})
+"""Ops whose other arguments say which dimensions they keep, drop, merge or join: the
+diagnosis of a shape error reads them off the history (where the batch was dropped)."""
+CONFIG_KEYS = ("in_features", "out_features", "in_channels", "out_channels", "input_size",
+               "hidden_size", "num_layers", "batch_first", "bidirectional", "num_features",
+               "num_embeddings", "embedding_dim", "normalized_shape", "kernel_size", "stride",
+               "padding", "start_dim", "end_dim", "dim", "embed_dim", "num_heads", "d_model",
+               "output_size", "scale_factor")
+"""The attributes of a module that hold its sizes (public attributes of torch's layers)."""
 FULL_PER_OP = 64
 """Calls of one (line, op) recorded in full; a loop's later iterations only run."""
 FULL_STEPS = 30
@@ -100,6 +114,7 @@ class Recorder:
         self.optimizer_params: set[int] = set()
         self.reached: set[int] = set()
         self.failed: Data | None = None
+        self.failed_exc: BaseException | None = None
         self.in_internal = 0
         self.truncated = False
         self.handles: list[Any] = []
@@ -205,7 +220,7 @@ class Recorder:
         result = self._call(func, args, kwargs, line, name, frame)
         if before is not None:
             try:
-                self._after(name, inputs, before, kwargs, result, line, frame)
+                self._after(name, inputs, before, args, kwargs, result, line, frame)
             except Exception:  # never the learner's problem (e.g. a no_grad view's grad_fn)
                 self.truncated = True
             try:
@@ -228,9 +243,9 @@ class Recorder:
               name: str, frame: FrameType) -> Any:
         try:
             return func(*args, **kwargs)
-        except Exception:
+        except Exception as exc:
             try:
-                self._failed(line, name, args, kwargs, frame)
+                self._failed(line, name, args, kwargs, frame, exc)
             except Exception:
                 self.truncated = True
             raise
@@ -245,8 +260,8 @@ class Recorder:
                 "origin": origin, "used": self.last_use.get(origin) if origin is not None
                 else None}
 
-    def _after(self, name: str, inputs: list[Any], before: Data, kwargs: dict[str, Any],
-               result: Any, line: int, frame: FrameType) -> None:
+    def _after(self, name: str, inputs: list[Any], before: Data, args: tuple[Any, ...],
+               kwargs: dict[str, Any], result: Any, line: int, frame: FrameType) -> None:
         torch = self.torch
         target = before["target"]
         if name.startswith("get "):
@@ -295,10 +310,15 @@ class Recorder:
         if self.stack:
             info = self.module_info.get(id(self.stack[0]))
             record["module"] = info[0] if info else None
+            layer = self._current_module()
+            if layer is not None:
+                record["layer"], record["layer_kind"] = layer[0][:120], layer[1][:80]
         if out is not None:
             record.update(shape=list(out.shape), requires_grad=out.requires_grad,
                           grad_fn=_grad_fn(out))
-        index = len(self.records)
+        if name in SHAPE_OPS:
+            record["args"] = _args_text(args, kwargs)
+        index = record["index"] = len(self.records)
         self.records.append(record)
         for source in sources:
             if source is not None:
@@ -340,8 +360,50 @@ class Recorder:
                       made_line=made, used_line=used)
 
     def _failed(self, line: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-                frame: FrameType) -> None:
+                frame: FrameType, exc: BaseException) -> None:
         """The op that raised: its operands and where each was made (the last one wins)."""
+        module = self._current_module()
+        self.failed = {"line": line, "op": name[:80],
+                       "inputs": self._operands(args, kwargs, frame),
+                       "module": module[0] if module else None,
+                       "module_kind": module[1] if module else None,
+                       "config": self._config(self.stack[-1]) if self.stack else {}}
+        self.failed_exc = exc
+
+    def _module_failed(self, module: Any, args: Any) -> None:
+        """A module's forward raised where no op of it did: its own check of its input (a
+        BatchNorm's or an RNN's dimensions). The innermost such module is the one that
+        raised; the modules around it see the same exception pass and are left alone."""
+        exc = sys.exc_info()[1]
+        if exc is None or exc is self.failed_exc:
+            return
+        frame = self._learner_frame()
+        if frame is None:
+            return
+        inner = self._current_module()
+        self.failed = {"line": frame.f_lineno, "op": "forward",
+                       "inputs": self._operands(tuple(args) if isinstance(args, tuple)
+                                                else (args,), {}, frame),
+                       "module": inner[0] if inner else None,
+                       "module_kind": type(module).__name__[:80],
+                       "config": self._config(module)}
+        self.failed_exc = exc
+
+    def _config(self, module: Any) -> Data:
+        """The module's sizes, from its own attributes (never its submodules')."""
+        found: Data = {}
+        attributes = vars(module)
+        for key in CONFIG_KEYS:
+            value = attributes.get(key)
+            if isinstance(value, (bool, int)) or (isinstance(value, str) and len(value) <= 40):
+                found[key] = value
+            elif isinstance(value, (tuple, list)) and len(value) <= 8 and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                found[key] = list(value)
+        return found
+
+    def _operands(self, args: tuple[Any, ...], kwargs: dict[str, Any], frame: FrameType
+                  ) -> list[Data]:
         operands: list[Data] = []
         named = [(str(i), v) for i, v in enumerate(args)] + list(kwargs.items())
         for arg, value in named:
@@ -361,10 +423,7 @@ class Recorder:
                     "history": self._history(origin),
                     **self._bounds(tensor),
                 })
-        module = self._current_module()
-        self.failed = {"line": line, "op": name[:80], "inputs": operands,
-                       "module": module[0] if module else None,
-                       "module_kind": module[1] if module else None}
+        return operands
 
     def _bounds(self, tensor: Any) -> Data:
         """The smallest and largest value of an integer tensor (class labels, indices)."""
@@ -437,14 +496,17 @@ class Recorder:
         return link
 
     def _history(self, start: int | None) -> list[Data]:
-        """The ops that made a record's tensor, newest first, through each op's first input."""
+        """The ops that made a record's tensor, newest first, through each op's first input
+        (the tensor a method is called on, the first a function is given); it ends where
+        that input was not made by the learner's code, rather than follow another input
+        whose shape is not the one the op transformed."""
         out: list[Data] = []
         index = start
         while index is not None and len(out) < MAX_CHAIN:
             record = self.records[index]
             out.append(self._link(record))
-            nxt = [i for i in record["inputs"] if i is not None and i < index]
-            index = nxt[0] if nxt else None
+            first = record["inputs"][0] if record["inputs"] else None
+            index = first if first is not None and first < index else None
         return out
 
     def _leaves(self, tensor: Any) -> list[Any]:
@@ -608,6 +670,8 @@ class Recorder:
         if not self.in_internal:
             self.in_internal += 1
             try:
+                if output is None and sys.exc_info()[1] is not None:
+                    self._module_failed(module, args)  # called while its exception passes
                 self.trace.module_post(module, output)
             except Exception:
                 self.truncated = True
@@ -731,6 +795,34 @@ class Recorder:
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
         }
+
+
+def _args_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """A shape op's arguments that are not tensors, as Python writes them: ``0`` for
+    ``x[0]``, ``:, -1`` for ``x[:, -1]``, ``-1, 4`` for ``x.view(-1, 4)``, ``dim=1``."""
+    shown = [_arg_text(a) for a in args[1:]] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
+    return ", ".join(s for s in shown if s is not None)[:80]
+
+
+def _arg_text(value: Any) -> str | None:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, slice):
+        parts = ["" if v is None else repr(v) for v in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2] if value.step is None else parts)
+    if isinstance(value, (tuple, list)):
+        items = [_arg_text(v) for v in value]
+        if all(i == "tensor" for i in items):
+            return None  # the tensors a cat or stack joins: the history has them
+        inner = ", ".join(i if i is not None else "?" for i in items)
+        return inner if isinstance(value, tuple) else f"[{inner}]"
+    if type(value).__name__ in ("Tensor", "Parameter") or hasattr(value, "shape"):
+        return "tensor"
+    if type(value).__name__ in ("Size", "dtype", "device", "memory_format"):
+        return str(value)
+    return "?"
 
 
 def start(torch: Any, learner_file: str) -> Recorder:

@@ -173,6 +173,15 @@ class ChainLink(_Data):
     shape: list[int] | None = Field(None, max_length=8)
     module: str | None = Field(None, max_length=120, description="Inside this module's "
                                "forward (the learner's name for the module called).")
+    index: int | None = Field(None, description="The op's place in the run's record: two "
+                              "histories that hold the same index share that tensor.")
+    layer: str | None = Field(None, max_length=120, description="The innermost module whose "
+                              "forward ran the op (its path from the module called: "
+                              "'model.cnn.classifier.1').")
+    layer_kind: str | None = Field(None, max_length=80)
+    args: str | None = Field(None, max_length=80, description="Shape ops (an index, view, "
+                             "flatten, cat, squeeze ...): their arguments that are not tensors, "
+                             "as Python writes them ('0', '-1, 4', 'dim=0').")
 
 
 class BackwardEvidence(_Data):
@@ -263,14 +272,22 @@ class OperandEvidence(_Data):
     high: float | None = Field(None, description="Integer tensors: the largest value.")
 
 
+ConfigValue = int | bool | str | list[int] | None
+
+
 class FailedOpEvidence(_Data):
-    """The torch op that raised, its operands and the module whose forward called it."""
+    """The torch op that raised, its operands and the module whose forward called it; or,
+    where a module's own Python code raised before any op did (``op`` is ``forward``: a
+    BatchNorm's or an RNN's check of its input's dimensions), that module and its inputs."""
 
     line: int
     op: str = Field(max_length=80)
     module: str | None = Field(None, max_length=120)
     module_kind: str | None = Field(None, max_length=80)
     inputs: list[OperandEvidence] = Field(default_factory=list, max_length=8)
+    config: dict[str, ConfigValue] = Field(default_factory=dict, max_length=24, description=(
+        "The module's sizes as its attributes hold them (in_features, input_size, "
+        "in_channels, num_features, batch_first, start_dim ...)."))
 
 
 class OperandFacts(_Data):
