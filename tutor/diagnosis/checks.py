@@ -10,6 +10,12 @@ from __future__ import annotations
 
 import re
 
+from tutor.diagnosis.accounting_checks import (
+    check_built_in_forward,
+    check_flag_ignored,
+    check_held_in_container,
+)
+from tutor.diagnosis.alias_checks import check_aliased_networks, check_self_copy
 from tutor.diagnosis.argument_checks import (
     check_dim_range,
     check_integer_mean,
@@ -47,6 +53,11 @@ from tutor.diagnosis.operand_checks import (
     check_tuple_in_sequential,
     check_view_shape,
 )
+from tutor.diagnosis.output_checks import (
+    check_output_range,
+    check_target_cast,
+    check_unnormalized_target,
+)
 from tutor.diagnosis.program_checks import (
     check_backward_number,
     check_bce_range,
@@ -81,7 +92,6 @@ from tutor.diagnosis.training_checks import (
     check_graph_cut_silent,
     check_lr,
     check_optimizer_params,
-    check_relu_output,
     check_requires_grad_late,
     check_softmax_ce,
     check_uncalled,
@@ -112,8 +122,10 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
-                 check_relu_output, check_layers_in_list, check_shuffled_apart,
-                 check_clip_order]
+                 check_output_range, check_layers_in_list, check_shuffled_apart,
+                 check_clip_order, check_held_in_container, check_built_in_forward,
+                 check_flag_ignored, check_aliased_networks, check_self_copy,
+                 check_target_cast, check_unnormalized_target]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

@@ -122,6 +122,20 @@ def params_learn(names: list[str]) -> Expect:
 
 
 
+def params_reached(names: list[str]) -> Expect:
+    """Where nothing is trained (a program that only computes gradients): backward() now
+    reaches the parameters it missed, and gives them gradients."""
+    def expect(ev: Evidence) -> Text | None:
+        wanted = [p for p in ev.params if p.name in names]
+        if not names or not wanted or not all(p.reached and not p.grad_none for p in wanted):
+            return None
+        shown = _named([p.name for p in wanted])
+        return T(f"with this change backward() reaches {shown} and gives "
+                 f"{agree(names, 'it', 'them')} gradients",
+                 f"改动后 backward() 会到达 {shown}，并给出梯度")
+    return finished(expect)
+
+
 def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
     ev = fixed.evidence
     if fixed.outcome != "ok" or ev is None or not ev.backwards:
