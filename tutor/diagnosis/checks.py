@@ -28,6 +28,7 @@ from tutor.diagnosis.argument_checks import (
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.clip_checks import check_clip_order
 from tutor.diagnosis.data_checks import check_shuffled_apart
+from tutor.diagnosis.discarded_checks import check_discarded_backward
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -39,6 +40,7 @@ from tutor.diagnosis.graph_checks import (
     check_nonleaf_requires_grad,
     check_numpy,
 )
+from tutor.diagnosis.leaf_loss_checks import check_loss_rebuilt_as_leaf
 from tutor.diagnosis.operand_checks import (
     check_batch,
     check_batchnorm_train,
@@ -125,7 +127,8 @@ SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer
                  check_output_range, check_layers_in_list, check_shuffled_apart,
                  check_clip_order, check_held_in_container, check_built_in_forward,
                  check_flag_ignored, check_aliased_networks, check_self_copy,
-                 check_target_cast, check_unnormalized_target]
+                 check_target_cast, check_unnormalized_target, check_loss_rebuilt_as_leaf,
+                 check_discarded_backward]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

@@ -316,3 +316,16 @@ def _copies_from_trained(original: Evidence, fixed: Evidence) -> Text | None:
 
 
 copies_from_trained = traced(_copies_from_trained)
+
+
+def _every_pass_used(original: Evidence, fixed: Evidence) -> Text | None:
+    """No backward() pass of the fixed run has its gradients cleared before a step."""
+    if len(fixed.steps) < 2 or any(s.discarded for s in fixed.steps):
+        return None
+    passes = max(s.passes for s in fixed.steps)
+    every = "both" if passes == 2 else f"all {passes}"
+    return T(f"with this change each step uses the gradients of {every} backward() passes of "
+             "its iteration", f"改动后每次 step() 都使用本轮全部 {passes} 次 backward() 的梯度")
+
+
+every_pass_used = traced(_every_pass_used)

@@ -208,6 +208,9 @@ class StepEvidence(_Data):
     passes_line: int | None = Field(None, description="Their line, when all came from one.")
     cleared: int = Field(0, description="Of those passes after the first, how many found "
                          "the gradients cleared (nothing left of the earlier passes).")
+    discarded: list[int] = Field(default_factory=list, max_length=8, description="Lines of "
+                                 "those passes whose gradients the next pass found cleared: "
+                                 "no step used them.")
 
 
 class ModuleCallEvidence(_Data):

@@ -486,12 +486,16 @@ class TrainingTrace:
     def before_step(self, optimizer: Any, params: list[Any], entry: Data) -> None:
         torch = self.torch
         backwards = self.rec.backwards
-        start = self.last_step.get(id(optimizer), 0)
+        # a new optimizer's window starts at the last step of any (an earlier one, now gone,
+        # stepped the passes before it)
+        start = self.last_step.get(id(optimizer), max(self.last_step.values(), default=0))
         passes = backwards[start:]
         self.last_step[id(optimizer)] = len(backwards)
         lines = {b["line"] for b in passes}
         entry.update(passes=len(passes), passes_line=lines.pop() if len(lines) == 1 else None,
-                     cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0))
+                     cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0),
+                     discarded=sorted({a["line"] for a, b in itertools.pairwise(passes)
+                                       if b.get("accumulated") == 0})[:8])
         with torch.no_grad():
             entry["grads_nonfinite"] = sum(1 for p in params if p.grad is not None
                                            and not bool(torch.isfinite(p.grad).all()))
