@@ -164,3 +164,20 @@ loss = (x @ w)[x[:, 0] > 99].mean()
 """)
     (first,) = ev.training.nonfinite
     assert (first.op, first.line, first.operands[0].empty) == ("mean", 8, True)
+
+
+def test_a_list_of_references_to_registered_layers_holds_nothing_outside_parameters() -> None:
+    ev = trace("""class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 1)
+        self.order = [self.a, self.b]
+    def forward(self, t):
+        for layer in self.order:
+            t = layer(t)
+        return t
+net = Net()
+net(x).sum().backward()
+""")
+    assert not any(p.held_in for p in ev.params)

@@ -293,6 +293,24 @@ for _ in range(10):
     loss.backward()
     opt.step()
 """,
+    # a GAN: the generator's pass also writes the discriminator's gradients, which the next
+    # zero_grad() clears; the generator's step used that pass
+    "gan": DATA + """g = nn.Linear(4, 6)
+d = nn.Sequential(nn.Linear(6, 1), nn.Sigmoid())
+opt_g = torch.optim.SGD(g.parameters(), lr=0.05)
+opt_d = torch.optim.SGD(d.parameters(), lr=0.05)
+for _ in range(10):
+    fake = g(torch.randn(64, 4))
+    opt_d.zero_grad()
+    d_loss = F.binary_cross_entropy(d(x), torch.ones(64, 1)) + F.binary_cross_entropy(
+        d(fake.detach()), torch.zeros(64, 1))
+    d_loss.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    g_loss = F.binary_cross_entropy(d(fake), torch.ones(64, 1))
+    g_loss.backward()
+    opt_g.step()
+""",
     # a frozen backbone (the flag on its parameters) and a loss logged with .item()
     "frozen-and-logged": DATA + """backbone = nn.Linear(6, 16)
 backbone.requires_grad_(False)

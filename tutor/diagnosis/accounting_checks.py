@@ -65,11 +65,11 @@ def check_held_in_container(ctx: Ctx) -> list[Candidate]:
         edits = _wrap_container(ctx, stmt, attr, kind, layers)
         if not edits:
             continue
-        facts = {"line": stmt.lineno, "name": f"self.{attr}", "detail": container,
-                 "count": len(params), "params": _names(params)}
+        facts: dict[str, object] = {"line": stmt.lineno, "name": f"self.{attr}",
+                                    "detail": container, "count": len(params)}
         out.append(Candidate("params-in-plain-container", stmt.lineno, 0.9, [
             ("held-in-container", facts),
-            ("reached-not-stepped", {"params": _names(params), "count": len(params)})],
+            ("reached-not-stepped", facts)],
             [Fix(tuple(edits), registered_and_learns, T(
                 f"keep them in `{kind}` on line {stmt.lineno}: a plain {container} hides them "
                 "from `parameters()`",
@@ -335,8 +335,8 @@ def check_flag_ignored(ctx: Ctx) -> list[Candidate]:
         if flag.value not in ("False", "0"):
             continue
         held = [p for p in ev.params if p.name in flag.params]
-        if held and not any(p.requires_grad and (p.changed or not ev.steps) for p in held):
-            continue
+        if held and not any(p.requires_grad for p in held):
+            continue  # frozen some other way too
         for stmt in _flag_statements(ctx.flow, flag):
             out.extend(_flag_candidate(ctx, flag, stmt))
     return out

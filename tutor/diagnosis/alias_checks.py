@@ -107,7 +107,7 @@ def check_aliased_networks(ctx: Ctx) -> list[Candidate]:
         if made is None:
             continue
         stmt, name, other = made
-        fixes = _separate(ctx, stmt, name, other)
+        fixes = _separate(ctx, stmt, name, other, copied=roles[0] == "copied-between-names")
         if not fixes:
             continue
         copies = ev.accounting.self_copies
@@ -175,6 +175,18 @@ def _alias_made(flow: Flow, names: list[str]) -> tuple[ast.Assign, str, str] | N
     return max(found, key=lambda f: f[0].lineno) if found else None
 
 
+def _constructor(flow: Flow, name: str, before: int) -> str | None:
+    """The class call ``name`` was built with at the module's level (``DQN(4, 2)``), which
+    the alias's line can repeat."""
+    made = flow.assigned_before(name, before)
+    if not isinstance(made, ast.Assign) or flow.scope_of(made) is not flow.tree:
+        return None
+    value = _root(made.value)
+    if not isinstance(value, ast.Call) or not call_name(value)[:1].isupper():
+        return None
+    return text(value)
+
+
 def _root(node: ast.expr) -> ast.expr:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr in RETURNS_SELF:
@@ -182,9 +194,10 @@ def _root(node: ast.expr) -> ast.expr:
     return node
 
 
-def _separate(ctx: Ctx, stmt: ast.Assign, name: str, other: str) -> list[Fix]:
+def _separate(ctx: Ctx, stmt: ast.Assign, name: str, other: str, copied: bool) -> list[Fix]:
     """Make ``name`` a network of its own: drop ``name = other`` when the line before already
-    copied the weights into it; else build it as a deep copy."""
+    copied the weights into it; else build it as a deep copy, or, where the program copies
+    the weights into it anyway, as a second instance of the same class."""
     fixes: list[Fix] = []
     if text(stmt.value) == other and any(
             call.lineno < stmt.lineno and dst == name and src == other
@@ -198,6 +211,14 @@ def _separate(ctx: Ctx, stmt: ast.Assign, name: str, other: str) -> list[Fix]:
         return fixes
     if stmt.lineno != stmt.end_lineno:
         return fixes
+    built = _constructor(ctx.flow, other, stmt.lineno) if copied else None
+    if built is not None:  # `target = online` after `online = Net(4, 2)`: a second Net(4, 2)
+        edit = replace_node(ctx.code, stmt.value, built)
+        if edit is not None:
+            fixes.append(Fix((edit,), networks_apart, T(
+                f"build `{name}` as a network of its own on line {stmt.lineno}: "
+                f"`{name} = {built}`",
+                f"第 {stmt.lineno} 行把 `{name}` 建成独立的网络：`{name} = {built}`")))
     new = f"copy.deepcopy({text(stmt.value)})"
     edit = replace_node(ctx.code, stmt.value, new)
     if edit is None:

@@ -228,10 +228,11 @@ def check_unnormalized_target(ctx: Ctx) -> list[Candidate]:
                  "loss_first": f"{ls[0]:.4g}", "loss_last": f"{ls[-1]:.4g}"}
         out.append(Candidate("unnormalized-target", stmt.lineno, 0.8, [
             ("target-scale", facts), ("loss-stays", facts)], [Fix(tuple(edits), loss_improves,
-                T(f"standardise `{target}` after line {end}: `{norm}` (map predictions back "
-                  f"with `* std + mean`)",
-                  f"在第 {end} 行之后把 `{target}` 标准化：`{norm}`（预测值再用 `* std + mean` "
-                  "换算回来）"))], facts))
+                T(f"standardise `{target}` after line {end}: `{norm}` (to read a prediction "
+                  "in the old units, multiply it by the old standard deviation and add the old "
+                  "mean)",
+                  f"在第 {end} 行之后把 `{target}` 标准化：`{norm}`（要得到原来单位的预测值，"
+                  "先乘以原来的标准差，再加上原来的均值）"))], facts))
     return out
 
 

@@ -245,8 +245,12 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     if not ev.steps or not ev.backwards:
         return []
     # a tensor attribute that is not a parameter is another mistake (check_unregistered)
+    # a freezing flag set on them (even one that freezes nothing) says they are meant to
+    # stay out of the optimizer
+    meant_frozen = {n for f in ev.accounting.module_flags if f.value in ("False", "0")
+                    for n in f.params}
     idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
-            and not p.unregistered and not p.held_in]
+            and not p.unregistered and not p.held_in and p.name not in meant_frozen]
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)

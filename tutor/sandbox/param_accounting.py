@@ -51,6 +51,8 @@ class ParamAccounting:
         self.copies: dict[int, Data] = {}
         self.aliases: dict[tuple[str, ...], Data] = {}
         self.alias_seen: set[tuple[int, int]] = set()
+        self.registered: set[int] = set()
+        """The parameters() of the module being scanned."""
 
     # -- parameters registered while a forward runs ------------------------------------------
     def on_parameter(self, module: Any, name: str, param: Any) -> None:
@@ -84,6 +86,7 @@ class ParamAccounting:
         plain list, tuple or dict: they are watched under the path that reaches them, and
         marked as held outside what ``parameters()`` sees."""
         self.modules.setdefault(id(module), module)
+        self.registered = {id(p) for p in module.parameters()}
         for path, sub in module.named_modules():
             for attr, value in list(vars(sub).items()):
                 if attr.startswith("_") or not isinstance(value, (list, tuple, dict)):
@@ -105,8 +108,8 @@ class ParamAccounting:
                 self._held(item, label, attr, container, depth + 1)
 
     def _mark(self, tensor: Any, label: str, attr: str, container: str) -> None:
-        if len(self.held) >= MAX_HELD:
-            return
+        if len(self.held) >= MAX_HELD or id(tensor) in self.registered:
+            return  # a list of references to registered layers is only a convenience
         self.held.setdefault(id(tensor), (attr[:80], container[:20]))
         self.rec._watch(tensor, label[:120])
 

@@ -106,6 +106,9 @@ class TrainingTrace:
         self.trained_calls: dict[tuple[Any, ...], int] = {}
         self.unregistered: set[int] = set()
         self.flat: dict[int, Data] = {}
+        self.step_count = 0
+        self.pass_steps: dict[int, int] = {}
+        """backward() pass (its index) -> optimizer steps taken before it, of any optimizer."""
         self.outputs: list[weakref.ref[Any]] = []
         """The last outputs of top-level module calls (a model's predictions)."""
 
@@ -475,6 +478,7 @@ class TrainingTrace:
     # -- backward and steps ----------------------------------------------------------------
     def after_backward(self, leaves: list[Any]) -> None:
         self.pending.clear()
+        self.pass_steps[len(self.rec.backwards) - 1] = self.step_count
         if not self.fed:
             return
         reached = {id(leaf) for leaf in leaves}
@@ -494,8 +498,7 @@ class TrainingTrace:
         lines = {b["line"] for b in passes}
         entry.update(passes=len(passes), passes_line=lines.pop() if len(lines) == 1 else None,
                      cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0),
-                     discarded=sorted({a["line"] for a, b in itertools.pairwise(passes)
-                                       if b.get("accumulated") == 0})[:8])
+                     discarded=self._discarded(start))
         with torch.no_grad():
             entry["grads_nonfinite"] = sum(1 for p in params if p.grad is not None
                                            and not bool(torch.isfinite(p.grad).all()))
@@ -507,7 +510,18 @@ class TrainingTrace:
                 before.append((p, p.detach().clone()))
         self.step_before, self.step_entry = before, entry
 
+    def _discarded(self, start: int) -> list[int]:
+        """Lines of the passes since ``start`` whose gradients the next pass found cleared
+        with no step of any optimizer in between: nothing used them (a generator's pass
+        that also wrote the discriminator's gradients was used by the generator's step)."""
+        passes = self.rec.backwards
+        lines = {passes[i]["line"] for i in range(start, len(passes) - 1)
+                 if passes[i + 1].get("accumulated") == 0
+                 and self.pass_steps.get(i) == self.pass_steps.get(i + 1) is not None}
+        return sorted(lines)[:8]
+
     def after_step(self) -> None:
+        self.step_count += 1
         before, entry = self.step_before, self.step_entry
         self.step_before = self.step_entry = None
         if before is None or entry is None:
