@@ -159,7 +159,7 @@ FAMILIES: dict[str, set[str]] = {
     "module-requires-grad-attr": {"module-requires-grad-attr"},
     "requires-grad-typo": {"requires-grad-typo"},
     "target-net-aliased": {"target-net-aliased"},
-    "target-copied-from-itself": {"target-copied-from-itself"},
+    "target-copied-from-itself": {"target-copied-from-itself", "target-mixed-with-itself"},
     "target-cast-to-long": {"target-cast-to-long"},
     "unnormalized-target": {"unnormalized-target"},
     "empty-mask-division": {"nan-from-op"},

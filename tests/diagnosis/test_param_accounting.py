@@ -102,6 +102,19 @@ opt.step()
     assert (alias.names, alias.kind, alias.trained) == (["online", "target"], "Linear", True)
 
 
+def test_a_value_computed_from_the_destination_alone_counts_as_a_copy_onto_itself() -> None:
+    ev = trace("""import copy
+online = nn.Linear(4, 1)
+target = copy.deepcopy(online)
+with torch.no_grad():
+    for t, o in zip(target.parameters(), online.parameters()):
+        t.copy_(0.9 * t + 0.1 * t)
+    for t, o in zip(target.parameters(), online.parameters()):
+        t.copy_(0.9 * t + 0.1 * o)
+""")
+    assert [(c.line, c.count) for c in ev.accounting.self_copies] == [(12, 2)]
+
+
 def test_a_deep_copy_is_neither_an_alias_nor_a_copy_onto_itself() -> None:
     ev = trace("""import copy
 online = nn.Linear(4, 1)

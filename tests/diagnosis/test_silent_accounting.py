@@ -106,6 +106,18 @@ for k in range(20):
     if k % 5 == 4:
         agent.sync()
 """
+TEACHER = """student = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+teacher = copy.deepcopy(student)
+opt = torch.optim.SGD(student.parameters(), lr=0.05)
+for _ in range(10):
+    loss = F.mse_loss(student(x), y) + F.mse_loss(student(x), teacher(x).detach())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        for tp, sp in zip(teacher.parameters(), student.parameters()):
+            tp.data.copy_(0.9 * tp.data + 0.1 * {mixed}.data)
+"""
 OUTPUT = """model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1){last})
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
 for _ in range(40):
@@ -205,6 +217,9 @@ CASES = [
     ("target-copied-from-itself", 14, "self.critic.state_dict()",
      DATA + CRITIC.format(source="self.critic_target"),
      DATA + CRITIC.format(source="self.critic")),
+    # a mean-teacher update that averages the teacher with itself
+    ("target-mixed-with-itself", 18, "0.1 * sp.data",
+     DATA + TEACHER.format(mixed="tp"), DATA + TEACHER.format(mixed="sp")),
     # a tanh output for targets well outside [-1, 1]
     ("output-range", 8, "nn.Linear(16, 1))",
      DATA + OUTPUT.format(last=", nn.Tanh()"), DATA + OUTPUT.format(last="")),
@@ -311,6 +326,18 @@ for _ in range(10):
     g_loss.backward()
     opt_g.step()
 """,
+    # weights clipped in place each step (a WGAN critic): a copy from itself, meant
+    "clipped": DATA + """critic = nn.Linear(6, 1)
+opt = torch.optim.RMSprop(critic.parameters(), lr=1e-3)
+for _ in range(10):
+    loss = -critic(x).mean() + critic(x.flip(0) * 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        for p in critic.parameters():
+            p.copy_(p.clamp(-0.01, 0.01))
+""",
     # a frozen backbone (the flag on its parameters) and a loss logged with .item()
     "frozen-and-logged": DATA + """backbone = nn.Linear(6, 16)
 backbone.requires_grad_(False)
@@ -328,7 +355,8 @@ for _ in range(10):
 SILENT_IDS = {"params-in-plain-container", "layers-built-in-forward", "module-requires-grad-attr",
               "requires-grad-typo", "target-net-aliased", "target-copied-from-itself",
               "output-range", "relu-output", "target-cast-to-long", "unnormalized-target",
-              "loss-rebuilt-as-leaf", "gradients-discarded", "optimizer-wrong-params"}
+              "loss-rebuilt-as-leaf", "gradients-discarded", "optimizer-wrong-params",
+              "target-mixed-with-itself"}
 
 
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))

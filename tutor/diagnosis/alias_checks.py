@@ -72,6 +72,49 @@ def check_self_copy(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def check_update_from_itself(ctx: Ctx) -> list[Candidate]:
+    """A soft (Polyak, EMA) update that mixes the destination with itself:
+    ``for t, o in zip(target.parameters(), online.parameters()): t.copy_(a * t + b * t)``.
+    The re-run saw the copied value computed from the destination alone; the loop's other
+    name is the network it should follow."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for copied in ctx.evidence.accounting.self_copies:
+        stmt = ctx.flow.statement_at(copied.line)
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        loop = ctx.flow.parents.get(stmt) if stmt is not None else None
+        if not isinstance(call, ast.Call) or call_name(call) != "copy_" or not call.args or \
+                not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Tuple):
+            continue
+        assert isinstance(call.func, ast.Attribute)
+        dest = _strip_data(call.func.value)
+        names = [e.id for e in loop.target.elts if isinstance(e, ast.Name)]
+        if not isinstance(dest, ast.Name) or dest.id not in names or len(names) != 2:
+            continue
+        partner = next(n for n in names if n != dest.id)
+        reads = [n for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)]
+        mine = [n for n in reads if n.id == dest.id]
+        if any(n.id == partner for n in reads) or len(mine) < 2:
+            continue
+        last = max(mine, key=lambda n: (n.lineno, n.col_offset))
+        edit = replace_node(ctx.code, last, partner)
+        if edit is None:
+            continue
+        facts = {"line": copied.line, "name": dest.id, "target": partner, "count": copied.count}
+        out.append(Candidate("target-mixed-with-itself", copied.line, 0.85, [
+            ("mixed-with-itself", facts)], [Fix((edit,), copies_from_trained, T(
+                f"mix in `{partner}`, the network to follow: the last `{dest.id}` on line "
+                f"{copied.line} becomes `{partner}`",
+                f"混入要跟随的网络 `{partner}`：第 {copied.line} 行最后一个 `{dest.id}` 改成 "
+                f"`{partner}`"))], facts))
+    return out
+
+
+def _strip_data(node: ast.expr) -> ast.expr:
+    return node.value if isinstance(node, ast.Attribute) and node.attr == "data" else node
+
+
 def _siblings(ctx: Ctx, name: str) -> list[str]:
     """Names assigned a module of the same class as ``name`` (``self.eval_net = Net()`` for
     ``self.target_net = Net()``), those an optimizer is given first."""

@@ -15,7 +15,11 @@ from tutor.diagnosis.accounting_checks import (
     check_flag_ignored,
     check_held_in_container,
 )
-from tutor.diagnosis.alias_checks import check_aliased_networks, check_self_copy
+from tutor.diagnosis.alias_checks import (
+    check_aliased_networks,
+    check_self_copy,
+    check_update_from_itself,
+)
 from tutor.diagnosis.argument_checks import (
     check_dim_range,
     check_integer_mean,
@@ -128,7 +132,7 @@ SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer
                  check_clip_order, check_held_in_container, check_built_in_forward,
                  check_flag_ignored, check_aliased_networks, check_self_copy,
                  check_target_cast, check_unnormalized_target, check_loss_rebuilt_as_leaf,
-                 check_discarded_backward]
+                 check_discarded_backward, check_update_from_itself]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

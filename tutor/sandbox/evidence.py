@@ -72,6 +72,15 @@ def _number(value: float) -> float | str:
     return value
 
 
+def _storage(tensor: Any) -> int:
+    """Where a tensor's values live (``p`` and ``p.data`` share it): its storage's address,
+    else the object's id."""
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except Exception:  # a tensor without a plain storage (sparse, a subclass)
+        return id(tensor)
+
+
 def _grad_fn(tensor: Any) -> str | None:
     node = tensor.grad_fn
     return type(node).__name__ if node is not None else None
@@ -259,7 +268,8 @@ class Recorder:
                     self.records.append({"line": line, "op": ".data", "inputs": [],
                                          "inputs_rg": True, "grad_enabled": True,
                                          "shape": list(result.shape), "requires_grad": False,
-                                         "grad_fn": None, "cut": "data"})
+                                         "grad_fn": None, "cut": "data",
+                                         "leaves": [_storage(target)]})
                     self.origin[id(result)] = (weakref.ref(result), len(self.records) - 1)
             return
         if name == "set requires_grad" and target is not None:
@@ -294,6 +304,9 @@ class Recorder:
         record: Data = {
             "line": line, "op": name, "inputs": sources[:4], "inputs_rg": inputs_rg,
             "grad_enabled": torch.is_grad_enabled(),
+            # tensors no recorded op made (parameters, data): what a value was computed from
+            "leaves": [_storage(t) for t, made in zip(inputs, sources, strict=False)
+                       if made is None and t.is_leaf][:4],
         }
         if self.stack:
             info = self.module_info.get(id(self.stack[0]))

@@ -122,8 +122,9 @@ class ParamAccounting:
         if not (isinstance(dest, torch.Tensor) and isinstance(src, torch.Tensor)) or (
                 dest.numel() == 0 or dest.shape != src.shape):
             return
-        if dest.untyped_storage().data_ptr() != src.untyped_storage().data_ptr() or (
-                dest.storage_offset() != src.storage_offset()):
+        shared = dest.untyped_storage().data_ptr() == src.untyped_storage().data_ptr() and (
+            dest.storage_offset() == src.storage_offset())
+        if not shared and not self._from_itself(dest, src):
             return
         entry = self.copies.get(line)
         if entry is None:
@@ -134,6 +135,29 @@ class ParamAccounting:
         info = self.rec.params.get(id(dest))
         if info is not None and len(entry["params"]) < 20:
             entry["params"].append(str(info.get("global") or info["name"])[:120])
+
+    def _from_itself(self, dest: Any, src: Any) -> bool:
+        """``src`` was computed (by recorded ops) from ``dest`` and nothing else that holds
+        values: ``t.copy_(0.99 * t + 0.01 * t)``, an average of a tensor with itself."""
+        start = self.rec._record_of(src)
+        if start is None or not dest.is_leaf:
+            return False
+        try:
+            home = int(dest.untyped_storage().data_ptr())
+        except Exception:  # no plain storage to compare
+            return False
+        leaves: set[int] = set()
+        todo: list[int] = [start]
+        seen: set[int] = set()
+        while todo and len(seen) < 200:
+            index = todo.pop()
+            if index in seen:
+                continue
+            seen.add(index)
+            record = self.rec.records[index]
+            leaves.update(record.get("leaves", ()))
+            todo.extend(i for i in record["inputs"] if i is not None)
+        return leaves == {home}
 
     # -- one network, two names ------------------------------------------------------------
     def on_call(self, module: Any, frame: FrameType) -> None:
