@@ -137,9 +137,9 @@ def check_built_in_forward(ctx: Ctx) -> list[Candidate]:
     where = lines[0]
     facts: dict[str, object] = {"line": where, "module": first.module, "detail": first.made,
                                 "count": sum(b.count for b in built)}
-    made = ", ".join(f"`{text(flow_call)}`" for flow_call in _constructors(flow, built)[:2])
+    made = ", ".join(f"`{text(flow_call)}`" for flow_call in _constructors(flow, built)[:1])
     steps: list[tuple[str, dict[str, object]]] = [
-        ("built-in-forward", {**facts, "op": made or first.made})]
+        ("built-in-forward", {**facts, "op": made or first.made, "count": first.count})]
     if ev.steps and not any(b.in_optimizer for b in built):
         steps.append(("not-stepped", {"module": first.module}))
     shown = ", ".join(map(str, lines))
