@@ -366,3 +366,19 @@ def test_programs_written_right_that_look_like_these_bugs_get_none_of_them(
     result = sandbox.run(code)
     assert result.ok, result.error
     assert not {d.id for d in diagnose(code, result, sandbox)} & SILENT_IDS
+
+
+def _solutions() -> list[tuple[str, str]]:
+    from tutor.course import loader
+
+    return [(f"{lesson.id}/{step.id}", step.solution) for lesson in loader.load_course().lessons
+            for step in lesson.steps if getattr(step, "solution", None)]
+
+
+@pytest.mark.parametrize(("step", "code"), _solutions(), ids=[s for s, _ in _solutions()])
+def test_the_course_reference_solutions_get_none_of_them(
+        sandbox: Any, step: str, code: str) -> None:
+    result = sandbox.run(code)
+    found = {d.id for d in diagnose(code, result, sandbox)} if result.outcome in (
+        "ok", "error") else set()
+    assert not found & (SILENT_IDS - {"optimizer-wrong-params"}), (step, found)
