@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import re
 
+from tutor.diagnosis.accounting_checks import (
+    check_built_in_forward,
+    check_flag_ignored,
+    check_held_in_container,
+)
+from tutor.diagnosis.alias_checks import (
+    check_aliased_networks,
+    check_self_copy,
+    check_update_from_itself,
+)
 from tutor.diagnosis.argument_checks import (
     check_dim_range,
     check_integer_mean,
@@ -22,6 +32,7 @@ from tutor.diagnosis.argument_checks import (
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.clip_checks import check_clip_order
 from tutor.diagnosis.data_checks import check_shuffled_apart
+from tutor.diagnosis.discarded_checks import check_discarded_backward
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -33,6 +44,7 @@ from tutor.diagnosis.graph_checks import (
     check_nonleaf_requires_grad,
     check_numpy,
 )
+from tutor.diagnosis.leaf_loss_checks import check_loss_rebuilt_as_leaf
 from tutor.diagnosis.operand_checks import (
     check_batch,
     check_batchnorm_train,
@@ -46,6 +58,11 @@ from tutor.diagnosis.operand_checks import (
     check_linear_shape,
     check_tuple_in_sequential,
     check_view_shape,
+)
+from tutor.diagnosis.output_checks import (
+    check_output_range,
+    check_target_cast,
+    check_unnormalized_target,
 )
 from tutor.diagnosis.program_checks import (
     check_backward_number,
@@ -92,7 +109,6 @@ from tutor.diagnosis.training_checks import (
     check_graph_cut_silent,
     check_lr,
     check_optimizer_params,
-    check_relu_output,
     check_requires_grad_late,
     check_softmax_ce,
     check_uncalled,
@@ -126,8 +142,11 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
-                 check_relu_output, check_layers_in_list, check_shuffled_apart,
-                 check_clip_order]
+                 check_output_range, check_layers_in_list, check_shuffled_apart,
+                 check_clip_order, check_held_in_container, check_built_in_forward,
+                 check_flag_ignored, check_aliased_networks, check_self_copy,
+                 check_target_cast, check_unnormalized_target, check_loss_rebuilt_as_leaf,
+                 check_discarded_backward, check_update_from_itself]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

@@ -33,6 +33,7 @@ import weakref
 from types import FrameType
 from typing import Any
 
+from tutor.sandbox.param_accounting import ParamAccounting
 from tutor.sandbox.training_trace import TrainingTrace
 
 Data = dict[str, Any]
@@ -85,6 +86,15 @@ def _number(value: float) -> float | str:
     return value
 
 
+def _storage(tensor: Any) -> int:
+    """Where a tensor's values live (``p`` and ``p.data`` share it): its storage's address,
+    else the object's id."""
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except Exception:  # a tensor without a plain storage (sparse, a subclass)
+        return id(tensor)
+
+
 def _grad_fn(tensor: Any) -> str | None:
     node = tensor.grad_fn
     return type(node).__name__ if node is not None else None
@@ -120,6 +130,7 @@ class Recorder:
         self.handles: list[Any] = []
         self.mode: Any = None
         self.trace = TrainingTrace(self)
+        self.accounting = ParamAccounting(self)
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -238,6 +249,7 @@ class Recorder:
                    or kwargs.get("inplace") is True)
         self.trace.on_op(name, inputs, args, kwargs, out, index if index is not None else -1,
                          line, frame, inplace, inputs[0] if inputs else None)
+        self.accounting.on_op(name, inputs, line)
 
     def _call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int,
               name: str, frame: FrameType) -> Any:
@@ -271,7 +283,8 @@ class Recorder:
                     self.records.append({"line": line, "op": ".data", "inputs": [],
                                          "inputs_rg": True, "grad_enabled": True,
                                          "shape": list(result.shape), "requires_grad": False,
-                                         "grad_fn": None, "cut": "data"})
+                                         "grad_fn": None, "cut": "data",
+                                         "leaves": [_storage(target)]})
                     self.origin[id(result)] = (weakref.ref(result), len(self.records) - 1)
             return
         if name == "set requires_grad" and target is not None:
@@ -306,6 +319,9 @@ class Recorder:
         record: Data = {
             "line": line, "op": name, "inputs": sources[:4], "inputs_rg": inputs_rg,
             "grad_enabled": torch.is_grad_enabled(),
+            # tensors no recorded op made (parameters, data): what a value was computed from
+            "leaves": [_storage(t) for t, made in zip(inputs, sources, strict=False)
+                       if made is None and t.is_leaf][:4],
         }
         if self.stack:
             info = self.module_info.get(id(self.stack[0]))
@@ -631,6 +647,7 @@ class Recorder:
             for pname, param in module.named_parameters():
                 self._watch(param, f"{name}.{pname}")
             self.trace.registered(module, name)
+            self.accounting.scan(module, name)
             nn = self.torch.nn
             dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
                                          nn.AlphaDropout)) and getattr(m, "p", 0) > 0
@@ -640,6 +657,7 @@ class Recorder:
             info = self.module_info[id(module)] = (name, type(module).__name__, dropout,
                                                    batchnorm)
         name, kind, dropout, batchnorm = info
+        self.accounting.on_call(module, frame)
         key = (frame.f_lineno, name, module.training, self.torch.is_grad_enabled())
         if key in self.module_calls:
             self.module_calls[key]["count"] += 1
@@ -679,6 +697,12 @@ class Recorder:
                 self.in_internal -= 1
         if self.stack:
             self.stack.pop()
+
+    def _parameter(self, module: Any, name: str, param: Any) -> None:
+        try:
+            self.accounting.on_parameter(module, name, param)
+        except Exception:
+            self.truncated = True
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
@@ -739,6 +763,7 @@ class Recorder:
             module_hooks.register_module_forward_hook(self._module_post, always_call=True),
             optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre),
             optimizer_hooks.register_optimizer_step_post_hook(self._step_post),
+            module_hooks.register_module_parameter_registration_hook(self._parameter),
         ]
         self.mode = Mode()
         self.mode.__enter__()
@@ -772,7 +797,8 @@ class Recorder:
                 with torch.no_grad():
                     changed = not bool(torch.equal(start, tensor.detach()))
             try:
-                facts = self.trace.param_facts(key, tensor, start)
+                facts = {**self.trace.param_facts(key, tensor, start),
+                         **self.accounting.param_facts(key)}
             except Exception:
                 facts, self.truncated = {}, True
             params.append({
@@ -790,10 +816,15 @@ class Recorder:
             training = self.trace.finish()
         except Exception:
             training, self.truncated = {}, True
+        try:
+            accounting = self.accounting.finish(namespace)
+        except Exception:
+            accounting, self.truncated = {}, True
         return {
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
+            "accounting": accounting,
         }
 
 
