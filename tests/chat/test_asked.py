@@ -217,3 +217,22 @@ def test_plain_python_code_with_an_error_word_is_not_ours(tutor: Tutor) -> None:
     ours = tutor.ask("一阶导数是 2*x，但二阶导数全是 0，为什么？\nout = self.fc1(x)\n"
                      "out = self.relu(out)")
     assert ours.kind != "off_topic"
+
+
+def test_my_code_questions_start_from_what_the_learners_code_does(tutor: Tutor) -> None:
+    question = ("My model does not learn at all and the optimizer has no parameters. What is "
+                "wrong?\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()"
+                "\n        self.stages = [nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3)]\n"
+                "    def forward(self, x):\n        for stage in self.stages:\n"
+                "            x = stage(x)\n        return x")
+    text = tutor.ask(question).text
+    stages = "self.stages = [nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3)]"
+    assert text.startswith(f"In this code `{stages}`"), text
+    assert "`self.stages = nn.ModuleList(...)`" in text
+    zh = tutor.ask("我的模型完全不学习，你能帮我看看哪里错了吗？\nclass Net(nn.Module):\n"
+                   "    def __init__(self):\n        super().__init__()\n"
+                   "        self.heads = {'a': nn.Linear(4, 1), 'b': nn.Linear(4, 1)}").text
+    heads = "self.heads = {'a': nn.Linear(4, 1), 'b': nn.Linear(4, 1)}"
+    assert zh.startswith(f"这段代码里 `{heads}`"), zh
+    assert "nn.ModuleDict" in zh and "不行" not in zh
+

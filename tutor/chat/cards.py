@@ -1104,11 +1104,14 @@ def compose(
     the leading facet only (what follows a run's output answers the rest of a question)."""
     matches = [match, *match.more]
     brief = brief or len(matches) > 1
-    # a card that speaks of nothing the question asks is offered as what it is
-    parts: list[str] = [_LABELS["partial"].get(lang)] if match.partial else []
+    parts: list[str] = []
     for one in matches:
         facts = _facts_in(code, one.card) if code else []
         parts += _facets(one, lang, names, facts, brief=brief)
+        if one is match and match.partial and not facts:
+            # a card that speaks of nothing the question asks, and whose facts the learner's
+            # code does not show, is offered as what it is
+            parts.insert(0, _LABELS["partial"].get(lang))
     card = match.card
     if card.example and not brief:
         example = card.example if lang == "en" else _without_prose_comments(card.example)
