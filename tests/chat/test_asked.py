@@ -115,6 +115,26 @@ def test_a_comparison_is_answered_by_the_card_whose_sides_it_names() -> None:
     assert first.startswith("- loss.backward()") and second.startswith("- optimizer.step()")
 
 
+def test_one_thing_or_another_is_answered_by_the_card_that_tells_them_apart() -> None:
+    point = asked_point("What does model.eval() do? Does it turn off gradient computation, "
+                        "or do I still need torch.no_grad()?")
+    assert point.kind == "can" and point.sides is not None
+    assert [set(side.names) for side in point.sides] == [{"eval"}, {"no_grad"}]
+    assert asked_point("Why does loss.backward() fail after optimizer.step()?").sides is None
+    eval_or_no_grad = _card(
+        "eval-or-no-grad", ("difference between eval and no_grad",), "EVAL-SIDES both.",
+        sides=(Side("model.eval()", "changes dropout.", "改变 dropout。"),
+               Side("torch.no_grad()", "stops recording.", "停止记录。")),
+    )
+    needed = _card("no-grad-needed-2", ("do I still need torch.no_grad when I evaluate",),
+                   "NOGRAD2 stops recording.", verdict="yes")
+    book = CardBook(CardSet((needed, eval_or_no_grad)))
+    found = book.match("Does model.eval() turn off the grad, or do I still need torch.no_grad() "
+                       "when I evaluate?")
+    assert found is not None and found.card.id == "eval-or-no-grad"
+    assert compose(found, "en", NO_NAMES).startswith("- model.eval(): changes dropout.")
+
+
 NO_GRAD_YES = _card(
     "no-grad-needed",
     ("do I still need torch.no_grad for inference",

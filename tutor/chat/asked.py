@@ -198,6 +198,27 @@ def other_asks(question: str) -> tuple[str, str]:
     return " ".join(asks), " ".join(context)
 
 
+_OR_RE = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
+
+
+def _either_or(asks: list[str]) -> tuple[Side, Side] | None:
+    """The two sides of a sentence that asks about one thing or another ("Does model.eval()
+    turn off gradients, or do I still need torch.no_grad()?"): exactly two names, with an
+    "or" between them. A yes or no about one of them is answered by what tells them apart."""
+    # one sentence, else the asking sentences together ("What does model.eval() do? Does it
+    # turn off gradients, or do I still need torch.no_grad()?")
+    for sentence in [*asks, " ".join(asks)] if len(asks) > 1 else asks:
+        names = api_names(sentence)
+        if len(names) != 2:
+            continue
+        lowered = sentence.lower()
+        a, b = sorted(names, key=lowered.find)
+        start, end = lowered.find(a), lowered.rfind(b)
+        if 0 <= start < end and _OR_RE.search(lowered[start:end]):
+            return _named_side(a), _named_side(b)
+    return None
+
+
 def asked_point(question: str) -> AskedPoint:
     """The asked point of ``question``."""
     asks = asking(question)
@@ -211,6 +232,8 @@ def asked_point(question: str) -> AskedPoint:
             # "tensor.detach() 和 tensor.data ... 有什么区别": the two names are the sides
             a, b = sorted(names, key=text.lower().find)
             sides = (_named_side(a), _named_side(b))
+    else:
+        sides = _either_or(asks)
     return AskedPoint(
         kind=kind,
         asking=text,

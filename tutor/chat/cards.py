@@ -701,7 +701,8 @@ class CardBook:
                 return None
             return verdicts.get(card.id) or card.verdict
 
-        if kind == "compare":
+        # a comparison, or "does A do it, or do I still need B?"
+        if kind == "compare" or point.sides is not None:
             self._both_sides(question, scores, point)
         for card in self.cards if shown else ():
             # what the learner's own code does says which of the cards near it is asked about
@@ -720,6 +721,10 @@ class CardBook:
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
         shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
+        if point.sides is not None and kind != "compare":
+            # one thing or another: the card that tells the two apart answers it first
+            sided = next((c for c in near if _sides_match(point.sides, c.sides)), None)
+            shaped = sided or shaped
         if shaped is None and kind in ("can", "safe", "compare"):
             # "can I fix <error> with X?": the error's card explains the error, a card whose
             # forms ask about X answers the question
