@@ -256,3 +256,10 @@ def test_my_code_questions_start_from_what_the_learners_code_does(tutor: Tutor) 
     assert zh.startswith(f"这段代码里 `{heads}`"), zh
     assert "nn.ModuleDict" in zh and "不行" not in zh
 
+
+
+def test_a_program_with_one_backward_gets_no_remark_about_other_backwards(tutor: Tutor) -> None:
+    text = tutor.ask("What does this print?\nimport torch\nw = torch.tensor([3.], "
+                     "requires_grad=True)\n(w * w).sum().backward()\nprint(w.grad)").text
+    assert "tensor([6.])" in text and "`(w * w).sum().backward()` on line 3 put the" in text
+    assert "the only `backward()`" not in text
