@@ -263,3 +263,19 @@ def test_a_program_with_one_backward_gets_no_remark_about_other_backwards(tutor:
                      "requires_grad=True)\n(w * w).sum().backward()\nprint(w.grad)").text
     assert "tensor([6.])" in text and "`(w * w).sum().backward()` on line 3 put the" in text
     assert "the only `backward()`" not in text
+
+
+@pytest.mark.parametrize(
+    ("answer", "lang", "first"),
+    [("不能：这段代码没有计算图。", "zh", "不能："), ("大致是的：两次累加。", "zh", "大致是的"),
+     ("Roughly: the two batches add up.", "en", "Roughly:")],
+)
+def test_an_answer_that_opens_with_its_own_verdict_gets_no_second_one(
+    answer: str, lang: str, first: str
+) -> None:
+    card = _card("own-verdict", ("can I accumulate two batches in torch",), answer,
+                 verdict="yes")
+    card = Card(**{**card.__dict__, "answer": Both(answer, answer)})
+    found = CardBook(CardSet((card,))).match("Can I accumulate two batches in torch?")
+    assert found is not None and found.verdict == "yes"
+    assert compose(found, lang, NO_NAMES).startswith(first)

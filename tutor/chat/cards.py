@@ -1012,7 +1012,13 @@ it has leads (a "why" gets the cause, a "how" the steps, "can I" the yes or no a
 condition), the rest follow."""
 _FIX_KINDS = frozenset({"fails", "how", "why", "safe", "can"})
 _LIST_RE = re.compile(r"^(- |\d+\. )")
-_OPENS_WITH_VERDICT = re.compile(r"^(yes|no|是的|可以|不行|不)\b", re.IGNORECASE)
+_OPENS_WITH_VERDICT = re.compile(
+    r"^(?:(?:yes|no|not|mostly|roughly|it depends)\b|是的|可以|不行|不能|不会|不用|不需要|不必|"
+    r"不是|大致|基本|要看)",
+    re.IGNORECASE,
+)
+"""An answer that opens with its own yes or no (in Chinese no word boundary follows one:
+"不能：" is no "不" then a word) gets no second one."""
 
 
 def _verdict_word(kind: str, verdict: str, lang: str) -> str:
