@@ -318,11 +318,23 @@ def book_data() -> dict[str, Any]:
     n = max(len(forms), 1)
     data["forms"] = forms
     data["idf"] = {t: math.log(1 + n / c) for t, c in df.items()}
-    data["names"] = [
-        [sorted(names) for names in card_names(_card(raw))] for raw in data["cards"]
-    ]
+    built = [_card(raw) for raw in data["cards"]]
+    data["names"] = [[sorted(names) for names in card_names(card)] for card in built]
+    data["said"] = [sorted(card_said(card)) for card in built]
     write_cache_file(entry, json.dumps(data, ensure_ascii=False))
     return data
+
+
+def card_said(card: Card) -> frozenset[str]:
+    """The tokens of everything ``card`` says (question forms, answer, facets), in both
+    languages: what :meth:`CardBook.coverage` compares the asking sentences with."""
+    pairs = [card.answer, *(p for p in (card.why, card.condition, card.fix) if p)]
+    pairs += [*card.steps, *((card.pitfall,) if card.pitfall else ())]
+    text = " ".join(
+        [*card.forms.en, *card.forms.zh, *(f"{p.en} {p.zh}" for p in pairs)]
+        + [f"{s.name} {s.en} {s.zh}" for s in card.sides]
+    )
+    return frozenset(tokenize(canonical(text)))
 
 
 def card_names(card: Card) -> tuple[frozenset[str], frozenset[str]]:
@@ -536,10 +548,11 @@ class CardBook:
     def __init__(self, cards: CardSet | None = None):
         self._forms: list[tuple[Card, frozenset[str], Verdict | None]] = []
         self._cached_names: list[list[list[str]]] | None = None
+        self._cached_said: list[list[str]] | None = None
         if cards is None:  # the bundled cards: their forms' tokens are in the book's cache
             self.cards = load_cards().cards
             data = book_data()
-            self._cached_names = data["names"]
+            self._cached_names, self._cached_said = data["names"], data["said"]
             self._forms = [
                 (self.cards[i], frozenset(tokens), verdict)
                 for i, tokens, verdict in data["forms"]
@@ -815,18 +828,13 @@ class CardBook:
 
     @cached_property
     def _said(self) -> dict[str, frozenset[str]]:
-        """card id -> the tokens of everything it says (question forms, answer, facets), in
-        both languages."""
-        out = {}
-        for card in self.cards:
-            pairs = [card.answer, *(p for p in (card.why, card.condition, card.fix) if p)]
-            pairs += [*card.steps, *((card.pitfall,) if card.pitfall else ())]
-            text = " ".join(
-                [*card.forms.en, *card.forms.zh, *(f"{p.en} {p.zh}" for p in pairs)]
-                + [f"{s.name} {s.en} {s.zh}" for s in card.sides]
-            )
-            out[card.id] = frozenset(tokenize(canonical(text)))
-        return out
+        """card id -> :func:`card_said` (the bundled cards' come from the book's cache)."""
+        if self._cached_said is not None:
+            return {
+                card.id: frozenset(said)
+                for card, said in zip(self.cards, self._cached_said, strict=True)
+            }
+        return {card.id: card_said(card) for card in self.cards}
 
     def coverage(self, point: AskedPoint, card: Card) -> float:
         """The share of the asking sentences' words (weighted by how rare they are in the
