@@ -279,3 +279,17 @@ def test_an_answer_that_opens_with_its_own_verdict_gets_no_second_one(
     found = CardBook(CardSet((card,))).match("Can I accumulate two batches in torch?")
     assert found is not None and found.verdict == "yes"
     assert compose(found, lang, NO_NAMES).startswith(first)
+
+
+def test_a_facet_that_restates_what_was_said_is_left_out() -> None:
+    card = _card("renamed", ("why does w lose requires_grad after the update in torch",),
+                 "The name w now points to a new tensor, and the leaf is lost.",
+                 why=Both("The leaf is lost: the name w now points to a new tensor.",
+                          "叶子丢了：名字 w 现在指向新张量。"),
+                 pitfall=Both("Use w -= lr * w.grad to keep the leaf.", "用 w -= 保留叶子。"))
+    found = CardBook(CardSet((card,))).match("Why does w lose requires_grad after the update "
+                                             "in torch?")
+    assert found is not None
+    text = compose(found, "en", NO_NAMES)
+    assert text.startswith("The leaf is lost") and "points to a new tensor, and" not in text
+    assert "w -= lr * w.grad" in text  # what is new is kept

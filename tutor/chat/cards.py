@@ -1080,17 +1080,33 @@ def _facets(
         body.append(fill(card.condition.get(lang)))
     # brief: the condition (for a yes/no) and the leading facet
     limit = len(body) + 1 if brief else len(order) + len(body)
+    shown = [_worded(fact, lang) for fact in facts]
     for facet in order:
         if len(body) >= limit:
             break
-        body.append(said[facet])
-    parts = [_worded(fact, lang) for fact in facts] + body
+        if not _repeats(said[facet], [*shown, *body]):
+            body.append(said[facet])
+    parts = shown + body
     if verdict and kind in ("can", "safe") and parts:
         # the yes or no comes first, once (the card's answer may open with its own)
         prose_at = next((i for i, p in enumerate(parts) if not _LIST_RE.match(p)), None)
         if prose_at is not None and not any(_OPENS_WITH_VERDICT.match(p) for p in parts):
             parts[prose_at] = _joined(_verdict_word(kind, verdict, lang), parts[prose_at], lang)
     return parts
+
+
+REPEAT_SHARE = 0.75
+"""A paragraph whose words are this much in the paragraphs before it says nothing new."""
+
+
+def _repeats(paragraph: str, before: list[str]) -> bool:
+    """Whether ``paragraph`` (a facet) repeats what the paragraphs ``before`` it say: a card's
+    answer and its why often restate what the learner's code fact already said."""
+    if not before or _LIST_RE.match(paragraph):
+        return False
+    words = set(tokenize(paragraph))
+    seen = set(tokenize(" ".join(before)))
+    return bool(words) and len(words & seen) >= REPEAT_SHARE * len(words)
 
 
 def _facts_in(code: str, card: Card) -> list[CodeFact]:
