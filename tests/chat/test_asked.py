@@ -293,3 +293,13 @@ def test_a_facet_that_restates_what_was_said_is_left_out() -> None:
     text = compose(found, "en", NO_NAMES)
     assert text.startswith("The leaf is lost") and "points to a new tensor, and" not in text
     assert "w -= lr * w.grad" in text  # what is new is kept
+
+
+def test_a_later_paragraph_that_starts_with_not_is_no_verdict() -> None:
+    card = _card("detach-grad", ("is it necessary to detach the grad in torch",),
+                 "Not after an ordinary backward: the grad has no graph.", verdict="no",
+                 condition=Both("It matters only with create_graph=True.",
+                                "只在 create_graph 时。"))
+    found = CardBook(CardSet((card,))).match("Is it necessary to detach the grad in torch?")
+    assert found is not None
+    assert compose(found, "en", NO_NAMES).startswith("No. It matters only with")

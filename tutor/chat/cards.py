@@ -1021,7 +1021,7 @@ condition), the rest follow."""
 _FIX_KINDS = frozenset({"fails", "how", "why", "safe", "can"})
 _LIST_RE = re.compile(r"^(- |\d+\. )")
 _OPENS_WITH_VERDICT = re.compile(
-    r"^(?:(?:yes|no|not|mostly|roughly|it depends)\b|是的|可以|不行|不能|不会|不用|不需要|不必|"
+    r"^(?:(?:yes|no|mostly|roughly|it depends)\b|是的|可以|不行|不能|不会|不用|不需要|不必|"
     r"不是|大致|基本|要看)",
     re.IGNORECASE,
 )
@@ -1090,7 +1090,9 @@ def _facets(
     if verdict and kind in ("can", "safe") and parts:
         # the yes or no comes first, once (the card's answer may open with its own)
         prose_at = next((i for i, p in enumerate(parts) if not _LIST_RE.match(p)), None)
-        if prose_at is not None and not any(_OPENS_WITH_VERDICT.match(p) for p in parts):
+        # only the paragraph that would get it can already open with one ("Not after an
+        # ordinary backward()" further down is no verdict)
+        if prose_at is not None and not _OPENS_WITH_VERDICT.match(parts[prose_at]):
             parts[prose_at] = _joined(_verdict_word(kind, verdict, lang), parts[prose_at], lang)
     return parts
 
