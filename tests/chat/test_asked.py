@@ -303,3 +303,18 @@ def test_a_later_paragraph_that_starts_with_not_is_no_verdict() -> None:
     found = CardBook(CardSet((card,))).match("Is it necessary to detach the grad in torch?")
     assert found is not None
     assert compose(found, "en", NO_NAMES).startswith("No. It matters only with")
+
+
+def test_a_question_between_two_opposite_choices_gets_no_yes_or_no() -> None:
+    assert asked_point("两处能不能都用 detach()，或者都不用？").choice
+    assert asked_point("Can I use detach() in both places, or in neither?").choice
+    assert not asked_point("Is it fine to comment out model.eval(), or is it unfair?").choice
+    card = _card("omit", ("can I use detach in both places in torch",
+                          "should I detach in both places or in neither in torch"),
+                 "OMIT detaching the fake saves work.", verdict="yes")
+    book = CardBook(CardSet((card,)))
+    found = book.match("Can I use detach in both places in torch, or in neither?")
+    assert found is not None and found.verdict is None
+    assert compose(found, "en", NO_NAMES).startswith("OMIT")
+    plain = book.match("Can I use detach in both places in torch?")
+    assert plain is not None and compose(plain, "en", NO_NAMES).startswith("Yes.")

@@ -107,6 +107,8 @@ class AskedPoint:
     """API and code names the whole question names (its story and code too)."""
     sides: tuple[Side, Side] | None = None
     """The two things a comparison compares, when the question names them."""
+    choice: bool = False
+    """The asking sentences offer alternatives ("..., or ...?"): no yes or no answers them."""
     said: str = ""
     """All of the question's prose: what the asking sentences mean when they say little
     themselves ("Can you explain this to me?")."""
@@ -199,6 +201,19 @@ def other_asks(question: str) -> tuple[str, str]:
 
 
 _OR_RE = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
+_CHOICE_RE = re.compile(
+    r"\bor\s+(?:in\s+|on\s+|for\s+|with\s+)?(?:neither|none|not|both|either)\b|\bor\s+(?:do|should|must)\s+(?:i|we)\s+still\b"
+    r"|(?:或者|还是|或是)(?:都|全)?(?:不|没)",
+    re.IGNORECASE,
+)
+
+
+def offers_choice(text: str) -> bool:
+    """Whether ``text`` asks which of two opposite things holds ("can both use detach(), or
+    neither?", "两处都用 detach()，或者都不用？", "does eval() do it, or do I still need
+    no_grad()?"): a yes or no does not answer it. "Is it fine, or is it unfair?" still asks
+    whether it is fine."""
+    return _CHOICE_RE.search(text) is not None
 
 
 def _either_or(asks: list[str]) -> tuple[Side, Side] | None:
@@ -238,6 +253,7 @@ def asked_point(question: str) -> AskedPoint:
         kind=kind,
         asking=text,
         said=" ".join(sentences(question)),
+        choice=offers_choice(text),
         names=names,
         named=api_names(question),
         sides=sides,

@@ -712,6 +712,8 @@ class CardBook:
             # no_grad card) says no yes or no about it
             if point.names and not point.names & self._names[card.id][1]:
                 return None
+            if point.choice:  # "..., or ...?" asks which, not whether
+                return None
             return verdicts.get(card.id) or card.verdict
 
         # a comparison, or "does A do it, or do I still need B?"
