@@ -234,8 +234,10 @@ def _either_or(asks: list[str]) -> tuple[Side, Side] | None:
     return None
 
 
+@lru_cache(maxsize=256)
 def asked_point(question: str) -> AskedPoint:
-    """The asked point of ``question``."""
+    """The asked point of ``question`` (one question is matched several times: whole, by
+    parts, from the shell's quick path and the Tutor's)."""
     asks = asking(question)
     text = " ".join(asks)
     kind = question_kind(question)
