@@ -23,6 +23,7 @@ from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
+from tutor.diagnosis.trial_runs import TrialRuns, cores
 from tutor.diagnosis.verify import hides_bug
 from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
@@ -86,18 +87,27 @@ def _tell_apart(ranked: list[Candidate]) -> Text | None:
 class _Trials:
     """The fix trials of one diagnosis, within a budget of runs (and time, as a safety net)."""
 
-    def __init__(self, code: str, rerun: RunResult, runner: Runner, device: str) -> None:
-        self.code, self.rerun, self.runner, self.device = code, rerun, runner, device
+    def __init__(self, code: str, rerun: RunResult, runs: TrialRuns) -> None:
+        self.code, self.rerun, self.pool = code, rerun, runs
         self.started, self.runs = time.monotonic(), 0
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
+        self.plan: tuple[list[str], list[str]] = ([], [])
+        """What the trials will run next, and may (:func:`_next_programs`)."""
+
+    def ahead(self, certain: list[str], maybe: list[str]) -> None:
+        self.plan = (certain, maybe)
+        self.pool.ahead(certain, maybe)
 
     def spent(self) -> bool:
         return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
 
     def run(self, code: str) -> RunResult:
+        """The fixed program's instrumented run. Each trial counts against the budget, even
+        one whose program already ran (two fixes may write the same program): the trials
+        stop where they stopped when each program ran in turn."""
         self.runs += 1
-        return self.runner.run(code, device=self.device, limits=VERIFY_LIMITS, instrument=True)
+        return self.pool.result(code)
 
     def attempt(self, fix: Fix) -> tuple[str, Text, Text] | None:
         """(patch, what the fix does, what its re-run showed) when the fix works, possibly
@@ -133,23 +143,35 @@ class _Trials:
         if flow is None or fixed.evidence is None:
             return None
         ctx = Ctx(code=new, flow=flow, result=fixed, evidence=fixed.evidence, error=fixed.error)
-        for cand in sorted(candidates(ctx), key=lambda c: -c.confidence)[:2]:
-            for second in cand.fixes[:2]:
-                if self.spent():
-                    return None
-                if any(e.kind not in LOCAL_EDITS for e in second.edits):
-                    continue  # a follow-up repairs what the first change uncovered; it does
-                    # not remove or reorder the learner's statements
-                final = apply(new, second.edits)
-                if final is None or final == new:
-                    continue
-                shown = self._shows(fix, self.run(final), final)
-                if shown is not None:
-                    then = _renumbered(second.describe, self.code, new)
-                    both = T(f"{fix.describe.en}; then {then.en}",
-                             f"{fix.describe.zh}；然后{then.zh}")
-                    return diff(self.code, final), both, shown
+        follow_ups = [(second, final) for cand in sorted(candidates(ctx),
+                                                         key=lambda c: -c.confidence)[:2]
+                      for second, final in _follow_ups(new, cand.fixes[:2])]
+        # the first follow-up runs now, the others only if it fails; the plan goes on after
+        finals = [final for _, final in follow_ups]
+        self.pool.ahead([*finals[:1], *self.plan[0]], [*finals[1:], *self.plan[1]])
+        for second, final in follow_ups:
+            if self.spent():
+                return None
+            shown = self._shows(fix, self.run(final), final)
+            if shown is not None:
+                then = _renumbered(second.describe, self.code, new)
+                both = T(f"{fix.describe.en}; then {then.en}",
+                         f"{fix.describe.zh}；然后{then.zh}")
+                return diff(self.code, final), both, shown
         return None
+
+
+def _follow_ups(new: str, fixes: list[Fix]) -> list[tuple[Fix, str]]:
+    """The follow-up fixes worth a run, with the program each makes of ``new``."""
+    out = []
+    for second in fixes:
+        if any(e.kind not in LOCAL_EDITS for e in second.edits):
+            continue  # a follow-up repairs what the first change uncovered; it does not
+            # remove or reorder the learner's statements
+        final = apply(new, second.edits)
+        if final is not None and final != new:
+            out.append((second, final))
+    return out
 
 
 def _renumbered(text: Text, before: str, after: str) -> Text:
@@ -181,18 +203,31 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
 
 
 def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str, failed: dict[int, list[tuple[Text, Text | None]]]
-               ) -> dict[int, tuple[str, Text, Text]]:
+               device: str, failed: dict[int, list[tuple[Text, Text | None]]],
+               workers: int | None = None) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
     candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
     ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
-    ran but was refused."""
-    trials = _Trials(code, rerun, runner, device)
+    ran but was refused. ``workers``: how many trial runs go at once (default: the cores);
+    the trials, their order and their results are the same for any number."""
+    runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
+    try:
+        return _verified(code, found, rerun, runs, failed)
+    finally:
+        runs.close()
+
+
+def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRuns,
+              failed: dict[int, list[tuple[Text, Text | None]]]
+              ) -> dict[int, tuple[str, Text, Text]]:
+    trials = _Trials(code, rerun, runs)
     verified: dict[int, tuple[str, Text, Text]] = {}
-    for cand in sorted(found, key=lambda c: -c.confidence):
-        for fix in cand.fixes:
+    order = sorted(found, key=lambda c: -c.confidence)
+    for at, cand in enumerate(order):
+        for index, fix in enumerate(cand.fixes):
             if trials.spent():
                 return verified
+            trials.ahead(*_next_programs(code, order, at, index))
             worked = trials.attempt(fix)
             if worked is not None:
                 verified[id(cand)] = worked
@@ -203,17 +238,43 @@ def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runn
     return verified
 
 
+def _next_programs(code: str, order: list[Candidate], at: int, index: int
+                   ) -> tuple[list[str], list[str]]:
+    """The programs the loop of :func:`_verified` runs from its trial of fix ``index`` of
+    candidate ``at`` on, in its order: those it will run whatever the trials show (this one;
+    the first fix of each next candidate while no candidate before it stops the loop by
+    working with confidence >= 0.8), and those it runs only if a trial before fails (a
+    candidate's other fixes, the candidates after a confident one)."""
+    certain: list[str] = []
+    maybe: list[str] = []
+    sure = True
+    for position in range(at, len(order)):
+        cand = order[position]
+        first = True
+        for fix in cand.fixes[index if position == at else 0:]:
+            new = apply(code, fix.edits)
+            if new is None or new == code:
+                continue
+            (certain if sure and first else maybe).append(new)
+            first = False
+        sure = sure and cand.confidence < 0.8
+    return certain[:MAX_FIX_RUNS], maybe[:MAX_FIX_RUNS]
+
+
 def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu",
-             try_fixes: bool = True) -> list[Diagnosis]:
+             try_fixes: bool = True, workers: int | None = None) -> list[Diagnosis]:
     """The run's diagnoses, the first reasoned from evidence when the evidence finds a cause.
 
     ``result`` is the learner's run as it was shown; the evidence comes from a deterministic
-    instrumented re-run of the same code."""
-    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes)[0]
+    instrumented re-run of the same code. ``workers``: how many fix trials run at once
+    (default: the cores); the diagnoses are the same for any number."""
+    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes,
+                                  workers=workers)[0]
 
 
 def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
-                           device: str = "cpu", try_fixes: bool = True
+                           device: str = "cpu", try_fixes: bool = True,
+                           workers: int | None = None
                            ) -> tuple[list[Diagnosis], Evidence | None]:
     """:func:`diagnose` and the evidence it reasoned over (None when there was no re-run)."""
     from tutor.diagnosis import explain
@@ -229,13 +290,13 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     error = rerun.error if rerun.outcome == "error" else None
     if (error is None) != (result.error is None):
         return base, None  # the re-run did not behave like the run: no evidence about it
-    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes)
+    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes, workers)
     return [tidied(d) for d in found], evidence
 
 
 def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             error: ErrorInfo | None, base: list[Diagnosis], runner: Runner, device: str,
-            try_fixes: bool) -> list[Diagnosis]:
+            try_fixes: bool, workers: int | None) -> list[Diagnosis]:
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
     found = candidates(ctx)
@@ -246,7 +307,8 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if not found:
         return base
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
-    verified = _try_fixes(code, found, rerun, runner, device, failed) if try_fixes else {}
+    verified = _try_fixes(code, found, rerun, runner, device, failed,
+                          workers) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)

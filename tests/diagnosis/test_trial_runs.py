@@ -1,0 +1,166 @@
+"""Fix trials run ahead, concurrently, each program once, and give the diagnoses that trials
+run one after another give."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tutor.diagnosis.reasoning import _next_programs, diagnose
+from tutor.diagnosis.trial_runs import TrialRuns
+from tutor.sandbox.models import Limits, RunResult
+
+from .test_fixes_behaviour import shown_text
+
+
+class Counting:
+    """A runner that counts each program's runs and how many were in flight at once; a run
+    waits until ``release`` is set (or its cancel event)."""
+
+    def __init__(self, runner: Any = None) -> None:
+        self.runner = runner
+        self.calls: list[str] = []
+        self.in_flight = self.most = 0
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.cancelled: list[str] = []
+        if runner is not None:
+            self.release.set()
+
+    def run(self, code: str, **options: Any) -> RunResult:
+        with self.lock:
+            self.calls.append(code)
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            if self.runner is not None:
+                return self.runner.run(code, **options)  # type: ignore[no-any-return]
+            cancel = options.get("cancel")
+            while not self.release.wait(0.01):
+                if cancel is not None and cancel.is_set():
+                    self.cancelled.append(code)
+                    break
+            return RunResult(outcome="ok", device="cpu", stdout=code)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def devices(self) -> list[str]:
+        return ["cpu"]
+
+
+def test_each_program_runs_once_and_the_ones_ahead_run_together() -> None:
+    runner = Counting()
+    runs = TrialRuns(runner, "cpu", Limits(), workers=2)
+    try:
+        runs.ahead(["a", "b", "c"])
+        for _ in range(200):  # the two workers took the first two
+            if runner.most == 2:
+                break
+            threading.Event().wait(0.01)
+        assert runner.most == 2 and sorted(runner.calls) == ["a", "b"]
+        runner.release.set()
+        assert runs.result("b").stdout == "b"
+        assert runs.result("b").stdout == "b"
+        assert runs.result("a").stdout == "a"
+        assert runs.result("c").stdout == "c"
+        assert sorted(runner.calls) == ["a", "b", "c"]  # once each
+    finally:
+        runs.close()
+
+
+def test_runs_nobody_asked_for_are_stopped_at_the_end() -> None:
+    runner = Counting()
+    runs = TrialRuns(runner, "cpu", Limits(), workers=2)
+    runs.ahead(["needed", "spare"])
+    for _ in range(200):
+        if len(runner.calls) == 2:
+            break
+        threading.Event().wait(0.01)
+    runs.close()  # the diagnosis ended without asking for either
+    for _ in range(200):
+        if len(runner.cancelled) == 2:
+            break
+        threading.Event().wait(0.01)
+    assert sorted(runner.cancelled) == ["needed", "spare"]
+
+
+class _Cand:
+    def __init__(self, confidence: float, *texts: str) -> None:
+        from tutor.diagnosis.fixes import Edit, Fix
+
+        self.confidence = confidence
+        self.fixes = [Fix((Edit("replace", 1, text),), lambda a, b: None) for text in texts]
+
+
+def test_what_the_trials_will_run_and_what_they_may() -> None:
+    # a confident candidate stops the trials once it works: what comes after it may not run;
+    # a candidate below 0.8 does not, so the next candidate's first fix runs either way
+    order: Any = [_Cand(0.6, "a1", "a2"), _Cand(0.4, "b1"), _Cand(0.9, "c1", "c2"),
+                  _Cand(0.5, "d1")]
+    certain, maybe = _next_programs("x = 0\n", order, 0, 0)
+    assert certain == ["a1\n", "b1\n", "c1\n"]
+    assert maybe == ["a2\n", "c2\n", "d1\n"]
+    certain, maybe = _next_programs("x = 0\n", order, 2, 1)
+    assert (certain, maybe) == (["c2\n"], ["d1\n"])
+
+
+ZERO_GRAD_AND_RATE = """import torch
+
+w = torch.tensor(5.0, requires_grad=True)
+for step in range(20):
+    loss = (w - 3) ** 2
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+print(w.item())
+"""
+"""Two candidates below 0.8 (gradients never cleared; the rate), both tried."""
+
+TWICE = """import torch
+
+w = torch.tensor([1.0], requires_grad=True)
+x = torch.tensor([2.0], requires_grad=True)
+a = torch.add(w, x)
+b = torch.add(w, 1)
+y = torch.mul(a, b)
+y.backward()
+y.backward()
+print(w.grad)
+"""
+"""Three candidates of one error, each fix tried."""
+
+RATE = """import torch
+import torch.nn as nn
+
+rnn = nn.RNN(3, 8, batch_first=True)
+head = nn.Linear(8, 1)
+params = list(rnn.parameters()) + list(head.parameters())
+opt = torch.optim.SGD(params, lr=20)
+x = torch.randn(16, 5, 3)
+y = x.sum(dim=(1, 2)).unsqueeze(1)
+for step in range(20):
+    opt.zero_grad()
+    out, h = rnn(x)
+    loss = ((head(out[:, -1]) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print(step, loss.item())
+"""
+"""A learning rate whose first smaller value is refuted and whose second works."""
+
+
+def test_trials_together_give_the_diagnoses_of_trials_in_turn(sandbox: Any) -> None:
+    for code in (ZERO_GRAD_AND_RATE, TWICE, RATE):
+        result = sandbox.run(code)
+        one = Counting(sandbox)
+        in_turn = diagnose(code, result, one, workers=1)
+        many = Counting(sandbox)
+        together = diagnose(code, result, many, workers=3)
+        assert in_turn == together
+        assert in_turn[0].fix_verified, shown_text(in_turn[0])
+        assert one.most == 1
+        # the re-run, then each program once (a program ahead that was not needed may add one)
+        assert len(set(many.calls)) == len(many.calls)
+        if code is not RATE:
+            assert many.most >= 2  # the candidates' trials ran at once
