@@ -4,6 +4,7 @@ run one after another give."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from tutor.diagnosis.reasoning import _next_programs, diagnose
@@ -105,16 +106,7 @@ def test_what_the_trials_will_run_and_what_they_may() -> None:
     assert (certain, maybe) == (["c2\n"], ["d1\n"])
 
 
-ZERO_GRAD_AND_RATE = """import torch
-
-w = torch.tensor(5.0, requires_grad=True)
-for step in range(20):
-    loss = (w - 3) ** 2
-    loss.backward()
-    with torch.no_grad():
-        w -= 0.1 * w.grad
-print(w.item())
-"""
+ZERO_GRAD_AND_RATE = (Path(__file__).parent / "corpus" / "pitfall_manual_no_zero.py").read_text()
 """Two candidates below 0.8 (gradients never cleared; the rate), both tried."""
 
 TWICE = """import torch
