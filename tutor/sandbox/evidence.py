@@ -129,6 +129,9 @@ class Recorder:
         self.truncated = False
         self.handles: list[Any] = []
         self.mode: Any = None
+        self.aside: list[bool] = []
+        """Per optimizer step in progress: whether the mode stood aside for it."""
+        self.probe: FrameType | None = None
         self.trace = TrainingTrace(self)
         self.accounting = ParamAccounting(self)
 
@@ -706,6 +709,13 @@ class Recorder:
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
+        # None of the step's own ops is recorded: the mode steps aside until the post hook
+        # (an Adam step is ~10 ops a parameter: most of what a training loop's recording
+        # cost), when it is the innermost mode (a learner's own mode stays as it was)
+        aside = self._innermost()
+        if aside:
+            self.mode.__exit__(None, None, None)
+        self.aside.append(aside)
         if len(self.steps) >= FULL_STEPS:
             return
         try:
@@ -743,7 +753,22 @@ class Recorder:
             self.trace.after_step()
         except Exception:
             self.truncated = True
+        if self.aside and self.aside.pop():
+            self.mode.__enter__()
         self.in_internal = max(0, self.in_internal - 1)
+
+    def _innermost(self) -> bool:
+        """Whether our mode is the innermost one now: a factory call reaches it straight
+        from this frame only then (an inner mode of the learner's would pass it on from its
+        own ``__torch_function__``). False while it stands aside (a step inside a step)."""
+        if any(self.aside):
+            return False
+        self.probe = sys._getframe()
+        try:
+            self.torch.empty(0)
+            return self.probe is None
+        finally:
+            self.probe = None
 
     # -- life cycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -753,6 +778,8 @@ class Recorder:
         class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
             def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                    kwargs: dict[str, Any] | None = None) -> Any:
+                if recorder.probe is not None and sys._getframe(1) is recorder.probe:
+                    recorder.probe = None  # reached straight from the probe: innermost
                 return recorder.on_function(func, args, kwargs or {})
 
         import torch.optim.optimizer as optimizer_hooks
@@ -772,7 +799,8 @@ class Recorder:
         """Stop watching and return the evidence as plain data."""
         torch = self.torch
         try:
-            self.mode.__exit__(None, None, None)
+            if not any(self.aside):  # (a step that raised left it aside)
+                self.mode.__exit__(None, None, None)
         except Exception:  # the learner's code left the mode stack in another state
             self.truncated = True
         for handle in self.handles:
