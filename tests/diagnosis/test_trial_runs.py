@@ -7,8 +7,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tutor.diagnosis.reasoning import _next_programs, diagnose
-from tutor.diagnosis.trial_runs import TrialRuns
+from tutor.diagnosis import reasoning
+from tutor.diagnosis.fixes import SERIES
+from tutor.diagnosis.reasoning import _next_trials, diagnose
+from tutor.diagnosis.trial_runs import Trial, TrialRuns
 from tutor.sandbox.models import Limits, RunResult
 
 from .test_fixes_behaviour import shown_text
@@ -21,6 +23,7 @@ class Counting:
     def __init__(self, runner: Any = None) -> None:
         self.runner = runner
         self.calls: list[str] = []
+        self.options: list[tuple[str, dict[str, Any]]] = []
         self.in_flight = self.most = 0
         self.lock = threading.Lock()
         self.release = threading.Event()
@@ -31,6 +34,7 @@ class Counting:
     def run(self, code: str, **options: Any) -> RunResult:
         with self.lock:
             self.calls.append(code)
+            self.options.append((code, options))
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
         try:
@@ -54,17 +58,17 @@ def test_each_program_runs_once_and_the_ones_ahead_run_together() -> None:
     runner = Counting()
     runs = TrialRuns(runner, "cpu", Limits(), workers=2)
     try:
-        runs.ahead(["a", "b", "c"])
+        runs.ahead([Trial("a"), Trial("b"), Trial("c")])
         for _ in range(200):  # the two workers took the first two
             if runner.most == 2:
                 break
             threading.Event().wait(0.01)
         assert runner.most == 2 and sorted(runner.calls) == ["a", "b"]
         runner.release.set()
-        assert runs.result("b").stdout == "b"
-        assert runs.result("b").stdout == "b"
-        assert runs.result("a").stdout == "a"
-        assert runs.result("c").stdout == "c"
+        assert runs.result(Trial("b")).stdout == "b"
+        assert runs.result(Trial("b")).stdout == "b"
+        assert runs.result(Trial("a")).stdout == "a"
+        assert runs.result(Trial("c")).stdout == "c"
         assert sorted(runner.calls) == ["a", "b", "c"]  # once each
     finally:
         runs.close()
@@ -73,7 +77,7 @@ def test_each_program_runs_once_and_the_ones_ahead_run_together() -> None:
 def test_runs_nobody_asked_for_are_stopped_at_the_end() -> None:
     runner = Counting()
     runs = TrialRuns(runner, "cpu", Limits(), workers=2)
-    runs.ahead(["needed", "spare"])
+    runs.ahead([Trial("needed"), Trial("spare")])
     for _ in range(200):
         if len(runner.calls) == 2:
             break
@@ -99,11 +103,11 @@ def test_what_the_trials_will_run_and_what_they_may() -> None:
     # a candidate below 0.8 does not, so the next candidate's first fix runs either way
     order: Any = [_Cand(0.6, "a1", "a2"), _Cand(0.4, "b1"), _Cand(0.9, "c1", "c2"),
                   _Cand(0.5, "d1")]
-    certain, maybe = _next_programs("x = 0\n", order, 0, 0)
-    assert certain == ["a1\n", "b1\n", "c1\n"]
-    assert maybe == ["a2\n", "c2\n", "d1\n"]
-    certain, maybe = _next_programs("x = 0\n", order, 2, 1)
-    assert (certain, maybe) == (["c2\n"], ["d1\n"])
+    certain, maybe = _next_trials("x = 0\n", order, 0, 0, True)
+    assert certain == [Trial(f"{p}\n", SERIES) for p in ("a1", "b1", "c1")]
+    assert maybe == [Trial(f"{p}\n", SERIES) for p in ("a2", "c2", "d1")]
+    certain, maybe = _next_trials("x = 0\n", order, 2, 1, False)  # an error's: run whole
+    assert (certain, maybe) == ([Trial("c2\n")], [Trial("d1\n")])
 
 
 ZERO_GRAD_AND_RATE = (Path(__file__).parent / "corpus" / "pitfall_manual_no_zero.py").read_text()
@@ -156,3 +160,20 @@ def test_trials_together_give_the_diagnoses_of_trials_in_turn(sandbox: Any) -> N
         assert len(set(many.calls)) == len(many.calls)
         if code is not RATE:
             assert many.most >= 2  # the candidates' trials ran at once
+
+
+def test_trials_started_from_a_peek_give_the_diagnoses_of_trials_in_turn(
+        sandbox: Any, monkeypatch: Any) -> None:
+    # a silent bug's re-run beside a peek at its first passes (however short its run): the
+    # trials the peek's checks start ahead are those the re-run's checks ask for
+    code = (Path(__file__).parent / "corpus" / "pitfall_manual_no_zero.py").read_text()
+    result = sandbox.run(code)
+    in_turn = diagnose(code, result, sandbox, workers=1)
+    monkeypatch.setattr(reasoning, "PEEK_AFTER_MS", 0.0)
+    runner = Counting(sandbox)
+    peeked = diagnose(code, result, runner, workers=2)
+    assert peeked == in_turn and in_turn[0].fix_verified
+    peeks = [options for code_run, options in runner.options
+             if options.get("budget") == reasoning.PEEK]
+    assert len(peeks) == 1  # it peeked, and each trial ran once
+    assert len(runner.options) == len({(c, str(o.get("budget"))) for c, o in runner.options})

@@ -19,19 +19,24 @@ from tutor.diagnosis.advice import proposes_change
 from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
 from tutor.diagnosis.filling import fill, first_fitting, tidied
-from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
+from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
-from tutor.diagnosis.trial_runs import TrialRuns, cores
+from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
 from tutor.diagnosis.verify import hides_bug
 from tutor.i18n import T, Text
-from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, RunBudget, RunResult
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
 
 MAX_FIX_RUNS = 6
+PEEK = RunBudget(backwards=5, steps=5)
+"""The first passes of a silent bug's training, whose checks start the fix trials early."""
+PEEK_AFTER_MS = 100.0
+"""A silent bug's run at least this long gets a peek beside its re-run (a shorter one's
+re-run is back before the peek would pay)."""
 LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
 
@@ -89,25 +94,27 @@ class _Trials:
 
     def __init__(self, code: str, rerun: RunResult, runs: TrialRuns) -> None:
         self.code, self.rerun, self.pool = code, rerun, runs
+        self.silent = rerun.error is None
         self.started, self.runs = time.monotonic(), 0
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
-        self.plan: tuple[list[str], list[str]] = ([], [])
-        """What the trials will run next, and may (:func:`_next_programs`)."""
+        self.plan: tuple[list[Trial], list[Trial]] = ([], [])
+        """What the trials will run next, and may (:func:`_next_trials`)."""
 
-    def ahead(self, certain: list[str], maybe: list[str]) -> None:
+    def ahead(self, certain: list[Trial], maybe: list[Trial]) -> None:
         self.plan = (certain, maybe)
         self.pool.ahead(certain, maybe)
 
     def spent(self) -> bool:
         return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
 
-    def run(self, code: str) -> RunResult:
-        """The fixed program's instrumented run. Each trial counts against the budget, even
-        one whose program already ran (two fixes may write the same program): the trials
-        stop where they stopped when each program ran in turn."""
+    def run(self, code: str, fix: Fix) -> RunResult:
+        """The instrumented run of the program ``fix`` made, as much of it as ``fix``'s
+        expectation reads. Each trial counts against the budget, even one whose program
+        already ran (two fixes may write the same program): the trials stop where they
+        stopped when each program ran in turn."""
         self.runs += 1
-        return self.pool.result(code)
+        return self.pool.result(Trial(code, fix.budget(self.silent)))
 
     def attempt(self, fix: Fix) -> tuple[str, Text, Text] | None:
         """(patch, what the fix does, what its re-run showed) when the fix works, possibly
@@ -115,7 +122,7 @@ class _Trials:
         new = apply(self.code, fix.edits)
         if new is None or new == self.code:
             return None
-        fixed = self.run(new)
+        fixed = self.run(new, fix)
         shown = self._shows(fix, fixed, new)
         if shown is not None:
             return diff(self.code, new), fix.describe, shown
@@ -147,12 +154,12 @@ class _Trials:
                                                          key=lambda c: -c.confidence)[:2]
                       for second, final in _follow_ups(new, cand.fixes[:2])]
         # the first follow-up runs now, the others only if it fails; the plan goes on after
-        finals = [final for _, final in follow_ups]
+        finals = [Trial(final, fix.budget(self.silent)) for _, final in follow_ups]
         self.pool.ahead([*finals[:1], *self.plan[0]], [*finals[1:], *self.plan[1]])
         for second, final in follow_ups:
             if self.spent():
                 return None
-            shown = self._shows(fix, self.run(final), final)
+            shown = self._shows(fix, self.run(final, fix), final)
             if shown is not None:
                 then = _renumbered(second.describe, self.code, new)
                 both = T(f"{fix.describe.en}; then {then.en}",
@@ -202,24 +209,14 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
     return (old.type, old.message, old.line) != (new.type, new.message, new.line)
 
 
-def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str, failed: dict[int, list[tuple[Text, Text | None]]],
-               workers: int | None = None) -> dict[int, tuple[str, Text, Text]]:
-    """Each candidate's fixes in turn, most confident first, until one of a confident
-    candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
-    ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
-    ran but was refused. ``workers``: how many trial runs go at once (default: the cores);
-    the trials, their order and their results are the same for any number."""
-    runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
-    try:
-        return _verified(code, found, rerun, runs, failed)
-    finally:
-        runs.close()
-
-
 def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRuns,
               failed: dict[int, list[tuple[Text, Text | None]]]
               ) -> dict[int, tuple[str, Text, Text]]:
+    """Each candidate's fixes in turn, most confident first, until one of a confident
+    candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
+    ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
+    ran but was refused. The trials run ahead on ``runs``' workers; their order and their
+    results are those of trials run one after another."""
     trials = _Trials(code, rerun, runs)
     verified: dict[int, tuple[str, Text, Text]] = {}
     order = sorted(found, key=lambda c: -c.confidence)
@@ -227,7 +224,7 @@ def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRu
         for index, fix in enumerate(cand.fixes):
             if trials.spent():
                 return verified
-            trials.ahead(*_next_programs(code, order, at, index))
+            trials.ahead(*_next_trials(code, order, at, index, trials.silent))
             worked = trials.attempt(fix)
             if worked is not None:
                 verified[id(cand)] = worked
@@ -238,15 +235,15 @@ def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRu
     return verified
 
 
-def _next_programs(code: str, order: list[Candidate], at: int, index: int
-                   ) -> tuple[list[str], list[str]]:
-    """The programs the loop of :func:`_verified` runs from its trial of fix ``index`` of
+def _next_trials(code: str, order: list[Candidate], at: int, index: int, silent: bool
+                 ) -> tuple[list[Trial], list[Trial]]:
+    """The trials the loop of :func:`_verified` runs from its trial of fix ``index`` of
     candidate ``at`` on, in its order: those it will run whatever the trials show (this one;
     the first fix of each next candidate while no candidate before it stops the loop by
     working with confidence >= 0.8), and those it runs only if a trial before fails (a
     candidate's other fixes, the candidates after a confident one)."""
-    certain: list[str] = []
-    maybe: list[str] = []
+    certain: list[Trial] = []
+    maybe: list[Trial] = []
     sure = True
     for position in range(at, len(order)):
         cand = order[position]
@@ -255,7 +252,7 @@ def _next_programs(code: str, order: list[Candidate], at: int, index: int
             new = apply(code, fix.edits)
             if new is None or new == code:
                 continue
-            (certain if sure and first else maybe).append(new)
+            (certain if sure and first else maybe).append(Trial(new, fix.budget(silent)))
             first = False
         sure = sure and cand.confidence < 0.8
     return certain[:MAX_FIX_RUNS], maybe[:MAX_FIX_RUNS]
@@ -283,20 +280,46 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     flow = Flow.of(code)
     if flow is None or result.outcome not in ("ok", "error"):
         return base, None
-    rerun = runner.run(code, device=device, limits=VERIFY_LIMITS, instrument=True)
-    if rerun.evidence is None:
-        return base, None
-    evidence = rerun.evidence
-    error = rerun.error if rerun.outcome == "error" else None
-    if (error is None) != (result.error is None):
-        return base, None  # the re-run did not behave like the run: no evidence about it
-    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes, workers)
+    runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
+    try:
+        rerun = _rerun(code, result, flow, runs, try_fixes)
+        if rerun.evidence is None:
+            return base, None
+        evidence = rerun.evidence
+        error = rerun.error if rerun.outcome == "error" else None
+        if (error is None) != (result.error is None):
+            return base, None  # the re-run did not behave like the run: no evidence about it
+        found = _reason(code, result, rerun, flow, error, base, runs, try_fixes)
+    finally:
+        runs.close()
     return [tidied(d) for d in found], evidence
 
 
+def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes: bool
+           ) -> RunResult:
+    """The instrumented re-run: of a silent bug, what the recording keeps of its training
+    (:data:`SERIES`); of an error, up to the error. A silent bug's re-run that takes a while
+    runs beside a peek at its first passes (:data:`PEEK`): the fixes the checks propose from
+    the peek start their trials on the other core meanwhile (on the dev and test programs,
+    each trial so started was one the re-run's checks asked for). The diagnosis reasons over the
+    re-run alone, and uses a trial run ahead only where it asks for that same trial."""
+    main = Trial(code, SERIES if result.error is None else None)
+    if result.error is not None or not try_fixes or result.duration_ms < PEEK_AFTER_MS or (
+            runs.workers < 2):
+        return runs.result(main)
+    runs.ahead([main])
+    peek = runs.result(Trial(code, PEEK))
+    if peek.evidence is not None and peek.outcome == "ok":
+        ctx = Ctx(code=code, flow=flow, result=peek, evidence=peek.evidence, error=None)
+        known = {e.id for e in load_catalog().entries}
+        order = sorted((c for c in candidates(ctx) if c.id in known), key=lambda c: -c.confidence)
+        runs.ahead([main, *_next_trials(code, order, 0, 0, True)[0]])
+    return runs.result(main)
+
+
 def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
-            error: ErrorInfo | None, base: list[Diagnosis], runner: Runner, device: str,
-            try_fixes: bool, workers: int | None) -> list[Diagnosis]:
+            error: ErrorInfo | None, base: list[Diagnosis], runs: TrialRuns,
+            try_fixes: bool) -> list[Diagnosis]:
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
     found = candidates(ctx)
@@ -307,8 +330,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if not found:
         return base
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
-    verified = _try_fixes(code, found, rerun, runner, device, failed,
-                          workers) if try_fixes else {}
+    verified = _verified(code, found, rerun, runs, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)

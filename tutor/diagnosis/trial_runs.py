@@ -15,12 +15,12 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from tutor.sandbox.models import Limits, RunResult
+from tutor.sandbox.models import Limits, RunBudget, RunResult
 
 if TYPE_CHECKING:
-    from tutor.sandbox.runner import Runner
+    from tutor.sandbox.runner import Runner, RunOptions
 
 
 def cores() -> int:
@@ -39,8 +39,33 @@ def _idle_cores() -> float:
         return 0.0
 
 
+class Trial(NamedTuple):
+    """A program to run instrumented, and how much of its training (None: all of it)."""
+
+    code: str
+    budget: RunBudget | None = None
+
+
+def instrumented(runner: Runner, trial: Trial, device: str, limits: Limits,
+                 cancel: threading.Event | None = None) -> RunResult:
+    """The instrumented run of ``trial``. A run whose budget cut its training and that then
+    did not end ok runs again whole: what the code after a shorter training did (an assert
+    on the accuracy it reached) is not what the program does."""
+    options: RunOptions = {"device": device, "limits": limits, "instrument": True}
+    if cancel is not None:
+        options["cancel"] = cancel
+    if trial.budget is None:
+        return runner.run(trial.code, **options)
+    budgeted: RunOptions = {**options, "budget": trial.budget}
+    result = runner.run(trial.code, **budgeted)
+    if result.outcome == "ok" or result.evidence is None or result.evidence.cut is None or (
+            cancel is not None and cancel.is_set()):
+        return result
+    return runner.run(trial.code, **options)
+
+
 class TrialRuns:
-    """Instrumented runs by program text: :meth:`result` runs a program (once), :meth:`ahead`
+    """Instrumented runs of one diagnosis: :meth:`result` runs a trial (once), :meth:`ahead`
     starts the next ones, up to ``workers`` runs in flight."""
 
     def __init__(self, runner: Runner, device: str, limits: Limits, workers: int) -> None:
@@ -50,33 +75,41 @@ class TrialRuns:
         # follow-up fix) starts at once instead of queueing behind them
         self._pool = ThreadPoolExecutor(max_workers=self.workers + 1,
                                         thread_name_prefix="fix-trial")
-        self._runs: dict[str, tuple[Future[RunResult], threading.Event]] = {}
-        self._waiting: list[str] = []
-        self._maybe: list[str] = []
+        self._runs: dict[Trial, tuple[Future[RunResult], threading.Event]] = {}
+        self._waiting: list[Trial] = []
+        self._maybe: list[Trial] = []
+        self._asked: set[Trial] = set()
         self._lock = threading.RLock()  # a run done at once calls back under it
         self.started = 0
-        """Programs sent to the sandbox (each at most once)."""
+        """Trials sent to the sandbox (each at most once)."""
 
-    def ahead(self, certain: Sequence[str], maybe: Sequence[str] = ()) -> None:
-        """The programs the trials will need next (``certain``: unless a budget ends them
-        first), then those they may need (``maybe``: only if an earlier trial fails), the
+    def ahead(self, certain: Sequence[Trial], maybe: Sequence[Trial] = ()) -> None:
+        """The trials the diagnosis will run next (``certain``: unless a budget ends them
+        first), then those it may run (``maybe``: only if an earlier trial fails), the
         likeliest first. Certain ones start as workers come free; a maybe only while a core
-        is idle, so that a run nobody may need does not slow one that is."""
+        is idle, so that a run nobody may need does not slow one that is. A run in flight
+        that is in neither list, nor was asked for, is stopped."""
         with self._lock:
-            self._waiting = [c for c in dict.fromkeys(certain) if c not in self._runs]
-            self._maybe = [c for c in dict.fromkeys(maybe)
-                           if c not in self._runs and c not in self._waiting]
+            self._waiting = [t for t in dict.fromkeys(certain) if t not in self._runs]
+            self._maybe = [t for t in dict.fromkeys(maybe)
+                           if t not in self._runs and t not in self._waiting]
+            wanted = {*certain, *maybe, *self._asked}
+            for trial, (future, cancel) in list(self._runs.items()):
+                if trial not in wanted and not future.done():  # run ahead for nothing
+                    cancel.set()
+                    del self._runs[trial]
             self._fill()
 
-    def result(self, code: str) -> RunResult:
-        """The run of ``code``: its result when it ran ahead, else it runs now."""
+    def result(self, trial: Trial) -> RunResult:
+        """The run of ``trial``: its result when it ran ahead, else it runs now."""
         with self._lock:
+            self._asked.add(trial)
             for queue in (self._waiting, self._maybe):
-                if code in queue:
-                    queue.remove(code)
-            if code not in self._runs:
-                self._start(code)
-            future = self._runs[code][0]
+                if trial in queue:
+                    queue.remove(trial)
+            if trial not in self._runs:
+                self._start(trial)
+            future = self._runs[trial][0]
         try:
             return future.result()
         finally:
@@ -94,21 +127,28 @@ class TrialRuns:
                     future.cancel()
         self._pool.shutdown(wait=False)
 
+    def spare(self) -> bool:
+        """Whether a run nobody may need would take no core from one that is needed: fewer
+        runs in flight than workers and than idle cores (by the load average, which counts
+        our own runs of the last minute too)."""
+        with self._lock:
+            return self._in_flight() < min(self.workers, _idle_cores())
+
     def _in_flight(self) -> int:
         return sum(1 for future, _ in self._runs.values() if not future.done())
 
     def _fill(self) -> None:
         while self._waiting and self._in_flight() < self.workers:
             self._start(self._waiting.pop(0))
-        while self._maybe and self._in_flight() < min(self.workers, _idle_cores()):
+        while self._maybe and self.spare():
             self._start(self._maybe.pop(0))
 
-    def _start(self, code: str) -> None:
+    def _start(self, trial: Trial) -> None:
         cancel = threading.Event()
-        future = self._pool.submit(self.runner.run, code, device=self.device,
-                                   limits=self.limits, instrument=True, cancel=cancel)
+        future = self._pool.submit(instrumented, self.runner, trial, self.device, self.limits,
+                                   cancel)
         future.add_done_callback(lambda _: self._refill())
-        self._runs[code] = (future, cancel)
+        self._runs[trial] = (future, cancel)
         self.started += 1
 
     def _refill(self) -> None:

@@ -1,7 +1,8 @@
 """Evidence for the diagnosis, collected in the run's own process by an instrumented re-run.
 
 Only a run whose request asks for it (``instrument``) is instrumented: a normal run never
-imports this module. The recorder watches the learner's code through torch's public hooks:
+uses this module (the fork template imports it, so an instrumented run does not pay for it).
+The recorder watches the learner's code through torch's public hooks:
 
 - a ``TorchFunctionMode`` sees every tensor op called from the learner's file: the line, the
   op, whether its inputs and output require grad, its ``grad_fn``, whether it is in place,
@@ -134,6 +135,12 @@ class Recorder:
         self.probe: FrameType | None = None
         self.trace = TrainingTrace(self)
         self.accounting = ParamAccounting(self)
+        self.passes = 0
+        """backward() calls of the learner's code, all of them (a budget counts them)."""
+        self.step_calls = 0
+        """Optimizer steps, all of them."""
+        self.cut: Data | None = None
+        """Where a budget ended the run's training (:mod:`tutor.sandbox.budget`)."""
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -566,6 +573,7 @@ class Recorder:
         tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
         key = (line, "backward")
         calls = self.calls[key] = self.calls.get(key, 0) + 1
+        self.passes += 1
         entry: Data = {"line": line, "loss": None, "shape": None, "requires_grad": None,
                        "grad_fn": None, "reached": [], "chain": [], "raised": None}
         leaves: list[Any] = []
@@ -709,6 +717,7 @@ class Recorder:
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
+        self.step_calls += 1
         # None of the step's own ops is recorded: the mode steps aside until the post hook
         # (an Adam step is ~10 ops a parameter: most of what a training loop's recording
         # cost), when it is the innermost mode (a learner's own mode stays as it was)
@@ -756,6 +765,13 @@ class Recorder:
         if self.aside and self.aside.pop():
             self.mode.__enter__()
         self.in_internal = max(0, self.in_internal - 1)
+
+    def cut_at(self, line: int) -> None:
+        """A budget ended the loop of ``line``: the evidence holds what came before (and
+        what the code after the loop did), not the rest of the training."""
+        if self.cut is None:
+            self.cut = {"line": line, "backwards": self.passes, "steps": self.step_calls}
+            self.truncated = True
 
     def _innermost(self) -> bool:
         """Whether our mode is the innermost one now: a factory call reaches it straight
@@ -852,7 +868,7 @@ class Recorder:
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
-            "accounting": accounting,
+            "accounting": accounting, "cut": self.cut,
         }
 
 
