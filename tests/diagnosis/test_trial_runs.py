@@ -98,16 +98,18 @@ class _Cand:
         self.fixes = [Fix((Edit("replace", 1, text),), lambda a, b: None) for text in texts]
 
 
-def test_what_the_trials_will_run_and_what_they_may() -> None:
+def test_what_the_trials_will_run_whatever_they_show() -> None:
     # a confident candidate stops the trials once it works: what comes after it may not run;
-    # a candidate below 0.8 does not, so the next candidate's first fix runs either way
+    # a candidate below 0.8 does not, so the next candidate's first fix runs either way; a
+    # candidate's second fix runs only if its first fails
     order: Any = [_Cand(0.6, "a1", "a2"), _Cand(0.4, "b1"), _Cand(0.9, "c1", "c2"),
                   _Cand(0.5, "d1")]
-    certain, maybe = _next_trials("x = 0\n", order, 0, 0, True)
-    assert certain == [Trial(f"{p}\n", SERIES) for p in ("a1", "b1", "c1")]
-    assert maybe == [Trial(f"{p}\n", SERIES) for p in ("a2", "c2", "d1")]
-    certain, maybe = _next_trials("x = 0\n", order, 2, 1, False)  # an error's: run whole
-    assert (certain, maybe) == ([Trial("c2\n")], [Trial("d1\n")])
+    assert _next_trials("x = 0\n", order, 0, 0, True) == [
+        Trial(f"{p}\n", SERIES) for p in ("a1", "b1", "c1")]
+    assert _next_trials("x = 0\n", order, 0, 1, True) == [
+        Trial(f"{p}\n", SERIES) for p in ("a2", "b1", "c1")]
+    # an error's trials run whole
+    assert _next_trials("x = 0\n", order, 2, 1, False) == [Trial("c2\n")]
 
 
 ZERO_GRAD_AND_RATE = (Path(__file__).parent / "corpus" / "pitfall_manual_no_zero.py").read_text()

@@ -98,12 +98,12 @@ class _Trials:
         self.started, self.runs = time.monotonic(), 0
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
-        self.plan: tuple[list[Trial], list[Trial]] = ([], [])
-        """What the trials will run next, and may (:func:`_next_trials`)."""
+        self.plan: list[Trial] = []
+        """What the trials will run next (:func:`_next_trials`)."""
 
-    def ahead(self, certain: list[Trial], maybe: list[Trial]) -> None:
-        self.plan = (certain, maybe)
-        self.pool.ahead(certain, maybe)
+    def ahead(self, trials: list[Trial]) -> None:
+        self.plan = trials
+        self.pool.ahead(trials)
 
     def spent(self) -> bool:
         return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
@@ -153,9 +153,9 @@ class _Trials:
         follow_ups = [(second, final) for cand in sorted(candidates(ctx),
                                                          key=lambda c: -c.confidence)[:2]
                       for second, final in _follow_ups(new, cand.fixes[:2])]
-        # the first follow-up runs now, the others only if it fails; the plan goes on after
+        # the first follow-up runs now (the others only if it fails); the plan goes on after
         finals = [Trial(final, fix.budget(self.silent)) for _, final in follow_ups]
-        self.pool.ahead([*finals[:1], *self.plan[0]], [*finals[1:], *self.plan[1]])
+        self.pool.ahead([*finals[:1], *self.plan])
         for second, final in follow_ups:
             if self.spent():
                 return None
@@ -224,7 +224,7 @@ def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRu
         for index, fix in enumerate(cand.fixes):
             if trials.spent():
                 return verified
-            trials.ahead(*_next_trials(code, order, at, index, trials.silent))
+            trials.ahead(_next_trials(code, order, at, index, trials.silent))
             worked = trials.attempt(fix)
             if worked is not None:
                 verified[id(cand)] = worked
@@ -236,26 +236,22 @@ def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRu
 
 
 def _next_trials(code: str, order: list[Candidate], at: int, index: int, silent: bool
-                 ) -> tuple[list[Trial], list[Trial]]:
+                 ) -> list[Trial]:
     """The trials the loop of :func:`_verified` runs from its trial of fix ``index`` of
-    candidate ``at`` on, in its order: those it will run whatever the trials show (this one;
-    the first fix of each next candidate while no candidate before it stops the loop by
-    working with confidence >= 0.8), and those it runs only if a trial before fails (a
-    candidate's other fixes, the candidates after a confident one)."""
-    certain: list[Trial] = []
-    maybe: list[Trial] = []
-    sure = True
+    candidate ``at`` on, whatever the trials show: this one, and the first fix of each next
+    candidate while no candidate before it stops the loop by working with confidence >= 0.8
+    (a candidate's other fixes run only if its first fails)."""
+    trials: list[Trial] = []
     for position in range(at, len(order)):
         cand = order[position]
-        first = True
         for fix in cand.fixes[index if position == at else 0:]:
             new = apply(code, fix.edits)
-            if new is None or new == code:
-                continue
-            (certain if sure and first else maybe).append(Trial(new, fix.budget(silent)))
-            first = False
-        sure = sure and cand.confidence < 0.8
-    return certain[:MAX_FIX_RUNS], maybe[:MAX_FIX_RUNS]
+            if new is not None and new != code:
+                trials.append(Trial(new, fix.budget(silent)))
+                break
+        if cand.confidence >= 0.8:
+            break
+    return trials[:MAX_FIX_RUNS]
 
 
 def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu",
@@ -313,7 +309,7 @@ def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes:
         ctx = Ctx(code=code, flow=flow, result=peek, evidence=peek.evidence, error=None)
         known = {e.id for e in load_catalog().entries}
         order = sorted((c for c in candidates(ctx) if c.id in known), key=lambda c: -c.confidence)
-        runs.ahead([main, *_next_trials(code, order, 0, 0, True)[0]])
+        runs.ahead([main, *_next_trials(code, order, 0, 0, True)])
     return runs.result(main)
 
 
