@@ -123,3 +123,34 @@ def test_an_errors_re_run_runs_whole(sandbox: Any) -> None:
     assert evidence is not None and evidence.cut is None
     assert len(evidence.backwards) == SERIES.backwards and evidence.truncated
     assert found and found[0].line == 10
+
+
+SELF_COPY_EVERY_100 = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+net = nn.Linear(4, 2)
+target = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+x = torch.randn(8, 4)
+for step in range(400):
+    loss = (net(x) - target(x).detach()).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 100 == 99:
+        target.load_state_dict(target.state_dict())
+"""
+"""A target network copied from itself every 100 steps: the diagnosis counts the copies of
+the whole run (4 of each tensor), a re-run cut at the recording's 300 passes saw 3."""
+
+
+def test_a_check_that_counts_the_whole_run_gets_the_whole_run(sandbox: Any) -> None:
+    cut = sandbox.run(SELF_COPY_EVERY_100, instrument=True, budget=SERIES).evidence
+    assert cut.cut is not None and cut.accounting.self_copies[0].count == 6
+    found, evidence = diagnose_with_evidence(SELF_COPY_EVERY_100,
+                                             sandbox.run(SELF_COPY_EVERY_100), sandbox)
+    assert evidence is not None and evidence.cut is None
+    assert evidence.accounting.self_copies[0].count == 8
+    assert found[0].id == "target-copied-from-itself"
+    assert "(8 copies in this run)" in found[0].explanation.en

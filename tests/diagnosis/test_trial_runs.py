@@ -104,12 +104,12 @@ def test_what_the_trials_will_run_whatever_they_show() -> None:
     # candidate's second fix runs only if its first fails
     order: Any = [_Cand(0.6, "a1", "a2"), _Cand(0.4, "b1"), _Cand(0.9, "c1", "c2"),
                   _Cand(0.5, "d1")]
-    assert _next_trials("x = 0\n", order, 0, 0, True) == [
+    assert _next_trials("x = 0\n", order, 0, 0, SERIES) == [
         Trial(f"{p}\n", SERIES) for p in ("a1", "b1", "c1")]
-    assert _next_trials("x = 0\n", order, 0, 1, True) == [
+    assert _next_trials("x = 0\n", order, 0, 1, SERIES) == [
         Trial(f"{p}\n", SERIES) for p in ("a2", "b1", "c1")]
     # an error's trials run whole
-    assert _next_trials("x = 0\n", order, 2, 1, False) == [Trial("c2\n")]
+    assert _next_trials("x = 0\n", order, 2, 1, None) == [Trial("c2\n")]
 
 
 ZERO_GRAD_AND_RATE = (Path(__file__).parent / "corpus" / "pitfall_manual_no_zero.py").read_text()

@@ -59,13 +59,14 @@ class Fix:
     expect: Expect
     describe: Text = field(default_factory=lambda: Text("", ""))
 
-    def budget(self, silent: bool) -> RunBudget | None:
-        """How much of its fixed program's training the trial runs: a silent bug's, what
-        its expectation reads (:data:`SERIES`, or :data:`FIRST_PASSES`); an error's, all of
-        it (the fixed program must run to its end)."""
-        if not silent:
+    def budget(self, rerun: RunBudget | None) -> RunBudget | None:
+        """How much of its fixed program's training the trial runs, given the re-run's
+        budget: what its expectation reads (:data:`FIRST_PASSES` for an :class:`Early` one),
+        and never less than the re-run had where that was whole (an error's re-run: the fixed
+        program must run to its end)."""
+        if rerun is None:
             return None
-        return FIRST_PASSES if isinstance(self.expect, Early) else SERIES
+        return FIRST_PASSES if isinstance(self.expect, Early) else rerun
 
 
 def indent_of(line: str) -> str:

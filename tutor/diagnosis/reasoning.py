@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import proposes_change
 from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
-from tutor.diagnosis.checks import Candidate, Ctx, candidates
+from tutor.diagnosis.checks import Candidate, Ctx, candidates, counts_whole_run
 from tutor.diagnosis.filling import fill, first_fitting, tidied
 from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
@@ -92,9 +92,9 @@ def _tell_apart(ranked: list[Candidate]) -> Text | None:
 class _Trials:
     """The fix trials of one diagnosis, within a budget of runs (and time, as a safety net)."""
 
-    def __init__(self, code: str, rerun: RunResult, runs: TrialRuns) -> None:
-        self.code, self.rerun, self.pool = code, rerun, runs
-        self.silent = rerun.error is None
+    def __init__(self, code: str, rerun: RunResult, budget: RunBudget | None,
+                 runs: TrialRuns) -> None:
+        self.code, self.rerun, self.budget, self.pool = code, rerun, budget, runs
         self.started, self.runs = time.monotonic(), 0
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
@@ -114,7 +114,7 @@ class _Trials:
         already ran (two fixes may write the same program): the trials stop where they
         stopped when each program ran in turn."""
         self.runs += 1
-        return self.pool.result(Trial(code, fix.budget(self.silent)))
+        return self.pool.result(Trial(code, fix.budget(self.budget)))
 
     def attempt(self, fix: Fix) -> tuple[str, Text, Text] | None:
         """(patch, what the fix does, what its re-run showed) when the fix works, possibly
@@ -154,7 +154,7 @@ class _Trials:
                                                          key=lambda c: -c.confidence)[:2]
                       for second, final in _follow_ups(new, cand.fixes[:2])]
         # the first follow-up runs now (the others only if it fails); the plan goes on after
-        finals = [Trial(final, fix.budget(self.silent)) for _, final in follow_ups]
+        finals = [Trial(final, fix.budget(self.budget)) for _, final in follow_ups]
         self.pool.ahead([*finals[:1], *self.plan])
         for second, final in follow_ups:
             if self.spent():
@@ -209,22 +209,22 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
     return (old.type, old.message, old.line) != (new.type, new.message, new.line)
 
 
-def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRuns,
-              failed: dict[int, list[tuple[Text, Text | None]]]
+def _verified(code: str, found: list[Candidate], rerun: RunResult, budget: RunBudget | None,
+              runs: TrialRuns, failed: dict[int, list[tuple[Text, Text | None]]]
               ) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
     candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
     ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
     ran but was refused. The trials run ahead on ``runs``' workers; their order and their
     results are those of trials run one after another."""
-    trials = _Trials(code, rerun, runs)
+    trials = _Trials(code, rerun, budget, runs)
     verified: dict[int, tuple[str, Text, Text]] = {}
     order = sorted(found, key=lambda c: -c.confidence)
     for at, cand in enumerate(order):
         for index, fix in enumerate(cand.fixes):
             if trials.spent():
                 return verified
-            trials.ahead(_next_trials(code, order, at, index, trials.silent))
+            trials.ahead(_next_trials(code, order, at, index, trials.budget))
             worked = trials.attempt(fix)
             if worked is not None:
                 verified[id(cand)] = worked
@@ -235,8 +235,8 @@ def _verified(code: str, found: list[Candidate], rerun: RunResult, runs: TrialRu
     return verified
 
 
-def _next_trials(code: str, order: list[Candidate], at: int, index: int, silent: bool
-                 ) -> list[Trial]:
+def _next_trials(code: str, order: list[Candidate], at: int, index: int,
+                 budget: RunBudget | None) -> list[Trial]:
     """The trials the loop of :func:`_verified` runs from its trial of fix ``index`` of
     candidate ``at`` on, whatever the trials show: this one, and the first fix of each next
     candidate while no candidate before it stops the loop by working with confidence >= 0.8
@@ -247,7 +247,7 @@ def _next_trials(code: str, order: list[Candidate], at: int, index: int, silent:
         for fix in cand.fixes[index if position == at else 0:]:
             new = apply(code, fix.edits)
             if new is not None and new != code:
-                trials.append(Trial(new, fix.budget(silent)))
+                trials.append(Trial(new, fix.budget(budget)))
                 break
         if cand.confidence >= 0.8:
             break
@@ -278,43 +278,50 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
         return base, None
     runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
     try:
-        rerun = _rerun(code, result, flow, runs, try_fixes)
+        rerun, budget = _rerun(code, result, flow, runs, try_fixes)
         if rerun.evidence is None:
             return base, None
         evidence = rerun.evidence
         error = rerun.error if rerun.outcome == "error" else None
         if (error is None) != (result.error is None):
             return base, None  # the re-run did not behave like the run: no evidence about it
-        found = _reason(code, result, rerun, flow, error, base, runs, try_fixes)
+        found = _reason(code, result, rerun, budget, flow, error, base, runs, try_fixes)
     finally:
         runs.close()
     return [tidied(d) for d in found], evidence
 
 
 def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes: bool
-           ) -> RunResult:
-    """The instrumented re-run: of a silent bug, what the recording keeps of its training
-    (:data:`SERIES`); of an error, up to the error. A silent bug's re-run that takes a while
+           ) -> tuple[RunResult, RunBudget | None]:
+    """The instrumented re-run, and its budget: of a silent bug, what the recording keeps of
+    its training (:data:`SERIES`; the whole run where a check that counts the whole run's
+    events finds a candidate in one cut short: :func:`checks.counts_whole_run`); of an error,
+    up to the error. A silent bug's re-run that takes a while
     runs beside a peek at its first passes (:data:`PEEK`): the fixes the checks propose from
     the peek start their trials on the other core meanwhile (on the dev and test programs,
     each trial so started was one the re-run's checks asked for). The diagnosis reasons over the
     re-run alone, and uses a trial run ahead only where it asks for that same trial."""
-    main = Trial(code, SERIES if result.error is None else None)
-    if result.error is not None or not try_fixes or result.duration_ms < PEEK_AFTER_MS or (
-            runs.workers < 2):
-        return runs.result(main)
-    runs.ahead([main])
-    peek = runs.result(Trial(code, PEEK))
-    if peek.evidence is not None and peek.outcome == "ok":
-        ctx = Ctx(code=code, flow=flow, result=peek, evidence=peek.evidence, error=None)
-        known = {e.id for e in load_catalog().entries}
-        order = sorted((c for c in candidates(ctx) if c.id in known), key=lambda c: -c.confidence)
-        runs.ahead([main, *_next_trials(code, order, 0, 0, True)])
-    return runs.result(main)
+    if result.error is not None:
+        return runs.result(Trial(code)), None
+    main = Trial(code, SERIES)
+    if try_fixes and result.duration_ms >= PEEK_AFTER_MS and runs.workers >= 2:
+        runs.ahead([main])
+        peek = runs.result(Trial(code, PEEK))
+        if peek.evidence is not None and peek.outcome == "ok":
+            ctx = Ctx(code=code, flow=flow, result=peek, evidence=peek.evidence, error=None)
+            known = {e.id for e in load_catalog().entries}
+            order = sorted((c for c in candidates(ctx) if c.id in known),
+                           key=lambda c: -c.confidence)
+            runs.ahead([main, *_next_trials(code, order, 0, 0, SERIES)])
+    rerun = runs.result(main)
+    if rerun.evidence is None or rerun.evidence.cut is None or not counts_whole_run(Ctx(
+            code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=rerun.error)):
+        return rerun, SERIES
+    return runs.result(Trial(code)), None
 
 
-def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
-            error: ErrorInfo | None, base: list[Diagnosis], runs: TrialRuns,
+def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | None,
+            flow: Flow, error: ErrorInfo | None, base: list[Diagnosis], runs: TrialRuns,
             try_fixes: bool) -> list[Diagnosis]:
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
@@ -326,7 +333,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if not found:
         return base
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
-    verified = _verified(code, found, rerun, runs, failed) if try_fixes else {}
+    verified = _verified(code, found, rerun, budget, runs, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)
