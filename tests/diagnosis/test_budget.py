@@ -125,7 +125,7 @@ def test_an_errors_re_run_runs_whole(sandbox: Any) -> None:
     assert found and found[0].line == 10
 
 
-SELF_COPY_EVERY_100 = """import torch
+SELF_COPY = """import torch
 import torch.nn as nn
 
 torch.manual_seed(0)
@@ -133,24 +133,35 @@ net = nn.Linear(4, 2)
 target = nn.Linear(4, 2)
 opt = torch.optim.SGD(net.parameters(), lr=0.01)
 x = torch.randn(8, 4)
-for step in range(400):
-    loss = (net(x) - target(x).detach()).pow(2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    if step % 100 == 99:
-        target.load_state_dict(target.state_dict())
+for epoch in range(40):
+    for step in range(10):
+        loss = (net(x) - target(x).detach()).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    {copy}
 """
-"""A target network copied from itself every 100 steps: the diagnosis counts the copies of
-the whole run (4 of each tensor), a re-run cut at the recording's 300 passes saw 3."""
+EVERY_EPOCH = SELF_COPY.format(copy="target.load_state_dict(target.state_dict())")
+"""A target network copied from itself after each epoch of 10 steps: the diagnosis counts
+the copies of the whole run (the recording keeps 64), a re-run cut at the recording's 300
+passes made 60."""
+LATE = SELF_COPY.format(copy="if epoch == 35:\n        "
+                        "target.load_state_dict(target.state_dict())")
+"""Copied from itself once, after the 300 passes a silent bug's re-run keeps."""
 
 
 def test_a_check_that_counts_the_whole_run_gets_the_whole_run(sandbox: Any) -> None:
-    cut = sandbox.run(SELF_COPY_EVERY_100, instrument=True, budget=SERIES).evidence
-    assert cut.cut is not None and cut.accounting.self_copies[0].count == 6
-    found, evidence = diagnose_with_evidence(SELF_COPY_EVERY_100,
-                                             sandbox.run(SELF_COPY_EVERY_100), sandbox)
+    cut = sandbox.run(EVERY_EPOCH, instrument=True, budget=SERIES).evidence
+    assert cut.cut is not None and cut.accounting.self_copies[0].count == 60
+    found, evidence = diagnose_with_evidence(EVERY_EPOCH, sandbox.run(EVERY_EPOCH), sandbox)
     assert evidence is not None and evidence.cut is None
-    assert evidence.accounting.self_copies[0].count == 8
     assert found[0].id == "target-copied-from-itself"
-    assert "(8 copies in this run)" in found[0].explanation.en
+    assert "(64 copies in this run)" in found[0].explanation.en
+
+
+def test_an_event_made_on_a_condition_is_looked_for_in_the_whole_run(sandbox: Any) -> None:
+    cut = sandbox.run(LATE, instrument=True, budget=SERIES).evidence
+    assert cut.cut is not None and not cut.accounting.self_copies  # not there yet
+    found, evidence = diagnose_with_evidence(LATE, sandbox.run(LATE), sandbox)
+    assert evidence is not None and evidence.cut is None
+    assert found[0].id == "target-copied-from-itself"

@@ -8,6 +8,7 @@ diagnosis corpus.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 
@@ -34,6 +35,7 @@ from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.clip_checks import check_clip_order
 from tutor.diagnosis.data_checks import check_shuffled_apart
 from tutor.diagnosis.discarded_checks import check_discarded_backward
+from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -116,7 +118,7 @@ from tutor.diagnosis.training_checks import (
     check_zero_grad,
 )
 
-__all__ = ["Candidate", "Ctx", "candidates", "counts_whole_run"]
+__all__ = ["Candidate", "Ctx", "candidates", "counts_late", "counts_whole_run"]
 
 DEBUG = False  # tests of the checks set it, so a check's own bug is not hidden
 
@@ -156,6 +158,21 @@ WHOLE_RUN_CHECKS = [check_trained_in_eval, check_functional_dropout, check_built
 mode, the copies "in this run"): where a budget cut the re-run's training and one of them
 finds a candidate, the re-run and the trials are whole (:func:`counts_whole_run`). The other
 checks read what the recording keeps of a training (:data:`tutor.diagnosis.fixes.SERIES`)."""
+
+
+EVENT_CALLS = frozenset({"eval", "train", "load_state_dict", "copy_"})
+"""Calls that make the events :data:`WHOLE_RUN_CHECKS` count: a mode switched, weights
+copied."""
+
+
+def counts_late(flow: Flow) -> bool:
+    """Whether the program makes one of those events only on a condition (``if step % 500 ==
+    499: target.load_state_dict(...)``): the first one may come after a budget's passes, so a
+    silent bug's re-run of it is whole from the start."""
+    return any(isinstance(branch, ast.If) and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        and call.func.attr in EVENT_CALLS for call in ast.walk(branch))
+        for branch in ast.walk(flow.tree))
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

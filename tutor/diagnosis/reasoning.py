@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import proposes_change
 from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
-from tutor.diagnosis.checks import Candidate, Ctx, candidates, counts_whole_run
+from tutor.diagnosis.checks import (
+    Candidate,
+    Ctx,
+    candidates,
+    counts_late,
+    counts_whole_run,
+)
 from tutor.diagnosis.filling import fill, first_fitting, tidied
 from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
@@ -295,13 +301,14 @@ def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes:
            ) -> tuple[RunResult, RunBudget | None]:
     """The instrumented re-run, and its budget: of a silent bug, what the recording keeps of
     its training (:data:`SERIES`; the whole run where a check that counts the whole run's
-    events finds a candidate in one cut short: :func:`checks.counts_whole_run`); of an error,
-    up to the error. A silent bug's re-run that takes a while
+    events finds a candidate in one cut short, or where the program makes such events on a
+    condition: :func:`checks.counts_whole_run`, :func:`checks.counts_late`); of an error, up
+    to the error. A silent bug's re-run that takes a while
     runs beside a peek at its first passes (:data:`PEEK`): the fixes the checks propose from
     the peek start their trials on the other core meanwhile (on the dev and test programs,
     each trial so started was one the re-run's checks asked for). The diagnosis reasons over the
     re-run alone, and uses a trial run ahead only where it asks for that same trial."""
-    if result.error is not None:
+    if result.error is not None or counts_late(flow):
         return runs.result(Trial(code)), None
     main = Trial(code, SERIES)
     if try_fixes and result.duration_ms >= PEEK_AFTER_MS and runs.workers >= 2:
