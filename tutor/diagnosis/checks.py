@@ -33,6 +33,7 @@ from tutor.diagnosis.graph_checks import (
     check_nonleaf_requires_grad,
     check_numpy,
 )
+from tutor.diagnosis.intent_checks import check_requires_grad_misspelt
 from tutor.diagnosis.operand_checks import (
     check_batch,
     check_batchnorm_train,
@@ -113,7 +114,7 @@ SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
                  check_relu_output, check_layers_in_list, check_shuffled_apart,
-                 check_clip_order]
+                 check_clip_order, check_requires_grad_misspelt]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

@@ -39,6 +39,11 @@ class Fix:
     edits: tuple[Edit, ...]
     expect: Expect
     describe: Text = field(default_factory=lambda: Text("", ""))
+    keeps: Expect | None = None
+    """What the change must leave as the program had it, beyond what every fix keeps
+    (:func:`tutor.diagnosis.verify.hides_bug`): (original run, fixed run) -> what the fixed
+    run changed, None when it kept it. A change that restores a graph must not change the
+    values computed (:func:`tutor.diagnosis.verify.same_loss`)."""
 
 
 def indent_of(line: str) -> str:

@@ -16,11 +16,12 @@ from typing import Protocol
 
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import proposes_change
-from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
+from tutor.diagnosis.catalog import FACT_PLACEHOLDERS, TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import Candidate, Ctx, candidates
 from tutor.diagnosis.filling import fill, first_fitting, tidied
 from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff
 from tutor.diagnosis.flow import Flow
+from tutor.diagnosis.intent import read_intent
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.verify import hides_bug
@@ -69,7 +70,12 @@ def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diag
         entry.match is not None and error is not None) else None
     ctx = engine.Context(source=Source.of(code), line=error.line if error else cand.root_line,
                          locals=dict(error.locals) if error else {})
-    return engine.build(entry, ctx, message, error.line if error else cand.root_line)
+    return engine.build(entry, ctx, message, error.line if error else cand.root_line,
+                        facts=cand.fill)
+
+
+def cand_keys(cand: Candidate) -> set[str]:
+    return {k for k, v in cand.fill.items() if v is not None}
 
 
 def _tell_apart(ranked: list[Candidate]) -> Text | None:
@@ -91,6 +97,7 @@ class _Trials:
     def __init__(self, code: str, rerun: RunResult, runner: Runner, device: str) -> None:
         self.code, self.rerun, self.runner, self.device = code, rerun, runner, device
         self.started, self.runs = time.monotonic(), 0
+        self.intent = read_intent(Flow.of(code))
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
 
@@ -121,7 +128,9 @@ class _Trials:
         shown = fix.expect(self.rerun, fixed)
         if shown is None:
             return None
-        hidden = hides_bug(self.rerun, fixed)
+        hidden = hides_bug(self.rerun, fixed, self.intent)
+        if hidden is None and fix.keeps is not None:
+            hidden = fix.keeps(self.rerun, fixed)
         if hidden is not None:
             self.hiding[id(fix)] = _renumbered(hidden, self.code, new)
             return None
@@ -263,7 +272,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             first.id != top.id):
         shown_diag = first  # the message's own diagnosis, with the evidence as context
     elif first is not None and first.id == top.id:
-        shown_diag = first
+        # the message's words, with the facts the evidence established where they use one
+        # (the text and the chain then name the same value and line)
+        facts = FACT_PLACEHOLDERS & cand_keys(top)
+        shown_diag = (_render(entry, top, rerun, code) if facts else None) or first
     else:
         rendered = _render(entry, top, rerun, code)
         if rendered is None:  # the entry's words need a fact this run did not show
@@ -304,7 +316,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
             # the chain says what was tried
             update.update(fix_verified=False, fix_failed=refuted,
                           chain=[*chain_text(top), *attempts])
-            if refuted:
+            if top.direction is not None and shown_diag.id == top.id:
+                # what the evidence says to do, in words: no change was shown to work
+                update["fix"] = top.direction
+            elif refuted:
                 # the catalog's advice is a concrete change like the one just refuted: what
                 # the evidence supports is where to look, not that change
                 fail_line = shown_diag.line or top.root_line or 0

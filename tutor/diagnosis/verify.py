@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Callable
 
 from tutor.diagnosis.fixes import Expect, losses
+from tutor.diagnosis.intent import Intent
 from tutor.i18n import T, Text
 from tutor.sandbox.models import Evidence, RunResult
 
@@ -122,6 +123,42 @@ def params_learn(names: list[str]) -> Expect:
 
 
 
+def params_frozen(names: list[str]) -> Expect:
+    """The named parameters no longer require grad, get no gradient and do not change."""
+    def expect(ev: Evidence) -> Text | None:
+        wanted = [p for p in ev.params if p.name in names]
+        if not wanted or any(p.requires_grad or not p.grad_none or p.changed for p in wanted):
+            return None
+        shown = _named([p.name for p in wanted])
+        verb = agree([p.name for p in wanted], "is", "are")
+        return T(f"with this change {shown} {verb} frozen: no gradient, and training does not "
+                 "change them" if verb == "are" else f"with this change {shown} is frozen: no "
+                 "gradient, and training does not change it",
+                 f"改动后 {shown} 被冻结：没有梯度，训练也不会改变它们")
+    return finished(expect)
+
+
+
+def same_loss(original: RunResult, fixed: RunResult) -> Text | None:
+    """What the fixed run computes differently: the loss its first backward() is called on,
+    against the one the original run's first backward() got (a change that only lets the
+    gradient through computes the same values). None when they agree, or when the original
+    recorded no finite loss to compare."""
+    if original.evidence is None or fixed.evidence is None or not original.evidence.backwards \
+            or not fixed.evidence.backwards:
+        return None
+    before, after = original.evidence.backwards[0].loss, fixed.evidence.backwards[0].loss
+    if not isinstance(before, float) or not isinstance(after, float):
+        return None
+    if abs(after - before) <= 1e-4 * max(abs(before), abs(after)) + 1e-6:
+        return None
+    return T(f"with it the loss is {after:.4g} where your program computed {before:.4g}: the "
+             "change computes something else, not the same values with their gradient",
+             f"改动后损失是 {after:.4g}，而你的程序算出的是 {before:.4g}：这个改动算的是别的东西，"
+             "而不是带上梯度的同样数值")
+
+
+
 def backward_runs(original: RunResult, fixed: RunResult) -> Text | None:
     ev = fixed.evidence
     if fixed.outcome != "ok" or ev is None or not ev.backwards:
@@ -218,12 +255,16 @@ def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
 
 
 # -- what a fix must not do, whatever it makes go away --------------------------------------
-def hides_bug(original: RunResult, fixed: RunResult) -> Text | None:
+def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = None
+              ) -> Text | None:
     """What the fixed run did that the program cannot have meant, when it did something of
     the kind the original run did not: a forward pass that overwrites a parameter (outside
     any optimizer step), a loss that broadcasts its prediction against the target, an
-    optimizer stepped after backward() with a gradient for none of its parameters. A fix that
-    only makes the error go away this way hides the bug: it is refused, whatever it shows."""
+    optimizer stepped after backward() with a gradient for none of its parameters; and what
+    breaks the program's intent (``intent``, read from its source): a parameter it trained
+    that no longer gets a gradient or no longer moves, one it meant to freeze that now moves,
+    fewer training steps than it took. A fix that only makes the error (or the symptom) go
+    away this way hides the bug: it is refused, whatever it shows."""
     ev, before = fixed.evidence, original.evidence
     if ev is None:
         return None
@@ -249,6 +290,43 @@ def hides_bug(original: RunResult, fixed: RunResult) -> Text | None:
                  "any of its parameters, so they never learn",
                  f"改动后 `{idle[0].optimizer}` 在 backward() 之后执行 step，但它的参数都没有梯度，"
                  "因而永远学不到")
+    if before is None or fixed.outcome != "ok":
+        return None
+    return _breaks_intent(original, before, ev, intent or Intent())
+
+
+def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, intent: Intent
+                   ) -> Text | None:
+    """What the fixed run (``after``) did against what the program meant: the parameters it
+    trained (moved by an optimizer in the original run) must still get a gradient and move;
+    the ones it meant to freeze (its freezing code, misspelt or not, and no optimizer given
+    them) must not move; it must take as many training steps (it went through every pass)."""
+    now = {p.name: p for p in after.params}
+    stepped = bool(before.steps)
+    for p in before.params:
+        if not (p.in_optimizer and p.changed) or intent.freeze_of(p.name) is not None:
+            continue
+        got = now.get(p.name)
+        if got is None or got.grad_none or got.changed is False:
+            verb = "gets no gradient" if got is None or got.grad_none else "no longer changes"
+            verb_zh = "得不到梯度" if got is None or got.grad_none else "不再变化"
+            return T(f"with it `{p.name}`, which your program trains, {verb}",
+                     f"改动后你的程序训练的 `{p.name}` {verb_zh}")
+    for p in after.params:
+        freeze = intent.freeze_of(p.name)
+        if freeze is None or not p.changed:
+            continue
+        was = next((q for q in before.params if q.name == p.name), None)
+        trained = was.in_optimizer if stepped and was is not None else intent.trains(p.name)
+        if trained is False and not (was is not None and was.changed):
+            return T(f"with it `{p.name}` changes in training, which line {freeze.line} meant "
+                     "to freeze",
+                     f"改动后 `{p.name}` 会在训练中变化，而第 {freeze.line} 行本意是冻结它")
+    if original.outcome == "ok" and len(after.steps) < len(before.steps):
+        return T(f"with it the program takes {len(after.steps)} optimizer steps instead of "
+                 f"{len(before.steps)}: it no longer goes through every pass",
+                 f"改动后程序只执行 {len(after.steps)} 次优化器 step，而不是 {len(before.steps)} "
+                 "次：它不再走完每一轮")
     return None
 
 
