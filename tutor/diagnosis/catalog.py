@@ -50,6 +50,7 @@ FACT_PLACEHOLDERS = frozenset(
         "built_line",  # the line that computed it
         "tensor",  # the subject, where the run (or a tensor method called on it) shows it
         "tensor_code",  # is a tensor, not a list or a number; the same as code
+        "backward_line",  # the backward() the evidence saw adding to .grad
     }
 )
 """Facts of the source's data flow a message entry's words may state: filled only when the

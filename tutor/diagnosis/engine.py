@@ -740,6 +740,11 @@ def generic_outcome(result: RunResult) -> Diagnosis | None:
     )
 
 
-def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis | None:
+def build_pitfall(entry: Entry, line: int, variable: str | None,
+                  facts: Values | None = None) -> Diagnosis | None:
+    """A static pitfall's words; ``facts``: what the evidence established (see
+    :func:`build`)."""
     ctx = Context(source=None, line=line)
-    return _diagnosis(entry, ctx, variable, _values(ctx, variable, None, None, None, line), line)
+    values = _values(ctx, variable, None, None, None, line)
+    values.update({k: v for k, v in (facts or {}).items() if k in FACT_PLACEHOLDERS})
+    return _diagnosis(entry, ctx, variable, values, line)

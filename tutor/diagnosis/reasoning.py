@@ -59,7 +59,7 @@ def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diag
                          lesson_ref=entry.lesson_ref, generic=entry.generic)
     if entry.pitfall is not None:
         return engine.build_pitfall(entry, cand.root_line, str(cand.fill.get("name") or "")
-                                    or None)
+                                    or None, facts=cand.fill)
     if entry.match is not None and entry.match.warning is not None:
         for warning in result.warnings:
             found = engine.match_warning(warning, Source.of(code))
