@@ -734,17 +734,34 @@ def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candi
         if step.line is None or not 1 <= step.after_backward <= failing:
             continue
         line = step.line
-        later = [c for c in ctx.flow.calls_named("step") if c.lineno > fail]
-        edit = Edit("delete", line) if later else Edit("move_after", line, to=fail)
+        stepper = _stmt_call(ctx.flow, line, "step")
+        # a later step() of the same optimizer makes this one a second step: remove it;
+        # otherwise (another optimizer's step follows, or none) it moves below the last
+        # backward(): removing it would stop training what it steps (hides_bug refuses it)
+        again = [c for c in ctx.flow.calls_named("step") if c.lineno > fail
+                 and stepper is not None and receiver(c) == receiver(stepper)]
+        edits = [Edit("delete", line)] if again else [Edit("move_after", line, to=fail)]
+        fixes = [Fix((edit,), runs_clean, T(
+            "call every backward() before optimizer.step(): " + (
+                f"remove the step on line {line}" if edit.kind == "delete"
+                else f"move the step on line {line} below line {fail}"),
+            "先完成所有 backward() 再调用 step()：" + (
+                f"删除第 {line} 行的 step" if edit.kind == "delete"
+                else f"把第 {line} 行的 step 移到第 {fail} 行之后"))) for edit in edits]
         cid = "inplace-modified-output" if ", which is output" in ctx.message else \
             "inplace-modified-input"  # the catalog's words follow the message's form
         out.append(Candidate(cid, line, conf, [
-            ("inplace-failed", fills), ("step-between", {"line": line})],
-            [Fix((edit,), runs_clean, T(
-                f"call every backward() before optimizer.step(): "
-                f"{'remove' if later else 'move'} the step on line {line}",
-                f"先完成所有 backward() 再调用 step()：{'删除' if later else '移动'}第 {line} 行的 "
-                "step"))], {"line": line}))
+            ("inplace-failed", fills), ("step-between", {"line": line})], fixes, {"line": line},
+            direction=T(
+                f"The step on line {line} changes the weights that the graph of the backward() "
+                f"on line {fail} saved. Either call that backward() before the step, with "
+                "nothing of its loss reaching what the step updates (detach the value the two "
+                "losses share where the second loss uses it), or compute the second loss "
+                "again after the step, so its graph holds the new weights.",
+                f"第 {line} 行的 step 改变了第 {fail} 行 backward() 的计算图所保存的权重。要么在 "
+                "step 之前调用那次 backward()，并且不让它的损失影响 step 要更新的参数（在第二个"
+                "损失用到两者共享的值的地方把它 detach）；要么在 step 之后重新计算第二个损失，"
+                "让它的计算图保存新的权重。")))
         break
     return out
 

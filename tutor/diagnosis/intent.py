@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from dataclasses import dataclass
 
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
@@ -41,7 +42,8 @@ class Freeze:
 
 
 def _bare(name: str) -> str:
-    return name.removeprefix("self.")
+    """A source path as the run names it: ``model[0]`` -> ``model.0``, without ``self.``."""
+    return re.sub(r"\[(\d+)\]", r".\1", name).removeprefix("self.")
 
 
 def under(name: str, prefix: str) -> bool:

@@ -307,9 +307,12 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
         if not (p.in_optimizer and p.changed) or intent.freeze_of(p.name) is not None:
             continue
         got = now.get(p.name)
-        if got is None or got.grad_none or got.changed is False:
-            verb = "gets no gradient" if got is None or got.grad_none else "no longer changes"
-            verb_zh = "得不到梯度" if got is None or got.grad_none else "不再变化"
+        # no backward() reaches it any more, or no optimizer steps it (a zero gradient that
+        # an optimizer steps is the model's own: a bias before a BatchNorm in training mode)
+        lost = got is None or (p.reached and not got.reached)
+        if lost or (got is not None and got.changed is False and not got.in_optimizer):
+            verb = "gets no gradient" if lost else "no longer changes"
+            verb_zh = "得不到梯度" if lost else "不再变化"
             return T(f"with it `{p.name}`, which your program trains, {verb}",
                      f"改动后你的程序训练的 `{p.name}` {verb_zh}")
     for p in after.params:
@@ -322,12 +325,33 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
             return T(f"with it `{p.name}` changes in training, which line {freeze.line} meant "
                      "to freeze",
                      f"改动后 `{p.name}` 会在训练中变化，而第 {freeze.line} 行本意是冻结它")
+    summed, now_passes = _summed_passes(before), _summed_passes(after)
+    # with one optimizer every loss trains what it holds, and one step on the sum is a way
+    # to write it; with several, a pass one's step now adds is another optimizer's loss
+    several = len({s.optimizer for s in [*before.steps, *after.steps]}) > 1
+    for opt, count in now_passes.items() if several else ():
+        if count > max(summed.get(opt, 0), 1) and opt in summed:
+            return T(f"with it `{opt}` steps on the gradients of {count} backward() passes "
+                     f"added up, where your program stepped on those of {summed[opt]}: another "
+                     "loss's gradient reaches what it updates",
+                     f"改动后 `{opt}` 的 step 用的是 {count} 次 backward() 累加起来的梯度，"
+                     f"而你的程序用的是 {summed[opt]} 次的：别的损失的梯度也进入了它要更新的参数")
     if original.outcome == "ok" and len(after.steps) < len(before.steps):
         return T(f"with it the program takes {len(after.steps)} optimizer steps instead of "
                  f"{len(before.steps)}: it no longer goes through every pass",
                  f"改动后程序只执行 {len(after.steps)} 次优化器 step，而不是 {len(before.steps)} "
                  "次：它不再走完每一轮")
     return None
+
+
+def _summed_passes(ev: Evidence) -> dict[str, int]:
+    """For each optimizer, the most backward() passes whose gradients one of its steps used
+    added up (passes since its last step that found the earlier ones not cleared)."""
+    out: dict[str, int] = {}
+    for step in ev.steps:
+        if step.passes:
+            out[step.optimizer] = max(out.get(step.optimizer, 0), step.passes - step.cleared)
+    return out
 
 
 def _broadcasts(result: RunResult) -> bool:
