@@ -93,7 +93,10 @@ def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text
             places[cand.root_line] = steps[-1]
         if failed.get(id(cand)) and cand.root_line not in tried:
             tried.append(cand.root_line)
-    if not places:
+    top = failed.get(id(ranked[0]), []) if ranked else []
+    if not places or (len(places) == 1 and top and all(why is not None for _, why in top)):
+        # one place, whose change made the error go away and was refused only because it
+        # hid the bug: the evidence settles the place, not the change
         return None
     lines = list(places)[:3]
     first, rest = lines[0], lines[1:]
