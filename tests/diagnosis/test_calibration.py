@@ -51,11 +51,19 @@ net[1].bias.requires_grad_(False)
 opt = __import__("torch").optim.SGD(list(net[1].parameters()), lr=0.1)
 """)
     intent = read_intent(flow)
-    freezes = {(f.line, f.prefix, f.misspelt) for f in intent.frozen}
-    assert freezes == {(4, "net[0]", True), (8, "net[1].bias", False)}
+    freezes = {(f.line, f.prefix, f.misspelt, f.sure) for f in intent.frozen}
+    assert freezes == {(4, "net[0]", True, True), (7, "net", False, False),
+                       (8, "net[1].bias", False, True)}
     assert intent.freeze_of("net.0.weight") is not None
     assert intent.freeze_of("net.1.weight") is None  # its freeze sits under a condition
+    assert intent.may_freeze("net.1.weight")
     assert intent.trains("net.1.weight") and not intent.trains("net.0.weight")
+    # a program that reads a frozen parameter's gradient wants one: the freeze is in doubt
+    read = read_intent(Flow.of("""for p in m.top.parameters():
+    p.requires_grad = False
+print(m.top.weight.grad)
+"""))
+    assert read.freeze_of("m.top.bias") is None and read.may_freeze("m.top.bias")
     assert spells_requires_grad("requires_grads") and not spells_requires_grad("retain_grad")
     assert under("trainer.model.head.weight", "self.model")
     assert not under("model2.weight", "model")
@@ -116,7 +124,7 @@ opt = torch.optim.SGD(net.head.parameters(), lr=0.1)
                   _param("net.head.w"), steps=[_step("opt")])
     after = _run(_param("net.body.w"), _param("net.head.w"), steps=[_step("opt")])
     told = hides_bug(before, after, intent)
-    assert told is not None and "line 3" in told.en and "第 3 行" in told.zh
+    assert told is not None and "`net.body.w`" in told.en and "冻结" in told.zh
     assert hides_bug(before, after, Intent()) is None  # no freezing code: nothing meant
 
 

@@ -35,6 +35,8 @@ class Freeze:
     prefix: str
     spelled: str
     """The attribute as written: ``requires_grad``, or the misspelling that does nothing."""
+    sure: bool = True
+    """False when a condition picks which of the parameters it freezes."""
 
     @property
     def misspelt(self) -> bool:
@@ -59,9 +61,19 @@ class Intent:
     trained: tuple[str, ...] | None = None
     """What the optimizers are given, as source names; None when some optimizer's
     parameters cannot be read from the source."""
+    grads_read: tuple[str, ...] = ()
+    """What the program reads ``.grad`` of (``m.top.weight.grad``): it wants a gradient there,
+    whatever a freeze says."""
 
     def freeze_of(self, name: str) -> Freeze | None:
-        return next((f for f in self.frozen if under(name, f.prefix)), None)
+        """The freeze the program surely meant for the parameter: none under a condition,
+        none that a read of the gradient of one of its parameters contradicts."""
+        return next((f for f in self.frozen if f.sure and under(name, f.prefix) and not any(
+            under(read, f.prefix) or under(f.prefix, read) for read in self.grads_read)), None)
+
+    def may_freeze(self, name: str) -> bool:
+        """Some freeze of the program may be meant for it (under a condition too)."""
+        return any(under(name, f.prefix) for f in self.frozen)
 
     def trains(self, name: str) -> bool | None:
         """Whether an optimizer of the program is given the parameter; None: not known."""
@@ -70,16 +82,18 @@ class Intent:
         return any(under(name, p) for p in self.trained)
 
 
-def _loop_over_parameters(flow: Flow, stmt: ast.stmt, name: str) -> ast.For | None:
+def _loop_over_parameters(flow: Flow, stmt: ast.stmt, name: str
+                          ) -> tuple[ast.For, bool] | None:
     """The ``for p in X.parameters()`` (or ``for n, p in X.named_parameters()``) that binds
-    ``name`` around ``stmt``, with no condition between them (a condition picks some of the
-    parameters, and which ones cannot be read)."""
+    ``name`` around ``stmt``, and whether no condition stands between them (a condition
+    picks some of the parameters, and which ones cannot be read)."""
+    sure = True
     for node in flow.ancestors(stmt):
         if isinstance(node, ast.If):
-            return None
+            sure = False
         if isinstance(node, ast.For) and name in target_names(node.target) and isinstance(
                 node.iter, ast.Call) and call_name(node.iter) in PARAMETER_LISTS:
-            return node
+            return node, sure
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return None
     return None
@@ -99,14 +113,16 @@ def _frozen_by(flow: Flow, stmt: ast.stmt) -> Freeze | None:
         return None
     if not owner or not spells_requires_grad(spelled.rstrip("_")):
         return None
-    loop = _loop_over_parameters(flow, stmt, owner)
-    if loop is not None:
+    found = _loop_over_parameters(flow, stmt, owner)
+    sure = not any(isinstance(a, ast.If) for a in flow.ancestors(stmt)[:1])
+    if found is not None:
+        loop, sure = found
         assert isinstance(loop.iter, ast.Call)
         owner = receiver(loop.iter) or ""
     elif owner.isidentifier() and flow.assignments.get(owner) and all(
             isinstance(s, ast.For) for s in flow.assignments[owner]):
         return None  # a loop variable over something else: what it freezes is not known
-    return Freeze(stmt.lineno, owner, spelled.rstrip("_")) if owner else None
+    return Freeze(stmt.lineno, owner, spelled.rstrip("_"), sure) if owner else None
 
 
 def _given(flow: Flow, node: ast.expr, depth: int = 2) -> list[str] | None:
@@ -150,4 +166,7 @@ def read_intent(flow: Flow | None) -> Intent:
             trained = None
             continue
         trained.extend(given)
-    return Intent(frozen, tuple(trained) if trained is not None else None)
+    reads = tuple(dict.fromkeys(text(n.value) for n in ast.walk(flow.tree)
+                                if isinstance(n, ast.Attribute) and n.attr == "grad"
+                                and isinstance(n.ctx, ast.Load)))
+    return Intent(frozen, tuple(trained) if trained is not None else None, reads)

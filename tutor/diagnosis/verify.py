@@ -303,9 +303,11 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
     them) must not move; it must take as many training steps (it went through every pass)."""
     now = {p.name: p for p in after.params}
     stepped = bool(before.steps)
+    shown_frozen = {n for u in before.training.unfrozen for n in u.params}
     for p in before.params:
-        if not (p.in_optimizer and p.changed) or intent.freeze_of(p.name) is not None:
-            continue
+        if not (p.in_optimizer and p.changed) or intent.may_freeze(p.name) or \
+                p.name in shown_frozen:
+            continue  # a parameter the program may have meant frozen may stop
         got = now.get(p.name)
         # no backward() reaches it any more, or no optimizer steps it (a zero gradient that
         # an optimizer steps is the model's own: a bias before a BatchNorm in training mode)
@@ -322,9 +324,11 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
         was = next((q for q in before.params if q.name == p.name), None)
         trained = was.in_optimizer if stepped and was is not None else intent.trains(p.name)
         if trained is False and not (was is not None and was.changed):
-            return T(f"with it `{p.name}` changes in training, which line {freeze.line} meant "
-                     "to freeze",
-                     f"改动后 `{p.name}` 会在训练中变化，而第 {freeze.line} 行本意是冻结它")
+            # the freeze's line is the learner's; the text is not renumbered for the change
+            return T(f"with it `{p.name}` changes in training, which your program's freezing "
+                     "code meant to keep fixed (and gave no optimizer)",
+                     f"改动后 `{p.name}` 会在训练中变化，而你的程序的冻结代码本意是让它保持不变"
+                     "（也没有把它交给优化器）")
     summed, now_passes = _summed_passes(before), _summed_passes(after)
     # with one optimizer every loss trains what it holds, and one step on the sum is a way
     # to write it; with several, a pass one's step now adds is another optimizer's loss
