@@ -38,9 +38,19 @@ def _looks_only(span: str) -> bool:
         node.func.id in LOOKING)
 
 
+def _names_only(span: str) -> bool:
+    """A span that only names something (``nn.{module}``, `{model}`): no call, no
+    assignment, nothing it would change."""
+    try:
+        node = ast.parse(re.sub(r"\{[a-z_0-9]+\}", "x", span), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
 def concrete(template: str) -> bool:
     """The template writes a fact of the run into code that changes the program."""
-    return any(placeholders(span) and not _looks_only(span)
+    return any(placeholders(span) and not _looks_only(span) and not _names_only(span)
                for span in CODE_SPAN.findall(template))
 
 

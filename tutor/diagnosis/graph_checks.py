@@ -1080,6 +1080,8 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                        f"保留该张量的梯度：在第 {line} 行之后调用 `{owner}.retain_grad()`"))],
                 {"line": line, "name": owner}))
     backs = [b.line for b in ctx.evidence.backwards]
+    if not out and owners and backs:
+        out.extend(_unreached_in_loop(ctx, stmt, owners[0]))
     if not out and owners and not backs:
         # .grad read before any backward ran: clearing it is done by setting it to None
         # (what zero_grad() does), which works before the first backward() too
@@ -1099,6 +1101,30 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
             ("grad-before-backward", {"fail_line": fail, "name": owners[0]})], fixes,
             {"line": fail, "name": owners[0]}))
     return out
+
+
+def _unreached_in_loop(ctx: Ctx, stmt: ast.stmt, owner: str) -> list[Candidate]:
+    """``for p in model.parameters(): p.grad *= k`` after backward() ran: the re-run shows
+    parameters of the model no backward() reached (a head the loss does not use), whose
+    ``.grad`` stays None. Skipping those is the change to try; the evidence names them."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    loop = next((a for a in flow.ancestors(stmt) if isinstance(a, ast.For)
+                 and owner in target_names(a.target) and isinstance(a.iter, ast.Call)
+                 and call_name(a.iter) in ("parameters", "named_parameters")), None)
+    unreached = [p.name for p in ctx.evidence.params if not p.reached and p.grad_none
+                 and p.requires_grad]
+    if loop is None or not unreached or not any(p.reached for p in ctx.evidence.params):
+        return []
+    line = flow.line(fail)
+    edit = Edit("replace", fail, f"{indent_of(line)}if {owner}.grad is not None: {line.strip()}")
+    back = ctx.evidence.backwards[-1].line
+    fill: dict[str, object] = {"line": back, "params": _listing(unreached), "fail_line": fail,
+                               "name": owner}
+    return [Candidate("grad-none", fail, 0.75, [("not-reached", fill)], [Fix((edit,), runs_clean,
+        T(f"skip the parameters backward() does not reach on line {fail}: "
+          f"`if {owner}.grad is not None:`",
+          f"第 {fail} 行跳过 backward() 没有到达的参数：`if {owner}.grad is not None:`"))],
+        fill)]
 
 
 def _zeroed(stmt: ast.stmt) -> str | None:
