@@ -457,3 +457,17 @@ out.sum().backward()
     assert "Most likely" in told.en and "Also possible" in told.en and "最可能" in told.zh
     assert "line 7" in told.en and "line 8" in told.en
     assert "none fixed it" in told.en and "Try the first fix" not in told.en
+
+
+def test_the_catalogs_code_that_only_looks_at_a_value_is_not_tried_as_a_change() -> None:
+    from tutor.diagnosis.advice import subject_snippets
+    from tutor.diagnosis.catalog import load_catalog
+    from tutor.diagnosis.filling import first_fitting
+
+    entry = load_catalog().get("linear-in-features")
+    shown = first_fitting(entry.options("fix"), {
+        "var": "`feats`", "var_code": "feats", "callee": "`head`", "cols1": "480",
+        "rows2": "48", "cols2": "120", "rows1": "1", "line": "46"})
+    assert shown is not None and "`feats.shape`" in shown.en
+    tried = [snippet for _, snippet in subject_snippets(entry, shown)]
+    assert tried == ["feats.flatten(1)"]

@@ -21,6 +21,9 @@ from tutor.i18n import Text
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LOOKING = frozenset({"print", "type", "len", "isinstance", "id", "repr"})
 """Calls that look at values without changing what the program does."""
+LOOKING_METHODS = frozenset({"size", "dim", "numel", "type", "is_contiguous", "stride",
+                             "data_ptr", "element_size", "nelement", "tolist", "item"})
+"""Methods that read a tensor: a snippet ending in one is no change to try."""
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -99,6 +102,9 @@ def subject_snippets(entry: Entry, shown: Text) -> list[tuple[str, str]]:
     option, words, _ = found
     out = []
     for span in CODE_SPAN.findall(option.en):
+        last = re.fullmatch(r".*\.(\w+)\(.*\)", span)
+        if last is None or last.group(1) in LOOKING_METHODS:
+            continue  # `x.shape`, `x.size()`: a look at the value, no change to try
         for key in ("var_code", "var_base_code"):
             if span.startswith("{" + key + "}.") and key in words and "..." not in span:
                 try:
