@@ -63,7 +63,8 @@ INDEPENDENT = {
 """Same-layer pairs that must not import each other."""
 
 BASE_MODULES = ("tutor.errors", "tutor.i18n", "tutor.paths", "tutor.records", "tutor.yaml_read",
-                "tutor.cjk", "tutor.markdown_fences", "tutor.python_names")
+                "tutor.cjk", "tutor.markdown_fences", "tutor.python_names", "tutor.data_cache",
+                "tutor.settings", "tutor.validation_zh")
 """The modules the course and the sandbox stand on: they import neither (no cycle through the
 base layer, as ``paths`` once had through ``course.loader``)."""
 
@@ -252,3 +253,22 @@ def test_a_function_level_import_that_goes_up_fails_the_rule(tmp_path: Path, lin
     assert _wrong_imports(source, "tutor.grading.m") != []
     source.write_text("def f():\n    from tutor.course import load_course\n", encoding="utf-8")
     assert _wrong_imports(source, "tutor.grading.m") == []
+
+
+def _protocols(path: Path) -> list[str]:
+    """The ``typing.Protocol`` classes ``path`` declares."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and any(
+        (base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")) == "Protocol"
+        for base in node.bases)]
+
+
+def test_each_protocol_is_declared_once():
+    """One home for an interface: a layer that needs the sandbox's ``Runner`` imports it
+    (a second, narrower ``Runner`` in the diagnosis drifted from the real one)."""
+    homes: dict[str, list[str]] = {}
+    for path in _sources():
+        for name in _protocols(path):
+            homes.setdefault(name, []).append(str(path.relative_to(REPO)))
+    assert "Runner" in homes
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}

@@ -93,13 +93,16 @@ def load_messages(path: Path) -> dict[str, Text]:
     data = read_data(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a message catalog maps keys to {{en: ..., zh: ...}}")
-    texts = {}
-    for key, entry in data.items():
-        if not (isinstance(entry, dict) and entry.keys() == {"en", "zh"}
-                and all(isinstance(v, str) for v in entry.values())):
-            raise ValueError(f"{path}: {key!r} must map to exactly an en and a zh string")
-        texts[str(key)] = Text(en=entry["en"], zh=entry["zh"])
-    return texts
+    return {str(key): catalog_entry(str(path), key, entry) for key, entry in data.items()}
+
+
+def catalog_entry(catalog: str, key: object, entry: object) -> Text:
+    """One entry of a catalog, checked: exactly an ``en`` and a ``zh`` string; else
+    ``ValueError`` naming the catalog and the key."""
+    if not (isinstance(entry, dict) and entry.keys() == {"en", "zh"}
+            and all(isinstance(v, str) for v in entry.values())):
+        raise ValueError(f"{catalog}: {key!r} must map to exactly an en and a zh string")
+    return Text(en=entry["en"], zh=entry["zh"])
 
 
 class Catalog:
@@ -117,7 +120,7 @@ class Catalog:
                 self._texts = load_messages(self.path)
             return self._texts
 
-    def __call__(self, key: str, **values: Any) -> Text:
+    def __call__(self, key: str, /, **values: Any) -> Text:
         """Message ``key`` with its ``{placeholders}`` filled (see :meth:`Text.format`)."""
         return self.texts()[key].format(**values)
 

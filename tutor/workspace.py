@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tutor.course.models import CodeStep, Course, FixStep, Lesson, QuizStep
 from tutor.errors import TutorError
-from tutor.i18n import Lang, T, Text
+from tutor.i18n import Catalog, Lang, T, Text
 
 MANIFEST_NAME = ".tutor-exercises.json"
 MANIFEST_VERSION = 1
@@ -46,31 +46,8 @@ QUIZ_STARTER = f"{ANSWER_NAME} = []\n"
 FileStep = CodeStep | FixStep | QuizStep
 """The kinds of step a workspace has files for."""
 
-_MSG = {
-    "kind.code": T("code exercise", "编程练习"),
-    "kind.fix": T("fix the bug", "改错练习"),  # 改错: the kind's name in `tutor lessons`
-    "hints": T(
-        "Hints: {n} locked. `tutor hint` (or h in `tutor watch`) shows one more each time.",
-        "提示：{n} 条，尚未显示。`tutor hint`（或在 `tutor watch` 中按 h）每次多显示一条。",
-    ),
-    "no_hints": T("Hints: none for this exercise.", "提示：本练习没有提示。"),
-    "how": T(
-        "Save the file and `tutor watch` grades it; `tutor verify` grades every file.",
-        "保存文件后 `tutor watch` 会自动评分；`tutor verify` 给所有文件评分。",
-    ),
-    "below": T("Write your code below this line.", "请在这条线下方编写代码。"),
-    "kind.quiz": T("quiz", "测验"),
-    "pick_one": T("One choice is right: write its number in ANSWER below "
-                  "(ANSWER = [number]) and save.",
-                  "只有一个选项正确：把它的编号写进下面的 ANSWER（ANSWER = [编号]），然后保存。"),
-    "pick_all": T("Several choices may be right: list every right number in ANSWER below "
-                  "(ANSWER = [number, number, ...]) and save.",
-                  "可能有多个选项正确：把所有正确的编号都写进下面的 ANSWER"
-                  "（ANSWER = [编号, 编号, ...]），然后保存。"),
-    "quiz_how": T("`tutor watch` checks it on each save; `tutor verify` checks every file.",
-                  "每次保存后 `tutor watch` 会检查；`tutor verify` 检查所有文件。"),
-    "below_answer": T("Write your answer below this line.", "请在这条线下方写出答案。"),
-}
+msg = Catalog(Path(__file__).with_name("workspace_messages.yaml"))
+"""The exercise files' own words: ``msg("key", name=...)``."""
 
 
 class WorkspaceError(TutorError):
@@ -173,25 +150,23 @@ def render_exercise(
     """The full text of an exercise file: comment header, marker line, then ``code``.
     A quiz's header lists its choices, numbered in ``order`` (lesson indices, as the
     learner sees them; default: the lesson's)."""
-    hints = (
-        _MSG["hints"].format(n=len(step.hints)) if step.hints else _MSG["no_hints"]
-    ).get(lang)
+    hints = (msg("hints", n=len(step.hints)) if step.hints else msg("no_hints")).get(lang)
     lines = [
         f"# autograd-tutor · {lesson.title.get(lang)}",
-        f"# {step_no}. {step.title.get(lang)}  ({_MSG[f'kind.{step.kind}'].get(lang)}, "
+        f"# {step_no}. {step.title.get(lang)}  ({msg(f'kind.{step.kind}').get(lang)}, "
         f"{lesson.id}/{step.id})",
         "#",
         *_comment(step.prompt.get(lang)),
         "#",
     ]
-    how, below = _MSG["how"], _MSG["below"]
+    how, below = msg("how"), msg("below")
     if isinstance(step, QuizStep):
         for number, index in enumerate(order or range(len(step.choices)), 1):
             text = step.choices[index].text.get(lang).strip().splitlines() or [""]
             lines.append(f"#   {number}. {text[0]}".rstrip())
             lines += [f"#      {more}".rstrip() for more in text[1:]]
-        lines += ["#", f"# {_MSG['pick_all' if step.multiple else 'pick_one'].get(lang)}"]
-        how, below = _MSG["quiz_how"], _MSG["below_answer"]
+        lines += ["#", f"# {msg('pick_all' if step.multiple else 'pick_one').get(lang)}"]
+        how, below = msg("quiz_how"), msg("below_answer")
     lines += [f"# {hints}", f"# {how.get(lang)}", f"# {below.get(lang)}", HEADER_END]
     body = code if code.endswith("\n") or not code else code + "\n"
     return "\n".join(lines) + "\n" + body

@@ -152,6 +152,10 @@ optimizer.step()"""
          "optimizer-before-move", "model.cuda()"),
         ("model.eval()\nwith torch.no_grad():\n    out = model(x)", "eval-and-no-grad",
          "model.eval()"),
+        ("self.blocks = [Block(d) for _ in range(n)]", "modules-in-plain-container",
+         "self.blocks = [Block(d) for _ in range(n)]"),
+        ("self.heads = {k: nn.Linear(8, 1) for k in tasks}", "modules-in-plain-container",
+         "nn.ModuleDict"),
     ],
 )
 def test_each_code_fact_is_read_in_the_learners_own_statements(
@@ -174,6 +178,8 @@ def test_each_code_fact_is_read_in_the_learners_own_statements(
         ("model.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)",
          "optimizer-before-move"),
         ("total += loss.item()", "sums-loss-tensor"),
+        ("self.layers = nn.ModuleList([nn.Linear(2, 2)])", "modules-in-plain-container"),
+        ("self.sizes = [64, 32]\nlayers = [nn.Linear(2, 2)]", "modules-in-plain-container"),
         # a loss defined as a ratio is no division of the loss
         ("a = torch.tensor(2., requires_grad=True); loss = 1/a; loss.backward()",
          "divides-loss"),

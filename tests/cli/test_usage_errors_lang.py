@@ -117,3 +117,20 @@ def test_command_line_mistakes_in_run_and_diagnose_speak_chinese(
     assert "没有要诊断的内容" in capsys.readouterr().err
     assert main(["--lang", "zh", "diagnose", "--list", str(script)]) == 2
     assert "只能给一个" in capsys.readouterr().err
+
+
+def test_speaking_chinese_to_argparse_leaves_the_process_as_it_was(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parser speaks through gettext's global domain and ``LANGUAGE`` while it works; after
+    a Chinese usage error both are back, so nothing else in the process is translated."""
+    import gettext
+    import os
+
+    monkeypatch.setenv("LANGUAGE", "fr")
+    domain = gettext.textdomain()
+    assert "错误" in usage_error(["--lang", "zh", "run"], capsys)
+    assert (gettext.textdomain(), os.environ["LANGUAGE"]) == (domain, "fr")
+    monkeypatch.delenv("LANGUAGE")
+    assert "错误" in usage_error(["--lang", "zh", "run"], capsys)
+    assert "LANGUAGE" not in os.environ

@@ -53,6 +53,24 @@ def verified_diagnosis(sandbox: Any, code: str, expected: set[str], root: int,
     return first
 
 
+def found_with_a_working_fix(sandbox: Any, expected: str, root: int, fix_has: str,
+                             code: str) -> None:
+    """A silent bug's program runs, and its first diagnosis is ``expected`` at ``root`` with
+    a fix whose re-run showed the symptom gone, said in both languages."""
+    assert sandbox.run(code).ok
+    first = verified_diagnosis(sandbox, code, {expected}, root, fix_has)
+    assert first.fix_check is not None and first.fix_check.zh
+
+
+def not_diagnosed(sandbox: Any, expected: str, right: str) -> None:
+    """The program written right runs and gets no ``expected`` diagnosis."""
+    from tutor.diagnosis.reasoning import diagnose
+
+    result = sandbox.run(right)
+    assert result.ok, result.error
+    assert expected not in {d.id for d in diagnose(right, result, sandbox)}
+
+
 def rubric() -> Any:
     """benchmarks/bench_diagnosis.py (its FAMILIES, judge and load_split), loaded from its
     file: the benchmark's rubric is the one the tests judge by, and it is no package."""

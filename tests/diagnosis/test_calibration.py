@@ -196,7 +196,7 @@ for step in range(3):
 def test_a_misspelt_freeze_is_named_and_the_optimizer_is_not_given_every_parameter(
         sandbox: Any) -> None:
     first = first_diagnosis(sandbox, MISSPELT_FREEZE)
-    assert (first.id, first.root_line, first.fix_verified) == ("requires-grad-misspelt", 8, True)
+    assert (first.id, first.root_line, first.fix_verified) == ("requires-grad-typo", 8, True)
     assert first.patch is not None and "+    p.requires_grad = False" in first.patch
     assert "net.parameters()" not in said(first)
 

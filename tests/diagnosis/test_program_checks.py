@@ -70,7 +70,7 @@ dy = torch.autograd.grad(y.sum(), x)[0]
 penalty = (dy ** 2).mean()
 penalty.backward()
 """),
-    ('optimizer-wrong-params', 7, 'nn.ModuleList(', """import torch
+    ('params-in-plain-container', 7, 'nn.ModuleList(', """import torch
 import torch.nn as nn
 
 class Stack(nn.Module):

@@ -117,7 +117,8 @@ def _dev_programs() -> list[tuple[str, str]]:
     programs = [(f"{folder}/{p.stem}", p.read_text(encoding="utf-8"))
                 for folder in ("corpus", "heldout", "heldout2")
                 for p in sorted((HERE / folder).glob("*.py"))]
-    for folder, split in (("corpus2", "dev"), ("corpus2", "test"), ("corpus3", "test")):
+    for folder, split in (("corpus2", "dev"), ("corpus2", "test"), ("corpus3", "test"),
+                          ("shapes_dev", "dev")):
         with (HERE / folder / f"{split}.yaml").open(encoding="utf-8") as handle:
             items = yaml.safe_load(handle)["items"]
         programs += [(f"{folder}/{item['id']}", item["code"]) for item in items]

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from tutor.diagnosis.reasoning import diagnose
-
-from .runs import verified_diagnosis
+from .runs import found_with_a_working_fix, not_diagnosed
 
 DATA = """import torch
 import torch.nn as nn
@@ -392,14 +390,10 @@ IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), CASES, ids=IDS)
 def test_the_trace_names_the_root_line_and_a_fix_that_makes_the_symptom_go(
         sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
-    assert sandbox.run(code).ok
-    first = verified_diagnosis(sandbox, code, {expected}, root, fix_has)
-    assert first.fix_check is not None and first.fix_check.zh
+    found_with_a_working_fix(sandbox, expected, root, fix_has, code)
 
 
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), CASES, ids=IDS)
 def test_the_same_program_written_right_gets_no_such_diagnosis(
         sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
-    result = sandbox.run(right)
-    assert result.ok, result.error
-    assert expected not in {d.id for d in diagnose(right, result, sandbox)}
+    not_diagnosed(sandbox, expected, right)

@@ -30,7 +30,7 @@ def store(tmp_path: Path) -> Iterator[ProgressStore]:
 @pytest.fixture
 def make_app(course: Course, store: ProgressStore):
     """Build the app with fakes; keyword arguments override any part."""
-    from tutor.tui.app import create_app
+    from tui_fakes import create_app
 
     def build(**overrides):
         parts = {

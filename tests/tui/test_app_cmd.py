@@ -80,7 +80,7 @@ def test_sandbox_built_on_first_use_and_closed_only_then(monkeypatch, tmp_path, 
             if used:
                 assert self.runner.devices() == ["cpu"]
 
-    monkeypatch.setattr(tutor.tui.app, "create_app", lambda **kwargs: FakeApp(kwargs["runner"]))
+    monkeypatch.setattr(tutor.tui.app, "TutorApp", lambda session, **_: FakeApp(session.runner))
     monkeypatch.setattr(tutor.sandbox, "Sandbox", FakeSandbox)
     args = argparse.Namespace(lessons=MINI, data_dir=tmp_path, lang="en", device="cpu")
     assert app_cmd.run(args) == 0

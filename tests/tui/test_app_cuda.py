@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from pilot_helpers import wait_until
 from textual.widgets import Select, TextArea
+from tui_fakes import create_app
 
 from tutor.sandbox import Sandbox
-from tutor.tui.app import create_app
 
 
 def _cuda_available() -> bool:

@@ -659,10 +659,9 @@ import asyncio, sys
 sys.path.insert(0, "tests/tui")
 from pathlib import Path
 import tempfile
-from tui_fakes import FakeRunner, FakeTutor
+from tui_fakes import FakeRunner, FakeTutor, create_app
 from tutor.course import load_course
 from tutor.progress import ProgressStore
-from tutor.tui.app import create_app
 
 course = load_course(Path("tests/fixtures/mini_course"))
 store = ProgressStore(Path(tempfile.mkdtemp()) / "p.sqlite")

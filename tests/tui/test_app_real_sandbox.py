@@ -9,9 +9,10 @@ import asyncio
 import pytest
 from pilot_helpers import wait_until
 from textual.widgets import TextArea, Tree
+from tui_fakes import create_app
 
 from tutor.sandbox import Sandbox
-from tutor.tui.app import TutorApp, create_app
+from tutor.tui.app import TutorApp
 from tutor.tui.markdown_view import MarkdownView
 from tutor.tui.result_tabs import ResultTabs
 

@@ -275,3 +275,16 @@ def test_alt_arrows_widen_and_narrow_the_lesson_text(make_app) -> None:
         assert app.main.text_share == -3
 
     drive(make_app(), scenario, size=(120, 36))
+
+
+def test_asking_the_tutor_from_the_palette_puts_the_cursor_in_the_chat(make_app) -> None:
+    """The palette's "ask the tutor" on a code step: the chat tab shows, its box has focus."""
+
+    async def scenario(app: TutorApp, pilot: Pilot[Any]) -> None:
+        await go_to(app, pilot, "mini-basics", "first-backward")
+        await app.action_focus_chat()
+        await pilot.pause()
+        assert app.main.results.active == "tab-chat"
+        assert app.focused is app.query_one("#chat-input", Input)
+
+    drive(make_app(), scenario)

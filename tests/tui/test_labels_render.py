@@ -57,7 +57,7 @@ def test_every_label_used_in_the_code_exists() -> None:
         code = path.read_text(encoding="utf-8")
         used |= set(re.findall(r"""label\(\s*["']([a-z_]+)["']""", code))
         used |= set(re.findall(r"""label\(f["']([a-z_]+)\{""", code))  # prefixes
-    used |= {key.label for key in KEYS} | {key.help for key in KEYS if key.help}
+    used |= {key.description for key in KEYS} | {key.help for key in KEYS if key.help}
     table = labels()
     plain = {key for key in used if not key.endswith("_")}
     assert plain <= set(table), plain - set(table)

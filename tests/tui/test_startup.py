@@ -61,7 +61,7 @@ def test_tutor_command_collects_nothing_until_drawn_and_restores(
             if fails:
                 raise RuntimeError("boom")
 
-    monkeypatch.setattr(tutor.tui.app, "create_app", lambda **kwargs: FakeApp())
+    monkeypatch.setattr(tutor.tui.app, "TutorApp", lambda session, **_: FakeApp())
     args = argparse.Namespace(lessons=MINI, data_dir=tmp_path, lang="en", device="cpu")
     assert gc.isenabled()
     if fails:

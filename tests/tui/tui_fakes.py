@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from tutor.chat.models import Answer, Source
-from tutor.course.models import AnswerStep, Lesson, QuizStep
+from tutor.course.models import AnswerStep, Course, Lesson, QuizStep
 from tutor.diagnosis.models import Diagnosis
 from tutor.grading.models import CheckResult, Verdict
 from tutor.i18n import T
+from tutor.learning import LearningSession
 from tutor.sandbox.models import (
     ErrorInfo,
     FrameInfo,
@@ -24,6 +25,8 @@ from tutor.sandbox.models import (
     RunResult,
     TensorSnapshot,
 )
+from tutor.settings import SettingsStore
+from tutor.tui.app import TutorApp
 
 HANG = "while True"
 """Code containing this blocks in the fake runner until cancelled (a hanging run)."""
@@ -245,3 +248,12 @@ class FakeTutor:
         if lang == "zh":
             return fake_answer("`.grad` 保存叶子张量的梯度。")
         return fake_answer("`.grad` holds the gradient of a leaf tensor.")
+
+
+def create_app(*, course: Course, runner: Any, store: Any, device: str = "cpu",
+               settings: SettingsStore | None = None, **session: Any) -> TutorApp:
+    """The app over a :class:`LearningSession` of these parts, built as ``tutor`` builds it
+    (tutor/cli/app_cmd.py): runs use cpu until the runner has said which devices exist;
+    ``device`` is what the learner asked for; ``session``: the session's other options."""
+    return TutorApp(LearningSession(course, runner, store, **session), wanted_device=device,
+                    settings=settings)

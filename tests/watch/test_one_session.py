@@ -112,6 +112,26 @@ def test_hints_of_any_step_by_ref(mini_course: Course, store: ProgressStore) -> 
         session.reveal_hint("mini-basics/nope")
 
 
+def test_asking_for_a_hint_is_one_rule_for_every_face(
+    mini_course: Course, store: ProgressStore
+) -> None:
+    """The app and the shell both ask ``next_hint``: the hints so far, the newest last; once
+    all are shown, all of them ``again`` and nothing more unlocked; None without hints."""
+    session = make(mini_course, store)
+    hints = mini_course.find(FIX)[1].hints
+    first = session.next_hint(FIX)
+    assert first is not None and (first.shown, first.number, first.total, first.again) == (
+        (hints[0],), 1, 2, False)
+    second = session.next_hint(FIX)
+    assert second is not None and (second.text, second.number, second.again) == (
+        hints[1], 2, False)
+    again = session.next_hint(FIX)
+    assert again is not None and (again.shown, again.number, again.again) == (
+        tuple(hints), 2, True)
+    assert store.hints_revealed(FIX) == 2
+    assert session.next_hint("mini-basics/intro") is None, "a reading has no hints"
+
+
 def test_a_wrong_answer_is_diagnosed_from_evidence_and_a_right_one_is_not(
     mini_course: Course, store: ProgressStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -45,6 +45,8 @@ from tutor.chat.bilingual import NONE, Both, Pair, Patterns
 from tutor.chat.tokens import has_cjk, tokenize
 
 if TYPE_CHECKING:
+    from tutor.chat.asked import AskedPoint
+    from tutor.chat.asked import Side as AskedSide
     from tutor.chat.code_facts import CodeFact
 
 DATA = Path(__file__).with_name("cards")
@@ -69,6 +71,18 @@ question): "How do I compute the Jacobian efficiently?" after a pasted loop of
 CODE_FACT_SHARE = 0.6
 """Added to a card that names a fact the learner's code shows (``netD(fake.detach())`` in
 the code, a question about detach): the code says which of the cards near it is meant."""
+NAME_SHARE = 0.5
+"""Added to a card for the share of the asked sentences' API names it is about and speaks of."""
+ASKS_ENOUGH = 3
+"""Fewer words than this in the asking sentences say nothing by themselves."""
+PARTIAL_COVER = 0.05
+"""Below this share of the asking sentences' words a card (not found by a signal) speaks of,
+its answer is the nearest thing known, said as such (see Match.partial)."""
+COMMON_NAME_SHARE = 0.2
+"""A name more than this share of the cards speak of (``backward``) tells none of them apart."""
+NAMES_ENOUGH = 4.0
+"""The weight of asked names (log inverse card frequency) that a card must cover for the whole
+of NAME_SHARE: one name that one card in twenty speaks of (``zero_grad``) weighs about 3."""
 FORM_SMOOTHING = 2.5
 """Added to a form's weight: a form of one or two common words ("what is a gradient") is not
 covered by a question that merely says "grad"."""
@@ -167,6 +181,15 @@ class Match:
     more: tuple[Match, ...] = ()
     """The matches of the question's later parts ("Why X? And should I also Y?"), answered
     after this one, in order, each in its own short paragraph."""
+    covered: float = 1.0
+    """How much of what the asking sentences say the card speaks of (:meth:`CardBook.coverage`):
+    a card that speaks of none of it is the nearest thing known, not an answer."""
+
+    @property
+    def partial(self) -> bool:
+        """Whether the card speaks of nothing the question asks: the answer then says it is
+        the nearest thing known, and gives no yes or no."""
+        return not self.by_signal and self.covered < PARTIAL_COVER
 
     @property
     def sure(self) -> bool:
@@ -256,7 +279,7 @@ def load_cards(path: Path = DATA) -> CardSet:
 def _book_sources() -> list[Path]:
     """What the card book is made of: the cards, kinds.yaml, and the code that reads them."""
     here = Path(__file__).parent
-    code = [Path(__file__), here / "tokens.py", here / "bilingual.py"]
+    code = [Path(__file__), here / "tokens.py", here / "bilingual.py", here / "asked.py"]
     return [*sorted(DATA.glob("*.yaml")), KINDS, *code]
 
 
@@ -295,17 +318,49 @@ def book_data() -> dict[str, Any]:
     n = max(len(forms), 1)
     data["forms"] = forms
     data["idf"] = {t: math.log(1 + n / c) for t, c in df.items()}
+    built = [_card(raw) for raw in data["cards"]]
+    data["names"] = [[sorted(names) for names in card_names(card)] for card in built]
+    data["said"] = [sorted(card_said(card)) for card in built]
     write_cache_file(entry, json.dumps(data, ensure_ascii=False))
     return data
+
+
+def card_said(card: Card) -> frozenset[str]:
+    """The tokens of everything ``card`` says (question forms, answer, facets), in both
+    languages: what :meth:`CardBook.coverage` compares the asking sentences with."""
+    pairs = [card.answer, *(p for p in (card.why, card.condition, card.fix) if p)]
+    pairs += [*card.steps, *((card.pitfall,) if card.pitfall else ())]
+    text = " ".join(
+        [*card.forms.en, *card.forms.zh, *(f"{p.en} {p.zh}" for p in pairs)]
+        + [f"{s.name} {s.en} {s.zh}" for s in card.sides]
+    )
+    return frozenset(tokenize(canonical(text)))
+
+
+def card_names(card: Card) -> tuple[frozenset[str], frozenset[str]]:
+    """(the API names ``card``'s question forms, signals and sides name: what it is about;
+    those and the names its answer and facets mention)."""
+    from tutor.chat.asked import api_names  # asked.py reads this module's kinds
+
+    about = api_names(
+        " ".join((*card.forms.en, *card.forms.zh, *card.signals, *(s.name for s in card.sides)))
+    )
+    said = [card.answer.en, *(p.en for p in (card.why, card.condition, card.fix) if p)]
+    said += [s.en for s in card.sides] + [step.en for step in card.steps]
+    return about, about | api_names(" ".join(said))
 
 
 _book_data_kinds: dict[str, Any] = {}
 """kinds.yaml while the book is being built (before book_data() returns it)."""
 
 
-def _kinds() -> dict[str, Any]:
+def kinds_data() -> dict[str, Any]:
+    """kinds.yaml as parsed (from the book's cache)."""
     kinds: dict[str, Any] = _book_data_kinds or book_data()["kinds"]
     return kinds
+
+
+_kinds = kinds_data
 
 
 @lru_cache(maxsize=1)
@@ -330,6 +385,12 @@ _QUOTED_ERROR_RE = re.compile(
 def _anchors() -> tuple[str, ...]:
 
     return tuple(a.lower() for a in _kinds()["anchors"])
+
+
+@lru_cache(maxsize=1)
+def _discourse() -> frozenset[str]:
+    """The tokens of kinds.yaml's discourse words (talk about a question, not its subject)."""
+    return frozenset(t for w in kinds_data()["discourse_words"] for t in tokenize(str(w)))
 
 
 def about_pytorch(question: str) -> bool:
@@ -486,9 +547,12 @@ class CardBook:
 
     def __init__(self, cards: CardSet | None = None):
         self._forms: list[tuple[Card, frozenset[str], Verdict | None]] = []
+        self._cached_names: list[list[list[str]]] | None = None
+        self._cached_said: list[list[str]] | None = None
         if cards is None:  # the bundled cards: their forms' tokens are in the book's cache
             self.cards = load_cards().cards
             data = book_data()
+            self._cached_names, self._cached_said = data["names"], data["said"]
             self._forms = [
                 (self.cards[i], frozenset(tokens), verdict)
                 for i, tokens, verdict in data["forms"]
@@ -618,7 +682,7 @@ class CardBook:
     ) -> Match | None:
         """The card for ``question`` taken whole; ``shown``: the code facts the learner's code
         shows (a card that names one and shares words with the question gains)."""
-        if not about_pytorch(f"{question}\n{extra}") and not self._signalled(question):
+        if not about_pytorch(f"{question}\n{extra}") and not self.signalled(question):
             return None
         kind = question_kind(question)
         asked = f"{question}\n{extra}" if extra else question
@@ -637,11 +701,24 @@ class CardBook:
                     if verdict:
                         verdicts[cid] = verdict
 
+        from tutor.chat.asked import asked_point  # asked.py reads this module's kinds
+
+        point = asked_point(question)
+        self._cover(point, scores)
+
         def verdict_of(card: Card) -> Verdict | None:
+            # a yes or no holds for what its card is about: a card that names none of what
+            # the question asks about ("does model.eval() turn off gradients?" matched to a
+            # no_grad card) says no yes or no about it
+            if point.names and not point.names & self._names[card.id][1]:
+                return None
+            if point.choice:  # "..., or ...?" asks which, not whether
+                return None
             return verdicts.get(card.id) or card.verdict
 
-        if kind == "compare":
-            self._both_sides(question, scores)
+        # a comparison, or "does A do it, or do I still need B?"
+        if kind == "compare" or point.sides is not None:
+            self._both_sides(question, scores, point)
         for card in self.cards if shown else ():
             # what the learner's own code does says which of the cards near it is asked about
             if card.id in scores and any(use.fact in shown for use in card.code_facts):
@@ -659,6 +736,10 @@ class CardBook:
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
         shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
+        if point.sides is not None and kind != "compare":
+            # one thing or another: the card that tells the two apart answers it first
+            sided = next((c for c in near if _sides_match(point.sides, c.sides)), None)
+            shaped = sided or shaped
         if shaped is None and kind in ("can", "safe", "compare"):
             # "can I fix <error> with X?": the error's card explains the error, a card whose
             # forms ask about X answers the question
@@ -675,13 +756,16 @@ class CardBook:
                 shaped = by_id[max(fitting, key=lambda cid: scores[cid])]
                 verdicts[shaped.id] = form_verdicts.get(shaped.id)
         shaped = shaped or by_id[best_id]
+        covered = self.coverage(point, shaped)
+        by_signal = scores[shaped.id] >= SIGNAL_SCORE
         return Match(
             shaped,
             scores[shaped.id],
             kind,
-            by_signal=scores[shaped.id] >= SIGNAL_SCORE,
+            by_signal=by_signal,
             read=shaped.read_for(question),
-            verdict=verdict_of(shaped),
+            verdict=None if not by_signal and covered < PARTIAL_COVER else verdict_of(shaped),
+            covered=covered,
         )
 
     def _refocus(
@@ -711,22 +795,98 @@ class CardBook:
                 + FOCUS_SHARE * on_focus.get(cid, 0.0)
             )
 
-    def _signalled(self, question: str) -> bool:
+    def signalled(self, question: str) -> bool:
         """Whether ``question`` quotes a card's signal (an error message, an API name): that
         places it in PyTorch as surely as an anchor word."""
         lowered = question.lower()
         return any(s in lowered for card in self.cards for s in card.signals if len(s) >= 6)
 
-    def _both_sides(self, question: str, scores: dict[str, float]) -> None:
-        """A comparison is answered by the card that compares what the question names: each
-        card whose sides' names all appear in the question gains."""
+    def _both_sides(self, question: str, scores: dict[str, float], point: AskedPoint) -> None:
+        """A comparison is answered by the card that compares what the question compares:
+        when the question names its two sides ("the difference between step() and
+        backward()"), a card gains whose sides are those two; else each card whose sides'
+        names all appear in the question gains."""
         asked = set(_IDENT_RE.findall(question.lower()))
         for card in self.cards:
             if len(card.sides) < 2:
                 continue
+            if point.sides is not None:
+                if _sides_match(point.sides, card.sides):
+                    scores[card.id] = scores.get(card.id, 0.0) + 1.5
+                continue
             named = [_side_words(side.name) for side in card.sides]
             if all(words & asked for words in named):
                 scores[card.id] = scores.get(card.id, 0.0) + 1.5
+
+    @cached_property
+    def _names(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """card id -> :func:`card_names` (the bundled cards' come from the book's cache)."""
+        if self._cached_names is not None:
+            return {
+                card.id: (frozenset(about), frozenset(spoken))
+                for card, (about, spoken) in zip(self.cards, self._cached_names, strict=True)
+            }
+        return {card.id: card_names(card) for card in self.cards}
+
+    @cached_property
+    def _said(self) -> dict[str, frozenset[str]]:
+        """card id -> :func:`card_said` (the bundled cards' come from the book's cache)."""
+        if self._cached_said is not None:
+            return {
+                card.id: frozenset(said)
+                for card, said in zip(self.cards, self._cached_said, strict=True)
+            }
+        return {card.id: card_said(card) for card in self.cards}
+
+    def coverage(self, point: AskedPoint, card: Card) -> float:
+        """The share of the asking sentences' words (weighted by how rare they are in the
+        cards' question forms) that ``card`` speaks of anywhere."""
+        # the learner's own file and variable names (``post_training.py``) that no question
+        # form has say nothing of what a card should speak of; words do
+        known, talk = self._idf, _discourse()
+
+        def said_of(text: str) -> frozenset[str]:
+            return frozenset(
+                t
+                for t in tokenize(canonical(text))
+                # an English word no form has is still a word; two Chinese characters no
+                # form has are mostly the seam of two words ("释一", "给我")
+                if (t in known or (t.isascii() and t.isalpha())) and t not in talk
+            )
+
+        asked = said_of(point.asking)
+        if len(asked) < ASKS_ENOUGH:  # "Can you explain this to me?": the rest says what
+            asked = said_of(point.said or point.asking)
+        total = self._weight(asked)
+        return self._weight(asked & self._said[card.id]) / total if total else 1.0
+
+    def _cover(self, point: AskedPoint, scores: dict[str, float]) -> None:
+        """Each card gains for the share of the asked point's names it speaks of: among cards
+        that share the question's words, the one about what the asking sentences name
+        answers them (a card about clipping does not answer "does the placement of
+        zero_grad() matter?" because it shares "placement")."""
+        counts, most = self._name_counts, COMMON_NAME_SHARE * len(self.cards)
+        asked_names = {n for n in point.names if counts.get(n, 0) <= most}
+        if not asked_names:
+            return
+        weight = self._name_weight
+        # a question that names only what most cards mention says little about which one
+        asked = max(sum(weight(n) for n in asked_names), NAMES_ENOUGH)
+        for cid in scores:
+            about, spoken = self._names[cid]
+            covered = sum(weight(n) for n in asked_names & spoken)
+            covered += sum(weight(n) for n in asked_names & about)
+            scores[cid] += NAME_SHARE * covered / (2 * asked)
+
+    def _name_weight(self, name: str) -> float:
+        """How much naming ``name`` says: a name few cards are about (``zero_grad``) says more
+        than one most of them mention (``backward``)."""
+        counts = self._name_counts
+        return math.log(1 + len(self.cards) / (1 + counts.get(name, 0)))
+
+    @cached_property
+    def _name_counts(self) -> Counter[str]:
+        return Counter(n for _, spoken in self._names.values() for n in spoken)
 
 
 _GENERIC = frozenset(
@@ -739,6 +899,29 @@ _GENERIC = frozenset(
 def _side_words(name: str) -> set[str]:
     # one letter ("s" of "what's", "x") names no side
     return {w for w in _IDENT_RE.findall(name.lower()) if w not in _GENERIC and len(w) > 1}
+
+
+def _sides_match(asked: tuple[AskedSide, AskedSide], sides: tuple[Side, ...]) -> bool:
+    """Whether a card's sides are the two sides a question compares: each asked side is
+    named by a different side of the card (by its API names, else by its words)."""
+    from tutor.chat.asked import api_names
+
+    def names(side: Side) -> tuple[frozenset[str], set[str]]:
+        return api_names(side.name), _side_words(side.name)
+
+    def fits(want: AskedSide, side: Side) -> bool:
+        side_names, side_words = names(side)
+        if want.names:
+            return bool(want.names & side_names)
+        return bool(set(want.words) & side_words)
+
+    a, b = asked
+    return any(
+        fits(a, first) and fits(b, second)
+        for first in sides
+        for second in sides
+        if first is not second
+    )
 
 
 def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
@@ -770,6 +953,10 @@ _LABELS = {
     "also": Pair(
         "See also: lesson “{lesson}” ({lesson_id}), step “{step}” ({ref}).",
         "另见：课程“{lesson}”（{lesson_id}）的步骤“{step}”（{ref}）。",
+    ),
+    "partial": Pair(
+        "I have no answer for exactly this; the nearest thing I know:",
+        "这个问题我没有确切的答案；我知道的最接近的内容是：",
     ),
     "tensor": Pair("the tensor", "该张量"),
     "output": Pair("the output", "输出"),
@@ -835,7 +1022,13 @@ it has leads (a "why" gets the cause, a "how" the steps, "can I" the yes or no a
 condition), the rest follow."""
 _FIX_KINDS = frozenset({"fails", "how", "why", "safe", "can"})
 _LIST_RE = re.compile(r"^(- |\d+\. )")
-_OPENS_WITH_VERDICT = re.compile(r"^(yes|no|是的|可以|不行|不)\b", re.IGNORECASE)
+_OPENS_WITH_VERDICT = re.compile(
+    r"^(?:(?:yes|no|mostly|roughly|it depends)\b|是的|可以|不行|不能|不会|不用|不需要|不必|"
+    r"不是|大致|基本|要看)",
+    re.IGNORECASE,
+)
+"""An answer that opens with its own yes or no (in Chinese no word boundary follows one:
+"不能：" is no "不" then a word) gets no second one."""
 
 
 def _verdict_word(kind: str, verdict: str, lang: str) -> str:
@@ -889,17 +1082,35 @@ def _facets(
         body.append(fill(card.condition.get(lang)))
     # brief: the condition (for a yes/no) and the leading facet
     limit = len(body) + 1 if brief else len(order) + len(body)
+    shown = [_worded(fact, lang) for fact in facts]
     for facet in order:
         if len(body) >= limit:
             break
-        body.append(said[facet])
-    parts = [_worded(fact, lang) for fact in facts] + body
+        if not _repeats(said[facet], [*shown, *body]):
+            body.append(said[facet])
+    parts = shown + body
     if verdict and kind in ("can", "safe") and parts:
         # the yes or no comes first, once (the card's answer may open with its own)
         prose_at = next((i for i, p in enumerate(parts) if not _LIST_RE.match(p)), None)
-        if prose_at is not None and not any(_OPENS_WITH_VERDICT.match(p) for p in parts):
+        # only the paragraph that would get it can already open with one ("Not after an
+        # ordinary backward()" further down is no verdict)
+        if prose_at is not None and not _OPENS_WITH_VERDICT.match(parts[prose_at]):
             parts[prose_at] = _joined(_verdict_word(kind, verdict, lang), parts[prose_at], lang)
     return parts
+
+
+REPEAT_SHARE = 0.75
+"""A paragraph whose words are this much in the paragraphs before it says nothing new."""
+
+
+def _repeats(paragraph: str, before: list[str]) -> bool:
+    """Whether ``paragraph`` (a facet) repeats what the paragraphs ``before`` it say: a card's
+    answer and its why often restate what the learner's code fact already said."""
+    if not before or _LIST_RE.match(paragraph):
+        return False
+    words = set(tokenize(paragraph))
+    seen = set(tokenize(" ".join(before)))
+    return bool(words) and len(words & seen) >= REPEAT_SHARE * len(words)
 
 
 def _facts_in(code: str, card: Card) -> list[CodeFact]:
@@ -922,17 +1133,24 @@ def compose(
     names: Names,
     titles: dict[str, tuple[str, str]] | None = None,
     code: str = "",
+    *,
+    brief: bool = False,
 ) -> str:
     """The answer's Markdown, shaped by the question's kind. ``titles``: LESSON/STEP ->
     (lesson title, step title) in ``lang``, for the line that says what to read; ``code``:
     the learner's code (pasted in the question, or the editor's), read for what it already
-    does. A question of several parts gets a short paragraph for each, in order."""
+    does. A question of several parts gets a short paragraph for each, in order; ``brief``:
+    the leading facet only (what follows a run's output answers the rest of a question)."""
     matches = [match, *match.more]
-    brief = len(matches) > 1
+    brief = brief or len(matches) > 1
     parts: list[str] = []
     for one in matches:
         facts = _facts_in(code, one.card) if code else []
         parts += _facets(one, lang, names, facts, brief=brief)
+        if one is match and match.partial and not facts:
+            # a card that speaks of nothing the question asks, and whose facts the learner's
+            # code does not show, is offered as what it is
+            parts.insert(0, _LABELS["partial"].get(lang))
     card = match.card
     if card.example and not brief:
         example = card.example if lang == "en" else _without_prose_comments(card.example)

@@ -363,6 +363,29 @@ def _optimizer_before_move(found: list[Event]) -> dict[str, str] | None:
 
 _OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS", "Adamax")
 
+
+def _builds_modules(node: ast.expr) -> bool:
+    """Whether ``node`` calls a class (``nn.Linear(...)``, ``Block()``): a layer is built."""
+    return any(
+        isinstance(n, ast.Call) and (_call_name(n).rsplit(".", 1)[-1][:1].isupper())
+        for n in ast.walk(node)
+    )
+
+
+def _modules_in_plain_container(found: list[Event]) -> dict[str, str] | None:
+    """Layers kept in a plain list or dict attribute (``self.layers = [nn.Linear(...)]``,
+    ``self.heads = {k: Head() for k in keys}``): ``nn.Module`` registers none of them."""
+    for e in found:
+        node = e.node
+        if e.kind != "assign" or not isinstance(node, ast.Assign) or "." not in e.name:
+            continue
+        value = node.value
+        if isinstance(value, (ast.List, ast.ListComp, ast.Tuple)) and _builds_modules(value):
+            return {"statement": e.text, "name": e.name, "container": "nn.ModuleList"}
+        if isinstance(value, (ast.Dict, ast.DictComp)) and _builds_modules(value):
+            return {"statement": e.text, "name": e.name, "container": "nn.ModuleDict"}
+    return None
+
 READERS: dict[str, Callable[[list[Event]], dict[str, str] | None]] = {
     "clips-between-backward-and-step": _clip_between,
     "clips-after-step": _clip_after_step,
@@ -379,6 +402,7 @@ READERS: dict[str, Callable[[list[Event]], dict[str, str] | None]] = {
     "creates-graph": lambda found: _keyword_true(found, "create_graph"),
     "eval-and-no-grad": _eval_and_no_grad,
     "optimizer-before-move": _optimizer_before_move,
+    "modules-in-plain-container": _modules_in_plain_container,
 }
 """Each fact's reader: the learner's statements that show it, or None."""
 

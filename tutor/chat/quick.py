@@ -113,8 +113,16 @@ def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
     return lesson.title.get(lang), step.title.get(lang)  # type: ignore[arg-type]
 
 
-def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, str, str]) -> str:
-    """The card's answer as shown (Chinese tidied), in the learner's names."""
+def card_text(
+    course: Course,
+    found: Match,
+    lang: str,
+    names_from: tuple[str, str, str],
+    *,
+    brief: bool = False,
+) -> str:
+    """The card's answer as shown (Chinese tidied), in the learner's names (``brief``: its
+    leading facet and the step to read)."""
     known = {}
     for ref in (found.read, found.card.also, *(m.read for m in found.more)):
         titles = titles_for(course, ref, lang) if ref else None
@@ -123,7 +131,7 @@ def card_text(course: Course, found: Match, lang: str, names_from: tuple[str, st
     question, code, _ = names_from
     needs_code = any(one.card.code_facts for one in (found, *found.more))
     pasted = learner_code(question, code) if needs_code else ""
-    text = compose(found, lang, learner_names(*names_from), known or None, code=pasted)
+    text = compose(found, lang, learner_names(*names_from), known or None, code=pasted, brief=brief)
     return tidy_chinese(text) if lang == "zh" else text
 
 

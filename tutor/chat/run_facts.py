@@ -327,8 +327,10 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
             add("added", name, "accumulation/why-accumulate", line=str(line), count=str(count))
         elif call is not None and not call.with_gradient:  # backward(v): the vjp fact says it
             reached = [p for p in passes[: record.backwards] if not p.reached or name in p.reached]
-            # "the only backward() that reached it" is said only when it is
-            key = "filled_plain" if len(reached) >= 2 else "filled"
+            # "the only backward() that reached it" is said only when it is, and when the
+            # code has another backward() it could be confused with
+            single = len(watched.backwards) <= 1
+            key = "filled_plain" if len(reached) >= 2 or single else "filled"
             add(key, name, "backward/intro", line=str(call.line), call=call.call,
                 output=call.output or call.call, read=str(line))
         if record.requires_grad and call is not None and call.with_gradient:

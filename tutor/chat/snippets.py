@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from tutor.chat.cards import about_pytorch, mentions_output, question_kind
+from tutor.chat.cards import about_pytorch, canonical, mentions_output, question_kind
 from tutor.markdown_fences import fenced_pieces
 from tutor.python_names import parses
 
@@ -31,7 +31,7 @@ MAX_PIECE = 400
 _SENTENCE_DOT_RE = re.compile(r"\.\s")
 
 
-def _code_line(line: str) -> bool:
+def code_line(line: str) -> bool:
     """Whether ``line`` alone is a line of code: a statement that parses by itself, an
     indented line of a block, or a block's header (``for step in range(2):``)."""
     if not line.strip() or not _STATEMENT_RE.match(line):
@@ -82,7 +82,7 @@ def _blocks(question: str) -> list[list[str]]:
     for line in question.splitlines():
         if not line.strip() and current:
             blanks += 1
-        elif _code_line(line.rstrip()):
+        elif code_line(line.rstrip()):
             current += [""] * blanks + [line.rstrip()]
             blanks = 0
         else:
@@ -147,6 +147,16 @@ def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
     return [b for b in (*("\n".join(lines) for lines in blocks), said) if b.strip()]
 
 
+def pastes_other_code(question: str) -> bool:
+    """Whether ``question`` pastes code and neither the code nor its words name anything of
+    PyTorch: a plain Python program ("why does ``i =+ 1`` print 1s forever?") is another
+    course's question, even when it asks about an error."""
+    if not pasted_blocks(question, inline=False):
+        return False
+    # "导数", "derivative": the words' one spelling ("梯度", "grad") is PyTorch's
+    return not about_pytorch(question) and not about_pytorch(canonical(question))
+
+
 def learner_code(question: str, code: str = "") -> str:
     """The code the question pastes (fenced, whole lines, written inline) and the editor's
     ``code``, as blocks separated by blank lines: what :mod:`tutor.chat.code_facts` reads."""
@@ -157,7 +167,7 @@ def learner_code(question: str, code: str = "") -> str:
 def _code_prefix(line: str) -> str | None:
     """``line`` as code: the whole line when it is one, else the statement it starts with
     when that is most of it (``pred = netD(fake.detach())   <<< use detach()``)."""
-    if _code_line(line):
+    if code_line(line):
         return line
     if not line.strip() or not _STATEMENT_RE.match(line) or line[:1].isspace():
         return None
@@ -204,7 +214,7 @@ def _mention(statement: str) -> bool:
 def prose(question: str) -> str:
     """``question`` without the code it pastes (whole lines and inline statements): the
     words that say what is asked."""
-    lines = [line for line in question.splitlines() if not _code_line(line.rstrip())]
+    lines = [line for line in question.splitlines() if not code_line(line.rstrip())]
     kept = []
     for piece in _PIECE_RE.split("\n".join(lines)):
         found = _statement_in(piece)

@@ -159,15 +159,18 @@ def detect(
     parts = [p for p in step_parts if len(p) >= 3] if on_step else []
     if pointed and c.copy_intent.search(question) and c.ask.search(question):
         return Evidence(True, "copy")
+    # naming the answer asks for it, in whichever clause ("... y.grad 等于 2y ... 请直接给我完整
+    # 答案"): that decides before a value or code named earlier does
     for clause in clauses(question):
         if c.answer_object.fullmatch(clause.strip(" ?？!！.。~")):  # "solution?", "答案？"
             return Evidence(True, "answer")
+        if _asks(c.ask, clause) and c.answer_object.search(clause):
+            return Evidence(True, "answer")
+    for clause in clauses(question):
         if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
         if not _asks(c.ask, clause):
             continue
-        if c.answer_object.search(clause):  # naming the answer asks for it, trouble or not
-            return Evidence(True, "answer")
         if c.trouble.search(clause):  # this clause is about what went wrong
             continue
         if pointed and c.code_object.search(clause):

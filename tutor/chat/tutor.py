@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
+from tutor.chat.asked import asks_if_it_errors, other_asks
 from tutor.chat.cards import CardBook, question_kind
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
@@ -47,6 +48,7 @@ from tutor.chat.run_facts import (
 from tutor.chat.snippets import (
     besides_output,
     learner_code,
+    pastes_other_code,
     program_to_explain,
     prose,
     snippet_to_run,
@@ -343,7 +345,9 @@ class Tutor:
         # about another domain (buying a GPU, a flask app, a weekly report) or a plain Python
         # error (a scraper's KeyError): neither a request for this step's answer nor a
         # question about the learner's run
-        if names_elsewhere(question):
+        if names_elsewhere(question) or (
+            pastes_other_code(question) and not self.cards.signalled(question)
+        ):
             return off_topic, [], secrets
         if may_be_elsewhere(question):
             judged = self.retriever.judge(question, on_step=step is not None)
@@ -567,15 +571,38 @@ class Tutor:
         # the learner's words say what puzzles them; the code's own names (torch.tensor,
         # requires_grad) are in every snippet and would pick a card about them
         said = prose(question)
+        others = besides_output(question)
         found_card = None if explains_why(found_facts) else self.cards.match(
-            besides_output(question) or said, extra=extra
+            others or said, extra=extra
         )
+        brief = False
+        asks, around = other_asks(question)
+        if asks and asks_if_it_errors(asks):
+            # "does it really raise?": its own run says yes or no, first
+            if result.error is None:
+                parts.insert(0, msg.RAN_NO_ERROR.get(lang))
+                # a card about the error would contradict the run
+                found_card, asks = None, ""
+            else:  # the next paragraph says where and what
+                parts.insert(0, msg.RAN_RAISES.get(lang))
+        if found_card is None and explains_why(found_facts) and asks:
+            # the run says why it prints that; what else the question asks ("is that
+            # right?", "why don't intermediate tensors keep a gradient?") gets its card's
+            # leading point after the run's facts
+            other = self.cards.match(around, extra=extra)
+            # a yes or no about this code's result ("is the result right?") is the run's to
+            # give, not a card's about something else
+            if other is not None and other.sure and card_answers(other, around) and \
+                    question_kind(asks) not in ("can", "safe"):
+                found_card, brief = other, True
         if found_facts and (found_card is None or explains_why(found_facts)):
             # why it prints that, from its own run: the facts answer, not a topic's summary
             parts.append(text_for(found_facts, lang))
             ref = read_for(found_facts)
         if found_card is not None:
-            explained = card_text(self.course, found_card, lang, (question, "", extra))
+            explained = card_text(
+                self.course, found_card, lang, (question, "", extra), brief=brief
+            )
             # the card's explanation, without the example: the learner's own code is the example
             parts.append(re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip())
             ref = found_card.read

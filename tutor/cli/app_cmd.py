@@ -90,10 +90,11 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from tutor.course import load_course
     from tutor.course.quiz import local_learner
+    from tutor.learning import LearningSession
     from tutor.paths import private_folders
     from tutor.progress import ProgressStore
     from tutor.settings import SettingsStore, settings_path
-    from tutor.tui.app import create_app
+    from tutor.tui.app import TutorApp
 
     course = load_course(getattr(args, "lessons", None))  # cached by the loader
     data_dir = getattr(args, "data_dir", None)
@@ -105,16 +106,11 @@ def _run(args: argparse.Namespace) -> int:
     sandbox = lazy_sandbox(hide=private_folders(getattr(args, "lessons", None),
                                                 getattr(args, "data_dir", None)))
     try:
-        app = create_app(
-            course=course,
-            runner=sandbox,
-            store=store,
-            tutor=lazy_tutor(course, sandbox),
-            lang=lang,
-            device=device,
-            settings=settings,
-            learner=local_learner(),
-        )
+        # Runs use cpu until the sandbox has said which devices exist; the app then takes
+        # ``device`` (what the learner asked for: auto, cpu, cuda...) if it is there.
+        session = LearningSession(course, sandbox, store, tutor=lazy_tutor(course, sandbox),
+                                  lang=lang, learner=local_learner())
+        app = TutorApp(session, wanted_device=device, settings=settings)
         app.run()
     finally:
         if sandbox.built:

@@ -115,12 +115,10 @@ def run(args: argparse.Namespace) -> int:
                 raise TutorError(exc.text.get(lang)) from exc
         if result.outcome not in ("ok", "error"):
             # a stopped run: the sandbox's reason is English, so say it in the learner's words
-            from tutor.cli.run_cmd import OUTCOME_TEXT
-
-            text = OUTCOME_TEXT.get(result.outcome)
-            if text is not None:
-                header = text.format(timeout=args.timeout, signal=result.signal,
-                                     code=result.exit_code).get(lang)
+            key = f"run.outcome.{result.outcome}"
+            if key in msg:
+                header = msg(key, timeout=args.timeout, signal=result.signal,
+                             code=result.exit_code).get(lang)
         elif result.error is not None:
             header = _error_header(result.error, lang)
         status = 0 if result.ok else 1

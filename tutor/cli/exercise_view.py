@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from tutor.cli.diagnosis_view import where_text
 from tutor.cli.messages import msg
-from tutor.i18n import T
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,34 +17,10 @@ if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
     from tutor.grading.models import CheckResult, Verdict
     from tutor.i18n import Lang, Text
-    from tutor.learning import Attempt
-    from tutor.learning.exercises import HintShown
+    from tutor.learning import Attempt, HintShown
 
 OUTPUT_LINES = 20
 """Lines of the learner's own output shown after a run; the rest is counted."""
-
-MSG: dict[str, Text] = {
-    "status.pass": T("PASSED", "通过"),
-    "status.fail": T("NOT YET", "未通过"),
-    "status.error": T("DID NOT FINISH", "未能运行完"),
-    "status.not_gradable": T("CANNOT BE GRADED", "无法评分"),
-    "score": T("score {score:g}/{max:g}", "得分 {score:g}/{max:g}"),
-    "output": T("output:", "输出："),
-    "output_cut": T("… {n} more lines", "… 另有 {n} 行"),
-    "diagnosis": T("Diagnosis", "诊断"),
-    "fix": T("Fix", "修改建议"),
-    "no_diagnosis": T("Could not diagnose this run: {error}", "无法诊断这次运行：{error}"),
-    "error_at": T("{type} at line {line}: {message}", "第 {line} 行出现 {type}：{message}"),
-    "error": T("{type}: {message}", "{type}：{message}"),
-    "hint": T("Hint {i}/{n}", "提示 {i}/{n}"),
-    "stale": T(
-        "Skipping {ref}: no such code exercise in the course any more.",
-        "跳过 {ref}：课程中已没有这个编程练习。",
-    ),
-    "no_hints": T("This exercise has no hints.", "本练习没有提示。"),
-    "all_hints": T("That was the last hint.", "这已经是最后一条提示了。"),
-}
-
 
 class AttemptView:
     """Prints attempts and hints to ``console`` in ``lang``; no markup is read from data."""
@@ -70,8 +45,9 @@ class AttemptView:
     # ------------------------------------------------------------------ attempts
 
     def status_line(self, verdict: Verdict) -> str:
-        status = self.t(MSG["status." + verdict.status])
-        return f"{status}  {self.t(MSG['score'], score=verdict.score, max=verdict.max_score)}"
+        status = self.t(msg(f"attempt.status.{verdict.status}"))
+        score = self.t(msg("attempt.score", score=verdict.score, max=verdict.max_score))
+        return f"{status}  {score}"
 
     def attempt(self, attempt: Attempt) -> None:
         """Everything: verdict, every check, the learner's output, the diagnoses."""
@@ -87,11 +63,11 @@ class AttemptView:
         run = verdict.run
         if run is not None and run.stdout.strip():
             lines = run.stdout.rstrip("\n").splitlines()
-            self.say(MSG["output"], style="dim")
+            self.say(msg("attempt.output"), style="dim")
             for out_line in lines[:OUTPUT_LINES]:
                 self.line(f"  {out_line}")
             if len(lines) > OUTPUT_LINES:
-                self.say(MSG["output_cut"], style="dim", n=len(lines) - OUTPUT_LINES)
+                self.say(msg("attempt.output_cut", n=len(lines) - OUTPUT_LINES), style="dim")
         self.diagnoses(attempt)
 
     def why(self, attempt: Attempt) -> None:
@@ -104,8 +80,8 @@ class AttemptView:
         error = verdict.run.error if verdict.run is not None else None
         if error is not None and (overall is None or error.message.strip() not in overall):
             values = {"type": error.type, "message": error.message.strip(), "line": error.line}
-            text = MSG["error_at"] if error.line else MSG["error"]
-            self.line(f"  {self.t(text, **values)}", style="red")
+            text = msg("attempt.error_at" if error.line else "attempt.error", **values)
+            self.line(f"  {self.t(text)}", style="red")
         self._did_you_mean(verdict, indent="  ")
         for check in verdict.checks:
             if check.status != "pass":
@@ -142,29 +118,29 @@ class AttemptView:
             self._diagnosis(diagnosis, brief=brief)
         if attempt.diagnosis_error is not None:
             error = attempt.diagnosis_error.message_in(self.lang)
-            self.say(MSG["no_diagnosis"], style="red", error=error)
+            self.say(msg("attempt.no_diagnosis", error=error), style="red")
 
     def _diagnosis(self, diagnosis: Diagnosis, *, brief: bool) -> None:
         where = where_text(diagnosis)
         indent = "  " if brief else ""
-        title = self.labelled(MSG["diagnosis"], diagnosis.title + where)
+        title = self.labelled(msg("attempt.diagnosis"), diagnosis.title + where)
         self.line(f"{indent}{title}", style="bold magenta")
         if not brief:
             self.line(f"  {diagnosis.explanation.get(self.lang)}")
-        self.line(f"{indent}  {self.labelled(MSG['fix'], diagnosis.fix)}")
+        self.line(f"{indent}  {self.labelled(msg('attempt.fix'), diagnosis.fix)}")
 
     def stale(self, refs: list[str]) -> None:
         """Files whose step the course no longer has as a code exercise (skipped)."""
         for ref in refs:
-            self.say(MSG["stale"], style="yellow", ref=ref)
+            self.say(msg("attempt.stale", ref=ref), style="yellow")
 
     # ------------------------------------------------------------------ hints
 
     def hint(self, shown: HintShown | None) -> None:
         if shown is None:
-            self.say(MSG["no_hints"], style="dim")
+            self.say(msg("attempt.no_hints"), style="dim")
             return
         if shown.again:
-            self.say(MSG["all_hints"], style="dim")
-        label = self.t(MSG["hint"], i=shown.number, n=shown.total)
+            self.say(msg("attempt.all_hints"), style="dim")
+        label = self.t(msg("attempt.hint", i=shown.number, n=shown.total))
         self.line(self.labelled(label, shown.text), style="cyan")

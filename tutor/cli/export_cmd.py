@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 from tutor.cli.common import add_lang, add_lessons, said
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import T
-
-WROTE = T("wrote {path}", "已写入 {path}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             data = prairielearn_zip(config, lessons, questions,
                                     timeout_s=int(30 + timeout * len(refs)))
         _write(args.output, data)
-        print(WROTE.format(path=args.output).get(lang))
+        print(msg("wrote", path=args.output).get(lang))
         return 0
     from tutor.grading.reports import load_json
 
@@ -153,5 +152,5 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     write_canvas(args.output, canvas_csv(report, order, id_column=args.id_column,
                                          roster_rows=rows))
-    print(WROTE.format(path=args.output).get(lang))
+    print(msg("wrote", path=args.output).get(lang))
     return 0

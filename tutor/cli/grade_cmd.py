@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tutor.cli import grade_shards
 from tutor.cli.common import add_device, add_lang, add_lessons, add_timeout, said, wall_time
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, counted
 
@@ -19,59 +20,6 @@ if TYPE_CHECKING:
     from tutor.grading.batch import Submission, Unmatched
     from tutor.grading.reports import GradeReport, SubmissionEntry
 
-LABELS = {
-    "student": T("student", "学生"),
-    "exercise": T("exercise", "练习"),
-    "status": T("status", "状态"),
-    "score": T("score", "得分"),
-    "passed": T("passed", "通过"),
-    "feedback": T("feedback", "反馈"),
-    "grading": T("grading", "评分中"),
-    "resumed": T(
-        "{count} unchanged submissions taken from {path}",
-        "{count} 份未改动的提交沿用了 {path} 中的结果",
-    ),
-    "regraded": T(
-        "{count} unchanged submissions regraded because their exercise changed (its checks, "
-        "solution or hidden inputs)",
-        "{count} 份未改动的提交因练习有变（检查、参考答案或隐藏输入）而重新评分",
-    ),
-    "unmatched": T("skipped {file}: {reason}", "已跳过 {file}：{reason}"),
-    "fail_under": T(
-        "score {percent:.1f}% is under --fail-under {limit:g}%",
-        "得分 {percent:.1f}% 低于 --fail-under {limit:g}%",
-    ),
-    "wrote": T("wrote {path}", "已写入 {path}"),
-    "empty_student": T(
-        "{student}/: no gradable file; listed with 0 for every exercise",
-        "{student}/：没有可评分的文件；各练习按 0 分列出",
-    ),
-    "stdout_closed": T(
-        "standard output was closed before the summary was shown in full; the reports "
-        "above are written",
-        "标准输出在汇总显示完之前被关闭；上面列出的报告已经写好",
-    ),
-    "unconfined": T(
-        "error: this machine cannot confine the submissions' runs ({reason}): they would "
-        "see the lessons, the caches and each other's files, and could reach the network.\n"
-        "  hint: run as root, or allow unprivileged user namespaces "
-        "(sysctl kernel.unprivileged_userns_clone=1); to grade anyway, pass --unconfined",
-        "错误：本机无法隔离提交代码的运行（{reason}）：它们能看到课程、缓存和彼此的文件，"
-        "还能访问网络。\n"
-        "  提示：以 root 运行，或允许非特权用户命名空间"
-        "（sysctl kernel.unprivileged_userns_clone=1）；仍要评分请加 --unconfined",
-    ),
-    "exposed": T(
-        "warning: grading unconfined (--unconfined): submissions can read {path}",
-        "警告：未隔离地评分（--unconfined）：提交的代码能读到 {path}",
-    ),
-}
-STATUS = {
-    "pass": T("pass", "通过"),
-    "fail": T("fail", "未通过"),
-    "error": T("error", "出错"),
-    "not_gradable": T("not gradable", "无法评分"),
-}
 MAX_EXERCISE_COLUMNS = 6
 """More exercises than this and the summary shows passed/score per student instead."""
 STATUS_STYLE = {"pass": "green", "fail": "yellow", "error": "red", "not_gradable": "magenta"}
@@ -255,7 +203,7 @@ def reusable(previous: GradeReport | None, *, lang: str, device: str, torch_vers
 
 
 def _summary_table(
-    report: GradeReport, lang: str, per_file: bool, order: list[str]
+    report: GradeReport, lang: Lang, per_file: bool, order: list[str]
 ) -> Any:
     """Per file with --exercise; else a row per student, where a missing exercise shows as
     ``-/max`` and counts zero, the rule of the summary and the CSV."""
@@ -268,13 +216,13 @@ def _summary_table(
     table = Table(show_lines=False)
     if per_file:
         for key in ("student", "status", "score", "feedback"):
-            table.add_column(LABELS[key].get(lang))  # type: ignore[arg-type]
+            table.add_column(msg(f"grade.{key}").get(lang))
         for entry in entries:
             style = STATUS_STYLE[entry.status]
             failing = [t.message for t in entry.tests if t.status != "pass"]
             note = failing[0] if failing and entry.status != "pass" else entry.message
             table.add_row(
-                escape(entry.file), f"[{style}]{STATUS[entry.status].get(lang)}[/]",  # type: ignore[arg-type]
+                escape(entry.file), f"[{style}]{msg(f'grade.status.{entry.status}').get(lang)}[/]",
                 f"{entry.score:g}/{entry.max_score:g}", escape(note),
             )
         return table
@@ -283,13 +231,13 @@ def _summary_table(
     exercises += [ref for ref in maxima if ref not in exercises]
     by_key = {(e.student, e.exercise): e for e in entries}
     wide = len(exercises) <= MAX_EXERCISE_COLUMNS  # else one summary column per student
-    table.add_column(LABELS["student"].get(lang))  # type: ignore[arg-type]
+    table.add_column(msg("grade.student").get(lang))
     if wide:
         for exercise in exercises:
             table.add_column(escape(exercise), justify="right")
     else:
-        table.add_column(LABELS["passed"].get(lang), justify="right")  # type: ignore[arg-type]
-    table.add_column(LABELS["score"].get(lang), justify="right")  # type: ignore[arg-type]
+        table.add_column(msg("grade.passed").get(lang), justify="right")
+    table.add_column(msg("grade.score").get(lang), justify="right")
     for student in roster(entries, report.students):
         mine = [by_key[(student, x)] for x in exercises if (student, x) in by_key]
         score = sum(e.score for e in mine)
@@ -308,8 +256,6 @@ def _summary_table(
 
 def total_line(summary: dict[str, Any], lang: Lang) -> str:
     """The summary under the table: "1 submission: ..., 1 error" (no plural in Chinese)."""
-    from tutor.cli.messages import msg
-
     missing = summary.get("missing", 0)
     values = {
         **summary,
@@ -370,13 +316,13 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
 
     for item in unmatched:
-        err.print(LABELS["unmatched"].format(file=item.file, reason=item.text.get(lang)
+        err.print(msg("grade.unmatched", file=item.file, reason=item.text.get(lang)
                                              if item.text else item.reason).get(lang),
                   style="yellow", markup=False)
     submitted = {submission.student for submission in submissions}
     for student in students:
         if student not in submitted:
-            err.print(LABELS["empty_student"].format(student=student).get(lang),
+            err.print(msg("grade.empty_student", student=student).get(lang),
                       style="yellow", markup=False)
 
     resumed = 0
@@ -387,11 +333,11 @@ def run(args: argparse.Namespace) -> int:
         sandbox.start()
         confinement = sandbox.confinement()
         if not confinement.confined and not args.unconfined:
-            err.print(LABELS["unconfined"].format(reason=confinement.reason).get(lang),
+            err.print(msg("grade.unconfined", reason=confinement.reason).get(lang),
                       style="red", markup=False)
             return 3
         for path in sandbox.exposed():
-            err.print(LABELS["exposed"].format(path=path).get(lang),
+            err.print(msg("grade.exposed", path=path).get(lang),
                       style="yellow", markup=False)
         device = sandbox.resolve_device(getattr(args, "device", None) or "auto")
         previous = reusable(previous_report, lang=lang, device=device,
@@ -407,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
                 "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), console=err, transient=True,
             )
-            task = progress_bar.add_task(LABELS["grading"].get(lang), total=len(submissions))
+            task = progress_bar.add_task(msg("grade.grading").get(lang), total=len(submissions))
             progress_bar.start()
 
         def progress(entry: SubmissionEntry, was_resumed: bool) -> None:
@@ -438,10 +384,10 @@ def run(args: argparse.Namespace) -> int:
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
-            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)
+            err.print(msg("wrote", path=path).get(lang), markup=False)
     if args.csv is not None:
         write_csv(report, args.csv)
-        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)
+        err.print(msg("wrote", path=args.csv).get(lang), markup=False)
     closed = False
 
     def on_broken_pipe() -> None:
@@ -454,14 +400,14 @@ def run(args: argparse.Namespace) -> int:
     out.print(_summary_table(report, lang, bool(args.exercise), _course_order(course)))
     out.print(total_line(report.summary.model_dump(), lang))
     if resumed:
-        out.print(LABELS["resumed"].format(count=resumed, path=args.json).get(lang))
+        out.print(msg("grade.resumed", count=resumed, path=args.json).get(lang))
     if regraded:
-        out.print(LABELS["regraded"].format(count=regraded).get(lang))
+        out.print(msg("grade.regraded", count=regraded).get(lang))
     if closed:
-        err.print(LABELS["stdout_closed"].get(lang), style="yellow", markup=False)
+        err.print(msg("grade.stdout_closed").get(lang), style="yellow", markup=False)
     if args.fail_under is not None and report.summary.percent < args.fail_under:
         print(
-            LABELS["fail_under"].format(percent=report.summary.percent, limit=args.fail_under)
+            msg("grade.fail_under", percent=report.summary.percent, limit=args.fail_under)
             .get(lang),
             file=sys.stderr,
         )

@@ -71,7 +71,8 @@ def run_merge(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from tutor.cli.common import resolve_lang
-    from tutor.cli.grade_cmd import LABELS, check_outputs, total_line
+    from tutor.cli.grade_cmd import check_outputs, total_line
+    from tutor.cli.messages import msg
     from tutor.course import load_course
     from tutor.grading.reports import write_csv, write_json, write_junit
     from tutor.grading.shards import load_part, merge
@@ -96,13 +97,13 @@ def run_merge(args: argparse.Namespace) -> int:
     for path, write in ((args.json, write_json), (args.junit, write_junit)):
         if path is not None:
             write(report, path)
-            err.print(LABELS["wrote"].format(path=path).get(lang), markup=False)
+            err.print(msg("wrote", path=path).get(lang), markup=False)
     if args.csv is not None:
         write_csv(report, args.csv, order)
-        err.print(LABELS["wrote"].format(path=args.csv).get(lang), markup=False)
+        err.print(msg("wrote", path=args.csv).get(lang), markup=False)
     print(total_line(report.summary.model_dump(), lang))
     if args.fail_under is not None and report.summary.percent < args.fail_under:
-        print(LABELS["fail_under"].format(percent=report.summary.percent,
+        print(msg("grade.fail_under", percent=report.summary.percent,
                                           limit=args.fail_under).get(lang),
               file=sys.stderr)
         return 1

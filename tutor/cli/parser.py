@@ -1,12 +1,12 @@
 """The argument parser, in the user's language.
 
-argparse words its usage errors and help headings through :mod:`gettext`, and that is its
-one translation hook: it calls the ``_`` and ``ngettext`` it imported from gettext,
-looked up in its module at each call. :func:`speaking` points those at the tutor's catalog
-(``locale/zh/LC_MESSAGES/tutor-cli.po``, compiled to the ``.mo`` beside it) while a
-:class:`TutorArgumentParser` is built, parses, or lays out its help, and puts them back
-after. The tutor's own words, its help included, are not there but in ``help.yaml`` and
-``messages.yaml`` (:mod:`tutor.cli.messages`).
+argparse words its usage errors and help headings through :mod:`gettext`'s global domain
+(Python's argparse how-to, "How to translate the argparse output"). :func:`speaking` makes
+the tutor's catalog (``locale/zh/LC_MESSAGES/tutor-cli.po``, compiled to the ``.mo`` beside
+it) that domain, in the parser's language, while a :class:`TutorArgumentParser` is built,
+parses, or lays out its help, and puts the domain back after. The tutor's own words, its
+help included, are not there but in ``help.yaml`` and ``messages.yaml``
+(:mod:`tutor.cli.messages`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import argparse
 import contextlib
 import gettext
 import itertools
+import os
 import re
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -117,26 +117,28 @@ def _broken(paragraph: list[str], indent: int, width: int) -> list[str]:
     return [prefix + piece for prefix, piece in zip(prefixes, pieces, strict=False) if piece]
 
 
-@lru_cache(maxsize=4)
 def catalog(lang: str) -> gettext.NullTranslations:
-    """argparse's messages in ``lang`` (English: the ids themselves). Looked up once a
-    process: every argument the parser adds asks for it (hundreds of file look-ups)."""
+    """argparse's messages in ``lang`` (English: the ids themselves)."""
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang], fallback=True)
 
 
 @contextlib.contextmanager
-def speaking(lang: str) -> Iterator[gettext.NullTranslations]:
-    """argparse's own messages in ``lang`` for the duration."""
-    translation = catalog(lang)
-    hooks = {"_": translation.gettext, "ngettext": translation.ngettext}
-    saved = {name: getattr(argparse, name) for name in hooks}
-    for name, function in hooks.items():
-        setattr(argparse, name, function)
+def speaking(lang: str) -> Iterator[None]:
+    """argparse's own messages in ``lang`` for the duration: the tutor's catalog is gettext's
+    global domain, and ``LANGUAGE`` (the first place gettext looks for a language) is
+    ``lang``; both are put back after."""
+    domain, language = gettext.textdomain(), os.environ.get("LANGUAGE")
+    gettext.bindtextdomain(DOMAIN, str(LOCALE_DIR))
+    gettext.textdomain(DOMAIN)
+    os.environ["LANGUAGE"] = lang
     try:
-        yield translation
+        yield
     finally:
-        for name, function in saved.items():
-            setattr(argparse, name, function)
+        gettext.textdomain(domain)
+        if language is None:
+            os.environ.pop("LANGUAGE", None)
+        else:
+            os.environ["LANGUAGE"] = language
 
 
 def _option_from_argv(argv: Sequence[str], flag: str, valid: Callable[[str], bool]

@@ -5,18 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tutor.cli.exercise_files import add_exercise_argument, add_exercise_options
-from tutor.i18n import T
-
-MSG = {
-    "done": T(
-        "Reset {n}. {path} to the starter code. Your progress and hints are kept.",
-        "已将 {n}. {path} 恢复为初始代码。你的进度和提示保持不变。",
-    ),
-    "backup": T(
-        "Your previous code is in {backup}.",
-        "你之前的代码保存在 {backup}。",
-    ),
-}
+from tutor.cli.messages import msg
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     with open_with_view(args, runs=False) as (files, view):
         entry = files.find(args.exercise)
         backup = files.reset(entry)
-        view.say(MSG["done"], style="bold", n=files.number_of(entry), path=entry.path)
+        view.say(msg("reset.done", n=files.number_of(entry), path=entry.path), style="bold")
         if backup is not None:
-            view.say(MSG["backup"], backup=backup)
+            view.say(msg("reset.backup", backup=backup))
     return 0

@@ -10,31 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.cli.common import add_device, add_lang, add_timeout, said, wall_time
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
-from tutor.i18n import T, Text
 
 if TYPE_CHECKING:
     from tutor.diagnosis.models import Diagnosis
     from tutor.i18n import Lang
     from tutor.sandbox.models import ErrorInfo, RunResult
-
-OUTCOME_TEXT: dict[str, Text] = {
-    "timeout": T("Stopped: the code ran longer than {timeout:g} s.",
-                 "已停止：代码运行超过 {timeout:g} 秒。"),
-    "memory": T("Stopped: the code used too much memory.", "已停止：代码占用的内存过多。"),
-    "output_limit": T("Stopped: the code printed too much output.", "已停止：代码输出过多。"),
-    "crashed": T("The process crashed (signal {signal}).", "进程崩溃（信号 {signal}）。"),
-    "exited": T("The code exited with status {code}.", "代码以状态 {code} 退出。"),
-}
-LABELS: dict[str, Text] = {
-    "traceback": T("Traceback (your code only):", "回溯（仅你的代码）："),
-    "line": T('  line {line}, in {function}', '  第 {line} 行，位于 {function}'),
-    "error_at": T("Error on line {line}: {source}", "第 {line} 行出错：{source}"),
-    "warning": T("Warning on line {line}: {category}: {message}",
-                 "第 {line} 行警告：{category}：{message}"),
-    "warning_noline": T("Warning: {category}: {message}", "警告：{category}：{message}"),
-}
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help=said(parser, "run.file"))
@@ -83,8 +65,8 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
     lines: list[str] = []
     for warning in result.warnings:
         key = "warning" if warning.line is not None else "warning_noline"
-        lines.append(LABELS[key].format(line=warning.line, category=warning.category,
-                                        message=for_learner(warning.message)).get(lang))
+        lines.append(msg(f"run.{key}", line=warning.line, category=warning.category,
+                         message=for_learner(warning.message)).get(lang))
     error = result.error
     if result.outcome == "error" and error is not None:
         lines += _where(error, lang)
@@ -94,11 +76,11 @@ def _print_result(result: RunResult, diagnoses: list[Diagnosis], lang: Lang,
         meant = did_you_mean(error, code)
         if meant is not None:
             lines.append(meant.get(lang))
-    elif result.outcome in OUTCOME_TEXT:
+    elif f"run.outcome.{result.outcome}" in msg:
         if error is not None:  # a run stopped at a limit: where it was
             lines += _where(error, lang)
-        lines.append(OUTCOME_TEXT[result.outcome].format(
-            timeout=timeout, signal=result.signal, code=result.exit_code).get(lang))
+        lines.append(msg(f"run.outcome.{result.outcome}", timeout=timeout,
+                         signal=result.signal, code=result.exit_code).get(lang))
     # the same block as `tutor diagnose` prints: translated kind, the values, the lesson
     from tutor.cli.diagnosis_view import format_diagnosis
 
@@ -113,24 +95,15 @@ def _where(error: ErrorInfo, lang: Lang) -> list[str]:
     """The learner's frames of an error (or of a run stopped at a limit), as Python's
     traceback shows them but with the learner's lines only."""
     if error.traceback:
-        lines = [LABELS["traceback"].get(lang)]
+        lines = [msg("run.traceback").get(lang)]
         for frame in error.traceback:
-            lines.append(LABELS["line"].format(line=frame.line, function=frame.function)
-                         .get(lang))
+            lines.append(msg("run.line", line=frame.line, function=frame.function).get(lang))
             if frame.source:
                 lines.append(f"    {frame.source}")
         return lines
     if error.line is not None:
-        return [LABELS["error_at"].format(line=error.line, source=error.source_line or "")
-                .get(lang)]
+        return [msg("run.error_at", line=error.line, source=error.source_line or "").get(lang)]
     return []
-
-
-UNCONFINED = T(
-    "note: this machine cannot confine runs ({reason}); your code ran with limits only, "
-    "able to see your files and the network",
-    "注意：本机无法隔离运行（{reason}）；你的代码只在资源限制下运行，能看到你的文件和网络",
-)
 
 
 def exit_status(result: RunResult) -> int:
@@ -177,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             diagnoses = _diagnoses(result, code)
         confinement = sandbox.confinement()
     if not confinement.confined:
-        sys.stderr.write(UNCONFINED.format(reason=confinement.reason).get(lang) + "\n")
+        sys.stderr.write(msg("run.unconfined", reason=confinement.reason).get(lang) + "\n")
     if args.json:
         payload: dict[str, Any] = {
             "result": result.model_dump(mode="json"),

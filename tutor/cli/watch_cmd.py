@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tutor.cli.exercise_files import add_exercise_options
+from tutor.cli.messages import msg
 from tutor.errors import TutorError
 from tutor.i18n import T
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from tutor.i18n import Text
     from tutor.learning import Attempt
     from tutor.learning.exercises import ExerciseFiles
     from tutor.workspace import ExerciseEntry
@@ -46,47 +46,6 @@ IDLE_MS = 200
 """How often the watcher thread wakes with nothing to report, to see whether to stop."""
 READY_TIMEOUT_S = 10.0
 """At most this long for the watcher to be in place before the first exercise is shown."""
-
-MSG: dict[str, Text] = {
-    "keys": T(
-        "keys: h hint · n next exercise · r run again · q quit",
-        "按键：h 提示 · n 下一个练习 · r 重新运行 · q 退出",
-    ),
-    "keys_lines": T(
-        "type h, n, r or q (or hint, next, run, quit) and press Enter; "
-        "the end of the input quits",
-        "输入 h、n、r 或 q（或 提示、下一个、运行、退出）后按回车；输入结束时退出",
-    ),
-    "watching": T(
-        "Watching {n} exercise files in {dir}. Save a file to grade it.",
-        "正在监视 {dir} 中的 {n} 个练习文件。保存文件即可评分。",
-    ),
-    "exercise": T("Exercise {i}/{n}", "练习 {i}/{n}"),
-    "file": T("file: {path}", "文件：{path}"),
-    "save_to_check": T(
-        "Edit and save the file to check it (or press r).",
-        "编辑并保存文件即可检查（或按 r）。",
-    ),
-    "passed_before": T("(passed before)", "（之前已通过）"),
-    "missing": T(
-        "{path} is missing; press n/r to write it again from the starter.",
-        "{path} 不存在；按 n 或 r 从初始代码重新生成。",
-    ),
-    "rewritten": T("Wrote {path} again from the starter code.", "已用初始代码重新生成 {path}。"),
-    "next": T("Well done! Next exercise:", "做得好！下一个练习："),
-    "all_done": T(
-        "Every exercise here has passed. Well done! (q to quit)",
-        "这里的所有练习都已通过，做得好！（按 q 退出）",
-    ),
-    "last": T("This is the last exercise; back to the first.", "这是最后一个练习；回到第一个。"),
-    "unknown_key": T("Unknown key {key!r}.", "未知按键 {key!r}。"),
-    "failed": T(
-        "Could not grade this save: {error}. Still watching.",
-        "这次保存无法评分：{error}。仍在监视。",
-    ),
-    "bye": T("Bye. Your progress is saved.", "再见，你的进度已保存。"),
-}
-
 
 QUIT_KEYS = ("q", "\x04")
 """``q``, or Ctrl+D / the end of piped input (:class:`KeyReader` sends it at EOF)."""
@@ -135,8 +94,8 @@ class WatchSession:
     def entries(self) -> list[ExerciseEntry]:
         return self.files.entries
 
-    def _say(self, msg: str, /, *, style: str | None = None, **values: object) -> None:
-        self.view.say(MSG[msg], style=style, **values)
+    def _say(self, key: str, /, *, style: str | None = None, **values: object) -> None:
+        self.view.say(msg(f"watch.{key}", **values), style=style)
 
     # ------------------------------------------------------------------ position
 
@@ -158,12 +117,12 @@ class WatchSession:
         entry = self.current
         lesson, step = self.files.step_of(entry)
         number, total = self.files.number_of(entry), len(self.entries)
-        title = f"{self.view.t(MSG['exercise'], i=number, n=total)} · {entry.ref}"
+        title = f"{self.view.t(msg('watch.exercise', i=number, n=total))} · {entry.ref}"
         self.view.console.print(Rule(title, style="cyan"))
         lang = self.view.lang
         line = f"{lesson.title.get(lang)} — {step.title.get(lang)}"
         if entry.ref in self.files.session.store.passed_steps():
-            line += " " + self.view.t(MSG["passed_before"])
+            line += " " + self.view.t(msg("watch.passed_before"))
         self.view.line(line, style="bold")
         self._say("file", path=self.files.workspace.path_of(entry))
         if self.files.read(entry) is None:

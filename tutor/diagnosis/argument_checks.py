@@ -11,7 +11,7 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
-from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
+from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes, suffix_value
 from tutor.diagnosis.flow import call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import runs_clean
@@ -292,8 +292,10 @@ TARGET_SIZE = re.compile(r"Target size \(torch\.Size\(\[([^\]]*)\]\)\) must be t
 
 def check_target_size(ctx: Ctx) -> list[Candidate]:
     """``Target size (torch.Size([8])) must be the same as input size (torch.Size([8, 1]))``:
-    a one-output model's scores keep a dimension of 1 the labels do not have. Drop it from
-    the scores where the loss is called (or add it to the labels, the other way round)."""
+    one side has a dimension of size 1 the other does not (a one-output model's scores
+    (N, 1), labels built as one row (1, N)). Drop it from that side: where it was made when
+    the learner's code made it so outside the model (the labels' nested list), else where
+    the loss is called."""
     m = TARGET_SIZE.search(ctx.message)
     if m is None:
         return []
@@ -306,16 +308,56 @@ def check_target_size(ctx: Ctx) -> list[Candidate]:
     if call is None:
         return []
     scores, labels = call.args
-    if given == [*target, 1]:
-        arg, suffix, what = scores, ".squeeze(1)", T("drop the scores' last dimension of 1",
-                                                      "去掉得分最后那个大小为 1 的维度")
-    elif target == [*given, 1]:
-        arg, suffix, what = labels, ".squeeze(1)", T("drop the targets' last dimension of 1",
-                                                      "去掉目标最后那个大小为 1 的维度")
+    dim = _extra_one(given, target)
+    if dim is not None:
+        arg, what = scores, T(f"drop the scores' dimension {dim} of size 1",
+                              f"去掉得分第 {dim} 维那个大小为 1 的维度")
     else:
-        return []
-    fix = node_fix(ctx.code, arg, f"{text(arg)}{suffix}" if isinstance(
+        dim = _extra_one(target, given)
+        if dim is None:
+            return []
+        arg, what = labels, T(f"drop the targets' dimension {dim} of size 1",
+                              f"去掉目标第 {dim} 维那个大小为 1 的维度")
+    suffix = f".squeeze({dim})"
+    fixes: list[Fix | None] = []
+    root = _made_with_extra_one(ctx, arg, dim)
+    if root is not None:
+        edit = suffix_value(ctx.code, root, suffix)
+        fixes.append(Fix((edit,), runs_clean, T(
+            f"{what.en} where it is made (line {root.lineno}): `{suffix}`",
+            f"在创建处（第 {root.lineno} 行）{what.zh}：`{suffix}`")) if edit else None)
+    fixes.append(node_fix(ctx.code, arg, f"{text(arg)}{suffix}" if isinstance(
         arg, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f"({text(arg)}){suffix}",
         runs_clean, T(f"{what.en} on line {line}: `{suffix}`",
-                      f"第 {line} 行{what.zh}：`{suffix}`"))
-    return at_failing_line(ctx, "target-size-differs", "target-size", [fix], 0.8)
+                      f"第 {line} 行{what.zh}：`{suffix}`")))
+    found = at_failing_line(ctx, "target-size-differs", "target-size", fixes, 0.8)
+    if root is not None:
+        found[0].root_line = root.lineno
+        found[0].steps.append(("extra-one-made", {"line": root.lineno, "name": text(arg),
+                                                  "dim": dim}))
+    return found
+
+
+def _extra_one(longer: list[int], shorter: list[int]) -> int | None:
+    """The dimension of size 1 that ``longer`` has where ``shorter`` has none."""
+    for dim, size in enumerate(longer):
+        if size == 1 and longer[:dim] + longer[dim + 1:] == shorter:
+            return dim
+    return None
+
+
+def _made_with_extra_one(ctx: Ctx, arg: ast.expr, dim: int) -> ast.stmt | None:
+    """The statement outside any model that made the named operand with that dimension of
+    size 1 (``label = torch.tensor([[...]])``), from the evidence's record of the operand."""
+    failed = ctx.evidence.failed
+    if failed is None or not isinstance(arg, ast.Name):
+        return None
+    operand = next((o for o in failed.inputs if o.name == arg.id), None)
+    if operand is None or not operand.history:
+        return None
+    made = operand.history[0]
+    if made.module is not None or made.shape is None or dim >= len(made.shape) or \
+            made.shape[dim] != 1:
+        return None
+    stmt = ctx.flow.assigned_before(arg.id, (ctx.fail_line or 0) + 1)
+    return stmt if stmt is not None and stmt.lineno == made.line else None

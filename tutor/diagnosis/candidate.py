@@ -24,6 +24,10 @@ class Candidate:
     direction: Text | None = None
     """What to do, in words without code, when no concrete fix was verified: the evidence
     names the cause, and no change of the learner's code was shown to fix it."""
+    pinned: bool = False
+    """The evidence pins this cause by itself (its chain is the proof: the op that took the
+    batch away, the sample made without it), so it is shown before the message's own
+    diagnosis even where no change was tried or none worked."""
 
 
 def at_failing_line(ctx: Ctx, cid: str, step: str, fixes: list[Fix | None],

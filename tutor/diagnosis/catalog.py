@@ -64,6 +64,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "detail", "shape", "target_shape", "target", "numel", "dtype", "label", "low", "high",
         "why", "given",
         "train_line",  # a model.train() that undoes an eval() (or stands for the missing one)
+        "expr", "dim",  # shape provenance: the learner's expression of an op, a dimension
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import re
 
+from tutor.diagnosis.accounting_checks import (
+    check_built_in_forward,
+    check_flag_ignored,
+    check_held_in_container,
+)
+from tutor.diagnosis.alias_checks import (
+    check_aliased_networks,
+    check_self_copy,
+    check_update_from_itself,
+)
 from tutor.diagnosis.argument_checks import (
     check_dim_range,
     check_integer_mean,
@@ -22,6 +32,7 @@ from tutor.diagnosis.argument_checks import (
 from tutor.diagnosis.candidate import Candidate, Ctx
 from tutor.diagnosis.clip_checks import check_clip_order
 from tutor.diagnosis.data_checks import check_shuffled_apart
+from tutor.diagnosis.discarded_checks import check_discarded_backward
 from tutor.diagnosis.graph_checks import (
     check_backward_twice,
     check_grad_none,
@@ -33,7 +44,7 @@ from tutor.diagnosis.graph_checks import (
     check_nonleaf_requires_grad,
     check_numpy,
 )
-from tutor.diagnosis.intent_checks import check_requires_grad_misspelt
+from tutor.diagnosis.leaf_loss_checks import check_loss_rebuilt_as_leaf
 from tutor.diagnosis.operand_checks import (
     check_batch,
     check_batchnorm_train,
@@ -48,6 +59,11 @@ from tutor.diagnosis.operand_checks import (
     check_tuple_in_sequential,
     check_view_shape,
 )
+from tutor.diagnosis.output_checks import (
+    check_output_range,
+    check_target_cast,
+    check_unnormalized_target,
+)
 from tutor.diagnosis.program_checks import (
     check_backward_number,
     check_bce_range,
@@ -56,6 +72,17 @@ from tutor.diagnosis.program_checks import (
     check_module_with_tensors,
     check_tensor_from_tensors,
     check_view_contiguous,
+)
+from tutor.diagnosis.shape_checks import (
+    check_batch_lost,
+    check_missing_dim,
+    check_sliced_one_side,
+)
+from tutor.diagnosis.size_checks import (
+    check_output_element,
+    check_parted,
+    check_shapes_traced,
+    check_size_at_creation,
 )
 from tutor.diagnosis.trace_checks import (
     check_changed_input,
@@ -82,7 +109,6 @@ from tutor.diagnosis.training_checks import (
     check_graph_cut_silent,
     check_lr,
     check_optimizer_params,
-    check_relu_output,
     check_requires_grad_late,
     check_softmax_ce,
     check_uncalled,
@@ -103,7 +129,10 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_embedding_range, check_module_with_tensors, check_classes_last,
                     check_tuple_in_sequential, check_not_a_tensor, check_shadowed_callable,
                     check_dim_range, check_integer_mean, check_nonleaf_optimized,
-                    check_params_used_up, check_target_size]
+                    check_params_used_up, check_target_size, check_batch_lost,
+                    check_sliced_one_side,
+                    check_missing_dim, check_parted, check_output_element,
+                    check_size_at_creation, check_shapes_traced]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,
@@ -113,8 +142,11 @@ TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
 SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer_params,
                  check_requires_grad_late, check_graph_cut_silent, check_frozen, check_softmax_ce,
                  check_double_sigmoid, check_dropout_eval, check_lr, check_broadcast,
-                 check_relu_output, check_layers_in_list, check_shuffled_apart,
-                 check_clip_order, check_requires_grad_misspelt]
+                 check_output_range, check_layers_in_list, check_shuffled_apart,
+                 check_clip_order, check_held_in_container, check_built_in_forward,
+                 check_flag_ignored, check_aliased_networks, check_self_copy,
+                 check_target_cast, check_unnormalized_target, check_loss_rebuilt_as_leaf,
+                 check_discarded_backward, check_update_from_itself]
 
 
 def candidates(ctx: Ctx) -> list[Candidate]:

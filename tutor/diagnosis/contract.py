@@ -35,7 +35,7 @@ PROSE_SPAN = re.compile(r"(?:the|a|an|this|that|its|it)(?: [a-z]+)*")
 """A code span that is a word of prose ("`the input`", "`it`"): a name made up for a value
 the learner never named."""
 KNOWN_NAMES = frozenset(dir(builtins)) | {
-    "torch", "nn", "F", "np", "numpy", "math", "optim", "self", "functional",
+    "torch", "nn", "F", "np", "numpy", "math", "optim", "self", "functional", "copy",
 }
 """Names a snippet may use that the learner's program need not define."""
 

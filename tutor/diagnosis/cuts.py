@@ -71,6 +71,35 @@ def _leaving_calls(stmt: ast.AST) -> list[ast.expr]:
     return found
 
 
+def kept_tensor(ctx: Ctx, line: int, expect: Expect) -> list[Fix]:
+    """``x = x.detach().item()`` (a loss term turned into a number before it is added to the
+    loss): keep the tensor. The statement goes, and a later ``log.append(x)`` logs
+    ``x.item()`` instead."""
+    flow, code = ctx.flow, ctx.code
+    stmt = flow.statement_at(line)
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(
+            stmt.targets[0], ast.Name) or stmt.lineno != stmt.end_lineno:
+        return []
+    name = stmt.targets[0].id
+    kept = strip_leaving(stmt.value)
+    if kept is stmt.value or not (isinstance(stmt.value, ast.Call) and call_name(
+            stmt.value) in ("item", "tolist", "numpy")) or text(kept) != name:
+        return []
+    edits = [Edit("delete", stmt.lineno)]
+    scope = flow.scope_of(stmt)
+    for call in flow.calls_named(*FILLERS):
+        if call.lineno > stmt.lineno and flow.scope_of(call) is scope and call.args and \
+                isinstance(call.args[-1], ast.Name) and call.args[-1].id == name:
+            edit = replace_node(code, call.args[-1], f"{name}.item()")
+            if edit is not None:
+                edits.append(edit)
+    return [Fix(tuple(edits), expect, T(
+        f"keep `{name}` a tensor: remove line {line}, which turns it into a Python number "
+        "before it joins the loss (log `.item()` of it instead)",
+        f"让 `{name}` 保持张量：删除第 {line} 行（它在加入损失之前把它变成了 Python 数字），"
+        "记录日志时再用 `.item()`"))]
+
+
 def _maker(stmt: ast.AST | None) -> ast.Call | None:
     if stmt is None:
         return None
@@ -278,6 +307,7 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
             f"use the tensor itself, not `.data`, on line {line}",
             f"在第 {line} 行使用张量本身，而不是 `.data`"))
     if op == "detach" or reason == "nondifferentiable":
+        fixes.extend(kept_tensor(ctx, line, expect))
         add(replace_in_line(code, line, r"\.detach\(\)", ""), T(
             f"remove `.detach()` on line {line}", f"删除第 {line} 行的 `.detach()`"))
     soft: set[int] = set()

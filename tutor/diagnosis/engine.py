@@ -456,6 +456,20 @@ def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
 # ---------------------------------------------------------------------- text
 
 
+def _shown(code: str | None) -> str | None:
+    """An operand's code as prose shows it: as the learner wrote it, without the
+    parentheses :func:`source.code_text` put around an expression so that a method can be
+    appended in a snippet (```(1 - mask) * dist``, not ``((1 - mask) * dist)``)."""
+    if not code:
+        return None
+    depth = 0
+    for n, char in enumerate(code):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and n < len(code) - 1:
+            return f"`{code}`"  # the first parenthesis closes before the end: its own
+    return f"`{code[1:-1]}`" if code.startswith("(") and depth == 0 else f"`{code}`"
+
+
 def _values(
     ctx: Context,
     var: str | None,
@@ -468,11 +482,11 @@ def _values(
     snap, snap2 = ctx.snapshot(var), ctx.snapshot(var2)
     base = base_of(var) or var
     common: dict[str, object] = {
-        "var": f"`{var}`" if var else None,
+        "var": _shown(var),
         "var_code": var,
-        "var_base": f"`{base}`" if base else None,
+        "var_base": _shown(base),
         "var_base_code": base,
-        "var2": f"`{var2}`" if var2 else None,
+        "var2": _shown(var2),
         "var2_code": var2,
         "shape": shape_text(snap.shape) if snap else None,
         "dtype": snap.dtype if snap else None,

@@ -25,6 +25,7 @@ from tutor.diagnosis.fixes import (
     suffix_value,
 )
 from tutor.diagnosis.flow import call_name, module_label, receiver, text
+from tutor.diagnosis.lineage import Lineage, Step
 from tutor.diagnosis.training_checks import _eval_candidates
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
@@ -89,14 +90,27 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
         return []
     got, expected = int(m.group(2)), int(m.group(3))
     fail = ctx.fail_line or 0
-    steps_head = ("shape-mismatch", {"fail_line": fail, "shape": f"{got}",
-                                     "target_shape": f"{expected}"})
+    steps_head: tuple[str, dict[str, object]] = ("shape-mismatch", {
+        "fail_line": fail, "shape": f"{got}", "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
     given = operand(failed, "0", "input")
-    flat = _unflattened(ctx, given, expected) or _one_sample_unflattened(ctx, given, expected) \
+    lineage = Lineage(given) if given is not None else None
+    kept = lineage is not None and lineage.batch_kept()
+    unbatched = lineage is not None and lineage.entered_unbatched()
+    # rows that are the samples of a batch (the lineage flattened each one and kept them
+    # apart) are not one sample to flatten, whatever their product; nor are the rows of a
+    # sample that went in without its batch dimension (shape_checks: missing-batch-dim)
+    flat = _unflattened(ctx, given, expected) or (
+        None if kept or unbatched else _one_sample_unflattened(ctx, given, expected)) \
         or _mixed_batch(ctx, given, expected)
     if flat is not None:
         return [flat]
+    batch = lineage.data_batch() if lineage is not None else None
+    if unbatched or (lineage is not None and batch and lineage.lost(batch)):
+        # the layer is right for a batch; the sample came without one, or an op on the way
+        # ran the samples together (shape_checks): a layer resized to the merged width
+        # would run, and learn across samples
+        return []
     name = failed.module if failed is not None else None
     call = ctx.flow.constructor(name, "Linear") if name else None
     if call is None:
@@ -111,8 +125,16 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
         fix = _layer_fix(ctx, call, 0, "in_features", got, T(
             f"give `{short}` {got} input features on line {line}",
             f"在第 {line} 行让 `{short}` 接收 {got} 个输入特征"))
+        steps = [steps_head]
+        if kept and lineage is not None and given is not None:
+            # the rows are the samples: the layer, not the data, has the other size
+            start = lineage.start()
+            made = start.line if start is not None and start.shape[:1] == given.shape[:1] \
+                else None
+            steps.append(("batch-kept", {"name": given.name, "shape": str(tuple(given.shape)),
+                                         "count": given.shape[0], "numel": got, "line": made}))
         return [Candidate("linear-in-features", line, 0.8, [
-            steps_head, ("layer-defined", {"line": line, "module": short})],
+            *steps, ("layer-defined", {"line": line, "module": short})],
             [fix] if fix else [], {"line": line, "module": short})]
     edit = replace_in_line(ctx.code, fail, r"mm\((\w+),\s*(\w+)\)", r"mm(\1, \2.T)")
     if edit is None:
@@ -320,8 +342,9 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
     scores = operand(failed_op(ctx), "0", "input")
     history = scores.history if scores is not None else []
     for index, link in enumerate(history):
-        if link.op in RESHAPES and link.shape and link.shape[0] == have:
-            before = history[index + 1].shape if index + 1 < len(history) else None
+        before = history[index + 1].shape if index + 1 < len(history) else None
+        if link.op in RESHAPES and link.shape and link.shape[0] == have and not (
+                before and before[0] == have):  # a reshape that kept dimension 0 mixed nothing
             labels = int(m.group(2))
             if before and len(before) >= 3 and len(link.shape) == 2 and \
                     link.shape[1] == before[-1] and _product(before[:-1]) == have and \
@@ -330,11 +353,40 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
                 # (N, T, C) -> (N*T, C) keeps every position's row: nothing is mixed; the
                 # labels are for sequences of another length
                 return _sequence_lengths(ctx, history, before, labels)
+            width = _hard_coded_width(ctx, link, before, labels)
+            if width is not None:
+                return [width]
             fixes = _flatten_fixes(ctx, link.line, link.line)
             return [Candidate("ce-batch-mismatch", link.line, 0.8, [
                 ("batch", {"fail_line": fail}), ("view-mixes", {"line": link.line})],
                 fixes, {"line": link.line})]
     return []
+
+
+def _hard_coded_width(ctx: Ctx, link: ChainLink, before: list[int] | None, labels: int
+                      ) -> Candidate | None:
+    """``pred.view(-1, 4)`` of scores (N, T, C) whose C is not 4: the rows no longer are
+    positions (5120 numbers make 1280 rows of 4, for 1024 labels). Where the labels are one
+    for each row of the last dimension, that dimension is the width meant."""
+    if not before or len(before) < 2 or not link.shape or len(link.shape) != 2:
+        return None
+    width = link.shape[1]
+    if before[-1] == width or _product(before[:-1]) != labels:
+        return None
+    call = Step(link, before).node(ctx.flow)
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    owner = text(call.func.value)
+    new = f"{owner}.{call.func.attr}(-1, {owner}.size(-1))"
+    fix = node_fix(ctx.code, call, new, runs_clean, T(
+        f"reshape with the size of the last dimension on line {link.line}: `{new}`",
+        f"第 {link.line} 行按最后一维的大小变形：`{new}`"))
+    return Candidate("ce-batch-mismatch", link.line, 0.85, [
+        ("batch", {"fail_line": ctx.fail_line or 0}),
+        ("hard-coded-width", {"line": link.line, "shape": str(tuple(before)), "count": width,
+                              "numel": before[-1], "high": link.shape[0], "low": labels,
+                              "expr": text(call)})],
+        [fix] if fix else [], {"line": link.line}, pinned=True)
 
 
 def _product(sizes: list[int]) -> int:

@@ -128,7 +128,10 @@ def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
     """Layers kept in a plain list attribute: the model does not register them, so
     ``parameters()`` misses them (the optimizer never updates them, or gets nothing)."""
     ev = ctx.evidence
-    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad]
+    # held in a plain container on a module: the evidence names the container
+    # (accounting_checks.check_held_in_container)
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
+            and not p.held_in]
     empty = "optimizer got an empty parameter list" in ctx.message
     if not idle and not empty:
         return []

@@ -13,7 +13,7 @@ import ast
 import difflib
 import re
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import as_tried, proposes_change, subject_snippets
@@ -27,16 +27,14 @@ from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.verify import hides_bug, runs_clean
 from tutor.i18n import T, Text
-from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
+
+if TYPE_CHECKING:
+    from tutor.sandbox.runner import Runner
 
 MAX_FIX_RUNS = 6
 LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
-
-
-class Runner(Protocol):
-    def run(self, code: str, *, device: str = ..., limits: Limits | None = ...,
-            instrument: bool = ...) -> RunResult: ...
 
 
 def chain_text(cand: Candidate) -> list[Text]:
@@ -356,7 +354,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     top = ranked[0]
     entry = catalog.get(top.id)
     if first is not None and not first.generic and id(top) not in verified and (
-            first.id != top.id):
+            first.id != top.id) and not top.pinned:
         shown_diag = first  # the message's own diagnosis, with the evidence as context
     elif first is not None and first.id == top.id:
         # the message's words, with the facts the evidence established where they use one

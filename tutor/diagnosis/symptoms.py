@@ -222,3 +222,110 @@ def _softmax_spreads(original: Evidence, fixed: Evidence) -> Text | None:
 
 
 softmax_spreads = traced(_softmax_spreads)
+
+
+def _one_score(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.training.flat_softmaxes:
+        return None
+    return T("with this change each sample's score becomes a probability between 0 and 1 that "
+             "depends on its input",
+             "改动后每个样本的分数变成一个取决于输入、介于 0 和 1 之间的概率")
+
+
+one_score = traced(_one_score)
+
+
+def _registered_and_learns(original: Evidence, fixed: Evidence) -> Text | None:
+    """No tensor the loss reaches is held outside what ``parameters()`` sees, the optimizer
+    holds every one of them, and they change."""
+    reached = [p for p in fixed.params if p.reached and p.requires_grad]
+    if not fixed.steps or not reached or any(p.held_in or not p.in_optimizer for p in reached):
+        return None
+    if not any(p.changed for p in reached):
+        return None
+    return T(f"with this change the module registers them: the optimizer holds all "
+             f"{len(reached)} tensors the loss reaches, and training changes them",
+             f"改动后模块会登记它们：优化器持有损失用到的全部 {len(reached)} 个张量，"
+             "训练也会改变它们")
+
+
+registered_and_learns = traced(_registered_and_learns)
+
+
+def _built_once(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.accounting.built_in_forward:
+        return None
+    if fixed.steps and any(p.reached and p.requires_grad and not p.in_optimizer
+                           for p in fixed.params):
+        return None
+    if fixed.steps:
+        return T("with this change the layers are built once, with the model, and the "
+                 "optimizer holds and trains their parameters",
+                 "改动后这些层只在创建模型时构建一次，优化器持有并训练它们的参数")
+    return T("with this change the layers are built once, with the model: every call uses "
+             "the same weights, and they are parameters of the model",
+             "改动后这些层只在创建模型时构建一次：每次调用都使用同一组权重，它们也是模型的参数")
+
+
+built_once = traced(_built_once)
+
+
+def flags_work(names: list[str]) -> Expect:
+    """The parameters meant frozen no longer require grad and keep their values; where the
+    program trains, the others still change."""
+    def check(original: Evidence, fixed: Evidence) -> Text | None:
+        held = [p for p in fixed.params if p.name in names]
+        if not held or any(p.requires_grad or p.changed for p in held) or fixed.accounting \
+                .module_flags:
+            return None
+        if fixed.steps and not any(p.changed for p in fixed.params if p.name not in names):
+            return None
+        shown = ", ".join(f"`{n}`" for n in names[:3])
+        return T(f"with this change {shown} no longer require grad and keep their values"
+                 + (" while the rest trains" if fixed.steps else ""),
+                 f"改动后 {shown} 不再需要梯度，数值保持不变"
+                 + ("，其余参数照常训练" if fixed.steps else ""))
+    return traced(check)
+
+
+def _networks_apart(original: Evidence, fixed: Evidence) -> Text | None:
+    """No module object under two of the learner's names that an optimizer trains, and no
+    tensor copied onto itself."""
+    before = original.accounting
+    after = fixed.accounting
+    if after.self_copies or any(a.trained for a in after.aliases):
+        return None
+    if not (before.self_copies or any(a.trained for a in before.aliases)):
+        return None
+    return T("with this change the two names are two networks: copying the weights copies "
+             "them from the trained one, and the optimizer's steps leave the copy as it was "
+             "until the next copy",
+             "改动后这两个名字是两个网络：复制权重时从训练的网络复制，优化器的每一步都不会改动副本，"
+             "直到下一次复制")
+
+
+networks_apart = traced(_networks_apart)
+
+
+def _copies_from_trained(original: Evidence, fixed: Evidence) -> Text | None:
+    if fixed.accounting.self_copies or not original.accounting.self_copies:
+        return None
+    return T("with this change each copy brings the trained network's weights into the copy "
+             "(no tensor is copied onto itself any more)",
+             "改动后每次复制都会把训练的网络的权重带进副本（不再有张量被复制到它自己）")
+
+
+copies_from_trained = traced(_copies_from_trained)
+
+
+def _every_pass_used(original: Evidence, fixed: Evidence) -> Text | None:
+    """No backward() pass of the fixed run has its gradients cleared before a step."""
+    if len(fixed.steps) < 2 or any(s.discarded for s in fixed.steps):
+        return None
+    passes = max(s.passes for s in fixed.steps)
+    every = "both" if passes == 2 else f"all {passes}"
+    return T(f"with this change each step uses the gradients of {every} backward() passes of "
+             "its iteration", f"改动后每次 step() 都使用本轮全部 {passes} 次 backward() 的梯度")
+
+
+every_pass_used = traced(_every_pass_used)

@@ -34,6 +34,7 @@ from tutor.diagnosis.symptoms import (
     moves_more,
     nonfinite_gone,
     norms_apart,
+    one_score,
     parameters_move,
     softmax_spreads,
     stays_frozen,
@@ -68,7 +69,7 @@ def _operand(call: ast.Call) -> ast.expr | None:
 
 
 # -- nan / inf ------------------------------------------------------------------------------
-def _spread(ev: Evidence, bad: NonFiniteEvidence) -> tuple[Text, Text]:
+def _nan_spread(ev: Evidence, bad: NonFiniteEvidence) -> tuple[Text, Text]:
     """What the re-run showed turn nan after ``bad`` (the title's words, and the
     explanation's): the loss only when a backward() got a non-finite loss, the gradients
     only when backward() made a nan/inf gradient or a step saw one, the weights only when
@@ -123,10 +124,12 @@ REASONS = {
                                     "负数的平方根，即 nan"),
     ("power-negative", "forward"): T("a fractional power of a negative number, which is nan",
                                      "负数的分数次幂，即 nan"),
+    ("mean-empty", "forward"): T("the mean of an empty tensor (nothing was selected), which "
+                                 "is nan", "空张量（什么也没选中）的均值，即 nan"),
 }
 KINDS = {"log": "log", "log2": "log", "log10": "log", "sqrt": "root", "rsqrt": "root",
          "pow": "power", "truediv": "divide", "div": "divide", "true_divide": "divide",
-         "rtruediv": "divide", "reciprocal": "divide", "exp": "exp"}
+         "rtruediv": "divide", "reciprocal": "divide", "exp": "exp", "mean": "mean-empty"}
 EXP_OVERFLOW = 88.0
 """float32's exp is inf above about 88.7."""
 
@@ -143,6 +146,15 @@ def _singular_sites(flow: Flow, bad: NonFiniteEvidence
         return []
     binary = bad.op.startswith("__")
     found: list[tuple[str, ast.expr, ast.AST]] = []
+    if kind == "mean-empty":
+        if not any(f.empty for f in bad.operands):
+            return []
+        for node in ast.walk(stmt):
+            base = _operand(node) if isinstance(node, ast.Call) and call_name(
+                node) == "mean" and not (node.args[1:] or node.keywords) else None
+            if base is not None:
+                found.append((kind, base, node))
+        return found[:3]
     if kind == "exp":
         facts = bad.operands[0] if bad.operands else None
         if facts is None or facts.high is None or facts.high < EXP_OVERFLOW:
@@ -201,11 +213,13 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             continue
         negative = any(f.negative for f in bad.operands)
         step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
-        spread, why = _spread(ev, bad)
+        spread, why = _nan_spread(ev, bad)
         def guard(base: ast.expr, negative: bool = negative) -> str:
             return f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
 
         kind = sites[0][0]
+        if kind == "mean-empty":
+            return _empty_mean_candidates(ctx, bad, sites, step, reason)
         if kind == "exp" or kind.endswith("-negative"):
             return _domain_candidates(ctx, bad, sites, step, reason,
                                       WHY_DOMAIN if kind.endswith("-negative") else why, spread)
@@ -226,10 +240,55 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
                 fixes.append(Fix((every,), nonfinite_gone, T(
                     f"keep {names} away from 0 on line {bad.line}",
                     f"第 {bad.line} 行让 {names.replace(' and ', ' 和 ')} 离开 0")))
+            again = _same_elsewhere(ctx, bad, name)
+            if again:
+                # the same zero divides (or is logged) on other lines the trace saw go nan:
+                # each of them needs the guard, or the value stays nan
+                edits = [edit, *(e for _, b in again if (e := replace_node(
+                    ctx.code, b, guard(b))) is not None)]
+                lines = " and ".join(str(n) for n in [bad.line, *(n for n, _ in again)])
+                fixes.insert(0, Fix(tuple(edits), nonfinite_gone, T(
+                    f"keep `{name}` away from 0 on lines {lines}: `{guard(base)}`",
+                    f"第 {lines.replace(' and ', '、')} 行让 `{name}` 离开 0：`{guard(base)}`")))
             out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
                                  {**facts, "why": why, "label": spread}))
         return out
     return []
+
+
+def _empty_mean_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[
+        str, ast.expr, ast.AST]], step: str, reason: Text) -> list[Candidate]:
+    """The mean of a selection that can be empty: a sum divided by at least 1 is the same
+    mean when something was selected, and 0 (no contribution) when nothing was."""
+    out = []
+    for _, base, node in sites:
+        name = text(base)
+        new = f"{postfix(base, '.sum()')} / max({postfix(base, '.numel()')}, 1)"
+        edit = replace_node(ctx.code, node, f"({new})")
+        if edit is None:
+            continue
+        facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
+        out.append(Candidate("nan-from-op", bad.line, 0.85, [(step, facts)], [Fix(
+            (edit,), nonfinite_gone, T(
+                f"average over at least one element on line {bad.line}: `{new}` (0 when "
+                "nothing is selected)",
+                f"第 {bad.line} 行至少按一个元素求平均：`{new}`（什么也没选中时为 0）"))],
+            {**facts, "why": WHY_DOMAIN}))
+    return out
+
+
+def _same_elsewhere(ctx: Ctx, first: NonFiniteEvidence, name: str
+                    ) -> list[tuple[int, ast.expr]]:
+    """Other lines where the trace saw the same op go nan/inf on the same operand, written
+    the same way (``torch.sum(mask)`` on two lines): (line, that operand)."""
+    found: list[tuple[int, ast.expr]] = []
+    for bad in ctx.evidence.training.nonfinite:
+        if bad.line == first.line or bad.phase != first.phase or _bare(bad.op) != _bare(
+                first.op) or any(n == bad.line for n, _ in found):
+            continue
+        found.extend((bad.line, base) for _, base, _ in _singular_sites(ctx.flow, bad)
+                     if text(base) == name)
+    return found
 
 
 def _normalized(ctx: Ctx, line: int) -> bool:
@@ -977,12 +1036,14 @@ def _straight_through(ctx: Ctx, call: ast.Call, base: ast.expr
 
 def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
     """A softmax over a dimension of size 1: every weight is exactly 1, whatever the scores
-    (attention that attends to everything equally, a mixture that only sums)."""
+    (attention that attends to everything equally, a mixture that only sums). The entries to
+    compare lie along the one other dimension with more than one entry (not the batch's);
+    where there is none, a single score wants a sigmoid, not a softmax."""
     if ctx.error is not None:
         return []
     out: list[Candidate] = []
     for flat in ctx.evidence.training.flat_softmaxes:
-        if len(flat.shape) < 2 or flat.shape[-1] <= 1:
+        if len(flat.shape) < 2:
             continue
         call = ctx.flow.constructor(flat.module, flat.kind) if (
             flat.module and flat.kind in ("Softmax", "LogSoftmax")) else None
@@ -996,16 +1057,46 @@ def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
             given = call.args[0]
         elif given is None and len(call.args) >= 2:
             given = call.args[1]
-        edit = replace_node(ctx.code, given, "-1") if given is not None else None
-        if edit is None:
-            continue
         shape = "(" + ", ".join(str(n) for n in flat.shape) + ")"
+        fix = _spread(ctx, call, given, flat.shape, flat.dim)
+        if fix is None:
+            continue
         out.append(Candidate("softmax-wrong-dim", call.lineno, 0.85, [
             ("flat-softmax", {"line": flat.line, "op": flat.op, "detail": flat.dim,
                               "shape": shape})],
-            [Fix((edit,), softmax_spreads, T(
-                f"normalize over the entries to compare, the last dimension: `dim=-1` on line "
-                f"{call.lineno}", f"在要比较的那些元素所在的维度（最后一维）上归一化：第 "
-                f"{call.lineno} 行写成 `dim=-1`"))],
-            {"line": call.lineno, "detail": flat.dim, "shape": shape}))
+            [fix], {"line": call.lineno, "detail": flat.dim, "shape": shape}))
     return out
+
+
+def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], dim: int
+            ) -> Fix | None:
+    """The change that makes the softmax compare entries: the dimension that holds them
+    (the last one when it has several, else the one other non-batch dimension that does), or,
+    for one score per sample, a sigmoid in its place."""
+    rank = len(shape)
+    wide = [d for d in range(1, rank) if shape[d] > 1 and d != dim % rank]
+    line = call.lineno
+    if given is not None and wide:
+        new = "-1" if shape[-1] > 1 else str(wide[0])
+        edit = replace_node(ctx.code, given, new)
+        if edit is None:
+            return None
+        return Fix((edit,), softmax_spreads, T(
+            f"normalize over the entries to compare, dimension {new}: `dim={new}` on line "
+            f"{line}", f"在要比较的那些元素所在的维度（第 {new} 维）上归一化：第 {line} 行写成 "
+            f"`dim={new}`"))
+    if wide or call_name(call) not in ("softmax", "Softmax"):
+        return None
+    if call_name(call) == "Softmax":
+        sigmoid: str | None = f"{text(call.func)[: -len('Softmax')]}Sigmoid()"
+    else:
+        owner = receiver(call)
+        base = owner if owner is not None and owner not in TORCHES else (
+            text(call.args[0]) if call.args else None)
+        sigmoid = f"torch.sigmoid({base})" if base is not None else None
+    edit = replace_node(ctx.code, call, sigmoid) if sigmoid is not None else None
+    if edit is None:
+        return None
+    return Fix((edit,), one_score, T(
+        f"one score per sample needs a sigmoid, not a softmax: `{sigmoid}` on line {line}",
+        f"每个样本只有一个分数时要用 sigmoid，而不是 softmax：第 {line} 行写成 `{sigmoid}`"))

@@ -25,6 +25,7 @@ from tutor.diagnosis.verify import (
     loss_improves,
     no_broadcast_warning,
     params_learn,
+    params_reached,
     runs_clean,
     runs_clean_with_grad,
 )
@@ -261,8 +262,12 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     if not ev.steps or not ev.backwards:
         return []
     # a tensor attribute that is not a parameter is another mistake (check_unregistered)
+    # a freezing flag set on them (even one that freezes nothing) says they are meant to
+    # stay out of the optimizer
+    meant_frozen = {n for f in ev.accounting.module_flags if f.value in ("False", "0")
+                    for n in f.params}
     idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
-            and not p.unregistered]
+            and not p.unregistered and not p.held_in and p.name not in meant_frozen]
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)
@@ -271,11 +276,13 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
         rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
-                   for s in flow.assignments.get(holder, []) if s.lineno > stmt.lineno
+                   for s in _assigned(flow, holder) if s.lineno > stmt.lineno
                    and flow.scope_of(s) is flow.scope_of(stmt)]
         if rebound:
             holder, again = rebound[-1]
             line = again.lineno
+            if isinstance(again, ast.Assign) and len(again.targets) == 1:
+                holder = text(again.targets[0])  # `model.fc` when a layer was replaced
             fixes = [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
                 f"create `{name}` after `{holder}` is made for the last time: move line "
                 f"{stmt.lineno} below line {line}",
@@ -311,6 +318,16 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         ], [fix[1]] if fix else [], {"line": line, "optimizer": name,
                                      "params": _names(idle)}))
     return out
+
+
+def _assigned(flow: Flow, holder: str) -> list[ast.stmt]:
+    """Assignments that give ``holder`` new parameters: of the name itself (a model built
+    again), or of one of its layers (``model.fc = nn.Linear(...)``, a head replaced)."""
+    found = list(flow.assignments.get(holder, []))
+    for name, made in flow.assignments.items():
+        if name.startswith(f"{holder}.") and name.count(".") == holder.count(".") + 1:
+            found.extend(s for s in made if isinstance(flow.value_of(s), ast.Call))
+    return sorted(found, key=lambda s: s.lineno)
 
 
 def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
@@ -429,7 +446,8 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
         return _python_cut_in_loss(ctx)
     unreached = any(not p.reached for p in idle)
     idle_names = {p.name for p in idle} | {p.name.split(".")[-1] for p in idle}
-    expect = both(params_learn([p.name for p in idle]), loss_improves)
+    expect = both(params_learn([p.name for p in idle]), loss_improves) if updated else \
+        params_reached([p.name for p in idle if not p.reached])
     out = []
     for op in ev.ops:
         if op.kind not in ("data", "cut") or op.detail not in ("", "nondifferentiable",

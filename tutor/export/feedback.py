@@ -10,29 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tutor.export.messages import msg
 from tutor.grading.reports import GradeReport, SubmissionEntry, exercise_maxima, roster
-from tutor.i18n import Lang, T
+from tutor.i18n import Lang
 
-WORDS = {
-    "title": T("Feedback for {student}", "{student} 的反馈"),
-    "total": T("Total: **{score:g} / {max_score:g}** ({percent:.1f}%)",
-               "总分：**{score:g} / {max_score:g}**（{percent:.1f}%）"),
-    "missing": T("Not submitted: 0 of {max_score:g}.", "未提交：0 / {max_score:g} 分。"),
-    "file": T("File: `{file}`", "文件：`{file}`"),
-    "check": T("check", "检查项"),
-    "result": T("result", "结果"),
-    "points": T("points", "得分"),
-    "details": T("What to look at", "需要注意的地方"),
-    "all_pass": T("Every check passes.", "所有检查都通过了。"),
-    "graded": T("Graded by autograd-tutor {version} with torch {torch} on {date}.",
-                "由 autograd-tutor {version}（torch {torch}）于 {date} 评分。"),
-}
-STATUS = {
-    "pass": T("✓ pass", "✓ 通过"),
-    "fail": T("✗ fail", "✗ 未通过"),
-    "error": T("✗ error", "✗ 出错"),
-    "not_gradable": T("✗ not gradable", "✗ 无法评分"),
-}
 SAFE_NAME = re.compile(r"[^\w.-]+", re.UNICODE)
 
 
@@ -50,24 +31,24 @@ def _fence(text: str) -> str:
 
 def _exercise(entry: SubmissionEntry, lang: Lang) -> list[str]:
     head = f"## {entry.exercise} — {entry.score:g} / {entry.max_score:g} · " \
-           f"{STATUS[entry.status].get(lang)}"
-    lines = [head, "", WORDS["file"].format(file=entry.file).get(lang)]
+           f"{msg(f'feedback.status.{entry.status}').get(lang)}"
+    lines = [head, "", msg("feedback.file", file=entry.file).get(lang)]
     if entry.message:
         lines += ["", entry.message]
     if entry.tests:
-        lines += ["", f"| {WORDS['check'].get(lang)} | {WORDS['result'].get(lang)} | "
-                      f"{WORDS['points'].get(lang)} |", "|---|---|---|"]
-        lines += [f"| {_cell(t.label)} | {STATUS[t.status].get(lang)} | "
+        columns = (msg(f"feedback.{key}").get(lang) for key in ("check", "result", "points"))
+        lines += ["", f"| {' | '.join(columns)} |", "|---|---|---|"]
+        lines += [f"| {_cell(t.label)} | {msg(f'feedback.status.{t.status}').get(lang)} | "
                   f"{t.score:g} / {t.max_score:g} |" for t in entry.tests]
     wrong = [t for t in entry.tests if t.status != "pass"]
     if wrong:
-        lines += ["", f"### {WORDS['details'].get(lang)}"]
+        lines += ["", f"### {msg('feedback.details').get(lang)}"]
         for test in wrong:
             lines += ["", f"- **{test.label}**: {test.message}"]
             if test.output:
                 lines += ["", _fence(test.output)]
     elif entry.status == "pass":
-        lines += ["", WORDS["all_pass"].get(lang)]
+        lines += ["", msg("feedback.all_pass").get(lang)]
     return lines
 
 
@@ -79,19 +60,19 @@ def student_markdown(report: GradeReport, student: str, exercises: list[str]) ->
     score = sum(e.score for e in mine.values())
     max_score = sum(maxima.get(x, 0.0) for x in exercises)
     percent = 100.0 * score / max_score if max_score else 0.0
-    lines = [f"# {WORDS['title'].format(student=student).get(lang)}", "",
-             WORDS["total"].format(score=score, max_score=max_score, percent=percent).get(lang)]
+    lines = [f"# {msg('feedback.title', student=student).get(lang)}", "",
+             msg("feedback.total", score=score, max_score=max_score, percent=percent).get(lang)]
     for exercise in exercises:
         lines.append("")
         entry = mine.get(exercise)
         if entry is None:
             lines += [f"## {exercise} — 0 / {maxima[exercise]:g}", "",
-                      WORDS["missing"].format(max_score=maxima[exercise]).get(lang)]
+                      msg("feedback.missing", max_score=maxima[exercise]).get(lang)]
         else:
             lines += _exercise(entry, lang)
     date = report.created[:10] or "?"
-    lines += ["", "---", "", WORDS["graded"].format(
-        version=report.tool_version, torch=report.torch_version, date=date).get(lang)]
+    lines += ["", "---", "", msg("feedback.graded", version=report.tool_version,
+                                 torch=report.torch_version, date=date).get(lang)]
     return "\n".join(lines) + "\n"
 
 

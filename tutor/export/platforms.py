@@ -20,9 +20,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tutor.grading.feedback import msg
+from tutor.export.messages import msg
+from tutor.grading import feedback
 from tutor.grading.reports import SubmissionEntry
-from tutor.i18n import Lang, T
+from tutor.i18n import Lang
 
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 
@@ -77,25 +78,13 @@ class Missing:
     """(label, max points) of every check."""
 
 
-WORDS = {
-    "missing": T("not submitted: expected a file named {files}",
-                 "未提交：应有名为 {files} 的文件"),
-    "summary": T("{exercise}: {score:g}/{max_score:g}", "{exercise}：{score:g}/{max_score:g}"),
-    "not_gradable": T("{exercise} is not valid Python: {message}",
-                      "{exercise} 不是合法的 Python 代码：{message}"),
-    "crashed": T("The autograder could not grade this submission: {reason}. Ask your teacher; "
-                 "it is not your code's fault.",
-                 "自动评分器无法为这次提交评分：{reason}。请联系老师；这不是你的代码的问题。"),
-}
-
-
 def student_output(output: str | None, passed: bool) -> str:
     """A check's detail as a student may see it: on a check that fails, the expected value
     is cut (it is the answer; summative grading never shows it), the rest (what the code
     gave, its printed output, torch's error) kept."""
     if not output or passed:
         return output or ""
-    expected = msg("detail.expected")
+    expected = feedback.msg("detail.expected")
     labels = tuple(f"{label}{colon}" for label in (expected.en, expected.zh)
                    for colon in (":", "："))
     kept = []
@@ -113,13 +102,13 @@ def _detail(message: str, output: str | None, passed: bool) -> str:
 def _overall(entries: Sequence[SubmissionEntry], missing: Sequence[Missing], lang: Lang) -> str:
     lines = []
     for entry in entries:
-        line = WORDS["summary"].format(exercise=entry.exercise, score=entry.score,
+        line = msg("platform.summary", exercise=entry.exercise, score=entry.score,
                                        max_score=entry.max_score).get(lang)
         lines.append(f"{line}  {entry.message}".rstrip())
     for item in missing:
         total = sum(points for _, points in item.checks)
-        said = WORDS["summary"].format(exercise=item.exercise, score=0, max_score=total)
-        files = WORDS["missing"].format(files=" / ".join(item.expected_files))
+        said = msg("platform.summary", exercise=item.exercise, score=0, max_score=total)
+        files = msg("platform.missing", files=" / ".join(item.expected_files))
         lines.append(f"{said.get(lang)}  {files.get(lang)}")
     return "\n".join(lines)
 
@@ -138,7 +127,7 @@ def gradescope_results(
         for entry in entries for test in entry.tests
     ]
     for item in missing:
-        note = WORDS["missing"].format(files=" / ".join(item.expected_files)).get(lang)
+        note = msg("platform.missing", files=" / ".join(item.expected_files)).get(lang)
         tests += [GradescopeTest(name=f"{item.exercise}: {label}", score=0.0, max_score=points,
                                  status="failed", output=note, visibility=visibility)
                   for label, points in item.checks]
@@ -155,7 +144,7 @@ def prairielearn_results(
     does for a syntax error; otherwise the fraction of every check's points."""
     broken = [e for e in entries if e.status == "not_gradable"]
     if broken:
-        errors = [WORDS["not_gradable"].format(exercise=e.exercise, message=e.message).get(lang)
+        errors = [msg("platform.not_gradable", exercise=e.exercise, message=e.message).get(lang)
                   for e in broken]
         return PrairieLearnResults(gradable=False, message="\n".join(errors),
                                    format_errors=errors)
@@ -166,7 +155,7 @@ def prairielearn_results(
         for entry in entries for test in entry.tests
     ]
     for item in missing:
-        note = WORDS["missing"].format(files=" / ".join(item.expected_files)).get(lang)
+        note = msg("platform.missing", files=" / ".join(item.expected_files)).get(lang)
         tests += [PrairieLearnTest(name=f"{item.exercise}: {label}", description=label,
                                    points=0.0, max_points=points, message=note)
                   for label, points in item.checks]
@@ -178,10 +167,10 @@ def prairielearn_results(
 
 def gradescope_failure(reason: str, *, lang: Lang = "en") -> GradescopeResults:
     """What Gradescope is told when grading itself failed: zero, and why, never a blank."""
-    return GradescopeResults(score=0.0, output=WORDS["crashed"].format(reason=reason).get(lang))
+    return GradescopeResults(score=0.0, output=msg("platform.crashed", reason=reason).get(lang))
 
 
 def prairielearn_failure(reason: str, *, lang: Lang = "en") -> PrairieLearnResults:
     """Grading itself failed: not gradable, so the student loses no attempt."""
-    text = WORDS["crashed"].format(reason=reason).get(lang)
+    text = msg("platform.crashed", reason=reason).get(lang)
     return PrairieLearnResults(gradable=False, message=text, format_errors=[text])

@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import math
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tutor.i18n import Text, load_messages
+from tutor.i18n import Catalog
 
 CATALOG_PATH = Path(__file__).with_name("messages.yaml")
 OUTPUT_CAP = 1200
 """Characters of got/expected detail kept in a check's ``output``."""
 
 
-@cache
-def catalog() -> dict[str, Text]:
-    return load_messages(CATALOG_PATH)
-
-
-def msg(key: str, **values: Any) -> Text:
-    """The catalog message ``key`` with its ``{placeholders}`` filled in both languages."""
-    return catalog()[key].format(**values)
+msg = Catalog(CATALOG_PATH)
+"""``msg("key", name=...)``: the message ``key`` with its placeholders filled."""
+catalog = msg.texts
 
 
 def fmt_shape(shape: list[int] | tuple[int, ...]) -> str:

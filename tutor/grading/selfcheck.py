@@ -31,7 +31,7 @@ from tutor.grading.answers import AnswerSyntaxError, parse_answer
 from tutor.grading.checks import function_probe, probes_for
 from tutor.grading.compare import compare, flatten
 from tutor.grading.expected import ExpectedCache
-from tutor.grading.feedback import fmt_shape, fmt_values
+from tutor.grading.feedback import fmt_shape, fmt_values, msg
 from tutor.grading.models import Verdict
 from tutor.grading.varied import moving_checks, varied_checks
 from tutor.grading.verdicts import compare_answer, grade_step, step_ref
@@ -90,16 +90,6 @@ def _runnable(
 
 CHEAT_WORKERS = 4
 """Cheats of one step graded at once (the sandbox runs are independent processes)."""
-
-_CHEAT_WHAT = {
-    "starter": T("the untouched starter", "原封不动的 starter"),
-    "key_line": T("the reference solution without its key line", "去掉关键一行的参考答案"),
-    "hard_coded": T("the expected values hard-coded and printed", "把预期值直接写死并打印出来"),
-    "routed": T("the expected values written down, each gradient routed through backward()",
-                "把预期值直接写下来，再让每个梯度经由 backward() 流进去"),
-    "raised_by_hand": T("the expected error raised by hand", "亲手 raise 出预期的错误"),
-    "authored": T("the lesson's own cheat", "课程里列出的作弊程序"),
-}
 
 
 def _truth_names(step: RunnableStep) -> list[str]:
@@ -331,7 +321,7 @@ def _passing_cheats(
     for cheat, ok in zip(cheats, passed, strict=True):
         if not ok:
             continue
-        what = _CHEAT_WHAT[cheat.kind]
+        what = msg(f"cheat.{cheat.kind}")
         detail = f" ({cheat.detail})" if cheat.detail else ""
         text = what + T(
             f"{detail} passes every check: a check it passes does not measure the work; "

@@ -15,13 +15,11 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from tutor.i18n import T, Text
+from tutor.i18n import Text
+from tutor.learning.messages import msg
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
-
-DID_YOU_MEAN = T("Did you mean {name}?", "你是不是想写 {name}？")
-"""The line the command-line faces print (the app's is its label ``did_you_mean``)."""
 
 _NO_ATTRIBUTE = re.compile(r"'(?P<type>\w+)' object has no attribute '(?P<name>\w+)'")
 _NOT_DEFINED = re.compile(r"name '(?P<name>\w+)' is not defined")
@@ -90,4 +88,4 @@ def meant_in(error: ErrorInfo, code: str = "") -> str | None:
 def did_you_mean(error: ErrorInfo | None, code: str = "") -> Text | None:
     """"Did you mean backward()?" for a run's error, or None."""
     meant = meant_in(error, code) if error is not None else None
-    return None if meant is None else DID_YOU_MEAN.format(name=meant)
+    return None if meant is None else msg("did_you_mean", name=meant)

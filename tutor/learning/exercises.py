@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tutor.course.models import CodeStep, FixStep, Lesson, QuizStep
 from tutor.i18n import T, Text
-from tutor.learning.session import Attempt, LearningSession, step_ref
+from tutor.learning.session import Attempt, HintShown, LearningSession, step_ref
 from tutor.workspace import (
     ExerciseEntry,
     FileStep,
@@ -60,17 +60,6 @@ class ExerciseStatus:
     hints_shown: int
     missing: bool
     current: bool
-
-
-@dataclass(frozen=True)
-class HintShown:
-    """A hint given to the learner: number ``number`` of ``total``."""
-
-    number: int
-    total: int
-    text: Text
-    again: bool = False
-    """Every hint had been shown already: this is the last one, once more."""
 
 
 class ExerciseFiles:
@@ -310,16 +299,8 @@ class ExerciseFiles:
     # ------------------------------------------------------------------ hints, progress
 
     def hint(self, entry: ExerciseEntry) -> HintShown | None:
-        """The next hint of an exercise (remembered); the last again once all are shown;
-        None when it has none."""
-        _, step = self.step_of(entry)
-        total = len(step.hints)
-        if not total:
-            return None
-        text = self.session.reveal_hint(entry.ref)
-        if text is None:
-            return HintShown(total, total, step.hints[-1], again=True)
-        return HintShown(self.session.hints_shown(entry.ref), total, text)
+        """A hint on an exercise (:meth:`LearningSession.next_hint`)."""
+        return self.session.next_hint(entry.ref)
 
     def statuses(self) -> list[ExerciseStatus]:
         store = self.session.store
@@ -349,4 +330,4 @@ class ExerciseFiles:
         return rows
 
 
-__all__ = ["ExerciseFiles", "ExerciseStatus", "HintShown"]
+__all__ = ["ExerciseFiles", "ExerciseStatus"]

@@ -41,6 +41,7 @@ from tutor.course.models import (
 )
 from tutor.errors import TutorError
 from tutor.i18n import Lang, T, Text
+from tutor.learning.messages import msg
 
 if TYPE_CHECKING:  # grading and diagnosis load with the first check, the sandbox's models
     # with the first run: none of them at start-up
@@ -216,11 +217,27 @@ def assigned_names(code: str) -> list[str]:
     return names
 
 
-GAVE_UP = T("You gave up on this question: here is the answer.",
-            "你放弃了这道题：下面是答案。")
-
 GRADED_KINDS = (CodeStep, FixStep, QuizStep, AnswerStep)
 RUNNABLE_KINDS = (CodeStep, FixStep)
+
+
+@dataclass(frozen=True)
+class HintShown:
+    """What asking for a hint gave: the hints unlocked so far, the newest last, of ``total``
+    (the app shows them all, the shell the newest: "Hint 2/3")."""
+
+    shown: tuple[Text, ...]
+    total: int
+    again: bool = False
+    """Every hint had been shown already: nothing new was unlocked."""
+
+    @property
+    def number(self) -> int:
+        return len(self.shown)
+
+    @property
+    def text(self) -> Text:
+        return self.shown[-1]
 
 
 class LearningSession:
@@ -452,6 +469,15 @@ class LearningSession:
         _, step = self._step_of(ref)
         return list(step.hints[: self.hints_shown(ref)])
 
+    def next_hint(self, ref: str | None = None) -> HintShown | None:
+        """Ask for a hint on a step (default: the current one): the next is unlocked; once
+        all are, they are given ``again``; None when the step has none."""
+        ref, step = self._step_of(ref)
+        if not step.hints:
+            return None
+        again = self.reveal_hint(ref) is None
+        return HintShown(tuple(self.visible_hints(ref)), len(step.hints), again=again)
+
     def reveal_hint(self, ref: str | None = None) -> Text | None:
         """Unlock the next hint of a step (default: the current one); None when every hint
         is already shown. Remembered in the store, so the app and the shell share it."""
@@ -577,7 +603,7 @@ class LearningSession:
         right = [i for i, choice in enumerate(step.choices) if choice.correct]
         shown = self.grading.grade_quiz(lesson, step, right, reveal=True)
         verdict = shown.model_copy(update={
-            "status": "fail", "score": 0.0, "message": GAVE_UP})
+            "status": "fail", "score": 0.0, "message": msg("gave_up")})
         self.store.record_attempt(ref, "", passed=False, score=0.0, max_score=verdict.max_score)
         self.last_attempt = Attempt(ref, verdict)
         return self.last_attempt

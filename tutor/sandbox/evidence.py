@@ -33,6 +33,7 @@ import weakref
 from types import FrameType
 from typing import Any
 
+from tutor.sandbox.param_accounting import ParamAccounting
 from tutor.sandbox.training_trace import TrainingTrace
 
 Data = dict[str, Any]
@@ -47,7 +48,21 @@ MAX_CHAIN = 12
 MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
 CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
-              "shape", "module")
+              "shape", "module", "index", "layer", "layer_kind", "args")
+SHAPE_OPS = frozenset({
+    "__getitem__", "view", "reshape", "flatten", "unflatten", "cat", "concat", "concatenate",
+    "stack", "hstack", "vstack", "squeeze", "unsqueeze", "permute", "transpose", "movedim",
+    "swapaxes", "sum", "mean", "amax", "amin", "max", "min", "argmax", "select", "narrow",
+    "expand", "repeat", "split", "chunk", "view_as", "reshape_as", "expand_as", "index_select",
+})
+"""Ops whose other arguments say which dimensions they keep, drop, merge or join: the
+diagnosis of a shape error reads them off the history (where the batch was dropped)."""
+CONFIG_KEYS = ("in_features", "out_features", "in_channels", "out_channels", "input_size",
+               "hidden_size", "num_layers", "batch_first", "bidirectional", "num_features",
+               "num_embeddings", "embedding_dim", "normalized_shape", "kernel_size", "stride",
+               "padding", "start_dim", "end_dim", "dim", "embed_dim", "num_heads", "d_model",
+               "output_size", "scale_factor")
+"""The attributes of a module that hold its sizes (public attributes of torch's layers)."""
 FULL_PER_OP = 64
 """Calls of one (line, op) recorded in full; a loop's later iterations only run."""
 FULL_STEPS = 30
@@ -69,6 +84,15 @@ def _number(value: float) -> float | str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
+
+
+def _storage(tensor: Any) -> int:
+    """Where a tensor's values live (``p`` and ``p.data`` share it): its storage's address,
+    else the object's id."""
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except Exception:  # a tensor without a plain storage (sparse, a subclass)
+        return id(tensor)
 
 
 def _grad_fn(tensor: Any) -> str | None:
@@ -100,11 +124,13 @@ class Recorder:
         self.optimizer_params: set[int] = set()
         self.reached: set[int] = set()
         self.failed: Data | None = None
+        self.failed_exc: BaseException | None = None
         self.in_internal = 0
         self.truncated = False
         self.handles: list[Any] = []
         self.mode: Any = None
         self.trace = TrainingTrace(self)
+        self.accounting = ParamAccounting(self)
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -205,7 +231,7 @@ class Recorder:
         result = self._call(func, args, kwargs, line, name, frame)
         if before is not None:
             try:
-                self._after(name, inputs, before, kwargs, result, line, frame)
+                self._after(name, inputs, before, args, kwargs, result, line, frame)
             except Exception:  # never the learner's problem (e.g. a no_grad view's grad_fn)
                 self.truncated = True
             try:
@@ -223,14 +249,15 @@ class Recorder:
                    or kwargs.get("inplace") is True)
         self.trace.on_op(name, inputs, args, kwargs, out, index if index is not None else -1,
                          line, frame, inplace, inputs[0] if inputs else None)
+        self.accounting.on_op(name, inputs, line)
 
     def _call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int,
               name: str, frame: FrameType) -> Any:
         try:
             return func(*args, **kwargs)
-        except Exception:
+        except Exception as exc:
             try:
-                self._failed(line, name, args, kwargs, frame)
+                self._failed(line, name, args, kwargs, frame, exc)
             except Exception:
                 self.truncated = True
             raise
@@ -245,8 +272,8 @@ class Recorder:
                 "origin": origin, "used": self.last_use.get(origin) if origin is not None
                 else None}
 
-    def _after(self, name: str, inputs: list[Any], before: Data, kwargs: dict[str, Any],
-               result: Any, line: int, frame: FrameType) -> None:
+    def _after(self, name: str, inputs: list[Any], before: Data, args: tuple[Any, ...],
+               kwargs: dict[str, Any], result: Any, line: int, frame: FrameType) -> None:
         torch = self.torch
         target = before["target"]
         if name.startswith("get "):
@@ -256,7 +283,8 @@ class Recorder:
                     self.records.append({"line": line, "op": ".data", "inputs": [],
                                          "inputs_rg": True, "grad_enabled": True,
                                          "shape": list(result.shape), "requires_grad": False,
-                                         "grad_fn": None, "cut": "data"})
+                                         "grad_fn": None, "cut": "data",
+                                         "leaves": [_storage(target)]})
                     self.origin[id(result)] = (weakref.ref(result), len(self.records) - 1)
             return
         if name == "set requires_grad" and target is not None:
@@ -291,14 +319,22 @@ class Recorder:
         record: Data = {
             "line": line, "op": name, "inputs": sources[:4], "inputs_rg": inputs_rg,
             "grad_enabled": torch.is_grad_enabled(),
+            # tensors no recorded op made (parameters, data): what a value was computed from
+            "leaves": [_storage(t) for t, made in zip(inputs, sources, strict=False)
+                       if made is None and t.is_leaf][:4],
         }
         if self.stack:
             info = self.module_info.get(id(self.stack[0]))
             record["module"] = info[0] if info else None
+            layer = self._current_module()
+            if layer is not None:
+                record["layer"], record["layer_kind"] = layer[0][:120], layer[1][:80]
         if out is not None:
             record.update(shape=list(out.shape), requires_grad=out.requires_grad,
                           grad_fn=_grad_fn(out))
-        index = len(self.records)
+        if name in SHAPE_OPS:
+            record["args"] = _args_text(args, kwargs)
+        index = record["index"] = len(self.records)
         self.records.append(record)
         for source in sources:
             if source is not None:
@@ -340,8 +376,50 @@ class Recorder:
                       made_line=made, used_line=used)
 
     def _failed(self, line: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-                frame: FrameType) -> None:
+                frame: FrameType, exc: BaseException) -> None:
         """The op that raised: its operands and where each was made (the last one wins)."""
+        module = self._current_module()
+        self.failed = {"line": line, "op": name[:80],
+                       "inputs": self._operands(args, kwargs, frame),
+                       "module": module[0] if module else None,
+                       "module_kind": module[1] if module else None,
+                       "config": self._config(self.stack[-1]) if self.stack else {}}
+        self.failed_exc = exc
+
+    def _module_failed(self, module: Any, args: Any) -> None:
+        """A module's forward raised where no op of it did: its own check of its input (a
+        BatchNorm's or an RNN's dimensions). The innermost such module is the one that
+        raised; the modules around it see the same exception pass and are left alone."""
+        exc = sys.exc_info()[1]
+        if exc is None or exc is self.failed_exc:
+            return
+        frame = self._learner_frame()
+        if frame is None:
+            return
+        inner = self._current_module()
+        self.failed = {"line": frame.f_lineno, "op": "forward",
+                       "inputs": self._operands(tuple(args) if isinstance(args, tuple)
+                                                else (args,), {}, frame),
+                       "module": inner[0] if inner else None,
+                       "module_kind": type(module).__name__[:80],
+                       "config": self._config(module)}
+        self.failed_exc = exc
+
+    def _config(self, module: Any) -> Data:
+        """The module's sizes, from its own attributes (never its submodules')."""
+        found: Data = {}
+        attributes = vars(module)
+        for key in CONFIG_KEYS:
+            value = attributes.get(key)
+            if isinstance(value, (bool, int)) or (isinstance(value, str) and len(value) <= 40):
+                found[key] = value
+            elif isinstance(value, (tuple, list)) and len(value) <= 8 and all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                found[key] = list(value)
+        return found
+
+    def _operands(self, args: tuple[Any, ...], kwargs: dict[str, Any], frame: FrameType
+                  ) -> list[Data]:
         operands: list[Data] = []
         named = [(str(i), v) for i, v in enumerate(args)] + list(kwargs.items())
         for arg, value in named:
@@ -361,10 +439,7 @@ class Recorder:
                     "history": self._history(origin),
                     **self._bounds(tensor),
                 })
-        module = self._current_module()
-        self.failed = {"line": line, "op": name[:80], "inputs": operands,
-                       "module": module[0] if module else None,
-                       "module_kind": module[1] if module else None}
+        return operands
 
     def _bounds(self, tensor: Any) -> Data:
         """The smallest and largest value of an integer tensor (class labels, indices)."""
@@ -437,14 +512,17 @@ class Recorder:
         return link
 
     def _history(self, start: int | None) -> list[Data]:
-        """The ops that made a record's tensor, newest first, through each op's first input."""
+        """The ops that made a record's tensor, newest first, through each op's first input
+        (the tensor a method is called on, the first a function is given); it ends where
+        that input was not made by the learner's code, rather than follow another input
+        whose shape is not the one the op transformed."""
         out: list[Data] = []
         index = start
         while index is not None and len(out) < MAX_CHAIN:
             record = self.records[index]
             out.append(self._link(record))
-            nxt = [i for i in record["inputs"] if i is not None and i < index]
-            index = nxt[0] if nxt else None
+            first = record["inputs"][0] if record["inputs"] else None
+            index = first if first is not None and first < index else None
         return out
 
     def _leaves(self, tensor: Any) -> list[Any]:
@@ -569,6 +647,7 @@ class Recorder:
             for pname, param in module.named_parameters():
                 self._watch(param, f"{name}.{pname}")
             self.trace.registered(module, name)
+            self.accounting.scan(module, name)
             nn = self.torch.nn
             dropout = any(isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
                                          nn.AlphaDropout)) and getattr(m, "p", 0) > 0
@@ -578,6 +657,7 @@ class Recorder:
             info = self.module_info[id(module)] = (name, type(module).__name__, dropout,
                                                    batchnorm)
         name, kind, dropout, batchnorm = info
+        self.accounting.on_call(module, frame)
         key = (frame.f_lineno, name, module.training, self.torch.is_grad_enabled())
         if key in self.module_calls:
             self.module_calls[key]["count"] += 1
@@ -608,6 +688,8 @@ class Recorder:
         if not self.in_internal:
             self.in_internal += 1
             try:
+                if output is None and sys.exc_info()[1] is not None:
+                    self._module_failed(module, args)  # called while its exception passes
                 self.trace.module_post(module, output)
             except Exception:
                 self.truncated = True
@@ -615,6 +697,12 @@ class Recorder:
                 self.in_internal -= 1
         if self.stack:
             self.stack.pop()
+
+    def _parameter(self, module: Any, name: str, param: Any) -> None:
+        try:
+            self.accounting.on_parameter(module, name, param)
+        except Exception:
+            self.truncated = True
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
@@ -675,6 +763,7 @@ class Recorder:
             module_hooks.register_module_forward_hook(self._module_post, always_call=True),
             optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre),
             optimizer_hooks.register_optimizer_step_post_hook(self._step_post),
+            module_hooks.register_module_parameter_registration_hook(self._parameter),
         ]
         self.mode = Mode()
         self.mode.__enter__()
@@ -708,7 +797,8 @@ class Recorder:
                 with torch.no_grad():
                     changed = not bool(torch.equal(start, tensor.detach()))
             try:
-                facts = self.trace.param_facts(key, tensor, start)
+                facts = {**self.trace.param_facts(key, tensor, start),
+                         **self.accounting.param_facts(key)}
             except Exception:
                 facts, self.truncated = {}, True
             params.append({
@@ -726,11 +816,44 @@ class Recorder:
             training = self.trace.finish()
         except Exception:
             training, self.truncated = {}, True
+        try:
+            accounting = self.accounting.finish(namespace)
+        except Exception:
+            accounting, self.truncated = {}, True
         return {
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
+            "accounting": accounting,
         }
+
+
+def _args_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """A shape op's arguments that are not tensors, as Python writes them: ``0`` for
+    ``x[0]``, ``:, -1`` for ``x[:, -1]``, ``-1, 4`` for ``x.view(-1, 4)``, ``dim=1``."""
+    shown = [_arg_text(a) for a in args[1:]] + [f"{k}={_arg_text(v)}" for k, v in kwargs.items()]
+    return ", ".join(s for s in shown if s is not None)[:80]
+
+
+def _arg_text(value: Any) -> str | None:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, slice):
+        parts = ["" if v is None else repr(v) for v in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2] if value.step is None else parts)
+    if isinstance(value, (tuple, list)):
+        items = [_arg_text(v) for v in value]
+        if all(i == "tensor" for i in items):
+            return None  # the tensors a cat or stack joins: the history has them
+        inner = ", ".join(i if i is not None else "?" for i in items)
+        return inner if isinstance(value, tuple) else f"[{inner}]"
+    if type(value).__name__ in ("Tensor", "Parameter") or hasattr(value, "shape"):
+        return "tensor"
+    if type(value).__name__ in ("Size", "dtype", "device", "memory_format"):
+        return str(value)
+    return "?"
 
 
 def start(torch: Any, learner_file: str) -> Recorder:

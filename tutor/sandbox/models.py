@@ -173,6 +173,15 @@ class ChainLink(_Data):
     shape: list[int] | None = Field(None, max_length=8)
     module: str | None = Field(None, max_length=120, description="Inside this module's "
                                "forward (the learner's name for the module called).")
+    index: int | None = Field(None, description="The op's place in the run's record: two "
+                              "histories that hold the same index share that tensor.")
+    layer: str | None = Field(None, max_length=120, description="The innermost module whose "
+                              "forward ran the op (its path from the module called: "
+                              "'model.cnn.classifier.1').")
+    layer_kind: str | None = Field(None, max_length=80)
+    args: str | None = Field(None, max_length=80, description="Shape ops (an index, view, "
+                             "flatten, cat, squeeze ...): their arguments that are not tensors, "
+                             "as Python writes them ('0', '-1, 4', 'dim=0').")
 
 
 class BackwardEvidence(_Data):
@@ -208,6 +217,9 @@ class StepEvidence(_Data):
     passes_line: int | None = Field(None, description="Their line, when all came from one.")
     cleared: int = Field(0, description="Of those passes after the first, how many found "
                          "the gradients cleared (nothing left of the earlier passes).")
+    discarded: list[int] = Field(default_factory=list, max_length=8, description="Lines of "
+                                 "those passes whose gradients the next pass found cleared: "
+                                 "no step used them.")
 
 
 class ModuleCallEvidence(_Data):
@@ -243,6 +255,10 @@ class ParamEvidence(_Data):
     init_line: int | None = Field(None, description="The last line that wrote its values in "
                                   "place before the first backward().")
     moved: float | None = Field(None, description="Its largest relative change in one step.")
+    held_in: str | None = Field(None, max_length=80, description="A plain list, tuple or dict "
+                                "attribute of a module that holds it (``parameters()`` does "
+                                "not look there), as the path from that module: 'hids'.")
+    container: str | None = Field(None, max_length=20, description="That container's type.")
 
 
 class OperandEvidence(_Data):
@@ -263,14 +279,22 @@ class OperandEvidence(_Data):
     high: float | None = Field(None, description="Integer tensors: the largest value.")
 
 
+ConfigValue = int | bool | str | list[int] | None
+
+
 class FailedOpEvidence(_Data):
-    """The torch op that raised, its operands and the module whose forward called it."""
+    """The torch op that raised, its operands and the module whose forward called it; or,
+    where a module's own Python code raised before any op did (``op`` is ``forward``: a
+    BatchNorm's or an RNN's check of its input's dimensions), that module and its inputs."""
 
     line: int
     op: str = Field(max_length=80)
     module: str | None = Field(None, max_length=120)
     module_kind: str | None = Field(None, max_length=80)
     inputs: list[OperandEvidence] = Field(default_factory=list, max_length=8)
+    config: dict[str, ConfigValue] = Field(default_factory=dict, max_length=24, description=(
+        "The module's sizes as its attributes hold them (in_features, input_size, "
+        "in_channels, num_features, batch_first, start_dim ...)."))
 
 
 class OperandFacts(_Data):
@@ -280,6 +304,7 @@ class OperandFacts(_Data):
     negative: bool = False
     low: float | None = None
     high: float | None = None
+    empty: bool = Field(False, description="It had no element at all (an empty selection).")
 
 
 class NonFiniteEvidence(_Data):
@@ -313,6 +338,15 @@ class LossInputEvidence(_Data):
     sums_to_one: bool | None = Field(None, description="Each row (over dim 1) sums to 1.")
     log_probs: bool | None = Field(None, description="Each row's logsumexp is 0.")
     backward: bool = Field(False, description="It was computed with grad enabled.")
+    target_low: float | None = Field(None, description="Losses that compare values: the "
+                                     "smallest target value.")
+    target_high: float | None = None
+    outside: float | None = Field(None, description="The share of the targets outside what "
+                                  "the producing activation can output.")
+    target_cast: str | None = Field(None, max_length=80, description="The target came from "
+                                    "an integer cast that cut off fractions.")
+    target_cast_line: int | None = None
+    scale: float | None = Field(None, description="The largest absolute prediction.")
 
 
 class DropoutEvidence(_Data):
@@ -383,6 +417,60 @@ class TrainingEvidence(_Data):
     flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
 
 
+class BuiltInForwardEvidence(_Data):
+    """Parameters registered while a module's forward ran: a layer or ``nn.Parameter`` made
+    inside ``forward``, new at each call."""
+
+    line: int
+    module: str | None = Field(None, max_length=120, description="Whose forward it was.")
+    kind: str | None = Field(None, max_length=80)
+    made: str = Field(max_length=80, description="The layer's class, or 'Parameter'.")
+    attr: str | None = Field(None, max_length=80, description="For 'Parameter': its name.")
+    count: int = Field(0, description="Parameters that line registered.")
+    in_optimizer: bool = Field(False, description="An optimizer held one of them.")
+
+
+class SelfCopyEvidence(_Data):
+    """Tensors copied onto themselves (``copy_`` whose source shares the destination's
+    storage): a ``load_state_dict`` from the network itself."""
+
+    line: int
+    count: int = 0
+    params: list[str] = Field(default_factory=list, max_length=20)
+
+
+class AliasEvidence(_Data):
+    """One module object bound to several names of the learner's."""
+
+    names: list[str] = Field(default_factory=list, max_length=8)
+    kind: str = Field(max_length=80)
+    lines: list[int] = Field(default_factory=list, max_length=8, description="Where it was "
+                             "called.")
+    trained: bool = Field(False, description="An optimizer steps its parameters.")
+
+
+class FlagEvidence(_Data):
+    """A freezing flag that freezes nothing: ``requires_grad`` set as an attribute of a
+    Module, or a misspelt ``requires_grad`` on parameters."""
+
+    target: str = Field(max_length=120, description="The module (or first parameter).")
+    attr: str = Field(max_length=40)
+    kind: str = Field(max_length=80)
+    value: str = Field("", max_length=40)
+    on: Literal["module", "parameter"]
+    params: list[str] = Field(default_factory=list, max_length=20)
+
+
+class AccountingEvidence(_Data):
+    """Where the trainable tensors live (:mod:`tutor.sandbox.param_accounting`)."""
+
+    built_in_forward: list[BuiltInForwardEvidence] = Field(default_factory=list,
+                                                           max_length=20)
+    self_copies: list[SelfCopyEvidence] = Field(default_factory=list, max_length=20)
+    aliases: list[AliasEvidence] = Field(default_factory=list, max_length=20)
+    module_flags: list[FlagEvidence] = Field(default_factory=list, max_length=20)
+
+
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
@@ -394,6 +482,7 @@ class Evidence(_Data):
     failed: FailedOpEvidence | None = None
     truncated: bool = False
     training: TrainingEvidence = Field(default_factory=TrainingEvidence)
+    accounting: AccountingEvidence = Field(default_factory=AccountingEvidence)
 
 
 class Varied(_Data):

@@ -20,43 +20,40 @@ MAX_MARKS = 32
 """A run's trace frame with more marks than this is rejected."""
 
 
-class Mark(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Trace(BaseModel):
+    # A field's docstring is its description in the JSON Schema, as a dataclass field's
+    # docstring documents it elsewhere in the package.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
+
+class Mark(_Trace):
     process: Process
     name: str = Field(max_length=40)
-    wall_ns: int = Field(description="time.perf_counter_ns() when the mark was taken.")
-    cpu_ns: int | None = Field(
-        None, description="CPU time of the process (the parent: of its thread) by then."
-    )
+    wall_ns: int
+    """time.perf_counter_ns() when the mark was taken."""
+    cpu_ns: int | None = None
+    """CPU time of the process (the parent: of its thread) by then."""
 
 
-class Phase(BaseModel):
+class Phase(_Trace):
     """The stretch between two consecutive marks (in wall-clock order)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(description="'<process>:<mark>', the mark that ends the phase.")
+    name: str
+    """'<process>:<mark>', the mark that ends the phase."""
     wall_ns: int
-    cpu_ns: int | None = Field(
-        None, description="CPU the ending mark's process used since its own previous mark."
-    )
+    cpu_ns: int | None = None
+    """CPU the ending mark's process used since its own previous mark."""
 
 
-class RunTrace(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class RunTrace(_Trace):
     marks: list[Mark]
-    run_cpu_ns: int | None = Field(
-        None, description="All CPU of the run's process, exit included (from wait4)."
-    )
-    run_minor_faults: int | None = Field(
-        None, description="Minor page faults of the run's process: mostly copy-on-write."
-    )
-    server_cpu_ns: int | None = Field(
-        None, description="Server CPU since the previous request: dispatch, reaping, "
-        "sweeping and forking the next standby."
-    )
+    run_cpu_ns: int | None = None
+    """All CPU of the run's process, exit included (from wait4)."""
+    run_minor_faults: int | None = None
+    """Minor page faults of the run's process: mostly copy-on-write."""
+    server_cpu_ns: int | None = None
+    """Server CPU since the previous request: dispatch, reaping, sweeping and forking the next
+    standby."""
 
     def phases(self) -> list[Phase]:
         ordered = sorted(self.marks, key=lambda mark: mark.wall_ns)

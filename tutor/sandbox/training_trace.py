@@ -47,9 +47,20 @@ MAX_STEP_NUMEL = 2_000_000
 LOSSES = {
     "cross_entropy": "scores", "binary_cross_entropy_with_logits": "scores",
     "nll_loss": "log-probabilities",
+    "mse_loss": "values", "l1_loss": "values", "smooth_l1_loss": "values",
+    "huber_loss": "values", "binary_cross_entropy": "probabilities",
 }
+CASTS = frozenset({"long", "int", "short", "to", "type", "int64", "__int__"})
+"""Ops that may cast a tensor to an integer dtype."""
+DIFFERENCES = frozenset({"sub", "__sub__", "__rsub__", "rsub"})
+"""A prediction minus its target, written by hand: ``((y - model(x)) ** 2).mean()``."""
+RANGES = {"relu": (0.0, math.inf), "relu_": (0.0, math.inf), "relu6": (0.0, 6.0),
+          "sigmoid": (0.0, 1.0), "sigmoid_": (0.0, 1.0), "softmax": (0.0, 1.0),
+          "_softmax": (0.0, 1.0), "tanh": (-1.0, 1.0), "tanh_": (-1.0, 1.0),
+          "hardtanh": (-1.0, 1.0), "softplus": (0.0, math.inf), "hardsigmoid": (0.0, 1.0)}
+"""Bounded activations and the values they can produce."""
 ACTIVATIONS = frozenset({"softmax", "_softmax", "sigmoid", "sigmoid_", "log_softmax",
-                         "_log_softmax", "logsigmoid", "tanh"})
+                         "_log_softmax", "logsigmoid", "tanh"}) | frozenset(RANGES)
 PASS_THROUGH = frozenset({
     "view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous", "transpose",
     "permute", "float", "double", "to", "clone", "__getitem__", "view_as", "reshape_as",
@@ -108,6 +119,11 @@ class TrainingTrace:
         self.trained_calls: dict[tuple[Any, ...], int] = {}
         self.unregistered: set[int] = set()
         self.flat: dict[int, Data] = {}
+        self.step_count = 0
+        self.pass_steps: dict[int, int] = {}
+        """backward() pass (its index) -> optimizer steps taken before it, of any optimizer."""
+        self.outputs: list[weakref.ref[Any]] = []
+        """The last outputs of top-level module calls (a model's predictions)."""
 
     # -- every op ----------------------------------------------------------------------
     def on_op(self, name: str, inputs: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -124,6 +140,8 @@ class TrainingTrace:
             return  # an attribute read or write, not an op on values
         if inplace and target is not None:
             self._inplace(name, target, line)
+        if name in CASTS and out is not None and index >= 0 and inputs:
+            self._cast(inputs[0], out, index)
         if out is not None and inputs and out.is_floating_point():
             if len(self.nonfinite) < MAX_NONFINITE and (line, name) not in self.nonfinite_seen:
                 self._forward_finite(name, inputs, out, line)
@@ -139,13 +157,32 @@ class TrainingTrace:
             self._flat_softmax(name, args, kwargs, out, line)
         if name in LOSSES and inputs and (line, name) not in self.loss_inputs and len(
                 self.loss_inputs) < MAX_ENTRIES:
-            self._loss_input(name, inputs[0], line, frame)
+            self._loss_input(name, inputs[0], line, frame, inputs[1] if len(inputs) > 1
+                             else None)
+        elif name in DIFFERENCES and len(inputs) == 2 and self.outputs and (
+                line, "sub") not in self.loss_inputs and len(self.loss_inputs) < MAX_ENTRIES:
+            self._difference(inputs, line, frame)
         if name in DROPOUTS:
             self._dropout(name, kwargs, line)
+
+    def _cast(self, source: Any, out: Any, index: int) -> None:
+        """A floating tensor with fractional values cast to an integer dtype: the fractions
+        are cut off (0.7 becomes 0)."""
+        torch = self.torch
+        if out.is_floating_point() or out.is_complex() or out.dtype == torch.bool or not (
+                isinstance(source, torch.Tensor) and source.is_floating_point()) or not (
+                0 < source.numel() <= MAX_STEP_NUMEL):
+            return
+        with torch.no_grad():
+            if bool((source != source.trunc()).any()):
+                self.rec.records[index]["truncated"] = True
 
     # -- nan / inf -----------------------------------------------------------------------
     def _facts(self, tensor: Any) -> Data:
         torch = self.torch
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and \
+                tensor.numel() == 0:
+            return {"empty": True}
         if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point() or not (
                 0 < tensor.numel() <= MAX_STEP_NUMEL):
             return {}
@@ -233,7 +270,39 @@ class TrainingTrace:
             index = sources[0] if sources else None
         return None
 
-    def _loss_input(self, name: str, tensor: Any, line: int, frame: Any) -> None:
+    def _difference(self, inputs: list[Any], line: int, frame: Any) -> None:
+        """``target - model(x)``: the model's output compared with a tensor that does not
+        require grad, as a hand-written loss does."""
+        outputs = [ref() for ref in self.outputs]
+        made = [t for t in inputs if any(t is o for o in outputs)]
+        other = [t for t in inputs if not any(t is o for o in outputs)]
+        if len(made) != 1 or len(other) != 1 or other[0].requires_grad or (
+                other[0].shape != made[0].shape):
+            return
+        self._loss_input("sub", made[0], line, frame, other[0])
+
+    def _target(self, entry: Data, target: Any, producer: str | None) -> None:
+        """What the loss compares the prediction with: its range, the share of it that the
+        producing activation cannot reach, whether an integer cast truncated it."""
+        torch = self.torch
+        if not isinstance(target, torch.Tensor) or target.numel() == 0 or \
+                target.numel() > MAX_STEP_NUMEL or target.is_complex():
+            return
+        with torch.no_grad():
+            values = target.detach().double()
+            if not bool(torch.isfinite(values).all()):
+                return
+            entry.update(target_low=float(values.min()), target_high=float(values.max()))
+            bounds = RANGES.get(producer or "")
+            if bounds is not None:
+                outside = (values < bounds[0] - 1e-6) | (values > bounds[1] + 1e-6)
+                entry["outside"] = float(outside.double().mean())
+        made = self._producer(target)
+        if made is not None and made.get("truncated"):
+            entry.update(target_cast=str(made["op"])[:80], target_cast_line=made["line"])
+
+    def _loss_input(self, name: str, tensor: Any, line: int, frame: Any,
+                    target: Any = None) -> None:
         torch = self.torch
         if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point() or \
                 tensor.numel() > MAX_STEP_NUMEL or tensor.numel() == 0:
@@ -255,6 +324,10 @@ class TrainingTrace:
                     entry["sums_to_one"] = bool(((rows - 1).abs() < 1e-4).all())
                     entry["log_probs"] = bool((torch.logsumexp(values, dim=1).abs()
                                                < 1e-4).all())
+        if LOSSES.get(name) in ("values", "probabilities") or name == "sub":
+            self._target(entry, target, entry.get("producer"))
+            entry["scale"] = float(tensor.detach().abs().max()) if bool(
+                torch.isfinite(tensor.detach()).all()) else None
         self.loss_inputs[(line, name)] = entry
 
     # -- modules ---------------------------------------------------------------------------
@@ -304,6 +377,8 @@ class TrainingTrace:
         self.args_stack.pop()
         marks = self.marks.pop(id(module), None)
         torch = self.torch
+        if len(self.rec.stack) == 1 and isinstance(output, torch.Tensor):
+            self.outputs = [*self.outputs[-3:], weakref.ref(output)]
         if isinstance(module, self._norm_layers()) and isinstance(
                 output, torch.Tensor) and id(module) in self.norm_calls:
             self.norm_calls[id(module)]["out"] = self.rec._record_of(output)
@@ -416,6 +491,7 @@ class TrainingTrace:
     # -- backward and steps ----------------------------------------------------------------
     def after_backward(self, leaves: list[Any]) -> None:
         self.pending.clear()
+        self.pass_steps[len(self.rec.backwards) - 1] = self.step_count
         if not self.fed:
             return
         reached = {id(leaf) for leaf in leaves}
@@ -427,12 +503,15 @@ class TrainingTrace:
     def before_step(self, optimizer: Any, params: list[Any], entry: Data) -> None:
         torch = self.torch
         backwards = self.rec.backwards
-        start = self.last_step.get(id(optimizer), 0)
+        # a new optimizer's window starts at the last step of any (an earlier one, now gone,
+        # stepped the passes before it)
+        start = self.last_step.get(id(optimizer), max(self.last_step.values(), default=0))
         passes = backwards[start:]
         self.last_step[id(optimizer)] = len(backwards)
         lines = {b["line"] for b in passes}
         entry.update(passes=len(passes), passes_line=lines.pop() if len(lines) == 1 else None,
-                     cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0))
+                     cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0),
+                     discarded=self._discarded(start))
         with torch.no_grad():
             entry["grads_nonfinite"] = sum(1 for p in params if p.grad is not None
                                            and not bool(torch.isfinite(p.grad).all()))
@@ -444,7 +523,18 @@ class TrainingTrace:
                 before.append((p, p.detach().clone()))
         self.step_before, self.step_entry = before, entry
 
+    def _discarded(self, start: int) -> list[int]:
+        """Lines of the passes since ``start`` whose gradients the next pass found cleared
+        with no step of any optimizer in between: nothing used them (a generator's pass
+        that also wrote the discriminator's gradients was used by the generator's step)."""
+        passes = self.rec.backwards
+        lines = {passes[i]["line"] for i in range(start, len(passes) - 1)
+                 if passes[i + 1].get("accumulated") == 0
+                 and self.pass_steps.get(i) == self.pass_steps.get(i + 1) is not None}
+        return sorted(lines)[:8]
+
     def after_step(self) -> None:
+        self.step_count += 1
         before, entry = self.step_before, self.step_entry
         self.step_before = self.step_entry = None
         if before is None or entry is None:

@@ -1,5 +1,5 @@
 """The Textual app: a thin face over :class:`tutor.learning.LearningSession`.
 
-``create_app`` is in :mod:`tutor.tui.app`; this package file stays import-free so that
+``TutorApp`` is in :mod:`tutor.tui.app`; this package file stays import-free so that
 importing a pure helper (labels, render) never loads Textual.
 """

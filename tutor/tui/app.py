@@ -21,14 +21,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tutor.course.models import AnswerStep, Course, QuizStep, ReadingStep, Step
+from tutor.course.models import AnswerStep, QuizStep, ReadingStep, Step
 from tutor.errors import TutorError
 from tutor.i18n import Lang
 from tutor.learning import (
     RUNNABLE_KINDS,
     GraphView,
     LearningSession,
-    ProgressLike,
     assigned_names,
 )
 from tutor.tui.commands import TutorCommands
@@ -54,7 +53,6 @@ if TYPE_CHECKING:  # the editor's modules load when a step first shows code
 
     from textual.widgets import TextArea
 
-    from tutor.sandbox.runner import Runner
     from tutor.settings import SettingsStore
     from tutor.tui.code_area import CodeArea
 
@@ -257,12 +255,12 @@ class TutorApp(App[None]):
         self.main.toggle_lessons()
 
     async def action_hint(self) -> None:
-        step = self.session.step
-        if self.session.reveal_hint() is None:
-            key = "no_hints" if not step.hints else "no_more_hints"
-            self.notify(label(key, self.lang), timeout=3)
+        hint = self.session.next_hint()
+        if hint is None or hint.again:
+            self.notify(label("no_hints" if hint is None else "no_more_hints", self.lang),
+                        timeout=3)
             return
-        await self.main.step_pane.show_hints(tuple(self.session.visible_hints()))
+        await self.main.step_pane.show_hints(hint.shown)
 
     # ------------------------------------------------------------------ running
 
@@ -451,10 +449,7 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ chat
 
     async def action_focus_chat(self) -> None:
-        results = self.main.results
-        await results.activate("tab-chat")
-        for box in results.query("#chat-input"):
-            box.focus()
+        await self.main.results.focus_chat()
 
     @on(ResultTabs.Asked)
     def _asked(self, message: ResultTabs.Asked) -> None:
@@ -621,19 +616,3 @@ class TutorApp(App[None]):
         self.workers.cancel_group(self, "run")  # a run in flight is killed, not left behind
         self.exit()
 
-
-def create_app(
-    *,
-    course: Course,
-    runner: Runner,
-    store: ProgressLike,
-    device: str = "cpu",
-    settings: SettingsStore | None = None,
-    **session: Any,
-) -> TutorApp:
-    """Build the app over a :class:`LearningSession` of ``course`` (``session``: its other
-    options: tutor, lang, grading, diagnose, learner). ``device`` is what the learner asked
-    for (``auto``, ``cpu``, ``cuda``...): runs use cpu until the runner has said which
-    devices exist."""
-    return TutorApp(LearningSession(course, runner, store, device="cpu", **session),
-                    wanted_device=device, settings=settings)

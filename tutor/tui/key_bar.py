@@ -24,7 +24,7 @@ from tutor.i18n import Lang
 from tutor.tui.keys import KEYS, Key
 from tutor.tui.labels import label
 
-PALETTE = Key("ctrl+p", "command_palette", "key_palette", footer=True, display="^p")
+PALETTE = Key("ctrl+p", "command_palette", "key_palette", show=True, key_display="^p")
 
 
 class KeyHint(Static):
@@ -41,16 +41,16 @@ class KeyHint(Static):
         self.show_in(lang)
 
     def show_in(self, lang: Lang) -> None:
-        first = self.key.keys.split(",")[0]
+        first = self.key.key.split(",")[0]
         self.update(Content.assemble(
-            (self.key.display or first, "bold $footer-key-foreground"),
+            (self.key.key_display or first, "bold $footer-key-foreground"),
             " ",
-            (label(self.key.label, lang), "$footer-description-foreground"),
+            (label(self.key.description, lang), "$footer-description-foreground"),
         ))
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
-        self.app.simulate_key(self.key.keys.split(",")[0])
+        self.app.simulate_key(self.key.key.split(",")[0])
 
 
 class KeyBar(Horizontal):
@@ -68,7 +68,7 @@ class KeyBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         for key in KEYS:
-            if key.footer:
+            if key.show:
                 yield KeyHint(key, self.lang, classes="key")
         yield KeyHint(PALETTE, self.lang, id="key-palette")
 

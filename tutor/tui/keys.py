@@ -9,7 +9,7 @@ which hides the other's from the footer and never runs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding
 
@@ -18,28 +18,28 @@ from tutor.tui.labels import label
 
 
 @dataclass(frozen=True)
-class Key:
-    keys: str
-    action: str
-    label: str
-    footer: bool = False
-    display: str | None = None
+class Key(Binding):
+    """A row of the key table: a Textual binding whose ``description`` is a label key (the
+    words in each language: :func:`bindings` fills them in), shown in the footer only when
+    asked (``show``)."""
+
+    show: bool = False
     help: str | None = None
     """Label for the help screen when the footer's short one is not clear on its own."""
 
 
 KEYS: tuple[Key, ...] = (
     # Ctrl+Enter is not used: many terminals never deliver it.
-    Key("ctrl+r,f5", "run", "key_run", footer=True, display="^r"),
-    Key("ctrl+g", "cancel_run", "key_cancel", footer=True, display="^g"),
-    Key("ctrl+t,f3", "hint", "key_hint", footer=True, display="^t"),
-    Key("ctrl+n", "next_step", "key_next", footer=True, display="^n"),
+    Key("ctrl+r,f5", "run", "key_run", show=True, key_display="^r"),
+    Key("ctrl+g", "cancel_run", "key_cancel", show=True, key_display="^g"),
+    Key("ctrl+t,f3", "hint", "key_hint", show=True, key_display="^t"),
+    Key("ctrl+n", "next_step", "key_next", show=True, key_display="^n"),
     # alt+a ("answer"): the text fields bind ctrl+e (end of line) themselves.
-    Key("alt+a", "give_up", "key_give_up", footer=True, help="key_give_up_help"),
+    Key("alt+a", "give_up", "key_give_up", show=True, help="key_give_up_help"),
     Key("ctrl+b", "prev_step", "key_prev"),
-    Key("ctrl+l,f4", "toggle_lang", "key_lang", footer=True, display="^l", help="lang_help"),
-    Key("f2", "toggle_lessons", "key_lessons", footer=True),
-    Key("f1", "help", "key_help", footer=True),
+    Key("ctrl+l,f4", "toggle_lang", "key_lang", show=True, key_display="^l", help="lang_help"),
+    Key("f2", "toggle_lessons", "key_lessons", show=True),
+    Key("f1", "help", "key_help", show=True),
     Key("f6", "cycle_device", "key_device"),
     Key("f7", "reset_code", "key_reset"),
     Key("f8", "copy_output", "key_copy_output"),
@@ -79,14 +79,8 @@ def bindings() -> list[Binding]:
     """Priority bindings, so keys work while the editor or an input has focus; one set per
     language (see the module's note)."""
     return [
-        Binding(
-            key.keys,
-            keyed(lang, key.action),
-            label(key.label, lang),
-            show=key.footer,
-            key_display=key.display,
-            priority=True,
-        )
+        replace(key, action=keyed(lang, key.action), description=label(key.description, lang),
+                priority=True)
         for lang in LANGS
         for key in KEYS
         if key.action not in APP_HANDLED
@@ -95,4 +89,5 @@ def bindings() -> list[Binding]:
 
 def help_rows(lang: Lang) -> list[tuple[str, str]]:
     """(keys, what they do) for the help screen."""
-    return [(key.keys.replace(",", " / "), label(key.help or key.label, lang)) for key in KEYS]
+    return [(key.key.replace(",", " / "), label(key.help or key.description, lang))
+            for key in KEYS]

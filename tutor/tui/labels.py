@@ -13,14 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from tutor.i18n import Lang, Text
-
-
-def _label(key: str, entry: Any) -> Text:
-    if not (isinstance(entry, dict) and entry.keys() == {"en", "zh"}
-            and all(isinstance(v, str) for v in entry.values())):
-        raise ValueError(f"labels.yaml: {key!r} must map to exactly an en and a zh string")
-    return Text(en=entry["en"], zh=entry["zh"])
+from tutor.i18n import Lang, Text, catalog_entry
 
 
 @lru_cache(maxsize=1)
@@ -28,7 +21,8 @@ def labels() -> dict[str, Text]:
     """Every label, checked: each key must have both ``en`` and ``zh`` (a plain check, not
     pydantic: this runs before the first screen, which pydantic is kept off)."""
     source = resources.files("tutor.tui").joinpath("labels.yaml").read_text(encoding="utf-8")
-    return {key: _label(key, entry) for key, entry in json.loads(source).items()}
+    return {key: catalog_entry("labels.yaml", key, entry)
+            for key, entry in json.loads(source).items()}
 
 
 def label(key: str, lang: Lang, **values: Any) -> str:

@@ -160,6 +160,12 @@ class ResultTabs(Vertical):
         if mounting is not None:
             await mounting
 
+    async def focus_chat(self) -> None:
+        """Show the chat and put the cursor in its question box."""
+        await self.activate("tab-chat")
+        for box in self.query("#chat-input"):
+            box.focus()
+
     def pane(self, name: str) -> ResultPane | None:
         """The mounted pane ``name`` (``output``, ``verdict``...), if it was ever shown."""
         found = self.query(f"#tab-{name} > ResultPane").results(ResultPane)

@@ -6,23 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tutor.i18n import Lang, T
+from tutor.i18n import Lang
+from tutor.tui.labels import label
 
 if TYPE_CHECKING:
     from textual.widgets import TextArea
 
     from tutor.diagnosis.models import Diagnosis
-
-LABELS = {
-    "root": T("Root cause: line {line}", "根本原因：第 {line} 行"),
-    "evidence": T("Evidence", "证据"),
-    "tried": T("Tried", "已验证"),
-    "untried": T("This fix could not be checked by re-running your program.",
-                 "无法通过重新运行你的程序来验证这个修改。"),
-    "failed": T("This change was tried on your program and did not fix it: a lead, not the "
-                "answer.", "这个修改已在你的程序上试过，但没有解决问题：它只是线索，不是答案。"),
-}
-
 
 def root_cause_line(diagnoses: Sequence[Diagnosis]) -> int | None:
     """The first diagnosis's root-cause line (a diagnosis from evidence has one)."""
@@ -33,16 +23,16 @@ def evidence_markdown(diagnosis: Diagnosis, lang: Lang) -> str:
     """The root-cause line, the chain of evidence and what the tried fix showed, as markdown."""
     lines: list[str] = []
     if diagnosis.root_line and diagnosis.root_line != diagnosis.line:
-        lines += [f"*{LABELS['root'].get(lang).format(line=diagnosis.root_line)}*", ""]
+        lines += [f"*{label('root_cause_root', lang, line=diagnosis.root_line)}*", ""]
     if diagnosis.chain:
-        lines.append(f"**{LABELS['evidence'].get(lang)}**")
+        lines.append(f"**{label('root_cause_evidence', lang)}**")
         lines += [f"{n}. {step.get(lang)}" for n, step in enumerate(diagnosis.chain, 1)]
         lines.append("")
     if diagnosis.fix_check is not None:
-        lines += [f"**{LABELS['tried'].get(lang)}** {diagnosis.fix_check.get(lang)}", ""]
+        lines += [f"**{label('root_cause_tried', lang)}** {diagnosis.fix_check.get(lang)}", ""]
     elif diagnosis.fix_verified is False:
-        label = LABELS["failed" if diagnosis.fix_failed else "untried"]
-        lines += [f"*{label.get(lang)}*", ""]
+        key = "root_cause_failed" if diagnosis.fix_failed else "root_cause_untried"
+        lines += [f"*{label(key, lang)}*", ""]
     return "\n".join(lines)
 
 

@@ -1,0 +1,11 @@
+"""The exporter's own words, data in both languages (``messages.yaml``): the feedback files'
+headings and what the grading platforms show a student."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutor.i18n import Catalog
+
+msg = Catalog(Path(__file__).with_name("messages.yaml"))
+"""``msg("key", name=...)``: the message ``key`` with its placeholders filled."""
