@@ -99,7 +99,7 @@ def _step(optimizer: str, passes: int = 1) -> StepEvidence:
 
 def test_a_fix_may_not_cut_off_or_stop_training_what_the_program_trained() -> None:
     before = _run(_param("net.w"), _param("net.b"), steps=[_step("opt")])
-    cut = hides_bug(before, _run(_param("net.w", reached=False, grad_none=True),
+    cut = hides_bug(before, _run(_param("net.w", reached=False, grad_none=True, changed=False),
                                  _param("net.b"), steps=[_step("opt")]))
     assert cut is not None and "`net.w`" in cut.en and "`net.w`" in cut.zh
     unstepped = hides_bug(before, _run(_param("net.w", changed=False, in_optimizer=False),
@@ -110,8 +110,14 @@ def test_a_fix_may_not_cut_off_or_stop_training_what_the_program_trained() -> No
                                   steps=[_step("opt")])) is None
     # a parameter the program itself froze may stop: that is what it meant
     frozen = read_intent(Flow.of("net.w.requires_grad = False\n"))
-    assert hides_bug(before, _run(_param("net.w", reached=False), _param("net.b"),
-                                  steps=[_step("opt")]), frozen) is None
+    assert hides_bug(before, _run(_param("net.w", reached=False, changed=False),
+                                  _param("net.b"), steps=[_step("opt")]), frozen) is None
+    # one network under two names (target = policy) split by a copy: the trained tensors go
+    # by the other name now, and as many parameters move as before
+    aliased = _run(_param("target.w"), steps=[_step("opt")])
+    split = _run(_param("target.w", changed=False, in_optimizer=False, reached=False),
+                 _param("policy.w"), steps=[_step("opt")])
+    assert hides_bug(aliased, split) is None
 
 
 def test_a_fix_may_not_train_what_the_program_meant_to_freeze() -> None:

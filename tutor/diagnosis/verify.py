@@ -319,7 +319,12 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
     now = {p.name: p for p in after.params}
     stepped = bool(before.steps)
     shown_frozen = {n for u in before.training.unfrozen for n in u.params}
-    for p in before.params:
+    # a tensor the run names once, by one of its names: two names that were one network
+    # (target_net = policy_net) are two after a fix that copies it, and the trained one
+    # may go by the other name; only fewer moving parameters is a loss of training
+    fewer = sum(1 for p in after.params if p.changed) < sum(1 for p in before.params
+                                                          if p.changed)
+    for p in before.params if fewer else ():
         if not (p.in_optimizer and p.changed) or intent.may_freeze(p.name) or \
                 p.name in shown_frozen:
             continue  # a parameter the program may have meant frozen may stop
