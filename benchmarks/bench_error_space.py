@@ -4,6 +4,7 @@ plus a ``class``: the message class, or the checklist's silent-bug class), judge
 bench_diagnosis's rubric, and a table of message class x outcome.
 
     python benchmarks/bench_error_space.py [--split errors] [--split silent] [--show]
+        [--dump FILE]
 
 The programs are the team's own, written from torch's messages and from the checklists, not
 rebuilt from learners' questions: a measure of coverage and of never being wrong-specific on
@@ -13,6 +14,8 @@ them, not of accuracy on learners' programs (that is bench_diagnosis.py on a fro
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
 import time
 from collections import Counter, defaultdict
@@ -22,7 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_diagnosis import VERDICTS, judge, load_now, load_split, percentile  # noqa: E402
+from bench_diagnosis import (  # noqa: E402
+    VERDICTS,
+    dump_record,
+    judge,
+    load_now,
+    load_split,
+    percentile,
+)
 
 from tutor.sandbox import Sandbox  # noqa: E402
 
@@ -37,13 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", action="append", choices=SPLITS)
     parser.add_argument("--show", action="store_true", help="one line per program")
     parser.add_argument("--only", help="only programs whose id contains this")
+    parser.add_argument("--dump", type=Path, help="one JSON object a line per program "
+                        "(bench_diagnosis.py's --dump)")
     args = parser.parse_args(argv)
     from tutor.diagnosis.reasoning import diagnose
 
     print(f"({load_now()} at the start)")
     by_class: dict[str, Counter[str]] = defaultdict(Counter)
     latency: list[float] = []
-    with Sandbox() as sandbox:
+    out = args.dump.open("w", encoding="utf-8") if args.dump is not None else None
+    with Sandbox() as sandbox, out if out is not None else contextlib.nullcontext():
         sandbox.run("pass")
         for split in args.split or SPLITS:
             for item in load_split(split, CORPUS):
@@ -57,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
                 first = found[0] if found else None
                 verdict = judge(item, first)
                 by_class[f"{split}: {item['class']}"][verdict] += 1
+                if out is not None:
+                    out.write(json.dumps(dump_record(item, result, first, latency[-1]),
+                                         ensure_ascii=False) + "\n")
                 if args.show:
                     got = "nothing" if first is None else (
                         f"{first.id} line {first.root_line or first.line} "

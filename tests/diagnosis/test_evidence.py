@@ -205,3 +205,45 @@ def test_a_long_loop_is_sampled_but_every_loss_is_kept() -> None:
     assert len(ev.backwards) == 200 and ev.backwards[-1].loss == 398.0
     assert sum(1 for b in ev.backwards if b.reached) <= evidence.FULL_PER_OP
     assert any(o.kind == "cut" and o.line == 7 for o in ev.ops)  # after the loop: recorded
+
+
+LEARNER_MODE_AROUND_STEP = """import torch
+from torch.overrides import TorchFunctionMode
+
+class Count(TorchFunctionMode):
+    calls = 0
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        Count.calls += 1
+        return func(*args, **(kwargs or {}))
+
+w = torch.nn.Parameter(torch.ones(3))
+opt = torch.optim.Adam([w], lr=0.1)
+for i in range(3):
+    loss = (w * 2).sum()
+    opt.zero_grad()
+    loss.backward()
+    with torch.device("cpu"):
+        opt.step()
+    with Count():
+        opt.step()
+    y = (w * 3).detach()
+"""
+
+
+def test_the_recording_stands_aside_during_a_step_but_not_from_a_learners_own_mode() -> None:
+    plain: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(LEARNER_MODE_AROUND_STEP, LEARNER, "exec"), plain)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    recorder = evidence.start(torch, LEARNER)
+    exec(compile(LEARNER_MODE_AROUND_STEP, LEARNER, "exec"), namespace)
+    ev = Evidence.model_validate(recorder.finish(namespace))
+    # the learner's own mode stayed on for its steps: it saw every op it sees without the
+    # recording (and the recorder's own bookkeeping at a step, as it always did)
+    assert namespace["Count"].calls >= plain["Count"].calls > 0
+    # the recording went on after each step (a step inside a device context included)
+    assert len(ev.steps) == 6 and not ev.truncated
+    assert [b.loss for b in ev.backwards] == [6.0, pytest.approx(4.8), pytest.approx(3.6)]
+    assert [o.line for o in ev.ops if o.kind == "cut"] == [20]
+    kept = len(recorder.records)
+    torch.ones(2, requires_grad=True) * 2  # after the end nothing reaches the recorder
+    assert len(recorder.records) == kept

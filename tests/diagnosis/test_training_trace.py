@@ -266,3 +266,16 @@ spread = torch.softmax(scores, dim=1)
 """)
     (flat,) = ev.training.flat_softmaxes
     assert (flat.line, flat.op, flat.dim, flat.shape) == (7, "softmax", 0, [1, 5])
+
+
+def test_values_too_large_to_sum_are_still_finite_and_one_nan_among_many_is_found() -> None:
+    # the trace tests a tensor by its sum first: a sum that overflows is not a non-finite
+    # value, and a single nan in a large tensor makes the op the first to go non-finite
+    ev = trace("""big = torch.full((1000, 100), 1e8)
+huge = big * 3e30
+w = torch.ones(1000, 100, requires_grad=True)
+h = w * torch.arange(100000.0).reshape(1000, 100)
+r = torch.sqrt(h - 1.0)
+""")
+    assert [(n.line, n.op, n.value) for n in ev.training.nonfinite] == [(10, "sqrt", "nan")]
+    assert not ev.truncated  # (nothing about line 7 went wrong in the recorder either)

@@ -9,6 +9,7 @@ diagnosis corpus.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tutor.diagnosis.accounting_checks import (
     check_built_in_forward,
@@ -115,7 +116,7 @@ from tutor.diagnosis.training_checks import (
     check_zero_grad,
 )
 
-__all__ = ["Candidate", "Ctx", "candidates"]
+__all__ = ["Candidate", "Ctx", "candidates", "counts_whole_run"]
 
 DEBUG = False  # tests of the checks set it, so a check's own bug is not hidden
 
@@ -149,14 +150,28 @@ SILENT_CHECKS = [*TRACE_CHECKS, check_uncalled, check_zero_grad, check_optimizer
                  check_discarded_backward, check_update_from_itself]
 
 
+WHOLE_RUN_CHECKS = [check_trained_in_eval, check_functional_dropout, check_built_in_forward,
+                    check_self_copy, check_update_from_itself, check_aliased_networks]
+"""Silent-bug checks whose words count events over the whole run (a module's calls in eval
+mode, the copies "in this run"): where a budget cut the re-run's training and one of them
+finds a candidate, the re-run and the trials are whole (:func:`counts_whole_run`). The other
+checks read what the recording keeps of a training (:data:`tutor.diagnosis.fixes.SERIES`)."""
+
+
 def candidates(ctx: Ctx) -> list[Candidate]:
-    found: list[Candidate] = []
     checks = EXCEPTION_CHECKS if ctx.error is not None else SILENT_CHECKS
-    for check in checks:
-        try:
-            found.extend(check(ctx))
-        except (ValueError, IndexError, KeyError, AttributeError, TypeError, re.error):
-            if DEBUG:
-                raise
-            continue  # a check that cannot read this program gives no candidate
-    return found
+    return [cand for check in checks for cand in _found(check, ctx)]
+
+
+def counts_whole_run(ctx: Ctx) -> bool:
+    """Whether a check that counts the whole run's events finds a candidate here."""
+    return ctx.error is None and any(_found(check, ctx) for check in WHOLE_RUN_CHECKS)
+
+
+def _found(check: Callable[[Ctx], list[Candidate]], ctx: Ctx) -> list[Candidate]:
+    try:
+        return check(ctx)
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError, re.error):
+        if DEBUG:
+            raise
+        return []  # a check that cannot read this program gives no candidate

@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 
 from tutor.diagnosis.source import source_text
 from tutor.i18n import Text
-from tutor.sandbox.models import Limits, RunResult
+from tutor.sandbox.evidence import FULL_STEPS, MAX_BACKWARDS
+from tutor.sandbox.models import Limits, RunBudget, RunResult
 
 VERIFY_LIMITS = Limits.model_validate({"wall_time_s": 5.0})
+SERIES = RunBudget(backwards=MAX_BACKWARDS, steps=FULL_STEPS)
+"""How much of a training the checks of a silent bug read, its re-run's and its fix trials':
+what the recording keeps (the losses of the first backward() passes, the first steps) and
+the code after the training. A program that trains longer ends its training there."""
+FIRST_PASSES = RunBudget(backwards=2, steps=2)
+"""How much of a training an :class:`Early` expectation reads."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,18 @@ Expect = Callable[[RunResult, RunResult], Text | None]
 
 
 @dataclass(frozen=True)
+class Early:
+    """An expectation on what every forward pass and step of the fixed program shows (how
+    its model is built, what a layer gives the next), not on how its training goes: the
+    first passes of the training decide it (:data:`FIRST_PASSES`)."""
+
+    expect: Expect
+
+    def __call__(self, original: RunResult, fixed: RunResult) -> Text | None:
+        return self.expect(original, fixed)
+
+
+@dataclass(frozen=True)
 class Fix:
     edits: tuple[Edit, ...]
     expect: Expect
@@ -44,6 +63,15 @@ class Fix:
     (:func:`tutor.diagnosis.verify.hides_bug`): (original run, fixed run) -> what the fixed
     run changed, None when it kept it. A change that restores a graph must not change the
     values computed (:func:`tutor.diagnosis.verify.same_loss`)."""
+
+    def budget(self, rerun: RunBudget | None) -> RunBudget | None:
+        """How much of its fixed program's training the trial runs, given the re-run's
+        budget: what its expectation reads (:data:`FIRST_PASSES` for an :class:`Early` one),
+        and never less than the re-run had where that was whole (an error's re-run: the fixed
+        program must run to its end)."""
+        if rerun is None:
+            return None
+        return FIRST_PASSES if isinstance(self.expect, Early) else rerun
 
 
 def indent_of(line: str) -> str:

@@ -18,21 +18,27 @@ from typing import TYPE_CHECKING
 from tutor.diagnosis import engine
 from tutor.diagnosis.advice import as_tried, proposes_change, subject_snippets
 from tutor.diagnosis.catalog import FACT_PLACEHOLDERS, TEXT_FIELDS, Entry, load_catalog
-from tutor.diagnosis.checks import Candidate, Ctx, candidates
+from tutor.diagnosis.checks import Candidate, Ctx, candidates, counts_whole_run
 from tutor.diagnosis.filling import fill, first_fitting, tidied
-from tutor.diagnosis.fixes import VERIFY_LIMITS, Fix, apply, diff, replace_nodes
+from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff, replace_nodes
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.intent import read_intent
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
+from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
 from tutor.diagnosis.verify import hides_bug, runs_clean
 from tutor.i18n import T, Text
-from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, RunBudget, RunResult
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
 
 MAX_FIX_RUNS = 6
+PEEK = RunBudget(backwards=5, steps=5)
+"""The first passes of a silent bug's training, whose checks start the fix trials early."""
+PEEK_AFTER_MS = 100.0
+"""A silent bug's run at least this long gets a peek beside its re-run (a shorter one's
+re-run is back before the peek would pay)."""
 LOCAL_EDITS = frozenset({"replace", "insert_before", "insert_after"})
 FIX_BUDGET_S = 3.0
 
@@ -138,19 +144,30 @@ def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text
 class _Trials:
     """The fix trials of one diagnosis, within a budget of runs (and time, as a safety net)."""
 
-    def __init__(self, code: str, rerun: RunResult, runner: Runner, device: str) -> None:
-        self.code, self.rerun, self.runner, self.device = code, rerun, runner, device
+    def __init__(self, code: str, rerun: RunResult, budget: RunBudget | None,
+                 runs: TrialRuns) -> None:
+        self.code, self.rerun, self.budget, self.pool = code, rerun, budget, runs
         self.started, self.runs = time.monotonic(), 0
         self.intent = read_intent(Flow.of(code))
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
+        self.plan: list[Trial] = []
+        """What the trials will run next (:func:`_next_trials`)."""
+
+    def ahead(self, trials: list[Trial]) -> None:
+        self.plan = trials
+        self.pool.ahead(trials)
 
     def spent(self) -> bool:
         return self.runs >= MAX_FIX_RUNS or time.monotonic() - self.started > FIX_BUDGET_S
 
-    def run(self, code: str) -> RunResult:
+    def run(self, code: str, fix: Fix) -> RunResult:
+        """The instrumented run of the program ``fix`` made, as much of it as ``fix``'s
+        expectation reads. Each trial counts against the budget, even one whose program
+        already ran (two fixes may write the same program): the trials stop where they
+        stopped when each program ran in turn."""
         self.runs += 1
-        return self.runner.run(code, device=self.device, limits=VERIFY_LIMITS, instrument=True)
+        return self.pool.result(Trial(code, fix.budget(self.budget)))
 
     def attempt(self, fix: Fix) -> tuple[str, Text, Text] | None:
         """(patch, what the fix does, what its re-run showed) when the fix works, possibly
@@ -158,7 +175,7 @@ class _Trials:
         new = apply(self.code, fix.edits)
         if new is None or new == self.code:
             return None
-        fixed = self.run(new)
+        fixed = self.run(new, fix)
         shown = self._shows(fix, fixed, new)
         if shown is not None:
             return diff(self.code, new), fix.describe, shown
@@ -188,23 +205,35 @@ class _Trials:
         if flow is None or fixed.evidence is None:
             return None
         ctx = Ctx(code=new, flow=flow, result=fixed, evidence=fixed.evidence, error=fixed.error)
-        for cand in sorted(candidates(ctx), key=lambda c: -c.confidence)[:2]:
-            for second in cand.fixes[:2]:
-                if self.spent():
-                    return None
-                if any(e.kind not in LOCAL_EDITS for e in second.edits):
-                    continue  # a follow-up repairs what the first change uncovered; it does
-                    # not remove or reorder the learner's statements
-                final = apply(new, second.edits)
-                if final is None or final == new:
-                    continue
-                shown = self._shows(fix, self.run(final), final)
-                if shown is not None:
-                    then = _renumbered(second.describe, self.code, new)
-                    both = T(f"{fix.describe.en}; then {then.en}",
-                             f"{fix.describe.zh}；然后{then.zh}")
-                    return diff(self.code, final), both, shown
+        follow_ups = [(second, final) for cand in sorted(candidates(ctx),
+                                                         key=lambda c: -c.confidence)[:2]
+                      for second, final in _follow_ups(new, cand.fixes[:2])]
+        # the first follow-up runs now (the others only if it fails); the plan goes on after
+        finals = [Trial(final, fix.budget(self.budget)) for _, final in follow_ups]
+        self.pool.ahead([*finals[:1], *self.plan])
+        for second, final in follow_ups:
+            if self.spent():
+                return None
+            shown = self._shows(fix, self.run(final, fix), final)
+            if shown is not None:
+                then = _renumbered(second.describe, self.code, new)
+                both = T(f"{fix.describe.en}; then {then.en}",
+                         f"{fix.describe.zh}；然后{then.zh}")
+                return diff(self.code, final), both, shown
         return None
+
+
+def _follow_ups(new: str, fixes: list[Fix]) -> list[tuple[Fix, str]]:
+    """The follow-up fixes worth a run, with the program each makes of ``new``."""
+    out = []
+    for second in fixes:
+        if any(e.kind not in LOCAL_EDITS for e in second.edits):
+            continue  # a follow-up repairs what the first change uncovered; it does not
+            # remove or reorder the learner's statements
+        final = apply(new, second.edits)
+        if final is not None and final != new:
+            out.append((second, final))
+    return out
 
 
 def _renumbered(text: Text, before: str, after: str) -> Text:
@@ -235,19 +264,22 @@ def _progressed(before: RunResult, after: RunResult) -> bool:
     return (old.type, old.message, old.line) != (new.type, new.message, new.line)
 
 
-def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runner,
-               device: str, failed: dict[int, list[tuple[Text, Text | None]]]
-               ) -> dict[int, tuple[str, Text, Text]]:
+def _verified(code: str, found: list[Candidate], rerun: RunResult, budget: RunBudget | None,
+              runs: TrialRuns, failed: dict[int, list[tuple[Text, Text | None]]]
+              ) -> dict[int, tuple[str, Text, Text]]:
     """Each candidate's fixes in turn, most confident first, until one of a confident
     candidate works; keyed by ``id(candidate)``. What was tried and did not work goes to
     ``failed``, by candidate: what the fix does, and what it did that hides the bug when it
-    ran but was refused."""
-    trials = _Trials(code, rerun, runner, device)
+    ran but was refused. The trials run ahead on ``runs``' workers; their order and their
+    results are those of trials run one after another."""
+    trials = _Trials(code, rerun, budget, runs)
     verified: dict[int, tuple[str, Text, Text]] = {}
-    for cand in sorted(found, key=lambda c: -c.confidence):
-        for fix in cand.fixes:
+    order = sorted(found, key=lambda c: -c.confidence)
+    for at, cand in enumerate(order):
+        for index, fix in enumerate(cand.fixes):
             if trials.spent():
                 return verified
+            trials.ahead(_next_trials(code, order, at, index, trials.budget))
             worked = trials.attempt(fix)
             if worked is not None:
                 verified[id(cand)] = worked
@@ -258,17 +290,39 @@ def _try_fixes(code: str, found: list[Candidate], rerun: RunResult, runner: Runn
     return verified
 
 
+def _next_trials(code: str, order: list[Candidate], at: int, index: int,
+                 budget: RunBudget | None) -> list[Trial]:
+    """The trials the loop of :func:`_verified` runs from its trial of fix ``index`` of
+    candidate ``at`` on, whatever the trials show: this one, and the first fix of each next
+    candidate while no candidate before it stops the loop by working with confidence >= 0.8
+    (a candidate's other fixes run only if its first fails)."""
+    trials: list[Trial] = []
+    for position in range(at, len(order)):
+        cand = order[position]
+        for fix in cand.fixes[index if position == at else 0:]:
+            new = apply(code, fix.edits)
+            if new is not None and new != code:
+                trials.append(Trial(new, fix.budget(budget)))
+                break
+        if cand.confidence >= 0.8:
+            break
+    return trials[:MAX_FIX_RUNS]
+
+
 def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu",
-             try_fixes: bool = True) -> list[Diagnosis]:
+             try_fixes: bool = True, workers: int | None = None) -> list[Diagnosis]:
     """The run's diagnoses, the first reasoned from evidence when the evidence finds a cause.
 
     ``result`` is the learner's run as it was shown; the evidence comes from a deterministic
-    instrumented re-run of the same code."""
-    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes)[0]
+    instrumented re-run of the same code. ``workers``: how many fix trials run at once
+    (default: the cores); the diagnoses are the same for any number."""
+    return diagnose_with_evidence(code, result, runner, device=device, try_fixes=try_fixes,
+                                  workers=workers)[0]
 
 
 def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
-                           device: str = "cpu", try_fixes: bool = True
+                           device: str = "cpu", try_fixes: bool = True,
+                           workers: int | None = None
                            ) -> tuple[list[Diagnosis], Evidence | None]:
     """:func:`diagnose` and the evidence it reasoned over (None when there was no re-run)."""
     from tutor.diagnosis import explain
@@ -277,14 +331,18 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     flow = Flow.of(code)
     if flow is None or result.outcome not in ("ok", "error"):
         return base, None
-    rerun = runner.run(code, device=device, limits=VERIFY_LIMITS, instrument=True)
-    if rerun.evidence is None:
-        return base, None
-    evidence = rerun.evidence
-    error = rerun.error if rerun.outcome == "error" else None
-    if (error is None) != (result.error is None):
-        return base, None  # the re-run did not behave like the run: no evidence about it
-    found = _reason(code, result, rerun, flow, error, base, runner, device, try_fixes)
+    runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
+    try:
+        rerun, budget = _rerun(code, result, flow, runs, try_fixes)
+        if rerun.evidence is None:
+            return base, None
+        evidence = rerun.evidence
+        error = rerun.error if rerun.outcome == "error" else None
+        if (error is None) != (result.error is None):
+            return base, None  # the re-run did not behave like the run: no evidence about it
+        found = _reason(code, result, rerun, budget, flow, error, base, runs, try_fixes)
+    finally:
+        runs.close()
     return [tidied(as_tried(d)) for d in found], evidence
 
 
@@ -325,8 +383,37 @@ def _catalog_snippets(entry: Entry, diagnosis: Diagnosis, flow: Flow, code: str
 
 
 
-def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
-            error: ErrorInfo | None, base: list[Diagnosis], runner: Runner, device: str,
+def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes: bool
+           ) -> tuple[RunResult, RunBudget | None]:
+    """The instrumented re-run, and its budget: of a silent bug, what the recording keeps of
+    its training (:data:`SERIES`; the whole run where a check that counts the whole run's
+    events finds a candidate in one cut short: :func:`checks.counts_whole_run`); of an error,
+    up to the error. A silent bug's re-run that takes a while
+    runs beside a peek at its first passes (:data:`PEEK`): the fixes the checks propose from
+    the peek start their trials on the other core meanwhile (on the dev and test programs,
+    each trial so started was one the re-run's checks asked for). The diagnosis reasons over the
+    re-run alone, and uses a trial run ahead only where it asks for that same trial."""
+    if result.error is not None:
+        return runs.result(Trial(code)), None
+    main = Trial(code, SERIES)
+    if try_fixes and result.duration_ms >= PEEK_AFTER_MS and runs.workers >= 2:
+        runs.ahead([main])
+        peek = runs.result(Trial(code, PEEK))
+        if peek.evidence is not None and peek.outcome == "ok":
+            ctx = Ctx(code=code, flow=flow, result=peek, evidence=peek.evidence, error=None)
+            known = {e.id for e in load_catalog().entries}
+            order = sorted((c for c in candidates(ctx) if c.id in known),
+                           key=lambda c: -c.confidence)
+            runs.ahead([main, *_next_trials(code, order, 0, 0, SERIES)])
+    rerun = runs.result(main)
+    if rerun.evidence is None or rerun.evidence.cut is None or not counts_whole_run(Ctx(
+            code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=rerun.error)):
+        return rerun, SERIES
+    return runs.result(Trial(code)), None
+
+
+def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | None,
+            flow: Flow, error: ErrorInfo | None, base: list[Diagnosis], runs: TrialRuns,
             try_fixes: bool) -> list[Diagnosis]:
     assert rerun.evidence is not None
     ctx = Ctx(code=code, flow=flow, result=rerun, evidence=rerun.evidence, error=error)
@@ -343,7 +430,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, flow: Flow,
     if not found:
         return base
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
-    verified = _try_fixes(code, found, rerun, runner, device, failed) if try_fixes else {}
+    verified = _verified(code, found, rerun, budget, runs, failed) if try_fixes else {}
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tutor.diagnosis.fixes import Expect, losses
+from tutor.diagnosis.fixes import Early, Expect, losses
 from tutor.i18n import T, Text
 from tutor.sandbox.models import Evidence, LossInputEvidence, RunResult, TrainingEvidence
 
@@ -113,9 +113,9 @@ def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
 trains_in_train_mode = traced(_trained_in_train_mode)
 
 
-norms_apart = gone(lambda trace: trace.shared_norms, T(
+norms_apart = Early(gone(lambda trace: trace.shared_norms, T(
     "with this change each normalization layer sees one stage of the network",
-    "改动后每个归一化层只处理网络中的一个阶段"))
+    "改动后每个归一化层只处理网络中的一个阶段")))
 
 
 input_kept = gone(lambda trace: trace.changed_inputs, T(
@@ -184,7 +184,7 @@ def units_differ(name: str) -> Expect:
             return None
         return T(f"with this change the units of `{name}` start different and learn "
                  "different weights", f"改动后 `{name}` 的各个单元初始值不同，学到的权重也不同")
-    return traced(check)
+    return Early(traced(check))  # rows that start different never become the same
 
 
 def learns(name: str) -> Expect:
@@ -221,7 +221,7 @@ def _softmax_spreads(original: Evidence, fixed: Evidence) -> Text | None:
              "改动后 softmax 会比较这些元素，得到的权重各不相同")
 
 
-softmax_spreads = traced(_softmax_spreads)
+softmax_spreads = Early(traced(_softmax_spreads))
 
 
 def _one_score(original: Evidence, fixed: Evidence) -> Text | None:
@@ -232,7 +232,7 @@ def _one_score(original: Evidence, fixed: Evidence) -> Text | None:
              "改动后每个样本的分数变成一个取决于输入、介于 0 和 1 之间的概率")
 
 
-one_score = traced(_one_score)
+one_score = Early(traced(_one_score))
 
 
 def _registered_and_learns(original: Evidence, fixed: Evidence) -> Text | None:
@@ -267,7 +267,7 @@ def _built_once(original: Evidence, fixed: Evidence) -> Text | None:
              "改动后这些层只在创建模型时构建一次：每次调用都使用同一组权重，它们也是模型的参数")
 
 
-built_once = traced(_built_once)
+built_once = Early(traced(_built_once))
 
 
 def flags_work(names: list[str]) -> Expect:

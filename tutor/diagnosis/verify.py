@@ -360,7 +360,9 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
                      "loss's gradient reaches what it updates",
                      f"改动后 `{opt}` 的 step 用的是 {count} 次 backward() 累加起来的梯度，"
                      f"而你的程序用的是 {summed[opt]} 次的：别的损失的梯度也进入了它要更新的参数")
-    if original.outcome == "ok" and len(after.steps) < len(before.steps):
+    # a trial its budget ended (an early expectation reads the first passes) stopped because
+    # the diagnosis had seen enough, not because the fixed program skips passes
+    if original.outcome == "ok" and after.cut is None and len(after.steps) < len(before.steps):
         return T(f"with it the program takes {len(after.steps)} optimizer steps instead of "
                  f"{len(before.steps)}: it no longer goes through every pass",
                  f"改动后程序只执行 {len(after.steps)} 次优化器 step，而不是 {len(before.steps)} "

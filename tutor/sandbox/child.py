@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from tutor.sandbox import confine, protocol, vary
+from tutor.sandbox import budget, confine, protocol, vary
 from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
@@ -389,7 +389,8 @@ def raised_by(exc: BaseException) -> str:
     tb = exc.__traceback__
     frames: list[TracebackType] = []
     while tb is not None:
-        frames.append(tb)
+        if tb.tb_frame.f_code.co_filename != budget.__file__:  # (a budgeted loop's own)
+            frames.append(tb)
         tb = tb.tb_next
     if not frames:
         return "other"
@@ -618,6 +619,7 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     exit_code: int | None = None
     # diagnosis: an instrumented re-run collects evidence (tutor.sandbox.evidence)
     recorder = _start_evidence(torch) if request.get("instrument") else None
+    program = _budgeted(request.get("budget"), recorder, code, namespace)
     varier = vary.start(torch, wanted) if isinstance(wanted, int) else None
 
     def say_where(signum: int, frame: FrameType | None) -> None:
@@ -631,7 +633,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
         warnings.simplefilter("always")
         warnings.showwarning = show_warning
         try:
-            exec(compile(code, LEARNER_FILE, "exec"), namespace)
+            exec(program if program is not None else compile(code, LEARNER_FILE, "exec"),
+                 namespace)
         except SystemExit as exc:
             outcome, exit_code = "exited", _exit_status(exc)
         except BaseException as exc:
@@ -683,6 +686,18 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
                                                      json.dumps(marks).encode()))
     _write_all(write, result_fd, protocol.encode(protocol.KIND_RESULT, nonce, payload))
     exit_now(exit_code if exit_code is not None else 0)
+
+
+def _budgeted(wanted: Any, recorder: Any, code: str, namespace: dict[str, Any]) -> Any:
+    """The program compiled with its training loops budgeted (an instrumented run asked for
+    part of its training only: :mod:`tutor.sandbox.budget`); None when the run is whole."""
+    if recorder is None or not isinstance(wanted, dict):
+        return None
+    backwards, steps = wanted.get("backwards"), wanted.get("steps", 0)
+    if type(backwards) is not int or type(steps) is not int or backwards < 1 or steps < 0:
+        return None
+    namespace.update(budget.Budget(recorder, backwards, steps).names())
+    return budget.compile_budgeted(code, LEARNER_FILE)
 
 
 def _start_evidence(torch: Any) -> Any:

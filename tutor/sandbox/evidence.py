@@ -1,7 +1,8 @@
 """Evidence for the diagnosis, collected in the run's own process by an instrumented re-run.
 
 Only a run whose request asks for it (``instrument``) is instrumented: a normal run never
-imports this module. The recorder watches the learner's code through torch's public hooks:
+uses this module (the fork template imports it, so an instrumented run does not pay for it).
+The recorder watches the learner's code through torch's public hooks:
 
 - a ``TorchFunctionMode`` sees every tensor op called from the learner's file: the line, the
   op, whether its inputs and output require grad, its ``grad_fn``, whether it is in place,
@@ -129,8 +130,17 @@ class Recorder:
         self.truncated = False
         self.handles: list[Any] = []
         self.mode: Any = None
+        self.aside: list[bool] = []
+        """Per optimizer step in progress: whether the mode stood aside for it."""
+        self.probe: FrameType | None = None
         self.trace = TrainingTrace(self)
         self.accounting = ParamAccounting(self)
+        self.passes = 0
+        """backward() calls of the learner's code, all of them (a budget counts them)."""
+        self.step_calls = 0
+        """Optimizer steps, all of them."""
+        self.cut: Data | None = None
+        """Where a budget ended the run's training (:mod:`tutor.sandbox.budget`)."""
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -563,6 +573,7 @@ class Recorder:
         tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
         key = (line, "backward")
         calls = self.calls[key] = self.calls.get(key, 0) + 1
+        self.passes += 1
         entry: Data = {"line": line, "loss": None, "shape": None, "requires_grad": None,
                        "grad_fn": None, "reached": [], "chain": [], "raised": None}
         leaves: list[Any] = []
@@ -706,6 +717,14 @@ class Recorder:
 
     def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.in_internal += 1  # until the step's post hook: its own updates are not the learner's
+        self.step_calls += 1
+        # None of the step's own ops is recorded: the mode steps aside until the post hook
+        # (an Adam step is ~10 ops a parameter: most of what a training loop's recording
+        # cost), when it is the innermost mode (a learner's own mode stays as it was)
+        aside = self._innermost()
+        if aside:
+            self.mode.__exit__(None, None, None)
+        self.aside.append(aside)
         if len(self.steps) >= FULL_STEPS:
             return
         try:
@@ -743,7 +762,29 @@ class Recorder:
             self.trace.after_step()
         except Exception:
             self.truncated = True
+        if self.aside and self.aside.pop():
+            self.mode.__enter__()
         self.in_internal = max(0, self.in_internal - 1)
+
+    def cut_at(self, line: int) -> None:
+        """A budget ended the loop of ``line``: the evidence holds what came before (and
+        what the code after the loop did), not the rest of the training."""
+        if self.cut is None:
+            self.cut = {"line": line, "backwards": self.passes, "steps": self.step_calls}
+            self.truncated = True
+
+    def _innermost(self) -> bool:
+        """Whether our mode is the innermost one now: a factory call reaches it straight
+        from this frame only then (an inner mode of the learner's would pass it on from its
+        own ``__torch_function__``). False while it stands aside (a step inside a step)."""
+        if any(self.aside):
+            return False
+        self.probe = sys._getframe()
+        try:
+            self.torch.empty(0)
+            return self.probe is None
+        finally:
+            self.probe = None
 
     # -- life cycle -----------------------------------------------------------------------
     def start(self) -> None:
@@ -753,6 +794,8 @@ class Recorder:
         class Mode(torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
             def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                                    kwargs: dict[str, Any] | None = None) -> Any:
+                if recorder.probe is not None and sys._getframe(1) is recorder.probe:
+                    recorder.probe = None  # reached straight from the probe: innermost
                 return recorder.on_function(func, args, kwargs or {})
 
         import torch.optim.optimizer as optimizer_hooks
@@ -772,7 +815,8 @@ class Recorder:
         """Stop watching and return the evidence as plain data."""
         torch = self.torch
         try:
-            self.mode.__exit__(None, None, None)
+            if not any(self.aside):  # (a step that raised left it aside)
+                self.mode.__exit__(None, None, None)
         except Exception:  # the learner's code left the mode stack in another state
             self.truncated = True
         for handle in self.handles:
@@ -824,7 +868,7 @@ class Recorder:
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
-            "accounting": accounting,
+            "accounting": accounting, "cut": self.cut,
         }
 
 

@@ -124,6 +124,15 @@ class Limits(_Data):
     source_bytes: int = Field(1_000_000, description="Largest program accepted, in bytes.")
 
 
+class RunBudget(_Data):
+    """How much of an instrumented run's training a diagnosis reads: each loop that trains
+    ends once the run made ``backwards`` backward() passes and ``steps`` optimizer steps
+    (:mod:`tutor.sandbox.budget`)."""
+
+    backwards: int = Field(ge=1)
+    steps: int = Field(0, ge=0)
+
+
 class Confinement(_Data):
     """What the kernel confines runs with (see :mod:`tutor.sandbox.confine`)."""
 
@@ -471,6 +480,16 @@ class AccountingEvidence(_Data):
     module_flags: list[FlagEvidence] = Field(default_factory=list, max_length=20)
 
 
+class CutEvidence(_Data):
+    """Where a budget ended the run's training (:mod:`tutor.sandbox.budget`): the loop of
+    ``line`` ended after ``backwards`` backward() passes and ``steps`` optimizer steps; the
+    code after it ran."""
+
+    line: int
+    backwards: int = Field(ge=0)
+    steps: int = Field(ge=0)
+
+
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
@@ -483,6 +502,8 @@ class Evidence(_Data):
     truncated: bool = False
     training: TrainingEvidence = Field(default_factory=TrainingEvidence)
     accounting: AccountingEvidence = Field(default_factory=AccountingEvidence)
+    cut: CutEvidence | None = Field(None, description="Only for a run given a budget that "
+                                    "ended its training.")
 
 
 class Varied(_Data):

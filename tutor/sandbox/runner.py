@@ -40,6 +40,7 @@ from tutor.sandbox.models import (
     Limits,
     Outcome,
     Probe,
+    RunBudget,
     RunResult,
 )
 from tutor.sandbox.trace import MAX_MARKS, Mark, RunTrace
@@ -111,6 +112,9 @@ class RunOptions(TypedDict, total=False):
     """Set from another thread, it stops the run (its process is killed)."""
     instrument: bool
     """Collect :class:`~tutor.sandbox.models.Evidence` for the diagnosis (default no)."""
+    budget: RunBudget | None
+    """An instrumented run only: end each loop that trains once the run made this many
+    backward() passes and steps (:mod:`tutor.sandbox.budget`; default: the whole run)."""
     vary: int | None
     """A seed: the leaves the code makes start from other values, and its random generators
     from this seed (:mod:`tutor.sandbox.vary`), for grading on hidden inputs."""
@@ -416,6 +420,7 @@ class Sandbox:
                 run = _Run(server, self._send_lock, code, resolved, wanted, limits,
                            options.get("cancel"), self._trace, called_ns)
                 run.instrument = options.get("instrument", False)  # diagnosis
+                run.budget = options.get("budget")
                 run.vary = options.get("vary")  # grading: hidden varied inputs
                 run.on_output = on_output
                 return run.execute()
@@ -470,6 +475,7 @@ class _Run:
         self.status: int | None = None
         self.monitor_lost = False
         self.instrument = False
+        self.budget: RunBudget | None = None
         self.vary: int | None = None
 
     def execute(self) -> RunResult:
@@ -484,6 +490,8 @@ class _Run:
                        "trace": self.trace is not None}
             if self.instrument:  # diagnosis: the run collects evidence
                 request["instrument"] = True
+                if self.budget is not None:  # of part of its training only
+                    request["budget"] = self.budget.model_dump()
             if self.vary is not None:  # grading: the run varies its inputs
                 request["vary"] = self.vary
             # The request goes into the command pipe before the pipes travel: the run reads it

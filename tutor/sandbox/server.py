@@ -441,6 +441,11 @@ def _warm_up(proc_fd: int, few_runs: bool = False) -> str:
     import tutor.sandbox.snapshots  # noqa: F401
     from tutor.sandbox import child
 
+    if not few_runs:
+        # The diagnosis's recorder: each instrumented run (the re-run of a failed run, every
+        # fix trial) paid 15-25 ms importing it; a run that is not instrumented never uses it
+        from tutor.sandbox import evidence  # noqa: F401
+
     # One thread for every run, set here once (before any operation could start a pool):
     # each standby inherits it instead of paying ~0.8 ms to set it again.
     torch.set_num_threads(1)
