@@ -732,6 +732,19 @@ class Tutor:
             answer = self._guard(answer, self._secrets(lesson, found, None), question, lang)
         return answer
 
+    def _requests_solution(
+        self, question: str, step: Step | None, context: ChatContext | None
+    ) -> bool:
+        """Whether ``question`` asks for an exercise's solution (pasting its code and error
+        too): a hint answers it, not the diagnosis of the pasted code."""
+        return may_be_solution_request(question, self.steps) or asks_for_solution(
+            question,
+            on_step=step is not None,
+            step_exprs=_checked_exprs(step, context),
+            step_parts=_code_parts(step),
+            about_course=lambda: True,
+        )
+
     def _diagnose_program(
         self,
         question: str,
@@ -748,7 +761,10 @@ class Tutor:
         fragment stops at a name it never defines), or when the diagnosis pins no cause and
         the run has nothing true to add (the card answers as for any question)."""
         code = program_to_diagnose(question)
-        if code is None and context is not None and _about_own_code(question):
+        own = code is None and context is not None and _about_own_code(question)
+        if (code is None and not own) or self._requests_solution(question, step, context):
+            return None  # no program, or a request for an exercise's solution: a hint's
+        if own and context is not None:
             run = context.last_run
             if context.diagnoses and run is not None:
                 # the app diagnosed the last run already (it raised, or its answer was wrong)
@@ -847,8 +863,9 @@ class Tutor:
         if result.error is not None:
             message = result.error.message.splitlines()[0][:160].rstrip(".")
             error = f"{result.error.type}: {message}"
-            head = msg.RAN_CAUSE_ERROR.format(line=str(line), code=shown, error=error,
-                                              title=title)
+            head = msg.RAN_CAUSE_ERROR.format(
+                error_line=str(result.error.line or line), line=str(line), code=shown,
+                error=error, title=title)
         else:
             head = msg.RAN_CAUSE.format(line=str(line), code=shown, title=title)
         parts = [head.get(lang), diagnosis.explanation.get(lang)]
