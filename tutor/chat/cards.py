@@ -538,6 +538,11 @@ _GRAD_OF_RE = re.compile(
 )
 _BACKWARD_OF_RE = re.compile(r"((?:[A-Za-z_]\w*)(?:\[[^\]\n]{1,20}\])?)\.backward\(")
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_LEAF_MADE_RE = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)\s*=\s*(?:torch\.)?\w+\([^\n]*requires_grad\s*=\s*True"
+)
+"""A leaf the learner makes (``x = torch.tensor(..., requires_grad=True)``): the tensor an
+answer speaks of when they read no ``.grad``."""
 _NOT_NAMES = frozenset({"torch", "nn", "self", "np", "F", "optim", "optimizer", "model"})
 
 
@@ -546,7 +551,7 @@ def learner_names(question: str, code: str = "", error_line: str = "") -> Names:
     text = "\n".join(part for part in (question, error_line, code) if part)
     grad_of = next(
         (m for m in _GRAD_OF_RE.findall(text) if m.split(".")[0] not in _NOT_NAMES), None
-    )
+    ) or next((m for m in _LEAF_MADE_RE.findall(text) if m not in _NOT_NAMES), None)
     backward_of = next(
         (m for m in _BACKWARD_OF_RE.findall(text) if m not in _NOT_NAMES and m != "autograd"),
         None,
@@ -984,12 +989,14 @@ PARTIAL = _LABELS["partial"]
 
 def _code_fill(code: str, placeholder: str, name: str | None) -> str:
     """``{t}`` inside code: the learner's name, else the call on its own (``.retain_grad()``,
-    ``torch.ones_like(...)``) rather than a name the learner does not have; indexed
-    (``{out}[0].backward()``), ``...`` stands for it: ``...[0].backward()``."""
+    ``torch.ones_like(...)``) rather than a name the learner does not have; anywhere else
+    ``...`` stands for it (``...[0].backward()``, ``... -= ...``)."""
     if name:
         return code.replace(placeholder, name)
-    code = code.replace(f"{placeholder}[", "...[")
-    return code.replace(f"({placeholder})", "(...)").replace(placeholder, "")
+    code = code.replace(f"{placeholder}[", "...[").replace(f"({placeholder})", "(...)")
+    if code.startswith(f"{placeholder}."):  # its member alone: `.retain_grad()`
+        code = code[len(placeholder):]
+    return code.replace(placeholder, "...")
 
 
 def _fill(text: str, names: Names, lang: str) -> str:

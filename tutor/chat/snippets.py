@@ -288,6 +288,19 @@ def program_to_diagnose(question: str) -> str | None:
         return None
     for code in sorted(pasted_blocks(question, inline=False), key=len, reverse=True):
         lines = [line for line in code.splitlines() if line.strip()]
-        if len(lines) >= 2 and parses(code) and about_pytorch(code) and "(" in code:
+        if len(lines) >= 2 and parses(code) and about_pytorch(code) and _does_something(code):
             return _with_imports(code)
     return None
+
+
+def _does_something(code: str) -> bool:
+    """Whether ``code`` runs something at its top level besides imports and definitions: a
+    function or class pasted alone runs nothing, so its run says nothing of the learner's."""
+    import ast
+
+    return any(
+        not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                              ast.AsyncFunctionDef, ast.ClassDef))
+        and any(isinstance(inner, ast.Call) for inner in ast.walk(node))
+        for node in ast.parse(code).body
+    )
