@@ -104,6 +104,10 @@ def card_answers(found: Match | None, question: str) -> bool:
     return found.score >= PASTED_SCORE and _PASTED_CODE_RE.search(question) is not None
 
 
+def _tidied(text: str, lang: str) -> str:
+    return tidy_chinese(text) if lang == "zh" else text
+
+
 def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
     lesson_id, _, step_id = ref.partition("/")
     try:
@@ -134,7 +138,7 @@ def card_text(
     needs_code = any(one.card.code_facts for one in (found, *found.more))
     pasted = learner_code(question, code) if needs_code else ""
     text = compose(found, lang, learner_names(*names_from), known or None, code=pasted, brief=brief)
-    return tidy_chinese(text) if lang == "zh" else text
+    return _tidied(text, lang)
 
 
 def names_elsewhere(question: str) -> bool:
@@ -226,7 +230,7 @@ def quick_answer(
     titles = titles_for(course, found.read, lang)
     return QuickAnswer(
         # the names it shows are the question's, PyTorch's and Python's (names.py)
-        text=confine(text, identifiers(question), lang),
+        text=_tidied(confine(text, identifiers(question), lang), lang),
         ref=found.read,
         lesson_title=titles[0] if titles else None,
         step_title=titles[1] if titles else None,

@@ -361,7 +361,8 @@ class Tutor:
             answer = self._guard(answer, guard, question, lang)
         confined = confine(answer.text, self._sources_of_names(answer, question, context), lang)
         if confined != answer.text:
-            answer = answer.model_copy(update={"text": confined})
+            text = tidy_chinese(confined) if lang == "zh" else confined
+            answer = answer.model_copy(update={"text": text})
         return answer, hits, secrets
 
     def _sources_of_names(
