@@ -999,14 +999,27 @@ def _code_fill(code: str, placeholder: str, name: str | None) -> str:
     return code.replace(placeholder, "...")
 
 
+_EITHER_RE = re.compile(r"(`[^`]*`)\{or: ([^{}]*(?:\{[a-z_]+\}[^{}]*)*)\}")
+"""A span with what to say instead where the learner names none of its parts:
+``{t} -= {lr} * {t}.grad``{or: subtract the learning rate times ``.grad``}."""
+
+
 def _fill(text: str, names: Names, lang: str) -> str:
     """``text`` with its placeholders filled: ``{t}``, ``{out}`` and the roles (roles.py) by
-    the learner's names, else by words that name no variable."""
+    the learner's names, else by words that name no variable; a span that gives its words
+    (``{or: ...}``) says them where the learner names any of its parts."""
     from tutor.chat.roles import fill_span, fill_words
 
     t = f"`{names.grad_of}`" if names.grad_of else _LABELS["tensor"].get(lang)
     out = f"`{names.backward_of}`" if names.backward_of else _LABELS["output"].get(lang)
     named = dict(names.roles)
+
+    known = {"t": names.grad_of, "out": names.backward_of, **named}
+
+    def either(m: re.Match[str]) -> str:
+        # `code`{or: words}: the code where the learner names everything it needs, else words
+        needed = re.findall(r"\{([a-z_]+)\}", m.group(1))
+        return m.group(1) if all(known.get(key) for key in needed) else m.group(2)
 
     def in_code(m: re.Match[str]) -> str:
         if m.group(1) in ("{t}", "{out}"):  # the tensor alone: its name, or words
@@ -1014,6 +1027,7 @@ def _fill(text: str, names: Names, lang: str) -> str:
         code = _code_fill(m.group(1), "{t}", names.grad_of)
         return fill_span(_code_fill(code, "{out}", names.backward_of), named, lang)
 
+    text = _EITHER_RE.sub(either, text)
     text = re.sub(r"`([^`]*)`", in_code, text)
     text = fill_words(text.replace("{t}", t).replace("{out}", out), named, lang)
     # a sentence that now starts with "the tensor" or "your optimizer's" starts with a capital

@@ -36,8 +36,8 @@ API_FILE = Path(__file__).with_name("api_names.txt")
 ALIASES = frozenset({"torch", "nn", "F", "np", "optim", "math"})
 """The module names of the imports answers and learners write (``import torch.nn as nn``,
 ``import torch.nn.functional as F``, ``import numpy as np``, ``from torch import optim``)."""
-CONVENTIONS = frozenset({"self", "cls"})
-"""Python's names for a method's own object and class."""
+CONVENTIONS = frozenset({"self", "cls", "_"})
+"""Python's names for a method's own object and class, and for a value thrown away."""
 
 _FENCE_RE = re.compile(r"^```([\w+-]*)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _SPAN_RE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
