@@ -23,7 +23,7 @@ from tutor.chat.names import (
     torch_names,
 )
 from tutor.chat.quick import quick_answer
-from tutor.chat.roles import fill_span, find_roles
+from tutor.chat.roles import fill_span, find_roles, roles
 from tutor.course import load_course
 from tutor.yaml_read import load as yaml_load
 
@@ -200,6 +200,14 @@ def test_tutor_ask_from_the_shell_names_nothing_of_its_own(tutor: Tutor) -> None
             if names:
                 found[question[:60]] = names
     assert not found, found
+
+
+def test_every_role_is_found_by_code_never_by_words_alone() -> None:
+    """find_roles skips a text with no '.', '(' or '=': each pattern needs one of them."""
+    for role in roles().values():
+        for pattern in role.found_by:
+            assert any(mark in pattern for mark in (r"\.", r"\(", "=")), (role.key, pattern)
+    assert find_roles("why does my optimizer not step") == ()
 
 
 def test_learner_names_read_the_roles_of_question_and_code() -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 DATA = Path(__file__).with_name("roles.yaml")
 _PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
+_CODE_MARKS_RE = re.compile(r"[.(=]")
 _NOT_NAMES = frozenset({"torch", "nn", "F", "np", "optim", "autograd", "self", "cls", "super"})
 """What a pattern may catch that names no part of the learner's program."""
 
@@ -26,7 +27,9 @@ class Role:
     words: tuple[str, str]
     """(en, zh)."""
     possessive: tuple[str, str]
-    found_by: tuple[re.Pattern[str], ...]
+    found_by: tuple[str, ...]
+    """Regular expressions, compiled on first use (:func:`_patterns`): most questions name
+    no part of a program, and compiling them all costs a shell question ~8 ms."""
 
 
 @lru_cache(maxsize=1)
@@ -39,19 +42,24 @@ def roles() -> dict[str, Role]:
             key,
             (raw["en"], raw["zh"]),
             (raw["possessive"]["en"], raw["possessive"]["zh"]),
-            tuple(re.compile(p) for p in raw["found_by"]),
+            tuple(raw["found_by"]),
         )
     return out
+
+
+@cache
+def _patterns(key: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in roles()[key].found_by)
 
 
 def find_roles(text: str) -> tuple[tuple[str, str], ...]:
     """(role, the learner's name for it) for each part ``text`` (their question and code)
     names, in roles.yaml's order."""
     found: list[tuple[str, str]] = []
-    if not text:
-        return ()
-    for key, role in roles().items():
-        for pattern in role.found_by:
+    if not _CODE_MARKS_RE.search(text):
+        return ()  # words alone name no part of a program (every pattern needs one of these)
+    for key in roles():
+        for pattern in _patterns(key):
             name = next((m.group("name") for m in pattern.finditer(text)
                          if m.group("name") not in _NOT_NAMES), None)
             if name is not None:
