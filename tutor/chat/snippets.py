@@ -282,14 +282,15 @@ def program_to_diagnose(question: str) -> str | None:
     raises NameError) only its run can tell."""
     from tutor.chat.intents import asks_about_program
 
-    if snippet_to_run(question) is not None:
+    blocks = pasted_blocks(question, inline=False)
+    if not blocks or (question_kind(question) not in DIAGNOSED_KINDS
+                      and not asks_about_program(prose(question))):
         return None
-    if question_kind(question) not in DIAGNOSED_KINDS and not asks_about_program(prose(question)):
-        return None
-    for code in sorted(pasted_blocks(question, inline=False), key=len, reverse=True):
+    for code in sorted(blocks, key=len, reverse=True):
         lines = [line for line in code.splitlines() if line.strip()]
         if len(lines) >= 2 and parses(code) and about_pytorch(code) and _does_something(code):
-            return _with_imports(code)
+            # a question about what it prints is run as such (snippet_to_run)
+            return _with_imports(code) if snippet_to_run(question) is None else None
     return None
 
 

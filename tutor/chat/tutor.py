@@ -164,6 +164,8 @@ class Tutor:
         self.steps = StepFinder(course)
         self._card_text: str | None = None
         """The answer card behind the last offline answer, as grounding for an LLM."""
+        self._shown_names: dict[int, frozenset[str]] = {}
+        """id(step) -> the names that step shows (its course's steps live as long as it)."""
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -391,8 +393,15 @@ class Tutor:
                     _quotes(answer.text, passage):
                 names |= identifiers(f"{passage.text.en}\n{passage.text.zh}\n{passage.code or ''}")
         for step in steps:
-            names |= step_names(step)
+            names |= self._step_names(step)
         return names
+
+    def _step_names(self, step: Step) -> frozenset[str]:
+        """:func:`names.step_names`, once per step (the TUI asks on the same step)."""
+        key = id(step)
+        if key not in self._shown_names:
+            self._shown_names[key] = step_names(step)
+        return self._shown_names[key]
 
     def _offline_answer(
         self, question: str, lang: Lang, context: ChatContext | None
@@ -761,6 +770,8 @@ class Tutor:
         None when there is no program to run, when its run is not the program described (a
         fragment stops at a name it never defines), or when the diagnosis pins no cause and
         the run has nothing true to add (the card answers as for any question)."""
+        if self.runner is None and (context is None or not context.diagnoses):
+            return None  # nothing to run it in, and no diagnosis of a run to read
         code = program_to_diagnose(question)
         own = code is None and context is not None and _about_own_code(question)
         if (code is None and not own) or self._requests_solution(question, step, context):
