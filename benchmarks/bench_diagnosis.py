@@ -16,6 +16,9 @@ silent bug), next to the plain traceback on the same programs. An item whose ``f
 in :data:`FAMILIES` cannot be judged by the rubric: it is counted in its own ``unjudged`` row,
 never in the percentages, and its diagnosis is still dumped for a judge to read.
 
+Untried code: how many diagnoses (every one given) show a fix that writes the run's facts into
+a change of the program (``loss.sum().backward()``) that no trial verified.
+
 Text contract: how many diagnoses (every one given, not only the first) break it
 (``tutor.diagnosis.contract``: a placeholder shown, a line the program does not have, a name
 the program does not have, a fix that changes nothing, a stray space in Chinese).
@@ -64,6 +67,17 @@ from tutor.diagnosis.models import Diagnosis  # noqa: E402
 from tutor.sandbox import Sandbox  # noqa: E402
 from tutor.sandbox.models import RunResult  # noqa: E402
 
+try:
+    from tutor.diagnosis.advice import shows_untried_code
+except ImportError:  # a baseline checkout from before it: the same count from its pieces
+    from tutor.diagnosis.advice import proposes_change
+    from tutor.diagnosis.catalog import load_catalog
+
+    def shows_untried_code(diagnosis: Diagnosis) -> bool:
+        entry = next((e for e in load_catalog().entries if e.id == diagnosis.id), None)
+        return entry is not None and not (diagnosis.fix_verified or diagnosis.generic) \
+            and proposes_change(entry, diagnosis.fix)
+
 Item = dict[str, Any]
 
 SETS = {
@@ -104,7 +118,7 @@ FAMILIES: dict[str, set[str]] = {
     "inplace-saved": {"inplace-modified-output", "inplace-modified-input"},
     "leaf-inplace": {"leaf-inplace", "leaf-inplace-update", "leaf-view-inplace"},
     "non-scalar-backward": {"non-scalar-backward", "gradient-shape-mismatch"},
-    "numpy-requires-grad": {"numpy-requires-grad", "numpy-of-loss-history"},
+    "numpy-requires-grad": {"numpy-requires-grad", "numpy-of-loss-history", "numpy-of-loss-total"},
     "linear-shape": {"linear-in-features", "mm-shape-mismatch", "matvec-shape-mismatch",
                      "mm-needs-matrix", "bmm-shape-mismatch"},
     "view-shape": {"view-invalid-shape", "view-not-contiguous", "flatten-mixes-batch"},
@@ -146,7 +160,7 @@ FAMILIES: dict[str, set[str]] = {
     "device": {"device-mismatch", "device-mismatch-layer", "cuda-not-available",
                "unknown-device-string", "numpy-on-gpu"},
     "dim-range": {"dim-out-of-range"},
-    "shadowed-callable": {"tensor-not-callable"},
+    "shadowed-callable": {"tensor-not-callable", "tensor-result-called"},
     "not-a-tensor": {"not-a-tensor"},
     "module-init": {"module-init-not-called"},
     "embedding-range": {"embedding-index-range"},
@@ -309,11 +323,13 @@ class Table:
         self.latency: dict[str, list[float]] = {k: [] for k in KINDS}
         self.diagnoses = 0
         self.broken = 0  # diagnoses that break the text contract (tutor/diagnosis/contract.py)
+        self.untried = 0  # diagnoses whose fix writes the run's facts into code no trial ran
 
     def add(self, item: Item, verdict: str, result: RunResult, latency: float,
             found: list[Diagnosis]) -> None:
         self.diagnoses += len(found)
         self.broken += sum(1 for d in found if violations(d, str(item.get("code", ""))))
+        self.untried += sum(1 for d in found if shows_untried_code(d))
         kind = str(item.get("kind")) if item.get("kind") in KINDS else "exception"
         self.latency[kind].append(latency)
         if verdict == "unjudged":
@@ -333,6 +349,7 @@ class Table:
         self.unjudged += other.unjudged
         self.diagnoses += other.diagnoses
         self.broken += other.broken
+        self.untried += other.untried
 
     def print(self) -> None:
         total_items = sum(sum(c.values()) for c in self.counts.values()) + sum(
@@ -368,7 +385,8 @@ class Table:
             f"{1000 * percentile(values, 0.95):.0f} ms"
             for name, values in (("all", every), *self.latency.items()) if values)
         print(f"  diagnosis latency (re-run + checks + fix trials): {cells}")
-        print(f"  text contract: {self.broken} of {self.diagnoses} diagnoses break it")
+        print(f"  text contract: {self.broken} of {self.diagnoses} diagnoses break it; "
+              f"untried code in a fix: {self.untried}")
 
 
 def score_corpus(sandbox: Sandbox, corpus: Path, splits: list[str], show: bool,

@@ -80,13 +80,14 @@ for k in range(3):
 total = torch.tensor(parts).mean()
 total.backward()
 """),
-    # argmin in its functional form has no gradient: its values do
-    ("no-grad-fn", 5, ".min(dim=0).values", """import torch
+    # a comparison: its soft version (a sigmoid) is tried, and kept (an argmin's smallest
+    # values are not its positions: tests/diagnosis/test_calibration.py)
+    ("no-grad-fn", 5, "torch.sigmoid(gate)", """import torch
 
-d = torch.nn.Parameter(torch.randn(4, 3))
-target = torch.zeros(3)
-nearest = torch.argmin(d, dim=0).float()
-((nearest - target) ** 2).mean().backward()
+gate = torch.nn.Parameter(torch.randn(4))
+x = torch.randn(4)
+mask = (gate > 0).float()
+(mask * x).sum().backward()
 """),
     # a GAN-like pair of losses over one forward pass, in a function
     ("backward-twice", 10, "fake.detach()", """import torch

@@ -95,9 +95,17 @@ class Side:
     zh: str
     name_zh: str | None = None
     """The name in a Chinese answer, where the name is words, not code."""
+    asked: str | None = None
+    """How questions name this side, when the name shown is words (``(loss1 +
+    loss2).backward()`` for "one backward() of the sum"): what matching reads."""
 
     def name_in(self, lang: str) -> str:
         return (self.name_zh or self.name) if lang == "zh" else self.name
+
+    @property
+    def matched(self) -> str:
+        """The name a question is matched against."""
+        return self.asked or self.name
 
 
 @dataclass(frozen=True)
@@ -210,6 +218,8 @@ class Names:
     grad_of: str | None = None
     backward_of: str | None = None
     all: frozenset[str] = field(default_factory=frozenset)
+    roles: tuple[tuple[str, str], ...] = ()
+    """(role, the learner's name): their optimizer, model, loss (roles.yaml)."""
 
 
 def _pair(raw: dict[str, str]) -> Pair:
@@ -229,8 +239,10 @@ def form_verdict(form: str) -> tuple[str, Verdict | None]:
 
 
 def _side(raw: dict[str, Any]) -> Side:
-    """A side of a comparison; ``name_zh`` names it in Chinese where its name is words."""
-    return Side(raw["name"], raw["en"].strip(), raw["zh"].strip(), raw.get("name_zh"))
+    """A side of a comparison; ``name_zh`` names it in Chinese where its name is words,
+    ``asked`` as questions name it where the name shown is words."""
+    return Side(raw["name"], raw["en"].strip(), raw["zh"].strip(), raw.get("name_zh"),
+                raw.get("asked"))
 
 
 def _card(raw: dict[str, Any]) -> Card:
@@ -332,7 +344,7 @@ def card_said(card: Card) -> frozenset[str]:
     pairs += [*card.steps, *((card.pitfall,) if card.pitfall else ())]
     text = " ".join(
         [*card.forms.en, *card.forms.zh, *(f"{p.en} {p.zh}" for p in pairs)]
-        + [f"{s.name} {s.en} {s.zh}" for s in card.sides]
+        + [f"{s.matched} {s.en} {s.zh}" for s in card.sides]
     )
     return frozenset(tokenize(canonical(text)))
 
@@ -343,7 +355,7 @@ def card_names(card: Card) -> tuple[frozenset[str], frozenset[str]]:
     from tutor.chat.asked import api_names  # asked.py reads this module's kinds
 
     about = api_names(
-        " ".join((*card.forms.en, *card.forms.zh, *card.signals, *(s.name for s in card.sides)))
+        " ".join((*card.forms.en, *card.forms.zh, *card.signals, *(s.matched for s in card.sides)))
     )
     said = [card.answer.en, *(p.en for p in (card.why, card.condition, card.fix) if p)]
     said += [s.en for s in card.sides] + [step.en for step in card.steps]
@@ -526,6 +538,11 @@ _GRAD_OF_RE = re.compile(
 )
 _BACKWARD_OF_RE = re.compile(r"((?:[A-Za-z_]\w*)(?:\[[^\]\n]{1,20}\])?)\.backward\(")
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_LEAF_MADE_RE = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)\s*=\s*(?:torch\.)?\w+\([^\n]*requires_grad\s*=\s*True"
+)
+"""A leaf the learner makes (``x = torch.tensor(..., requires_grad=True)``): the tensor an
+answer speaks of when they read no ``.grad``."""
 _NOT_NAMES = frozenset({"torch", "nn", "self", "np", "F", "optim", "optimizer", "model"})
 
 
@@ -534,12 +551,15 @@ def learner_names(question: str, code: str = "", error_line: str = "") -> Names:
     text = "\n".join(part for part in (question, error_line, code) if part)
     grad_of = next(
         (m for m in _GRAD_OF_RE.findall(text) if m.split(".")[0] not in _NOT_NAMES), None
-    )
+    ) or next((m for m in _LEAF_MADE_RE.findall(text) if m not in _NOT_NAMES), None)
     backward_of = next(
         (m for m in _BACKWARD_OF_RE.findall(text) if m not in _NOT_NAMES and m != "autograd"),
         None,
     )
-    return Names(grad_of=grad_of, backward_of=backward_of, all=frozenset(_IDENT_RE.findall(text)))
+    from tutor.chat.roles import find_roles
+
+    return Names(grad_of=grad_of, backward_of=backward_of, all=frozenset(_IDENT_RE.findall(text)),
+                 roles=find_roles(text))
 
 
 class CardBook:
@@ -814,7 +834,7 @@ class CardBook:
                 if _sides_match(point.sides, card.sides):
                     scores[card.id] = scores.get(card.id, 0.0) + 1.5
                 continue
-            named = [_side_words(side.name) for side in card.sides]
+            named = [_side_words(side.matched) for side in card.sides]
             if all(words & asked for words in named):
                 scores[card.id] = scores.get(card.id, 0.0) + 1.5
 
@@ -907,7 +927,7 @@ def _sides_match(asked: tuple[AskedSide, AskedSide], sides: tuple[Side, ...]) ->
     from tutor.chat.asked import api_names
 
     def names(side: Side) -> tuple[frozenset[str], set[str]]:
-        return api_names(side.name), _side_words(side.name)
+        return api_names(side.matched), _side_words(side.matched)
 
     def fits(want: AskedSide, side: Side) -> bool:
         side_names, side_words = names(side)
@@ -963,32 +983,56 @@ _LABELS = {
 }
 
 
-_STAND_IN = {"{t}": "tensor", "{out}": "output"}
-"""What an indexed placeholder (``{out}[0]``) reads as when the learner named nothing."""
+PARTIAL = _LABELS["partial"]
+"""How an answer from a card that speaks of nothing the question asks starts."""
 
 
 def _code_fill(code: str, placeholder: str, name: str | None) -> str:
     """``{t}`` inside code: the learner's name, else the call on its own (``.retain_grad()``,
-    ``torch.ones_like(...)``) rather than a name the learner does not have; indexed
-    (``{out}[0].backward()``), a plain word stands in: ``output[0].backward()``."""
+    ``torch.ones_like(...)``) rather than a name the learner does not have; anywhere else
+    ``...`` stands for it (``...[0].backward()``, ``... -= ...``)."""
     if name:
         return code.replace(placeholder, name)
-    code = code.replace(f"{placeholder}[", f"{_STAND_IN[placeholder]}[")
-    return code.replace(f"({placeholder})", "(...)").replace(placeholder, "")
+    code = code.replace(f"{placeholder}[", "...[").replace(f"({placeholder})", "(...)")
+    if code.startswith(f"{placeholder}."):  # its member alone: `.retain_grad()`
+        code = code[len(placeholder):]
+    return code.replace(placeholder, "...")
+
+
+_EITHER_RE = re.compile(r"(`[^`]*`)\{or: ([^{}]*(?:\{[a-z_]+\}[^{}]*)*)\}")
+"""A span with what to say instead where the learner names none of its parts:
+``{t} -= {lr} * {t}.grad``{or: subtract the learning rate times ``.grad``}."""
 
 
 def _fill(text: str, names: Names, lang: str) -> str:
+    """``text`` with its placeholders filled: ``{t}``, ``{out}`` and the roles (roles.py) by
+    the learner's names, else by words that name no variable; a span that gives its words
+    (``{or: ...}``) says them where the learner names any of its parts."""
+    from tutor.chat.roles import fill_span, fill_words
+
     t = f"`{names.grad_of}`" if names.grad_of else _LABELS["tensor"].get(lang)
     out = f"`{names.backward_of}`" if names.backward_of else _LABELS["output"].get(lang)
+    named = dict(names.roles)
+
+    known = {"t": names.grad_of, "out": names.backward_of, **named}
+
+    def either(m: re.Match[str]) -> str:
+        # `code`{or: words}: the code where the learner names everything it needs, else words
+        needed = re.findall(r"\{([a-z_]+)\}", m.group(1))
+        return m.group(1) if all(known.get(key) for key in needed) else m.group(2)
 
     def in_code(m: re.Match[str]) -> str:
+        if m.group(1) in ("{t}", "{out}"):  # the tensor alone: its name, or words
+            return t if m.group(1) == "{t}" else out
         code = _code_fill(m.group(1), "{t}", names.grad_of)
-        return "`" + _code_fill(code, "{out}", names.backward_of) + "`"
+        return fill_span(_code_fill(code, "{out}", names.backward_of), named, lang)
 
+    text = _EITHER_RE.sub(either, text)
     text = re.sub(r"`([^`]*)`", in_code, text)
-    text = text.replace("{t}", t).replace("{out}", out)
-    # a sentence that now starts with "the tensor" starts with a capital
-    return re.sub(r"(^|[.!?]\s+)(the )", lambda m: m.group(1) + "The ", text)
+    text = fill_words(text.replace("{t}", t).replace("{out}", out), named, lang)
+    # a sentence that now starts with "the tensor" or "your optimizer's" starts with a capital
+    return re.sub(r"(^|[.!?]\s+)(the |your )",
+                  lambda m: m.group(1) + m.group(2).capitalize(), text)
 
 
 _COMMENT_RE = re.compile(r"(\s*)#(.*)$")
@@ -1067,7 +1111,7 @@ def _facets(
         )
     if card.sides:
         said["sides"] = "\n".join(
-            f"- {side.name_in(lang)}: {fill(side.zh if lang == 'zh' else side.en)}"
+            f"- {fill(side.name_in(lang))}: {fill(side.zh if lang == 'zh' else side.en)}"
             for side in card.sides
         )
     if card.fix and kind in _FIX_KINDS:
@@ -1086,7 +1130,7 @@ def _facets(
     for facet in order:
         if len(body) >= limit:
             break
-        if not _repeats(said[facet], [*shown, *body]):
+        if not repeats(said[facet], [*shown, *body]):
             body.append(said[facet])
     parts = shown + body
     if verdict and kind in ("can", "safe") and parts:
@@ -1103,7 +1147,7 @@ REPEAT_SHARE = 0.75
 """A paragraph whose words are this much in the paragraphs before it says nothing new."""
 
 
-def _repeats(paragraph: str, before: list[str]) -> bool:
+def repeats(paragraph: str, before: list[str]) -> bool:
     """Whether ``paragraph`` (a facet) repeats what the paragraphs ``before`` it say: a card's
     answer and its why often restate what the learner's code fact already said."""
     if not before or _LIST_RE.match(paragraph):

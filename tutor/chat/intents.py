@@ -34,6 +34,9 @@ class Intents:
 
     about_my_run: list[str]
     asks_about_error: list[str] = field(default_factory=list)
+    asks_about_program: list[str] = field(default_factory=list)
+    asks_loss_not_falling: list[str] = field(default_factory=list)
+    mentions_error: list[str] = field(default_factory=list)
     question_kinds: dict[str, QuestionKind] = field(default_factory=dict)
 
 
@@ -41,6 +44,9 @@ class _Compiled:
     def __init__(self, data: Intents):
         self.run = [re.compile(p, re.IGNORECASE) for p in data.about_my_run]
         self.error = [re.compile(p, re.IGNORECASE) for p in data.asks_about_error]
+        self.program = [re.compile(p, re.IGNORECASE) for p in data.asks_about_program]
+        self.loss_flat = [re.compile(p, re.IGNORECASE) for p in data.asks_loss_not_falling]
+        self.errors = [re.compile(p, re.IGNORECASE) for p in data.mentions_error]
         self.kinds = {
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
             for name, kind in data.question_kinds.items()
@@ -65,6 +71,22 @@ def about_my_run(question: str) -> bool:
 def asks_about_error(question: str) -> bool:
     """Whether ``question`` asks why something errors (it may or may not quote the error)."""
     return any(p.search(question) for p in _compiled().error)
+
+
+def asks_about_program(question: str) -> bool:
+    """Whether ``question`` asks what is wrong with a program, or whether it works ("can you
+    spot the bug?", "my loss is not decreasing", "这段代码哪里错了")."""
+    return any(p.search(question) for p in _compiled().program)
+
+
+def mentions_error(question: str) -> bool:
+    """Whether ``question`` speaks of an error being raised ("why does it throw?", "报错")."""
+    return any(p.search(question) for p in _compiled().errors)
+
+
+def asks_loss_not_falling(question: str) -> bool:
+    """Whether ``question`` says the loss does not go down ("my loss is stuck", "loss 不下降")."""
+    return any(p.search(question) for p in _compiled().loss_flat)
 
 
 def question_kinds(question: str) -> list[str]:

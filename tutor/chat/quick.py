@@ -18,6 +18,7 @@ from pathlib import Path
 from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
+from tutor.chat.names import confine, identifiers
 from tutor.chat.snippets import learner_code
 from tutor.chat.solution_requests import detect
 from tutor.chat.step_finder import StepFinder, StepRef
@@ -103,6 +104,10 @@ def card_answers(found: Match | None, question: str) -> bool:
     return found.score >= PASTED_SCORE and _PASTED_CODE_RE.search(question) is not None
 
 
+def _tidied(text: str, lang: str) -> str:
+    return tidy_chinese(text) if lang == "zh" else text
+
+
 def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
     lesson_id, _, step_id = ref.partition("/")
     try:
@@ -120,11 +125,12 @@ def card_text(
     names_from: tuple[str, str, str],
     *,
     brief: bool = False,
+    read: bool = True,
 ) -> str:
     """The card's answer as shown (Chinese tidied), in the learner's names (``brief``: its
-    leading facet and the step to read)."""
+    leading facet and the step to read; ``read``: with the lines that say what to read)."""
     known = {}
-    for ref in (found.read, found.card.also, *(m.read for m in found.more)):
+    for ref in (found.read, found.card.also, *(m.read for m in found.more)) if read else ():
         titles = titles_for(course, ref, lang) if ref else None
         if ref and titles:
             known[ref] = titles
@@ -132,7 +138,7 @@ def card_text(
     needs_code = any(one.card.code_facts for one in (found, *found.more))
     pasted = learner_code(question, code) if needs_code else ""
     text = compose(found, lang, learner_names(*names_from), known or None, code=pasted, brief=brief)
-    return tidy_chinese(text) if lang == "zh" else text
+    return _tidied(text, lang)
 
 
 def names_elsewhere(question: str) -> bool:
@@ -223,7 +229,8 @@ def quick_answer(
         return None  # the Tutor shows it without what it shares with that step's solution
     titles = titles_for(course, found.read, lang)
     return QuickAnswer(
-        text=text,
+        # the names it shows are the question's, PyTorch's and Python's (names.py)
+        text=_tidied(confine(text, identifiers(question), lang), lang),
         ref=found.read,
         lesson_title=titles[0] if titles else None,
         step_title=titles[1] if titles else None,

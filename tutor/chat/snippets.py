@@ -268,3 +268,40 @@ def program_to_explain(question: str) -> str | None:
                 about_pytorch(code):
             return _with_imports(code)
     return None
+
+
+DIAGNOSED_KINDS = frozenset({"why", "fails"})
+"""Questions that ask for the cause: with a program pasted, its own run answers them."""
+
+
+def program_to_diagnose(question: str) -> str | None:
+    """The program a "why does my code …" question pastes, to run and diagnose: it asks why
+    or about an error (or what is wrong, or whether it works: intents.yaml), pastes a whole
+    program of several lines that parses and is PyTorch's, and does not ask what it prints
+    (:func:`snippet_to_run` runs that); else None. Whether it runs as pasted (a fragment
+    raises NameError) only its run can tell."""
+    from tutor.chat.intents import asks_about_program
+
+    blocks = pasted_blocks(question, inline=False)
+    if not blocks or (question_kind(question) not in DIAGNOSED_KINDS
+                      and not asks_about_program(prose(question))):
+        return None
+    for code in sorted(blocks, key=len, reverse=True):
+        lines = [line for line in code.splitlines() if line.strip()]
+        if len(lines) >= 2 and parses(code) and about_pytorch(code) and _does_something(code):
+            # a question about what it prints is run as such (snippet_to_run)
+            return _with_imports(code) if snippet_to_run(question) is None else None
+    return None
+
+
+def _does_something(code: str) -> bool:
+    """Whether ``code`` runs something at its top level besides imports and definitions: a
+    function or class pasted alone runs nothing, so its run says nothing of the learner's."""
+    import ast
+
+    return any(
+        not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                              ast.AsyncFunctionDef, ast.ClassDef))
+        and any(isinstance(inner, ast.Call) for inner in ast.walk(node))
+        for node in ast.parse(code).body
+    )

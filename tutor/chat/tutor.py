@@ -3,6 +3,7 @@ optionally through an LLM, always behind the guardrails."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.asked import asks_if_it_errors, other_asks
-from tutor.chat.cards import CardBook, question_kind
+from tutor.chat.cards import PARTIAL, CardBook, Match, question_kind, repeats
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -22,9 +23,16 @@ from tutor.chat.guardrails import (
     shown_diagnoses,
     step_secrets,
 )
-from tutor.chat.intents import about_my_run, asks_about_error
+from tutor.chat.intents import (
+    about_my_run,
+    asks_about_error,
+    asks_about_program,
+    asks_loss_not_falling,
+    mentions_error,
+)
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
+from tutor.chat.names import confine, identifiers, step_names
 from tutor.chat.quick import (
     card_answers,
     card_text,
@@ -46,9 +54,12 @@ from tutor.chat.run_facts import (
     watch,
 )
 from tutor.chat.snippets import (
+    DIAGNOSED_KINDS,
     besides_output,
     learner_code,
+    pasted_blocks,
     pastes_other_code,
+    program_to_diagnose,
     program_to_explain,
     prose,
     snippet_to_run,
@@ -76,7 +87,8 @@ if TYPE_CHECKING:  # imported where used: a question from the shell needs none o
     from tutor.chat.llm import ChatBackend, Message
     from tutor.chat.retrieval import Hit, Retriever
     from tutor.chat.symptoms import Diagnosed, SymptomMatcher
-    from tutor.sandbox.models import RunResult, TensorSnapshot
+    from tutor.diagnosis.models import Diagnosis
+    from tutor.sandbox.models import Evidence, RunResult, TensorSnapshot
     from tutor.sandbox.runner import Runner
 
 CONFIDENT_SCORE = 2.0
@@ -89,6 +101,23 @@ MAX_CAUSES = 5
 SNIPPET_LIMITS_S = 5.0
 """A pasted snippet runs this long at most: a question's example, not a training run."""
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
+_PARTIAL_PREFIXES = (PARTIAL.en, PARTIAL.zh)
+LOSS_FELL = 0.9
+"""A run whose last loss is below this share of its first: the loss goes down."""
+NOT_THE_PROGRAM = frozenset({"NameError", "ImportError", "ModuleNotFoundError",
+                             "FileNotFoundError"})
+"""A pasted program that stops with one of these is a fragment (a name defined elsewhere, a
+module or file of the learner's machine): its run is not the run the learner asks about."""
+
+
+def _about_own_code(question: str) -> bool:
+    """Whether ``question``, pasting no code, asks why the learner's own code misbehaves
+    ("why does my code fail?", "what's wrong with it?"), not about a concept in general."""
+    if pasted_blocks(question, inline=False):
+        return False
+    asks = question_kind(question) in DIAGNOSED_KINDS or asks_about_program(question)
+    return asks and (about_my_run(question) or asks_about_error(question)
+                     or asks_about_program(question))
 
 
 def detect_lang(question: str) -> Lang:
@@ -135,6 +164,8 @@ class Tutor:
         self.steps = StepFinder(course)
         self._card_text: str | None = None
         """The answer card behind the last offline answer, as grounding for an LLM."""
+        self._shown_names: dict[int, frozenset[str]] = {}
+        """id(step) -> the names that step shows (its course's steps live as long as it)."""
         self._hints_given: dict[str, tuple[int, int]] = {}
         """step ref -> (hint level given, context.attempts when it was given)."""
         self.last_answer: Answer | None = None
@@ -330,7 +361,47 @@ class Tutor:
             # did not already hold
             guard = course_secrets(self._solution_lines, question)
             answer = self._guard(answer, guard, question, lang)
+        confined = confine(answer.text, self._sources_of_names(answer, question, context), lang)
+        if confined != answer.text:
+            text = tidy_chinese(confined) if lang == "zh" else confined
+            answer = answer.model_copy(update={"text": text})
         return answer, hits, secrets
+
+    def _sources_of_names(
+        self, answer: Answer, question: str, context: ChatContext | None
+    ) -> frozenset[str]:
+        """The names ``answer`` may show besides PyTorch's and Python's: the learner's (the
+        question, the editor's code, its last run and that run's diagnosis) and the lesson's
+        (the open step, and the steps whose text or hint the answer quotes)."""
+        names = identifiers(question)
+        steps: list[Step] = []
+        if context is not None:
+            names |= identifiers(context.code)
+            run = context.last_run
+            if run is not None:
+                names |= identifiers(f"{run.stdout}\n{run.stderr}")
+                if run.error is not None:
+                    names |= identifiers(f"{run.error.type}: {run.error.message}")
+            for diagnosis in context.diagnoses:  # the diagnosis of that run, in its names
+                names |= identifiers(f"{diagnosis.explanation.en}\n{diagnosis.fix.en}")
+            steps += [step for _, step in [self._step(context)] if step is not None]
+        for source in answer.sources:
+            passage = self.passages.get(source)
+            if answer.kind == "hint" and "/" in source and ":" not in source:
+                steps += [s for _, s in [self._lesson_and_step(*source.split("/", 1))] if s]
+            elif passage is not None and passage.source == "lesson" and \
+                    _quotes(answer.text, passage):
+                names |= identifiers(f"{passage.text.en}\n{passage.text.zh}\n{passage.code or ''}")
+        for step in steps:
+            names |= self._step_names(step)
+        return names
+
+    def _step_names(self, step: Step) -> frozenset[str]:
+        """:func:`names.step_names`, once per step (the TUI asks on the same step)."""
+        key = id(step)
+        if key not in self._shown_names:
+            self._shown_names[key] = step_names(step)
+        return self._shown_names[key]
 
     def _offline_answer(
         self, question: str, lang: Lang, context: ChatContext | None
@@ -361,6 +432,8 @@ class Tutor:
         ran = self._run_snippet(question, lang, step, secrets)
         if ran is None:
             ran = self._explain_program(question, lang, secrets)
+        if ran is None:
+            ran = self._diagnose_program(question, lang, step, secrets, context)
         if ran is not None:
             return ran, [], secrets
         # a question about the learner's own run is answered from that run (and its
@@ -669,6 +742,201 @@ class Tutor:
             answer = self._guard(answer, self._secrets(lesson, found, None), question, lang)
         return answer
 
+    def _requests_solution(
+        self, question: str, step: Step | None, context: ChatContext | None
+    ) -> bool:
+        """Whether ``question`` asks for an exercise's solution (pasting its code and error
+        too): a hint answers it, not the diagnosis of the pasted code."""
+        return may_be_solution_request(question, self.steps) or asks_for_solution(
+            question,
+            on_step=step is not None,
+            step_exprs=_checked_exprs(step, context),
+            step_parts=_code_parts(step),
+            about_course=lambda: True,
+        )
+
+    def _diagnose_program(
+        self,
+        question: str,
+        lang: Lang,
+        step: Step | None,
+        secrets: Secrets,
+        context: ChatContext | None,
+    ) -> Answer | None:
+        """ "Why is my loss not decreasing?", "why do I get this error?", "what is wrong
+        here?" with a program pasted (or, in the TUI, about the editor's code): its own run
+        and the diagnosis of that run answer it — the cause on the learner's line in their
+        names, then the card's why for that concept, then the fix tried on their program.
+        None when there is no program to run, when its run is not the program described (a
+        fragment stops at a name it never defines), or when the diagnosis pins no cause and
+        the run has nothing true to add (the card answers as for any question)."""
+        if self.runner is None and (context is None or not context.diagnoses):
+            return None  # nothing to run it in, and no diagnosis of a run to read
+        code = program_to_diagnose(question)
+        own = code is None and context is not None and _about_own_code(question)
+        if (code is None and not own) or self._requests_solution(question, step, context):
+            return None  # no program, or a request for an exercise's solution: a hint's
+        if own and context is not None:
+            run = context.last_run
+            if context.diagnoses and run is not None:
+                # the app diagnosed the last run already (it raised, or its answer was wrong)
+                pinned = [d for d in shown_diagnoses(context.diagnoses, step)
+                          if not d.generic and (d.root_line or d.line)]
+                if not pinned:
+                    return None
+                return self._from_diagnosis(question, lang, context.code, run, pinned[0],
+                                            secrets)
+            if context.code.strip():
+                code = context.code  # the learner's own code in the editor, never a reference
+        runner = self.runner
+        if code is None or runner is None:
+            return None
+        from tutor.errors import TutorError
+        from tutor.sandbox.models import Limits
+
+        try:
+            result = runner.run(code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S))
+        except (TutorError, OSError):
+            return None
+        if result.outcome not in ("ok", "error") or (
+            result.error is not None and result.error.type in NOT_THE_PROGRAM
+        ):
+            return None  # stopped by a limit, or a fragment: not the run the learner describes
+        quoted = ERROR_LINE_RE.search(question) is not None or self.retriever.quotes_message(
+            question
+        )
+        if result.error is not None and quoted and result.error.type not in question:
+            return None  # another error than the one asked about
+        from tutor.diagnosis.reasoning import diagnose_with_evidence
+
+        try:
+            diagnoses, evidence = diagnose_with_evidence(code, result, runner, try_fixes=True)
+        except (TutorError, OSError):
+            return None
+        pinned = [d for d in shown_diagnoses(diagnoses, step)
+                  if not d.generic and (d.root_line or d.line)]
+        if not pinned:
+            return self._no_such_problem(question, lang, result, evidence, secrets, context,
+                                         quoted=quoted)
+        return self._from_diagnosis(question, lang, code, result, pinned[0], secrets)
+
+    def _no_such_problem(
+        self,
+        question: str,
+        lang: Lang,
+        result: RunResult,
+        evidence: Evidence | None,
+        secrets: Secrets,
+        context: ChatContext | None,
+        *,
+        quoted: bool,
+    ) -> Answer | None:
+        """The learner's program ran and its diagnosis pinned nothing: when its run shows the
+        very problem asked about is not there (no error where the question asks about one, a
+        loss that fell where it says the loss does not), say so first, then the card's answer
+        (or, for an error, what to paste); else None (answered as any question is)."""
+        if result.error is None and (quoted or mentions_error(prose(question))):
+            said = msg.RAN_WITHOUT_ERROR.get(lang)
+            fallback: Answer | None = self._need_error(lang)
+        elif result.error is None and asks_loss_not_falling(question):
+            losses = [b.loss for b in (evidence.backwards if evidence is not None else [])
+                      if isinstance(b.loss, float)]
+            if len(losses) < 2 or not losses[-1] < LOSS_FELL * losses[0]:
+                return None
+            said = msg.RAN_LOSS_FELL.format(first=f"{losses[0]:.4g}", last=f"{losses[-1]:.4g}",
+                                            count=str(len(losses))).get(lang)
+            fallback = None
+        else:
+            return None
+        carded = self._from_card(question, lang, context)
+        if carded is not None and not carded.text.startswith(_PARTIAL_PREFIXES):
+            fallback = carded
+        if fallback is None:
+            return None
+        answer = fallback.model_copy(update={"text": f"{said}\n\n{fallback.text}"})
+        return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
+
+    def _from_diagnosis(
+        self,
+        question: str,
+        lang: Lang,
+        code: str,
+        result: RunResult,
+        diagnosis: Diagnosis,
+        secrets: Secrets,
+    ) -> Answer:
+        """The answer from one diagnosis of the learner's program: the cause on their line
+        first, its explanation, the card's why for that concept, and the fix (said as tried
+        on their program when its trial worked)."""
+        line = diagnosis.root_line or diagnosis.line or 0
+        lines = code.splitlines()
+        shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        title = diagnosis.title.get(lang).rstrip("。.")
+        if result.error is not None:
+            message = result.error.message.splitlines()[0][:160].rstrip(".")
+            error = f"{result.error.type}: {message}"
+            head = msg.RAN_CAUSE_ERROR.format(
+                error_line=str(result.error.line or line), line=str(line), code=shown,
+                error=error, title=title)
+        else:
+            head = msg.RAN_CAUSE.format(line=str(line), code=shown, title=title)
+        parts = [head.get(lang), diagnosis.explanation.get(lang)]
+        ref = diagnosis.lesson_ref
+        concept = self._concept_card(question, diagnosis, code, result)
+        if concept is not None:
+            why_match = dataclasses.replace(concept, kind="why", more=(), verdict=None)
+            error = f"{result.error.type}: {result.error.message}" if result.error else ""
+            # its leading facet alone: the step to read is said last, after the fix
+            why = card_text(self.course, why_match, lang, (question, code, error), brief=True,
+                            read=False)
+            why = re.sub(r"```python.*?```\n*", "", why, flags=re.DOTALL).strip()
+            if why and not repeats(why, parts):
+                parts.append(why)
+            ref = concept.read
+        if diagnosis.fix_verified and diagnosis.fix_check is not None:
+            parts.append(msg.RAN_FIX_TRIED.format(
+                fix=diagnosis.fix.get(lang).rstrip("。."),
+                check=diagnosis.fix_check.get(lang).rstrip("。."),
+            ).get(lang))
+        else:
+            parts.append(msg.FIX.format(fix=diagnosis.fix.get(lang)).get(lang))
+        read = self._read_line(ref, lang) if ref else None
+        if read:
+            parts.append(read)
+        titled = self._titled(ref) if ref else None
+        answer = Answer(
+            text="\n\n".join(parts),
+            sources=[f"diagnosis:{diagnosis.id}", *([ref] if ref else [])],
+            titled_sources=[titled] if titled else [],
+            kind="answer",
+            lessons=[ref.partition("/")[0]] if ref else [],
+        )
+        return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
+
+    def _concept_card(
+        self, question: str, diagnosis: Diagnosis, code: str, result: RunResult
+    ) -> Match | None:
+        """The card that explains the concept behind ``diagnosis``: the question's own card
+        when it teaches in the diagnosis's lesson, else the card the diagnosis's words find
+        there; None when no card teaches in that lesson."""
+        lesson = (diagnosis.lesson_ref or "").partition("/")[0]
+        extra = f"{result.error.type}: {result.error.message}" if result.error else ""
+        said = besides_output(question) or prose(question)
+        for asked, also in ((said, extra), (diagnosis.title.en, "")):
+            found = self.cards.match(asked, extra=also)
+            if found is not None and (not lesson or lesson in found.lessons):
+                return found
+        return None
+
+    def _guard_pasted(self, answer: Answer, question: str, lang: Lang) -> Answer:
+        """``answer`` without what it shares with the solution of an exercise the question
+        pastes (a learner may paste an exercise's own code)."""
+        pasted = self.steps.find(question)
+        if pasted is None:
+            return answer
+        lesson, found = self._lesson_and_step(pasted.lesson_id, pasted.step_id)
+        return self._guard(answer, self._secrets(lesson, found, None), question, lang)
+
     @staticmethod
     def _snippet_facts(runner: Runner, code: str) -> list[Fact]:
         """What the snippet's own run shows about each ``.grad`` it reads (a second run of it,
@@ -916,9 +1184,12 @@ class Tutor:
                 parts.append(summarise(p.text.get(lang), SUMMARY_CHARS // 2, query, tokens))
                 sources.append(p.id)
                 break
-        code = next((h.passage.code_for(lang) for h in hits[:2] if h.passage.code), None)
+        with_code = next((h.passage for h in hits[:2] if h.passage.code), None)
+        code = with_code.code_for(lang) if with_code is not None else None
         if code and len(code.splitlines()) <= 10 and "```" not in "".join(parts):
             parts.append(f"{msg.EXAMPLE.get(lang)}\n```python\n{code}\n```")
+            if with_code is not None and with_code.id not in sources:
+                sources.append(with_code.id)  # the answer shows its code
         read = self._read_line(prefer or _ref(best, hits), lang, named)
         if read:
             parts.append(read)
@@ -1286,6 +1557,16 @@ def _explain_grad(var: str, snap: TensorSnapshot) -> Text:
     if snap.grad is None:
         return msg.GRAD_NOT_REACHED.format(var=var)
     return msg.GRAD_PRESENT.format(var=var, shape=tuple(snap.grad.shape))
+
+
+QUOTED_CHARS = 25
+"""A line of a lesson passage this long found in an answer: the answer quotes the lesson."""
+
+
+def _quotes(text: str, passage: Passage) -> bool:
+    """Whether ``text`` shows a line of ``passage`` (in either language, or its code)."""
+    lines = "\n".join((passage.text.en, passage.text.zh, passage.code or "")).splitlines()
+    return any(len(line.strip()) >= QUOTED_CHARS and line.strip() in text for line in lines)
 
 
 def _release_point(text: str) -> int:

@@ -36,13 +36,14 @@ def run(args: argparse.Namespace) -> int:
         )
     course = load_course(getattr(args, "lessons", None))
     lang = answer_lang(args)
-    from tutor.chat.snippets import program_to_explain, snippet_to_run
+    from tutor.chat.snippets import program_to_diagnose, program_to_explain, snippet_to_run
 
-    # "what does this print?" with code pasted, or "why is a.grad None?" with a program:
-    # the tutor runs it in the sandbox
+    # "what does this print?" with code pasted, "why is a.grad None?" or "why is my loss not
+    # decreasing?" with a program: the tutor runs it in the sandbox (and diagnoses that run)
     wants_run = (
         snippet_to_run(args.question) is not None
         or program_to_explain(args.question) is not None
+        or program_to_diagnose(args.question) is not None
     )
     if not args.step and not wants_run:
         from tutor.chat.llm_location import llm_configured

@@ -98,7 +98,8 @@ def diagnosis_panel(diagnosis: Diagnosis, lang: Lang) -> RenderableType:
 
 NEUTRAL_NAMES: dict[str, str] = {
     "var": "`x`", "var_code": "x", "var2": "`y`", "var2_code": "y", "callee": "`layer`",
-    "fn": "softmax",
+    "fn": "softmax", "built_self": "`x`", "built_part": "`y`", "tensor": "`x`",
+    "tensor_code": "x",
 }
 
 

@@ -90,7 +90,7 @@ def check_shadowed_callable(ctx: Ctx) -> list[Candidate]:
         return []
     called = [n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
               and isinstance(n.func, ast.Name)]
-    out = []
+    out = _result_called(ctx, line, stmt)
     for name in dict.fromkeys(called):
         rebinds = [s for s in ctx.flow.assignments.get(name, []) if isinstance(s, ast.Assign)
                    and isinstance(s.value, ast.Call) and any(
@@ -106,6 +106,28 @@ def check_shadowed_callable(ctx: Ctx) -> list[Candidate]:
             ("rebound-callable", {"line": rebind.lineno, "name": name, "fail_line": line})],
             [fix] if fix is not None else [],
             {"line": rebind.lineno, "name": name, "fail_line": line}))
+    return out
+
+
+def _result_called(ctx: Ctx, line: int, stmt: ast.stmt) -> list[Candidate]:
+    """``F.cross_entropy(y_hat, y)(y_hat, y)``: the result of a call (a function of torch's
+    or the learner's, not a class that builds a layer) called again. The one call is the
+    fix; the re-run checks it."""
+    out = []
+    for node in ast.walk(stmt):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Call)):
+            continue
+        inner = node.func
+        name = call_name(inner)
+        if not name or name[:1].isupper():
+            continue  # nn.MSELoss()(a, b) builds a loss, then calls it
+        shown = text(inner)
+        fix = node_fix(ctx.code, node, shown, runs_clean, T(
+            f"call it once on line {line}: `{shown}`",
+            f"第 {line} 行只调用一次：`{shown}`"))
+        fill = {"line": line, "op": f"`{shown}`", "detail": f"`{text(node)[len(shown):]}`"}
+        out.append(Candidate("tensor-result-called", line, 0.9, [("result-called", fill)],
+                             [fix] if fix is not None else [], fill))
     return out
 
 

@@ -21,6 +21,9 @@ class Candidate:
     fixes: list[Fix] = field(default_factory=list)
     fill: dict[str, object] = field(default_factory=dict)
     tell_apart: Text | None = None
+    direction: Text | None = None
+    """What to do, in words without code, when no concrete fix was verified: the evidence
+    names the cause, and no change of the learner's code was shown to fix it."""
     pinned: bool = False
     """The evidence pins this cause by itself (its chain is the proof: the op that took the
     batch away, the sample made without it), so it is shown before the message's own

@@ -43,6 +43,20 @@ BASE_PLACEHOLDERS = frozenset(
 )
 """Placeholders the engine fills from the run; regex named groups add more per entry."""
 
+FACT_PLACEHOLDERS = frozenset(
+    {
+        "built_self",  # the subject, computed only before the loop that differentiates it
+        "built_part",  # a tensor of the subject's graph computed only before that loop
+        "built_line",  # the line that computed it
+        "tensor",  # the subject, where the run (or a tensor method called on it) shows it
+        "tensor_code",  # is a tensor, not a list or a number; the same as code
+        "backward_line",  # the backward() the evidence saw adding to .grad
+    }
+)
+"""Facts of the source's data flow a message entry's words may state: filled only when the
+flow (or the evidence's check, which then fills them for both the text and the chain)
+established them; a text that needs one that was not established is not used."""
+
 EVIDENCE_PLACEHOLDERS = frozenset(
     {
         "line", "name", "model", "optimizer", "lr", "param", "params", "op", "module",
@@ -232,7 +246,7 @@ class Entry(_Strict):
             raise ValueError("a warning entry matches a 'warning' category")
         if self.severity == "error" and self.match and self.match.exception is None:
             raise ValueError("an error entry matches an 'exception' type")
-        allowed = BASE_PLACEHOLDERS | set(
+        allowed = BASE_PLACEHOLDERS | FACT_PLACEHOLDERS | set(
             self.match.pattern().groupindex if self.match is not None else ()
         )
         shapes = {"shape", "shape2"} | set(self.match.shapes if self.match is not None else ())
@@ -288,6 +302,12 @@ class Surrogate(_Strict):
     form: str = Field(description="The replacement: {x} is what the op applies to, {rest} "
                       "its other arguments, {other} a comparison's other side.")
     why: BiText = Field(description="What the stand-in does, for the fix's text.")
+    relaxes: bool = Field(False, description="A soft version of the op's own values (a "
+                          "sigmoid for a comparison): its values differ from the op's by "
+                          "design. Otherwise a tried stand-in must compute the loss the "
+                          "program computed (it only lets the gradient through).")
+    direction: BiText | None = Field(None, description="What to do instead, in words, when "
+                                     "no stand-in keeps what the program computes.")
 
     @field_validator("form")
     @classmethod

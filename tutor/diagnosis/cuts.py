@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from dataclasses import replace
 
 from tutor.diagnosis.candidate import Ctx
 from tutor.diagnosis.catalog import load_catalog
@@ -25,6 +26,7 @@ from tutor.diagnosis.fixes import (
     replace_nodes,
 )
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.verify import same_loss
 from tutor.i18n import T, Text
 
 MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor",
@@ -213,7 +215,10 @@ def to_torch(node: ast.expr) -> str | None:
 
 
 def surrogate(ctx: Ctx, line: int, op: str, expect: Expect) -> list[Fix]:
-    """A differentiable stand-in for ``op`` (argmax, a comparison, round) on the line."""
+    """A differentiable stand-in for ``op`` (argmax, a comparison, round) on the line. One
+    that is not a soft version of the op's own values must keep the loss the program
+    computed (:func:`tutor.diagnosis.verify.same_loss`): the largest value is not its
+    position."""
     name = op.strip("_")
     found = load_catalog().surrogates.get(name)
     stmt = ctx.flow.statement_at(line)
@@ -227,8 +232,22 @@ def surrogate(ctx: Ctx, line: int, op: str, expect: Expect) -> list[Fix]:
         new = found.form.format_map(fields).replace(" - 0)", ")")
         fix = node_fix(ctx.code, node, new, expect, T(f"on line {line} use `{new}`: {found.why.en}",
                                                       f"第 {line} 行改用 `{new}`：{found.why.zh}"))
-        fixes.extend([fix] if fix else [])
+        if fix is not None:
+            fixes.append(fix if found.relaxes else replace(fix, keeps=same_loss))
     return fixes
+
+
+def surrogate_direction(op: str) -> Text | None:
+    """What to do instead of ``op``, in words, where no stand-in keeps what it computes."""
+    found = load_catalog().surrogates.get(op.strip("_"))
+    return Text(en=found.direction.en, zh=found.direction.zh) if found is not None and (
+        found.direction is not None) else None
+
+
+def keeping_values(fixes: list[Fix]) -> list[Fix]:
+    """The fixes, each required to compute what the program computed: a change that
+    restores the graph lets the gradient through and changes no value."""
+    return [f if f.keeps is not None else replace(f, keeps=same_loss) for f in fixes]
 
 
 def _surrogate_fields(node: ast.AST, name: str) -> dict[str, str] | None:
@@ -291,8 +310,11 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
         fixes.extend(kept_tensor(ctx, line, expect))
         add(replace_in_line(code, line, r"\.detach\(\)", ""), T(
             f"remove `.detach()` on line {line}", f"删除第 {line} 行的 `.detach()`"))
+    soft: set[int] = set()
     if reason == "nondifferentiable":
-        fixes.extend(surrogate(ctx, line, op, expect))
+        stand_ins = surrogate(ctx, line, op, expect)
+        soft = {id(f) for f in stand_ins if f.keeps is None}
+        fixes.extend(stand_ins)
         if op == "grad":  # a gradient differentiated again needs a graph of its own
             fixes.extend(_create_graph(ctx, line, expect))
         if op in MAKERS:  # torch.tensor([t1, t2]): a new tensor with no history
@@ -322,4 +344,6 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
             fixes.append(Fix((Edit("delete", deco),), expect, T(
                 f"remove the `@torch.no_grad()` decorator on line {deco}",
                 f"删除第 {deco} 行的 `@torch.no_grad()` 装饰器")))
-    return fixes
+    # a soft version of the op's values differs from them by design; every other change
+    # must compute what the program computed
+    return [f if id(f) in soft else replace(f, keeps=same_loss) for f in fixes]

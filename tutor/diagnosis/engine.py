@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from tutor.diagnosis.catalog import TEXT_FIELDS, Conditions, Entry, load_catalog
+from tutor.diagnosis.catalog import (
+    FACT_PLACEHOLDERS,
+    TEXT_FIELDS,
+    Conditions,
+    Entry,
+    load_catalog,
+)
 from tutor.diagnosis.filling import Values, first_fitting
 from tutor.diagnosis.messages import for_learner
 from tutor.diagnosis.models import Diagnosis
@@ -370,20 +376,56 @@ def _assigned_only_outside(ctx: Context, name: str, loop: ast.For | ast.While) -
 
 def _built_before_loop(
     ctx: Context, var: str, loop: ast.For | ast.While, nodes: list[ast.AST]
-) -> bool:
-    """The graph that ``var.backward()`` walks was (partly) built once, before the loop:
-    ``var`` itself, or a tensor with history in its backward slice, is assigned only
-    outside the loop. Each pass then goes back through the same, already freed, part."""
+) -> dict[str, object]:
+    """The part of the graph that ``var.backward()`` walks that was built once, before the
+    loop, as the facts the words need: ``var`` itself (``built_self``), or a tensor with
+    history in its backward slice (``built_part``), assigned only outside the loop, with the
+    line that built it. Each pass then goes back through the same, already freed, part.
+    Empty when neither is shown: a text never says "computed before the loop" of a value
+    the loop computes."""
     if _assigned_only_outside(ctx, var, loop):
-        return True
+        return {"built_self": f"`{var}`", "built_line": _last_assignment(ctx, var)}
     names = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return any(
-        isinstance(snap, TensorSnapshot)
-        and snap.grad_fn is not None
-        and _assigned_only_outside(ctx, name, loop)
-        for name, snap in ctx.locals.items()
-        if name in names
-    )
+    for name, snap in ctx.locals.items():
+        if name in names and isinstance(snap, TensorSnapshot) and snap.grad_fn is not None \
+                and _assigned_only_outside(ctx, name, loop):
+            return {"built_part": f"`{name}`", "built_line": _last_assignment(ctx, name)}
+    return {}
+
+
+def _last_assignment(ctx: Context, name: str) -> int | None:
+    assert ctx.source is not None
+    lines = [s.lineno for s, _ in ctx.source.assignments_to(name)]
+    return max(lines) if lines else None
+
+
+TENSOR_ONLY = frozenset({"numpy", "detach", "backward", "item", "requires_grad_", "cpu",
+                         "cuda", "retain_grad"})
+"""Methods only a tensor has (a list or a number raises AttributeError first): the line
+calling one on a value shows that it is a tensor."""
+
+
+def _tensor_facts(ctx: Context, var: str | None) -> dict[str, object]:
+    """The subject as ``tensor``/``tensor_code`` where the run shows it is a tensor: its
+    snapshot, or a tensor-only method the failing line calls on it. A text that says "the
+    tensor {tensor}" is not used of a list of tensors or a dict's entry."""
+    if var is None:
+        return {}
+    shown = ctx.snapshot(var) is not None or any(
+        c.is_method and c.receiver == var and c.name in TENSOR_ONLY for c in ctx.calls)
+    return {"tensor": f"`{var}`", "tensor_code": var} if shown else {}
+
+
+def loop_facts(ctx: Context, var: str | None) -> dict[str, object]:
+    """What of ``var``'s graph the loop around the failing line did not build (see
+    :func:`_built_before_loop`); empty when there is no such loop or part."""
+    node = ctx.line_node()
+    if ctx.source is None or var is None or node is None:
+        return {}
+    loop = ctx.source.enclosing_loop(node)
+    if loop is None:
+        return {}
+    return _built_before_loop(ctx, var, loop, ctx.source.source_of(var, ctx.line))
 
 
 def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
@@ -405,7 +447,7 @@ def _source_conditions(cond: Conditions, ctx: Context, var: str) -> bool:
         loop = ctx.source.enclosing_loop(node) if node is not None else None
         if loop is None:
             return False
-        outside = _built_before_loop(ctx, var, loop, nodes)
+        outside = bool(_built_before_loop(ctx, var, loop, nodes))
         if outside != cond.source_defined_outside_loop:
             return False
     return True
@@ -507,10 +549,20 @@ def build(
     message: re.Match[str] | None,
     line: int | None,
     reading: tuple[str | None, str | None, CallSite | None] | None = None,
+    facts: Values | None = None,
 ) -> Diagnosis | None:
+    """The entry's words for the run. ``facts``: what the evidence established (a check's
+    findings), in place of what the failing line alone suggests, so the text and the chain
+    say the same thing."""
     var, var2, site = reading if reading is not None else subjects(entry, ctx)[0]
     shapes = entry.match.shapes if entry.match is not None else ()
-    return _diagnosis(entry, ctx, var, _values(ctx, var, var2, site, message, line, shapes), line)
+    values = _values(ctx, var, var2, site, message, line, shapes)
+    values.update(_tensor_facts(ctx, var))
+    if entry.conditions.source_defined_outside_loop:
+        values.update(loop_facts(ctx, var))
+    if facts is not None:
+        values.update({k: v for k, v in facts.items() if k in FACT_PLACEHOLDERS})
+    return _diagnosis(entry, ctx, var, values, line)
 
 
 def _diagnosis(
@@ -702,6 +754,11 @@ def generic_outcome(result: RunResult) -> Diagnosis | None:
     )
 
 
-def build_pitfall(entry: Entry, line: int, variable: str | None) -> Diagnosis | None:
+def build_pitfall(entry: Entry, line: int, variable: str | None,
+                  facts: Values | None = None) -> Diagnosis | None:
+    """A static pitfall's words; ``facts``: what the evidence established (see
+    :func:`build`)."""
     ctx = Context(source=None, line=line)
-    return _diagnosis(entry, ctx, variable, _values(ctx, variable, None, None, None, line), line)
+    values = _values(ctx, variable, None, None, None, line)
+    values.update({k: v for k, v in (facts or {}).items() if k in FACT_PLACEHOLDERS})
+    return _diagnosis(entry, ctx, variable, values, line)

@@ -58,6 +58,11 @@ class Fix:
     edits: tuple[Edit, ...]
     expect: Expect
     describe: Text = field(default_factory=lambda: Text("", ""))
+    keeps: Expect | None = None
+    """What the change must leave as the program had it, beyond what every fix keeps
+    (:func:`tutor.diagnosis.verify.hides_bug`): (original run, fixed run) -> what the fixed
+    run changed, None when it kept it. A change that restores a graph must not change the
+    values computed (:func:`tutor.diagnosis.verify.same_loss`)."""
 
     def budget(self, rerun: RunBudget | None) -> RunBudget | None:
         """How much of its fixed program's training the trial runs, given the re-run's

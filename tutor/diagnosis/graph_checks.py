@@ -9,11 +9,19 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
-from tutor.diagnosis.cuts import cut_fixes, no_grad_decorator, round_trip
+from tutor.diagnosis.cuts import (
+    cut_fixes,
+    keeping_values,
+    no_grad_decorator,
+    round_trip,
+    surrogate_direction,
+)
 from tutor.diagnosis.fixes import (
     Edit,
     Fix,
     indent_of,
+    node_fix,
+    postfix,
     replace_in_line,
     replace_node,
     replace_nodes,
@@ -85,10 +93,13 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                           for n in names for s in flow.assignments.get(n, []))
             if inner is not None and flow.runs_before(line, loop) \
                     and _depends_on_grad(flow, inner) and not in_loop:
+                built = {"built_self": f"`{target}`"} if target in names else \
+                    {"built_part": ", ".join(f"`{n}`" for n in names)} if names else {}
+                fill = {"line": line, "name": target, "built_line": line, **built}
                 out.append(Candidate("backward-twice-loop", line, 0.85, [
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
-                ], _into_loop(flow, inner, loop), {"line": line, "name": target}))
+                ], [*_into_loop(flow, inner, loop), *_detached_where_made(ctx, inner)], fill))
     # 5. two losses share a forward pass and each has its own backward()
     shared = _shared_forward(ctx, target, fills)
     out.extend(shared)
@@ -170,6 +181,22 @@ def _into_loop(flow: Flow, stmt: ast.stmt, loop: ast.stmt) -> list[Fix]:
                   f"（第 {line} 行只在循环之前构建了一次）"))]
 
 
+def _detached_where_made(ctx: Ctx, stmt: ast.stmt) -> list[Fix]:
+    """The value made once before the loop, detached where it is made: a target or data
+    built from tensors that require grad needs no graph. Kept only if what the program
+    trains still learns (:func:`tutor.diagnosis.verify.hides_bug`)."""
+    value = ctx.flow.value_of(stmt)
+    names = [n for t in getattr(stmt, "targets", []) for n in target_names(t)]
+    if not isinstance(stmt, ast.Assign) or value is None or len(names) != 1:
+        return []
+    edit = replace_node(ctx.code, value, postfix(value, ".detach()"))
+    return [Fix((edit,), runs_clean, T(
+        f"detach `{names[0]}` where line {stmt.lineno} makes it, so the graph of each pass "
+        "does not reach back into it",
+        f"在第 {stmt.lineno} 行创建 `{names[0]}` 的地方把它 detach，"
+        "让每次循环的计算图不再回溯到它"))] if edit is not None else []
+
+
 def _pass_loop(ctx: Ctx) -> ast.stmt | None:
     """The innermost loop that holds the failing line, or the line of an outer frame of the
     traceback (a training step called once a pass)."""
@@ -239,6 +266,7 @@ def _instances(ctx: Ctx, loop: ast.stmt, cls: str) -> list[str]:
         if call.kind == cls:
             paths.append(call.module)
             continue
+        paths.extend(_listed_in(ctx.flow, call.module, cls))
         holder = next((c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.ClassDef)
                        and c.name == call.kind), None)
         for node in ast.walk(holder) if holder is not None else ():
@@ -247,6 +275,19 @@ def _instances(ctx: Ctx, loop: ast.stmt, cls: str) -> list[str]:
                 paths.extend(f"{call.module}.{n.removeprefix('self.')}" for t in node.targets
                              for n in target_names(t) if n.startswith("self."))
     return list(dict.fromkeys(paths))
+
+
+def _listed_in(flow: Flow, module: str, cls: str) -> list[str]:
+    """``net[1]``, ``net[3]`` for ``net = nn.Sequential(nn.Linear(...), Cls(), ...,
+    Cls())``: the layers of class ``cls`` a container built in the source holds."""
+    made = [flow.value_of(s) for s in flow.assignments.get(module, [])]
+    if len(made) != 1 or not isinstance(made[0], ast.Call) or \
+            call_name(made[0]) not in ("Sequential", "ModuleList"):
+        return []
+    layers = made[0].args[0].elts if call_name(made[0]) == "ModuleList" and made[0].args and \
+        isinstance(made[0].args[0], (ast.List, ast.Tuple)) else made[0].args
+    return [f"{module}[{i}]" for i, layer in enumerate(layers)
+            if isinstance(layer, ast.Call) and call_name(layer) == cls]
 
 
 def _init_value(owner: ast.ClassDef, attr: str) -> ast.expr | None:
@@ -272,7 +313,7 @@ def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target:
     assigned = [n for t in targets for n in target_names(t)]
     used = flow.names_in(stmt.value) | (set(assigned) if isinstance(stmt, ast.AugAssign)
                                         else set())
-    carried = [n for n in assigned if n in used]
+    carried = [n for n in assigned if n in used and not _reset_each_pass(flow, n, stmt, loop)]
     if not carried:
         return []
     line, name = stmt.lineno, ", ".join(carried)
@@ -305,6 +346,25 @@ def _carried(ctx: Ctx, stmt: ast.Assign | ast.AugAssign, loop: ast.stmt, target:
                          T(f"detach the carried state before line {line}: `{detach}`",
                            f"在第 {line} 行之前截断传递的状态：`{detach}`")))
     return [Candidate("backward-twice", line, 0.9, steps, fixes, {"name": name, "line": line})]
+
+
+def _reset_each_pass(flow: Flow, name: str, stmt: ast.stmt, loop: ast.stmt) -> bool:
+    """``name`` is bound afresh on every pass of ``loop`` before ``stmt`` (``total = 0.0``
+    at the top of the pass): what ``stmt`` carries then stays within one pass, and nothing
+    of it reaches the next one."""
+    for other in flow.assignments.get(name, []):
+        value = flow.value_of(other)
+        if other is stmt or other.lineno >= stmt.lineno or value is None or \
+                isinstance(other, ast.AugAssign) or name in flow.names_in(value):
+            continue
+        between = flow.ancestors(other)
+        if loop not in between:
+            continue
+        # it runs on every pass: nothing but the loop itself (or a with block) around it
+        if all(not isinstance(a, (ast.If, ast.For, ast.While, ast.Try, ast.AsyncFor))
+               for a in between[:between.index(loop)]):
+            return True
+    return False
 
 
 def _increment(stmt: ast.Assign | ast.AugAssign, name: str) -> ast.expr | None:
@@ -471,7 +531,7 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
             "data" if op.kind == "data" else op.detail or "nondifferentiable")
         trip = round_trip(ctx, op.line, new.line if new is not None else None, backward_runs)
         if trip is not None:
-            line, fixes = trip
+            line, fixes = trip[0], keeping_values(trip[1])
             steps.append((CUT_STEP["python"], {"line": op.line, "op": op.op}))
             if new is not None and new.line != op.line:
                 steps.append((CUT_STEP["new"], {"line": new.line, "op": new.op}))
@@ -574,7 +634,8 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
     steps = [*steps, (step, {"line": line, "op": op})]
     cid = CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
     return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, backward_runs),
-                     {"line": line, "op": op})
+                     {"line": line, "op": op}, direction=surrogate_direction(op)
+                     if reason == "nondifferentiable" else None)
 
 
 def _requires_grad_fixes(ctx: Ctx, line: int, op: str) -> list[Fix]:
@@ -673,17 +734,34 @@ def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candi
         if step.line is None or not 1 <= step.after_backward <= failing:
             continue
         line = step.line
-        later = [c for c in ctx.flow.calls_named("step") if c.lineno > fail]
-        edit = Edit("delete", line) if later else Edit("move_after", line, to=fail)
+        stepper = _stmt_call(ctx.flow, line, "step")
+        # a later step() of the same optimizer makes this one a second step: remove it;
+        # otherwise (another optimizer's step follows, or none) it moves below the last
+        # backward(): removing it would stop training what it steps (hides_bug refuses it)
+        again = [c for c in ctx.flow.calls_named("step") if c.lineno > fail
+                 and stepper is not None and receiver(c) == receiver(stepper)]
+        edits = [Edit("delete", line)] if again else [Edit("move_after", line, to=fail)]
+        fixes = [Fix((edit,), runs_clean, T(
+            "call every backward() before optimizer.step(): " + (
+                f"remove the step on line {line}" if edit.kind == "delete"
+                else f"move the step on line {line} below line {fail}"),
+            "先完成所有 backward() 再调用 step()：" + (
+                f"删除第 {line} 行的 step" if edit.kind == "delete"
+                else f"把第 {line} 行的 step 移到第 {fail} 行之后"))) for edit in edits]
         cid = "inplace-modified-output" if ", which is output" in ctx.message else \
             "inplace-modified-input"  # the catalog's words follow the message's form
         out.append(Candidate(cid, line, conf, [
-            ("inplace-failed", fills), ("step-between", {"line": line})],
-            [Fix((edit,), runs_clean, T(
-                f"call every backward() before optimizer.step(): "
-                f"{'remove' if later else 'move'} the step on line {line}",
-                f"先完成所有 backward() 再调用 step()：{'删除' if later else '移动'}第 {line} 行的 "
-                "step"))], {"line": line}))
+            ("inplace-failed", fills), ("step-between", {"line": line})], fixes, {"line": line},
+            direction=T(
+                f"The step on line {line} changes the weights that the graph of the backward() "
+                f"on line {fail} saved. Either call that backward() before the step, with "
+                "nothing of its loss reaching what the step updates (detach the value the two "
+                "losses share where the second loss uses it), or compute the second loss "
+                "again after the step, so its graph holds the new weights.",
+                f"第 {line} 行的 step 改变了第 {fail} 行 backward() 的计算图所保存的权重。要么在 "
+                "step 之前调用那次 backward()，并且不让它的损失影响 step 要更新的参数（在第二个"
+                "损失用到两者共享的值的地方把它 detach）；要么在 step 之后重新计算第二个损失，"
+                "让它的计算图保存新的权重。")))
         break
     return out
 
@@ -859,11 +937,21 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
     history = _loss_history(ctx)
     if history:
         return history
-    line = ctx.fail_line or 0
+    line, stmt = ctx.failing_statement()
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
-    return at_failing_line(ctx, "numpy-requires-grad", "numpy", [
-        Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
-                                   f"在第 {line} 行转换前先 detach")) if edit else None], 0.85)
+    fixes = [Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
+                                        f"在第 {line} 行转换前先 detach")) if edit else None]
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)) if stmt else ():
+        # np.asarray(x @ a): what is converted may be a tensor or a list of them; the
+        # trial tells (a list has no .detach())
+        if call_name(call) in ("array", "asarray") and call.args and not isinstance(
+                call.args[0], (ast.List, ast.Tuple, ast.Constant)):
+            arg = call.args[0]
+            shown = postfix(arg, ".detach()")
+            fixes.append(node_fix(ctx.code, arg, shown, runs_clean, T(
+                f"detach it before NumPy gets it on line {line}: `{shown}`",
+                f"第 {line} 行在交给 NumPy 之前先 detach：`{shown}`")))
+    return at_failing_line(ctx, "numpy-requires-grad", "numpy", fixes, 0.85)
 
 
 
@@ -900,6 +988,29 @@ def _loss_history(ctx: Ctx) -> list[Candidate]:
                     f"第 {line} 行在 `{name}` 里保存数值而不是张量："
                     f"`{name}.append({item.id}.item())`"))] if edit else [],
                 {"line": line, "name": name, "op": item.id, "fail_line": fail}))
+    return out or _loss_totals(ctx, losses)
+
+
+def _loss_totals(ctx: Ctx, losses: set[str]) -> list[Candidate]:
+    """A running total of losses added as tensors (``train_loss += loss``) and handed on
+    (returned, stored) to what the failing line converts: each total is a candidate, and the
+    trial (``.item()`` where it adds) says which one it was."""
+    out = []
+    fail = ctx.fail_line or 0
+    for stmt in ctx.flow.statements:
+        if not (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add)
+                and isinstance(stmt.value, ast.Name) and stmt.value.id in losses
+                and isinstance(stmt.target, ast.Name)):
+            continue
+        name, item = stmt.target.id, stmt.value.id
+        edit = replace_node(ctx.code, stmt.value, f"{item}.item()")
+        fill = {"line": stmt.lineno, "name": name, "op": item, "fail_line": fail}
+        out.append(Candidate("numpy-of-loss-total", stmt.lineno, 0.6, [("loss-total", fill)], [
+            Fix((edit,), runs_clean, T(
+                f"add the number, not the tensor, to `{name}` (line {stmt.lineno}): "
+                f"`{name} += {item}.item()`",
+                f"第 {stmt.lineno} 行给 `{name}` 累加数值而不是张量：`{name} += {item}.item()`"))]
+            if edit else [], fill))
     return out
 
 
@@ -969,6 +1080,8 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
                        f"保留该张量的梯度：在第 {line} 行之后调用 `{owner}.retain_grad()`"))],
                 {"line": line, "name": owner}))
     backs = [b.line for b in ctx.evidence.backwards]
+    if not out and owners and backs:
+        out.extend(_unreached_in_loop(ctx, stmt, owners[0]))
     if not out and owners and not backs:
         # .grad read before any backward ran: clearing it is done by setting it to None
         # (what zero_grad() does), which works before the first backward() too
@@ -988,6 +1101,30 @@ def check_grad_none(ctx: Ctx) -> list[Candidate]:
             ("grad-before-backward", {"fail_line": fail, "name": owners[0]})], fixes,
             {"line": fail, "name": owners[0]}))
     return out
+
+
+def _unreached_in_loop(ctx: Ctx, stmt: ast.stmt, owner: str) -> list[Candidate]:
+    """``for p in model.parameters(): p.grad *= k`` after backward() ran: the re-run shows
+    parameters of the model no backward() reached (a head the loss does not use), whose
+    ``.grad`` stays None. Skipping those is the change to try; the evidence names them."""
+    flow, fail = ctx.flow, ctx.fail_line or 0
+    loop = next((a for a in flow.ancestors(stmt) if isinstance(a, ast.For)
+                 and owner in target_names(a.target) and isinstance(a.iter, ast.Call)
+                 and call_name(a.iter) in ("parameters", "named_parameters")), None)
+    unreached = [p.name for p in ctx.evidence.params if not p.reached and p.grad_none
+                 and p.requires_grad]
+    if loop is None or not unreached or not any(p.reached for p in ctx.evidence.params):
+        return []
+    line = flow.line(fail)
+    edit = Edit("replace", fail, f"{indent_of(line)}if {owner}.grad is not None: {line.strip()}")
+    back = ctx.evidence.backwards[-1].line
+    fill: dict[str, object] = {"line": back, "params": _listing(unreached), "fail_line": fail,
+                               "name": owner}
+    return [Candidate("grad-none", fail, 0.75, [("not-reached", fill)], [Fix((edit,), runs_clean,
+        T(f"skip the parameters backward() does not reach on line {fail}: "
+          f"`if {owner}.grad is not None:`",
+          f"第 {fail} 行跳过 backward() 没有到达的参数：`if {owner}.grad is not None:`"))],
+        fill)]
 
 
 def _zeroed(stmt: ast.stmt) -> str | None:

@@ -238,7 +238,8 @@ def _one_sample_unflattened(ctx: Ctx, given: OperandEvidence | None, expected: i
     """One sample (28, 28) into ``nn.Linear(784, ...)``: its numbers are the features the
     layer wants, not 28 samples of 28 (``in_features=28`` would run, reading rows as
     samples). Flatten it into one row."""
-    if given is None or len(given.shape) != 2 or given.shape[0] * given.shape[1] != expected:
+    if given is None or len(given.shape) != 2 or given.shape[0] * given.shape[1] != expected \
+            or _batch_first(given):
         return None
     line, arg = _call_arg(ctx, given)
     edit = replace_node(ctx.code, arg, f"{text(arg)}.reshape(1, -1)") if arg is not None \
@@ -251,6 +252,14 @@ def _one_sample_unflattened(ctx: Ctx, given: OperandEvidence | None, expected: i
             f"`{text(arg)}.reshape(1, -1)`",
             f"第 {line} 行把这个样本展平成一行 {expected} 个特征：`{text(arg)}.reshape(1, -1)`"))]
         if edit is not None and arg is not None else [], {"line": line})
+
+
+def _batch_first(given: OperandEvidence) -> bool:
+    """The history shows the first dimension is a batch: an earlier tensor of three or more
+    dimensions (images, feature maps) that led to this one had the same first size. Four
+    rows of 512 features that happen to make 2048 numbers are not one sample."""
+    return any(link.shape is not None and len(link.shape) >= 3
+               and link.shape[0] == given.shape[0] for link in given.history)
 
 
 def _flatten_and_resize(ctx: Ctx, given: OperandEvidence, call: ast.Call, short: str
@@ -983,4 +992,32 @@ def check_tuple_in_sequential(ctx: Ctx) -> list[Candidate]:
 def check_batchnorm_train(ctx: Ctx) -> list[Candidate]:
     if "Expected more than 1 value per channel when training" not in ctx.message:
         return []
-    return _eval_candidates(ctx, "batchnorm-single-sample", batchnorm=True)
+    return [*_last_batch_of_one(ctx),
+            *_eval_candidates(ctx, "batchnorm-single-sample", batchnorm=True)]
+
+
+def _last_batch_of_one(ctx: Ctx) -> list[Candidate]:
+    """The batch of one comes in a training step (a line of the traceback is in a loop that
+    calls backward()), from a DataLoader: its last batch holds what is left of the data.
+    ``drop_last=True`` there; the trial shows whether that was it. ``eval()`` would be wrong
+    here: the model is being trained."""
+    frames = [ctx.fail_line or 0, *ctx.trace_lines()]
+    training = next((line for line in frames if (stmt := ctx.flow.statement_at(line)) is not None
+                     and any(any(call_name(n) == "backward" for n in ast.walk(loop))
+                             for loop in ctx.flow.loops_of(stmt))), None)
+    if training is None:
+        return []
+    out = []
+    for call in ctx.flow.calls_named("DataLoader"):
+        if any(k.arg == "drop_last" for k in call.keywords) or not call.args:
+            continue
+        new = ast.Call(call.func, call.args, [*call.keywords, ast.keyword(
+            "drop_last", ast.Constant(True))])
+        fix = node_fix(ctx.code, call, ast.unparse(new), runs_clean, T(
+            f"drop the last, incomplete batch: `drop_last=True` in the DataLoader on line "
+            f"{call.lineno}",
+            f"丢掉最后那个不完整的批量：第 {call.lineno} 行的 DataLoader 加上 `drop_last=True`"))
+        fill: dict[str, object] = {"line": call.lineno, "fail_line": training}
+        out.append(Candidate("batchnorm-single-sample", call.lineno, 0.85, [
+            ("last-batch-of-one", fill)], [fix] if fix is not None else [], fill))
+    return out

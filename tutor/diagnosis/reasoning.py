@@ -9,14 +9,15 @@ them apart.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 import time
 from typing import TYPE_CHECKING
 
 from tutor.diagnosis import engine
-from tutor.diagnosis.advice import proposes_change
-from tutor.diagnosis.catalog import TEXT_FIELDS, Entry, load_catalog
+from tutor.diagnosis.advice import as_tried, proposes_change, subject_snippets
+from tutor.diagnosis.catalog import FACT_PLACEHOLDERS, TEXT_FIELDS, Entry, load_catalog
 from tutor.diagnosis.checks import (
     Candidate,
     Ctx,
@@ -25,12 +26,13 @@ from tutor.diagnosis.checks import (
     counts_whole_run,
 )
 from tutor.diagnosis.filling import fill, first_fitting, tidied
-from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff
+from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff, replace_nodes
 from tutor.diagnosis.flow import Flow
+from tutor.diagnosis.intent import read_intent
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
-from tutor.diagnosis.verify import hides_bug
+from tutor.diagnosis.verify import hides_bug, runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, RunBudget, RunResult
 
@@ -68,7 +70,7 @@ def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diag
                          lesson_ref=entry.lesson_ref, generic=entry.generic)
     if entry.pitfall is not None:
         return engine.build_pitfall(entry, cand.root_line, str(cand.fill.get("name") or "")
-                                    or None)
+                                    or None, facts=cand.fill)
     if entry.match is not None and entry.match.warning is not None:
         for warning in result.warnings:
             found = engine.match_warning(warning, Source.of(code))
@@ -79,20 +81,70 @@ def _render(entry: Entry, cand: Candidate, result: RunResult, code: str) -> Diag
         entry.match is not None and error is not None) else None
     ctx = engine.Context(source=Source.of(code), line=error.line if error else cand.root_line,
                          locals=dict(error.locals) if error else {})
-    return engine.build(entry, ctx, message, error.line if error else cand.root_line)
+    return engine.build(entry, ctx, message, error.line if error else cand.root_line,
+                        facts=cand.fill)
 
 
-def _tell_apart(ranked: list[Candidate]) -> Text | None:
-    if len(ranked) < 2:
+def cand_keys(cand: Candidate) -> set[str]:
+    return {k for k, v in cand.fill.items() if v is not None}
+
+
+def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text | None]]]
+                ) -> Text | None:
+    """No tried change settled the cause: the places the evidence points at, most likely
+    first, each in the words of the evidence step that names it (never stated as the cause),
+    and how to tell them apart (what was tried and did not fix it, so it is not the whole
+    answer). None when the evidence names no place."""
+    places: dict[int, Text] = {}
+    tried: list[int] = []
+    for cand in ranked:
+        steps = chain_text(cand)
+        if cand.root_line and cand.root_line not in places and steps:
+            places[cand.root_line] = steps[-1]
+        if failed.get(id(cand)) and cand.root_line not in tried:
+            tried.append(cand.root_line)
+    top = failed.get(id(ranked[0]), []) if ranked else []
+    if not places or (len(places) == 1 and top and all(why is not None for _, why in top)):
+        # one place, whose change made the error go away and was refused only because it
+        # hid the bug: the evidence settles the place, not the change
         return None
-    lines = sorted({c.root_line for c in ranked[:3]})
-    shown = ", ".join(str(n) for n in lines)
-    return T(f"The evidence fits more than one cause (lines {shown}). Try the first fix: if "
-             "the problem stays, look at the next line; printing the tensor's `grad_fn` and "
-             "`requires_grad` just before the failing line tells them apart.",
-             f"证据符合不止一个原因（第 {shown} 行）。先试第一个修改：若问题仍在，再看下一行；"
-             "在出错行之前"
-             "打印该张量的 `grad_fn` 与 `requires_grad` 可以区分它们。")
+    lines = list(places)[:3]
+    first, rest = lines[0], lines[1:]
+
+    def place(line: int) -> tuple[str, str]:
+        step = places[line]
+        named = str(line) in step.en
+        return (step.en if named else f"line {line}: {step.en}",
+                step.zh if named else f"第 {line} 行：{step.zh}")
+
+    en = [f"The evidence does not settle the cause. Most likely: {place(first)[0]}."]
+    zh = [f"证据还不能确定原因。最可能：{place(first)[1]}。"]
+    for line in rest:
+        en.append(f"Also possible: {place(line)[0]}.")
+        zh.append(f"也可能：{place(line)[1]}。")
+    shown_tried = [n for n in tried if n in lines]
+    if shown_tried and len(shown_tried) == len(lines) and rest:
+        en.append("Each of these was changed alone in a re-run, and none fixed it: they may "
+                  "need to change together, or the cause is earlier, where the value they "
+                  "change was made.")
+        zh.append("重新运行时分别单独改过其中每一处，都没有修好：它们可能需要一起改，"
+                  "或者原因更早，在它们所改的值被创建的地方。")
+    elif shown_tried:
+        listed = " or ".join(f"line {n}" for n in shown_tried)
+        listed_zh = "或".join(f"第 {n} 行" for n in shown_tried)
+        en.append(f"Changing {listed} alone, tried in a re-run, did not fix it.")
+        zh.append(f"重新运行时试过只改{listed_zh}，没有修好。")
+    if rest and not (shown_tried and len(shown_tried) == len(lines)):
+        en.append("To tell them apart, change one of these lines at a time and run again: "
+                  "the one whose change makes the error go away without breaking what the "
+                  "program computes is the cause.")
+        zh.append("要区分它们，每次只改其中一行再运行：改动后错误消失、且程序算的东西没有被破坏的"
+                  "那一行就是原因。")
+    elif not rest:
+        en.append(f"To tell, look at the values line {first} makes and uses, in the order the "
+                  "program runs, before changing it.")
+        zh.append(f"要确认，先按程序运行的顺序查看第 {first} 行产生和用到的值，再去改它。")
+    return T(" ".join(en), "".join(zh))
 
 
 class _Trials:
@@ -102,6 +154,7 @@ class _Trials:
                  runs: TrialRuns) -> None:
         self.code, self.rerun, self.budget, self.pool = code, rerun, budget, runs
         self.started, self.runs = time.monotonic(), 0
+        self.intent = read_intent(Flow.of(code))
         self.hiding: dict[int, Text] = {}
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
         self.plan: list[Trial] = []
@@ -142,7 +195,9 @@ class _Trials:
         shown = fix.expect(self.rerun, fixed)
         if shown is None:
             return None
-        hidden = hides_bug(self.rerun, fixed)
+        hidden = hides_bug(self.rerun, fixed, self.intent)
+        if hidden is None and fix.keeps is not None:
+            hidden = fix.keeps(self.rerun, fixed)
         if hidden is not None:
             self.hiding[id(fix)] = _renumbered(hidden, self.code, new)
             return None
@@ -294,7 +349,44 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
         found = _reason(code, result, rerun, budget, flow, error, base, runs, try_fixes)
     finally:
         runs.close()
-    return [tidied(d) for d in found], evidence
+    return [tidied(as_tried(d)) for d in found], evidence
+
+
+def _catalog_snippets(entry: Entry, diagnosis: Diagnosis, flow: Flow, code: str
+                      ) -> Candidate | None:
+    """The code the message's own fix writes for this run (a method chain on the subject,
+    ``image.unsqueeze(0)``), as changes to try: the snippet put where the diagnosis's line
+    uses the subject (in place of the subject's own call of the snippet's last method, when
+    the line makes one: ``x.numpy()`` -> ``x.detach().numpy()``). A candidate of the
+    message's diagnosis with no evidence steps, tried after the evidence's own; None when
+    the words have no such code or the line does not use the subject."""
+    line = diagnosis.line or 0
+    stmt = flow.statement_at(line)
+    if stmt is None:
+        return None
+    fixes = []
+    for subject, snippet in subject_snippets(entry, diagnosis.fix):
+        last = snippet.rsplit(".", 1)[-1].split("(")[0]
+        uses = [n for n in ast.walk(stmt) if isinstance(n, ast.expr)
+                and ast.unparse(n) == subject and not isinstance(getattr(n, "ctx", None),
+                                                                   ast.Store)]
+        changes: list[tuple[ast.AST, str]] = []
+        for use in uses:
+            parent = flow.parents.get(use)
+            call = flow.parents.get(parent) if parent is not None else None
+            if isinstance(parent, ast.Attribute) and parent.attr == last and isinstance(
+                    call, ast.Call) and call.func is parent:
+                changes.append((call, snippet))
+            elif not isinstance(parent, ast.Attribute):
+                changes.append((use, snippet))
+        edit = replace_nodes(code, changes[:1]) if changes else None
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean, T(f"on line {line} use `{snippet}`",
+                                                   f"第 {line} 行改用 `{snippet}`")))
+    return Candidate(diagnosis.id, line, 0.5, [], fixes) if fixes else None
+
+
+
 
 
 def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes: bool
@@ -337,6 +429,11 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
     catalog = load_catalog()
     known = {e.id for e in catalog.entries}
     found = [c for c in found if c.id in known]
+    first = base[0] if base and base[0].severity == "error" else None
+    if first is not None and not first.generic and first.id in known and try_fixes:
+        snippets = _catalog_snippets(catalog.get(first.id), first, flow, code)
+        if snippets is not None:
+            found.append(snippets)
     if not found:
         return base
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
@@ -350,12 +447,14 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
     ranked = sorted(found, key=lambda c: (id(c) not in verified, -c.confidence, c.root_line))
     top = ranked[0]
     entry = catalog.get(top.id)
-    first = base[0] if base and base[0].severity == "error" else None
     if first is not None and not first.generic and id(top) not in verified and (
             first.id != top.id) and not top.pinned:
         shown_diag = first  # the message's own diagnosis, with the evidence as context
     elif first is not None and first.id == top.id:
-        shown_diag = first
+        # the message's words, with the facts the evidence established where they use one
+        # (the text and the chain then name the same value and line)
+        facts = FACT_PLACEHOLDERS & cand_keys(top)
+        shown_diag = (_render(entry, top, rerun, code) if facts else None) or first
     else:
         rendered = _render(entry, top, rerun, code)
         if rendered is None:  # the entry's words need a fact this run did not show
@@ -368,13 +467,13 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         update: dict[str, object] = {
             "root_line": shown_diag.line,
             "alternatives": [c.id for c in ranked[:3] if c.id != shown_diag.id],
-            "tell_apart": _tell_apart(ranked),
+            "tell_apart": _tell_apart(ranked, failed),
         }
     else:
         update = {
             "root_line": top.root_line, "chain": chain_text(top),
             "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
-            "tell_apart": None if id(top) in verified else _tell_apart(ranked),
+            "tell_apart": None if id(top) in verified else _tell_apart(ranked, failed),
         }
         if id(top) in verified and entry.generic:
             # a generic diagnosis names no cause: what a tried change did is evidence, not
@@ -396,7 +495,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
             # the chain says what was tried
             update.update(fix_verified=False, fix_failed=refuted,
                           chain=[*chain_text(top), *attempts])
-            if refuted:
+            if top.direction is not None and shown_diag.id == top.id:
+                # what the evidence says to do, in words: no change was shown to work
+                update["fix"] = top.direction
+            elif refuted:
                 # the catalog's advice is a concrete change like the one just refuted: what
                 # the evidence supports is where to look, not that change
                 fail_line = shown_diag.line or top.root_line or 0
@@ -409,4 +511,3 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         # a silent bug: the evidence's finding first, then what the static rules found
         rest = [d for d in rest if d.line != diag.root_line or d.id != diag.id]
     return [diag, *rest]
-

@@ -43,7 +43,7 @@ from tutor.diagnosis.symptoms import (
 )
 from tutor.diagnosis.training_checks import _drop_activation
 from tutor.i18n import T, Text
-from tutor.sandbox.models import LossInputEvidence, NonFiniteEvidence
+from tutor.sandbox.models import Evidence, LossInputEvidence, NonFiniteEvidence
 
 EPS = "1e-8"
 TORCHES = ("torch", "F", "nn.functional", "functional", "torch.nn.functional")
@@ -69,20 +69,43 @@ def _operand(call: ast.Call) -> ast.expr | None:
 
 
 # -- nan / inf ------------------------------------------------------------------------------
-WHY_FORWARD = T("That value is infinite, and what is computed from it (0 × inf, inf − inf) is nan: "
-                "from there the loss and every gradient are not numbers, and one optimizer "
-                "step writes nan into the weights.",
-                "这个值是无穷大，由它算出的结果（0 × inf、inf − inf）是 nan："
-                "从这里开始损失和所有梯度都不再是数字，优化器走一步就会把 nan 写进权重。")
-WHY_BACKWARD = T("The forward values are finite, but backward() multiplies by that infinite "
-                 "slope (and 0 × inf is nan), so the gradients are nan and one optimizer step "
-                 "writes nan into the weights.",
-                 "前向的数值都是有限的，但 backward() 要乘上这个无穷大的斜率（0 × inf 是 nan），"
-                 "所以梯度是 nan，优化器走一步就会把 nan 写进权重。")
-WHY_DOMAIN = T("That value is not a number (nan), and so is everything computed from it: the "
-               "loss, every gradient, and after one optimizer step the weights.",
-               "这个值不是数字（nan），由它算出的一切也都是：损失、所有梯度，"
-               "优化器走一步之后连权重也是。")
+def _nan_spread(ev: Evidence, bad: NonFiniteEvidence) -> tuple[Text, Text]:
+    """What the re-run showed turn nan after ``bad`` (the title's words, and the
+    explanation's): the loss only when a backward() got a non-finite loss, the gradients
+    only when backward() made a nan/inf gradient or a step saw one, the weights only when
+    an optimizer stepped on one. Nothing is said that the run did not show."""
+    loss = any(isinstance(b.loss, str) for b in ev.backwards[bad.backwards:])
+    grads = bad.phase == "backward" or any(n.phase == "backward" for n in ev.training.nonfinite) \
+        or any(s.grads_nonfinite for s in ev.steps)
+    weights = any(s.grads_nonfinite for s in ev.steps[bad.steps:])
+    both = T("the loss and the gradients turn into nan", "损失和梯度因此变成 nan")
+    title = both if loss and grads else (
+        T("the loss turns into nan", "损失因此变成 nan") if loss
+        else T("the gradients turn into nan", "梯度因此变成 nan"))
+    if bad.phase == "forward" and loss:
+        why = T("That value is infinite, and what is computed from it (0 × inf, inf − inf) is "
+                "nan: the loss is not a number",
+                "这个值是无穷大，由它算出的结果（0 × inf、inf − inf）是 nan：损失不再是数字")
+    elif bad.phase == "forward":
+        why = T("That value is infinite; the loss computed from it stays finite, but backward() "
+                "through it multiplies 0 by inf, so the gradients are nan",
+                "这个值是无穷大；由它算出的损失仍是有限的，但 backward() 经过它时要用 0 乘以 inf，"
+                "所以梯度是 nan")
+    else:
+        why = T("The forward values are finite, but backward() multiplies by that infinite "
+                "slope (and 0 × inf is nan), so the gradients are nan",
+                "前向的数值都是有限的，但 backward() 要乘上这个无穷大的斜率（0 × inf 是 nan），"
+                "所以梯度是 nan")
+    if weights:
+        why = T(f"{why.en}, and the optimizer step writes nan into the weights.",
+                f"{why.zh}，优化器的 step 会把 nan 写进权重。")
+    else:
+        why = T(f"{why.en}.", f"{why.zh}。")
+    return title, why
+
+
+WHY_DOMAIN = T("That value is not a number (nan), and so is what is computed from it.",
+               "这个值不是数字（nan），由它算出的结果也都不是。")
 REASONS = {
     ("log", "forward"): T("the log of 0, which is -inf", "0 的对数，即 -inf"),
     ("root", "backward"): T("a square root at 0, whose slope there is infinite",
@@ -190,7 +213,7 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             continue
         negative = any(f.negative for f in bad.operands)
         step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
-        why = WHY_FORWARD if bad.phase == "forward" else WHY_BACKWARD
+        spread, why = _nan_spread(ev, bad)
         def guard(base: ast.expr, negative: bool = negative) -> str:
             return f"({text(base)} + {EPS})" if negative else postfix(base, f".clamp(min={EPS})")
 
@@ -199,7 +222,7 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             return _empty_mean_candidates(ctx, bad, sites, step, reason)
         if kind == "exp" or kind.endswith("-negative"):
             return _domain_candidates(ctx, bad, sites, step, reason,
-                                      WHY_DOMAIN if kind.endswith("-negative") else why)
+                                      WHY_DOMAIN if kind.endswith("-negative") else why, spread)
         out = []
         for _, base, node in sites:
             name = text(base)
@@ -228,7 +251,7 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
                     f"keep `{name}` away from 0 on lines {lines}: `{guard(base)}`",
                     f"第 {lines.replace(' and ', '、')} 行让 `{name}` 离开 0：`{guard(base)}`")))
             out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
-                                 {**facts, "why": why}))
+                                 {**facts, "why": why, "label": spread}))
         return out
     return []
 
@@ -304,7 +327,8 @@ def _domain_fixes(ctx: Ctx, kind: str, base: ast.expr, line: int) -> list[tuple[
 
 
 def _domain_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[str, ast.expr,
-                       ast.AST]], step: str, reason: Text, why: Text) -> list[Candidate]:
+                       ast.AST]], step: str, reason: Text, why: Text, spread: Text
+                       ) -> list[Candidate]:
     out = []
     for kind, base, node in sites:
         name = text(base)
@@ -318,7 +342,7 @@ def _domain_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[str, 
                     f"第 {bad.line} 行{words.zh}：`{new}`")))
         if fixes:
             out.append(Candidate("nan-from-op", bad.line, 0.85, [(step, facts)], fixes,
-                                 {**facts, "why": why}))
+                                 {**facts, "why": why, "label": spread}))
     return out
 
 

@@ -164,8 +164,8 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
         backward = next(c for c in calls if call_name(c) == "backward")
         steps = [c for c in calls if call_name(c) == "step"]
         zeros = [c for c in calls if call_name(c) in ("zero_grad", "zero_")]
-        updates_by_hand = any(isinstance(n, ast.AugAssign) and ".grad" in text(n.value)
-                              for n in ast.walk(loop))
+        by_hand = _updated_by_hand(loop)
+        updates_by_hand = bool(by_hand)
         if not steps and not updates_by_hand:
             continue
         accumulating = [b for b in ctx.evidence.backwards if b.accumulated]
@@ -178,15 +178,16 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                 opt = receiver(steps[0]) or "optimizer"
                 edit = Edit("insert_before", _first_body_line(loop), f"{opt}.zero_grad()")
             else:
-                owner = next((text(n.target) for n in ast.walk(loop)
-                              if isinstance(n, ast.AugAssign) and ".grad" in text(n.value)), "w")
-                last = max(n.lineno for n in ast.walk(loop) if isinstance(n, ast.AugAssign))
+                # after the last update by hand (after its no_grad block): there each .grad
+                # exists; before backward() it is None on the first pass
+                owners = list(dict.fromkeys(owner for owner, _ in by_hand))
+                last = max(stmt.lineno for _, stmt in by_hand)
                 stmt = flow.statement_at(last)
                 anchor = flow.parents.get(stmt) if stmt is not None else None
                 at = anchor.lineno if isinstance(anchor, ast.With) else last
-                edit = Edit("insert_after", at, f"{owner}.grad.zero_()")
                 if isinstance(anchor, ast.With):
-                    edit = Edit("insert_before", backward.lineno, f"{owner}.grad = None")
+                    at = anchor.end_lineno or at
+                edit = Edit("insert_after", at, "; ".join(f"{o}.grad.zero_()" for o in owners))
             out.append(Candidate("missing-zero-grad", loop.lineno, 0.75, [
                 ("accumulates", {"line": backward.lineno, "count": len(accumulating)}),
                 ("no-zero-grad", {"line": loop.lineno}),
@@ -194,7 +195,7 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                 "clear the gradients at every pass: "
                                               f"`{edit.text}`",
                                               f"每次循环都清零梯度：`{edit.text}`"))],
-                {"line": loop.lineno}))
+                {"line": loop.lineno, "backward_line": backward.lineno}))
             continue
         if steps and zeros and accumulating:
             out.extend(_zeroes_other(ctx, steps[0], zeros, accumulating))
@@ -213,6 +214,22 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                                          f"{backward.lineno} 行之前"))], {"line": zero.lineno}))
     return out
 
+
+
+def _updated_by_hand(loop: ast.stmt) -> list[tuple[str, ast.stmt]]:
+    """The tensors a loop updates by hand from their gradients (``w -= lr * w.grad``,
+    ``w.data = w.data - lr * w.grad.data``), with the statements that do it."""
+    out: list[tuple[str, ast.stmt]] = []
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and ".grad" in text(node.value):
+            out.append((text(node.target).removesuffix(".data"), node))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                ".grad" in text(node.value) and isinstance(node.targets[0], ast.Attribute) and \
+                node.targets[0].attr == "data":
+            owner = text(node.targets[0].value)
+            if f"{owner}.grad" in text(node.value):
+                out.append((owner, node))
+    return out
 
 
 def _zeroes_other(ctx: Ctx, step: ast.Call, zeros: list[ast.Call],

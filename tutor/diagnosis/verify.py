@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Callable
 
 from tutor.diagnosis.fixes import Expect, losses
+from tutor.diagnosis.intent import Intent
 from tutor.i18n import T, Text
 from tutor.sandbox.models import Evidence, RunResult
 
@@ -119,6 +120,26 @@ def params_learn(names: list[str]) -> Expect:
         return T(f"with this change {shown} {verb} updated by training",
                  f"改动后 {shown} 会在训练中被更新")
     return finished(expect)
+
+
+
+def same_loss(original: RunResult, fixed: RunResult) -> Text | None:
+    """What the fixed run computes differently: the loss its first backward() is called on,
+    against the one the original run's first backward() got (a change that only lets the
+    gradient through computes the same values). None when they agree, or when the original
+    recorded no finite loss to compare."""
+    if original.evidence is None or fixed.evidence is None or not original.evidence.backwards \
+            or not fixed.evidence.backwards:
+        return None
+    before, after = original.evidence.backwards[0].loss, fixed.evidence.backwards[0].loss
+    if not isinstance(before, float) or not isinstance(after, float):
+        return None
+    if abs(after - before) <= 1e-4 * max(abs(before), abs(after)) + 1e-6:
+        return None
+    return T(f"with it the loss is {after:.4g} where your program computed {before:.4g}: the "
+             "change computes something else, not the same values with their gradient",
+             f"改动后损失是 {after:.4g}，而你的程序算出的是 {before:.4g}：这个改动算的是别的东西，"
+             "而不是带上梯度的同样数值")
 
 
 
@@ -249,12 +270,16 @@ def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
 
 
 # -- what a fix must not do, whatever it makes go away --------------------------------------
-def hides_bug(original: RunResult, fixed: RunResult) -> Text | None:
+def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = None
+              ) -> Text | None:
     """What the fixed run did that the program cannot have meant, when it did something of
     the kind the original run did not: a forward pass that overwrites a parameter (outside
     any optimizer step), a loss that broadcasts its prediction against the target, an
-    optimizer stepped after backward() with a gradient for none of its parameters. A fix that
-    only makes the error go away this way hides the bug: it is refused, whatever it shows."""
+    optimizer stepped after backward() with a gradient for none of its parameters; and what
+    breaks the program's intent (``intent``, read from its source): a parameter it trained
+    that no longer gets a gradient or no longer moves, one it meant to freeze that now moves,
+    fewer training steps than it took. A fix that only makes the error (or the symptom) go
+    away this way hides the bug: it is refused, whatever it shows."""
     ev, before = fixed.evidence, original.evidence
     if ev is None:
         return None
@@ -280,7 +305,79 @@ def hides_bug(original: RunResult, fixed: RunResult) -> Text | None:
                  "any of its parameters, so they never learn",
                  f"改动后 `{idle[0].optimizer}` 在 backward() 之后执行 step，但它的参数都没有梯度，"
                  "因而永远学不到")
+    if before is None or fixed.outcome != "ok":
+        return None
+    return _breaks_intent(original, before, ev, intent or Intent())
+
+
+def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, intent: Intent
+                   ) -> Text | None:
+    """What the fixed run (``after``) did against what the program meant: the parameters it
+    trained (moved by an optimizer in the original run) must still get a gradient and move;
+    the ones it meant to freeze (its freezing code, misspelt or not, and no optimizer given
+    them) must not move; it must take as many training steps (it went through every pass)."""
+    now = {p.name: p for p in after.params}
+    stepped = bool(before.steps)
+    shown_frozen = {n for u in before.training.unfrozen for n in u.params}
+    # a tensor the run names once, by one of its names: two names that were one network
+    # (target_net = policy_net) are two after a fix that copies it, and the trained one
+    # may go by the other name; only fewer moving parameters is a loss of training
+    fewer = sum(1 for p in after.params if p.changed) < sum(1 for p in before.params
+                                                          if p.changed)
+    for p in before.params if fewer else ():
+        if not (p.in_optimizer and p.changed) or intent.may_freeze(p.name) or \
+                p.name in shown_frozen:
+            continue  # a parameter the program may have meant frozen may stop
+        got = now.get(p.name)
+        # no backward() reaches it any more, or no optimizer steps it (a zero gradient that
+        # an optimizer steps is the model's own: a bias before a BatchNorm in training mode)
+        lost = got is None or (p.reached and not got.reached)
+        if lost or (got is not None and got.changed is False and not got.in_optimizer):
+            verb = "gets no gradient" if lost else "no longer changes"
+            verb_zh = "得不到梯度" if lost else "不再变化"
+            return T(f"with it `{p.name}`, which your program trains, {verb}",
+                     f"改动后你的程序训练的 `{p.name}` {verb_zh}")
+    for p in after.params:
+        freeze = intent.freeze_of(p.name)
+        if freeze is None or not p.changed:
+            continue
+        was = next((q for q in before.params if q.name == p.name), None)
+        trained = was.in_optimizer if stepped and was is not None else intent.trains(p.name)
+        if trained is False and not (was is not None and was.changed):
+            # the freeze's line is the learner's; the text is not renumbered for the change
+            return T(f"with it `{p.name}` changes in training, which your program's freezing "
+                     "code meant to keep fixed (and gave no optimizer)",
+                     f"改动后 `{p.name}` 会在训练中变化，而你的程序的冻结代码本意是让它保持不变"
+                     "（也没有把它交给优化器）")
+    summed, now_passes = _summed_passes(before), _summed_passes(after)
+    # with one optimizer every loss trains what it holds, and one step on the sum is a way
+    # to write it; with several, a pass one's step now adds is another optimizer's loss
+    several = len({s.optimizer for s in [*before.steps, *after.steps]}) > 1
+    for opt, count in now_passes.items() if several else ():
+        if count > max(summed.get(opt, 0), 1) and opt in summed:
+            return T(f"with it `{opt}` steps on the gradients of {count} backward() passes "
+                     f"added up, where your program stepped on those of {summed[opt]}: another "
+                     "loss's gradient reaches what it updates",
+                     f"改动后 `{opt}` 的 step 用的是 {count} 次 backward() 累加起来的梯度，"
+                     f"而你的程序用的是 {summed[opt]} 次的：别的损失的梯度也进入了它要更新的参数")
+    # a trial its budget ended (an early expectation reads the first passes) stopped because
+    # the diagnosis had seen enough, not because the fixed program skips passes
+    if original.outcome == "ok" and after.cut is None and len(after.steps) < len(before.steps):
+        return T(f"with it the program takes {len(after.steps)} optimizer steps instead of "
+                 f"{len(before.steps)}: it no longer goes through every pass",
+                 f"改动后程序只执行 {len(after.steps)} 次优化器 step，而不是 {len(before.steps)} "
+                 "次：它不再走完每一轮")
     return None
+
+
+def _summed_passes(ev: Evidence) -> dict[str, int]:
+    """For each optimizer, the most backward() passes whose gradients one of its steps used
+    added up (passes since its last step that found the earlier ones not cleared)."""
+    out: dict[str, int] = {}
+    for step in ev.steps:
+        if step.passes:
+            out[step.optimizer] = max(out.get(step.optimizer, 0), step.passes - step.cleared)
+    return out
 
 
 def _broadcasts(result: RunResult) -> bool:
