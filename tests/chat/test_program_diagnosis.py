@@ -54,6 +54,7 @@ def test_a_why_question_with_a_program_is_one_to_diagnose() -> None:
     assert program_to_diagnose(f"{SILENT}\nWhy is my loss not decreasing?") is not None
     assert program_to_diagnose(f"{RAISES}\n为什么这里会报错？") is not None
     assert program_to_diagnose(f"{SILENT}\nCan you spot the bug?") is not None
+    assert program_to_diagnose(f"{SILENT}\nMy loss stays flat. Can you spot it?") is not None
     # no program, a line named in words, or a question about what it prints: not this path
     assert program_to_diagnose("why is x.grad None") is None
     assert program_to_diagnose("why does `loss.backward()` fail?") is None
@@ -96,6 +97,13 @@ def test_a_program_written_right_gets_the_card_and_only_what_its_run_shows(
     # a question about something its run cannot tell says nothing of the run
     other = tutor.ask(f"{RIGHT}\nWhy do we call zero_grad before backward?", lang="en").text
     assert "I ran your program" not in other
+
+
+def test_a_run_that_raises_where_the_learner_saw_output_is_not_theirs(tutor: Tutor) -> None:
+    # the learner says its loss does not go down (so it ran); here it raises: another run
+    text = tutor.ask(f"{RAISES}\nMy loss is not going down. Why?", lang="en").text
+    assert "I ran your program" not in text
+    assert "I ran your program" in tutor.ask(f"{RAISES}\nWhy does it fail?", lang="en").text
 
 
 def test_a_fragment_is_not_the_program_asked_about(tutor: Tutor) -> None:

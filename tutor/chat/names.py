@@ -207,8 +207,10 @@ class CodeNames:
     """The keywords of its calls (``retain_graph`` of ``backward(retain_graph=True)``)."""
 
 
+@lru_cache(maxsize=4096)
 def code_names(code: str) -> CodeNames:
-    """What ``code`` names (empty when it is no code: a message, a shape, prose)."""
+    """What ``code`` names (empty when it is no code: a message, a shape, prose); kept, as
+    the same spans (``backward()``, ``.grad``) come back in answer after answer."""
     tree = _tree(code)
     if tree is None:
         return CodeNames(frozenset(), frozenset(), frozenset())

@@ -280,11 +280,12 @@ def program_to_diagnose(question: str) -> str | None:
     program of several lines that parses and is PyTorch's, and does not ask what it prints
     (:func:`snippet_to_run` runs that); else None. Whether it runs as pasted (a fragment
     raises NameError) only its run can tell."""
-    from tutor.chat.intents import asks_about_program
+    from tutor.chat.intents import asks_about_program, asks_loss_not_falling
 
     blocks = pasted_blocks(question, inline=False)
+    said = prose(question)
     if not blocks or (question_kind(question) not in DIAGNOSED_KINDS
-                      and not asks_about_program(prose(question))):
+                      and not asks_about_program(said) and not asks_loss_not_falling(said)):
         return None
     for code in sorted(blocks, key=len, reverse=True):
         lines = [line for line in code.splitlines() if line.strip()]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.asked import asks_if_it_errors, other_asks
-from tutor.chat.cards import PARTIAL, CardBook, Match, question_kind, repeats
+from tutor.chat.cards import PARTIAL, CardBook, Match, mentions_output, question_kind, repeats
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -807,6 +807,11 @@ class Tutor:
         )
         if result.error is not None and quoted and result.error.type not in question:
             return None  # another error than the one asked about
+        said = prose(question)
+        if result.error is not None and not quoted and not mentions_error(said) and (
+            mentions_output(said) or asks_loss_not_falling(said)
+        ):
+            return None  # it ran for the learner (it printed, its loss moved): not this run
         from tutor.diagnosis.reasoning import diagnose_with_evidence
 
         try:
