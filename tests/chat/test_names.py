@@ -5,6 +5,7 @@ The learner's own optimizer, model and loss take the place of a card's placehold
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,10 @@ from tutor.chat.names import (
     api_names,
     code_names,
     confine,
+    elides_an_operand,
     foreign,
     identifiers,
+    shown,
     step_names,
     torch_names,
 )
@@ -156,21 +159,57 @@ def test_a_name_without_a_source_is_said_without_it() -> None:
     assert confine(text, {"model", "x", "w"}, "en") == text
 
 
-# ---------------------------------------------------------------- every card, every set
+def test_a_name_inside_an_expression_takes_its_sentence_along() -> None:
+    """``... * x`` and ``....device`` say nothing a learner can follow (learner5 en-d9614cea,
+    zh-6a9336b1): the sentence goes, the rest of the paragraph stays."""
+    text = ("It is a constant. Gradients still flow through it: `w * x` with a frozen `x` "
+            "still gives `w` its gradient. It is the default.\n\nNext.")
+    assert confine(text, {"x"}, "en") == "It is a constant. It is the default.\n\nNext."
+    zh = "它是常量。梯度仍然会穿过它：`w * x` 里 `x` 被冻结，`w` 照样得到梯度。这是默认值。"
+    assert confine(zh, {"x"}, "zh") == "它是常量。这是默认值。"
+    last = "Make it there. Use `torch.ones(3, device=h.device)`.\n\nThen run."
+    assert confine(last, set(), "en") == "Make it there.\n\nThen run."
+    # an elided argument or value still reads: only operands and receivers count
+    assert not elides_an_operand("`torch.optim.SGD([...])`")
+    assert not elides_an_operand("`x[0] = ...`") and not elides_an_operand("`inputs=...`")
+    assert not elides_an_operand("`w -= ...`")
+    assert elides_an_operand("`... * x`") and elides_an_operand("`w = w - ...`")
+    assert elides_an_operand("`... += x`")
+    assert elides_an_operand("`torch.ones(..., device=....device)`")
 
 
-def test_every_card_answered_for_a_neutral_question_names_nothing_of_its_own() -> None:
-    """Each card, for every kind of question and in both languages, composed for a learner
-    who named nothing: no identifier outside PyTorch's, Python's and its own example's."""
-    found = {}
+def _elided(text: str) -> list[str]:
+    return [piece.text for piece in shown(text)
+            if not piece.block and elides_an_operand(piece.text)]
+
+
+def _every_card_for_a_neutral_learner() -> Iterator[tuple[tuple[str, str, str], str]]:
+    """((card, kind, language), the answer) for each card composed for a learner who named
+    nothing, for every kind of question, in both languages."""
     for card in CardBook().cards:
         for kind in KINDS:
             for lang in ("en", "zh"):
                 match = Match(card, 1.0, kind, by_signal=True, read=card.read,  # type: ignore[arg-type]
                               verdict=card.verdict)
-                names = foreign(compose(match, lang, Names()))
-                if names:
-                    found[(card.id, kind, lang)] = names
+                yield (card.id, kind, lang), compose(match, lang, Names())
+
+
+def test_no_card_says_an_operand_as_dots() -> None:
+    """No span of a card's answer stands ``...`` for an operand or a receiver: a part the
+    learner does not name is said in words (``{or: ...}``), or the span is written without
+    it."""
+    found = {key: spans for key, text in _every_card_for_a_neutral_learner()
+             if (spans := _elided(text))}
+    assert not found, found
+
+
+# ---------------------------------------------------------------- every card, every set
+
+
+def test_every_card_answered_for_a_neutral_question_names_nothing_of_its_own() -> None:
+    """No identifier outside PyTorch's, Python's and the card's own example's."""
+    found = {key: names for key, text in _every_card_for_a_neutral_learner()
+             if (names := foreign(text))}
     assert not found, found
 
 
@@ -185,7 +224,7 @@ def test_no_answer_names_what_is_neither_the_learners_nor_the_lessons(tutor: Tut
             answer = tutor.ask(question, lang=lang or None, context=context)  # type: ignore[arg-type]
             ref = context.step_ref if context is not None else None
             allowed = identifiers(question) | _lesson_names(tutor, answer, ref)
-            names = foreign(answer.text, allowed)
+            names = foreign(answer.text, allowed) + _elided(answer.text)
             if names:
                 found[(question[:60], ref)] = names
     assert not found, found

@@ -7,7 +7,7 @@ import pytest
 from tutor.chat import Tutor
 from tutor.chat.bm25 import BM25
 from tutor.chat.concepts import load_concepts, name_patterns, named_lessons
-from tutor.chat.markdown import blocks, sections, summary
+from tutor.chat.markdown import blocks, plain, sections, summary
 from tutor.chat.passages import glossary_passages, load_glossary
 from tutor.chat.retrieval import Retriever
 from tutor.chat.spelling import Speller, edit_distance
@@ -82,6 +82,13 @@ def test_markdown_blocks_keep_code_fences_whole() -> None:
     long_text = "\n\n".join(f"## H{i}\n" + "word " * 60 for i in range(5))
     pieces = sections(long_text, 400)
     assert len(pieces) > 1 and all(p.startswith("## H") for p in pieces)
+
+
+def test_plain_text_drops_emphasis_but_not_a_code_spans_underscores() -> None:
+    """`tutor ask` into a pipe wrote "build layers in init" for ``__init__`` (learner5
+    zh-6a9336b1): emphasis marks go, code keeps every character."""
+    text = "**Fix:** build layers in `__init__`, call `net.__call__` via __strong__ words."
+    assert plain(text) == "Fix: build layers in __init__, call net.__call__ via strong words."
 
 
 def test_a_pasted_error_is_routed_by_the_catalog_message_and_the_words_around_it() -> None:

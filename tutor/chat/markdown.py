@@ -145,7 +145,10 @@ def plain(text: str) -> str:
                 lines = lines[:-1]
             out.append("\n".join(f"    {line}" if line else "" for line in lines))
             continue
-        block = _STRONG_RE.sub(lambda m: m.group(1) or m.group(2), block)
-        block = _SPAN_RE.sub(lambda m: m.group(1), block)
+        # emphasis marks outside code only: `__init__` keeps its underscores
+        pieces = _SPAN_RE.split(block)  # prose, span, prose, span, ..., prose
+        block = "".join(
+            piece if i % 2 else _STRONG_RE.sub(lambda m: m.group(1) or m.group(2), piece)
+            for i, piece in enumerate(pieces))
         out.append(block.lstrip("# ") if is_heading(block) else block)
     return "\n\n".join(out)

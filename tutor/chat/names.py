@@ -295,7 +295,8 @@ def confine(text: str, allowed: Iterable[str], lang: str) -> str:
     "your model's ``.to(device)``" where the name is a part roles.yaml knows), the name alone
     becomes the part's words or ``...``, and the name inside an expression becomes ``...``.
     Fenced blocks are left as they are (an example defines its names; a run's output is the
-    learner's)."""
+    learner's). Where ``...`` would stand for an operand or a receiver (``... * x``,
+    ``....device``), the code would say nothing a reader can follow: the sentence goes."""
     from tutor.chat.roles import fill_span, roles
 
     ok = api_names() | introduced(text) | frozenset(allowed)
@@ -314,13 +315,46 @@ def confine(text: str, allowed: Iterable[str], lang: str) -> str:
             code = re.sub(rf"(?<![\w.{{]){re.escape(name)}(?![\w}}])", stand_in, code)
         if code.startswith("...."):  # a member of a name said as the member alone
             code = code[3:]
-        return fill_span(code, {}, lang)
+        filled = fill_span(code, {}, lang)
+        return _UNSAYABLE if elides_an_operand(filled) else filled
 
     out: list[str] = []
     last = 0
     for fence in _FENCE_RE.finditer(text):
-        out.append(_SPAN_RE.sub(one, text[last:fence.start()]))
+        out.append(_without_unsayable(_SPAN_RE.sub(one, text[last:fence.start()])))
         out.append(fence.group(0))
         last = fence.end()
-    out.append(_SPAN_RE.sub(one, text[last:]))
+    out.append(_without_unsayable(_SPAN_RE.sub(one, text[last:])))
     return "".join(out)
+
+
+_ELIDED_OPERAND_RE = re.compile(
+    r"\.\.\.\.|\.\.\.\s*(?:\*\*|//|[-+*/@%])=?(?=\s)|(?:\*\*|//|[-+*/@%])\s*\.\.\.(?![\w.])")
+"""``...`` as an operand, a receiver or an assignment's target (``... * x``, ``w - ...``,
+``....device``, ``... += x``); an elided argument or assigned value (``SGD([...])``,
+``x[0] = ...``, ``w -= ...``, ``inputs=...``) reads well."""
+
+
+def elides_an_operand(code: str) -> bool:
+    """Whether ``code`` (a span as shown) has ``...`` where an operand or receiver was."""
+    return bool(_ELIDED_OPERAND_RE.search(code))
+
+
+_UNSAYABLE = "\x00"
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？]|\n")
+
+
+def _without_unsayable(prose: str) -> str:
+    """``prose`` without each sentence that holds an unsayable span."""
+    while (at := prose.find(_UNSAYABLE)) >= 0:
+        ends = [m.end() for m in _SENTENCE_END_RE.finditer(prose, 0, at)]
+        start = ends[-1] if ends else 0
+        start += len(prose[start:at]) - len(prose[start:at].lstrip())
+        after = _SENTENCE_END_RE.search(prose, at)
+        end = len(prose) if after is None else after.end() - (after.group() == "\n")
+        end += len(prose[end:]) - len(prose[end:].lstrip(" "))
+        head = prose[:start]
+        if end == len(prose) or prose[end] == "\n":
+            head = head.rstrip(" ")  # the paragraph's last sentence went
+        prose = head + prose[end:]
+    return prose

@@ -33,6 +33,8 @@ class Freeze:
 
     line: int
     prefix: str
+    """The module or tensor as the source names it (``vgg16.features``, ``self.fc``): the
+    parameters lying under it (:func:`under`) are the frozen ones."""
     spelled: str
     """The attribute as written: ``requires_grad``, or the misspelling that does nothing."""
     sure: bool = True

@@ -418,7 +418,9 @@ class TrainingEvidence(_Data):
     """The training trace of an instrumented re-run (:mod:`tutor.sandbox.training_trace`)."""
 
     nonfinite: list[NonFiniteEvidence] = Field(default_factory=list, max_length=12)
+    """Where nan/inf first came out of finite values, forward or backward."""
     loss_inputs: list[LossInputEvidence] = Field(default_factory=list, max_length=20)
+    """What losses expecting scores or log-probabilities were given, and by which op."""
     dropouts: list[DropoutEvidence] = Field(default_factory=list, max_length=20)
     changed_inputs: list[InputChangedEvidence] = Field(default_factory=list, max_length=10)
     shared_norms: list[SharedNormEvidence] = Field(default_factory=list, max_length=10)
