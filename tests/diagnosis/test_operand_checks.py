@@ -106,6 +106,17 @@ def pick(use_mask, mask, x):
 
 print(pick(True, torch.ones(3), torch.arange(3.0)))
 """),
+    # `cached or default`: the None-default idiom, fine until the cache holds a tensor
+    ({"bool-ambiguous"}, 7, "is not None else", """import torch
+
+cache = {"h": None}
+inputs = torch.randn(3, 4)
+for row in inputs:
+    previous = cache["h"]
+    h = previous or torch.zeros(4)
+    cache["h"] = torch.tanh(h + row)
+print(cache["h"].shape)
+"""),
 ]
 
 

@@ -45,6 +45,22 @@ def loss_of(v):
 loss = loss_of(w)
 loss.backward()
 """),
+    # the edge case of a loss function returns a plain number: the batch with nothing masked
+    ('backward-on-python-number', 8, '(scores * 0).sum()', """import torch
+
+net = torch.nn.Linear(3, 1)
+
+def masked_loss(scores, labels, mask):
+    picked = mask.nonzero().flatten()
+    if picked.numel() == 0:
+        return 0.0
+    return ((scores[picked] - labels[picked]) ** 2).mean()
+
+for keep in (torch.tensor([1, 0, 1, 1]), torch.zeros(4)):
+    loss = masked_loss(net(torch.randn(4, 3)).squeeze(1), torch.randn(4), keep)
+    loss.backward()
+print(net.weight.grad)
+"""),
     ('bce-input-range', 5, 'BCEWithLogitsLoss', """import torch
 import torch.nn as nn
 

@@ -62,6 +62,21 @@ def test_a_diagnosis_on_one_line_keeps_the_plain_line_label() -> None:
     assert heading(one, "en").endswith("(line 3)")
 
 
+def test_one_unsettled_cause_lists_no_empty_others() -> None:
+    """A cause the evidence does not settle, with no other candidate, printed "Other possible
+    causes: " and nothing after it (corpus6 previous-state-or-zeros-cortexnet)."""
+    alone = Diagnosis(id="x", severity="error", title=T("T", "T"), explanation=T("e", "e"),
+                      fix=T("f", "f"), line=3, root_line=3,
+                      tell_apart=T("The evidence does not settle the cause.",
+                                   "证据还不能确定原因。"))
+    for lang in ("en", "zh"):
+        text = format_diagnosis(alone, lang)
+        assert "Other possible causes" not in text and "其他可能的原因" not in text, text
+        assert alone.tell_apart is not None and alone.tell_apart.get(lang) in text
+    two = alone.model_copy(update={"alternatives": ["y"]})
+    assert "  Other possible causes: y\n" in format_diagnosis(two, "en")
+
+
 UNNAMED_INPUT = """import torch
 import torch.nn as nn
 fc = nn.Linear(48, 2)

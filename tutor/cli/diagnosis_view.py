@@ -66,7 +66,8 @@ def format_diagnosis(diagnosis: Diagnosis, lang: Lang) -> str:
     elif diagnosis.fix_verified is False:
         lines.append(f"  {_label('failed' if diagnosis.fix_failed else 'untried', lang)}")
     if diagnosis.tell_apart is not None:
-        lines.append(f"  {_label('others', lang, ids=', '.join(diagnosis.alternatives))}")
+        if diagnosis.alternatives:
+            lines.append(f"  {_label('others', lang, ids=', '.join(diagnosis.alternatives))}")
         lines.append(f"  {diagnosis.tell_apart.get(lang)}")
     if diagnosis.lesson_ref:
         lines.append(f"  {_labelled('lesson', diagnosis.lesson_ref, lang)}")

@@ -811,19 +811,36 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
     ``a and b or c`` idiom becomes ``b if a else c``; a tested tensor is reduced with
     ``.all()`` (or ``.any()``)."""
     fixes = []
+    tested_at_all = _truth_tested(stmt)
+    choices: list[tuple[ast.AST, str, Text]] = []
     for node in ast.walk(stmt):
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(
-                node.values) == 2 and isinstance(node.values[0], ast.BoolOp) and isinstance(
-                node.values[0].op, ast.And) and len(node.values[0].values) == 2:
-            cond, then = node.values[0].values
-            new = f"({text(then)} if {text(cond)} else {text(node.values[1])})"
-            edit = replace_node(ctx.code, node, new)
-            if edit is not None:
-                asked = text(then)
-                fixes.append(Fix((edit,), runs_clean, T(
-                    f"write the choice on line {line} as `{new}`: `and ... or` asks `{asked}` "
-                    "for its truth value",
-                    f"把第 {line} 行的选择写成 `{new}`：`and ... or` 会要求 `{asked}` 给出真假值")))
+        if not isinstance(node, ast.BoolOp) or not isinstance(node.op, ast.Or) or len(
+                node.values) != 2:
+            continue
+        first, default = node.values
+        if isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And) and len(
+                first.values) == 2:
+            cond, then = first.values
+            new = f"({text(then)} if {text(cond)} else {text(default)})"
+            asked = text(then)
+            choices.append((node, new, T(
+                f"write the choice on line {line} as `{new}`: `and ... or` asks `{asked}` "
+                "for its truth value",
+                f"把第 {line} 行的选择写成 `{new}`：`and ... or` 会要求 `{asked}` 给出真假值")))
+        elif _tensorish(ctx, first) or tested_at_all == [first]:
+            # `state or torch.zeros(...)`: the default for a missing value (None), which
+            # asks a tensor, once there is one, for its truth value
+            given = text(first)
+            new = f"({given} if {given} is not None else {text(default)})"
+            choices.append((node, new, T(
+                f"test for a missing value on line {line} explicitly: `{new}`; `or` asks "
+                f"`{given}` for its truth value once it is a tensor",
+                f"第 {line} 行明确检验值是否缺失：`{new}`；`{given}` 一旦是张量，"
+                "`or` 就会要求它给出真假值")))
+    for node, new, describe in choices:
+        edit = replace_node(ctx.code, node, new)
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean, describe))
     counted = _counting_fix(ctx, stmt, line)
     if counted is not None:
         # a count of matches (`correct += 1 if pred == y else 0`): the comparison is meant

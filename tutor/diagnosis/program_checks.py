@@ -70,9 +70,10 @@ def check_backward_number(ctx: Ctx) -> list[Candidate]:
     made = flow.assigned_before(target, fail, stmt) or flow.assigned_before(target, fail)
     places = [made] if made is not None else []
     value = flow.value_of(made) if made is not None else None
+    out = []
     if isinstance(value, ast.Call):  # loss = compute(...): the function's return
         places.extend(_returns(flow, call_name(value)))
-    out = []
+        out += _number_returned(ctx, call_name(value), target, fail)
     for place in places:
         numbers = [n for n in ast.walk(place) if isinstance(n, ast.Call) and (
             (call_name(n) == "item" and not n.args) or (
@@ -90,6 +91,41 @@ def check_backward_number(ctx: Ctx) -> list[Candidate]:
                     "print it",
                     f"第 {line} 行让损失保持为张量（`{inner}`）；只在打印时用 `.item()`"))],
                 {"line": line, "name": target}))
+    return out
+
+
+def _number_returned(ctx: Ctx, function: str, target: str, fail: int) -> list[Candidate]:
+    """``return 0`` in the learner's loss function (the batch without targets, the edge
+    case): a number with no graph. The fix tried returns a zero that is part of the graph,
+    made from one of the function's tensor arguments."""
+    defined = next((f for f in ast.walk(ctx.flow.tree) if isinstance(f, ast.FunctionDef)
+                    and f.name == function), None)
+    if defined is None:
+        return []
+    params = [a.arg for a in defined.args.args if a.arg not in ("self", "cls")]
+    out = []
+    for ret in ast.walk(defined):
+        if not isinstance(ret, ast.Return):
+            continue
+        number = ret.value
+        if not isinstance(number, ast.Constant) or isinstance(number.value, bool) or \
+                not isinstance(number.value, (int, float)):
+            continue
+        fixes = []
+        for param in params[:2]:
+            zero = f"({param} * 0).sum()"
+            edit = replace_node(ctx.code, number, zero)
+            if edit is not None:
+                fixes.append(Fix((edit,), runs_clean, T(
+                    f"return a tensor on line {ret.lineno} in this case too: `{zero}` is 0 and "
+                    f"part of the graph, so `{target}.backward()` runs and changes nothing "
+                    "(or skip the step for such a batch)",
+                    f"第 {ret.lineno} 行在这种情况下也返回张量：`{zero}` 等于 0 且在计算图里，"
+                    f"`{target}.backward()` 能运行且不改变任何东西（或者跳过这样的 batch）")))
+        out.append(Candidate("backward-on-python-number", ret.lineno, 0.85, [
+            ("number-returned", {"line": ret.lineno, "name": target, "fail_line": fail,
+                                 "op": function, "expr": text(number)})],
+            fixes, {"line": ret.lineno, "name": target}))
     return out
 
 
