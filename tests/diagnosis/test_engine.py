@@ -144,7 +144,7 @@ def test_explain_orders_error_warnings_pitfalls_and_drops_covered_pitfalls() -> 
         "y.sum().backward()\n"
         "print(y.grad)\n"
         "w = torch.ones(2, requires_grad=True)\n"
-        "print(w.data)\n"
+        "v = w.data * 2\n"
     )
     warning = WarningInfo(category="UserWarning", line=5, message=(
         "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "

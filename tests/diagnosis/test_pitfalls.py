@@ -67,18 +67,31 @@ def test_data_attribute_on_tensors_only() -> None:
     code = """
     import torch
     w = torch.randn(3, requires_grad=True)
-    print(w.data.norm())
+    scale = w.data.norm()
     for p in model.parameters():
         p.data -= 0.1 * p.grad.data
     dataset = load()
-    print(dataset.data.shape)
+    rows = dataset.data.shape
     y = w * 2
     n = len(y)
-    print(y.data.norm(), n.data)
+    z = y.data * n.data
     """
     assert [(h[0], h[1]) for h in hits(code)] == [
         ("data-attribute", 4), ("data-attribute", 6), ("data-attribute", 11)
     ]
+
+
+def test_data_read_only_to_be_shown_is_no_pitfall() -> None:
+    """``print(outputs.data)`` changes nothing autograd sees: corpus6's
+    cross-entropy-one-score-per-sample-float-labels was diagnosed as that and nothing else."""
+    code = """
+    import torch
+    w = torch.randn(3, requires_grad=True)
+    print(w.data.norm(), f"{w.data.mean():.3f}")
+    print("w:", w.data.cpu().numpy())
+    w.data.mul_(0.5)
+    """
+    assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 6)]
 
 
 def test_reading_grad_of_a_non_leaf() -> None:

@@ -61,6 +61,23 @@ for keep in (torch.tensor([1, 0, 1, 1]), torch.zeros(4)):
     loss.backward()
 print(net.weight.grad)
 """),
+    # `==` typed for `=`: the comparison is computed (and fails on the shapes) and dropped
+    ('result-discarded', 10, 'x = self.proj(x)', """import torch
+import torch.nn as nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 2)
+
+    def forward(self, x):
+        x == self.proj(x)
+        return x
+
+head = Head()
+loss = nn.functional.cross_entropy(head(torch.randn(5, 6)), torch.tensor([0, 1, 0, 1, 1]))
+loss.backward()
+"""),
     ('bce-input-range', 5, 'BCEWithLogitsLoss', """import torch
 import torch.nn as nn
 

@@ -73,6 +73,7 @@ from tutor.diagnosis.program_checks import (
     check_layers_in_list,
     check_module_init,
     check_module_with_tensors,
+    check_result_discarded,
     check_tensor_from_tensors,
     check_view_contiguous,
 )
@@ -135,7 +136,7 @@ EXCEPTION_CHECKS = [check_backward_twice, check_lost_graph, check_inplace_saved,
                     check_params_used_up, check_target_size, check_batch_lost,
                     check_sliced_one_side,
                     check_missing_dim, check_parted, check_output_element,
-                    check_size_at_creation, check_shapes_traced]
+                    check_size_at_creation, check_shapes_traced, check_result_discarded]
 TRACE_CHECKS = [check_nonfinite, check_loss_input, check_trained_in_eval,
                 check_functional_dropout, check_shared_norm, check_changed_input,
                 check_erased_accumulation, check_tiny_steps, check_freeze_undone,

@@ -255,9 +255,10 @@ def _tensor_names(source: Source) -> set[str]:
 
 def data_attribute(source: Source) -> list[Hit]:
     tensors = _tensor_names(source)
+    shown = _only_shown(source.tree)
     hits: list[Hit] = []
     for node in ast.walk(source.tree):
-        if not (isinstance(node, ast.Attribute) and node.attr == "data"):
+        if not (isinstance(node, ast.Attribute) and node.attr == "data") or id(node) in shown:
             continue
         owner = node.value
         owner_name = dotted(owner)
@@ -267,6 +268,18 @@ def data_attribute(source: Source) -> list[Hit]:
         if tensorish:
             hits.append(Hit(node.lineno, owner_name))
     return _first_per_line(hits)
+
+
+def _only_shown(tree: ast.AST) -> set[int]:
+    """The nodes inside a ``print(...)`` or an f-string: values read to be shown, which
+    change nothing autograd sees (``print(outputs.data)`` is harmless)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "print"):
+            inside.update(id(n) for n in ast.walk(node))
+    return inside
 
 
 def _factory_names(source: Source) -> set[str]:

@@ -2,7 +2,7 @@
 ``super().__init__()``, layers kept in a plain Python list (the model does not register
 them), a loss turned into a Python number before ``backward()``, a ``view`` of a
 non-contiguous tensor, a list of tensors given to ``torch.tensor``, a loss that takes
-probabilities given raw scores."""
+probabilities given raw scores, a result computed and thrown away."""
 
 from __future__ import annotations
 
@@ -126,6 +126,43 @@ def _number_returned(ctx: Ctx, function: str, target: str, fail: int) -> list[Ca
             ("number-returned", {"line": ret.lineno, "name": target, "fail_line": fail,
                                  "op": function, "expr": text(number)})],
             fixes, {"line": ret.lineno, "name": target}))
+    return out
+
+
+def check_result_discarded(ctx: Ctx) -> list[Candidate]:
+    """A statement that is only arithmetic or a comparison (``x - self.fc(x)``,
+    ``loss == loss + penalty``): Python computes it and throws it away, where an assignment
+    was meant (a ``-`` or ``==`` typed for ``=``). Offered where the run failed at or after
+    it; the fix is tried."""
+    fail = ctx.fail_line or 0
+    if not fail:
+        return []
+    out = []
+    for stmt in ctx.flow.statements:
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if stmt.lineno > fail or not isinstance(value, (ast.BinOp, ast.Compare)):
+            continue
+        left = value.left
+        if not isinstance(left, (ast.Name, ast.Attribute, ast.Subscript)):
+            continue
+        name, whole = text(left), text(value)
+        typed = (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub)) or (
+            isinstance(value, ast.Compare) and len(value.ops) == 1
+            and isinstance(value.ops[0], ast.Eq))
+        right = value.right if isinstance(value, ast.BinOp) else value.comparators[0]
+        # the typo's fix first (`x = f(x)`), then the whole kept (`x = x + penalty`)
+        news = ([f"{name} = {text(right)}"] if typed else []) + (
+            [f"{name} = {whole}"] if isinstance(value, ast.BinOp) else [])
+        fixes = []
+        for new in news:
+            edit = replace_node(ctx.code, stmt, new)
+            if edit is not None:
+                fixes.append(Fix((edit,), runs_clean, T(
+                    f"assign the result on line {stmt.lineno}: `{new}`",
+                    f"第 {stmt.lineno} 行把结果赋值：`{new}`")))
+        fill = {"line": stmt.lineno, "name": name, "expr": whole}
+        out.append(Candidate("result-discarded", stmt.lineno, 0.8 if stmt.lineno == fail else 0.6,
+                             [("result-discarded", fill)], fixes, fill))
     return out
 
 
