@@ -106,6 +106,19 @@ def pick(use_mask, mask, x):
 
 print(pick(True, torch.ones(3), torch.arange(3.0)))
 """),
+    # a label taken out of a 1-D tensor by position is 0-d: a batch of no labels
+    ({"ce-batch-mismatch"}, 10, "tags[i].unsqueeze(0)", """import torch
+import torch.nn as nn
+
+head = nn.Linear(5, 4)
+criterion = nn.CrossEntropyLoss()
+words = torch.randn(6, 5)
+tags = torch.randint(0, 4, (6,))
+total = 0
+for i in range(6):
+    total = total + criterion(head(words[i]).unsqueeze(0), tags[i])
+total.backward()
+"""),
     # `cached or default`: the None-default idiom, fine until the cache holds a tensor
     ({"bool-ambiguous"}, 7, "is not None else", """import torch
 

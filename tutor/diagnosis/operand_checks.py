@@ -339,6 +339,9 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
         return []
     have = int(m.group(1))
     fail = ctx.fail_line or 0
+    given = operand(failed_op(ctx), "1", "target")
+    if int(m.group(2)) == 0 and given is not None and given.shape == []:
+        return _single_label(ctx, fail)
     scores = operand(failed_op(ctx), "0", "input")
     history = scores.history if scores is not None else []
     for index, link in enumerate(history):
@@ -361,6 +364,26 @@ def check_batch(ctx: Ctx) -> list[Candidate]:
                 ("batch", {"fail_line": fail}), ("view-mixes", {"line": link.line})],
                 fixes, {"line": link.line})]
     return []
+
+
+def _single_label(ctx: Ctx, fail: int) -> list[Candidate]:
+    """A target batch size of 0: the label is one number (``target[c]`` of a 1-D tensor is
+    0-d), which a loss reads as a batch with no labels. The fix tried gives it the batch's
+    dimension back."""
+    stmt = ctx.flow.statement_at(fail)
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and len(n.args) >= 2] \
+        if stmt is not None else []
+    if not calls:
+        return []
+    target = calls[0].args[1]
+    name = text(target)
+    new = f"{name}.unsqueeze(0)"
+    fix = node_fix(ctx.code, target, new, runs_clean, T(
+        f"give the label its batch dimension on line {fail}: `{new}` (one label for the one "
+        "row of scores)", f"第 {fail} 行给标签加上批维度：`{new}`（一行分数对应一个标签）"))
+    return [Candidate("ce-batch-mismatch", fail, 0.85, [
+        ("batch", {"fail_line": fail}), ("label-is-number", {"line": fail, "name": name})],
+        [fix] if fix is not None else [], {"line": fail, "name": name}, pinned=True)]
 
 
 def _hard_coded_width(ctx: Ctx, link: ChainLink, before: list[int] | None, labels: int
