@@ -45,6 +45,20 @@ last = out[-1]
 print(nn.functional.cross_entropy(head(last), labels))
 """,
      ('last = out[-1]', 'last = out[:, -1]')),
+    # an accuracy's argmax over the batch (dim=0) keeps one index per class, not per sample:
+    # compared with the 1-D labels (the other side has no second dimension to show a batch)
+    ("batch-merged", 8, "argmax(dim=1)", """import torch
+import torch.nn as nn
+
+clf = nn.Linear(8, 3)
+feats = torch.randn(20, 8)
+labels = torch.randint(0, 3, (20,))
+with torch.no_grad():
+    guesses = clf(feats).argmax(dim=0)
+    hits = (guesses == labels).float().mean()
+print(hits.item())
+""",
+     ('argmax(dim=0)', 'argmax(dim=1)')),
     # a flatten from dimension 0 inside a method runs the samples of the batch together
     ("batch-merged", 10, "torch.flatten(self.conv(x), 1)", """import torch
 import torch.nn as nn

@@ -112,6 +112,12 @@ def check_batch_lost(ctx: Ctx) -> list[Candidate]:
     return found[:1]
 
 
+def _reduced_away(operand: OperandEvidence, size: int) -> bool:
+    """The first op that lost ``size`` from the operand's dimension 0 was a reduction."""
+    lost = Lineage(operand).lost(size)
+    return bool(lost) and lost[0].op in REDUCTIONS
+
+
 def _batch_suspects(ctx: Ctx, failed: FailedOpEvidence
                     ) -> Iterator[tuple[OperandEvidence, int, tuple[str, dict[str, object]]]]:
     """(operand, the batch it should carry, the step that says what the op needed)."""
@@ -140,7 +146,11 @@ def _batch_suspects(ctx: Ctx, failed: FailedOpEvidence
     if (BROADCAST.search(ctx.message) or JOIN_SIZES.search(ctx.message)) and len(data) >= 2:
         for mine in data:
             for other in data:
-                if other is not mine and len(other.shape) >= 2:
+                # a 1-D other (labels, the targets an accuracy compares with) counts where
+                # mine lost a dimension of its size to a reduction (max over the batch)
+                if other is not mine and (len(other.shape) >= 2 or (
+                        len(other.shape) == 1 and other.shape[0] > 1
+                        and _reduced_away(mine, other.shape[0]))):
                     yield mine, other.shape[0], ("batch-wanted-other", {
                         "fail_line": fail, "name": _said(mine.name),
                         "shape": shape_text(mine.shape), "target": _said(other.name),
@@ -290,8 +300,10 @@ def _kept(site: ast.expr, before: list[int]) -> str | None:
     if tensor is None:
         return None
     if name in REDUCTIONS and _call_dim(site) == 0 and len(before) >= 2:
-        # over the steps or tokens of each sample (N, T, F), or not at all (N, F)
-        return _call_with(site, 0 if method else 1, "dim", "1") if len(before) >= 3 \
+        # over the steps or tokens of each sample (N, T, F), over the classes of each sample
+        # where it picks one (a max or argmax of scores (N, C)), or not at all (a sum (N, F))
+        picks = name in ("max", "min", "argmax", "amax", "amin")
+        return _call_with(site, 0 if method else 1, "dim", "1") if len(before) >= 3 or picks \
             else tensor
     if name in ("view", "reshape") and len(before) >= 2:
         return f"{tensor}.{name}({tensor}.size(0), -1)"
