@@ -48,11 +48,9 @@ the value of a line or naming some code is a question about that code."""
 def requested_step(question: str, finder: StepFinder) -> StepRef | None:
     """The exercise whose solution ``question`` asks for, found from the code or title it
     pastes (no exercise is open), or None."""
-    found = finder.find(question)
-    if found is None:
-        return None
     reason = detect(question, on_step=True, about_course=lambda: True).reason
-    return found if reason in SHELL_REQUESTS else None
+    # asked first: finding the exercise reads every exercise's code
+    return finder.find(question) if reason in SHELL_REQUESTS else None
 
 
 def may_be_solution_request(question: str, finder: StepFinder) -> bool:

@@ -65,6 +65,15 @@ class StepFinder:
         self._defined: dict[tuple[str, str], set[str]] = {}
         """The functions and classes each exercise has the learner write (``vjp_by_backward``)."""
         self._prompts: dict[tuple[str, str], frozenset[str]] = {}
+        self._share: dict[str, int] = {}
+        self._course: Course | None = course
+        """Indexed at the first question that needs it: most questions name no exercise, and
+        indexing every starter costs a question from the shell ~35 ms."""
+
+    def _index(self) -> None:
+        course, self._course = self._course, None
+        if course is None:
+            return
         for lesson in course.lessons:
             for step in lesson.steps:
                 if not getattr(step, "hints", None):
@@ -82,7 +91,6 @@ class StepFinder:
                     tokenize(f"{prompt.en} {prompt.zh}") if prompt is not None else ()
                 )
         # a statement several exercises start from says less about which one it is
-        self._share: dict[str, int] = {}
         for *_, statements, _words, _title in self._steps:
             for statement in statements:
                 self._share[statement] = self._share.get(statement, 0) + 1
@@ -115,6 +123,7 @@ class StepFinder:
         """Every exercise with its score for ``question``, best first. ``prompts``: the words
         it shares with each exercise's prompt count too (weak evidence: to rank the nearest
         ones, not to name one)."""
+        self._index()
         pasted = _statements(question)
         short = _statements(question, 4) - pasted
         flat = "".join(pasted)
