@@ -77,30 +77,6 @@ def test_one_unsettled_cause_lists_no_empty_others() -> None:
     assert "  Other possible causes: y\n" in format_diagnosis(two, "en")
 
 
-VIEWED_THEN_SLICED = """import torch
-import torch.nn as nn
-
-net = nn.Linear(6, 3)
-x = torch.randn(2, 4, 3)
-scores = net(x.view(-1, 6))
-labels = torch.randint(0, 3, (8,))[:6]
-loss = nn.functional.cross_entropy(scores, labels)
-loss.backward()
-"""
-
-
-def test_a_place_whose_tried_change_failed_is_not_called_the_root_cause(sandbox: Any) -> None:
-    """The view on line 6 is a lead (its change was tried and failed), not the root cause
-    the heading names: corpus6's char-rnn-target-indexed-to-zero-dim was blamed on a view
-    that way, and judged wrong."""
-    found = diagnose(VIEWED_THEN_SLICED, sandbox.run(VIEWED_THEN_SLICED), sandbox)
-    first = found[0]
-    assert first.id == "ce-batch-mismatch" and first.line == 8
-    assert first.root_line == 8 and heading(first, "en").endswith("(line 8)")
-    assert any("tried in a re-run" in step.en for step in first.chain)
-    assert first.tell_apart is not None and "line 6" in first.tell_apart.en
-
-
 UNNAMED_INPUT = """import torch
 import torch.nn as nn
 fc = nn.Linear(48, 2)

@@ -470,15 +470,8 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
             "tell_apart": _tell_apart(ranked, failed),
         }
     else:
-        # a place whose every change was tried and failed is a lead, not the root cause
-        # (unless the evidence pins it, or the change only hid the bug): the heading keeps
-        # the failing line and the tell-apart names the place
-        tries = failed.get(id(top), [])
-        settled = id(top) in verified or top.pinned or not tries or all(
-            why is not None for _, why in tries)
         update = {
-            "root_line": top.root_line if settled else shown_diag.line,
-            "chain": chain_text(top),
+            "root_line": top.root_line, "chain": chain_text(top),
             "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
             "tell_apart": None if id(top) in verified else _tell_apart(ranked, failed),
         }
