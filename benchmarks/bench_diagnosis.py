@@ -191,7 +191,9 @@ FAMILIES: dict[str, set[str]] = {
     "empty-mask-division": {"nan-from-op"},
     "output-range-excludes-targets": {"output-range", "relu-output"},
     "gradients-discarded": {"gradients-discarded"},
-    "minus-instead-of-assign": {"result-discarded"},
+    "minus-instead-of-assign": {"result-discarded", "result-thrown-away"},
+    "detach-result-discarded": {"result-thrown-away"},
+    "scheduler-step-before-optimizer": {"scheduler-before-optimizer"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

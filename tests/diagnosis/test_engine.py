@@ -154,6 +154,32 @@ def test_explain_orders_error_warnings_pitfalls_and_drops_covered_pitfalls() -> 
     assert ids == [("nonleaf-grad-warning", 5), ("data-attribute", 7)]
 
 
+SCHEDULER_FIRST = """import torch
+
+w = torch.nn.Parameter(torch.ones(2))
+opt = torch.optim.SGD([w], lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+for epoch in range(3):
+    sched.step()
+    loss = (w ** 2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(opt.param_groups[0]["lr"])
+"""
+
+
+def test_a_scheduler_stepped_before_the_optimizer_is_explained_from_torchs_warning(
+        sandbox) -> None:
+    """torch warns, and the run said nothing but the raw warning (corpus6
+    scheduler-stepped-at-epoch-start-reid)."""
+    result = sandbox.run(SCHEDULER_FIRST)
+    assert result.ok and result.warnings, result
+    found = {d.id: d for d in explain(result, SCHEDULER_FIRST)}
+    first = found["scheduler-before-optimizer"]
+    assert first.line == 7 and "optimizer's `.step()` first" in first.fix.en and first.fix.zh
+
+
 def test_warnings_nobody_catalogued_are_left_out() -> None:
     warning = WarningInfo(category="DeprecationWarning", message="something old", line=1)
     assert explain(clean([warning]), "x = 1\n") == []

@@ -94,6 +94,32 @@ def test_data_read_only_to_be_shown_is_no_pitfall() -> None:
     assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 6)]
 
 
+def test_a_line_that_only_computes_throws_its_result_away() -> None:
+    """``next_q.detach()`` alone on its line (corpus6 dqn-next-q-detach-discarded) and
+    arithmetic on a line of its own; a module's in-place ``.to()``, an in-place method, a
+    set's ``add`` and a call kept in a name are not."""
+    code = """
+    import torch
+    model = torch.nn.Linear(2, 2)
+    x = torch.randn(3, 2)
+    x.detach()
+    x.view(6)
+    x - model(x)
+    model.to("cpu")
+    x.add_(1)
+    seen = set()
+    seen.add(3)
+    y = x * 2
+    y.float()
+    model.float()
+    print(x.mean())
+    logger.log(x)
+    """
+    assert [(h[0], h[1], h[2]) for h in hits(code) if h[0] == "result-thrown-away"] == [
+        ("result-thrown-away", 5, "x"), ("result-thrown-away", 6, "x"),
+        ("result-thrown-away", 7, "x"), ("result-thrown-away", 13, "y")]
+
+
 def test_reading_grad_of_a_non_leaf() -> None:
     code = """
     import torch

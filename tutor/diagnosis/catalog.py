@@ -167,6 +167,7 @@ PitfallRule = Literal[
     "nonleaf-grad-read",
     "backward-in-no-grad",
     "requires-grad-too-late",
+    "result-discarded",
 ]
 
 

@@ -270,6 +270,47 @@ def data_attribute(source: Source) -> list[Hit]:
     return _first_per_line(hits)
 
 
+PURE_METHODS = frozenset({
+    "detach", "clone", "view", "view_as", "reshape", "reshape_as", "squeeze", "unsqueeze",
+    "transpose", "permute", "contiguous", "flatten", "expand", "expand_as", "softmax",
+    "log_softmax", "argmax",
+})
+"""Tensor methods that return a new value and change nothing, with names a learner's own
+class seldom uses: a line that only calls one throws the result away."""
+TENSOR_ONLY_PURE = frozenset({
+    "to", "cuda", "cpu", "float", "double", "half", "type", "long", "int", "bool", "t",
+    "repeat", "abs", "exp", "log", "sqrt", "sigmoid", "tanh", "mean", "numpy", "tolist",
+    "item",
+})
+"""Pure for a tensor, but in place for a module (``model.to(device)`` moves the model
+itself) or a name a learner's own class may use (``logger.log(loss)``): counted where the
+receiver is a name that holds a tensor."""
+
+
+def result_discarded(source: Source) -> list[Hit]:
+    """A statement that only computes (``next_q.detach()``, ``x - self.fc(x)``): the value
+    is thrown away and nothing changes."""
+    # a name built by a class (``nn.Linear(...)``, ``Net()``) holds a module or an object
+    built = {t.id for n in ast.walk(source.tree) if isinstance(n, ast.Assign)
+             and isinstance(n.value, ast.Call) and call_name(n.value)[:1].isupper()
+             for t in n.targets if isinstance(t, ast.Name)}
+    tensors = _tensor_names(source) - built
+    hits: list[Hit] = []
+    for stmt in ast.walk(source.tree):
+        if not isinstance(stmt, ast.Expr):
+            continue
+        value = stmt.value
+        if isinstance(value, (ast.BinOp, ast.Compare)) and isinstance(
+                value.left, (ast.Name, ast.Attribute, ast.Subscript)):
+            hits.append(Hit(stmt.lineno, dotted(value.left)))
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            name, owner = value.func.attr, value.func.value
+            if name in PURE_METHODS or (name in TENSOR_ONLY_PURE and isinstance(owner, ast.Name)
+                                        and owner.id in tensors):
+                hits.append(Hit(stmt.lineno, dotted(owner)))
+    return _first_per_line(hits)
+
+
 def _only_shown(tree: ast.AST) -> set[int]:
     """The nodes inside a ``print(...)`` or an f-string: values read to be shown, which
     change nothing autograd sees (``print(outputs.data)`` is harmless)."""
@@ -378,6 +419,7 @@ def _first_per_line(hits: list[Hit]) -> list[Hit]:
 
 
 RULES: dict[str, Callable[[Source], list[Hit]]] = {
+    "result-discarded": result_discarded,
     "missing-zero-grad": missing_zero_grad,
     "data-attribute": data_attribute,
     "nonleaf-grad-read": nonleaf_grad_read,
