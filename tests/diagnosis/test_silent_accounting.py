@@ -51,6 +51,18 @@ HEADS = """class TwoHeads(nn.Module):
         return self.heads[task](torch.relu(self.trunk(t)))
 model = TwoHeads()
 """
+STACKS = """class Stacks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(6, 6)
+        self.down = {kind}
+        self.down.append(nn.Linear(6, 16))
+        self.up = {kind}
+        self.up.append(nn.Linear(16, 1))
+    def forward(self, t):
+        return self.up[0](torch.relu(self.down[0](self.trunk(t))))
+model = Stacks()
+"""
 BUILT = """class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -199,6 +211,11 @@ CASES = [
      DATA + HEADS.format(kind='{"a": nn.Linear(16, 1), "b": nn.Linear(16, 1)}') + TRAIN,
      DATA + HEADS.format(kind='nn.ModuleDict({"a": nn.Linear(16, 1), '
                               '"b": nn.Linear(16, 1)})') + TRAIN),
+    # two plain lists of layers (an encoder's and a decoder's, corpus6
+    # encoder-layers-in-python-list-transformer): wrapping one alone trains half of them
+    ("params-in-plain-container", 12, "self.up = nn.ModuleList()",
+     DATA + STACKS.format(kind="[]") + TRAIN, DATA + STACKS.format(kind="nn.ModuleList()")
+     + TRAIN),
     # a head whose input size comes from the forward pass: a Lazy layer built once
     ("layers-built-in-forward", 15, "nn.LazyLinear(1)",
      DATA + BUILT.format(init="", forward="        return nn.Linear(h.shape[1], 1)(h)")

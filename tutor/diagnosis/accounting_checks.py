@@ -50,7 +50,7 @@ def check_held_in_container(ctx: Ctx) -> list[Candidate]:
     for param in ev.params:
         if param.held_in and param.reached and not param.in_optimizer and param.requires_grad:
             groups.setdefault(param.held_in, []).append(param)
-    out: list[Candidate] = []
+    wrapped: list[tuple[ast.Assign, str, str, list[Edit], dict[str, object]]] = []
     for held_in, params in groups.items():
         attr = held_in.split(".")[-1]
         container = params[0].container or "list"
@@ -63,17 +63,26 @@ def check_held_in_container(ctx: Ctx) -> list[Candidate]:
         kinds = CONTAINERS.get(container, CONTAINERS["list"])
         kind = f"{_nn(ctx.code)}.{kinds[0] if layers else kinds[1]}"
         edits = _wrap_container(ctx, stmt, attr, kind, layers)
-        if not edits:
-            continue
-        facts: dict[str, object] = {"line": stmt.lineno, "name": f"self.{attr}",
-                                    "detail": container, "count": len(params)}
+        if edits:
+            wrapped.append((stmt, kind, container, edits, {
+                "line": stmt.lineno, "name": f"self.{attr}", "detail": container,
+                "count": len(params)}))
+    # every such container is wrapped in the one change: the trial asks that all the
+    # tensors the loss reaches learn, and two plain lists (encoders, decoders) are common
+    every = tuple(e for *_, edits, _ in wrapped for e in edits)
+    lines = sorted(stmt.lineno for stmt, *_ in wrapped)
+    out: list[Candidate] = []
+    for stmt, kind, container, _edits, facts in wrapped:
+        where = (f"line {stmt.lineno}" if len(lines) == 1 else
+                 "lines " + ", ".join(str(n) for n in lines))
+        where_zh = "、".join(str(n) for n in lines)
         out.append(Candidate("params-in-plain-container", stmt.lineno, 0.9, [
             ("held-in-container", facts),
             ("reached-not-stepped", facts)],
-            [Fix(tuple(edits), registered_and_learns, T(
-                f"keep them in `{kind}` on line {stmt.lineno}: a plain {container} hides them "
-                "from `parameters()`",
-                f"第 {stmt.lineno} 行用 `{kind}` 保存它们：普通的 {container} 会让 "
+            [Fix(every, registered_and_learns, T(
+                f"keep them in `{kind}` on {where}: a plain {container} hides them from "
+                "`parameters()`",
+                f"第 {where_zh} 行用 `{kind}` 保存它们：普通的 {container} 会让 "
                 "`parameters()` 看不到它们"))], facts))
     return out
 
