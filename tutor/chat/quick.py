@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.chat.cards import CardBook, Match, compose, learner_names, question_kind
+from tutor.chat.cards import (
+    CardBook,
+    Match,
+    bundled_book,
+    compose,
+    learner_names,
+    question_kind,
+)
 from tutor.chat.guardrails import find_leaks, step_secrets
 from tutor.chat.markdown import tidy_chinese
 from tutor.chat.names import confine, identifiers
@@ -215,7 +222,7 @@ def quick_answer(
 
     if foreign_words(question):
         return None  # another domain named with PyTorch's: the Tutor's judgement decides
-    found = (book or CardBook()).match(question, code=learner_code(question))
+    found = (book or bundled_book()).match(question, code=learner_code(question))
     if found is None or not card_answers(found, question) or not found.sure:
         return None  # a weak match needs the Tutor's retrieval to agree
     found, text = shown_card(course, found, lang, (question, "", ""))

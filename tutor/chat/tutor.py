@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.chat import messages as msg
 from tutor.chat.asked import asks_if_it_errors, other_asks
-from tutor.chat.cards import PARTIAL, CardBook, Match, mentions_output, question_kind, repeats
+from tutor.chat.cards import (
+    PARTIAL,
+    Match,
+    bundled_book,
+    mentions_output,
+    question_kind,
+    repeats,
+)
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -157,7 +164,7 @@ class Tutor:
         self._index_from = (glossary, catalog_entries, cache_dir)
         """What the retrieval index is built from; it is loaded on first use (a card answer,
         a hint or another domain's question from the shell needs none of it)."""
-        self.cards = CardBook()
+        self.cards = bundled_book()
         self.runner = runner
         """A sandbox (tutor.sandbox.Runner) to run a pasted snippet a "what does this print?"
         question asks about; without one such a question is answered from the cards."""
