@@ -127,3 +127,12 @@ def test_a_variant_is_checked_like_the_entry_it_belongs_to(tmp_path: Path) -> No
     got = parse_catalog(_write(tmp_path, entry + fitting)).get("x")
     assert [t.en for t in got.options("explanation")] == ["e", "e, said another way"]
     assert [t.en for t in got.options("fix")] == ["f", "uses {var}"]
+
+
+def test_every_evidence_step_is_one_a_check_names() -> None:
+    """A step no check names is dead data (a check removed, its words left behind)."""
+    source = "\n".join(p.read_text(encoding="utf-8")
+                       for p in (Path(__file__).parents[2] / "tutor").rglob("*.py"))
+    unnamed = [key for key in load_catalog().steps
+               if f'"{key}"' not in source and f"'{key}'" not in source]
+    assert unnamed == []

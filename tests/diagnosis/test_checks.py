@@ -3,6 +3,8 @@ the root-cause line, the chain of evidence, and a fix that was applied and re-ru
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -187,3 +189,15 @@ for _ in range(20):
     opt.step()
 """
     assert diagnose(code, sandbox.run(code), sandbox) == []
+
+
+def test_every_check_a_module_defines_is_one_it_lists() -> None:
+    """A check its module does not list never runs (check_relu_output was left so)."""
+    unlisted = [f"{module.__name__}.{name}" for module in checks.CHECK_MODULES
+                for name, func in inspect.getmembers(module, inspect.isfunction)
+                if name.startswith("check_") and func.__module__ == module.__name__
+                and func not in (*module.EXCEPTION_CHECKS, *module.SILENT_CHECKS)]
+    assert unlisted == []
+    modules = {path.stem for path in (Path(__file__).parents[2] / "tutor" / "diagnosis")
+               .glob("*_checks.py")}
+    assert modules == {module.__name__.rsplit(".", 1)[1] for module in checks.CHECK_MODULES}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Expect, Fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, text
 from tutor.diagnosis.symptoms import built_once, flags_work, registered_and_learns
@@ -386,3 +386,8 @@ def _flag_candidate(ctx: Ctx, flag: FlagEvidence, stmt: ast.Assign) -> list[Cand
     expect: Expect = flags_work(flag.params)
     return [Candidate(cid, stmt.lineno, 0.9, [(step, facts)],
                       [Fix((edit,), expect, describe)], facts)]
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_held_in_container, check_built_in_forward,
+                                    check_flag_ignored)

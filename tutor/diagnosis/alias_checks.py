@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.symptoms import copies_from_trained, networks_apart
@@ -274,3 +274,7 @@ def _separate(ctx: Ctx, stmt: ast.Assign, name: str, other: str, copied: bool) -
         f"第 {stmt.lineno} 行让 `{name}` 成为独立的副本：`{name} = {new}`")))
     return fixes
 
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_aliased_networks, check_self_copy,
+                                    check_update_from_itself)

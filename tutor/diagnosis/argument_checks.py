@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
 from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes, suffix_value
 from tutor.diagnosis.flow import call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
@@ -361,3 +361,9 @@ def _made_with_extra_one(ctx: Ctx, arg: ast.expr, dim: int) -> ast.stmt | None:
         return None
     stmt = ctx.flow.assigned_before(arg.id, (ctx.fail_line or 0) + 1)
     return stmt if stmt is not None and stmt.lineno == made.line else None
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_not_a_tensor, check_shadowed_callable, check_dim_range,
+                                       check_integer_mean, check_nonleaf_optimized,
+                                       check_params_used_up, check_target_size)
+SILENT_CHECKS: tuple[Check, ...] = ()

@@ -4,6 +4,7 @@ re-run, its evidence, the source's data flow and the error."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tutor.diagnosis.fixes import Fix
@@ -76,3 +77,10 @@ class Ctx:
 
     def trace_lines(self) -> list[int]:
         return [f.line for f in self.error.traceback] if self.error else []
+
+
+Check = Callable[[Ctx], list[Candidate]]
+"""A check: the candidate root causes it finds in a program's run (none where it does not
+apply). Each check module lists its checks in ``EXCEPTION_CHECKS`` (they explain an exception)
+and ``SILENT_CHECKS`` (they find a silent bug in a run without one); order within a module is
+the order ties are ranked in."""

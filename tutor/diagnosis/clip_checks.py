@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix
 from tutor.diagnosis.flow import call_name
 from tutor.diagnosis.verify import loss_improves
@@ -52,3 +52,7 @@ def check_clip_order(ctx: Ctx) -> list[Candidate]:
                 "before backward()" if where == "before" else "after step()",
                 "在 backward() 之前" if where == "before" else "在 step() 之后")}))
     return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_clip_order,)

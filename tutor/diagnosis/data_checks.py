@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import itertools
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import loss_improves
@@ -66,3 +66,7 @@ def check_shuffled_apart(ctx: Ctx) -> list[Candidate]:
             [fix], {"line": first.lineno, "fail_line": second.lineno, "name": text(a.value),
                     "target": text(b.value)}))
     return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_shuffled_apart,)

@@ -5,7 +5,7 @@ them the following pass found cleared. The fix puts the step after that backward
 
 from __future__ import annotations
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix
 from tutor.diagnosis.symptoms import every_pass_used
 from tutor.i18n import T
@@ -42,3 +42,7 @@ def check_discarded_backward(ctx: Ctx) -> list[Candidate]:
                     f"在所有 backward() 之后再 step()：把第 {stepping.lineno} 行移到第 "
                     f"{backward.end_lineno or backward.lineno} 行之后"))], facts))
     return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_discarded_backward,)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
 from tutor.diagnosis.cuts import (
     cut_fixes,
     keeping_values,
@@ -1201,3 +1201,10 @@ def check_nonleaf_requires_grad(ctx: Ctx) -> list[Candidate]:
         Fix((Edit("delete", line),), runs_clean,
             T(f"remove line {line}: a computed tensor's flag comes from its inputs",
               f"删除第 {line} 行：计算得到的张量的标志来自它的输入"))])
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_backward_twice, check_lost_graph, check_inplace_saved,
+                                       check_leaf_inplace, check_non_scalar, check_numpy,
+                                       check_grad_none, check_int_requires_grad,
+                                       check_nonleaf_requires_grad)
+SILENT_CHECKS: tuple[Check, ...] = ()

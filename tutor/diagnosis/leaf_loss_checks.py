@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.cuts import MAKERS, cut_fixes
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import call_name, text
@@ -111,3 +111,7 @@ def _cut(ctx: Ctx, first: BackwardEvidence, name: str, rebuilt: int
 def _lost(link: ChainLink) -> bool:
     return (link.cut is not None and link.cut != "new") or (
         link.inputs_rg and link.requires_grad is False)
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_loss_rebuilt_as_leaf,)

@@ -12,18 +12,9 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
-from tutor.diagnosis.fixes import (
-    Edit,
-    Fix,
-    indent_of,
-    node_fix,
-    postfix,
-    replace_in_line,
-    replace_node,
-    replace_nodes,
-    suffix_value,
-)
+from tutor.diagnosis import fixes as fx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
+from tutor.diagnosis.fixes import Edit, Fix
 from tutor.diagnosis.flow import call_name, module_label, receiver, text
 from tutor.diagnosis.lineage import Lineage, Step
 from tutor.diagnosis.training_checks import _eval_candidates
@@ -76,7 +67,7 @@ def _int_arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
 def _layer_fix(ctx: Ctx, call: ast.Call, index: int, keyword: str, value: int,
                describe: Text) -> Fix | None:
     arg = _int_arg(call, index, keyword)
-    edit = replace_node(ctx.code, arg, str(value)) if arg is not None else None
+    edit = fx.replace_node(ctx.code, arg, str(value)) if arg is not None else None
     return Fix((edit,), runs_clean, describe) if edit is not None else None
 
 
@@ -136,7 +127,7 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
         return [Candidate("linear-in-features", line, 0.8, [
             *steps, ("layer-defined", {"line": line, "module": short})],
             [fix] if fix else [], {"line": line, "module": short})]
-    edit = replace_in_line(ctx.code, fail, r"mm\((\w+),\s*(\w+)\)", r"mm(\1, \2.T)")
+    edit = fx.replace_in_line(ctx.code, fail, r"mm\((\w+),\s*(\w+)\)", r"mm(\1, \2.T)")
     if edit is None:
         return []
     return [Candidate("mm-shape-mismatch", fail, 0.6, [steps_head],
@@ -159,7 +150,7 @@ def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
     names = {given.name} if given.name else set()
     arg = next((a for n in ast.walk(stmt) if isinstance(n, ast.Call) for a in n.args
                 if text(a) in names), None) if stmt is not None else None
-    edit = replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
+    edit = fx.replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None else None
     return Candidate("linear-in-features", line, 0.85, [
         ("not-flattened", {"fail_line": line, "name": given.name,
                            "shape": str(tuple(given.shape)), "count": expected})],
@@ -192,7 +183,7 @@ def _mixed_batch(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Cand
     if call is None or not isinstance(call.func, ast.Attribute):
         return None
     owner = text(call.func.value)
-    edit = replace_nodes(ctx.code, [(call, f"{owner}.{history[0].op}({owner}.size(0), -1)")])
+    edit = fx.replace_nodes(ctx.code, [(call, f"{owner}.{history[0].op}({owner}.size(0), -1)")])
     return Candidate("flatten-mixes-batch", line, 0.85, [
         ("mixes-batch", {"line": line, "shape": str(tuple(before)), "count": width,
                          "numel": per_sample, "low": before[0], "high": rows,
@@ -242,7 +233,7 @@ def _one_sample_unflattened(ctx: Ctx, given: OperandEvidence | None, expected: i
             or _batch_first(given):
         return None
     line, arg = _call_arg(ctx, given)
-    edit = replace_node(ctx.code, arg, f"{text(arg)}.reshape(1, -1)") if arg is not None \
+    edit = fx.replace_node(ctx.code, arg, f"{text(arg)}.reshape(1, -1)") if arg is not None \
         else None
     return Candidate("linear-in-features", line, 0.85, [
         ("one-sample-unflattened", {"fail_line": line, "name": given.name,
@@ -271,8 +262,8 @@ def _flatten_and_resize(ctx: Ctx, given: OperandEvidence, call: ast.Call, short:
         count *= size
     width = _int_arg(call, 0, "in_features")
     built = (width or call).lineno
-    edits = [replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None
-             else None, replace_node(ctx.code, width, sizes) if width is not None else None]
+    edits = [fx.replace_node(ctx.code, arg, f"{text(arg)}.flatten(1)") if arg is not None
+             else None, fx.replace_node(ctx.code, width, sizes) if width is not None else None]
     fixes = [Fix((edits[0], edits[1]), runs_clean, T(
         f"flatten each sample before `{short}` on line {line} (`{text(arg)}.flatten(1)`) and "
         f"build it for {sizes} = {count} input features on line {built}",
@@ -310,7 +301,7 @@ def _flatten_fixes(ctx: Ctx, line: int, describe_line: int) -> list[Fix]:
             continue
         base = receiver(call)
         for new in (f"{base}.flatten(1)", f"{base}.view({base}.size(0), -1)"):
-            fix = node_fix(ctx.code, call, new, runs_clean, T(
+            fix = fx.node_fix(ctx.code, call, new, runs_clean, T(
                 f"keep one row per sample on line {describe_line}: `{new}`",
                 f"第 {describe_line} 行保持每个样本一行：`{new}`"))
             fixes.extend([fix] if fix else [])
@@ -378,7 +369,7 @@ def _single_label(ctx: Ctx, fail: int) -> list[Candidate]:
     target = calls[0].args[1]
     name = text(target)
     new = f"{name}.unsqueeze(0)"
-    fix = node_fix(ctx.code, target, new, runs_clean, T(
+    fix = fx.node_fix(ctx.code, target, new, runs_clean, T(
         f"give the label its batch dimension on line {fail}: `{new}` (one label for the one "
         "row of scores)", f"第 {fail} 行给标签加上批维度：`{new}`（一行分数对应一个标签）"))
     return [Candidate("ce-batch-mismatch", fail, 0.85, [
@@ -401,7 +392,7 @@ def _hard_coded_width(ctx: Ctx, link: ChainLink, before: list[int] | None, label
         return None
     owner = text(call.func.value)
     new = f"{owner}.{call.func.attr}(-1, {owner}.size(-1))"
-    fix = node_fix(ctx.code, call, new, runs_clean, T(
+    fix = fx.node_fix(ctx.code, call, new, runs_clean, T(
         f"reshape with the size of the last dimension on line {link.line}: `{new}`",
         f"第 {link.line} 行按最后一维的大小变形：`{new}`"))
     return Candidate("ce-batch-mismatch", link.line, 0.85, [
@@ -442,8 +433,8 @@ def _sequence_lengths(ctx: Ctx, history: list[ChainLink], shape: list[int], labe
         # a slice is not contiguous: its .view(-1) becomes .reshape(-1)
         view = next((c.func for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(
             c.func, ast.Attribute) and c.func.attr == "view" and c.func.value is uses[0]), None)
-        edits = replace_node(ctx.code, view, f"{shifted}.reshape") if view is not None \
-            else replace_node(ctx.code, uses[0], shifted)
+        edits = fx.replace_node(ctx.code, view, f"{shifted}.reshape") if view is not None \
+            else fx.replace_node(ctx.code, uses[0], shifted)
         return [Candidate("ce-batch-mismatch", fail, 0.8, [head, ("input-cut", {
             "line": link.line, "name": base, "target": shifted})],
             [Fix((edits,), runs_clean, T(
@@ -483,7 +474,7 @@ def check_conv_channels(ctx: Ctx) -> list[Candidate]:
     line = made_line(ctx, images) if images is not None else None
     if images is not None and line is not None and len(shape) == 4 and shape[-1] == wanted:
         # channels last: (N, H, W, C) where the layer wants (N, C, H, W)
-        edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".permute(0, 3, 1, 2)",
+        edit = fx.suffix_value(ctx.code, ctx.flow.statement_at(line), ".permute(0, 3, 1, 2)",
                             images.op)
         out.append(Candidate("conv-channels", line, 0.85, [
             ("channels-last", {"fail_line": fail, "shape": f"({m.group(1)})",
@@ -498,7 +489,7 @@ def check_conv_channels(ctx: Ctx) -> list[Candidate]:
         # (N, H, W): Conv2d reads an input of three dimensions as one image, so the batch
         # became the channels; the channel dimension is missing where the batch is made
         # (and building the layer for `got` channels would train on the batch as channels)
-        edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".unsqueeze(1)", images.op)
+        edit = fx.suffix_value(ctx.code, ctx.flow.statement_at(line), ".unsqueeze(1)", images.op)
         name = images.name
         return [Candidate("conv-channels", line, 0.9, [
             ("batch-as-channels", {"fail_line": fail, "name": name,
@@ -560,8 +551,8 @@ def _dtype_from_operands(ctx: Ctx, m: re.Match[str]) -> list[Candidate]:
         line = _dtype_origin(ctx, near)
         stmt = ctx.flow.statement_at(line)
         op = item.op if line == near else None
-        edits = [replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
-                 suffix_value(ctx.code, stmt, ".float()", op)]
+        edits = [fx.replace_in_line(ctx.code, line, r"torch\.(float64|double)", "torch.float32"),
+                 fx.suffix_value(ctx.code, stmt, ".float()", op)]
         name = item.name if line == near and item.name else (
             text(stmt.targets[0]) if isinstance(stmt, ast.Assign) else item.name)
         made = T(f"make `{name}` float32 where it is made (line {line})",
@@ -626,8 +617,9 @@ def _dtype_from_names(ctx: Ctx) -> list[Candidate]:
     out = []
     for stmt, name in sorted(found, key=lambda p: p[0].lineno):
         line = stmt.lineno
-        edit = replace_in_line(ctx.code, line, r"\s*$", ".float()") if "float64" not in \
-            flow.line(line) else replace_in_line(ctx.code, line, r"torch\.float64", "torch.float32")
+        edit = fx.replace_in_line(ctx.code, line, r"\s*$", ".float()") if "float64" not in \
+            flow.line(line) else fx.replace_in_line(ctx.code, line, r"torch\.float64",
+                                                    "torch.float32")
         fixes = [Fix((edit,), runs_clean, T(f"make `{name}` float32 where it is created (line "
                                             f"{line})", f"在创建 `{name}` 的第 {line} 行把它转为 "
                                             "float32"))] if edit else []
@@ -648,7 +640,7 @@ def check_embedding_indices(ctx: Ctx) -> list[Candidate]:
         return []
     if indices.op == "embedding" and failed is not None and failed.module:
         return _embedding_of_embedding(ctx, failed.module, indices)
-    edit = suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
+    edit = fx.suffix_value(ctx.code, ctx.flow.statement_at(line), ".long()", indices.op)
     name = indices.name
     made = T(f"make `{name}` integer indices where it is made (line {line}): `.long()`",
              f"在创建 `{name}` 的第 {line} 行把它变成整数索引：`.long()`") if name else T(
@@ -729,7 +721,7 @@ def _label_form(ctx: Ctx) -> list[Candidate]:
         labels.shape[1] == 1 else [".long()"]
     fixes = []
     for suffix in suffixes:
-        edit = suffix_value(ctx.code, stmt, suffix, labels.op)
+        edit = fx.suffix_value(ctx.code, stmt, suffix, labels.op)
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean, T(
                 f"make the labels one integer class index per sample on line {line}: "
@@ -756,7 +748,7 @@ def _label_range(ctx: Ctx) -> list[Candidate]:
     fail = ctx.fail_line or 0
     out = []
     from_one = labels.low is not None and labels.low >= 1 and labels.high == classes
-    edit = suffix_value(ctx.code, ctx.flow.statement_at(line), " - 1", labels.op)
+    edit = fx.suffix_value(ctx.code, ctx.flow.statement_at(line), " - 1", labels.op)
     if edit is not None and labels.low is not None and labels.low >= 1:
         out.append(Candidate("ce-target-out-of-bounds", line, 0.8 if from_one else 0.5, [
             ("labels-from-one", {"fail_line": fail, "line": line,
@@ -808,7 +800,7 @@ def _label_names(ctx: Ctx, cid: str, conv: str | None) -> list[Candidate]:
         if st is None or "tensor(" not in text(st):
             continue
         line = st.lineno
-        edit = replace_in_line(ctx.code, line, r"\s*$", conv) if conv else replace_in_line(
+        edit = fx.replace_in_line(ctx.code, line, r"\s*$", conv) if conv else fx.replace_in_line(
             ctx.code, line, r"tensor\(\[([^\]]*)\]\)", "tensor([\\1]) - 1")
         describe = T(f"make the labels integer class indices on line {line}: `{conv}`",
                      f"在第 {line} 行把标签转为整数类别索引：`{conv}`") if conv else T(
@@ -861,7 +853,7 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
                 f"第 {line} 行明确检验值是否缺失：`{new}`；`{given}` 一旦是张量，"
                 "`or` 就会要求它给出真假值")))
     for node, new, describe in choices:
-        edit = replace_node(ctx.code, node, new)
+        edit = fx.replace_node(ctx.code, node, new)
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean, describe))
     counted = _counting_fix(ctx, stmt, line)
@@ -874,14 +866,14 @@ def _truth_fixes(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
     if named and len(named) == len(tested) and isinstance(stmt, (ast.If, ast.While)):
         # `if mask:` on a tensor is Python's test for "is there one", not a test of its
         # values: the presence test comes first
-        edit = replace_nodes(ctx.code, [(n, f"{text(n)} is not None") for n in named])
+        edit = fx.replace_nodes(ctx.code, [(n, f"{text(n)} is not None") for n in named])
         if edit is not None:
             shown = " and ".join(f"`{text(n)} is not None`" for n in named)
             fixes.append(Fix((edit,), runs_clean, T(
                 f"test whether there is a tensor on line {line}, not its values: {shown}",
                 f"第 {line} 行检验是否有这个张量，而不是它的值：{shown}")))
     for reduce in ("all", "any"):
-        edit = replace_nodes(ctx.code, [(n, postfix(n, f".{reduce}()")) for n in tested])
+        edit = fx.replace_nodes(ctx.code, [(n, fx.postfix(n, f".{reduce}()")) for n in tested])
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean, T(
                 f"say which you mean on line {line}: all elements (`.all()`) or any "
@@ -910,7 +902,7 @@ def _counting_fix(ctx: Ctx, stmt: ast.stmt, line: int) -> Fix | None:
     if test is None or counter is None or not isinstance(test, ast.Compare) or len(
             test.comparators) != 1 or not _tensorish(ctx, test):
         return None
-    indent = indent_of(flow.line(line))
+    indent = fx.indent_of(flow.line(line))
     edits.append(Edit("replace", line, f"{indent}{counter} += ({text(test)}).sum().item()"))
     compared = test.comparators[0]
     parent = flow.parents.get(stmt)
@@ -919,8 +911,8 @@ def _counting_fix(ctx: Ctx, stmt: ast.stmt, line: int) -> Fix | None:
         and text(s.target) != counter and s.lineno == s.end_lineno), None)
     also, also_zh = "", ""
     if other is not None:
-        total = f"{text(other.target)} += {postfix(compared, '.numel()')}"
-        edits.append(Edit("replace", other.lineno, indent_of(flow.line(other.lineno)) + total))
+        total = f"{text(other.target)} += {fx.postfix(compared, '.numel()')}"
+        edits.append(Edit("replace", other.lineno, fx.indent_of(flow.line(other.lineno)) + total))
         also = f", and count the compared elements on line {other.lineno}: `{total}`"
         also_zh = f"，第 {other.lineno} 行也按比较的元素个数累加：`{total}`"
     return Fix(tuple(edits), runs_clean, T(
@@ -990,14 +982,14 @@ def check_classes_last(ctx: Ctx) -> list[Candidate]:
         return []
     move = ".transpose(1, 2)" if len(scores.shape) == 3 else ".movedim(-1, 1)"
     line, arg = _call_arg(ctx, scores, failed.module or failed.op if failed else None)
-    edit = replace_node(ctx.code, arg, postfix(arg, move)) if arg is not None else None
+    edit = fx.replace_node(ctx.code, arg, fx.postfix(arg, move)) if arg is not None else None
     name = scores.name or (text(arg) if arg is not None else None)
     return [Candidate("ce-classes-not-dim1", line, 0.85, [
         ("classes-last", {"fail_line": line, "name": name, "shape": str(tuple(scores.shape)),
                           "target_shape": str(tuple(labels.shape)), "count": scores.shape[-1]})],
         [Fix((edit,), runs_clean, T(
-            f"put the classes in dimension 1 on line {line}: `{postfix(arg, move)}`",
-            f"第 {line} 行把类别放到第 1 维：`{postfix(arg, move)}`"))]
+            f"put the classes in dimension 1 on line {line}: `{fx.postfix(arg, move)}`",
+            f"第 {line} 行把类别放到第 1 维：`{fx.postfix(arg, move)}`"))]
         if edit is not None and arg is not None else [],
         {"line": line, "name": name, "detail": move, "shape": str(tuple(scores.shape)),
          "count": scores.shape[-1]})]
@@ -1053,7 +1045,7 @@ def _last_batch_of_one(ctx: Ctx) -> list[Candidate]:
             continue
         new = ast.Call(call.func, call.args, [*call.keywords, ast.keyword(
             "drop_last", ast.Constant(True))])
-        fix = node_fix(ctx.code, call, ast.unparse(new), runs_clean, T(
+        fix = fx.node_fix(ctx.code, call, ast.unparse(new), runs_clean, T(
             f"drop the last, incomplete batch: `drop_last=True` in the DataLoader on line "
             f"{call.lineno}",
             f"丢掉最后那个不完整的批量：第 {call.lineno} 行的 DataLoader 加上 `drop_last=True`"))
@@ -1061,3 +1053,11 @@ def _last_batch_of_one(ctx: Ctx) -> list[Candidate]:
         out.append(Candidate("batchnorm-single-sample", call.lineno, 0.85, [
             ("last-batch-of-one", fill)], [fix] if fix is not None else [], fill))
     return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_linear_shape, check_view_shape, check_batch,
+                                       check_conv_channels, check_dtype, check_ce_target,
+                                       check_bool, check_batchnorm_train, check_embedding_indices,
+                                       check_embedding_range, check_classes_last,
+                                       check_tuple_in_sequential)
+SILENT_CHECKS: tuple[Check, ...] = ()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, replace_node
 from tutor.diagnosis.flow import call_name, receiver, text
 from tutor.diagnosis.symptoms import traced
@@ -243,3 +243,8 @@ def _loss_target(ctx: Ctx, line: int) -> str | None:
         if call.lineno == line and len(call.args) == 2 and isinstance(call.args[1], ast.Name):
             return call.args[1].id
     return None
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_output_range, check_target_cast,
+                                    check_unnormalized_target)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx, at_failing_line
+from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
 from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
@@ -289,3 +289,10 @@ def _imported_from_nn(flow: Flow) -> set[str]:
     return {alias.asname or alias.name for node in ast.walk(flow.tree)
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.nn")
             for alias in node.names}
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_module_init, check_view_contiguous,
+                                       check_backward_number, check_bce_range, check_layers_in_list,
+                                       check_tensor_from_tensors, check_module_with_tensors,
+                                       check_result_discarded)
+SILENT_CHECKS: tuple[Check, ...] = (check_layers_in_list,)

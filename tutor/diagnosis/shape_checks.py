@@ -18,7 +18,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_node, suffix_value
 from tutor.diagnosis.flow import call_name, module_label, text
 from tutor.diagnosis.lineage import (
@@ -695,3 +695,7 @@ def _entry_argument(ctx: Ctx, entry: Step) -> ast.expr | None:
              if isinstance(a, ast.Name)]
     distinct = {a.id for a in names}
     return names[0] if len(distinct) == 1 else None
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_batch_lost, check_sliced_one_side, check_missing_dim)
+SILENT_CHECKS: tuple[Check, ...] = ()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import module_label, text
 from tutor.diagnosis.lineage import JOINS, Lineage, Step, shape_text
@@ -341,3 +341,8 @@ def _given_at(ctx: Ctx, arg: ast.expr, line: int) -> int:
         return line
     given = ctx.flow.arguments_for(function, arg.id)
     return given[0][0].lineno if len(given) == 1 else line
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_parted, check_output_element, check_size_at_creation,
+                                       check_shapes_traced)
+SILENT_CHECKS: tuple[Check, ...] = ()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import math
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, replace_nodes
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.symptoms import (
@@ -1100,3 +1100,12 @@ def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], 
     return Fix((edit,), one_score, T(
         f"one score per sample needs a sigmoid, not a softmax: `{sigmoid}` on line {line}",
         f"每个样本只有一个分数时要用 sigmoid，而不是 softmax：第 {line} 行写成 `{sigmoid}`"))
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_trained_in_eval,
+                                    check_functional_dropout, check_shared_norm,
+                                    check_changed_input, check_erased_accumulation,
+                                    check_tiny_steps, check_freeze_undone, check_symmetric_init,
+                                    check_unregistered, check_no_backward, check_no_step,
+                                    check_zero_gradient_op, check_flat_softmax)

@@ -9,7 +9,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from tutor.diagnosis.candidate import Candidate, Ctx
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.cuts import cut_fixes, round_trip
 from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, node_fix, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
@@ -653,33 +653,6 @@ def check_double_sigmoid(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-
-def check_relu_output(ctx: Ctx) -> list[Candidate]:
-    flow, code = ctx.flow, ctx.code
-    if ctx.error is not None:
-        return []
-    out = []
-    for stmt in flow.statements:
-        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) and \
-                call_name(stmt.value) == "relu" and stmt.value.args:
-            inner = text(stmt.value.args[0])
-            e = replace_in_line(code, stmt.lineno, re.escape(text(stmt.value)), inner)
-            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
-                ("relu-out", {"line": stmt.lineno})],
-                [Fix((e,), loss_improves, T("return the output layer without ReLU",
-                                            "输出层之后不要再接 ReLU"))] if e else [],
-                {"line": stmt.lineno}))
-        if isinstance(stmt, ast.Assign) and "Sequential" in text(stmt.value) and \
-                re.search(r",\s*nn\.ReLU\(\)\)\s*$", flow.line(stmt.lineno)):
-            e = replace_in_line(code, stmt.lineno, r",\s*nn\.ReLU\(\)\)\s*$", ")")
-            out.append(Candidate("relu-output", stmt.lineno, 0.6, [
-                ("relu-out", {"line": stmt.lineno})],
-                [Fix((e,), loss_improves, T("drop the final ReLU", "去掉最后的 ReLU"))]
-                if e else [], {"line": stmt.lineno}))
-    return out
-
-
-
 CLIPPERS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value")
 
 
@@ -790,3 +763,10 @@ def check_broadcast(ctx: Ctx) -> list[Candidate]:
                                    "target_shape": f"({m.group(1)})"})],
             fixes, {"line": line, "shape": f"({m.group(2)})", "target_shape": f"({m.group(1)})"}))
     return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_uncalled, check_zero_grad, check_optimizer_params,
+                                    check_requires_grad_late, check_graph_cut_silent, check_frozen,
+                                    check_softmax_ce, check_double_sigmoid, check_dropout_eval,
+                                    check_lr, check_broadcast)

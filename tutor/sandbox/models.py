@@ -422,10 +422,15 @@ class TrainingEvidence(_Data):
     loss_inputs: list[LossInputEvidence] = Field(default_factory=list, max_length=20)
     """What losses expecting scores or log-probabilities were given, and by which op."""
     dropouts: list[DropoutEvidence] = Field(default_factory=list, max_length=20)
+    """Functional dropouts left on in eval mode."""
     changed_inputs: list[InputChangedEvidence] = Field(default_factory=list, max_length=10)
+    """Inputs a module changed in place that the learner's code read again."""
     shared_norms: list[SharedNormEvidence] = Field(default_factory=list, max_length=10)
+    """Normalization layers called at two stages of one forward pass."""
     unfrozen: list[UnfreezeEvidence] = Field(default_factory=list, max_length=10)
+    """Freezes undone before any step."""
     flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
+    """Softmaxes over a dimension of size 1."""
 
 
 class BuiltInForwardEvidence(_Data):
@@ -477,9 +482,13 @@ class AccountingEvidence(_Data):
 
     built_in_forward: list[BuiltInForwardEvidence] = Field(default_factory=list,
                                                            max_length=20)
+    """Layers and parameters made anew at each forward call."""
     self_copies: list[SelfCopyEvidence] = Field(default_factory=list, max_length=20)
+    """Weights copied onto themselves."""
     aliases: list[AliasEvidence] = Field(default_factory=list, max_length=20)
+    """Module objects bound to several of the learner's names."""
     module_flags: list[FlagEvidence] = Field(default_factory=list, max_length=20)
+    """Freezing flags that freeze nothing."""
 
 
 class CutEvidence(_Data):
@@ -495,13 +504,16 @@ class CutEvidence(_Data):
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
+    failed: FailedOpEvidence | None = None
+    """The op that raised, its operands and where each was made."""
     ops: list[OpEvidence] = Field(default_factory=list, max_length=150)
+    truncated: bool = False
+    """Some of the run went unrecorded (more ops than the lists keep, or the recorder could
+    not read a value): what is missing is not evidence of absence."""
     backwards: list[BackwardEvidence] = Field(default_factory=list, max_length=300)
     steps: list[StepEvidence] = Field(default_factory=list, max_length=300)
     modules: list[ModuleCallEvidence] = Field(default_factory=list, max_length=60)
     params: list[ParamEvidence] = Field(default_factory=list, max_length=150)
-    failed: FailedOpEvidence | None = None
-    truncated: bool = False
     training: TrainingEvidence = Field(default_factory=TrainingEvidence)
     accounting: AccountingEvidence = Field(default_factory=AccountingEvidence)
     cut: CutEvidence | None = Field(None, description="Only for a run given a budget that "
