@@ -189,6 +189,28 @@ def test_a_pasted_program_keeps_its_blank_lines() -> None:
     assert "Thanks" not in code
 
 
+def test_a_del_statement_and_a_commented_out_line_stay_inside_the_pasted_program() -> None:
+    # `del a, b` and `# d2z = ...  # throws` are lines of the program: they cut it in two and
+    # only the longer half ran, so the answer quoted half of what the program prints
+    question = ("What does this print, and why?\n"
+                "x = torch.ones(2, requires_grad=True)\n"
+                "y = (x * 3).sum()\n"
+                "print(y.requires_grad)\n"
+                "del y\n"
+                "z = (x * 2).sum()\n"
+                "# w = torch.autograd.grad(z, x)[0]  # throws\n"
+                "\n"
+                "print(z.requires_grad)\n"
+                "print(x.grad)")
+    code = snippet(question)
+    assert code is not None and parses(code)
+    assert code.count("print(") == 3
+    assert "del y" in code and "# w = torch.autograd.grad(z, x)[0]  # throws" in code
+    # a comment before any code is prose (a Markdown heading), not the program's first line
+    heading = snippet("# My question\nprint(torch.ones(1))")
+    assert heading is not None and "My question" not in heading
+
+
 def test_a_decorated_function_is_part_of_the_pasted_program() -> None:
     # the decorator line cut the program in two: only the part after it ran, and "import
     # torch; " in front of its "def" was a syntax error on line 1

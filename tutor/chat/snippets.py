@@ -20,7 +20,8 @@ from tutor.python_names import parses
 _STATEMENT_RE = re.compile(
     r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*(\s*,\s*[A-Za-z_][\w.\[\]]*)*\s*"
     r"(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
-    r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|@[A-Za-z_])"
+    r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|finally:|@[A-Za-z_]|"
+    r"del |assert |raise\b|pass\b|break\b|continue\b|global |nonlocal )"
 )
 _HEADER_RE = re.compile(r"^\s*(with|for|if|while|def|class|else|elif|try|except)\b.*:\s*(#.*)?$")
 _PIECE_RE = re.compile(r";|。|，(?=\s*[A-Za-z_])|\s+(?:and then|then)\s+")
@@ -74,21 +75,22 @@ def _longest_statement(piece: str) -> str | None:
 
 
 def _blocks(question: str) -> list[list[str]]:
-    """Runs of consecutive whole code lines in ``question``; blank lines between code lines
-    belong to the program (a pasted program keeps its paragraphs)."""
+    """Runs of consecutive whole code lines in ``question``; blank and comment lines between
+    code lines belong to the program (a pasted program keeps its paragraphs and its
+    commented-out lines)."""
     blocks: list[list[str]] = []
     current: list[str] = []
-    blanks = 0
+    between: list[str] = []  # blank and comment lines inside a block, kept if code follows
     for line in question.splitlines():
-        if not line.strip() and current:
-            blanks += 1
+        if current and (not line.strip() or line.lstrip().startswith("#")):
+            between.append(line.rstrip() if line.strip() else "")
         elif code_line(line.rstrip()):
-            current += [""] * blanks + [line.rstrip()]
-            blanks = 0
+            current += [*between, line.rstrip()]
+            between = []
         else:
             if current:
                 blocks.append(current)
-            current, blanks = [], 0
+            current, between = [], []
     if current:
         blocks.append(current)
     return blocks

@@ -74,6 +74,10 @@ class TopicEvidence:
     """It names PyTorch (``torch``, ``pytorch``): another framework named alongside is compared."""
     asked_foreign: bool = False
     """The clause that asks (which / how / 吗 / 怎么 ... ?) names another domain's thing."""
+    asked_framework: bool = False
+    """A clause that asks names another framework and not PyTorch ("how can I do this in
+    Caffe2?", "paddle 的参数怎么更新？"): the question is that framework's, whatever PyTorch
+    it names as a reference elsewhere."""
     setup: str | None = None
     """A domain of the learner's setup it names (installing, versions, git, another
     framework, buying hardware: ``setup_domains``), if any."""
@@ -83,7 +87,12 @@ class TopicEvidence:
         """'foreign' (about another domain), 'plain-error' (a plain Python error, nothing
         about autograd around it), 'anchor' (names autograd), 'content' (on topic by its
         content words and the retrieval) or 'none'."""
-        if self.task or (self.foreign and len(self.foreign) > self.anchors):
+        # another framework named beside PyTorch is a comparison, not a foreign word
+        counted = {w for w, d in self.foreign.items()
+                   if not (d == "frameworks" and self.names_pytorch)}
+        if self.task or (counted and len(counted) > self.anchors):
+            return "foreign"
+        if self.asked_framework:
             return "foreign"
         # what it asks is the other domain's ("which GPU should I buy for training?"), or it
         # is about the learner's setup (CUDA versions, git), and nothing of autograd proper
@@ -222,6 +231,9 @@ class Topicality:
             margin=margin,
             names_pytorch=_PYTORCH_RE.search(question) is not None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
+            asked_framework=any(
+                "frameworks" in foreign_words(clause).values() and not _PYTORCH_RE.search(clause)
+                for clause in asking_clauses(question)),
             setup=setup_domain(foreign),
         )
 
