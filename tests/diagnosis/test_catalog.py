@@ -21,7 +21,7 @@ def test_catalog_has_at_least_thirty_distinct_diagnoses() -> None:
     assert len(catalog.errors) >= 30
     assert {e.pitfall for e in catalog.pitfalls} == {
         "missing-zero-grad", "data-attribute", "nonleaf-grad-read", "backward-in-no-grad",
-        "requires-grad-too-late", "result-discarded",
+        "requires-grad-too-late", "result-discarded", "state-dict-kept", "normalize-precedence",
     }
     assert catalog.warnings
 

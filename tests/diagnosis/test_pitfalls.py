@@ -216,3 +216,84 @@ def test_printing_gradients_to_show_accumulation_is_not_flagged() -> None:
         print(i, x.grad)
     """
     assert hits(code) == []
+
+
+BEST_STATE = """
+import torch
+net = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+best, best_state = 1e9, None
+for epoch in range(5):
+    loss = net(torch.ones(4, 2)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if loss.item() < best:
+        best = loss.item()
+        best_state = net.state_dict()
+net.load_state_dict(best_state)
+"""
+
+
+def test_a_state_dict_kept_while_training_goes_on_is_the_live_weights() -> None:
+    assert hits(BEST_STATE) == [("state-dict-kept-by-reference", 13, "best_state")]
+    # a shallow copy of the dict still holds the same tensors
+    shallow = BEST_STATE.replace("net.state_dict()", "dict(net.state_dict())")
+    assert hits(shallow) == [("state-dict-kept-by-reference", 13, "best_state")]
+    # the weights before training, kept to reset the network after it
+    reset = """
+    import torch
+    net = torch.nn.Linear(2, 1)
+    init = net.state_dict()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        net(torch.ones(1, 2)).sum().backward()
+        opt.step()
+    net.load_state_dict(init)
+    """
+    assert hits(reset) == [("state-dict-kept-by-reference", 4, "init")]
+
+
+@pytest.mark.parametrize("written_right", [
+    "best_state = copy.deepcopy(net.state_dict())",
+    "best_state = {k: v.clone() for k, v in net.state_dict().items()}",
+    # saved at once: torch.save writes the values of that moment
+    "best_state = net.state_dict()\n        torch.save(best_state, buffer)",
+])
+def test_a_snapshot_or_an_immediate_save_of_the_state_dict_is_quiet(written_right: str) -> None:
+    code = BEST_STATE.replace("best_state = net.state_dict()", written_right)
+    if "torch.save" in written_right:
+        code = code.replace("net.load_state_dict(best_state)\n", "")
+    assert "state-dict-kept-by-reference" not in [h[0] for h in hits(code)]
+
+
+def test_a_state_dict_with_no_optimizer_step_after_it_is_quiet() -> None:
+    code = """
+    import torch
+    net = torch.nn.Linear(2, 1)
+    other = torch.nn.Linear(2, 1)
+    state = net.state_dict()
+    other.load_state_dict(state)
+    """
+    assert hits(code) == []
+
+
+def test_only_the_mean_divided_by_the_std_is_a_precedence_slip() -> None:
+    code = """
+    import torch
+    x = torch.rand(5)
+    mean, std = x.mean(), x.std()
+    y = x - mean / std
+    z = x - x.min() / (x.max() - x.min())
+    """
+    assert hits(code) == [("normalize-precedence", 5, "x"), ("normalize-precedence", 6, "x")]
+    right = """
+    import torch
+    x = torch.rand(5)
+    mean, std = x.mean(), x.std()
+    y = (x - mean) / std
+    w = x - lr / 2
+    v = x - 0.1307 / 0.3081
+    """
+    assert hits(right) == []

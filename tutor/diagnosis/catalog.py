@@ -168,6 +168,8 @@ PitfallRule = Literal[
     "backward-in-no-grad",
     "requires-grad-too-late",
     "result-discarded",
+    "state-dict-kept",
+    "normalize-precedence",
 ]
 
 

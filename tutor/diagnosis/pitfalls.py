@@ -408,6 +408,98 @@ def _enabled_requires_grad(stmt: ast.stmt) -> str | None:
     return None
 
 
+def _loops_of(source: Source, node: ast.AST) -> list[ast.For | ast.While]:
+    """The loops around ``node`` in its own function, innermost first."""
+    loops: list[ast.For | ast.While] = []
+    for a in source.ancestors(node):
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            break
+        if isinstance(a, (ast.For, ast.While)):
+            loops.append(a)
+    return loops
+
+
+def _inside(line: int, node: ast.stmt) -> bool:
+    return node.lineno <= line <= (node.end_lineno or node.lineno)
+
+
+def _steps_between(source: Source, made: ast.stmt, used: int, steps: list[int]) -> bool:
+    """Whether an optimizer step can run after ``made`` and before line ``used``: between
+    them in the text, or anywhere in a loop around ``made`` that ``used`` is outside of (or
+    comes before ``made`` in: the next pass steps first)."""
+    if any(made.lineno < s < used for s in steps):
+        return True
+    for loop in _loops_of(source, made):
+        if not _inside(used, loop) or used < made.lineno:
+            return any(_inside(s, loop) for s in steps)
+    return False
+
+
+def _state_dict_value(value: ast.expr) -> bool:
+    """``m.state_dict()``, or a shallow copy of it (``.copy()``, ``dict(...)``,
+    ``OrderedDict(...)``): a dict of the live parameters."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in ("state_dict", "copy"):
+        if value.args or value.keywords:
+            return False
+        return func.attr == "state_dict" or _state_dict_value(func.value)
+    return call_name(value) in ("dict", "OrderedDict") and len(value.args) == 1 \
+        and _state_dict_value(value.args[0])
+
+
+def state_dict_kept(source: Source) -> list[Hit]:
+    """``best = model.state_dict()`` kept while training goes on and loaded, saved or
+    returned later: the dict holds the parameters themselves, not a copy, so every later
+    optimizer step changes it too and "the best weights" are the last ones."""
+    steps = [c.lineno for c in ast.walk(source.tree) if isinstance(c, ast.Call)
+             and call_name(c) == "step" and not c.args
+             and "sched" not in source_text(c.func).lower()]
+    if not steps or not any(isinstance(n, ast.Call) and call_name(n) == "backward"
+                            for n in ast.walk(source.tree)):
+        return []
+    uses: dict[str, list[int]] = {}
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Call) and call_name(node) in ("load_state_dict", "save"):
+            for arg in node.args[:1]:
+                uses.setdefault(dotted(arg) or "", []).append(node.lineno)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            uses.setdefault(dotted(node.value) or "", []).append(node.lineno)
+    hits: list[Hit] = []
+    for stmt in ast.walk(source.tree):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and _state_dict_value(stmt.value)):
+            continue
+        name = dotted(stmt.targets[0])
+        if name and any(_steps_between(source, stmt, line, steps)
+                        for line in uses.get(name, [])):
+            hits.append(Hit(stmt.lineno, name))
+    return _first_per_line(hits)
+
+
+_CENTRE = ("mean", "avg", "average", "mu", "min")
+_SCALE = ("std", "sigma", "stdev", "scale", "max", "range", "var")
+
+
+def _named_like(node: ast.expr, words: tuple[str, ...]) -> bool:
+    text = source_text(node).lower()
+    return not isinstance(node, ast.Constant) and any(w in text for w in words)
+
+
+def normalize_precedence(source: Source) -> list[Hit]:
+    """``x - mean / std``: ``/`` binds tighter than ``-``, so only the mean is divided and
+    the data is shifted, not scaled (also ``x - x.min() / (x.max() - x.min())``)."""
+    hits: list[Hit] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(
+                node.right, ast.BinOp) and isinstance(node.right.op, ast.Div):
+            centre, scale = node.right.left, node.right.right
+            if _named_like(centre, _CENTRE) and _named_like(scale, _SCALE):
+                hits.append(Hit(node.lineno, source_text(node.left)))
+    return _first_per_line(hits)
+
+
 def _first_per_line(hits: list[Hit]) -> list[Hit]:
     seen: set[int] = set()
     out = []
@@ -425,4 +517,6 @@ RULES: dict[str, Callable[[Source], list[Hit]]] = {
     "nonleaf-grad-read": nonleaf_grad_read,
     "backward-in-no-grad": backward_in_no_grad,
     "requires-grad-too-late": requires_grad_too_late,
+    "state-dict-kept": state_dict_kept,
+    "normalize-precedence": normalize_precedence,
 }
