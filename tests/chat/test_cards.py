@@ -255,6 +255,38 @@ def test_a_comparison_answers_both_sides(tutor: Tutor) -> None:
             assert side in bullet, (side, bullet)
 
 
+@pytest.mark.parametrize("question", [
+    "Should I call zero_grad() before backward() or after step()?",
+    "Should I use x.clone() or x.detach() to keep a copy of a tensor?",
+    "Is it better to put zero_grad at the start of the loop or at the end?",
+    "zero_grad 应该放在 backward 之前还是 step 之后？",
+])
+def test_a_question_between_two_alternatives_is_a_comparison(question: str) -> None:
+    # it was a yes/no question: "Yes, roughly: ..." answered "before or after?"
+    assert question_kind(question) == "compare"
+
+
+@pytest.mark.parametrize("question", [
+    "Should I detach the hidden state or not?",
+    "Can I use no_grad or will it break training?",
+])
+def test_or_not_and_a_second_question_are_no_alternatives(question: str) -> None:
+    assert question_kind(question) == "can"
+
+
+def test_a_comparison_is_not_answered_by_a_card_comparing_two_other_things(
+        tutor: Tutor) -> None:
+    # the cards comparing one backward() of a sum with two backward() calls, and loss.data[0]
+    # with loss and loss.item(), share a word with these questions and compare other things
+    weights = tutor.cards.match("Does loss.backward() compute gradients for the weights or the "
+                                "inputs?")
+    assert weights is not None and not any("two backward()" in side.name
+                                           for side in weights.card.sides), weights.card.id
+    item = tutor.cards.match("Is float(loss) the same as loss.item()?")
+    assert item is None or not any("data[0]" in side.name for side in item.card.sides), \
+        item.card.id
+
+
 def test_a_one_letter_word_names_no_side_of_a_comparison(tutor: Tutor) -> None:
     # "what's" gave the word "s", which the sides "the discriminator's step" / "the
     # generator's step" both had: a question about hooks got the GAN comparison

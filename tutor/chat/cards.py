@@ -763,6 +763,10 @@ class CardBook:
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
         shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
+        if kind == "compare":
+            # a card comparing two other things answers another question: the card of what
+            # is asked, else the best card that compares nothing
+            shaped = next((c for c in near if _compares_asked(question, point, c)), None)
         if point.sides is not None and kind != "compare":
             # one thing or another: the card that tells the two apart answers it first
             sided = next((c for c in near if _sides_match(point.sides, c.sides)), None)
@@ -778,10 +782,13 @@ class CardBook:
                 for cid, s in forms.items()
                 if s >= floor
                 and _fits(by_id[cid], kind, form_verdicts.get(cid) or by_id[cid].verdict)
+                and (kind != "compare" or _compares_asked(question, point, by_id[cid]))
             ]
             if fitting:
                 shaped = by_id[max(fitting, key=lambda cid: scores[cid])]
                 verdicts[shaped.id] = form_verdicts.get(shaped.id)
+        if shaped is None and kind == "compare":
+            shaped = next((c for c in near if len(c.sides) < 2), None)
         shaped = shaped or by_id[best_id]
         covered = self.coverage(point, shaped)
         by_signal = scores[shaped.id] >= SIGNAL_SCORE
@@ -936,19 +943,43 @@ def _sides_match(asked: tuple[AskedSide, AskedSide], sides: tuple[Side, ...]) ->
     def names(side: Side) -> tuple[frozenset[str], set[str]]:
         return api_names(side.matched), _side_words(side.matched)
 
-    def fits(want: AskedSide, side: Side) -> bool:
+    def fits(want: AskedSide, other: AskedSide, side: Side) -> bool:
         side_names, side_words = names(side)
         if want.names:
             return bool(want.names & side_names)
-        return bool(set(want.words) & side_words)
+        # a word both asked sides have ("loss" of float(loss) and loss.item()) tells neither
+        # apart: the side is named by its own words
+        own = set(want.words) - set(other.words) or set(want.words)
+        return bool(own & side_words)
 
     a, b = asked
     return any(
-        fits(a, first) and fits(b, second)
+        fits(a, b, first) and fits(b, a, second)
         for first in sides
         for second in sides
         if first is not second
     )
+
+
+def _compares_asked(question: str, point: AskedPoint, card: Card) -> bool:
+    """Whether ``card`` compares what the comparison ``question`` compares: the two sides
+    it names, where both were read; else (a side not read: "它", or no sides) one of the
+    card's sides named in the question by what sets it apart from the others ("one
+    backward() of the sum" and "two backward() calls" are not named by "backward")."""
+    if len(card.sides) < 2:
+        return False
+    if point.sides is not None and all(_names_a_side(side) for side in point.sides):
+        return _sides_match(point.sides, card.sides)
+    asked = set(_IDENT_RE.findall(question.lower()))
+    words = [_side_words(side.matched) for side in card.sides]
+    own = [w - set().union(*(o for o in words if o is not w)) for w in words]
+    return any(w & asked for w in own)
+
+
+def _names_a_side(side: AskedSide) -> bool:
+    """Whether an asked side was read as something: an API, or a word of code or English."""
+    return bool(side.names) or any(w.isascii() and len(w) > 1 and w not in _GENERIC
+                                   for w in side.words)
 
 
 def _fits(card: Card, kind: Kind, verdict: Verdict | None) -> bool:
