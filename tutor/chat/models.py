@@ -11,7 +11,7 @@ from tutor.i18n import BiText, Lang, Text
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 AnswerKind = Literal["answer", "context", "hint", "off_topic", "empty"]

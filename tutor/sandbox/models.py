@@ -21,7 +21,7 @@ Scalar = bool | int | float | str | None
 
 
 class _Data(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class TensorSnapshot(_Data):
