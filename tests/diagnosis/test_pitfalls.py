@@ -286,14 +286,17 @@ def test_only_the_mean_divided_by_the_std_is_a_precedence_slip() -> None:
     mean, std = x.mean(), x.std()
     y = x - mean / std
     z = x - x.min() / (x.max() - x.min())
+    image = x.float() - 127.5 / 128.0
     """
-    assert hits(code) == [("normalize-precedence", 5, "x"), ("normalize-precedence", 6, "x")]
+    assert hits(code) == [("normalize-precedence", 5, "x"), ("normalize-precedence", 6, "x"),
+                          ("normalize-precedence", 7, "x.float()")]
     right = """
     import torch
     x = torch.rand(5)
     mean, std = x.mean(), x.std()
     y = (x - mean) / std
     w = x - lr / 2
-    v = x - 0.1307 / 0.3081
+    v = (x - 0.1307) / 0.3081
+    third = x - 1 / 3
     """
     assert hits(right) == []

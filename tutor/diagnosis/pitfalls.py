@@ -487,15 +487,27 @@ def _named_like(node: ast.expr, words: tuple[str, ...]) -> bool:
     return not isinstance(node, ast.Constant) and any(w in text for w in words)
 
 
+def _constants_like(centre: ast.expr, scale: ast.expr) -> bool:
+    """``127.5 / 128.0``, ``0.5 / 0.5``, ``0.1307 / 0.3081``: a centre and a scale written as
+    numbers (a float among them, of the same order), not a fraction such as ``1 / 3``."""
+    values = [n.value for n in (centre, scale) if isinstance(n, ast.Constant)
+              and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    if len(values) != 2 or not any(isinstance(v, float) for v in values) or min(values) <= 0:
+        return False
+    return 0.1 <= values[0] / values[1] <= 2
+
+
 def normalize_precedence(source: Source) -> list[Hit]:
     """``x - mean / std``: ``/`` binds tighter than ``-``, so only the mean is divided and
-    the data is shifted, not scaled (also ``x - x.min() / (x.max() - x.min())``)."""
+    the data is shifted, not scaled (also ``x - x.min() / (x.max() - x.min())`` and
+    ``x - 127.5 / 128.0``)."""
     hits: list[Hit] = []
     for node in ast.walk(source.tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(
                 node.right, ast.BinOp) and isinstance(node.right.op, ast.Div):
             centre, scale = node.right.left, node.right.right
-            if _named_like(centre, _CENTRE) and _named_like(scale, _SCALE):
+            if (_named_like(centre, _CENTRE) and _named_like(scale, _SCALE)) or (
+                    not isinstance(node.left, ast.Constant) and _constants_like(centre, scale)):
                 hits.append(Hit(node.lineno, source_text(node.left)))
     return _first_per_line(hits)
 
