@@ -384,7 +384,61 @@ attend = Attend()
 out, weights = attend(x[:1], x[1:6])
 print(weights)
 """))
+# one output per sample squeezed to (N,), float 0/1 labels: CrossEntropyLoss reads one sample
+# of N classes (torch 2.x: no error); the functional form, and a sigmoid output, too
+CASES += [
+    ("ce-one-sample", 8, "BCEWithLogitsLoss", DATA + """model = nn.Linear(4, 1)
+criterion = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(20):
+    opt.zero_grad()
+    loss = criterion(model(x).squeeze(1), y.float())
+    loss.backward()
+    opt.step()
+""", DATA + """model = nn.Linear(4, 2)
+criterion = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(20):
+    opt.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    opt.step()
+"""),
+    ("ce-one-sample", 12, "binary_cross_entropy(", DATA + """model = nn.Sequential(
+    nn.Linear(4, 1), nn.Sigmoid())
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+def train_step(inputs, labels):
+    opt.zero_grad()
+    loss = F.cross_entropy(model(inputs).view(-1), labels)
+    loss.backward()
+    opt.step()
+for _ in range(20):
+    train_step(x, y.float())
+""", DATA + """model = nn.Sequential(
+    nn.Linear(4, 1), nn.Sigmoid())
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+def train_step(inputs, labels):
+    opt.zero_grad()
+    loss = F.binary_cross_entropy(model(inputs).view(-1), labels)
+    loss.backward()
+    opt.step()
+for _ in range(20):
+    train_step(x, y.float())
+"""),
+]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+
+
+def test_one_sample_with_class_probabilities_is_what_cross_entropy_is_for(sandbox: Any) -> None:
+    # soft labels that are a distribution over classes, one unbatched sample: no mistake
+    not_diagnosed(sandbox, "ce-one-sample", DATA + """scores = torch.randn(5, requires_grad=True)
+target = torch.tensor([0.1, 0.2, 0.3, 0.2, 0.2])
+opt = torch.optim.SGD([scores], lr=0.5)
+for _ in range(10):
+    opt.zero_grad()
+    F.cross_entropy(scores, target).backward()
+    opt.step()
+""")
 
 
 @pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), CASES, ids=IDS)

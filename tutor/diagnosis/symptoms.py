@@ -102,6 +102,12 @@ dropout_follows_mode = gone(lambda trace: trace.dropouts, T(
     "改动后模型处于 eval 模式时 dropout 是关闭的"))
 
 
+one_sample_gone = gone(
+    lambda trace: [g for g in trace.loss_inputs if g.one_sample and g.target_binary],
+    T("with this change each output is compared with its own label",
+      "改动后每个输出都和它自己的标签比较"))
+
+
 def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
     trained = [m for m in fixed.modules if m.backward and (m.dropout or m.batchnorm)]
     if not trained or any(not m.training for m in trained):

@@ -34,6 +34,7 @@ from tutor.diagnosis.symptoms import (
     moves_more,
     nonfinite_gone,
     norms_apart,
+    one_sample_gone,
     one_score,
     parameters_move,
     softmax_spreads,
@@ -397,6 +398,52 @@ def check_loss_input(ctx: Ctx) -> list[Candidate]:
             out.append(Candidate(cid, root, 0.9, steps, [Fix((edit,), expect, describe)],
                                  {**fill, "line": root, "given": given_there}))
     return out
+
+
+def check_one_sample_ce(ctx: Ctx) -> list[Candidate]:
+    """CrossEntropyLoss given N scores in one dimension and N float labels of 0 and 1: it
+    read them as ONE sample whose N classes have those probabilities (the shape of a binary
+    classifier's outputs), so each sample's label never meets its own score alone. The fix
+    tried: the binary loss the shape belongs to, where the criterion is built."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for given in ctx.evidence.training.loss_inputs:
+        if given.loss != "cross_entropy" or not given.one_sample or not given.target_binary:
+            continue
+        probabilities = (given.producer or "") in ("sigmoid", "sigmoid_")
+        new = "BCELoss" if probabilities else "BCEWithLogitsLoss"
+        site = _criterion_site(ctx.flow, given.line)
+        if site is None:
+            continue
+        node, old = site
+        if old != "CrossEntropyLoss":
+            new = "binary_cross_entropy" if probabilities else "binary_cross_entropy_with_logits"
+        written = text(node)[: -len(old)] + new
+        edit = replace_node(ctx.code, node, written)
+        if edit is None:
+            continue
+        fill: dict[str, object] = {"line": node.lineno, "count": given.one_sample,
+                                   "name": given.name, "criterion": written}
+        steps: list[tuple[str, dict[str, object]]] = [
+            ("ce-read-as-one-sample", {"line": given.line, "count": given.one_sample})]
+        out.append(Candidate("ce-one-sample", node.lineno, 0.85, steps, [Fix(
+            (edit,), one_sample_gone, T(f"use `{written}` on line {node.lineno}",
+                                        f"在第 {node.lineno} 行改用 `{written}`"))], fill))
+    return out
+
+
+def _criterion_site(flow: Flow, line: int) -> tuple[ast.expr, str] | None:
+    """The name to change for the cross-entropy called on ``line``: ``F.cross_entropy``
+    there, else the ``CrossEntropyLoss`` its criterion was built with."""
+    for call in _calls_on_line(flow, line):
+        if call_name(call) == "cross_entropy":
+            return call.func, "cross_entropy"
+        if isinstance(call.func, (ast.Name, ast.Attribute)):
+            built = flow.constructor(text(call.func), "CrossEntropyLoss")
+            if built is not None:
+                return built.func, "CrossEntropyLoss"
+    return None
 
 
 def _activation_sites(ctx: Ctx, given: LossInputEvidence, nll: bool
@@ -1108,4 +1155,5 @@ SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_tra
                                     check_changed_input, check_erased_accumulation,
                                     check_tiny_steps, check_freeze_undone, check_symmetric_init,
                                     check_unregistered, check_no_backward, check_no_step,
-                                    check_zero_gradient_op, check_flat_softmax)
+                                    check_zero_gradient_op, check_flat_softmax,
+                                    check_one_sample_ce)

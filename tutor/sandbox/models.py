@@ -352,6 +352,11 @@ class LossInputEvidence(_Data):
     target_high: float | None = None
     outside: float | None = Field(None, description="The share of the targets outside what "
                                   "the producing activation can output.")
+    one_sample: int | None = Field(None, description="cross_entropy given a 1-D input and a "
+                                   "float target of its shape: the number of scores it read "
+                                   "as the classes of one sample.")
+    target_binary: bool | None = Field(None, description="With one_sample: every target is 0 "
+                                       "or 1 (labels of separate samples, not a distribution).")
     target_cast: str | None = Field(None, max_length=80, description="The target came from "
                                     "an integer cast that cut off fractions.")
     target_cast_line: int | None = None

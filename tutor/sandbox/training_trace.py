@@ -310,6 +310,19 @@ class TrainingTrace:
         if made is not None and made.get("truncated"):
             entry.update(target_cast=str(made["op"])[:80], target_cast_line=made["line"])
 
+    def _one_sample(self, entry: Data, scores: Any, target: Any) -> None:
+        """cross_entropy given a 1-D input reads it as ONE sample's class scores, and a float
+        target of the same shape as that sample's class probabilities: the shape of N
+        binary outputs with their 0/1 labels, trained as one N-class sample."""
+        torch = self.torch
+        if not isinstance(target, torch.Tensor) or not target.is_floating_point() or \
+                target.shape != scores.shape or scores.numel() < 2:
+            return
+        with torch.no_grad():
+            labels = target.detach()
+            binary = bool(((labels == 0) | (labels == 1)).all())
+        entry.update(one_sample=scores.numel(), target_binary=binary)
+
     def _loss_input(self, name: str, tensor: Any, line: int, frame: Any,
                     target: Any = None) -> None:
         torch = self.torch
@@ -333,6 +346,8 @@ class TrainingTrace:
                     entry["sums_to_one"] = bool(((rows - 1).abs() < 1e-4).all())
                     entry["log_probs"] = bool((torch.logsumexp(values, dim=1).abs()
                                                < 1e-4).all())
+        if name == "cross_entropy" and tensor.dim() == 1:
+            self._one_sample(entry, tensor, target)
         if LOSSES.get(name) in ("values", "probabilities") or name == "sub":
             self._target(entry, target, entry.get("producer"))
             entry["scale"] = float(tensor.detach().abs().max()) if self._finite(
