@@ -194,6 +194,9 @@ FAMILIES: dict[str, set[str]] = {
     "minus-instead-of-assign": {"result-discarded", "result-thrown-away"},
     "detach-result-discarded": {"result-thrown-away"},
     "scheduler-step-before-optimizer": {"scheduler-before-optimizer"},
+    "normalization-precedence": {"normalize-precedence"},
+    "state-dict-not-copied": {"state-dict-kept-by-reference"},
+    "ce-single-score-per-sample": {"ce-one-sample"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",
