@@ -426,7 +426,49 @@ for _ in range(20):
     train_step(x, y.float())
 """),
 ]
+# a column against a vector: a loss written by hand, an accuracy inside a helper
+CASES += [
+    ("vector-column-broadcast", 12, "pred.view(-1)", DATA + """target = x @ torch.ones(4)
+w = torch.zeros(4, 1, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for _ in range(30):
+    pred = x @ w
+    loss = ((pred - target) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(loss.item())
+""", DATA + """target = x @ torch.ones(4)
+w = torch.zeros(4, 1, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for _ in range(30):
+    pred = (x @ w).view(-1)
+    loss = ((pred - target) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""),
+    ("vector-column-broadcast", 9, "labels.view(-1, 1).view(-1)", DATA + TWO_LAYERS + """\
+def accuracy(scores, labels):
+    hits = scores.argmax(1) == labels.view(-1, 1)
+    return hits.float().mean().item()
+print(accuracy(model(x), y))
+""", DATA + TWO_LAYERS + """def accuracy(scores, labels):
+    hits = scores.argmax(1) == labels.view(-1)
+    return hits.float().mean().item()
+print(accuracy(model(x), y))
+"""),
+]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+
+
+def test_pairwise_differences_of_one_tensor_are_meant(sandbox: Any) -> None:
+    # a column made from the vector itself pairs every element with every other on purpose
+    not_diagnosed(sandbox, "vector-column-broadcast", DATA + """points = x[:, 0]
+gaps = points.unsqueeze(1) - points
+print((gaps ** 2).sum().item())
+""")
 
 
 def test_one_sample_with_class_probabilities_is_what_cross_entropy_is_for(sandbox: Any) -> None:

@@ -108,6 +108,12 @@ one_sample_gone = gone(
       "改动后每个输出都和它自己的标签比较"))
 
 
+square_gone = gone(
+    lambda trace: trace.crossed,
+    T("with this change no element-wise op pairs every element with every other",
+      "改动后不再有逐元素运算把每个元素和所有元素两两配对"))
+
+
 def _trained_in_train_mode(original: Evidence, fixed: Evidence) -> Text | None:
     trained = [m for m in fixed.modules if m.backward and (m.dropout or m.batchnorm)]
     if not trained or any(not m.training for m in trained):

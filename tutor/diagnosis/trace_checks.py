@@ -38,6 +38,7 @@ from tutor.diagnosis.symptoms import (
     one_score,
     parameters_move,
     softmax_spreads,
+    square_gone,
     stays_frozen,
     trains_in_train_mode,
     units_differ,
@@ -431,6 +432,51 @@ def check_one_sample_ce(ctx: Ctx) -> list[Candidate]:
             (edit,), one_sample_gone, T(f"use `{written}` on line {node.lineno}",
                                         f"在第 {node.lineno} 行改用 `{written}`"))], fill))
     return out
+
+
+def check_vector_meets_column(ctx: Ctx) -> list[Candidate]:
+    """An element-wise op paired N values of shape (N,) with N of shape (N, 1): broadcasting
+    made an (N, N) result, every element against every element, where one result per sample
+    was meant (a loss written by hand, an accuracy). The fix tried: the column flattened on
+    that line (each operand in turn: the trial keeps the one that makes the square go)."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for crossed in ctx.evidence.training.crossed:
+        operands = _elementwise_operands(ctx.flow, crossed.line)
+        if crossed.column is not None:  # the learner's name for the column goes first
+            operands.sort(key=lambda node: text(node) != crossed.column)
+        fixes = []
+        for node in operands:
+            flat = postfix(node, ".view(-1)")
+            edit = replace_node(ctx.code, node, flat)
+            if edit is not None:
+                fixes.append(Fix((edit,), square_gone, T(
+                    f"flatten the column on line {crossed.line}: `{flat}`",
+                    f"在第 {crossed.line} 行把列展平：`{flat}`")))
+        if not fixes:
+            continue
+        fill: dict[str, object] = {"line": crossed.line, "count": crossed.n,
+                                   "name": crossed.column, "given": crossed.vector}
+        steps: list[tuple[str, dict[str, object]]] = [
+            ("vector-met-column", {"line": crossed.line, "count": crossed.n, "op": crossed.op})]
+        out.append(Candidate("vector-column-broadcast", crossed.line, 0.85, steps, fixes, fill))
+    return out
+
+
+def _elementwise_operands(flow: Flow, line: int) -> list[ast.expr]:
+    """The operands of the binary arithmetic and comparisons on ``line`` (outermost
+    first), the ones an element-wise op of that line may have been given."""
+    stmt = flow.statement_at(line)
+    if stmt is None:
+        return []
+    found: list[ast.expr] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BinOp):
+            found += [node.left, node.right]
+        elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            found += [node.left, node.comparators[0]]
+    return [n for n in found if not isinstance(n, ast.Constant)]
 
 
 def _criterion_site(flow: Flow, line: int) -> tuple[ast.expr, str] | None:
@@ -1156,4 +1202,4 @@ SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_tra
                                     check_tiny_steps, check_freeze_undone, check_symmetric_init,
                                     check_unregistered, check_no_backward, check_no_step,
                                     check_zero_gradient_op, check_flat_softmax,
-                                    check_one_sample_ce)
+                                    check_one_sample_ce, check_vector_meets_column)

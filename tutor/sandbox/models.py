@@ -419,6 +419,17 @@ class FlatSoftmaxEvidence(_Data):
     kind: str | None = Field(None, max_length=80)
 
 
+class CrossedEvidence(_Data):
+    """An element-wise op between N values of shape (N,) and N of shape (N, 1): broadcast
+    into an (N, N) result, every element against every element."""
+
+    line: int
+    op: str = Field(max_length=80)
+    n: int = Field(ge=2)
+    column: str | None = Field(None, max_length=120, description="The (N, 1) operand.")
+    vector: str | None = Field(None, max_length=120, description="The (N,) operand.")
+
+
 class TrainingEvidence(_Data):
     """The training trace of an instrumented re-run (:mod:`tutor.sandbox.training_trace`)."""
 
@@ -436,6 +447,8 @@ class TrainingEvidence(_Data):
     """Freezes undone before any step."""
     flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
     """Softmaxes over a dimension of size 1."""
+    crossed: list[CrossedEvidence] = Field(default_factory=list, max_length=10)
+    """Element-wise ops that paired a vector with a column into a square."""
 
 
 class BuiltInForwardEvidence(_Data):

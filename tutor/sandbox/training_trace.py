@@ -52,6 +52,11 @@ LOSSES = {
 }
 CASTS = frozenset({"long", "int", "short", "to", "type", "int64", "__int__"})
 """Ops that may cast a tensor to an integer dtype."""
+ELEMENTWISE = frozenset({
+    "sub", "__sub__", "__rsub__", "rsub", "add", "__add__", "__radd__", "mul", "__mul__",
+    "__rmul__", "div", "__truediv__", "__rtruediv__", "eq", "__eq__", "ne", "__ne__", "lt",
+    "__lt__", "le", "__le__", "gt", "__gt__", "ge", "__ge__"})
+"""Two-operand element-wise ops: where a vector meets a column they broadcast to a square."""
 DIFFERENCES = frozenset({"sub", "__sub__", "__rsub__", "rsub"})
 """A prediction minus its target, written by hand: ``((y - model(x)) ** 2).mean()``."""
 RANGES = {"relu": (0.0, math.inf), "relu_": (0.0, math.inf), "relu6": (0.0, 6.0),
@@ -119,6 +124,7 @@ class TrainingTrace:
         self.trained_calls: dict[tuple[Any, ...], int] = {}
         self.unregistered: set[int] = set()
         self.flat: dict[int, Data] = {}
+        self.crossed: dict[int, Data] = {}
         self.step_count = 0
         self.pass_steps: dict[int, int] = {}
         """backward() pass (its index) -> optimizer steps taken before it, of any optimizer."""
@@ -155,6 +161,9 @@ class TrainingTrace:
                 self.rec.records[index]["inner"] = module
         if name in ("softmax", "log_softmax") and out is not None and len(self.flat) < 10:
             self._flat_softmax(name, args, kwargs, out, line)
+        if name in ELEMENTWISE and out is not None and len(inputs) == 2 and (
+                line not in self.crossed and len(self.crossed) < 10):
+            self._crossed(name, inputs, out, line, frame)
         if name in LOSSES and inputs and (line, name) not in self.loss_inputs and len(
                 self.loss_inputs) < MAX_ENTRIES:
             self._loss_input(name, inputs[0], line, frame, inputs[1] if len(inputs) > 1
@@ -265,6 +274,26 @@ class TrainingTrace:
         self.flat[line] = {"line": line, "op": name, "dim": dim, "shape": list(out.shape)[:8],
                            "module": module[0][:120] if module else None,
                            "kind": module[1][:80] if module else None}
+
+    def _crossed(self, name: str, inputs: list[Any], out: Any, line: int, frame: Any) -> None:
+        """N values of shape (N,) against N of shape (N, 1): every element paired with every
+        element, an (N, N) result, where one result a sample was meant (an accuracy, a loss
+        written by hand). A column made from the vector itself (``x[:, None] - x``, pairwise
+        differences) shares its storage and is meant."""
+        torch = self.torch
+        a, b = inputs
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return
+        shapes = (tuple(a.shape), tuple(b.shape))
+        n = out.shape[0] if out.dim() == 2 and out.shape[0] == out.shape[1] else 0
+        if n < 2 or shapes not in (((n,), (n, 1)), ((n, 1), (n,))):
+            return
+        if a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr():
+            return
+        column, vector = (a, b) if a.dim() == 2 else (b, a)
+        self.crossed[line] = {"line": line, "op": name, "n": int(n),
+                              "column": self.rec._name_of(column, frame),
+                              "vector": self.rec._name_of(vector, frame)}
 
     # -- what a loss was given -------------------------------------------------------------
     def _producer(self, tensor: Any) -> Data | None:
@@ -607,4 +636,5 @@ class TrainingTrace:
             "shared_norms": list(self.shared.values())[:10],
             "unfrozen": self._unfrozen(),
             "flat_softmaxes": list(self.flat.values()),
+            "crossed": list(self.crossed.values()),
         }
