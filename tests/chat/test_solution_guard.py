@@ -13,6 +13,7 @@ from tutor.chat import Tutor
 from tutor.chat.guardrails import course_secrets, course_solution_lines, normalise_line
 from tutor.course import load_course
 from tutor.course.models import CodeStep, Course, FixStep
+from tutor.sandbox import Sandbox
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +113,22 @@ def test_an_unclear_solution_request_gets_the_nearest_exercises_hints(
 def test_a_solution_request_near_no_exercise_still_says_how_to_get_a_hint(tutor: Tutor) -> None:
     answer = tutor.ask("just give me the answer")
     assert answer.kind == "hint" and "--step" in answer.text
+
+
+def test_a_pasted_fix_it_exercise_never_gets_its_one_line_fix(sandboxed: Tutor) -> None:
+    # the program diagnosis tried `y.retain_grad()` on the pasted starter and said so: five
+    # tokens, under the length of a secret line, and the whole answer of that "Fix it" step
+    _, step = sandboxed.course.find("chain-rule/none-grad")
+    assert isinstance(step, FixStep) and "y.retain_grad()" in step.solution
+    question = "Why does this raise a TypeError?\n" + step.starters.en
+    text = sandboxed.ask(question).text
+    assert "retain_grad()" not in text, text
+    # the lines of the pasted program keep their numbers: blank lines stay in the program
+    failing = next(i for i, line in enumerate(step.starters.en.splitlines(), 1)
+                   if "y.grad * 2" in line)
+    assert f"line {failing}" in text, text
+
+
+@pytest.fixture(scope="module")
+def sandboxed(sandbox: Sandbox) -> Tutor:
+    return Tutor(load_course(), runner=sandbox)

@@ -138,10 +138,13 @@ def step_secrets(
     named |= dict(expected_by_expr or {})
     literals: list[Any] = [*expected_values, *named.values()]
     visible_lines = {normalise_line(line) for line in visible.splitlines()}
+    # a "Fix it" step's change is its answer however short (``y.retain_grad()``): the lines
+    # its solution adds to the starter count from MIN_COURSE_LINE_TOKENS
+    shortest = MIN_COURSE_LINE_TOKENS if isinstance(step, FixStep) else MIN_LINE_TOKENS
     lines = frozenset(
         n
         for line in solution.splitlines()
-        if len(code_tokens(line)) >= MIN_LINE_TOKENS
+        if len(code_tokens(line)) >= shortest
         and (n := normalise_line(line)) not in visible_lines
     )
     grams = _ngrams(code_tokens(solution)) - _ngrams(code_tokens(visible))

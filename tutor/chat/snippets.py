@@ -137,13 +137,19 @@ def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
         return [b for b in fenced if b.strip()]
     blocks: list[list[str]] = [[]]
     prose_lines = []
+    between: list[str] = []  # blank and comment lines inside a block, kept if code follows
     for line in question.splitlines():
         code = _code_prefix(line.rstrip())
         if code is not None:
-            blocks[-1].append(code)
+            blocks[-1] += [*between, code]
+            between = []
+            continue
+        if blocks[-1] and (not line.strip() or line.lstrip().startswith("#")):
+            between.append(line.rstrip() if line.strip() else "")
             continue
         if blocks[-1]:
             blocks.append([])
+        between = []
         prose_lines.append(line)
     said = _inline("\n".join(prose_lines)) if inline else ""
     return [b for b in (*("\n".join(lines) for lines in blocks), said) if b.strip()]
