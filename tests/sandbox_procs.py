@@ -72,8 +72,36 @@ def in_namespace(namespace: str, started_before: float | None = None) -> list[in
             continue
         if started_before is not None and int(fields[19]) >= started_before:
             continue  # field 22 of stat: its start time
+        if _another_workers(int(entry)):
+            continue
         found.append(int(entry))
     return found
+
+
+_WORKER = b"PYTEST_XDIST_WORKER="
+
+
+def _another_workers(pid: int) -> bool:
+    """Whether ``pid`` descends from another pytest-xdist worker: that worker's runs may be
+    given the PID-namespace inode a run of ours freed (the reuse ``started_before`` guards
+    against within one process). An orphan (reparented to init or a subreaper) is counted."""
+    ours = os.environ.get("PYTEST_XDIST_WORKER", "").encode()
+    while pid > 1:
+        if pid == os.getpid():
+            return False
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                worker = next((v[len(_WORKER):] for v in handle.read().split(b"\0")
+                               if v.startswith(_WORKER)), None)
+        except OSError:
+            worker = None
+        if worker is not None and worker != ours:
+            return True
+        fields = _stat(str(pid))
+        if fields is None:
+            return False
+        pid = int(fields[1])
+    return False
 
 
 def run_left_behind(namespace: str, patience_s: float = 10.0) -> list[int]:
