@@ -132,3 +132,16 @@ def test_a_pasted_fix_it_exercise_never_gets_its_one_line_fix(sandboxed: Tutor) 
 @pytest.fixture(scope="module")
 def sandboxed(sandbox: Sandbox) -> Tutor:
     return Tutor(load_course(), runner=sandbox)
+
+
+def test_a_request_for_an_exercises_answer_pasting_its_starter_gets_its_hint(
+        sandboxed: Tutor) -> None:
+    # the pasted starter prints: its run answered first ("I ran your code ... It prints"),
+    # then a card, and the request got no hint
+    _, step = sandboxed.course.find("data-norm/doubling-backward")
+    assert isinstance(step, (CodeStep, FixStep)) and "print(" in step.starters.en
+    question = ("Where can I find the solution of this exercise? Please share the answer. "
+                + step.prompt.en.replace("`", "") + step.starters.en)
+    answer = sandboxed.ask(question)
+    assert answer.kind == "hint", answer.text
+    assert "I ran your code" not in answer.text

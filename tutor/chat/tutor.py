@@ -436,6 +436,20 @@ class Tutor:
             return self.retriever.judge(question, on_step=step is not None).on_topic
 
         self._card_text = None
+        if step is None:
+            # from the shell, a request for an exercise's answer pastes its code or title: its
+            # next hint answers it, not a run of the pasted starter (whose output or tried fix
+            # is no hint, and may be the answer)
+            found_step = requested_step(question, self.steps)
+            if found_step is not None:
+                from tutor.chat.context import ChatContext
+
+                ctx = (context or ChatContext()).model_copy(
+                    update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
+                )
+                lesson, step = self._step(ctx)
+                secrets = self._secrets(lesson, step, ctx)
+                return self._hint(question, lang, ctx, lesson, step, secrets), [], secrets
         ran = self._run_snippet(question, lang, step, secrets)
         if ran is None:
             ran = self._explain_program(question, lang, secrets)
@@ -464,18 +478,6 @@ class Tutor:
                 # the one whose solution it must not show
                 guard = secrets if step is not None else self._card_secrets(carded)
                 return self._finish(carded, guard, question, lang), [], secrets
-        if step is None:
-            # from the shell, a request for an exercise's answer pastes its code or title
-            found_step = requested_step(question, self.steps)
-            if found_step is not None:
-                from tutor.chat.context import ChatContext
-
-                ctx = (context or ChatContext()).model_copy(
-                    update={"lesson_id": found_step.lesson_id, "step_id": found_step.step_id}
-                )
-                lesson, step = self._step(ctx)
-                secrets = self._secrets(lesson, step, ctx)
-                return self._hint(question, lang, ctx, lesson, step, secrets), [], secrets
         if asks_for_solution(
             question,
             on_step=step is not None,
