@@ -123,6 +123,8 @@ def test_a_pasted_fix_it_exercise_never_gets_its_one_line_fix(sandboxed: Tutor) 
     question = "Why does this raise a TypeError?\n" + step.starters.en
     text = sandboxed.ask(question).text
     assert "retain_grad()" not in text, text
+    # the sentence that named the fix is gone, not left as a bare "…" paragraph
+    assert "…" not in text.splitlines(), text
     # the lines of the pasted program keep their numbers: blank lines stay in the program
     failing = next(i for i, line in enumerate(step.starters.en.splitlines(), 1)
                    if "y.grad * 2" in line)
