@@ -460,6 +460,58 @@ print(accuracy(model(x), y))
 print(accuracy(model(x), y))
 """),
 ]
+# one mistake at two places: each site's change alone leaves the symptom, so the sites are
+# tried together (checks.together); two optimizers each cleared before every accumulated pass
+CASES += [
+    ("dropout-training-flag", 13, "training=self.training", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.out = nn.Linear(8, 2)
+    def forward(self, t):
+        t = F.dropout(torch.relu(self.fc(t)), p=0.3)
+        return F.dropout(self.out(t), p=0.3)
+net = Net()
+net.eval()
+with torch.no_grad():
+    print(net(x)[:2])
+""", DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.out = nn.Linear(8, 2)
+    def forward(self, t):
+        t = F.dropout(torch.relu(self.fc(t)), p=0.3, training=self.training)
+        return F.dropout(self.out(t), p=0.3, training=self.training)
+net = Net()
+net.eval()
+with torch.no_grad():
+    print(net(x)[:2])
+"""),
+    ("zero-grad-erases-accumulation", 12, "+        head_opt.zero_grad()", DATA + """body = nn.Linear(4, 8)
+head = nn.Linear(8, 2)
+body_opt = torch.optim.SGD(body.parameters(), lr=0.1)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for i, chunk in enumerate(x.chunk(8)):
+    body_opt.zero_grad()
+    head_opt.zero_grad()
+    F.cross_entropy(head(body(chunk)), y[i * 8:(i + 1) * 8]).backward()
+    if i % 4 == 3:
+        body_opt.step()
+        head_opt.step()
+""", DATA + """body = nn.Linear(4, 8)
+head = nn.Linear(8, 2)
+body_opt = torch.optim.SGD(body.parameters(), lr=0.1)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for i, chunk in enumerate(x.chunk(8)):
+    F.cross_entropy(head(body(chunk)), y[i * 8:(i + 1) * 8]).backward()
+    if i % 4 == 3:
+        body_opt.step()
+        head_opt.step()
+        body_opt.zero_grad()
+        head_opt.zero_grad()
+"""),
+]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
 

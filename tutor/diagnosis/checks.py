@@ -28,7 +28,9 @@ from tutor.diagnosis import (
     training_checks,
 )
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Fix
 from tutor.diagnosis.flow import Flow
+from tutor.i18n import T
 
 __all__ = ["Candidate", "Ctx", "candidates", "counts_late", "counts_whole_run"]
 
@@ -71,7 +73,41 @@ def counts_late(flow: Flow) -> bool:
 
 def candidates(ctx: Ctx) -> list[Candidate]:
     checks = EXCEPTION_CHECKS if ctx.error is not None else SILENT_CHECKS
-    return [cand for check in checks for cand in _found(check, ctx)]
+    found = [cand for check in checks for cand in _found(check, ctx)]
+    return found if ctx.error is not None else found + together(found)
+
+
+MOST_SITES = 4
+"""Sites of one mistake changed together at most (a program with more is another story)."""
+
+
+def together(found: list[Candidate]) -> list[Candidate]:
+    """One mistake made at several places (two functional dropouts left on, two lists of
+    layers): each site's change alone leaves the symptom the trial looks for, so each is
+    refused and nothing is said. A candidate more, for each such mistake, changes every site
+    at once (their first fixes, where no two touch the same line); a site whose own change is
+    enough still ranks first."""
+    sites: dict[str, list[Candidate]] = {}
+    for cand in found:
+        if cand.fixes:
+            sites.setdefault(cand.id, []).append(cand)
+    out: list[Candidate] = []
+    for cid, group in sites.items():
+        if not 2 <= len(group) <= MOST_SITES or len({c.root_line for c in group}) < len(group):
+            continue
+        fixes = [c.fixes[0] for c in group]
+        lines = [line for f in fixes for e in f.edits for line in (e.line, e.to) if line]
+        if len(set(lines)) != len(lines):
+            continue
+        first = min(group, key=lambda c: c.root_line)
+        describe = T("; ".join(f.describe.en for f in fixes),
+                     "；".join(f.describe.zh for f in fixes))
+        fix = Fix(tuple(e for f in fixes for e in f.edits), first.fixes[0].expect, describe,
+                  first.fixes[0].keeps)
+        out.append(Candidate(cid, first.root_line, max(c.confidence for c in group) - 0.01,
+                             [step for c in group for step in c.steps[:1]], [fix],
+                             dict(first.fill)))
+    return out
 
 
 def counts_whole_run(ctx: Ctx) -> bool:

@@ -139,7 +139,10 @@ def accumulates() -> Expect:
     def check(original: Evidence, fixed: Evidence) -> Text | None:
         steps = [s for s in fixed.steps if s.passes >= 2]
         before = [s for s in original.steps if s.passes >= 2]
-        if not steps or any(s.cleared for s in steps):
+        # a step whose gradients were all cleared just before it (zero_grad moved above its
+        # step) used nothing: accumulating into a cleared .grad is no fix
+        if not steps or any(s.cleared for s in steps) or any(
+                s.n_params and s.grads_none + s.grads_zero >= s.n_params for s in fixed.steps):
             return None
         passes = steps[0].passes
         return T(f"with this change each step uses the gradients of all {passes} backward() "

@@ -45,7 +45,12 @@ from tutor.diagnosis.symptoms import (
 )
 from tutor.diagnosis.training_checks import _drop_activation
 from tutor.i18n import T, Text
-from tutor.sandbox.models import Evidence, LossInputEvidence, NonFiniteEvidence
+from tutor.sandbox.models import (
+    Evidence,
+    LossInputEvidence,
+    NonFiniteEvidence,
+    StepEvidence,
+)
 
 EPS = "1e-8"
 TORCHES = ("torch", "F", "nn.functional", "functional", "torch.nn.functional")
@@ -799,25 +804,29 @@ def check_changed_input(ctx: Ctx) -> list[Candidate]:
 # -- parameters and steps -----------------------------------------------------------------------
 def check_erased_accumulation(ctx: Ctx) -> list[Candidate]:
     """Several backward() passes feed each step, so their gradients were meant to add up,
-    but the gradients were cleared before each pass: the step uses only the last one."""
+    but the gradients were cleared before each pass: the step uses only the last one. Each
+    optimizer's own zero_grad() is the one to move (two optimizers, two of them)."""
     ev, flow = ctx.evidence, ctx.flow
     if ctx.error is not None:
         return []
     erased = [s for s in ev.steps if s.passes >= 2 and s.passes_line is not None
               and s.cleared == s.passes - 1]
-    if not erased:
+    pairs: list[tuple[ast.Call, StepEvidence, ast.stmt]] = []
+    for step in erased:
+        backward = flow.statement_at(step.passes_line or 0)
+        loops = flow.loops_of(backward) if backward is not None else []
+        if not loops:
+            continue
+        loop = loops[0]
+        zeros = [c for c in flow.calls_named("zero_grad", "zero_") if c.lineno < (
+            step.passes_line or 0) and loop in flow.loops_of(flow.statement_at(c.lineno) or loop)]
+        own = [z for z in zeros if receiver(z) == step.optimizer]
+        chosen = (own or zeros)[-1] if zeros else None
+        if chosen is not None and all(chosen is not pair[0] for pair in pairs):
+            pairs.append((chosen, step, loop))
+    if not pairs:
         return []
-    step = erased[0]
-    backward = flow.statement_at(step.passes_line or 0)
-    loops = flow.loops_of(backward) if backward is not None else []
-    if not loops:
-        return []
-    loop = loops[0]
-    zeros = [c for c in flow.calls_named("zero_grad", "zero_") if c.lineno < (
-        step.passes_line or 0) and loop in flow.loops_of(flow.statement_at(c.lineno) or loop)]
-    if not zeros:
-        return []
-    zero = zeros[-1]
+    zero, step, loop = pairs[0]
     step_stmt = flow.statement_at(step.line or 0)
     later = [c for c in flow.calls_named("zero_grad") if step.line and c.lineno > step.line]
     edits: list[Edit] = []
@@ -831,10 +840,37 @@ def check_erased_accumulation(ctx: Ctx) -> list[Candidate]:
         f"clear the gradients once per step, not before every backward(): "
         f"{_moved(e, zero.lineno)}", f"每次 step() 只清零一次梯度，而不是每次 backward() 之前："
         f"{_moved_zh(e, zero.lineno)}")) for e in edits]
+    together = _each_after_its_step(flow, pairs)
+    if together is not None:
+        fixes.insert(0, together)
     return [Candidate("zero-grad-erases-accumulation", zero.lineno, 0.9, [
         ("passes-per-step", {"line": step.passes_line, "count": step.passes}),
         ("cleared-between", {"line": zero.lineno, "count": step.cleared})],
         fixes, {"line": zero.lineno, "count": step.passes})]
+
+
+def _each_after_its_step(flow: Flow, pairs: list[tuple[ast.Call, StepEvidence, ast.stmt]]
+                         ) -> Fix | None:
+    """Several optimizers each clearing before every pass: every zero_grad() moved below its
+    own optimizer's step() in one change (one moved alone leaves the other erasing)."""
+    steps = [flow.statement_at(step.line or 0) for _, step, _ in pairs]
+    if len(pairs) < 2 or any(s is None for s in steps):
+        return None
+    edits: list[Edit] = []
+    for (zero, _, _), stmt in zip(pairs, steps, strict=True):
+        assert stmt is not None
+        edits += [Edit("insert_after", stmt.lineno, flow.line(zero.lineno).strip()),
+                  Edit("delete", zero.lineno)]
+    lines = [e.line for e in edits]
+    if len(set(lines)) != len(lines):
+        return None
+    moved = ", ".join(str(zero.lineno) for zero, _, _ in pairs)
+    below = ", ".join(str(s.lineno) for s in steps if s is not None)
+    return Fix(tuple(edits), accumulates(), T(
+        f"clear each optimizer's gradients once per step: move lines {moved} below their "
+        f"optimizers' step() (lines {below})",
+        f"每个优化器每次 step() 只清零一次梯度：把第 {moved} 行移到各自优化器的 step()"
+        f"（第 {below} 行）之后"))
 
 
 def _moved(edit: Edit, line: int) -> str:

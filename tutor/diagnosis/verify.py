@@ -353,8 +353,11 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
     # with one optimizer every loss trains what it holds, and one step on the sum is a way
     # to write it; with several, a pass one's step now adds is another optimizer's loss
     several = len({s.optimizer for s in [*before.steps, *after.steps]}) > 1
+    # passes the program already ran before each of that optimizer's steps, one loss line,
+    # only cleared in between: adding them up is the accumulation it wrote, no other loss
+    ran = {s.optimizer: s.passes for s in before.steps if s.passes_line is not None}
     for opt, count in now_passes.items() if several else ():
-        if count > max(summed.get(opt, 0), 1) and opt in summed:
+        if count > max(summed.get(opt, 0), 1) and opt in summed and count > ran.get(opt, 0):
             return T(f"with it `{opt}` steps on the gradients of {count} backward() passes "
                      f"added up, where your program stepped on those of {summed[opt]}: another "
                      "loss's gradient reaches what it updates",
