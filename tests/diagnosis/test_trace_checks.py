@@ -488,7 +488,8 @@ net.eval()
 with torch.no_grad():
     print(net(x)[:2])
 """),
-    ("zero-grad-erases-accumulation", 12, "+        head_opt.zero_grad()", DATA + """body = nn.Linear(4, 8)
+    ("zero-grad-erases-accumulation", 12, "+        head_opt.zero_grad()", DATA + """\
+body = nn.Linear(4, 8)
 head = nn.Linear(8, 2)
 body_opt = torch.optim.SGD(body.parameters(), lr=0.1)
 head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
