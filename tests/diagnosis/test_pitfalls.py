@@ -298,5 +298,6 @@ def test_only_the_mean_divided_by_the_std_is_a_precedence_slip() -> None:
     w = x - lr / 2
     v = (x - 0.1307) / 0.3081
     third = x - 1 / 3
+    u = x - mult / scale
     """
     assert hits(right) == []

@@ -7,6 +7,7 @@ supplies the text. The rules prefer silence to a guess: a false alarm teaches th
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -478,13 +479,15 @@ def state_dict_kept(source: Source) -> list[Hit]:
     return _first_per_line(hits)
 
 
-_CENTRE = ("mean", "avg", "average", "mu", "min")
-_SCALE = ("std", "sigma", "stdev", "scale", "max", "range", "var")
+_CENTRE = ("mean", "avg", "average", "mu", "min", "minimum", "mn")
+_SCALE = ("std", "sigma", "stdev", "scale", "max", "maximum", "range", "var", "sd")
 
 
 def _named_like(node: ast.expr, words: tuple[str, ...]) -> bool:
-    text = source_text(node).lower()
-    return not isinstance(node, ast.Constant) and any(w in text for w in words)
+    """Whether a word of ``node``'s names is one of ``words`` (``x.mean()``, ``self.mu``,
+    ``x_min``; not ``mult`` or ``admin``)."""
+    parts = set(re.findall(r"[a-z]+", source_text(node).lower()))
+    return not isinstance(node, ast.Constant) and bool(parts & set(words))
 
 
 def _constants_like(centre: ast.expr, scale: ast.expr) -> bool:
