@@ -274,6 +274,15 @@ def test_or_not_and_a_second_question_are_no_alternatives(question: str) -> None
     assert question_kind(question) == "can"
 
 
+@pytest.mark.parametrize("question", [
+    "为什么 loss 还是不下降？", "加了 retain_graph 还是报错怎么办？", "x.grad 还是 None，为什么？",
+    "loss 还是 nan？", "梯度还是0？",
+])
+def test_still_is_no_alternative(question: str) -> None:
+    # "还是" is "or" between two choices and "still" before a state
+    assert question_kind(question) != "compare"
+
+
 def test_a_comparison_is_not_answered_by_a_card_comparing_two_other_things(
         tutor: Tutor) -> None:
     # the cards comparing one backward() of a sum with two backward() calls, and loss.data[0]
