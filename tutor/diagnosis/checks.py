@@ -79,6 +79,8 @@ def candidates(ctx: Ctx) -> list[Candidate]:
 
 MOST_SITES = 4
 """Sites of one mistake changed together at most (a program with more is another story)."""
+SITE_EDITS = frozenset({"replace", "insert_before", "insert_after", "delete"})
+"""The edits several sites' changes can be made of together."""
 
 
 def together(found: list[Candidate]) -> list[Candidate]:
@@ -97,7 +99,10 @@ def together(found: list[Candidate]) -> list[Candidate]:
             continue
         fixes = [c.fixes[0] for c in group]
         lines = [line for f in fixes for e in f.edits for line in (e.line, e.to) if line]
-        if len(set(lines)) != len(lines):
+        # edits of distinct lines made bottom-up keep each other's line numbers; a move
+        # shifts the lines between its two ends, which another site may be among
+        if len(set(lines)) != len(lines) or any(e.kind not in SITE_EDITS
+                                                for f in fixes for e in f.edits):
             continue
         first = min(group, key=lambda c: c.root_line)
         describe = T("; ".join(f.describe.en for f in fixes),
