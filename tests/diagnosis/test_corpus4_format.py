@@ -4,31 +4,20 @@ torch what its record says. Runs the programs, never the diagnosis engine."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from ruamel.yaml import YAML
+
+from .frozen_corpus import families_of, load_recorder
 
 HERE = Path(__file__).resolve().parent
 EARLIER_SETS = ("corpus", "corpus2", "corpus3", "heldout", "heldout2")
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 
 
-def _recorder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus4_record", HERE / "corpus4" / "record.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _recorder()
+record = load_recorder("corpus4")
 ITEMS = record.load_items()
 
 
@@ -44,10 +33,6 @@ def _earlier_urls() -> Iterator[str]:
         for path in sorted((HERE / name).rglob("*")):
             if path.is_file():
                 yield from _URL.findall(path.read_text(encoding="utf-8", errors="replace"))
-
-
-def _families_of(path: Path) -> set[str]:
-    return {raw["family"] for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"]}
 
 
 def test_every_item_is_valid_and_recorded_on_this_torch_line() -> None:
@@ -73,7 +58,7 @@ def test_the_mix_is_the_one_the_readme_promises() -> None:
 def test_families_new_to_corpus2_and_corpus3_say_what_they_are() -> None:
     known: set[str] = set()
     for path in ("corpus2/dev.yaml", "corpus2/test.yaml", "corpus3/test.yaml"):
-        known |= _families_of(HERE / path)
+        known |= families_of(HERE / path)
     unexplained = [item.id for item in ITEMS if item.family not in known and not item.family_note]
     assert unexplained == []
 

@@ -6,16 +6,14 @@ diagnosis engine."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from ruamel.yaml import YAML
+
+from .frozen_corpus import families_of, load_recorder
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus5" / "test.yaml"
@@ -24,16 +22,7 @@ FROZEN_SHA256 = "e74f7647dd9827db15198f60092909a1170d77f7d2eaf35d760f1ecf7045fd5
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 
 
-def _recorder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus5_record", HERE / "corpus5" / "record.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _recorder()
+record = load_recorder("corpus5")
 ITEMS = record.load_items()
 
 
@@ -49,10 +38,6 @@ def _earlier_urls() -> Iterator[str]:
         for path in sorted((HERE / name).rglob("*")):
             if path.is_file():
                 yield from _URL.findall(path.read_text(encoding="utf-8", errors="replace"))
-
-
-def _families_of(path: Path) -> set[str]:
-    return {raw["family"] for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"]}
 
 
 def test_test_yaml_is_the_frozen_file() -> None:
@@ -92,7 +77,7 @@ def test_no_family_is_overrepresented() -> None:
 def test_families_new_to_earlier_sets_say_what_they_are() -> None:
     known: set[str] = set()
     for path in ("corpus2/dev.yaml", "corpus2/test.yaml", "corpus3/test.yaml", "corpus4/test.yaml"):
-        known |= _families_of(HERE / path)
+        known |= families_of(HERE / path)
     unexplained = [item.id for item in ITEMS if item.family not in known and not item.family_note]
     assert unexplained == []
 

@@ -6,16 +6,12 @@ diagnosis engine."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import re
-import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from ruamel.yaml import YAML
+
+from .frozen_corpus import earlier_sources, families_of, load_recorder, normalized
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -25,54 +21,9 @@ EARLIER_SETS = ("corpus", "corpus2", "corpus3", "corpus4", "corpus5", "heldout",
 # Sources used by the chat material are off limits too.
 OTHER_PLACES = (ROOT / "tests" / "chat", ROOT / "tutor" / "chat" / "cards")
 FROZEN_SHA256 = "51ec56cbff755269f011fcc2eccc8e2ad6c3776290d13bc2963fe2f86c82a5e8"
-_URL = re.compile(r"https?://[^\s\"'<>)\]`]+")
-_REF = re.compile(r"\b([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)")
-_GITHUB = re.compile(r"^github\.com/([^/]+/[^/]+)/(?:issues|pull|discussions)/(\d+)")
 
-
-def _recorder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus6_record", HERE / "corpus6" / "record.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _recorder()
+record = load_recorder("corpus6")
 ITEMS = record.load_items()
-
-
-def _normalized(url: str) -> str:
-    """The same page however it was written: no scheme, no www., no trailing slash or dot;
-    a GitHub issue or pull request becomes owner/repo#N, the way READMEs name dropped ones."""
-    url = re.sub(r"^https?://(www\.)?", "", url.strip().lower()).rstrip("/.,;:")
-    match = _GITHUB.match(url)
-    return f"{match.group(1)}#{match.group(2)}" if match else url
-
-
-def _earlier_files() -> Iterator[Path]:
-    for name in EARLIER_SETS:
-        yield from sorted(p for p in (HERE / name).rglob("*") if p.is_file())
-    for place in OTHER_PLACES:
-        if place.is_dir():
-            yield from sorted(p for p in place.rglob("*") if p.is_file())
-
-
-def _earlier_sources() -> set[str]:
-    """Every URL and every owner/repo#N in the earlier sets (sources, READMEs, judge notes,
-    comments) and in the chat tests and cards."""
-    found: set[str] = set()
-    for path in _earlier_files():
-        text = path.read_text(encoding="utf-8", errors="replace")
-        found |= {_normalized(url) for url in _URL.findall(text)}
-        found |= {f"{owner.lower()}#{number}" for owner, number in _REF.findall(text)}
-        found |= {f"pytorch/pytorch#{n}" for n in re.findall(r"\bpytorch#(\d+)", text)}
-    return found
-
-
-def _families_of(path: Path) -> set[str]:
-    return {raw["family"] for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"]}
 
 
 def test_test_yaml_is_the_frozen_file() -> None:
@@ -110,15 +61,15 @@ def test_families_new_to_earlier_sets_say_what_they_are() -> None:
     known: set[str] = set()
     for path in ("corpus2/dev.yaml", "corpus2/test.yaml", "corpus3/test.yaml", "corpus4/test.yaml",
                  "corpus5/test.yaml"):
-        known |= _families_of(HERE / path)
+        known |= families_of(HERE / path)
     unexplained = [item.id for item in ITEMS if item.family not in known and not item.family_note]
     assert unexplained == []
 
 
 def test_sources_are_distinct_and_none_was_used_before() -> None:
-    sources = [_normalized(str(item.source)) for item in ITEMS]
+    sources = [normalized(str(item.source)) for item in ITEMS]
     assert len(sources) == len(set(sources))
-    earlier = _earlier_sources()
+    earlier = earlier_sources(EARLIER_SETS, OTHER_PLACES)
     assert len(earlier) > 600  # the earlier sets were found and read: the check below has teeth
     assert sorted(set(sources) & earlier) == []
 
