@@ -295,6 +295,21 @@ def redact(text: str, secrets: Secrets, report: LeakReport) -> str:
     return text
 
 
+def without_bare_redactions(text: str) -> str:
+    """``text`` without the prose lines redaction left as a bare "…" (a whole sentence that
+    named the answer: the note at the end says parts were left out); in a code block the "…"
+    stays, where a line of code was."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.strip() == REDACTED:
+            continue
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
 def _shorter(grams: Iterable[tuple[str, ...]], n: int) -> set[tuple[str, ...]]:
     return {g[i : i + n] for g in grams for i in range(len(g) - n + 1)}
 

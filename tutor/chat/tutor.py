@@ -22,7 +22,6 @@ from tutor.chat.cards import (
 )
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
-    REDACTED,
     Secrets,
     course_secrets,
     course_solution_lines,
@@ -30,6 +29,7 @@ from tutor.chat.guardrails import (
     redact,
     shown_diagnoses,
     step_secrets,
+    without_bare_redactions,
 )
 from tutor.chat.intents import (
     about_my_run,
@@ -1490,7 +1490,7 @@ class Tutor:
         report = find_leaks(answer.text, secrets, question=question)
         if not report.leaked:
             return answer
-        text = _without_bare_ellipses(redact(answer.text, secrets, report))
+        text = without_bare_redactions(redact(answer.text, secrets, report))
         if find_leaks(text, secrets, question=question).leaked:  # belt and braces
             text = msg.REDACTED_NOTE.get(lang)
         else:
@@ -1506,21 +1506,6 @@ class Tutor:
     def _stream_fallback(self, offline: Answer, notice: str, released: str) -> Iterator[str]:
         self.last_answer = self._fallback(offline, notice)
         yield ("\n\n" if released else "") + self.last_answer.text
-
-
-def _without_bare_ellipses(text: str) -> str:
-    """``text`` without the prose lines redaction left as a bare "…" (a whole sentence that
-    named the answer: the note at the end says parts were left out); in a code block the "…"
-    stays, where a line of code was."""
-    out: list[str] = []
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if not fenced and line.strip() == REDACTED:
-            continue
-        out.append(line)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
 def _bi(template: Text, **values: Text) -> Text:
