@@ -85,12 +85,13 @@ def test_catalog_templates_read_as_general_advice() -> None:
     entry = _Entry(
         "x",
         T("{var} has shape {shape}", "{var} 的形状是 {shape}"),
-        T("Call {var_code}.sum() on line {line}.", "在第 {line} 行调用 {var_code}.sum()。"),
+        T("Call {var_code}.sum().", "调用 {var_code}.sum()。"),
         T("Reduce {var}.", "归约 {var}。"),
         "non-scalar/intro",
     )
     (passage,) = catalog_passages([entry])
     assert passage.title.en == "`x` has shape (2,)"
+    assert passage.text.en == "Call x.sum().\n\nReduce `x`."
     assert "{" not in passage.text.en + passage.text.zh
     assert (passage.lesson_id, passage.step_id) == ("non-scalar", "intro")
 
@@ -122,3 +123,36 @@ def test_a_catalog_summary_replaces_the_run_template() -> None:
     assert passage.text.en.startswith("backward() needs a scalar.")
     assert passage.text.zh.startswith("backward() 需要标量。")
     assert "line" not in passage.text.en and "…" not in passage.text.en
+
+
+def test_a_template_naming_one_run_is_not_shown_with_gaps() -> None:
+    """A placeholder with no neutral stand-in ({line}, {module}) once became "第 … 行的
+    `….eval()`" in a chat answer: the title falls back to the summary's first clause, the
+    fix is left out, and an entry with nothing general to say is not indexed."""
+
+    @dataclass
+    class _WithSummary(_Entry):
+        summary: Text
+
+    entry = _WithSummary(
+        "x",
+        T("`{module}.eval()` on line {line} is never undone", "第 {line} 行的 `{module}.eval()`"),
+        T("eval() switches {detail} off.", "eval() 会关掉 {detail}。"),
+        T("Call `{module}.train()`.", "调用 `{module}.train()`。"),
+        "no-grad/intro",
+        T("eval() stays in force until train(): call train() again.",
+          "eval() 会一直生效直到调用 train()：请再调用 train()。"),
+    )
+    (passage,) = catalog_passages([entry])
+    assert passage.title == T("eval() stays in force until train()", "eval() 会一直生效直到调用 train()")
+    assert passage.text == entry.summary
+    no_summary = _Entry("y", entry.title, entry.explanation, entry.fix, "no-grad/intro")
+    assert catalog_passages([no_summary]) == []
+
+
+def test_no_catalog_passage_has_a_gap() -> None:
+    passages = catalog_passages(load_catalog_entries())
+    assert passages
+    for p in passages:
+        shown = p.title.en + p.title.zh + p.text.en + p.text.zh
+        assert "…" not in shown and "{" not in shown, p.id

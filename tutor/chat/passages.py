@@ -117,13 +117,33 @@ _GENERIC_NAMES = {
 """Stand-ins for a diagnosis template's placeholders when it is read as general advice."""
 
 
-def _fill(text: Text) -> Text:
-    """Catalog templates have ``{var}``-style placeholders; show them with neutral names."""
+def _fill(text: Text) -> Text | None:
+    """Catalog templates have ``{var}``-style placeholders; show them with neutral names.
+    None when one has no neutral stand-in (``{line}``, ``{module}``): a "…" in its place
+    reads as a broken sentence, not as advice."""
+    if any(
+        m.group(1) not in _GENERIC_NAMES
+        for part in (text.en, text.zh)
+        for m in _PLACEHOLDER_RE.finditer(part)
+    ):
+        return None
 
     def sub(match: re.Match[str]) -> str:
-        return _GENERIC_NAMES.get(match.group(1), "…")
+        return _GENERIC_NAMES[match.group(1)]
 
     return Text(en=_PLACEHOLDER_RE.sub(sub, text.en), zh=_PLACEHOLDER_RE.sub(sub, text.zh))
+
+
+_CLAUSE_END_RE = re.compile(r"[:：;；.。]\s*")
+
+
+def _summary_title(summary: Text) -> Text:
+    """A title for a catalog entry whose own title names one run: its summary's first clause."""
+
+    def first(text: str) -> str:
+        return _CLAUSE_END_RE.split(text.strip(), maxsplit=1)[0].strip()
+
+    return Text(en=first(summary.en), zh=first(summary.zh))
 
 
 def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
@@ -139,9 +159,14 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
         # the run-independent summary reads as general advice; the explanation is a template
         # for one run, kept only for entries without a summary
         summary_text = getattr(entry, "summary", None)
-        text = summary_text if isinstance(summary_text, Text) else _fill(explanation)
-        if isinstance(fix, Text):
-            text = text + Text(en="\n\n", zh="\n\n") + _fill(fix)
+        summary = summary_text if isinstance(summary_text, Text) else None
+        text = summary or _fill(explanation)
+        filled_title = _fill(title) or (_summary_title(summary) if summary else None)
+        if text is None or filled_title is None:
+            continue  # nothing of it reads as general advice
+        filled_fix = _fill(fix) if isinstance(fix, Text) else None
+        if filled_fix is not None:
+            text = text + Text(en="\n\n", zh="\n\n") + filled_fix
         match = getattr(entry, "match", None)
         pattern = getattr(match, "message", "") if match is not None else ""
         # the message regex is what learners paste: index its words, not its syntax
@@ -152,7 +177,7 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
                 source="catalog",
                 lesson_id=lesson_id or None,
                 step_id=step_id or None,
-                title=_fill(title),
+                title=filled_title,
                 text=text,
                 keywords=words[:400],
                 pattern=str(pattern) or None,
