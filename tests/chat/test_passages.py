@@ -140,12 +140,20 @@ def test_a_template_naming_one_run_is_not_shown_with_gaps() -> None:
         T("eval() switches {detail} off.", "eval() 会关掉 {detail}。"),
         T("Call `{module}.train()`.", "调用 `{module}.train()`。"),
         "no-grad/intro",
-        T("eval() stays in force until train(): call train() again.",
-          "eval() 会一直生效直到调用 train()：请再调用 train()。"),
+        T(
+            "eval() stays in force until train(): call train() again.",
+            "eval() 会一直生效直到调用 train()：请再调用 train()。",
+        ),
     )
     (passage,) = catalog_passages([entry])
-    assert passage.title == T("eval() stays in force until train()", "eval() 会一直生效直到调用 train()")
-    assert passage.text == entry.summary
+    # the summary's first clause heads it, the rest follows (not repeated)
+    assert passage.title == T(
+        "eval() stays in force until train()", "eval() 会一直生效直到调用 train()"
+    )
+    assert passage.text == T("Call train() again.", "请再调用 train()。")
+    # the index still reads the entry's own words, the names of the run left out
+    assert passage.indexed_title is not None and "never undone" in passage.indexed_title.en
+    assert "{" not in passage.indexed_title.en and "train()" in passage.keywords
     no_summary = _Entry("y", entry.title, entry.explanation, entry.fix, "no-grad/intro")
     assert catalog_passages([no_summary]) == []
 

@@ -115,7 +115,8 @@ def index_tokens(
 
 
 def passage_document(passage: Passage) -> str:
-    title = f"{passage.title.en} {passage.title.zh} "
+    shown = passage.indexed_title or passage.title
+    title = f"{shown.en} {shown.zh} "
     return title * TITLE_REPEAT + f"{passage.text.en} {passage.text.zh} {passage.keywords}"
 
 
@@ -188,7 +189,8 @@ def _topic(
 
 
 def _raw(passage: Passage) -> str:
-    return " ".join([passage.title.en, passage.text.en, passage.keywords, passage.code or ""])
+    title = (passage.indexed_title or passage.title).en
+    return " ".join([title, passage.text.en, passage.keywords, passage.code or ""])
 
 
 def build_course_index(

@@ -84,6 +84,11 @@ class Passage(Frozen):
         description="The example with Chinese comments, shown in zh answers (else code).",
     )
     keywords: str = Field(default="", description="Extra indexed words (aliases), never shown.")
+    indexed_title: Text | None = Field(
+        default=None,
+        description="The title the index weighs, when not the shown one (a catalog entry's "
+        "title with the names of one run left out: its words say what the entry is about).",
+    )
     pattern: str | None = Field(
         default=None,
         description="Catalog entries: the regex of the error message the entry explains.",

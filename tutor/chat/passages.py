@@ -117,6 +117,15 @@ _GENERIC_NAMES = {
 """Stand-ins for a diagnosis template's placeholders when it is read as general advice."""
 
 
+def _words(text: Text) -> Text:
+    """``text`` for the index: placeholders with no neutral stand-in are left out."""
+
+    def sub(match: re.Match[str]) -> str:
+        return _GENERIC_NAMES.get(match.group(1), " ")
+
+    return Text(en=_PLACEHOLDER_RE.sub(sub, text.en), zh=_PLACEHOLDER_RE.sub(sub, text.zh))
+
+
 def _fill(text: Text) -> Text | None:
     """Catalog templates have ``{var}``-style placeholders; show them with neutral names.
     None when one has no neutral stand-in (``{line}``, ``{module}``): a "…" in its place
@@ -134,16 +143,24 @@ def _fill(text: Text) -> Text | None:
     return Text(en=_PLACEHOLDER_RE.sub(sub, text.en), zh=_PLACEHOLDER_RE.sub(sub, text.zh))
 
 
-_CLAUSE_END_RE = re.compile(r"[:：;；.。]\s*")
+_FIRST_CLAUSE_RE = re.compile(r"(.+?)(?:[:：;；。]|\.\s)(.*)", re.DOTALL)
 
 
-def _summary_title(summary: Text) -> Text:
-    """A title for a catalog entry whose own title names one run: its summary's first clause."""
+def _summary_split(summary: Text) -> tuple[Text, Text]:
+    """(a title, the rest) from a catalog entry's summary, for an entry whose own title names
+    one run: its first clause heads the passage, the rest follows without repeating it."""
 
-    def first(text: str) -> str:
-        return _CLAUSE_END_RE.split(text.strip(), maxsplit=1)[0].strip()
+    def parts(text: str) -> tuple[str, str]:
+        match = _FIRST_CLAUSE_RE.match(text.strip())
+        if match is None:
+            return text.strip(), text.strip()
+        head, rest = match.group(1).strip(), match.group(2).strip()
+        if rest[:1].islower() and rest.split(" ", 1)[0].isalpha():
+            rest = rest[0].upper() + rest[1:]  # "call model.eval() ..." starts a sentence
+        return head, rest or text.strip()
 
-    return Text(en=first(summary.en), zh=first(summary.zh))
+    (en_head, en_rest), (zh_head, zh_rest) = parts(summary.en), parts(summary.zh)
+    return Text(en=en_head, zh=zh_head), Text(en=en_rest, zh=zh_rest)
 
 
 def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
@@ -161,25 +178,34 @@ def catalog_passages(entries: Iterable[Any]) -> list[Passage]:
         summary_text = getattr(entry, "summary", None)
         summary = summary_text if isinstance(summary_text, Text) else None
         text = summary or _fill(explanation)
-        filled_title = _fill(title) or (_summary_title(summary) if summary else None)
-        if text is None or filled_title is None:
+        own_title = _fill(title)
+        shown_title = own_title
+        if own_title is None and summary is not None:
+            shown_title, text = _summary_split(summary)
+        if text is None or shown_title is None:
             continue  # nothing of it reads as general advice
-        filled_fix = _fill(fix) if isinstance(fix, Text) else None
-        if filled_fix is not None:
-            text = text + Text(en="\n\n", zh="\n\n") + filled_fix
         match = getattr(entry, "match", None)
         pattern = getattr(match, "message", "") if match is not None else ""
         # the message regex is what learners paste: index its words, not its syntax
-        words = re.sub(r"\(\?P<\w+>|\\.|[\[\](){}?*+|^$]", " ", str(pattern))
+        words = re.sub(r"\(\?P<\w+>|\\.|[\[\](){}?*+|^$]", " ", str(pattern))[:400]
+        if isinstance(fix, Text):
+            # a summary split in two already ends with what to do: the fix would repeat it
+            filled_fix = _fill(fix) if shown_title is own_title else None
+            if filled_fix is not None:
+                text = text + Text(en="\n\n", zh="\n\n") + filled_fix
+            else:  # left out of the answer (it names one run): the index still reads it
+                unshown = _words(fix)
+                words = f"{words} {unshown.en} {unshown.zh}"
         out.append(
             Passage(
                 id=f"catalog:{entry.id}",
                 source="catalog",
                 lesson_id=lesson_id or None,
                 step_id=step_id or None,
-                title=filled_title,
+                title=shown_title,
+                indexed_title=None if own_title else _words(title),
                 text=text,
-                keywords=words[:400],
+                keywords=words,
                 pattern=str(pattern) or None,
             )
         )
