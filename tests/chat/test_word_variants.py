@@ -1,0 +1,42 @@
+"""kinds.yaml's ``words``: the several ways learners say a number goes up or down are one word
+before a question is compared with the cards' forms ("rising" is "growing", "降不下来" is
+"不下降"), so a card is found whatever verb the learner picked. Phrasings of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.chat.cards import bundled_book, canonical
+from tutor.chat.tokens import tokenize
+
+
+@pytest.mark.parametrize(
+    ("variant", "canonical_form"),
+    [
+        ("my loss keeps increasing", "my loss keeps growing"),
+        ("the loss is rising", "the loss is growing"),
+        ("loss goes down slowly", "loss decreases slowly"),
+        ("显存不断上涨", "显存不断增长"),
+        ("loss 降不下来", "loss 不下降"),
+        ("内存越来越大", "显存增长"),
+    ],
+)
+def test_variants_are_written_one_way(variant: str, canonical_form: str) -> None:
+    assert tokenize(canonical(variant)) == tokenize(canonical(canonical_form))
+
+
+def test_a_word_inside_another_is_left_alone() -> None:
+    # whole English words only: "increaseLR" or "grad.rises_flag" are names, not verbs
+    assert canonical("increase_lr(rises_flag)") == "increase_lr(rises_flag)"
+
+
+@pytest.mark.parametrize(
+    ("question", "card"),
+    [
+        ("my loss is rising every epoch, why?", "loss-goes-up"),
+        ("loss 一直降不下来是什么原因", "loss-not-decreasing"),
+    ],
+)
+def test_a_paraphrase_with_another_verb_finds_the_card(question: str, card: str) -> None:
+    found = bundled_book().match(question)
+    assert found is not None and found.card.id == card
