@@ -41,6 +41,32 @@ F.mse_loss(net(x), y).backward()
     assert all(p.held_in == "blocks" and p.container == "list" and p.reached for p in held)
 
 
+def test_a_private_plain_list_of_a_submodule_is_looked_into() -> None:
+    """``self._layers = []`` filled by append, in a submodule: a leading underscore is the
+    learner's naming, not the Module's bookkeeping (those attributes are still skipped)."""
+    ev = trace("""class Merge(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self._layers = []
+        for layer in layers:
+            self._layers.append(layer)
+    def forward(self, t):
+        return sum(layer(t) for layer in self._layers)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.merge = Merge([nn.Linear(4, 1), nn.Linear(4, 1)])
+    def forward(self, t):
+        return self.merge(t)
+net = Net()
+F.mse_loss(net(x), y).backward()
+""")
+    held = [p for p in ev.params if p.held_in]
+    assert {p.name for p in held} == {f"net.merge._layers[{i}].{w}" for i in (0, 1)
+                                      for w in ("weight", "bias")}
+    assert all(p.held_in == "merge._layers" and p.container == "list" for p in held)
+
+
 def test_a_module_list_holds_nothing_outside_parameters() -> None:
     ev = trace("""net = nn.Sequential(nn.ModuleList([nn.Linear(4, 4)]))
 net[0][0](x).sum().backward()

@@ -63,6 +63,23 @@ STACKS = """class Stacks(nn.Module):
         return self.up[0](torch.relu(self.down[0](self.trunk(t))))
 model = Stacks()
 """
+MERGE = """class Merge(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self._layers = {kind}
+        for layer in layers:
+            self._layers.append(layer)
+    def forward(self, t):
+        return torch.cat([layer(t) for layer in self._layers], dim=1)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.merge = Merge([nn.Linear(6, 4), nn.Linear(6, 4)])
+        self.out = nn.Linear(8, 1)
+    def forward(self, t):
+        return self.out(torch.relu(self.merge(t)))
+model = Net()
+"""
 BUILT = """class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -215,6 +232,11 @@ CASES = [
     # encoder-layers-in-python-list-transformer): wrapping one alone trains half of them
     ("params-in-plain-container", 12, "self.up = nn.ModuleList()",
      DATA + STACKS.format(kind="[]") + TRAIN, DATA + STACKS.format(kind="nn.ModuleList()")
+     + TRAIN),
+    # a private plain list of a submodule, filled by append (corpus7
+    # merge-layer-sublayers-in-python-list, after its scoring)
+    ("params-in-plain-container", 11, "self._layers = nn.ModuleList()",
+     DATA + MERGE.format(kind="[]") + TRAIN, DATA + MERGE.format(kind="nn.ModuleList()")
      + TRAIN),
     # a head whose input size comes from the forward pass: a Lazy layer built once
     ("layers-built-in-forward", 15, "nn.LazyLinear(1)",

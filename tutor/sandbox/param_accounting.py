@@ -53,6 +53,8 @@ class ParamAccounting:
         self.alias_seen: set[tuple[int, int]] = set()
         self.registered: set[int] = set()
         """The parameters() of the module being scanned."""
+        self._internal = frozenset(vars(self.torch.nn.Module()))
+        """The attributes every Module has (``_parameters``, ``_modules``, hooks, ``training``)."""
 
     # -- parameters registered while a forward runs ------------------------------------------
     def on_parameter(self, module: Any, name: str, param: Any) -> None:
@@ -89,7 +91,9 @@ class ParamAccounting:
         self.registered = {id(p) for p in module.parameters()}
         for path, sub in module.named_modules():
             for attr, value in list(vars(sub).items()):
-                if attr.startswith("_") or not isinstance(value, (list, tuple, dict)):
+                # the Module's own bookkeeping (_parameters, _modules, hooks) is not the
+                # learner's; the learner's private attributes (self._layers = []) are
+                if attr in self._internal or not isinstance(value, (list, tuple, dict)):
                     continue
                 where = ".".join(p for p in (path, attr) if p)
                 self._held(value, f"{name}.{where}", where, type(value).__name__, 0)
