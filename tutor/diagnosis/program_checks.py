@@ -10,7 +10,7 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
-from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node
+from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
@@ -216,8 +216,10 @@ def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
         value = stmt.value
         elements = value.elts if isinstance(value, ast.List) else (
             [value.elt] if isinstance(value, ast.ListComp) else [])
-        if not elements or not all(isinstance(e, ast.Call) and MODULE_LIKE.match(call_name(e))
-                                   for e in elements):
+        built = _layers_built_in(ctx.flow, stmt)
+        if not elements or not all(
+                (isinstance(e, ast.Call) and MODULE_LIKE.match(call_name(e)))
+                or (isinstance(e, ast.Name) and e.id in built) for e in elements):
             continue
         edit = replace_node(ctx.code, value, f"nn.ModuleList({text(value)})")
         name = ", ".join(n for t in stmt.targets for n in target_names(t))
@@ -231,6 +233,90 @@ def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
                                  f"第 {stmt.lineno} 行用 `nn.ModuleList(...)` 保存这些层："
                                  "普通列表会让 `parameters()` 看不到它们"))] if edit else [],
                              {"line": stmt.lineno, "name": name}))
+    return out
+
+
+def _layers_built_in(flow: Flow, stmt: ast.stmt) -> dict[str, ast.Assign]:
+    """Local names bound to a layer (``fc1 = nn.Linear(4, 8)``) in the function holding
+    ``stmt``: the layers a list of names may hold."""
+    function = flow.scope_of(stmt)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    out: dict[str, ast.Assign] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and \
+                MODULE_LIKE.match(call_name(node.value)):
+            out.setdefault(node.targets[0].id, node)
+    return out
+
+
+def _held_by(value: ast.expr) -> set[str]:
+    """The names ``self.x = value`` keeps: the name itself, a container's elements (a plain
+    list is :func:`check_layers_in_list`'s), a container layer's arguments
+    (``nn.Sequential(fc1, fc2)``); not names a lambda or another call only uses."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return {n for e in value.elts for n in _held_by(e)}
+    if isinstance(value, ast.Dict):
+        return {n for v in value.values for n in _held_by(v)}
+    if isinstance(value, ast.Call) and MODULE_LIKE.match(call_name(value)):
+        return {n for a in value.args for n in _held_by(a)}
+    return set()
+
+
+def check_layers_in_locals(ctx: Ctx) -> list[Candidate]:
+    """Layers a module's ``__init__`` builds into local names and never puts on ``self``
+    (``fc1 = nn.Linear(...)``; ``self_fc1 = ...``, a typo for ``self.fc1``): the module does not
+    register them, so ``parameters()`` misses them. Every such name of one ``__init__`` becomes
+    an attribute in the one change (its uses in ``__init__`` too), and the change is tried."""
+    ev = ctx.evidence
+    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
+            and not p.held_in]
+    empty = "optimizer got an empty parameter list" in ctx.message
+    if not idle and not empty:
+        return []
+    out = []
+    for init in ast.walk(ctx.flow.tree):
+        if not (isinstance(init, ast.FunctionDef) and init.name == "__init__" and isinstance(
+                ctx.flow.scope_of(init), ast.ClassDef)):
+            continue
+        built = _layers_built_in(ctx.flow, init.body[0]) if init.body else {}
+        stored = {name for node in ast.walk(init) if isinstance(node, ast.Assign)
+                  and any(text(t).startswith("self.") for t in node.targets)
+                  for name in _held_by(node.value)}
+        # given to one of self's methods: self.add_module(...), self.blocks.append(layer)
+        stored |= {name for call in ast.walk(init) if isinstance(call, ast.Call)
+                   and text(call.func).startswith("self.")
+                   for arg in call.args for name in _held_by(arg)}
+        unregistered = {name: stmt for name, stmt in built.items() if name not in stored}
+        if not unregistered:
+            continue
+        taken = {t.attr for node in ast.walk(ctx.flow.scope_of(init))
+                 if isinstance(node, ast.Assign) for t in node.targets
+                 if isinstance(t, ast.Attribute) and text(t.value) == "self"}
+        attrs = {name: name.removeprefix("self_") or name for name in unregistered}
+        # an attribute of that name is already something else (self.head = lambda ...)
+        attrs = {name: f"{attr}_layer" if attr in taken and not name.startswith("self_")
+                 else attr for name, attr in attrs.items()}
+        changes: dict[int, list[tuple[ast.AST, str]]] = {}
+        for node in ast.walk(init):
+            if isinstance(node, ast.Name) and node.id in attrs:
+                changes.setdefault(node.lineno, []).append((node, f"self.{attrs[node.id]}"))
+        edits = [replace_nodes(ctx.code, nodes) for nodes in changes.values()]
+        first = min(stmt.lineno for stmt in unregistered.values())
+        names = ", ".join(f"`{n}`" for n in list(unregistered)[:3])
+        shown = ", ".join(f"`self.{attrs[n]}`" for n in list(unregistered)[:3])
+        facts = {"line": first, "name": names}
+        expect = runs_clean if empty else both(params_learn([]), loss_improves)
+        fixes = [Fix(tuple(e for e in edits if e is not None), expect, T(
+            f"make them attributes ({shown}): a layer in a local variable of `__init__` is "
+            "not registered, so `parameters()` leaves it out",
+            f"把它们改成属性（{shown}）：`__init__` 里局部变量中的层不会被注册，"
+            "`parameters()` 不包含它们"))] if all(e is not None for e in edits) else []
+        out.append(Candidate("optimizer-empty-params" if empty else "optimizer-wrong-params",
+                             first, 0.85, [("layers-in-locals", facts)], fixes, facts))
     return out
 
 
@@ -293,6 +379,7 @@ def _imported_from_nn(flow: Flow) -> set[str]:
 
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_module_init, check_view_contiguous,
                                        check_backward_number, check_bce_range, check_layers_in_list,
+                                       check_layers_in_locals,
                                        check_tensor_from_tensors, check_module_with_tensors,
                                        check_result_discarded)
-SILENT_CHECKS: tuple[Check, ...] = (check_layers_in_list,)
+SILENT_CHECKS: tuple[Check, ...] = (check_layers_in_list, check_layers_in_locals)
