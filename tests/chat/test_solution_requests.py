@@ -284,3 +284,32 @@ def test_asking_to_have_the_solved_exercises_uploaded_is_a_request() -> None:
         "them as reference? Thanks in advance."
     )
     assert detect(question, about_course=lambda: True).reason == "answer"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # wanting one: 想要 / 求 / 来一份 with the answer named
+        "想要一份这道题的参考答案",
+        "求这一关的标准答案",
+        # on the exercise, speaking of its answer without a grammatical ask
+        "Honestly I would rather peek at the solution of this exercise than keep guessing",
+        "If I get stuck I can compare with the reference answer. This one: the leaf step",
+    ],
+)
+def test_speaking_of_the_answer_on_the_exercise_is_a_request(question: str) -> None:
+    ev = detect(question, on_step=True)
+    assert ev.request and ev.reason == "answer", ev
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # trouble, a library's lack, or the learner's own answer: not asking to be handed one
+        "this step says my answer is wrong, but the solution I wrote prints 4",
+        "autograd doesn't provide a one-shot solution for this step",
+        "why is the answer to this step 4?",
+    ],
+)
+def test_the_answer_named_around_trouble_or_a_denial_is_not_a_request(question: str) -> None:
+    assert not detect(question, on_step=True).request

@@ -166,6 +166,14 @@ def detect(
             return Evidence(True, "answer")
         if _asks(c.ask, clause) and c.answer_object.search(clause):
             return Evidence(True, "answer")
+    # on an exercise (or pointing at one), speaking of its answer is about having it, however
+    # it is put ("if I can't find the answer myself, I can check it here. This one: ..."):
+    # the request need not be a grammatical ask. Not where something went wrong (the learner's
+    # own solution fails) or an ask is denied (a library has no one-shot solution)
+    if pointed and not c.trouble.search(question) and any(
+            c.answer_object.search(clause) and not _negated(c.ask, clause)
+            for clause in clauses(question)):
+        return Evidence(True, "answer")
     for clause in clauses(question):
         if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
@@ -203,6 +211,11 @@ _NEGATION_RE = re.compile(
     r"\s+(\w+\s+)?$|(?<![能可是要会有])(不能|无法|没有|不|没)$",
     re.IGNORECASE,
 )
+
+
+def _negated(ask: re.Pattern[str], clause: str) -> bool:
+    """Whether ``clause`` denies an ask ("autograd doesn't provide a one-shot solution")."""
+    return any(_NEGATION_RE.search(clause[: m.start()]) for m in ask.finditer(clause))
 
 
 def _asks(ask: re.Pattern[str], clause: str) -> bool:
