@@ -105,7 +105,7 @@ FAMILIES: dict[str, set[str]] = {
     "lr-too-high": {"lr-too-high"},
     "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs"},
     "graph-cut-silent": {"graph-cut-silent", "data-attribute", "loss-rebuilt-as-leaf"},
-    "double-sigmoid": {"double-sigmoid"},
+    "double-sigmoid": {"double-sigmoid", "sigmoid-twice"},
     "frozen-params": {"frozen-params"},
     "relu-output": {"relu-output", "output-range"},
     "backward-twice": {"backward-twice", "backward-twice-loop", "backward-twice-carried"},

@@ -513,6 +513,25 @@ for i, chunk in enumerate(x.chunk(8)):
         head_opt.zero_grad()
 """),
 ]
+# a model that ends in a sigmoid, and a loss helper that takes a sigmoid of its output again
+# (corpus7 change-detection-sigmoid-output-sigmoided-again-in-loss, after its scoring)
+SQUASHED = DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+    def forward(self, t):
+        return torch.sigmoid(self.body(t)).squeeze(1)
+def bce(pred, target):
+    return F.binary_cross_entropy({given}, target)
+model = Net()
+opt = torch.optim.Adam(model.parameters(), lr=0.05)
+for _ in range(60):
+    opt.zero_grad()
+    bce(model(x), y.float()).backward()
+    opt.step()
+"""
+CASES.append(("sigmoid-twice", 14, "binary_cross_entropy(pred, target)",
+              SQUASHED.format(given="torch.sigmoid(pred)"), SQUASHED.format(given="pred")))
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
 

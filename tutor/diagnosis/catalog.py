@@ -65,6 +65,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "why", "given",
         "train_line",  # a model.train() that undoes an eval() (or stands for the missing one)
         "expr", "dim",  # shape provenance: the learner's expression of an op, a dimension
+        "before_line",  # an activation applied twice: where the first one ran
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

@@ -108,6 +108,12 @@ one_sample_gone = gone(
       "改动后每个输出都和它自己的标签比较"))
 
 
+squashed_once = gone(
+    lambda trace: [g for g in trace.loss_inputs if g.squashed_before],
+    T("with this change the activation is applied once: the loss gets its full range",
+      "改动后激活函数只作用一次：损失拿到的是完整的取值范围"))
+
+
 square_gone = gone(
     lambda trace: trace.crossed,
     T("with this change no element-wise op pairs every element with every other",

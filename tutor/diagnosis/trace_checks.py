@@ -39,6 +39,7 @@ from tutor.diagnosis.symptoms import (
     parameters_move,
     softmax_spreads,
     square_gone,
+    squashed_once,
     stays_frozen,
     trains_in_train_mode,
     units_differ,
@@ -403,6 +404,32 @@ def check_loss_input(ctx: Ctx) -> list[Candidate]:
             given_there = given.name if root == given.line != given.producer_line else None
             out.append(Candidate(cid, root, 0.9, steps, [Fix((edit,), expect, describe)],
                                  {**fill, "line": root, "given": given_there}))
+    return out
+
+
+def check_squashed_twice(ctx: Ctx) -> list[Candidate]:
+    """A loss given ``sigmoid(p)`` where ``p`` already came out of a sigmoid (or a softmax of
+    a softmax): the second activation only shrinks the range (a sigmoid of probabilities stays
+    in [0.5, 0.73]), so the loss cannot fall to what the model predicts. The outer one is
+    taken away and the change tried. A loss that applies the activation itself
+    (BCEWithLogitsLoss, CrossEntropyLoss) is :func:`check_loss_input`'s."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for given in ctx.evidence.training.loss_inputs:
+        if not given.squashed_before or given.producer_line is None or _verdict(given):
+            continue
+        calls = _calls_on(ctx.flow, given.producer_line, ("sigmoid", "softmax", "Sigmoid",
+                                                           "Softmax"))
+        edit = _drop_activation(ctx, calls[0]) if calls else None
+        op = given.producer or given.squashed_before
+        facts = {"line": given.producer_line, "op": op,
+                 "before_line": given.squashed_before_line or 0}
+        fixes = [Fix((edit,), squashed_once, T(
+            f"apply the {op} once: `{edit.text.strip()}` on line {edit.line}",
+            f"只做一次 {op}：第 {edit.line} 行改为 `{edit.text.strip()}`"))] if edit else []
+        out.append(Candidate("sigmoid-twice", given.producer_line, 0.85, [
+            ("squashed-twice", facts)], fixes, facts))
     return out
 
 
@@ -1232,7 +1259,8 @@ def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], 
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_trained_in_eval,
+SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_squashed_twice,
+                                    check_trained_in_eval,
                                     check_functional_dropout, check_shared_norm,
                                     check_changed_input, check_erased_accumulation,
                                     check_tiny_steps, check_freeze_undone, check_symmetric_init,

@@ -361,6 +361,10 @@ class LossInputEvidence(_Data):
                                     "an integer cast that cut off fractions.")
     target_cast_line: int | None = None
     scale: float | None = Field(None, description="The largest absolute prediction.")
+    squashed_before: str | None = Field(None, max_length=80, description="The producer (a "
+                                        "sigmoid or softmax) was given what the same kind of "
+                                        "activation had already made: applied twice.")
+    squashed_before_line: int | None = None
 
 
 class DropoutEvidence(_Data):

@@ -66,6 +66,9 @@ RANGES = {"relu": (0.0, math.inf), "relu_": (0.0, math.inf), "relu6": (0.0, 6.0)
 """Bounded activations and the values they can produce."""
 ACTIVATIONS = frozenset({"softmax", "_softmax", "sigmoid", "sigmoid_", "log_softmax",
                          "_log_softmax", "logsigmoid", "tanh"}) | frozenset(RANGES)
+SQUASHERS = {"sigmoid": "sigmoid", "sigmoid_": "sigmoid", "softmax": "softmax",
+             "_softmax": "softmax"}
+"""Activations that squash into a fixed range: applied twice, the second one only shrinks it."""
 PASS_THROUGH = frozenset({
     "view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous", "transpose",
     "permute", "float", "double", "to", "clone", "__getitem__", "view_as", "reshape_as",
@@ -308,6 +311,24 @@ class TrainingTrace:
             index = sources[0] if sources else None
         return None
 
+    def _squashed_before(self, made: Data) -> Data | None:
+        """The record of the same squashing activation (sigmoid, softmax) that made the input
+        of ``made``, itself one: ``sigmoid(sigmoid(x))`` keeps every value in [0.5, 0.73]."""
+        kind = SQUASHERS.get(str(made["op"]))
+        sources = [i for i in made["inputs"] if i is not None]
+        if kind is None or not sources:
+            return None
+        index: int | None = sources[0]
+        for _ in range(8):
+            if index is None:
+                return None
+            record = self.rec.records[index]
+            if record["op"] not in PASS_THROUGH:
+                return record if SQUASHERS.get(str(record["op"])) == kind else None
+            inputs = [i for i in record["inputs"] if i is not None]
+            index = inputs[0] if inputs else None
+        return None
+
     def _difference(self, inputs: list[Any], line: int, frame: Any) -> None:
         """``target - model(x)``: the model's output compared with a tensor that does not
         require grad, as a hand-written loss does."""
@@ -366,6 +387,10 @@ class TrainingTrace:
             entry.update(producer=str(made["op"])[:80], producer_line=made["line"],
                          producer_module=inner[0][:120] if inner else None,
                          producer_kind=inner[1][:80] if inner else None)
+            before = self._squashed_before(made)
+            if before is not None:
+                entry.update(squashed_before=str(before["op"])[:80],
+                             squashed_before_line=before["line"])
         with torch.no_grad():
             values = tensor.detach()
             if self._finite(values):
