@@ -175,3 +175,18 @@ def test_a_machine_api_does_not_make_a_setup_question_about_autograd(bundled: Tu
     # the same API beside an autograd word is still the course's
     judged = bundled.retriever.judge("why is x.grad None after x.cuda()? torch.cuda.is_available()")
     assert judged.on_topic
+
+
+def test_no_torch_api_name_reads_as_another_domains_word() -> None:
+    """A bare 'git' in the Chinese setup pattern once matched inside 'logits' and
+    'BCEWithLogitsLoss': 'Should I use BCELoss or BCEWithLogitsLoss?' was declined as a
+    question about setting up the machine. Every name of torch's API that the chat knows
+    is checked; the few that are also plain words of another domain are listed."""
+    from tutor.chat.domains import foreign_words
+
+    path = Path(__file__).parents[2] / "tutor" / "chat" / "api_names.txt"
+    names = [n.strip() for n in path.read_text("utf-8").splitlines()
+             if n.strip() and not n.startswith("#")]
+    plain_words = {"div", "budget", "eigenvectors"}  # also a web tag, shopping, maths
+    read_as_foreign = {n: f for n in names if (f := foreign_words(n)) and n not in plain_words}
+    assert len(names) > 1000 and read_as_foreign == {}
