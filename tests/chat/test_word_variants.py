@@ -40,3 +40,27 @@ def test_a_word_inside_another_is_left_alone() -> None:
 def test_a_paraphrase_with_another_verb_finds_the_card(question: str, card: str) -> None:
     found = bundled_book().match(question)
     assert found is not None and found.card.id == card
+
+
+@pytest.mark.parametrize(
+    ("question", "card"),
+    [
+        # both sides are plain words to the anchors, and one card's sides name them
+        ("view vs reshape, which one should I use?", "view-vs-reshape"),
+        # one name but for its case: the sides cannot be told apart, a form asks it nearly
+        # word for word
+        ("torch.Tensor 和 torch.tensor 有什么区别", "torch-Tensor-vs-tensor"),
+        # pairs a card now compares (32-comparisons.yaml)
+        ("x.grad.zero_() vs x.grad = None?", "grad-zero-vs-none"),
+        ("x += 1 vs x = x + 1 for autograd?", "inplace-vs-out-of-place-op"),
+        (".to(device) 和 .cuda() 有区别吗", "to-device-vs-cuda"),
+        ("model.parameters() 和 model.state_dict() 有什么区别", "parameters-vs-state-dict"),
+    ],
+)
+def test_a_comparison_reaches_the_card_comparing_it(question: str, card: str) -> None:
+    found = bundled_book().match(question)
+    assert found is not None and found.card.id == card
+
+
+def test_a_comparison_of_other_things_is_not_placed_in_pytorch() -> None:
+    assert bundled_book().match("flask vs django, which one should I use?") is None

@@ -60,6 +60,8 @@ MIN_SCORE = 0.55
 SURE_SCORE = 0.7
 """Below this (and with no signal) a card answers only when the retrieval over the course
 agrees on its lesson: a few shared words ("tensor", "shape") are not understanding."""
+WORDED_SCORE = 0.85
+"""A question form this close asks the question nearly word for word."""
 SIGNAL_SCORE = 2.0
 """A signal this strong (a quoted error message) answers by itself."""
 PASTED_SIGNAL_SHARE = 0.5
@@ -709,7 +711,8 @@ class CardBook:
     ) -> Match | None:
         """The card for ``question`` taken whole; ``shown``: the code facts the learner's code
         shows (a card that names one and shares words with the question gains)."""
-        if not about_pytorch(f"{question}\n{extra}") and not self.signalled(question):
+        if not about_pytorch(f"{question}\n{extra}") and not self.signalled(question) and \
+                not self._compares_known_sides(question):
             return None
         kind = question_kind(question)
         asked = f"{question}\n{extra}" if extra else question
@@ -788,6 +791,15 @@ class CardBook:
                 shaped = by_id[max(fitting, key=lambda cid: scores[cid])]
                 verdicts[shaped.id] = form_verdicts.get(shaped.id)
         if shaped is None and kind == "compare":
+            # the sides could not be told apart ("torch.Tensor 和 torch.tensor": one name but
+            # for its case), yet a comparison card's own question form asks it nearly word for
+            # word: that card compares what is asked
+            forms = self._scores(question, forms_only=True)[0]
+            worded = max(forms, key=lambda cid: forms[cid], default=None)
+            if worded is not None and forms[worded] >= WORDED_SCORE and \
+                    len(by_id[worded].sides) >= 2:
+                shaped = by_id[worded]
+        if shaped is None and kind == "compare":
             shaped = next((c for c in near if len(c.sides) < 2), None)
         shaped = shaped or by_id[best_id]
         covered = self.coverage(point, shaped)
@@ -828,6 +840,18 @@ class CardBook:
                 + (1 - FOCUS_SHARE) * forms.get(cid, 0.0)
                 + FOCUS_SHARE * on_focus.get(cid, 0.0)
             )
+
+    def _compares_known_sides(self, question: str) -> bool:
+        """Whether ``question`` compares two things one card's sides name, by their API
+        names or words ("view vs reshape?": both plain words to the anchors): that places it
+        in PyTorch as surely as an anchor word."""
+        from tutor.chat.asked import asked_point  # asked.py reads this module's kinds
+
+        sides = asked_point(question).sides
+        if sides is None or not all(side.names or side.words for side in sides):
+            return False
+        return any(len(card.sides) >= 2 and _sides_match(sides, card.sides)
+                   for card in self.cards)
 
     def signalled(self, question: str) -> bool:
         """Whether ``question`` quotes a card's signal (an error message, an API name): that
