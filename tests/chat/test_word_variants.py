@@ -64,3 +64,15 @@ def test_a_comparison_reaches_the_card_comparing_it(question: str, card: str) ->
 
 def test_a_comparison_of_other_things_is_not_placed_in_pytorch() -> None:
     assert bundled_book().match("flask vs django, which one should I use?") is None
+
+
+def test_a_yes_or_no_comes_from_a_card_about_what_is_asked() -> None:
+    """'Is it safe to call zero_grad() between backward() and step()?' once got the clipping
+    card's 'Yes' (shaped for safety questions, about clip_grad_norm and step): a card shaped
+    for the kind must be about every asked name the best card is about."""
+    found = bundled_book().match(
+        "Is it safe to call optimizer.zero_grad() after loss.backward() but before "
+        "optimizer.step()?")
+    assert found is not None and found.card.id != "clip-grad"
+    assert "zero_grad" in found.card.forms.en[0] or any(
+        "zero_grad" in form for form in found.card.forms.en)

@@ -765,7 +765,12 @@ class CardBook:
             return None
         # among cards nearly as good, one shaped for this kind of question answers it better
         near = [by_id[cid] for cid, s in ranked if s >= max(MIN_SCORE, best * 0.5)]
-        shaped = next((c for c in near if _fits(c, kind, verdict_of(c))), None)
+        # ... and about as much of what is asked: a card shaped for "is it safe?" that speaks
+        # of clipping does not answer "is it safe to call zero_grad() there?" better than the
+        # zero_grad card does
+        asked_of_best = point.names & self._names[best_id][0]
+        shaped = next((c for c in near if _fits(c, kind, verdict_of(c))
+                       and asked_of_best <= self._names[c.id][0]), None)
         if kind == "compare":
             # a card comparing two other things answers another question: the card of what
             # is asked, else the best card that compares nothing
@@ -785,6 +790,7 @@ class CardBook:
                 for cid, s in forms.items()
                 if s >= floor
                 and _fits(by_id[cid], kind, form_verdicts.get(cid) or by_id[cid].verdict)
+                and asked_of_best <= self._names[cid][0]
                 and (kind != "compare" or _compares_asked(question, point, by_id[cid]))
             ]
             if fitting:
