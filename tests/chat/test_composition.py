@@ -293,3 +293,19 @@ def test_two_parts_on_one_lesson_are_one_answer() -> None:
     found = book.match("How do I clip the gradients before the optimizer step? And why does "
                        "clipping after the optimizer step change nothing?")
     assert found is not None and found.more == ()
+
+
+def test_an_exercise_prompt_is_not_the_answer_when_its_lessons_reading_matched(
+        tutor: Tutor) -> None:
+    """The retrieval's best passage may be an exercise prompt (it sets a task, it explains
+    nothing): its instructions were pasted as the answer. The lesson's reading among the hits
+    is shown instead."""
+    from tutor.chat.retrieval import Hit
+
+    prompt = tutor.passages["errors/inplace-saved"]
+    reading = next(p for p in tutor.passages.values()
+                   if p.lesson_id == "errors" and p.step_id == "intro")
+    sources: list[str] = []
+    parts = tutor._compose([Hit(prompt, 9.0), Hit(reading, 5.0)], "en", sources)
+    assert prompt.text.en.split("\n")[0] not in "\n".join(parts)
+    assert sources[0] == reading.id

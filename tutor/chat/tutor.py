@@ -1172,6 +1172,12 @@ class Tutor:
     ) -> list[str]:
         named = [] if named is None else named
         best = hits[0].passage
+        if not self._explains(best):
+            # an exercise prompt sets a task, it explains nothing: pasting its instructions
+            # as the answer reads as a non sequitur; the lesson's reading that matched says it
+            readings = [h.passage for h in hits if h.passage.lesson_id == best.lesson_id
+                        and h.passage.source == "lesson" and self._explains(h.passage)]
+            best = readings[0] if readings else best
         tokens = self.retriever.tokens
         body = summarise(best.text.get(lang), query=query, tokens=tokens)
         parts = [f"**{best.title.get(lang)}**\n\n{body}"]
