@@ -76,3 +76,12 @@ def test_a_yes_or_no_comes_from_a_card_about_what_is_asked() -> None:
     assert found is not None and found.card.id != "clip-grad"
     assert "zero_grad" in found.card.forms.en[0] or any(
         "zero_grad" in form for form in found.card.forms.en)
+
+
+@pytest.mark.parametrize("question", [
+    "should I call scheduler.step() every batch or every epoch?",
+    "Adam weight_decay vs AdamW",
+])
+def test_a_question_naming_only_training_code_reaches_a_card(question: str) -> None:
+    # no anchor word of autograd itself: the names of PyTorch's training code place it
+    assert bundled_book().match(question) is not None
