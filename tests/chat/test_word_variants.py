@@ -81,6 +81,7 @@ def test_a_yes_or_no_comes_from_a_card_about_what_is_asked() -> None:
 @pytest.mark.parametrize("question", [
     "should I call scheduler.step() every batch or every epoch?",
     "Adam weight_decay vs AdamW",
+    "可以在训练循环里直接修改 model.weight.data 吗？",
 ])
 def test_a_question_naming_only_training_code_reaches_a_card(question: str) -> None:
     # no anchor word of autograd itself: the names of PyTorch's training code place it
