@@ -532,6 +532,49 @@ for _ in range(60):
 """
 CASES.append(("sigmoid-twice", 14, "binary_cross_entropy(pred, target)",
               SQUASHED.format(given="torch.sigmoid(pred)"), SQUASHED.format(given="pred")))
+# zero_grad() between backward() and step() inside a trainer's method called from a loop:
+# no loop holds the calls, the steps show it (corpus8 byol-trainer-zero-grad-before-step,
+# after its scoring)
+TRAINER = DATA + """class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def train_step(self):
+        loss = F.cross_entropy(self.model(x), y)
+{order}
+        return loss.item()
+trainer = Trainer(nn.Linear(4, 2))
+for _ in range(10):
+    trainer.train_step()
+"""
+CASES.append(("zero-grad-misplaced", 14, "self.opt.zero_grad()",
+              TRAINER.format(order="        loss.backward()\n        self.opt.zero_grad()\n"
+                                   "        self.opt.step()"),
+              TRAINER.format(order="        self.opt.zero_grad()\n        loss.backward()\n"
+                                   "        self.opt.step()")))
+# a clip inside the method that computes the loss, called before backward(): where the
+# call stands in the training loop is where the clip runs (corpus8
+# world-model-clip-before-backward-in-training-step, after its scoring)
+CLIPPED = DATA + """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+    def loss_of(self, t, labels):
+        loss = F.cross_entropy(self.body(t) * 40, labels)
+{clip_in}        return loss
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for _ in range(5):
+    opt.zero_grad()
+    loss = model.loss_of(x, y)
+    loss.backward()
+{clip_out}    opt.step()
+"""
+CASES.append(("clip-order", 13, "torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)",
+              CLIPPED.format(clip_in="        torch.nn.utils.clip_grad_norm_(self.parameters(), "
+                                     "0.5)\n", clip_out=""),
+              CLIPPED.format(clip_in="", clip_out="    torch.nn.utils.clip_grad_norm_("
+                                                  "model.parameters(), 0.5)\n")))
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
 

@@ -1,7 +1,10 @@
 """Gradient clipping out of its place in a training step: before ``backward()`` it clips the
 gradients about to be replaced (or zeros), after ``step()`` the ones already applied, so the
 update is never clipped. Found in the order of the step's statements, confirmed by the
-behaviour: with the clip moved between backward() and step() the loss must fall further."""
+behaviour: with the clip moved between backward() and step() the loss must fall further. A
+clip inside a method the loop calls before backward() (the loss's ``training_step``) runs where
+that call stands; it is moved into the loop, in the caller's names, and must then cap what
+each step moves."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import ast
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix
 from tutor.diagnosis.flow import call_name
+from tutor.diagnosis.symptoms import steps_capped
 from tutor.diagnosis.verify import loss_improves
 from tutor.i18n import T
 
@@ -22,10 +26,63 @@ def _body_calls(body: list[ast.stmt], name: str) -> list[ast.stmt]:
         isinstance(n, ast.Call) and call_name(n) == name for n in ast.walk(s))]
 
 
+def _clip_called_from(ctx: Ctx, body: list[ast.stmt]
+                      ) -> tuple[ast.stmt, ast.stmt, ast.Call] | None:
+    """A clip that a statement of ``body`` runs through a call (``loss =
+    model.training_step(batch)`` whose method clips): (that statement, the clip's own
+    statement, the call). Where the call stands in the block is where the clip runs."""
+    for stmt in body:
+        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+            for function in ctx.flow.call_graph.functions:
+                if call not in ctx.flow.calls_of(function):
+                    continue
+                clips = [s for name in CLIPS for s in _body_calls(function.body, name)]
+                if len(clips) == 1:
+                    return stmt, clips[0], call
+    return None
+
+
+def _moved_clip(ctx: Ctx, clip: ast.stmt, call: ast.Call, step: ast.stmt, back: ast.stmt
+                ) -> Fix | None:
+    """The clip taken out of the called method and put between backward() and step(), in
+    the caller's names: ``self`` becomes what the method was called on."""
+    owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+    line = ctx.flow.line(clip.lineno)
+    if owner is None or clip.lineno != clip.end_lineno:
+        return None
+    text_ = line.strip().replace("self.", f"{ast.unparse(owner)}.")
+    if "self" in text_.replace("self.", ""):
+        return None
+    # an inserted line takes the indentation of the line it goes before
+    return Fix((Edit("insert_before", step.lineno, text_), Edit("delete", clip.lineno)),
+               steps_capped, T(
+        f"clip in the training step, between backward() (line {back.lineno}) and step() (line "
+        f"{step.lineno}): `{text_}` there, not on line {clip.lineno} before backward() ran",
+        f"在训练步骤里、backward()（第 {back.lineno} 行）和 step()（第 {step.lineno} 行）之间"
+        f"裁剪：在那里写 `{text_}`，而不是在 backward() 之前的第 {clip.lineno} 行"))
+
+
 def check_clip_order(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None or not ctx.evidence.backwards or not ctx.evidence.steps:
         return []
     out = []
+    for loop in (n for n in ast.walk(ctx.flow.tree) if isinstance(n, ast.For | ast.While)):
+        body = loop.body
+        backs, steps = _body_calls(body, "backward"), _body_calls(body, "step")
+        if len(backs) != 1 or len(steps) != 1 or [
+                s for name in CLIPS for s in _body_calls(body, name)]:
+            continue
+        found = _clip_called_from(ctx, body)
+        if found is None or not found[0].lineno < backs[0].lineno:
+            continue
+        _, clip, call = found
+        fix = _moved_clip(ctx, clip, call, steps[0], backs[0])
+        facts = {"line": clip.lineno, "detail": T(
+            f"before backward() on line {backs[0].lineno}",
+            f"在第 {backs[0].lineno} 行的 backward() 之前")}
+        out.append(Candidate("clip-order", clip.lineno, 0.8, [("clip-misplaced", facts)],
+                             [fix] if fix else [], {"line": clip.lineno, "detail": T(
+                                 "before backward()", "在 backward() 之前")}))
     for block in (n for n in ast.walk(ctx.flow.tree) if isinstance(
             n, ast.For | ast.While | ast.FunctionDef)):
         body = block.body

@@ -108,6 +108,23 @@ one_sample_gone = gone(
       "改动后每个输出都和它自己的标签比较"))
 
 
+def _steps_capped(original: Evidence, fixed: Evidence) -> Text | None:
+    """Every step of the fixed run still moves the parameters, by clearly less than the same
+    step did before: the clip now acts on the gradients the step applies."""
+    pairs = list(zip(original.steps, fixed.steps, strict=False))
+    if not pairs or any(a.moved is None or b.moved is None or not 0 < b.moved <= 0.9 * a.moved
+                        for a, b in pairs):
+        return None
+    return T(f"with this change every step moves the parameters less ({pairs[0][1].moved:.3g} "
+             f"instead of {pairs[0][0].moved:.3g} at the first): the clip now limits what the "
+             "step applies",
+             f"改动后每一步参数的变化都更小（第一步 {pairs[0][1].moved:.3g}，原来是 "
+             f"{pairs[0][0].moved:.3g}）：裁剪现在限制了 step 用到的梯度")
+
+
+steps_capped = traced(_steps_capped)
+
+
 squashed_once = gone(
     lambda trace: [g for g in trace.loss_inputs if g.squashed_before],
     T("with this change the activation is applied once: the loss gets its full range",

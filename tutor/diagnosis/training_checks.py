@@ -14,6 +14,7 @@ from tutor.diagnosis.cuts import cut_fixes, round_trip
 from tutor.diagnosis.fixes import Edit, Expect, Fix, losses, node_fix, replace_in_line, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.graph_checks import CUT_STEP, _first_body_line, _stmt_call
+from tutor.diagnosis.symptoms import parameters_move
 from tutor.diagnosis.verify import (
     all_of,
     backward_runs,
@@ -214,6 +215,42 @@ def check_zero_grad(ctx: Ctx) -> list[Candidate]:
                                          f"{backward.lineno} 行之前"))], {"line": zero.lineno}))
     return out
 
+
+
+def check_cleared_before_step(ctx: Ctx) -> list[Candidate]:
+    """The re-run saw a backward() and then a step that found every gradient None or zero:
+    something cleared them in between. Read off the steps, so it holds whatever wraps the
+    calls (a trainer's method called from a loop: :func:`check_zero_grad` reads loops): the
+    ``zero_grad()`` between the backward() and the step in one function moves above the
+    backward(), and the change is tried."""
+    if ctx.error is not None:
+        return []
+    flow = ctx.flow
+    cleared = [s for s in ctx.evidence.steps if s.n_params and s.passes and s.passes_line and
+               s.grads_none + s.grads_zero == s.n_params]
+    if not cleared:
+        return []
+    step_line, back_line = cleared[0].line or 0, cleared[0].passes_line or 0
+    step_stmt, back_stmt = flow.statement_at(step_line), flow.statement_at(back_line)
+    if step_stmt is None or back_stmt is None or not back_line < step_line:
+        return []
+    scope = flow.scope_of(step_stmt)
+    if flow.scope_of(back_stmt) is not scope or any(
+            isinstance(loop, (ast.For, ast.While)) for loop in flow.ancestors(step_stmt)
+            if loop in flow.ancestors(back_stmt)):
+        return []  # one loop holds both: check_zero_grad reads it
+    zeros = [c for c in flow.calls_named("zero_grad", "zero_")
+             if back_line < c.lineno < step_line and flow.scope_of(c) is scope]
+    out = []
+    for zero in zeros[:1]:
+        facts: dict[str, object] = {"line": zero.lineno, "count": len(cleared)}
+        out.append(Candidate("zero-grad-misplaced", zero.lineno, 0.9, [
+            ("zeroed-before-step", facts)],
+            [Fix((Edit("move_before", zero.lineno, to=back_line),), parameters_move, T(
+                f"clear the gradients before backward(): move line {zero.lineno} above line "
+                f"{back_line}", f"在 backward() 之前清零梯度：把第 {zero.lineno} 行移到第 "
+                f"{back_line} 行之前"))], {"line": zero.lineno}))
+    return out
 
 
 def _updated_by_hand(loop: ast.stmt) -> list[tuple[str, ast.stmt]]:
@@ -766,7 +803,8 @@ def check_broadcast(ctx: Ctx) -> list[Candidate]:
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_uncalled, check_zero_grad, check_optimizer_params,
+SILENT_CHECKS: tuple[Check, ...] = (check_uncalled, check_zero_grad, check_cleared_before_step,
+                                    check_optimizer_params,
                                     check_requires_grad_late, check_graph_cut_silent, check_frozen,
                                     check_softmax_ce, check_double_sigmoid, check_dropout_eval,
                                     check_lr, check_broadcast)
