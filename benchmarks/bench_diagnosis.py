@@ -148,7 +148,7 @@ FAMILIES: dict[str, set[str]] = {
     "symmetric-init": {"symmetric-init"},
     "params-not-registered": {"params-not-registered", "params-in-plain-container"},
     "zero-gradient-op": {"zero-gradient-op"},
-    "softmax-wrong-dim": {"softmax-wrong-dim"},
+    "softmax-wrong-dim": {"softmax-wrong-dim", "softmax-over-batch"},
     # message classes of torch's own error space (tests/diagnosis/error_space)
     "cat-shape": {"cat-size-mismatch"},
     "broadcast": {"broadcast-mismatch"},

@@ -575,6 +575,20 @@ CASES.append(("clip-order", 13, "torch.nn.utils.clip_grad_norm_(model.parameters
                                      "0.5)\n", clip_out=""),
               CLIPPED.format(clip_in="", clip_out="    torch.nn.utils.clip_grad_norm_("
                                                   "model.parameters(), 0.5)\n")))
+# predictions taken with a softmax over the batch of the model's (N, C) scores (corpus8
+# fashion-predictions-softmax-dim-zero, after its scoring)
+PREDICT = DATA + """model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(20):
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+with torch.no_grad():
+    scores = model(x[:16])
+    probs = torch.softmax(scores, dim={dim})
+    print(probs.argmax(dim=1))
+"""
+CASES.append(("softmax-over-batch", 15, "dim=1", PREDICT.format(dim=0), PREDICT.format(dim=1)))
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
 

@@ -125,6 +125,12 @@ def _steps_capped(original: Evidence, fixed: Evidence) -> Text | None:
 steps_capped = traced(_steps_capped)
 
 
+batch_softmax_gone = Early(gone(
+    lambda trace: trace.batch_softmaxes,
+    T("with this change each sample's probabilities are its own: the softmax compares its "
+      "classes", "改动后每个样本的概率只属于它自己：softmax 比较的是它的各个类别")))
+
+
 squashed_once = gone(
     lambda trace: [g for g in trace.loss_inputs if g.squashed_before],
     T("with this change the activation is applied once: the loss gets its full range",

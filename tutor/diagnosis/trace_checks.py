@@ -27,6 +27,7 @@ from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, repl
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.symptoms import (
     accumulates,
+    batch_softmax_gone,
     dropout_follows_mode,
     input_kept,
     learns,
@@ -1224,6 +1225,35 @@ def check_flat_softmax(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def check_batch_softmax(ctx: Ctx) -> list[Candidate]:
+    """A softmax over the first dimension of the (N, C) scores a model just gave for N
+    samples: each class is compared across the batch, so a sample's probabilities depend on
+    the others and its argmax is not its class (a prediction loop, a confusion matrix). The
+    dimension of the classes is tried."""
+    if ctx.error is not None:
+        return []
+    out: list[Candidate] = []
+    for across in ctx.evidence.training.batch_softmaxes:
+        found = _calls_on(ctx.flow, across.line, (across.op,))
+        call = found[0] if found else None
+        if call is None:
+            continue
+        given = next((k.value for k in call.keywords if k.arg == "dim"), None)
+        if given is None and len(call.args) >= 2:
+            given = call.args[1]
+        edit = replace_node(ctx.code, given, "1") if given is not None else None
+        if edit is None:
+            continue
+        shape = "(" + ", ".join(str(n) for n in across.shape) + ")"
+        facts = {"line": across.line, "op": across.op, "detail": across.dim, "shape": shape}
+        out.append(Candidate("softmax-over-batch", call.lineno, 0.8, [("batch-softmax", facts)],
+                             [Fix((edit,), batch_softmax_gone, T(
+                                 f"normalize over the classes: `dim=1` on line {call.lineno}",
+                                 f"在类别这一维上归一化：第 {call.lineno} 行用 `dim=1`"))],
+                             {"line": call.lineno, "detail": across.dim, "shape": shape}))
+    return out
+
+
 def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], dim: int
             ) -> Fix | None:
     """The change that makes the softmax compare entries: the dimension that holds them
@@ -1260,6 +1290,7 @@ def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
 SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_squashed_twice,
+                                    check_batch_softmax,
                                     check_trained_in_eval,
                                     check_functional_dropout, check_shared_norm,
                                     check_changed_input, check_erased_accumulation,

@@ -451,6 +451,9 @@ class TrainingEvidence(_Data):
     """Freezes undone before any step."""
     flat_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
     """Softmaxes over a dimension of size 1."""
+    batch_softmaxes: list[FlatSoftmaxEvidence] = Field(default_factory=list, max_length=10)
+    """Softmaxes, outside any module, over the first dimension of an (N, C) tensor whose N is
+    the batch the model was just given: the samples compared, not the classes."""
     crossed: list[CrossedEvidence] = Field(default_factory=list, max_length=10)
     """Element-wise ops that paired a vector with a column into a square."""
 

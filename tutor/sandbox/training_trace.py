@@ -127,6 +127,10 @@ class TrainingTrace:
         self.trained_calls: dict[tuple[Any, ...], int] = {}
         self.unregistered: set[int] = set()
         self.flat: dict[int, Data] = {}
+        self.across: dict[int, Data] = {}
+        """Softmaxes over the batch dimension of a model's (N, C) output, by line."""
+        self.batch: int | None = None
+        """The first size of what the last top-level module call was given."""
         self.crossed: dict[int, Data] = {}
         self.step_count = 0
         self.pass_steps: dict[int, int] = {}
@@ -271,9 +275,18 @@ class TrainingTrace:
                       out: Any, line: int) -> None:
         dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
         if not isinstance(dim, int) or line in self.flat or out.dim() < 2 or not (
-                -out.dim() <= dim < out.dim()) or out.shape[dim] != 1:
+                -out.dim() <= dim < out.dim()):
             return
         module = self.rec._current_module() if self.rec.stack else None
+        if out.shape[dim] != 1:
+            # (N, C) scores normalised over the N samples: each class compared across the
+            # batch, not the classes of one sample (the first size is what the model was fed)
+            if out.dim() == 2 and dim % 2 == 0 and out.shape[1] > 1 and out.shape[0] > 1 and \
+                    out.shape[0] == self.batch and not self.rec.stack and \
+                    line not in self.across and len(self.across) < 10:
+                self.across[line] = {"line": line, "op": name, "dim": dim,
+                                     "shape": list(out.shape), "module": None, "kind": None}
+            return
         self.flat[line] = {"line": line, "op": name, "dim": dim, "shape": list(out.shape)[:8],
                            "module": module[0][:120] if module else None,
                            "kind": module[1][:80] if module else None}
@@ -434,6 +447,9 @@ class TrainingTrace:
         self.args_stack.append((module, ids))
         if len(self.rec.stack) == 1:
             self.top_calls += 1
+            first = args[0] if isinstance(args, tuple) and args else args
+            self.batch = int(first.shape[0]) if isinstance(first, torch.Tensor) and \
+                first.dim() >= 1 else None
             if torch.is_grad_enabled():
                 self.fed.append((module, self._call_key(module)))
         if isinstance(module, self._norm_layers()) and args and isinstance(
@@ -661,5 +677,6 @@ class TrainingTrace:
             "shared_norms": list(self.shared.values())[:10],
             "unfrozen": self._unfrozen(),
             "flat_softmaxes": list(self.flat.values()),
+            "batch_softmaxes": list(self.across.values()),
             "crossed": list(self.crossed.values()),
         }
