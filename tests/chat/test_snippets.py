@@ -245,3 +245,21 @@ def test_a_call_alone_between_semicolons_is_pasted_code_not_a_mention() -> None:
     said = prose("a = torch.ones(1, requires_grad=True); loss = 1/a; loss.backward(); "
                  "print(a.grad) 得到 0，为什么？")
     assert "loss.backward()" not in said and "为什么" in said
+
+
+def test_a_call_on_a_subscript_is_a_line_of_the_pasted_program() -> None:
+    """``loss[1].backward()`` was not read as code: the pasted program was cut before it,
+    and the answer quoted only the output printed before the backward pass."""
+    from tutor.chat.snippets import code_line, snippet_to_run
+
+    assert code_line("loss[1].backward()") and code_line("x[0].sum().backward()")
+    assert not code_line("see [1] for details (page 2)")
+    question = """What does this print?
+
+x = torch.tensor([1., 2.], requires_grad=True)
+loss = x * 3
+loss[1].backward()
+print(x.grad)
+"""
+    code = snippet_to_run(question)
+    assert code is not None and "loss[1].backward()" in code and code.endswith("print(x.grad)")

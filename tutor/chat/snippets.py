@@ -19,7 +19,7 @@ from tutor.python_names import parses
 
 _STATEMENT_RE = re.compile(
     r"^\s*(import |from |print\(|\(|[A-Za-z_][\w.\[\]]*(\s*,\s*[A-Za-z_][\w.\[\]]*)*\s*"
-    r"(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*\(|"
+    r"(=|\+=|-=|\*=|/=)|[A-Za-z_][\w.]*(\[[^\]\n]*\][\w.]*)*\(|"
     r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|finally:|@[A-Za-z_]|"
     r"del |assert |raise\b|pass\b|break\b|continue\b|global |nonlocal )"
 )
