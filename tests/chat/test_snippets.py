@@ -263,3 +263,25 @@ print(x.grad)
 """
     code = snippet_to_run(question)
     assert code is not None and "loss[1].backward()" in code and code.endswith("print(x.grad)")
+
+
+def test_a_pasted_program_keeps_its_else_clauses() -> None:
+    """An indented ``else:`` parses only after its ``if``: read alone it was prose, the
+    program was cut in two, and "What does this print?" got no run at all."""
+    from tutor.chat.snippets import code_line, snippet_to_run
+
+    assert code_line("    else:") and code_line("    elif x > 2:") and code_line("except E:")
+    assert not code_line("Or else: it fails")
+    question = """What does this print?
+import torch
+x = torch.tensor([1.0, 3.0], requires_grad=True)
+for i in range(2):
+    if x[i] > 2:
+        y = x[i] * 3
+    else:
+        y = x[i] * 2
+    y.backward()
+print(x.grad)
+"""
+    code = snippet_to_run(question)
+    assert code is not None and "    else:" in code and code.endswith("print(x.grad)")

@@ -23,6 +23,8 @@ _STATEMENT_RE = re.compile(
     r"with |for |if |while |def |class |return\b|else:|elif |try:|except\b|finally:|@[A-Za-z_]|"
     r"del |assert |raise\b|pass\b|break\b|continue\b|global |nonlocal )"
 )
+_CONTINUATION_RE = re.compile(r"^\s*(else|finally|try|(elif|except)\b[^:]*)\s*:\s*(#.*)?$")
+"""A clause that continues a block (``else:``, ``elif x > 2:``, ``except ValueError:``)."""
 _HEADER_RE = re.compile(r"^\s*(with|for|if|while|def|class|else|elif|try|except)\b.*:\s*(#.*)?$")
 _PIECE_RE = re.compile(r";|。|，(?=\s*[A-Za-z_])|\s+(?:and then|then)\s+")
 _CUT_RE = re.compile(r"[\s,.?!:，。？！：、]")
@@ -37,6 +39,8 @@ def code_line(line: str) -> bool:
     indented line of a block, or a block's header (``for step in range(2):``)."""
     if not line.strip() or not _STATEMENT_RE.match(line):
         return False
+    if _CONTINUATION_RE.match(line):  # "else:" parses only after the block it continues
+        return True
     if line[:1].isspace():
         return parses(line.strip()) or parses(line.strip() + " pass")
     if _HEADER_RE.match(line):
