@@ -116,3 +116,4 @@ def test_local_layers_put_on_self_are_registered_and_not_diagnosed(
     assert result.ok, result.error
     ids = {d.id for d in diagnose(code, result, sandbox)}
     assert not ids & {"optimizer-empty-params", "optimizer-wrong-params"}, ids
+
