@@ -43,7 +43,10 @@ class Domains:
 
 
 def _either(patterns: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns) or _NEVER, re.IGNORECASE)
+    # ASCII word boundaries: an English name next to Chinese text ("是因为paddle暂不支持")
+    # is a word of its own (with Unicode \b, Chinese characters would be its letters)
+    return re.compile("|".join(f"(?:{p})" for p in patterns) or _NEVER,
+                      re.IGNORECASE | re.ASCII)
 
 
 @lru_cache(maxsize=4)
