@@ -32,10 +32,13 @@ EARLIER_SETS = (
 )
 # Sources used by the chat material and by the judged benchmark runs are off limits too
 # (only their URLs are read, with the regular expressions of frozen_corpus).
+JUDGED_LATER = ('2026-12-06-c', '2026-12-06-d')
+"""The judged records of this set's own scoring and after: they quote its sources."""
 OTHER_PLACES = (
     ROOT / "tests" / "chat",
     ROOT / "tutor" / "chat" / "cards",
-    ROOT / "benchmarks" / "judged",
+    *(day for day in sorted((ROOT / "benchmarks" / "judged").iterdir())
+      if day.is_dir() and day.name not in JUDGED_LATER),
 )
 FROZEN_SHA256 = "d43a0bd5ee419158313096aebf0bc4c8767bb92fc703f8196c1bf40925e1e443"
 

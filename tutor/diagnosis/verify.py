@@ -274,7 +274,8 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
               ) -> Text | None:
     """What the fixed run did that the program cannot have meant, when it did something of
     the kind the original run did not: a forward pass that overwrites a parameter (outside
-    any optimizer step), a loss that broadcasts its prediction against the target, an
+    any optimizer step), a model trained on only in eval mode (BatchNorm, Dropout), a loss that
+    broadcasts its prediction against the target, an
     optimizer stepped after backward() with a gradient for none of its parameters; and what
     breaks the program's intent (``intent``, read from its source): a parameter it trained
     that no longer gets a gradient or no longer moves, one it meant to freeze that now moves,
@@ -296,6 +297,19 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
         return T("with it the loss broadcasts the prediction against a target of another "
                  "shape instead of comparing them element by element",
                  "改动后损失把预测与形状不同的目标互相广播，而不是逐元素比较")
+    # a module with BatchNorm or Dropout trained on only in eval mode: the error of a batch
+    # of one goes away, and the model no longer trains as written
+    in_eval = {m.module for m in ev.modules if m.backward and (m.batchnorm or m.dropout)
+               and not m.training}
+    in_eval -= {m.module for m in ev.modules if m.backward and m.training}
+    if before is not None:
+        in_eval -= {m.module for m in before.modules if m.backward and not m.training}
+    if in_eval:
+        name = sorted(in_eval)[0]
+        return T(f"with it `{name}` is trained in eval mode: its BatchNorm or Dropout no "
+                 "longer behaves as in training",
+                 f"改动后 `{name}` 在 eval 模式下训练：它的 BatchNorm 或 Dropout 不再按训练时的"
+                 "方式工作")
     idle = [s for s in ev.steps if s.after_backward and s.n_params and s.grads_none == s.n_params]
     was_idle = {s.optimizer for s in before.steps if s.after_backward and s.n_params
                 and s.grads_none == s.n_params} if before else set()
