@@ -197,16 +197,22 @@ def check_bce_range(ctx: Ctx) -> list[Candidate]:
         if edit else [], {"line": line})]
 
 
+def _unregistered_shows(ctx: Ctx) -> bool | None:
+    """Whether the run shows layers the model does not register: True for "optimizer got an
+    empty parameter list", False for parameters the loss reaches that no optimizer holds (not
+    held in a plain container: accounting_checks.check_held_in_container names those), None
+    for neither."""
+    empty = "optimizer got an empty parameter list" in ctx.message
+    idle = any(p.reached and not p.in_optimizer and p.requires_grad and not p.held_in
+               for p in ctx.evidence.params)
+    return empty if empty or idle else None
+
+
 def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
     """Layers kept in a plain list attribute: the model does not register them, so
     ``parameters()`` misses them (the optimizer never updates them, or gets nothing)."""
-    ev = ctx.evidence
-    # held in a plain container on a module: the evidence names the container
-    # (accounting_checks.check_held_in_container)
-    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
-            and not p.held_in]
-    empty = "optimizer got an empty parameter list" in ctx.message
-    if not idle and not empty:
+    empty = _unregistered_shows(ctx)
+    if empty is None:
         return []
     out = []
     for stmt in ctx.flow.statements:
@@ -271,11 +277,8 @@ def check_layers_in_locals(ctx: Ctx) -> list[Candidate]:
     (``fc1 = nn.Linear(...)``; ``self_fc1 = ...``, a typo for ``self.fc1``): the module does not
     register them, so ``parameters()`` misses them. Every such name of one ``__init__`` becomes
     an attribute in the one change (its uses in ``__init__`` too), and the change is tried."""
-    ev = ctx.evidence
-    idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
-            and not p.held_in]
-    empty = "optimizer got an empty parameter list" in ctx.message
-    if not idle and not empty:
+    empty = _unregistered_shows(ctx)
+    if empty is None:
         return []
     out = []
     for init in ast.walk(ctx.flow.tree):
