@@ -222,7 +222,9 @@ def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
         value = stmt.value
         elements = value.elts if isinstance(value, ast.List) else (
             [value.elt] if isinstance(value, ast.ListComp) else [])
-        built = _layers_built_in(ctx.flow, stmt)
+        # the function's local layers are looked up only for a list that holds names
+        built = _layers_built_in(ctx.flow.scope_of(stmt)) if any(
+            isinstance(e, ast.Name) for e in elements) else {}
         if not elements or not all(
                 (isinstance(e, ast.Call) and MODULE_LIKE.match(call_name(e)))
                 or (isinstance(e, ast.Name) and e.id in built) for e in elements):
@@ -242,10 +244,9 @@ def check_layers_in_list(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-def _layers_built_in(flow: Flow, stmt: ast.stmt) -> dict[str, ast.Assign]:
-    """Local names bound to a layer (``fc1 = nn.Linear(4, 8)``) in the function holding
-    ``stmt``: the layers a list of names may hold."""
-    function = flow.scope_of(stmt)
+def _layers_built_in(function: ast.AST) -> dict[str, ast.Assign]:
+    """Local names bound to a layer (``fc1 = nn.Linear(4, 8)``) in ``function``: the layers
+    a list of names may hold (none outside a function)."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
     out: dict[str, ast.Assign] = {}
@@ -285,7 +286,7 @@ def check_layers_in_locals(ctx: Ctx) -> list[Candidate]:
         if not (isinstance(init, ast.FunctionDef) and init.name == "__init__" and isinstance(
                 ctx.flow.scope_of(init), ast.ClassDef)):
             continue
-        built = _layers_built_in(ctx.flow, init.body[0]) if init.body else {}
+        built = _layers_built_in(init)
         stored = {name for node in ast.walk(init) if isinstance(node, ast.Assign)
                   and any(text(t).startswith("self.") for t in node.targets)
                   for name in _held_by(node.value)}
