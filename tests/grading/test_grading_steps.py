@@ -9,6 +9,7 @@ import pytest
 from tutor.course.models import CodeStep, Lesson
 from tutor.grading import ExpectedCache, expected_run, grade_run, grade_step, probes_for
 from tutor.sandbox import Sandbox
+from tutor.sandbox.models import RunResult
 
 CORRECT = "import torch\nx = torch.ones(2, requires_grad=True)\n(x + 2).sum().backward()\n"
 
@@ -87,3 +88,49 @@ def test_grading_on_cuda(seed_lesson: Lesson, sandbox: Sandbox) -> None:
                     (Path(__file__).parent / "submissions" / "ana" / "mm.py").read_text(),
                     runner=sandbox, device="cuda", cache=cache)
     assert mm.passed, [c.message.en for c in mm.checks]
+
+
+class _SlowTruth:
+    """The sandbox, but the reference solution's first ``stalls`` runs time out, as they can
+    on a machine busy with other work."""
+
+    def __init__(self, sandbox: Sandbox, solution: str, stalls: int) -> None:
+        self.sandbox, self.solution, self.stalls = sandbox, solution, stalls
+
+    def run(self, code: str, **options: object) -> RunResult:
+        result = self.sandbox.run(code, **options)  # type: ignore[arg-type]
+        if code == self.solution and self.stalls > 0:
+            self.stalls -= 1
+            return result.model_copy(update={"outcome": "timeout", "probes": []})
+        return result
+
+
+def test_a_reference_run_that_timed_out_once_is_run_again(
+    seed_lesson: Lesson, sandbox: Sandbox
+) -> None:
+    """A busy machine must not cost the learner the points (the hostile report test once
+    scored an honest submission 0 under a parallel test run)."""
+    step = _step(seed_lesson)
+    runner = _SlowTruth(sandbox, step.solution, stalls=1)
+    verdict = grade_step(seed_lesson, step, CORRECT, runner=runner,  # type: ignore[arg-type]
+                         cache=ExpectedCache(disk=False))
+    assert verdict.passed, verdict.message
+
+
+def test_a_reference_run_that_never_finishes_leaves_the_submission_ungraded(
+    seed_lesson: Lesson, sandbox: Sandbox
+) -> None:
+    step = _step(seed_lesson)
+    runner = _SlowTruth(sandbox, step.solution, stalls=10)
+    cache = ExpectedCache(disk=False)
+    verdict = grade_step(seed_lesson, step, CORRECT, runner=runner,  # type: ignore[arg-type]
+                         cache=cache)
+    assert verdict.status == "not_gradable" and verdict.score == 0.0
+    assert verdict.message is not None and "reference solution" in verdict.message.en
+    assert "参考答案" in verdict.message.zh
+    assert sum(c.max_points for c in verdict.checks) == verdict.max_score > 0
+    truth = expected_run(step, runner=sandbox, cache=cache)  # a timeout is never cached
+    assert truth.outcome == "ok"
+    run = sandbox.run(CORRECT, probes=probes_for(step.checks))
+    stalled = truth.model_copy(update={"outcome": "timeout"})
+    assert grade_run(seed_lesson, step, CORRECT, run, stalled).status == "not_gradable"

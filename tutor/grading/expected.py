@@ -33,6 +33,10 @@ CACHE_FORMAT = 1
 CACHEABLE_OUTCOMES = frozenset({"ok", "error"})
 """Deterministic endings; a timeout may be the machine's fault and is run again next time."""
 
+TRUTH_RETRIES = 1
+"""A reference run that did not finish (a timeout on a busy machine) is tried once more at
+once, so a parallel load does not turn an honest submission's grade into zero."""
+
 
 @cache
 def torch_version() -> str:
@@ -155,11 +159,14 @@ class ExpectedCache:
             cached = self.get(key)
             if cached is not None:
                 return cached
-            if vary is None:
-                result = runner.run(code, device=device, probes=list(probes))
-            else:
-                result = runner.run(code, device=device, probes=list(probes), vary=vary)
-            with self._lock:
-                self.runs += 1
+            for _ in range(1 + TRUTH_RETRIES):
+                if vary is None:
+                    result = runner.run(code, device=device, probes=list(probes))
+                else:
+                    result = runner.run(code, device=device, probes=list(probes), vary=vary)
+                with self._lock:
+                    self.runs += 1
+                if result.outcome in CACHEABLE_OUTCOMES:
+                    break
             self.put(key, result)
             return result

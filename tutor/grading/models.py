@@ -13,7 +13,8 @@ CheckStatus = Literal["pass", "fail", "error"]
 VerdictStatus = Literal["pass", "fail", "error", "not_gradable"]
 """``pass``: every check passed. ``fail``: ran, some check failed. ``error``: the run did
 not finish (exception where none was expected, timeout, crash...). ``not_gradable``: the
-submission does not even parse, so it is not scored."""
+submission does not even parse (or may not run, or the reference solution's run did not
+finish, so there is no truth to compare with), so it is not scored."""
 
 
 class CheckResult(BaseModel):

@@ -27,7 +27,7 @@ from tutor.grading.checks import (
     run_failure_message,
 )
 from tutor.grading.compare import DTYPE_FAMILY, compare, family_of, flatten
-from tutor.grading.expected import ExpectedCache
+from tutor.grading.expected import CACHEABLE_OUTCOMES, ExpectedCache
 from tutor.grading.feedback import msg
 from tutor.grading.integrity import find_violations
 from tutor.grading.models import CheckResult, Verdict, VerdictStatus
@@ -118,6 +118,17 @@ def _syntax_verdict(ref: str, step: RunnableStep, error: SyntaxError) -> Verdict
                    checks=unrun_checks(step, message), message=message)
 
 
+def _truth_unknown(ref: str, step: RunnableStep, expected: RunResult | None) -> Verdict | None:
+    """No grade against a truth the machine failed to compute (its reference run timed out,
+    ran out of memory or crashed, even when tried again): the submission is not the cause."""
+    if expected is None or expected.outcome in CACHEABLE_OUTCOMES:
+        return None
+    max_score = float(sum(check.points for check in step.checks))
+    message = msg("truth_unknown", outcome=expected.outcome)
+    return Verdict(step=ref, status="not_gradable", score=0.0, max_score=max_score,
+                   checks=unrun_checks(step, message), message=message)
+
+
 def _integrity_verdict(ref: str, step: RunnableStep, tree: ast.Module) -> Verdict | None:
     violations = find_violations(tree)
     if not violations:
@@ -196,6 +207,9 @@ def grade_run(
     if early is not None or tree is None:
         assert early is not None
         return early
+    unknown = _truth_unknown(step_ref(lesson, step), step, expected)
+    if unknown is not None:
+        return unknown
     checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
     return _verdict(step_ref(lesson, step), checks, run, step)
 
@@ -226,9 +240,12 @@ def grade_step(
         return early
     runner, device, cache = _truth_source(options)
     expected = cache.solution_run(runner, step.solution, probes_for(step.checks), device)
+    ref = step_ref(lesson, step)
+    unknown = _truth_unknown(ref, step, expected)
+    if unknown is not None:
+        return unknown
     run = runner.run(code, device=device, probes=probes_for(step.checks), limits=limits)
     checks = evaluate(step.checks, code, tree, run, expected, reveal=reveal)
-    ref = step_ref(lesson, step)
     checks = grade_varied(step, ref, code, tree, run, expected, checks, runner=runner,
                           device=device, cache=cache, limits=limits, reveal=reveal)
     return _verdict(ref, checks, run, step)
