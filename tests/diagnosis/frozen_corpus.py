@@ -7,9 +7,11 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ruamel.yaml import YAML
 
@@ -59,3 +61,82 @@ def earlier_sources(sets: Iterable[str], places: Iterable[Path]) -> set[str]:
         found |= {f"{owner.lower()}#{number}" for owner, number in _REF.findall(text)}
         found |= {f"pytorch/pytorch#{n}" for n in re.findall(r"\bpytorch#(\d+)", text)}
     return found
+
+
+class CorpusRecorder:
+    """corpus3's recorder (``../corpus3/record.py``) pointed at one corpus file, for a corpus in
+    corpus3's format whose ``record.py`` only names its file."""
+
+    def __init__(self, corpus: Path) -> None:
+        self.corpus = corpus
+        self.module = sys.modules.get("corpus3_record") or load_recorder("corpus3")
+
+    def load_items(self, path: Path | None = None) -> list[Any]:
+        """The items of the corpus (or of another file in its format), validated."""
+        items: list[Any] = self.module.load_items(path or self.corpus)
+        return items
+
+    def main(self, argv: list[str] | None = None) -> int:
+        """corpus3's command line, on this corpus's file unless --file names another."""
+        args = list(sys.argv[1:] if argv is None else argv)
+        if "--file" not in args:
+            args += ["--file", str(self.corpus)]
+        status: int = self.module.main(args)
+        return status
+
+
+def recorder_for(corpus: Path) -> CorpusRecorder:
+    return CorpusRecorder(corpus)
+
+
+# --- the checks every frozen corpus's format test makes ------------------------------------
+
+
+def judged_places(root: Path, later: Iterable[str] = ()) -> tuple[Path, ...]:
+    """The chat tests and cards and every judged benchmark run except ``later`` (the records
+    of a set's own scoring and after, which quote its sources)."""
+    judged = root / "benchmarks" / "judged"
+    days = sorted(day for day in judged.iterdir() if day.is_dir() and day.name not in set(later))
+    return (root / "tests" / "chat", root / "tutor" / "chat" / "cards", *days)
+
+
+def assert_valid_and_recorded(items: Sequence[Any], torch_line: str = "2.13.0") -> None:
+    """Unique ids, and every item recorded on ``torch_line``."""
+    ids = [item.id for item in items]
+    assert len(ids) == len(set(ids))
+    for item in items:
+        assert item.observed is not None, item.id
+        assert item.observed.torch.startswith(torch_line), item.id
+
+
+def assert_mix(
+    items: Sequence[Any], *, chinese: int, families: int, size: tuple[int, int] = (24, 32)
+) -> None:
+    """The promised mix: size, 40-60% silent, at least half with the cause in a function or a
+    class, enough Chinese sources and families, no family above two items."""
+    total = len(items)
+    silent = sum(item.kind == "silent" for item in items)
+    inside_code = sum(item.scope != "module" for item in items)
+    assert size[0] <= total <= size[1]
+    assert 0.40 <= silent / total <= 0.60
+    assert inside_code / total >= 0.50
+    assert sum(item.id.endswith("-zh") for item in items) >= chinese
+    assert len({item.family for item in items}) >= families
+    assert max(Counter(item.family for item in items).values()) <= 2
+
+
+def unexplained_families(items: Sequence[Any], known_files: Iterable[Path]) -> list[str]:
+    """Ids of items whose family no earlier file names and that carry no family_note."""
+    known: set[str] = set()
+    for path in known_files:
+        known |= families_of(path)
+    return [item.id for item in items if item.family not in known and not item.family_note]
+
+
+def assert_sources_new(items: Sequence[Any], sets: Iterable[str], places: Iterable[Path]) -> None:
+    """Every item has its own source and none was a source of an earlier set or place."""
+    sources = [normalized(str(item.source)) for item in items]
+    assert len(sources) == len(set(sources))
+    earlier = earlier_sources(sets, places)
+    assert len(earlier) > 1000  # the earlier sets were found and read: the check has teeth
+    assert sorted(set(sources) & earlier) == []

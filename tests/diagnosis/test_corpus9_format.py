@@ -6,12 +6,18 @@ diagnosis engine."""
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from .frozen_corpus import earlier_sources, families_of, load_recorder, normalized
+from .frozen_corpus import (
+    assert_mix,
+    assert_sources_new,
+    assert_valid_and_recorded,
+    judged_places,
+    load_recorder,
+    unexplained_families,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -33,14 +39,9 @@ EARLIER_SETS = (
 )
 # Sources used by the chat material and by the judged benchmark runs are off limits too
 # (only their URLs are read, with the regular expressions of frozen_corpus).
-JUDGED_LATER = ('2026-12-06-d',)
+JUDGED_LATER = ("2026-12-06-d",)
 """The judged records of this set's own scoring and after: they quote its sources."""
-OTHER_PLACES = (
-    ROOT / "tests" / "chat",
-    ROOT / "tutor" / "chat" / "cards",
-    *(day for day in sorted((ROOT / "benchmarks" / "judged").iterdir())
-      if day.is_dir() and day.name not in JUDGED_LATER),
-)
+OTHER_PLACES = judged_places(ROOT, JUDGED_LATER)
 FROZEN_SHA256 = "0519d371d9d620919126a94719aa3816dbd60722e37098605a294d7abbd09366"
 
 record = load_recorder("corpus9")
@@ -53,54 +54,22 @@ def test_test_yaml_is_the_frozen_file() -> None:
 
 
 def test_every_item_is_valid_and_recorded_on_this_torch_line() -> None:
-    ids = [item.id for item in ITEMS]
-    assert len(ids) == len(set(ids))
-    for item in ITEMS:
-        assert item.observed is not None, item.id
-        assert item.observed.torch.startswith("2.13.0"), item.id
+    assert_valid_and_recorded(ITEMS)
 
 
 def test_the_mix_is_the_one_the_readme_promises() -> None:
-    total = len(ITEMS)
-    silent = sum(item.kind == "silent" for item in ITEMS)
-    inside_code = sum(item.scope != "module" for item in ITEMS)
-    chinese = sum(item.id.endswith("-zh") for item in ITEMS)
-    assert 24 <= total <= 32
-    assert 0.40 <= silent / total <= 0.60
-    assert inside_code / total >= 0.50
-    assert chinese >= 5
-    assert len({item.family for item in ITEMS}) >= 20
-
-
-def test_no_family_is_overrepresented() -> None:
-    """Many families, each mechanism at most twice (no family has more than two items)."""
-    counts = Counter(item.family for item in ITEMS)
-    assert max(counts.values()) <= 2
+    """24 to 32 items, 40-60% silent, half or more inside a function or class, at least 5
+    Chinese sources, at least 20 families, no family above two items."""
+    assert_mix(ITEMS, chinese=5, families=20)
 
 
 def test_families_new_to_earlier_sets_say_what_they_are() -> None:
-    known: set[str] = set()
-    for path in (
-        "corpus2/dev.yaml",
-        "corpus2/test.yaml",
-        "corpus3/test.yaml",
-        "corpus4/test.yaml",
-        "corpus5/test.yaml",
-        "corpus6/test.yaml",
-        "corpus7/test.yaml",
-        "corpus8/test.yaml",
-    ):
-        known |= families_of(HERE / path)
-    unexplained = [item.id for item in ITEMS if item.family not in known and not item.family_note]
-    assert unexplained == []
+    earlier = ["corpus2/dev.yaml"] + [f"{name}/test.yaml" for name in EARLIER_SETS[1:8]]
+    assert unexplained_families(ITEMS, [HERE / path for path in earlier]) == []
 
 
 def test_sources_are_distinct_and_none_was_used_before() -> None:
-    sources = [normalized(str(item.source)) for item in ITEMS]
-    assert len(sources) == len(set(sources))
-    earlier = earlier_sources(EARLIER_SETS, OTHER_PLACES)
-    assert len(earlier) > 1000  # the earlier sets were found and read: the check below has teeth
-    assert sorted(set(sources) & earlier) == []
+    assert_sources_new(ITEMS, EARLIER_SETS, OTHER_PLACES)
 
 
 @pytest.mark.slow
