@@ -9,8 +9,15 @@ from typing import Any
 from tutor.diagnosis import checks
 from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.reasoning import diagnose
-from tutor.diagnosis.verify import hides_bug
-from tutor.sandbox.models import Evidence, ParamEvidence, RunResult, StepEvidence, WarningInfo
+from tutor.diagnosis.verify import hides_bug, prints_the_same
+from tutor.sandbox.models import (
+    CutEvidence,
+    Evidence,
+    ParamEvidence,
+    RunResult,
+    StepEvidence,
+    WarningInfo,
+)
 
 from .runs import verified_diagnosis
 
@@ -428,3 +435,85 @@ print(net(torch.randn(2, 6, 3)).shape)
     first = first_diagnosis(sandbox, code)
     assert (first.id, first.root_line) == ("tuple-in-sequential", 4)
     assert "`nn.GRU`" in first.title.en and "`nn.GRU`" in first.title.zh
+
+
+# -- a silent program's fix must change what it prints --------------------------------------
+def test_prints_the_same_compares_whole_runs_that_printed_numbers() -> None:
+    def printed(text: str, outcome: str = "ok") -> RunResult:
+        return _run(_param("net.w"), outcome=outcome).model_copy(update={"stdout": text})
+
+    assert prints_the_same(printed("params: 2352\n"), printed("params: 2352"))
+    assert not prints_the_same(printed("params: 2352\n"), printed("params: 1200\n"))
+    assert not prints_the_same(printed("done\n"), printed("done\n"))  # no number to read
+    assert not prints_the_same(printed("loss 3\n", "error"), printed("loss 3\n"))
+    warned = printed("loss 3\n").model_copy(update={"warnings": [WarningInfo(
+        category="UserWarning", message="Using a target size that is different")]})
+    assert not prints_the_same(warned, printed("loss 3\n"))  # the warning is gone
+    assert prints_the_same(warned, warned)
+    cut = printed("loss 3\n")
+    assert cut.evidence is not None
+    budget_ended = cut.model_copy(update={"evidence": cut.evidence.model_copy(
+        update={"cut": CutEvidence(line=10, backwards=2, steps=2)})})
+    assert not prints_the_same(budget_ended, printed("loss 3\n"))
+
+
+PRINTS_A_COUNT = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+block = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+layers = nn.ModuleList([block for _ in range(3)])
+net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), *layers, nn.Conv2d(4, 1, 3, padding=1))
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(3):
+    x = torch.randn(4, 1, 8, 8)
+    loss = ((net(x) - x) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("trainable parameters:", sum(p.numel() for p in net.parameters()))
+print("output shape:", tuple(net(torch.randn(2, 1, 8, 8)).shape))
+"""
+
+
+def test_a_fix_that_leaves_the_printed_numbers_as_they_were_is_not_the_cause(
+    sandbox: Any,
+) -> None:
+    """The program prints a parameter count (one block shared three times); switching its
+    BatchNorm to eval mode before the last line changes nothing it prints, so it is not
+    shown as the cause of what the learner saw."""
+    found = diagnose(PRINTS_A_COUNT, sandbox.run(PRINTS_A_COUNT), sandbox)
+    assert all(not (d.fix_verified and d.id == "batchnorm-no-eval") for d in found), [
+        (d.id, d.fix_check) for d in found]
+
+
+UNTRIED_CAT = """\
+import torch
+import torch.nn as nn
+
+
+class Fuse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(12, 4)
+
+    def forward(self, image_feat, text_feat):
+        joined = torch.cat([image_feat, text_feat], dim=1)
+        return self.proj(joined)
+
+
+model = Fuse()
+out = model(torch.randn(4, 8), torch.randn(5, 4))
+print(out.shape)
+"""
+
+
+def test_an_untried_fix_picked_by_the_message_alone_is_not_given(sandbox: Any) -> None:
+    """The message's catalog advice ("join along the dimension where they differ") was never
+    tried on this program, and here it is wrong (the batches differ): the diagnosis says what
+    the error means and where to look, in both languages, and gives no change."""
+    first = diagnose(UNTRIED_CAT, sandbox.run(UNTRIED_CAT), sandbox)[0]
+    assert first.id == "cat-size-mismatch" and first.fix_verified is None
+    assert "dim=" not in first.fix.en and "none is given as the fix" in first.fix.en
+    assert "不给出修改方法" in first.fix.zh and "第 11 行" in first.fix.zh

@@ -350,7 +350,7 @@ for _ in range(10):
     F.cross_entropy(model(x), y).backward()
     opt.step()
 with torch.no_grad():
-    print(model(x[:5]).argmax(1))
+    print(model(x[:5]).softmax(1)[:, 0])  # what it predicts, not only the class
 """, DATA + NORMED + """opt = torch.optim.Adam(model.parameters(), lr=0.01)
 for _ in range(10):
     opt.zero_grad()
@@ -358,7 +358,7 @@ for _ in range(10):
     opt.step()
 model.eval()
 with torch.no_grad():
-    print(model(x[:5]).argmax(1))
+    print(model(x[:5]).softmax(1)[:, 0])
 """),
 ]
 CASES.append(

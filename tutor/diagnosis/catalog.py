@@ -208,6 +208,10 @@ class Entry(_Strict):
     generic: bool = Field(
         False, description="An honest non-specific diagnosis (evidence entries): it names the "
         "symptom the re-run saw and what to check, not a cause the evidence does not pin.")
+    untried_fix: bool = Field(
+        False, description="Errors: the fix is sound without a trial (the message's facts "
+        "settle it, e.g. a label of -1 is padding: ignore_index), so it is shown even when no "
+        "trial checked it; other message entries then only say where to look.")
     covered_by: list[str] = Field(
         default_factory=list,
         description="Warning or pitfall: not reported when one of these ids was already given.",

@@ -6,6 +6,7 @@ instrumented run, the run of the fixed program) and says what the change showed,
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 
 from tutor.diagnosis.fixes import Expect, losses
@@ -267,6 +268,29 @@ def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
     return T("with this change prediction and target have the same shape and the loss "
              "compares them element by element",
              "改动后预测与目标形状相同，损失逐元素比较它们")
+
+
+_NUMBER = re.compile(r"\d")
+
+
+def prints_the_same(original: RunResult, fixed: RunResult) -> bool:
+    """A silent program's fix that leaves what it prints as it was: both runs went to the
+    end, and the fixed one printed, number for number, what the learner saw, with the same
+warnings. What a program
+    prints is what its author looked at; a change that alters none of it does not explain
+    what they saw, whatever else it shows (a BatchNorm switched to eval mode in a program
+    that printed a parameter count). Output without a number says nothing to compare."""
+    if original.outcome != "ok" or fixed.outcome != "ok":
+        return False
+    if original.evidence is None or fixed.evidence is None:
+        return False
+    if original.evidence.cut is not None or fixed.evidence.cut is not None:
+        return False  # a budget ended a run before it printed all it prints
+    seen = original.stdout.strip()
+    if not _NUMBER.search(seen) or fixed.stdout.strip() != seen:
+        return False
+    # a warning is seen too: a fix that silences the one the run gave changed what was seen
+    return {w.message for w in fixed.warnings} == {w.message for w in original.warnings}
 
 
 # -- what a fix must not do, whatever it makes go away --------------------------------------
