@@ -121,6 +121,19 @@ def test_a_summary_that_leaves_out_the_code_leaves_out_its_lead_in() -> None:
     assert summary(text, 200) == "It adds up."
     zh = "代价是每一步都要先清零。\n清零的办法有：\n\n```python\n" + "x = 1\n" * 12 + "```"
     assert summary(zh, 200) == "代价是每一步都要先清零。"
+    # a paragraph wrapped over lines: a line break is not a sentence end, so the sentence
+    # that introduced the code goes whole ("... today `Function` is the base" was left)
+    wrapped = ("Each op stores a node in `.grad_fn`. Every such node is a `Node`\n"
+               "(the text calls them `Function`s; today `Function` is the base\n"
+               "class you subclass, lesson 18):\n\n```python\n" + "x = 1\n" * 12 + "```")
+    assert summary(wrapped, 300) == "Each op stores a node in `.grad_fn`."
+    zh = ("每次运算都会创建节点，并存进 `.grad_fn` 里。这些节点都是 `Node`（原文称它们为\n"
+          "`Function`；今天它是基类）：\n\n```python\n" + "x = 1\n" * 12 + "```")
+    assert summary(zh, 300) == "每次运算都会创建节点，并存进 `.grad_fn` 里。"
+    # a list item still ends what came before it
+    listed = "Clear them:\n- with zero_grad\n- with None, like this:\n\n```python\n" + \
+        "x = 1\n" * 12 + "```"
+    assert summary(listed, 300) == "Clear them:\n- with zero_grad"
     # all of it lead-in: its colon ends it, rather than nothing at all
     assert summary("见下：\n\n```python\n" + "x = 1\n" * 12 + "```", 100) == "见下。"
 

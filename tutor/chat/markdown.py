@@ -97,7 +97,10 @@ def summary(
     return "\n\n".join(b for b in shown if b)
 
 
-_SENTENCE_END_RE = re.compile(r"[.!?。！？](?=\s|$)|[。！？]|\n")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？](?=\s|$)|[。！？]|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])")
+"""Where a sentence ends: its full stop, or the line break before a list item. A line break
+inside a paragraph is not one (lessons wrap their prose): cutting there left half a
+sentence ("today `torch.autograd.Function` is the base")."""
 
 
 def _without_lead_in(block: str) -> str:
