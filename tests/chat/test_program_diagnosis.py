@@ -144,3 +144,27 @@ def test_a_question_without_code_from_the_shell_loads_no_sandbox() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout
     assert "LOADED []" in out, out
+
+
+ON_GPU = RAISES.replace(
+    'w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)',
+    'w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True, device="cuda")',
+).replace("x = torch.tensor([0.5, -1.0, 2.0])", "x = torch.tensor([0.5, -1.0, 2.0]).cuda()")
+"""The same bug in a program written for the asker's GPU (forum posts often are)."""
+
+
+def test_a_program_written_for_a_gpu_is_diagnosed_on_the_cpu_in_its_place(
+    tutor: Tutor, sandbox: Sandbox
+) -> None:
+    if "cuda:0" in sandbox.devices():
+        pytest.skip("this machine has the GPU the program asks for")
+    en = tutor.ask(f"{ON_GPU}\nWhy do I get an error here?", lang="en").text
+    # the sandbox's missing GPU is not the answer: the program's own bug on line 7 is
+    assert "CUDA" in en.split("\n\n")[0] and "CPU in the GPU's place" in en, en
+    assert "line 7 (`w -= 0.1 * w.grad`)" in en and "not compiled" not in en
+    zh = tutor.ask(f"{ON_GPU}\n为什么这里会报错？", lang="zh").text
+    assert "用 CPU 代替 GPU" in zh and "第 7 行（`w -= 0.1 * w.grad`）" in zh, zh
+    # asked about the missing GPU itself: that error is what is answered
+    asked = tutor.ask(f"{ON_GPU}\nWhy do I get 'Torch not compiled with CUDA enabled'?",
+                      lang="en").text
+    assert "CPU in the GPU's place" not in asked

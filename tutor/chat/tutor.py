@@ -20,6 +20,7 @@ from tutor.chat.cards import (
     question_kind,
     repeats,
 )
+from tutor.chat.cpu_standin import CudaOnCpu, needs_gpu
 from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
 from tutor.chat.guardrails import (
     Secrets,
@@ -112,6 +113,13 @@ _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 _PARTIAL_PREFIXES = (PARTIAL.en, PARTIAL.zh)
 LOSS_FELL = 0.9
 """A run whose last loss is below this share of its first: the loss goes down."""
+def _gpu_missing(result: RunResult, question: str) -> bool:
+    """The run stopped only because this machine has no CUDA device, and the question does
+    not ask about that error itself."""
+    return result.error is not None and needs_gpu(result.error.message) and \
+        not needs_gpu(question)
+
+
 NOT_THE_PROGRAM = frozenset({"NameError", "ImportError", "ModuleNotFoundError",
                              "FileNotFoundError"})
 """A pasted program that stops with one of these is a fragment (a name defined elsewhere, a
@@ -606,6 +614,14 @@ class Tutor:
             result = runner.run(
                 code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S)
             )
+            on_gpu = False
+            if _gpu_missing(result, question):  # written for a GPU this sandbox lacks
+                stand_in = CudaOnCpu(runner)
+                again = stand_in.run(
+                    code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S)
+                )
+                if not _gpu_missing(again, question):  # the run with the CPU for it
+                    runner, result, on_gpu = stand_in, again, True
         except (TutorError, OSError):  # no sandbox here (e.g. torch missing): explain instead
             return None
         if result.error is not None and question_kind(question) != "value":
@@ -615,6 +631,8 @@ class Tutor:
         parts: list[str] = []
         sources: list[str] = []
         extra = ""
+        if on_gpu:
+            parts.append(msg.RAN_ON_CPU.get(lang))
         if result.error is not None:
             parts.append(
                 msg.RAN_SNIPPET_ERROR.format(
@@ -808,6 +826,18 @@ class Tutor:
             result = runner.run(code, device="cpu", limits=Limits(wall_time_s=SNIPPET_LIMITS_S))
         except (TutorError, OSError):
             return None
+        on_gpu = False
+        if _gpu_missing(result, question):
+            # written for the asker's GPU, and this sandbox has none: that error is the
+            # machine's; the program's own run is the one with the CPU in the GPU's place
+            stand_in = CudaOnCpu(runner)
+            try:
+                again = stand_in.run(code, device="cpu",
+                                     limits=Limits(wall_time_s=SNIPPET_LIMITS_S))
+            except (TutorError, OSError):
+                return None
+            if not _gpu_missing(again, question):
+                runner, result, on_gpu = stand_in, again, True
         if result.outcome not in ("ok", "error") or (
             result.error is not None and result.error.type in NOT_THE_PROGRAM
         ):
@@ -831,9 +861,13 @@ class Tutor:
         pinned = [d for d in shown_diagnoses(diagnoses, step)
                   if not d.generic and (d.root_line or d.line)]
         if not pinned:
-            return self._no_such_problem(question, lang, result, evidence, secrets, context,
-                                         quoted=quoted)
-        return self._from_diagnosis(question, lang, code, result, pinned[0], secrets)
+            answer = self._no_such_problem(question, lang, result, evidence, secrets, context,
+                                           quoted=quoted)
+        else:
+            answer = self._from_diagnosis(question, lang, code, result, pinned[0], secrets)
+        if answer is None or not on_gpu:
+            return answer
+        return answer.model_copy(update={"text": f"{msg.RAN_ON_CPU.get(lang)}\n\n{answer.text}"})
 
     def _no_such_problem(
         self,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from tutor.sandbox import budget, confine, protocol, vary
+from tutor.sandbox import budget, confine, protocol, stand_in, vary
 from tutor.sandbox.snapshots import Data, graph, snapshot
 
 LEARNER_FILE = "<learner>"
@@ -621,6 +621,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     recorder = _start_evidence(torch) if request.get("instrument") else None
     program = _budgeted(request.get("budget"), recorder, code, namespace)
     varier = vary.start(torch, wanted) if isinstance(wanted, int) else None
+    # chat: a pasted program written for a GPU this machine lacks (tutor.sandbox.stand_in)
+    gpu = stand_in.start(torch) if request.get("cuda_on_cpu") is True else None
 
     def say_where(signum: int, frame: FrameType | None) -> None:
         """The parent stops the run at a limit: tell it the learner's line first."""
@@ -659,6 +661,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
                 error = error_info(exc, lines)
         finally:  # from here on this process writes frames itself: none may cut in
             signal.signal(protocol.WHERE_SIGNAL, signal.SIG_IGN)
+            if gpu is not None:
+                gpu.__exit__(None, None, None)
             if varier is not None:  # probes see the values as the code left them
                 varier.stop()
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code

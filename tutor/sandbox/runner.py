@@ -118,6 +118,10 @@ class RunOptions(TypedDict, total=False):
     vary: int | None
     """A seed: the leaves the code makes start from other values, and its random generators
     from this seed (:mod:`tutor.sandbox.vary`), for grading on hidden inputs."""
+    cuda_on_cpu: bool
+    """Run a program written for a GPU on the CPU in its place: every CUDA device it asks for
+    is the CPU, and a move to CUDA is still a copy (:mod:`tutor.sandbox.stand_in`; default
+    no). For code from elsewhere (the chat), never for the learner's own runs."""
 
 
 @runtime_checkable
@@ -422,6 +426,7 @@ class Sandbox:
                 run.instrument = options.get("instrument", False)  # diagnosis
                 run.budget = options.get("budget")
                 run.vary = options.get("vary")  # grading: hidden varied inputs
+                run.cuda_on_cpu = options.get("cuda_on_cpu", False)  # chat: pasted GPU code
                 run.on_output = on_output
                 return run.execute()
             except _RetryRun:
@@ -477,6 +482,7 @@ class _Run:
         self.instrument = False
         self.budget: RunBudget | None = None
         self.vary: int | None = None
+        self.cuda_on_cpu = False
 
     def execute(self) -> RunResult:
         out_r, out_w = os.pipe()
@@ -494,6 +500,8 @@ class _Run:
                     request["budget"] = self.budget.model_dump()
             if self.vary is not None:  # grading: the run varies its inputs
                 request["vary"] = self.vary
+            if self.cuda_on_cpu:  # chat: a program written for a GPU, on the CPU
+                request["cuda_on_cpu"] = True
             # The request goes into the command pipe before the pipes travel: the run reads it
             # as soon as it holds them, without waiting for this thread to learn its pid.
             self.pending_cmd = bytearray(_frame(request))
