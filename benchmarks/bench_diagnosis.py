@@ -134,7 +134,8 @@ FAMILIES: dict[str, set[str]] = {
     "batch-size-mismatch": {"ce-batch-mismatch", "batch-sliced-one-side"},
     "bool-ambiguous": {"bool-ambiguous"},
     "grad-none": {"grad-none-nonleaf", "grad-none", "grad-is-none", "nonleaf-grad-read",
-                  "nonleaf-grad-warning", "grad-none-no-requires-grad"},
+                  "nonleaf-grad-warning", "grad-none-no-requires-grad",
+                  "leaf-converted-after-requires-grad"},
     "nonleaf-requires-grad": {"nonleaf-requires-grad"},
     "int-requires-grad": {"int-requires-grad"},
     # silent families read off the training trace (tutor/diagnosis/trace_checks.py)

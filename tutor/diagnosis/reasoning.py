@@ -527,7 +527,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
                 key = "fix-refuted" if root < fail_line else "fix-refuted-here"
                 update["fix"] = fill(catalog.steps[key], {"line": root, "fail_line": fail_line})
     diag = shown_diag.model_copy(update=update)
-    rest = [d for d in base if d is not first and d.id != diag.id]
+    # a warning or pitfall the evidence's finding covers (catalog ``covered_by``) is not
+    # said again after it
+    covered = {e.id for e in catalog.entries if diag.id in e.covered_by}
+    rest = [d for d in base if d is not first and d.id != diag.id and d.id not in covered]
     if result.error is None:
         # a silent bug: the evidence's finding first, then what the static rules found
         rest = [d for d in rest if d.line != diag.root_line or d.id != diag.id]
