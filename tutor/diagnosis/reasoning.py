@@ -91,8 +91,9 @@ def cand_keys(cand: Candidate) -> set[str]:
 
 def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text | None]]]
                 ) -> Text | None:
-    """No tried change settled the cause: the places the evidence points at, most likely
-    first, each in the words of the evidence step that names it (never stated as the cause),
+    """No tried change settled the cause: the places the evidence points at, in its order
+    but none called the likely one, each in the words of the evidence step that names it
+    (never stated as the cause),
     and how to tell them apart (what was tried and did not fix it, so it is not the whole
     answer). None when the evidence names no place."""
     places: dict[int, Text] = {}
@@ -117,11 +118,14 @@ def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text
         return (step.en if named else f"line {line}: {step.en}",
                 step.zh if named else f"第 {line} 行：{step.zh}")
 
-    en = [f"The evidence does not settle the cause. Most likely: {place(first)[0]}."]
-    zh = [f"证据还不能确定原因。最可能：{place(first)[1]}。"]
+    # the places, not a ranking: on programs nobody here wrote, the one the evidence ranked
+    # first when no change was tried or none worked was wrong as often as not (the judged
+    # sets: no such diagnosis was right), so none is called the likely cause
+    en = [f"The evidence does not settle the cause. Where it points: {place(first)[0]}."]
+    zh = [f"证据还不能确定原因。它指向：{place(first)[1]}。"]
     for line in rest:
-        en.append(f"Also possible: {place(line)[0]}.")
-        zh.append(f"也可能：{place(line)[1]}。")
+        en.append(f"It also points here: {place(line)[0]}.")
+        zh.append(f"它也指向：{place(line)[1]}。")
     shown_tried = [n for n in tried if n in lines]
     if shown_tried and len(shown_tried) == len(lines) and rest:
         en.append("Each of these was changed alone in a re-run, and none fixed it: they may "
