@@ -43,7 +43,7 @@ def bundled() -> Tutor:
             "autograd.grad",
         ),
         ("我想要一个直接返回梯度的函数，而不是往 .grad 里写", "backward", "autograd.grad"),
-        ("where does the 400 in the first linear layer come from", "nn-module", "nn.Linear"),
+        ("where does the 400 in the first linear layer come from", "nn-module", "16×5×5"),
         ("conv 之后的 16x5x5 是怎么来的，为什么 fc1 的输入是 400", "nn-module", "16 * 5 * 5"),
         ("give me a recap of everything in the course, in order", "review", "requires_grad"),
         ("what is the right order of the steps in one training iteration", "review", "zero"),

@@ -190,3 +190,28 @@ def test_no_torch_api_name_reads_as_another_domains_word() -> None:
     plain_words = {"div", "budget", "eigenvectors"}  # also a web tag, shopping, maths
     read_as_foreign = {n: f for n in names if (f := foreign_words(n)) and n not in plain_words}
     assert len(names) > 1000 and read_as_foreign == {}
+
+
+@pytest.mark.parametrize(("question", "card"), [
+    ("GPU memory keeps growing during training until it crashes",
+     "cuda-out-of-memory-training"),
+])
+def test_a_symptom_in_plain_words_that_a_card_asks_reaches_that_card(
+    bundled: Tutor, question: str, card: str
+) -> None:
+    """No API word, no error message: the question is placed in PyTorch because it asks
+    nearly what a card's question form asks (it was answered 'I'm not sure I understood')."""
+    from tutor.chat.cards import bundled_book
+
+    found = bundled_book().match(question)
+    assert found is not None and found.card.id == card
+    answer = bundled.ask(question)
+    assert not answer.refused and "not sure" not in answer.text and "不太确定" not in answer.text
+
+
+@pytest.mark.parametrize("question", [
+    "my memory keeps growing, should I buy more RAM",
+    "how do I bake a cake",
+])
+def test_plain_words_near_no_form_stay_off_topic(bundled: Tutor, question: str) -> None:
+    assert bundled.ask(question).kind == "off_topic"

@@ -58,6 +58,8 @@ Verdict = Literal["yes", "no", "depends"]
 MIN_SCORE = 0.55
 """Below this a card does not answer: the question goes to the retrieval over the course."""
 SURE_SCORE = 0.7
+FORM_GATE_SCORE = 0.6
+"""How nearly a question with no PyTorch word must ask a card's form to be about PyTorch."""
 """Below this (and with no signal) a card answers only when the retrieval over the course
 agrees on its lesson: a few shared words ("tensor", "shape") are not understanding."""
 WORDED_SCORE = 0.85
@@ -712,7 +714,7 @@ class CardBook:
         """The card for ``question`` taken whole; ``shown``: the code facts the learner's code
         shows (a card that names one and shares words with the question gains)."""
         if not about_pytorch(f"{question}\n{extra}") and not self.signalled(question) and \
-                not self._compares_known_sides(question):
+                not self._compares_known_sides(question) and not self._asks_a_form(question):
             return None
         kind = question_kind(question)
         asked = f"{question}\n{extra}" if extra else question
@@ -858,6 +860,14 @@ class CardBook:
             return False
         return any(len(card.sides) >= 2 and _sides_match(sides, card.sides)
                    for card in self.cards)
+
+    def _asks_a_form(self, question: str) -> bool:
+        """Whether ``question`` asks nearly what one of the cards' question forms asks
+        ("training gets slower every epoch", "GPU memory keeps growing"): a symptom told in
+        plain words names no API, yet the forms are how learners ask about PyTorch, so it is
+        placed there as surely as by an anchor word."""
+        forms = self._scores(question, forms_only=True)[0]
+        return max(forms.values(), default=0.0) >= FORM_GATE_SCORE
 
     def signalled(self, question: str) -> bool:
         """Whether ``question`` quotes a card's signal (an error message, an API name): that
