@@ -861,6 +861,11 @@ class CardBook:
         return any(len(card.sides) >= 2 and _sides_match(sides, card.sides)
                    for card in self.cards)
 
+    def asks_form_of(self, question: str, card_id: str) -> bool:
+        """Whether ``question`` asks nearly what one of that card's question forms asks."""
+        forms = self._scores(question, forms_only=True)[0]
+        return forms.get(card_id, 0.0) >= FORM_GATE_SCORE
+
     def _asks_a_form(self, question: str) -> bool:
         """Whether ``question`` asks nearly what one of the cards' question forms asks
         ("training gets slower every epoch", "GPU memory keeps growing"): a symptom told in

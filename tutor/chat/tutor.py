@@ -15,6 +15,7 @@ from tutor.chat.asked import asks_if_it_errors, other_asks
 from tutor.chat.cards import (
     PARTIAL,
     Match,
+    about_pytorch,
     bundled_book,
     mentions_output,
     question_kind,
@@ -1055,9 +1056,12 @@ class Tutor:
         # answered by its likely causes; a card answers it when it quotes a message or API
         if found is None or not card_answers(found, question):
             return None
-        if not found.sure:
+        if not found.sure and (about_pytorch(question)
+                               or not self.cards.asks_form_of(question, found.card.id)):
             # a weak match answers only where the retrieval over the course agrees: one of
             # its lessons scores nearly as well as the best lesson for the question's words
+            # (a symptom in plain words, no PyTorch word, that nearly asks one of the card's
+            # forms needs no agreement: the lessons' prose has none of its words)
             scores = self.retriever.retrieve(question).lesson_scores
             best = max(scores.values(), default=0.0)
             if not any(scores.get(lesson, 0.0) >= AGREEING * best > 0 for lesson in found.lessons):
