@@ -38,8 +38,8 @@ EARLIER_SETS = (
     "shapes_dev",
     "silent_dev",
 )
-JUDGED_LATER: tuple[str, ...] = ()
-"""The judged records of this set's own scoring and after (none yet): they quote its sources."""
+JUDGED_LATER = ("2026-12-06-e",)
+"""The judged records of this set's own scoring and after: they quote its sources."""
 OTHER_PLACES = judged_places(ROOT, JUDGED_LATER)
 """The chat material (learner9 included) and every judged benchmark run so far."""
 FROZEN_SHA256 = "96fc0569b59928766b8fbc9e323afab03b730e4caaaf3836c189ed47a8e5e8bf"
