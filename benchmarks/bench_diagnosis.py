@@ -200,6 +200,7 @@ FAMILIES: dict[str, set[str]] = {
     "state-dict-not-copied": {"state-dict-kept-by-reference"},
     "ce-single-score-per-sample": {"ce-one-sample"},
     "vector-column-broadcast": {"vector-column-broadcast"},
+    "gradcheck-float32": {"gradcheck-float32"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",
