@@ -45,3 +45,17 @@ def test_a_wrong_backward_is_not_blamed_on_the_dtype(sandbox: Any) -> None:
     assert not (first.id == "gradcheck-float32" and first.fix_verified)
     # and the message's own words no longer claim the inputs were float64
     assert "same float64 inputs" not in first.explanation.en
+
+
+LAYER_IN_FLOAT32 = """import torch
+signal = torch.rand([1, 4, 19], requires_grad=True)
+conv = torch.nn.Conv1d(4, 6, 5, stride=4)
+torch.autograd.gradcheck(conv, (signal,))
+"""
+
+
+def test_a_layer_checked_in_float32_gets_float64_weights_too(sandbox: Any) -> None:
+    first = diagnose(LAYER_IN_FLOAT32, sandbox.run(LAYER_IN_FLOAT32), sandbox)[0]
+    assert (first.id, first.fix_verified) == ("gradcheck-float32", True)
+    assert "torch.nn.Conv1d(4, 6, 5, stride=4).double()" in (first.patch or "")
+    assert "`conv`" in first.fix.en and "`conv`" in first.fix.zh

@@ -50,13 +50,32 @@ def check_gradcheck_float32(ctx: Ctx) -> list[Candidate]:
     dtype = error.locals[low[0]].dtype  # type: ignore[union-attr]
     shown = ", ".join(f"`{n}`" for n in low)
     where = ", ".join(str(n) for n in dict.fromkeys(lines))
-    fix = Fix(tuple(edits), runs_clean, T(
-        f"make {shown} float64 where {'it is' if len(low) == 1 else 'they are'} made "
-        f"(line {where}): `dtype=torch.float64`",
-        f"在创建 {shown} 的地方（第 {where} 行）把它改成 float64：`dtype=torch.float64`"))
+    en = (f"make {shown} float64 where {'it is' if len(low) == 1 else 'they are'} made "
+          f"(line {where}): `dtype=torch.float64`")
+    zh = f"在创建 {shown} 的地方（第 {where} 行）把它改成 float64：`dtype=torch.float64`"
+    module = _module_as_float64(ctx, call.args[0])
+    if module is not None:  # a layer checked with float64 inputs needs float64 weights too
+        edits.append(module[1])
+        layer = text(call.args[0])
+        en += f", and the layer `{layer}` too (line {module[0]}: `.double()`)"
+        zh += f"；层 `{layer}` 也一样（第 {module[0]} 行：`.double()`）"
+    fix = Fix(tuple(edits), runs_clean, T(en, zh))
     facts = {"line": lines[0], "fail_line": ctx.fail_line, "name": shown, "dtype": dtype}
     return [Candidate("gradcheck-float32", lines[0], 0.9,
                       [("gradcheck-low-precision", facts)], [fix], facts)]
+
+
+def _module_as_float64(ctx: Ctx, checked: ast.expr) -> tuple[int, Edit] | None:
+    """The layer gradcheck checks (``gradcheck(conv, ...)``, ``conv = nn.Conv1d(...)``) made
+    float64 where it is built: its weights must match the inputs' dtype."""
+    if not isinstance(checked, ast.Name) or ctx.fail_line is None:
+        return None
+    made = ctx.flow.assigned_before(checked.id, ctx.fail_line)
+    value = ctx.flow.value_of(made) if made is not None else None
+    if made is None or not isinstance(value, ast.Call) or not call_name(value)[:1].isupper():
+        return None
+    edit = replace_node(ctx.code, value, f"{text(value)}.double()")
+    return (made.lineno, edit) if edit is not None else None
 
 
 def _as_float64(code: str, value: ast.expr | None) -> Edit | None:
