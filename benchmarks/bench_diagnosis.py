@@ -201,6 +201,7 @@ FAMILIES: dict[str, set[str]] = {
     "ce-single-score-per-sample": {"ce-one-sample"},
     "vector-column-broadcast": {"vector-column-broadcast"},
     "gradcheck-float32": {"gradcheck-float32"},
+    "conversion-discarded": {"conversion-discarded", "result-discarded"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

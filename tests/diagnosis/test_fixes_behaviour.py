@@ -517,3 +517,32 @@ def test_an_untried_fix_picked_by_the_message_alone_is_not_given(sandbox: Any) -
     assert first.id == "cat-size-mismatch" and first.fix_verified is None
     assert "dim=" not in first.fix.en and "none is given as the fix" in first.fix.en
     assert "不给出修改方法" in first.fix.zh and "第 11 行" in first.fix.zh
+
+
+DISCARDED_MOVE = """import torch
+
+
+def centred(points, origin):
+    origin.to(points)
+    shifted = points - origin
+    return shifted @ torch.eye(3, dtype=torch.float32)
+
+
+points = torch.rand(5, 3)
+origin = torch.tensor([0.5, 0.5, 0.5], dtype=torch.float64)
+print(centred(points, origin).shape)
+"""
+
+
+def test_a_conversion_on_a_line_of_its_own_is_the_cause_where_its_name_flows(
+    sandbox: Any,
+) -> None:
+    """`origin.to(points)` changes nothing; the float64 `origin` reaches the matmul through
+    `shifted`: the discarded conversion is the cause, and assigning it is tried."""
+    result = sandbox.run(DISCARDED_MOVE)
+    assert result.error is not None and result.error.line == 7
+    found = diagnose(DISCARDED_MOVE, result, sandbox)
+    first = found[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("conversion-discarded", 5, True)
+    assert "origin = origin.to(points)" in (first.patch or "")
+    assert all(d.id != "result-thrown-away" for d in found)  # not said twice

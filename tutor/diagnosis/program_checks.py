@@ -15,6 +15,7 @@ from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
 from tutor.i18n import T
+from tutor.sandbox.models import TensorSnapshot
 
 MODULE_LIKE = re.compile(r"^[A-Z]\w*$")
 
@@ -164,6 +165,58 @@ def check_result_discarded(ctx: Ctx) -> list[Candidate]:
         out.append(Candidate("result-discarded", stmt.lineno, 0.8 if stmt.lineno == fail else 0.6,
                              [("result-discarded", fill)], fixes, fill))
     return out
+
+
+def check_conversion_discarded(ctx: Ctx) -> list[Candidate]:
+    """A line that only converts a tensor (``eye.to(vertices)``, ``x.float()``,
+    ``x.unsqueeze(0)``): the method returns a new tensor and leaves the name as it was, so
+    the code after it goes on with the old one, and the failing line uses it. The fix assigns
+    the result, and is tried."""
+    fail = ctx.fail_line or 0
+    failing = ctx.flow.statement_at(fail) if fail else None
+    if failing is None or ctx.error is None:
+        return []
+    # names whose values flow into the failing line (it uses them, or a line its values
+    # come from does) and that hold a tensor when it fails (a module's .to() moves the
+    # module itself: it is not one of them)
+    direct = {n.id for n in ast.walk(failing) if isinstance(n, ast.Name)}
+    feeding = {line for name in direct for line in ctx.flow.slice_lines(name, fail)}
+    flowing = direct | {n.id for line in feeding
+                        if (stmt := ctx.flow.statement_at(line)) is not None
+                        for n in ast.walk(ctx.flow.value_of(stmt) or stmt)
+                        if isinstance(n, ast.Name)}
+    used = {name for name in flowing if isinstance(ctx.error.locals.get(name), TensorSnapshot)}
+    out = []
+    for stmt in ctx.flow.statements:
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if stmt.lineno >= fail or not isinstance(value, ast.Call) or not isinstance(
+                value.func, ast.Attribute) or value.func.attr not in RETURNS_NEW:
+            continue
+        owner = value.func.value
+        if not isinstance(owner, ast.Name) or owner.id not in used:
+            continue
+        if ctx.flow.scope_of(stmt) is not ctx.flow.scope_of(failing):
+            continue  # another function's name of the same spelling
+        name, whole = owner.id, text(value)
+        edit = replace_node(ctx.code, stmt, f"{name} = {whole}")
+        fixes = [Fix((edit,), runs_clean, T(
+            f"assign the result on line {stmt.lineno}: `{name} = {whole}`",
+            f"第 {stmt.lineno} 行把结果赋值：`{name} = {whole}`"))] if edit is not None else []
+        fill = {"line": stmt.lineno, "name": name, "expr": whole, "fail_line": fail}
+        # a line with no effect at all, on a name the failing line uses: first to try
+        out.append(Candidate("conversion-discarded", stmt.lineno, 0.95,
+                             [("conversion-discarded", fill)], fixes, fill))
+    return out
+
+
+RETURNS_NEW = frozenset({
+    "to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "type", "detach",
+    "clone", "view", "view_as", "reshape", "reshape_as", "squeeze", "unsqueeze", "transpose",
+    "permute", "contiguous", "flatten", "t", "expand", "expand_as",
+})
+"""Tensor methods that return a new tensor and leave the one they are called on as it was
+(a module's ``.to()``/``.cuda()`` moves the module itself: only a name the failing line uses
+as a tensor is considered, and the fix is tried)."""
 
 
 def _returns(flow: Flow, function: str) -> list[ast.stmt]:
@@ -385,5 +438,5 @@ EXCEPTION_CHECKS: tuple[Check, ...] = (check_module_init, check_view_contiguous,
                                        check_backward_number, check_bce_range, check_layers_in_list,
                                        check_layers_in_locals,
                                        check_tensor_from_tensors, check_module_with_tensors,
-                                       check_result_discarded)
+                                       check_result_discarded, check_conversion_discarded)
 SILENT_CHECKS: tuple[Check, ...] = (check_layers_in_list, check_layers_in_locals)
