@@ -4,6 +4,8 @@ with the option off still stops where a machine without a GPU stops it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tutor.sandbox import Sandbox
@@ -40,3 +42,14 @@ def test_an_instrumented_run_sees_the_stand_in_too(sandbox: Sandbox) -> None:
         pytest.skip("a real GPU runs this program as written")
     result = sandbox.run(GPU_CODE, cuda_on_cpu=True, instrument=True)
     assert result.outcome == "ok" and result.evidence is not None
+
+
+def test_code_that_pops_the_stand_in_still_gets_its_result(sandbox: Any) -> None:
+    """The mode is a convenience, not a boundary: a program that takes it off the stack
+    runs on without it, and the run still reports (the child never dies ending it)."""
+    code = ("import torch\n"
+            "torch._C._pop_torch_function_stack()\n"
+            "print('popped')\n")
+    result = sandbox.run(code, cuda_on_cpu=True)
+    assert result.outcome in ("ok", "error") and result.outcome != "crashed", result
+    assert "popped" in result.stdout

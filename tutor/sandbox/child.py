@@ -661,8 +661,9 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
                 error = error_info(exc, lines)
         finally:  # from here on this process writes frames itself: none may cut in
             signal.signal(protocol.WHERE_SIGNAL, signal.SIG_IGN)
-            if gpu is not None:
-                gpu.__exit__(None, None, None)
+            if gpu is not None:  # the learner's code may have left the mode stack broken
+                with contextlib.suppress(Exception):
+                    gpu.__exit__(None, None, None)
             if varier is not None:  # probes see the values as the code left them
                 varier.stop()
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
