@@ -211,3 +211,17 @@ def test_every_catalog_id_is_judged_by_a_family_of_the_rubric() -> None:
     assert ids - judged == set(), "catalog ids no family of bench_diagnosis judges"
     assert judged - ids == set(), "family ids the catalog does not have"
     assert "view-not-contiguous" in FAMILIES["view-shape"]
+
+
+def test_a_chain_step_two_evidence_steps_wrote_is_said_once() -> None:
+    from tutor.diagnosis.filling import tidied
+    from tutor.i18n import T
+
+    seen = T("the re-run saw `block` called on line 22 in training mode",
+             "重新运行时看到 `block` 在第 22 行 以训练模式被调用")
+    other = T("`block.train()` on line 15 switches it back", "第 15 行的 `block.train()` 切回")
+    made = Diagnosis(id="x", severity="error", title=T("T", "T"), explanation=T("E", "E"),
+                     fix=T("F", "F"), chain=[seen, other, seen])
+    shown = tidied(made).chain
+    assert [step.en for step in shown] == [seen.en, other.en]
+    assert shown[0].zh == "重新运行时看到 `block` 在第 22 行以训练模式被调用"  # still tidied

@@ -53,14 +53,16 @@ def tidy_chinese(text: str) -> str:
 
 
 def tidied(diagnosis: Diagnosis) -> Diagnosis:
-    """The diagnosis with all its Chinese tidied: words a check built in code (a tried fix,
-    what its re-run showed) keep the rule the catalog's words keep."""
+    """The diagnosis with all its Chinese tidied (words a check built in code, a tried fix or
+    what its re-run showed, keep the rule the catalog's words keep), each chain step once."""
     def tidy(text: Text) -> Text:
         return Text(en=text.en, zh=tidy_chinese(text.zh))
 
     update: dict[str, object] = {field: tidy(value) for field in SHOWN_TEXTS
                                  if (value := getattr(diagnosis, field)) is not None}
-    update["chain"] = [tidy(step) for step in diagnosis.chain]
+    # a step two evidence steps both wrote (a fix and its follow-up) is said once
+    steps = {step.en: step for step in diagnosis.chain}
+    update["chain"] = [tidy(step) for step in steps.values()]
     return diagnosis.model_copy(update=update)
 
 
