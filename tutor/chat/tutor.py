@@ -114,6 +114,8 @@ _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
 _PARTIAL_PREFIXES = (PARTIAL.en, PARTIAL.zh)
 LOSS_FELL = 0.9
 """A run whose last loss is below this share of its first: the loss goes down."""
+
+
 def _gpu_missing(result: RunResult, question: str) -> bool:
     """The run stopped only because this machine has no CUDA device, and the question does
     not ask about that error itself."""

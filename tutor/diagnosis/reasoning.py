@@ -93,9 +93,8 @@ def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text
                 ) -> Text | None:
     """No tried change settled the cause: the places the evidence points at, in its order
     but none called the likely one, each in the words of the evidence step that names it
-    (never stated as the cause),
-    and how to tell them apart (what was tried and did not fix it, so it is not the whole
-    answer). None when the evidence names no place."""
+    (never stated as the cause), and how to tell them apart (what was tried and did not fix
+    it, so it is not the whole answer). None when the evidence names no place."""
     places: dict[int, Text] = {}
     tried: list[int] = []
     for cand in ranked:
@@ -360,8 +359,9 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
 
 def _unconfirmed(diagnosis: Diagnosis) -> Diagnosis:
     """An error's diagnosis picked by its message whose fix no trial checked gives no fix,
-    only where to look: on programs nobody here wrote, such untried catalog advice was wrong
-    for the program more often than it was right (17 wrong, 4 right in the judged sets).
+    only where to look: on programs nobody here wrote, specific diagnoses of errors whose
+    fix was not tried were wrong far more often than right (17 wrong, 4 right in the judged
+    sets of 2026-12-03 to -06).
     The evidence's own findings and their directions stay, and so does advice an entry
     marks as settled by the message (``untried_fix``)."""
     if diagnosis.generic or diagnosis.fix_verified is not None or diagnosis.fix_failed or \

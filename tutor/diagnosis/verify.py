@@ -276,10 +276,10 @@ _NUMBER = re.compile(r"\d")
 def prints_the_same(original: RunResult, fixed: RunResult) -> bool:
     """A silent program's fix that leaves what it prints as it was: both runs went to the
     end, and the fixed one printed, number for number, what the learner saw, with the same
-warnings. What a program
-    prints is what its author looked at; a change that alters none of it does not explain
-    what they saw, whatever else it shows (a BatchNorm switched to eval mode in a program
-    that printed a parameter count). Output without a number says nothing to compare."""
+    warnings. What a program prints is what its author looked at; a change that alters none
+    of it does not explain what they saw, whatever else it shows (a BatchNorm switched to
+    eval mode in a program that printed a parameter count). Output without a number says
+    nothing to compare."""
     if original.outcome != "ok" or fixed.outcome != "ok":
         return False
     if original.evidence is None or fixed.evidence is None:
