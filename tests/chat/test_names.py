@@ -6,12 +6,11 @@ The learner's own optimizer, model and loss take the place of a card's placehold
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fresh_process import run_fresh
 
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.cards import CardBook, Match, Names, compose, learner_names
@@ -83,9 +82,7 @@ def _fresh_torch_names() -> tuple[set[str], set[str]]:
     (a torch submodule loaded lazily adds members) must not change what is compared."""
     script = ("import json; from tutor.chat.names import torch_names; "
               "m, p = torch_names(); print(json.dumps([sorted(m), sorted(p)]))")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, timeout=300).stdout
-    members, params = json.loads(out)
+    members, params = json.loads(run_fresh(script)[-1])
     return set(members), set(params)
 
 

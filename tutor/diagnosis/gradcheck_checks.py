@@ -11,14 +11,13 @@ import ast
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.graph_checks import FRESH
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import TensorSnapshot
 
 CHECKERS = frozenset({"gradcheck", "gradgradcheck"})
 LOW_PRECISION = frozenset({"torch.float32", "torch.float16", "torch.bfloat16"})
-FACTORIES = frozenset({"randn", "rand", "tensor", "ones", "zeros", "full", "empty", "linspace",
-                       "arange", "randn_like", "rand_like", "eye", "normal", "as_tensor"})
 
 
 def check_gradcheck_float32(ctx: Ctx) -> list[Candidate]:
@@ -81,7 +80,7 @@ def _module_as_float64(ctx: Ctx, checked: ast.expr) -> tuple[int, Edit] | None:
 def _as_float64(code: str, value: ast.expr | None) -> Edit | None:
     """The factory call that makes an input, with ``dtype=torch.float64`` (its own dtype
     replaced); None when the value is not such a call."""
-    if not isinstance(value, ast.Call) or call_name(value) not in FACTORIES:
+    if not isinstance(value, ast.Call) or call_name(value) not in FRESH:
         return None
     rest = [k for k in value.keywords if k.arg != "dtype"]
     args = [text(a) for a in value.args] + [

@@ -12,6 +12,7 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
 from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
+from tutor.diagnosis.pitfalls import PURE_METHODS, TENSOR_ONLY_PURE
 from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import both, loss_improves, params_learn, runs_clean
 from tutor.i18n import T
@@ -209,14 +210,10 @@ def check_conversion_discarded(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-RETURNS_NEW = frozenset({
-    "to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "type", "detach",
-    "clone", "view", "view_as", "reshape", "reshape_as", "squeeze", "unsqueeze", "transpose",
-    "permute", "contiguous", "flatten", "t", "expand", "expand_as",
-})
-"""Tensor methods that return a new tensor and leave the one they are called on as it was
-(a module's ``.to()``/``.cuda()`` moves the module itself: only a name the failing line uses
-as a tensor is considered, and the fix is tried)."""
+RETURNS_NEW = PURE_METHODS | TENSOR_ONLY_PURE
+"""Tensor methods that return a new value and leave the tensor they are called on as it was
+(a module's ``.to()``/``.cuda()`` moves the module itself: only a name the failing line's
+values come from that holds a tensor is considered, and the fix is tried)."""
 
 
 def _returns(flow: Flow, function: str) -> list[ast.stmt]:

@@ -367,13 +367,14 @@ def _unconfirmed(diagnosis: Diagnosis) -> Diagnosis:
     if diagnosis.generic or diagnosis.fix_verified is not None or diagnosis.fix_failed or \
             diagnosis.line is None or diagnosis.severity != "error":
         return diagnosis
-    entry = next((e for e in load_catalog().entries if e.id == diagnosis.id), None)
+    catalog = load_catalog()
+    entry = next((e for e in catalog.entries if e.id == diagnosis.id), None)
     if entry is None or entry.match is None or entry.check is not None or entry.untried_fix:
         return diagnosis  # the evidence's own finding, or advice the message settles
     fail_line = diagnosis.line
     root = diagnosis.root_line or fail_line
     key = "fix-untried" if root < fail_line else "fix-untried-here"
-    return diagnosis.model_copy(update={"fix": fill(load_catalog().steps[key],
+    return diagnosis.model_copy(update={"fix": fill(catalog.steps[key],
                                                     {"line": root, "fail_line": fail_line})})
 
 
