@@ -66,6 +66,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "train_line",  # a model.train() that undoes an eval() (or stands for the missing one)
         "expr", "dim",  # shape provenance: the learner's expression of an op, a dimension
         "before_line",  # an activation applied twice: where the first one ran
+        "wanted", "new",  # the kind of value a call wants, the converted argument
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

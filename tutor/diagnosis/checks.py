@@ -16,9 +16,11 @@ from tutor.diagnosis import (
     argument_checks,
     clip_checks,
     data_checks,
+    definition_checks,
     discarded_checks,
     gradcheck_checks,
     graph_checks,
+    kind_checks,
     leaf_loss_checks,
     moved_leaf_checks,
     operand_checks,
@@ -41,7 +43,8 @@ DEBUG = False  # tests of the checks set it, so a check's own bug is not hidden
 CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, shape_checks,
                  size_checks, trace_checks, training_checks, output_checks, data_checks,
                  clip_checks, accounting_checks, alias_checks, leaf_loss_checks,
-                 discarded_checks, moved_leaf_checks, gradcheck_checks)
+                 discarded_checks, moved_leaf_checks, gradcheck_checks, kind_checks,
+                 definition_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -492,13 +492,14 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         # the message's own diagnosis stays; the evidence's unverified guess is an alternative
         update: dict[str, object] = {
             "root_line": shown_diag.line,
-            "alternatives": [c.id for c in ranked[:3] if c.id != shown_diag.id],
+            "alternatives": list(dict.fromkeys(c.id for c in ranked[:3]
+                                               if c.id != shown_diag.id)),
             "tell_apart": _tell_apart(ranked, failed),
         }
     else:
         update = {
             "root_line": top.root_line, "chain": chain_text(top),
-            "alternatives": [c.id for c in ranked[1:4] if c.id != top.id],
+            "alternatives": list(dict.fromkeys(c.id for c in ranked[1:4] if c.id != top.id)),
             "tell_apart": None if id(top) in verified else _tell_apart(ranked, failed),
         }
         if id(top) in verified and entry.generic:

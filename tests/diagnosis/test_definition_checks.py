@@ -1,0 +1,78 @@
+"""What a learner's class defines against what torch calls: a ``forward`` torch cannot find
+(indented into ``__init__``, misspelled), and an initialiser looped over every tensor of a
+model. Programs of our own; each change is tried before it is given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.diagnosis.reasoning import diagnose
+
+NESTED = """import torch
+import torch.nn as nn
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.proj(x)
+            return h.relu()
+model = Tagger()
+out = model(torch.randn(3, 4))
+print(out.shape)
+"""
+
+MISSPELLED = """import torch
+import torch.nn as nn
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+    def foward(self, x):
+        return self.fc(x)
+print(Scorer()(torch.randn(2, 4)).shape)
+"""
+
+UNRELATED = MISSPELLED.replace("def foward(", "def predict(")
+
+INIT_LOOP = """import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Linear(8, 1))
+for name, p in net.named_parameters():
+    nn.init.xavier_uniform_(p)
+print(sum(p.numel() for p in net.parameters()))
+"""
+
+
+def _first(sandbox: Any, code: str) -> Any:
+    result = sandbox.run(code)
+    assert result.outcome == "error"
+    return diagnose(code, result, sandbox)[0]
+
+
+def test_forward_indented_into_init_is_moved_out(sandbox: Any) -> None:
+    first = _first(sandbox, NESTED)
+    assert (first.id, first.root_line, first.fix_verified) == ("forward-not-found", 8, True)
+    assert "lines 8-10" in first.fix.en and "`__init__`" in first.fix.en
+    assert any("inside `__init__`" in step.en for step in first.chain)
+    assert "def forward(self, x):\n        h = self.proj(x)" in (first.patch or "").replace(
+        "+", "")
+
+
+def test_a_misspelled_forward_is_renamed(sandbox: Any) -> None:
+    first = _first(sandbox, MISSPELLED)
+    assert (first.id, first.root_line, first.fix_verified) == ("forward-not-found", 7, True)
+    assert "name the method `forward`" in first.fix.en
+    assert any("`foward`" in step.en for step in first.chain)
+
+
+def test_a_method_of_another_name_is_not_taken_for_forward(sandbox: Any) -> None:
+    result = sandbox.run(UNRELATED)
+    assert all(d.id != "forward-not-found" for d in diagnose(UNRELATED, result, sandbox))
+
+
+def test_an_initialiser_looped_over_all_tensors_is_kept_to_matrices(sandbox: Any) -> None:
+    first = _first(sandbox, INIT_LOOP)
+    assert (first.id, first.root_line, first.fix_verified) == ("init-on-vector", 4, True)
+    assert "`if p.dim() > 1: ...`" in first.fix.en
+    assert "`p`" in first.title.en and "一维" in first.title.zh

@@ -1,0 +1,164 @@
+"""A call whose message says what kind of value it wants, given another kind: the argument is
+converted to that kind (where it was made, when a conversion there gave it its kind), and
+only a change the re-run shows working is given. Programs of our own, one per kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tutor.diagnosis.kind_checks import wanted_kind
+from tutor.diagnosis.reasoning import diagnose
+
+FLOAT_MASK = """import torch
+def pad_mask(lengths, width):
+    return (torch.arange(width)[None, :] >= lengths[:, None]).float()
+scores = torch.randn(3, 5, requires_grad=True)
+mask = pad_mask(torch.tensor([5, 3, 2]), 5)
+weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
+weights[:, 0].sum().backward()
+print(scores.grad)
+"""
+
+FLOAT_INDEX = """import torch
+logits = torch.randn(4, 3, requires_grad=True)
+labels = torch.tensor([0., 2., 1., 2.])
+one_hot = torch.zeros(4, 3).scatter(1, labels.unsqueeze(1), 1.0)
+loss = -(one_hot * logits.log_softmax(1)).sum()
+loss.backward()
+print(logits.grad)
+"""
+
+INT_TARGET = """import torch
+import torch.nn as nn
+net = nn.Linear(3, 1)
+x = torch.randn(8, 3)
+y = torch.randint(0, 2, (8, 1))
+loss = nn.BCEWithLogitsLoss()(net(x), y)
+loss.backward()
+print(net.weight.grad)
+"""
+
+HALVED = """import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, width=30):
+        super().__init__()
+        self.a = nn.Linear(width, width / 2)
+        self.b = nn.Linear(width / 2, 1)
+    def forward(self, x):
+        return self.b(self.a(x))
+print(Head())
+"""
+
+MODEL_GIVEN = """import torch
+import torch.nn as nn
+def make_optimizer(net, fast):
+    if fast:
+        return torch.optim.Adam(net, lr=1e-3)
+    return torch.optim.SGD(net, lr=0.1)
+net = nn.Linear(2, 1)
+opt = make_optimizer(net, True)
+net(torch.ones(1, 2)).sum().backward()
+opt.step()
+print(net.bias)
+"""
+
+OLD_INDEX = """import torch
+w = torch.zeros(2, requires_grad=True)
+total = 0.0
+for step in range(3):
+    loss = ((w - 1) ** 2).sum()
+    loss.backward()
+    total += loss.data[0]
+print(total)
+"""
+
+
+def _first(sandbox: Any, code: str) -> Any:
+    result = sandbox.run(code)
+    assert result.outcome == "error"
+    return diagnose(code, result, sandbox)[0]
+
+
+@pytest.mark.parametrize(("message", "kind"), [
+    ("masked_fill_ only supports boolean masks, but got mask with dtype float", "bool"),
+    ("scatter(): Expected dtype int32/int64 for index", "long"),
+    ("Found dtype Long but expected Float", "float"),
+    ("empty(): argument 'size' (position 1) must be tuple of ints, but found element of type "
+     "float at pos 0", "int"),
+    ("'Net' object is not iterable", "parameters"),
+    ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python", "item"),
+    # two operands that disagree are the operands' check's question, not a wanted kind
+    ("expected scalar type Float but found Double", None),
+    ("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)", None),
+])
+def test_the_message_says_which_kind_is_wanted(message: str, kind: str | None) -> None:
+    assert wanted_kind(message) == kind
+
+
+def test_a_float_mask_is_traced_to_the_conversion_that_made_it(sandbox: Any) -> None:
+    first = _first(sandbox, FLOAT_MASK)
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 3, True)
+    assert "`torch.arange(width)[None, :] >= lengths[:, None]`" in first.fix.en
+    assert "without `.float()`" in first.fix.en
+    assert "`torch.float32`" in first.title.en and "布尔张量" in first.title.zh
+    assert any("line 3" in step.en and ".float(...)" in step.en for step in first.chain)
+
+
+def test_a_float_index_becomes_long_where_it_is_given(sandbox: Any) -> None:
+    first = _first(sandbox, FLOAT_INDEX)
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 4, True)
+    assert "`labels.unsqueeze(1).long()`" in first.fix.en
+
+
+def test_integer_targets_of_a_float_loss_become_float(sandbox: Any) -> None:
+    first = _first(sandbox, INT_TARGET)
+    assert (first.id, first.fix_verified) == ("wanted-kind", True)
+    assert "`y.float()`" in first.fix.en and "`torch.int64`" in first.title.en
+
+
+def test_sizes_from_true_division_are_floor_divided_on_every_line_alike(sandbox: Any) -> None:
+    first = _first(sandbox, HALVED)
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 5, True)
+    assert "on lines 5, 6" in first.fix.en and "`width // 2`" in first.fix.en
+
+
+def test_a_model_given_to_an_optimizer_gives_its_parameters_in_both_branches(
+    sandbox: Any,
+) -> None:
+    first = _first(sandbox, MODEL_GIVEN)
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 5, True)
+    assert "on lines 5, 6" in first.fix.en and "`net.parameters()`" in first.fix.en
+    assert "`Linear`" in first.title.en
+
+
+def test_an_old_loss_index_becomes_item(sandbox: Any) -> None:
+    first = _first(sandbox, OLD_INDEX)
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 7, True)
+    assert "`loss.item()`" in first.fix.en
+
+
+def test_a_conversion_that_does_not_make_the_program_run_is_not_given(sandbox: Any) -> None:
+    """The mask is boolean but has the wrong shape: converting kinds cannot help."""
+    code = FLOAT_MASK.replace(".float()", "").replace("scores.masked_fill(mask",
+                                                       "scores.masked_fill(mask.float()[:2]")
+    result = sandbox.run(code)
+    assert result.outcome == "error"
+    found = diagnose(code, result, sandbox)
+    assert all(not (d.id == "wanted-kind" and d.fix_verified) for d in found)
+
+
+def test_an_alternative_cause_is_named_once(sandbox: Any) -> None:
+    """Float class labels: the loss's own diagnosis is first; the kind check's two readings
+    of the same line (at the call, where the labels are made) are one alternative."""
+    code = """import torch
+import torch.nn as nn
+def step(model, x, labels):
+    return nn.CrossEntropyLoss()(model(x), labels)
+labels = torch.tensor([0.0, 2.0, 1.0]).float()
+print(step(nn.Linear(4, 3), torch.randn(3, 4), labels))
+"""
+    first = _first(sandbox, code)
+    assert first.id == "ce-target-dtype"
+    assert len(first.alternatives) == len(set(first.alternatives))

@@ -1,0 +1,312 @@
+"""A call whose error says what kind of value it wants, given another kind: a float mask where
+masks must be boolean, a float index where indices are integers, integer targets where a loss
+computes in floats, a size from true division where sizes are whole numbers, a model where an
+optimizer takes its parameters, a 0-dim tensor indexed where ``.item()`` gives its number.
+
+No message of this class is catalogued one by one. The message says which kind is wanted; the
+failing line's arguments, the run's values and the source say which argument is of another
+kind; the argument converted to the wanted kind is tried by a re-run, and only a change that
+makes the program run is given. The same value given the same way on other lines (the
+optimizer made in two branches, three layer sizes divided alike) is converted there too, so
+the re-run gets past them all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_nodes
+from tutor.diagnosis.flow import text
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T, Text
+from tutor.sandbox.models import TensorSnapshot
+
+WANT_VERB = (r"(?:only supports?|supports? only|expected|expects?|must be|should be|requires?"
+             r"|needs?)")
+DTYPE_WORDS = {
+    "bool": re.compile(r"\b(?:bool|boolean|Bool)\b"),
+    "long": re.compile(r"\b(?:Long|long|int64|int32/int64|Int)\b"),
+    "float": re.compile(r"\b(?:Float|float32|floating point)\b"),
+}
+WANTED_CLAUSE = re.compile(WANT_VERB + r"(?P<clause>[^,;.]*?)(?:,|;|\bbut\b|\bgot\b|\bfound\b|$)",
+                           re.IGNORECASE)
+AGREEMENT = re.compile(r"scalar type|same dtype|to have the same")
+"""Messages about two operands that disagree: which one to convert is the operands' check's
+question (where each was made), not a kind the call wants."""
+INT_WANTED = re.compile(r"tuple of ints, but found element of type float|'float' object cannot "
+                        r"be interpreted as an integer|must be int, not float|expected int")
+NOT_ITERABLE = re.compile(r"'(?P<given>\w+)' object is not iterable|iterable of Tensors or "
+                          r"dicts, but got (?P<given2>[\w.]+)")
+ZERO_DIM_INDEX = "invalid index of a 0-dim tensor"
+CAST = re.compile(r"result type (?:Float|Double|Half|BFloat16|ComplexFloat) can't be cast to "
+                  r"the desired output type (?:Long|Int|Short|Char|Byte|Bool)")
+"""A float result written into an integer tensor: an in-place op on it, or a loss whose
+target is integers. The integer tensor is the one to make float."""
+
+CONVERT = {"bool": ".bool()", "long": ".long()", "float": ".float()"}
+DTYPES = {"bool": ("torch.bool",), "long": ("torch.int64", "torch.int32"),
+          "float": ("torch.float32", "torch.float64", "torch.float16", "torch.bfloat16")}
+WANTED_WORDS: dict[str, Text] = {
+    "bool": T("a boolean tensor (`torch.bool`)", "布尔张量（`torch.bool`）"),
+    "long": T("an integer tensor (`torch.long`)", "整数张量（`torch.long`）"),
+    "float": T("a floating-point tensor", "浮点张量"),
+    "int": T("whole numbers (`int`)", "整数（`int`）"),
+    "parameters": T("the tensors to update (`.parameters()`), not the module",
+                    "要更新的张量（`.parameters()`），而不是模块本身"),
+    "item": T("a Python number (`.item()`)", "Python 数值（`.item()`）"),
+}
+MAX_TRIES = 3
+"""Conversions tried per error: each is a re-run; the message names one kind, so few
+arguments of the failing line are of another."""
+
+
+def wanted_kind(message: str) -> str | None:
+    """The kind of value the message says the call wants, None where it says none."""
+    if ZERO_DIM_INDEX in message:
+        return "item"
+    if CAST.search(message):
+        return "float"
+    if INT_WANTED.search(message):
+        return "int"
+    if NOT_ITERABLE.search(message):
+        return "parameters"
+    if AGREEMENT.search(message):
+        return None
+    for found in WANTED_CLAUSE.finditer(message):
+        clause = found.group("clause")
+        hits = [kind for kind, words in DTYPE_WORDS.items() if words.search(clause)]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+def check_wanted_kind(ctx: Ctx) -> list[Candidate]:
+    kind = wanted_kind(ctx.message)
+    if kind is None:
+        return []
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    if kind in CONVERT:
+        tries = _dtype_tries(ctx, stmt, kind)
+    elif kind == "int":
+        tries = _whole_number_tries(ctx, stmt)
+    elif kind == "parameters":
+        tries = _parameters_tries(ctx, stmt)
+    else:
+        tries = _item_tries(stmt)
+    out = []
+    if kind in CONVERT:
+        out.extend(_made_of_another_kind(ctx, stmt, kind, line))
+    for shown, given, changes in tries[:MAX_TRIES]:
+        edits = _edits(ctx.code, changes)
+        if edits is None:
+            continue
+        lines = sorted({getattr(node, "lineno", line) for node, _ in changes})
+        where = ", ".join(map(str, lines))
+        new = changes[0][1]
+        on = T(f"on line {where}" if len(lines) == 1 else f"on lines {where}", f"第 {where} 行")
+        describe = T(f"{on.en} divide with `//`, which gives a whole number: `{new}`",
+                     f"{on.zh}用 `//` 做除法，得到整数：`{new}`") if kind == "int" else T(
+            f"{on.en} use `{new}`", f"{on.zh}改用 `{new}`")
+        root = lines[0]
+        fill: dict[str, object] = {"line": root, "fail_line": line, "name": shown,
+                                   "given": given, "wanted": WANTED_WORDS[kind], "new": new}
+        out.append(Candidate("wanted-kind", root, 0.6, [("kind-given", fill)],
+                             [Fix(edits, runs_clean, describe)], fill))
+    return out
+
+
+Change = tuple[ast.AST, str]
+Try = tuple[str, Text | str, list[Change]]
+"""(the argument as written, what kind it was, the changes that convert it)"""
+
+
+def _edits(code: str, changes: list[Change]) -> tuple[Edit, ...] | None:
+    by_line: dict[int, list[Change]] = defaultdict(list)
+    for node, new in changes:
+        by_line[getattr(node, "lineno", 0)].append((node, new))
+    edits = tuple(replace_nodes(code, group) for group in by_line.values())
+    return None if any(e is None for e in edits) else tuple(e for e in edits if e is not None)
+
+
+def _calls(stmt: ast.stmt) -> list[ast.Call]:
+    return [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _given(stmt: ast.stmt, *, written: bool = True) -> list[ast.expr]:
+    """What the failing statement hands to torch: the calls' arguments, and the tensors an
+    in-place op writes into (``x += 0.5``, ``x.add_(...)``), unless ``written`` is False:
+    such a tensor can only be given its kind where it is made (a converted copy would be
+    written instead of it)."""
+    into: list[ast.expr] = [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+    into += [c.func.value for c in _calls(stmt) if isinstance(c.func, ast.Attribute)
+             and c.func.attr.endswith("_") and not c.func.attr.startswith("_")]
+    return [*(a for call in _calls(stmt) for a in _arguments(call)), *(into if written else ())]
+
+
+def _tensor_dtype(ctx: Ctx, node: ast.expr) -> str | None:
+    """The dtype of the tensor ``node`` is, from the failing frame's values: a name, or a
+    chain of methods on one that keep its dtype (``mask.unsqueeze(1)``)."""
+    locals_ = dict(ctx.error.locals) if ctx.error is not None else {}
+    base = node
+    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and \
+            base.func.attr not in ("bool", "long", "float", "int", "double", "half", "to",
+                                   "type", "sum", "mean", "argmax", "eq", "ne", "gt", "lt"):
+        base = base.func.value
+    snap = locals_.get(base.id) if isinstance(base, ast.Name) else None
+    return snap.dtype if isinstance(snap, TensorSnapshot) else None
+
+
+def _dtype_tries(ctx: Ctx, stmt: ast.stmt, kind: str) -> list[Try]:
+    """Tensor arguments of another dtype than the wanted one, converted at the call; the
+    arguments the message names (``mask``, ``index``, ``target``) first."""
+    words = set(re.findall(r"[a-z]+", ctx.message.lower()))
+    found: list[tuple[bool, Try]] = []
+    seen: set[str] = set()
+    for arg in _given(stmt, written=False):
+        dtype = _tensor_dtype(ctx, arg)
+        shown = text(arg)
+        if dtype is None or dtype in DTYPES[kind] or shown in seen:
+            continue
+        seen.add(shown)
+        named = bool(words & set(re.findall(r"[a-z]+", shown.lower())))
+        found.append((not named, (shown, f"`{dtype}`", [(arg, postfix(arg, CONVERT[kind]))])))
+    return [t for _, t in sorted(found, key=lambda f: f[0])]
+
+
+CONVERSIONS = frozenset({"float", "double", "half", "long", "int", "bool", "to", "type"})
+
+
+def _base_name(node: ast.expr) -> ast.Name | None:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _made_of_another_kind(ctx: Ctx, stmt: ast.stmt, kind: str, line: int) -> list[Candidate]:
+    """An argument made of its kind on purpose: its assignment (or the return of the
+    program's function that made it) ends in a conversion (``(...).float()``). The cause is
+    that line, and the change there is tried first."""
+    out = []
+    tensors = [a for a in _given(stmt)
+               if (_tensor_dtype(ctx, a) or DTYPES[kind][0]) not in DTYPES[kind]]
+    for arg in tensors:
+        name = _base_name(arg)
+        made = ctx.flow.assigned_before(name.id, line) if name is not None else None
+        value = ctx.flow.value_of(made) if made is not None else None
+        conversion = _conversion_in(ctx, value)
+        if name is None or conversion is None:
+            continue
+        assert isinstance(conversion.func, ast.Attribute)
+        receiver = conversion.func.value
+        new = text(receiver) if kind == "bool" and isinstance(receiver, ast.Compare) else \
+            postfix(receiver, CONVERT[kind])
+        edits = _edits(ctx.code, [(conversion, new)])
+        if edits is None:
+            continue
+        at, op = conversion.lineno, conversion.func.attr
+        describe = T(f"on line {at} keep the comparison's boolean result, without `.{op}()`: "
+                     f"`{new}`", f"第 {at} 行保留比较得到的布尔结果，去掉 `.{op}()`：`{new}`"
+                     ) if new == text(receiver) else T(
+            f"on line {at} make it {WANTED_WORDS[kind].en}: `{new}`",
+            f"第 {at} 行把它做成{WANTED_WORDS[kind].zh}：`{new}`")
+        fill: dict[str, object] = {
+            "line": at, "fail_line": line, "name": name.id, "op": op,
+            "given": f"`{_tensor_dtype(ctx, arg)}`", "wanted": WANTED_WORDS[kind], "new": new}
+        out.append(Candidate("wanted-kind", at, 0.65, [("kind-given", fill), ("kind-made", fill)],
+                             [Fix(edits, runs_clean, describe)], fill))
+    return out
+
+
+def _conversion_in(ctx: Ctx, value: ast.expr | None) -> ast.Call | None:
+    """The conversion ``value`` ends in, or the one every return of the program's function
+    it calls ends in."""
+    def conversion(node: ast.expr | None) -> ast.Call | None:
+        ok = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in CONVERSIONS
+        return node if ok else None  # type: ignore[return-value]
+
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        defs = [d for d in ast.walk(ctx.flow.tree) if isinstance(d, ast.FunctionDef)
+                and d.name == value.func.id]
+        returns = [r.value for d in defs[:1] for r in ast.walk(d) if isinstance(r, ast.Return)]
+        found = [conversion(r) for r in returns]
+        return found[0] if len(found) == 1 else None
+    return conversion(value)
+
+
+def _whole_number_tries(ctx: Ctx, stmt: ast.stmt) -> list[Try]:
+    """True divisions in the failing call's arguments, made floor divisions there and in the
+    other calls of the same function that divide their arguments alike."""
+    divisions = [n for call in _calls(stmt) for arg in _arguments(call) for n in ast.walk(arg)
+                 if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
+    if not divisions:
+        return []
+    funcs = {text(call.func) for call in _calls(stmt)
+             if any(d in set(ast.walk(call)) for d in divisions)}
+    alike = [n for call in ast.walk(ctx.flow.tree) if isinstance(call, ast.Call)
+             and text(call.func) in funcs for arg in _arguments(call) for n in ast.walk(arg)
+             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
+    changes: list[Change] = [(d, _floor(d)) for d in dict.fromkeys([*divisions, *alike])]
+    given = T("a float (`/` always gives one)", "浮点数（`/` 总是得到浮点数）")
+    return [(text(divisions[0]), given, changes)]
+
+
+def _floor(node: ast.BinOp) -> str:
+    return f"{_operand(node.left)} // {_operand(node.right)}"
+
+
+def _operand(node: ast.expr) -> str:
+    shown = text(node)
+    return shown if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript,
+                                      ast.Constant)) else f"({shown})"
+
+
+def _parameters_tries(ctx: Ctx, stmt: ast.stmt) -> list[Try]:
+    """A name given as the first argument of the failing call (an optimizer made from the
+    model itself): its ``.parameters()``, there and wherever the same scope gives that name
+    first to a call of the same module (``torch.optim.Adam`` and ``torch.optim.SGD``)."""
+    found = NOT_ITERABLE.search(ctx.message)
+    assert found is not None
+    given = found.group("given") or found.group("given2") or ""
+    out: list[Try] = []
+    for call in _calls(stmt):
+        first = call.args[0] if call.args else None
+        if not isinstance(first, ast.Name) or not isinstance(call.func, ast.Attribute):
+            continue
+        prefix = text(call.func.value)
+        scope = ctx.flow.scope_of(stmt)
+        alike = [c for c in ast.walk(scope) if isinstance(c, ast.Call) and c.args
+                 and isinstance(c.args[0], ast.Name) and c.args[0].id == first.id
+                 and isinstance(c.func, ast.Attribute) and text(c.func.value) == prefix]
+        changes: list[Change] = [(c.args[0], f"{first.id}.parameters()") for c in alike]
+        out.append((first.id, T(f"the module `{given}`", f"模块 `{given}`"), changes))
+    return out
+
+
+def _item_tries(stmt: ast.stmt) -> list[Try]:
+    """``loss.data[0]`` / ``loss[0]`` from code written for old torch, where a loss was a
+    one-element vector: a 0-dim tensor's number is ``.item()``."""
+    out: list[Try] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+                node.slice.value == 0:
+            base = node.value
+            if isinstance(base, ast.Attribute) and base.attr == "data":
+                base = base.value
+            out.append((text(node.value), T("a 0-dim tensor, which has no element 0",
+                                            "0 维张量，没有第 0 个元素"),
+                        [(node, postfix(base, ".item()"))]))
+    return out
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_wanted_kind,)
+SILENT_CHECKS: tuple[Check, ...] = ()
