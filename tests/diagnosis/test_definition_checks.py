@@ -76,3 +76,50 @@ def test_an_initialiser_looped_over_all_tensors_is_kept_to_matrices(sandbox: Any
     assert (first.id, first.root_line, first.fix_verified) == ("init-on-vector", 4, True)
     assert "`if p.dim() > 1: ...`" in first.fix.en
     assert "`p`" in first.title.en and "一维" in first.title.zh
+
+
+SCALED = """import torch
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, factor, x):
+        ctx.factor = factor
+        return x * factor
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.factor
+w = torch.randn(3, requires_grad=True)
+Scale.apply(2.0, w).sum().backward()
+print(w.grad)
+"""
+
+SILENT_BACKWARD = """import torch
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+    @staticmethod
+    def backward(ctx, out):
+        a, b = ctx.saved_tensors
+        grad_a = out * b
+        grad_b = out * a
+a = torch.randn(2, requires_grad=True)
+b = torch.randn(2, requires_grad=True)
+Mul.apply(a, b).sum().backward()
+print(a.grad, b.grad)
+"""
+
+
+def test_a_backward_short_of_gradients_gets_its_none_in_the_right_place(sandbox: Any) -> None:
+    """The flag comes first: a None after the gradient would run too, but hand the gradient
+    to the flag and leave `w` without one; the check's expectation refuses that."""
+    first = _first(sandbox, SCALED)
+    assert (first.id, first.root_line, first.fix_verified) == ("backward-count", 9, True)
+    assert "`return None, grad * ctx.factor`" in first.fix.en
+    assert "`factor`, `x`" in first.explanation.en
+
+
+def test_a_backward_that_returns_nothing_returns_what_it_computed(sandbox: Any) -> None:
+    first = _first(sandbox, SILENT_BACKWARD)
+    assert (first.id, first.fix_verified) == ("backward-count", True)
+    assert "`return grad_a, grad_b`" in first.fix.en

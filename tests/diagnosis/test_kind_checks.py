@@ -162,3 +162,108 @@ print(step(nn.Linear(4, 3), torch.randn(3, 4), labels))
     first = _first(sandbox, code)
     assert first.id == "ce-target-dtype"
     assert len(first.alternatives) == len(set(first.alternatives))
+
+
+GRU_KEPT_WHOLE = """import torch
+import torch.nn as nn
+class Reader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 5, batch_first=True)
+        self.out = nn.Linear(5, 1)
+    def forward(self, x):
+        states = self.gru(x)
+        return self.out(states[:, -1])
+print(Reader()(torch.randn(2, 4, 3)).shape)
+"""
+
+LOSS_PAIR = """import torch
+def loss_with_parts(pred, target):
+    mse = ((pred - target) ** 2).mean()
+    return mse, {"mse": mse.item()}
+w = torch.ones(3, requires_grad=True)
+loss = loss_with_parts(w * 2, torch.zeros(3))
+loss.backward()
+print(w.grad)
+"""
+
+
+@pytest.mark.parametrize(("code", "line", "name"), [(GRU_KEPT_WHOLE, 9, "states"),
+                                                    (LOSS_PAIR, 6, "loss")])
+def test_a_tuple_used_as_a_tensor_is_unpacked_where_it_is_made(
+    sandbox: Any, code: str, line: int, name: str,
+) -> None:
+    first = _first(sandbox, code)
+    assert (first.id, first.root_line, first.fix_verified) == ("tuple-used-as-tensor", line,
+                                                                True)
+    assert f"`{name}, *_ = ...`" in first.fix.en and f"`{name}` is a tuple" in first.title.en
+
+
+WRAPPED_SAVE = """import torch.nn as nn
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+saved = nn.DataParallel(net).state_dict()
+fresh = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+fresh.load_state_dict(saved)
+print("loaded")
+"""
+
+PART_SAVED = """import torch.nn as nn
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 2)
+part = nn.Linear(3, 2)
+whole = Outer()
+whole.load_state_dict(part.state_dict())
+print("loaded")
+"""
+
+
+@pytest.mark.parametrize(("code", "line", "change"), [
+    (WRAPPED_SAVE, 5, "k.removeprefix('module.')"),
+    (PART_SAVED, 8, "'body.' + k"),
+])
+def test_checkpoint_keys_that_differ_by_a_prefix_are_renamed_where_loaded(
+    sandbox: Any, code: str, line: int, change: str,
+) -> None:
+    first = _first(sandbox, code)
+    assert (first.id, first.root_line, first.fix_verified) == ("state-dict-prefix", line, True)
+    assert change in first.fix.en and "strict=False" not in first.fix.en
+
+
+SCALE_RENORMALISED = """import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Parameter(torch.ones(3))
+    def forward(self, parts):
+        self.mix = self.mix / self.mix.sum()
+        return sum(m * p for m, p in zip(self.mix, parts))
+mixer = Mixer()
+print(mixer([torch.ones(2), torch.zeros(2), torch.ones(2)]))
+"""
+
+PLAIN_REGISTERED = """import torch
+class Gate(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_parameter("gate", torch.zeros(4))
+    def forward(self, x):
+        return x * self.gate.sigmoid()
+print(Gate()(torch.ones(4)))
+"""
+
+
+def test_a_value_computed_from_a_parameter_goes_into_a_local_name(sandbox: Any) -> None:
+    first = _first(sandbox, SCALE_RENORMALISED)
+    assert (first.id, first.root_line, first.fix_verified) == ("parameter-assigned", 8, True)
+    assert "`mix = ...`" in first.fix.en
+    assert "+        mix = self.mix / self.mix.sum()" in (first.patch or "")
+    assert "zip(mix, parts)" in (first.patch or "")
+
+
+def test_a_plain_tensor_registered_as_a_parameter_is_wrapped(sandbox: Any) -> None:
+    first = _first(sandbox, PLAIN_REGISTERED)
+    assert (first.id, first.root_line, first.fix_verified) == ("parameter-assigned", 5, True)
+    assert "`torch.nn.Parameter(torch.zeros(4))`" in first.fix.en

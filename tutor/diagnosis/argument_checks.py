@@ -20,6 +20,10 @@ from tutor.sandbox.models import ValueSnapshot
 
 NOT_A_TENSOR = re.compile(r"argument '(?P<arg>\w+)' \(position (?P<pos>\d+)\) must be Tensor, "
                           r"not (?P<given>[\w.]+)")
+TUPLE_USED = re.compile(r"'tuple' object has no attribute '\w+'|tuple indices must be integers "
+                        r"or slices, not tuple")
+"""A tuple where the line uses a tensor: what a module or loss that returns several values
+gave."""
 FROM_NUMPY = "torch.from_numpy({x}).float()"
 
 
@@ -41,14 +45,18 @@ def check_not_a_tensor(ctx: Ctx) -> list[Candidate]:
     value was made as a NumPy array (convert it where it is made) or is a tuple (a module
     that returns several values: take the tensor out where the call's result is kept)."""
     m = NOT_A_TENSOR.search(ctx.message)
-    if m is None:
+    used = TUPLE_USED.search(ctx.message)
+    if m is None and used is None:
         return []
-    given = m.group("given")
+    given = m.group("given") if m is not None else "tuple"
     line, stmt = ctx.failing_statement()
     if stmt is None:
         return []
     kind = "ndarray" if given.endswith("ndarray") else given
-    names = [a.id for a in _args_on(stmt) if isinstance(a, ast.Name)
+    # a tuple used as a tensor on the line itself (``out.backward()``, ``out[:, -1]``), or
+    # given to a call that wants one
+    read = [n for n in ast.walk(stmt) if isinstance(n, ast.Name)] if used else _args_on(stmt)
+    names = [a.id for a in read if isinstance(a, ast.Name)
              and (_type_of(ctx, a.id) or "").endswith(kind)]
     out = []
     for name in dict.fromkeys(names):
@@ -71,11 +79,11 @@ def check_not_a_tensor(ctx: Ctx) -> list[Candidate]:
                 f"`{name}, *_ = ...`",
                 f"第 {made.lineno} 行只保留调用返回的第一个值：`{name}, *_ = ...`"))
                 if edit is not None else None)
-        out.append(Candidate("not-a-tensor", made.lineno, 0.85, [
-            ("not-a-tensor", {"fail_line": line, "name": name, "given": given,
-                              "line": made.lineno})],
-            [f for f in fixes if f is not None],
-            {"line": made.lineno, "name": name, "given": given, "fail_line": line}))
+        cid, step = ("not-a-tensor", "not-a-tensor") if m is not None else (
+            "tuple-used-as-tensor", "tuple-used")
+        facts = {"fail_line": line, "name": name, "given": given, "line": made.lineno}
+        out.append(Candidate(cid, made.lineno, 0.85, [(step, facts)],
+                             [f for f in fixes if f is not None], facts))
     return out
 
 
@@ -363,7 +371,56 @@ def _made_with_extra_one(ctx: Ctx, arg: ast.expr, dim: int) -> ast.stmt | None:
     return stmt if stmt is not None and stmt.lineno == made.line else None
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_not_a_tensor, check_shadowed_callable, check_dim_range,
+KEYS = re.compile(r'(?P<which>Missing|Unexpected) key\(s\) in state_dict: '
+                  r'(?P<keys>(?:"[^"]+"(?:, )?)+)')
+
+
+def check_state_dict_prefix(ctx: Ctx) -> list[Candidate]:
+    """``load_state_dict`` given keys that differ from the model's by a prefix: saved from a
+    wrapper (``nn.DataParallel`` adds ``module.``) or from an outer model. The keys are
+    renamed where they are given, and the re-run shows the load working."""
+    found = {m.group("which"): re.findall(r'"([^"]+)"', m.group("keys"))
+             for m in KEYS.finditer(ctx.message)}
+    missing, unexpected = found.get("Missing", []), found.get("Unexpected", [])
+    if not missing or not unexpected:
+        return []
+    line, stmt = ctx.failing_statement()
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n.args
+                 and call_name(n) == "load_state_dict"), None) if stmt is not None else None
+    if call is None:
+        return []
+    prefix, renamed = _prefix(missing, unexpected)
+    if prefix is None:
+        return []
+    given = text(call.args[0])
+    if renamed == "strip":
+        new = f"{{k.removeprefix({prefix!r}): v for k, v in {given}.items()}}"
+    else:
+        new = f"{{{prefix!r} + k: v for k, v in {given}.items()}}"
+    fix = node_fix(ctx.code, call.args[0], new, runs_clean, T(
+        f"on line {line} rename the saved keys to the model's: `{new}`",
+        f"第 {line} 行把保存的键名改成模型的键名：`{new}`"))
+    fill = {"line": line, "name": given, "detail": f"`{prefix}`",
+            "given": f"`{unexpected[0]}`", "target": f"`{missing[0]}`"}
+    return [Candidate("state-dict-prefix", line, 0.9, [("state-dict-prefix", fill)],
+                      [fix] if fix is not None else [], fill)]
+
+
+def _prefix(missing: list[str], unexpected: list[str]) -> tuple[str | None, str]:
+    """The prefix the saved keys have and the model's lack ("strip"), or the other way
+    round ("add"); None when the two sets of keys do not differ by one prefix."""
+    for longer, shorter, how in ((unexpected, missing, "strip"), (missing, unexpected, "add")):
+        first, other = longer[0], shorter[0]
+        if not first.endswith(other) or first == other:
+            continue
+        prefix = first[: len(first) - len(other)]
+        if {k.removeprefix(prefix) for k in longer if k.startswith(prefix)} >= set(shorter):
+            return prefix, how
+    return None, ""
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_not_a_tensor, check_state_dict_prefix,
+                                       check_shadowed_callable, check_dim_range,
                                        check_integer_mean, check_nonleaf_optimized,
                                        check_params_used_up, check_target_size)
 SILENT_CHECKS: tuple[Check, ...] = ()

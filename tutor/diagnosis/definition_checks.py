@@ -1,7 +1,8 @@
 """What a learner's class defines, read against what torch calls: a module whose ``forward``
 torch cannot find (spelled another way, or indented into ``__init__`` so that it is a local
-function there), and an initialiser applied to every tensor of a model, which meets the
-one-dimensional biases and norm weights it cannot initialise.
+function there), a custom autograd Function whose ``backward`` returns fewer gradients than
+its ``forward`` takes inputs, and an initialiser applied to every tensor of a model, which
+meets the one-dimensional biases and norm weights it cannot initialise.
 
 Each change is tried by a re-run; only one that makes the program run is given.
 """
@@ -10,15 +11,19 @@ from __future__ import annotations
 
 import ast
 import difflib
+import itertools
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, indent_of
 from tutor.diagnosis.flow import text
 from tutor.diagnosis.verify import runs_clean
-from tutor.i18n import T
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
 
 NO_FORWARD = re.compile(r'Module \[(?P<cls>\w+)\] is missing the required "forward" function')
+GRAD_COUNT = re.compile(r"function (?P<fn>\w+)Backward returned an incorrect number of gradients "
+                        r"\(expected (?P<n>\d+), got (?P<k>\d+)\)")
 FAN = "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
 
 
@@ -123,5 +128,91 @@ def check_init_on_vector(ctx: Ctx) -> list[Candidate]:
     return [Candidate("init-on-vector", line, 0.8, [("init-vector", facts)], [fix], facts)]
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_init_on_vector)
+def check_backward_count(ctx: Ctx) -> list[Candidate]:
+    """``backward`` must return one gradient per input of ``forward`` (None for an input
+    that needs none: a flag, a mask, a tensor that does not require grad). The changes that
+    put the Nones in each possible place are tried; only one after which every parameter
+    and leaf the loss reaches gets its gradient is given, so a gradient handed to the wrong
+    input is not. A backward that returns nothing returns the gradients it computed, named
+    after the inputs (``grad_w`` for ``w``)."""
+    found = GRAD_COUNT.search(ctx.message)
+    if found is None:
+        return []
+    n, k = int(found.group("n")), int(found.group("k"))
+    cls = next((c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.ClassDef)
+                and c.name == found.group("fn")), None)
+    methods = {m.name: m for m in (cls.body if cls is not None else [])
+               if isinstance(m, ast.FunctionDef)}
+    forward, backward = methods.get("forward"), methods.get("backward")
+    if forward is None or backward is None:
+        return []
+    inputs = [a.arg for a in forward.args.args[1:]]
+    if len(inputs) != n or k >= n:
+        return []
+    returns = [r for r in ast.walk(backward) if isinstance(r, ast.Return)]
+    fixes = _returns_all(ctx.code, backward, inputs) if not returns else \
+        _nones_placed(ctx.code, returns, inputs, k)
+    if not fixes:
+        return []
+    root = returns[0].lineno if returns else backward.lineno
+    facts = {"line": root, "name": cls.name if cls else "", "count": n,
+             "detail": ", ".join(f"`{i}`" for i in inputs)}
+    return [Candidate("backward-count", root, 0.9, [("backward-count", facts)], fixes, facts)]
+
+
+def _nones_placed(code: str, returns: list[ast.Return], inputs: list[str], k: int
+                  ) -> list[Fix]:
+    parts = []
+    for ret in returns:
+        value = ret.value
+        values = value.elts if isinstance(value, ast.Tuple) else [value] if value else []
+        if len(values) != k or ret.lineno != ret.end_lineno:
+            return []
+        parts.append([text(v) for v in values])
+    fixes = []
+    for places in itertools.combinations(range(len(inputs)), len(inputs) - k):
+        edits, shown = [], ""
+        for ret, given in zip(returns, parts, strict=True):
+            rest = iter(given)
+            shown = ", ".join("None" if i in places else next(rest) for i in range(len(inputs)))
+            line = code.splitlines()[ret.lineno - 1]
+            edits.append(Edit("replace", ret.lineno, f"{indent_of(line)}return {shown}"))
+        nones = ", ".join(f"`{inputs[i]}`" for i in places)
+        fixes.append(Fix(tuple(edits), _every_gradient, T(
+            f"on line {returns[0].lineno} return one gradient per input of forward, None for "
+            f"{nones}: `return {shown}`",
+            f"第 {returns[0].lineno} 行为 forward 的每个输入各返回一个梯度，{nones} 返回 None："
+            f"`return {shown}`")))
+    return fixes
+
+
+def _returns_all(code: str, backward: ast.FunctionDef, inputs: list[str]) -> list[Fix]:
+    assigned = {t.id for s in ast.walk(backward) if isinstance(s, ast.Assign)
+                for t in s.targets if isinstance(t, ast.Name)}
+    grads = [next((g for g in (f"grad_{i}", f"{i}_grad", f"d{i}", f"grad_{i.lower()}")
+                   if g in assigned), None) for i in inputs]
+    last = backward.body[-1]
+    if None in grads or last.lineno != last.end_lineno:
+        return []
+    shown = ", ".join(g for g in grads if g is not None)
+    return [Fix((Edit("insert_after", last.lineno, f"return {shown}"),), _every_gradient, T(
+        f"end backward (line {last.lineno}) by returning the gradients it computed, one per "
+        f"input of forward: `return {shown}`",
+        f"在 backward 末尾（第 {last.lineno} 行之后）返回它算出的梯度，forward 的每个输入各一个："
+        f"`return {shown}`"))]
+
+
+def _every_gradient(original: RunResult, fixed: RunResult) -> Text | None:
+    """The program runs, and every parameter and leaf its backward reaches has a gradient."""
+    ev = fixed.evidence
+    if fixed.outcome != "ok" or ev is None:
+        return None
+    reached = [p for p in ev.params if p.requires_grad and p.reached]
+    if not reached or any(p.grad_none for p in reached):
+        return None
+    return runs_clean(original, fixed)
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_backward_count,
+                                       check_init_on_vector)
 SILENT_CHECKS: tuple[Check, ...] = ()

@@ -144,6 +144,36 @@ def diff(before: str, after: str) -> str:
                                         "your program", "with the change", n=1))
 
 
+HUNK = re.compile(r"@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
+
+
+def patched(before: str, patch: str) -> str | None:
+    """``before`` with a unified diff of :func:`diff` applied; None where the diff's context
+    is not ``before``'s."""
+    src, rows = before.splitlines(), patch.splitlines()
+    out: list[str] = []
+    at, i = 0, next((k for k, row in enumerate(rows) if row.startswith("@@")), len(rows))
+    while i < len(rows):
+        hunk = HUNK.match(rows[i])
+        if hunk is None:
+            return None
+        start = int(hunk["start"]) - (0 if hunk["count"] == "0" else 1)
+        if start < at:
+            return None
+        out += src[at:start]
+        at, i = start, i + 1
+        while i < len(rows) and not rows[i].startswith("@@"):
+            tag, body = rows[i][:1], rows[i][1:]
+            if tag in (" ", "-"):
+                if at >= len(src) or src[at] != body:
+                    return None
+                at += 1
+            if tag in (" ", "+"):
+                out.append(body)
+            i += 1
+    return "\n".join(out + src[at:]) + "\n"
+
+
 def replace_in_line(code: str, line: int, pattern: str, repl: str, count: int = 1) -> Edit | None:
     """An edit that rewrites part of one line (a regex substitution), None if it does not fit."""
     lines = code.splitlines()

@@ -308,5 +308,70 @@ def _item_tries(stmt: ast.stmt) -> list[Try]:
     return out
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_wanted_kind,)
+NOT_A_PARAMETER = re.compile(r"cannot assign '[\w.]+'(?: object)? (?:as|to) parameter "
+                             r"'(?P<name>\w+)' \(torch\.nn\.Parameter or None")
+
+
+def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
+    """A plain tensor put where a module holds a parameter. Made in ``__init__`` (or given to
+    ``register_parameter``), it is meant to be learned: wrap it in ``nn.Parameter``. Computed
+    from the parameter in another method (``self.w = softmax(self.w)``), it replaces the one
+    the optimizer holds: the computed value belongs in a local name, and the parameter stays."""
+    found = NOT_A_PARAMETER.search(ctx.message)
+    line, stmt = ctx.failing_statement()
+    if found is None or stmt is None:
+        return []
+    name = found.group("name")
+    method = ctx.flow.enclosing_function(stmt)
+    value: ast.expr | None = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == name:
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            call_attr(stmt.value) == "register_parameter" and len(stmt.value.args) == 2:
+        value = stmt.value.args[1]
+    if value is None:
+        return []
+    reads_itself = any(isinstance(n, ast.Attribute) and n.attr == name for n in ast.walk(value))
+    fill: dict[str, object] = {"line": line, "name": name}
+    if method is not None and method.name != "__init__" and reads_itself and \
+            isinstance(stmt, ast.Assign):
+        fix = _kept_local(ctx, stmt, method, name)
+        step = "parameter-replaced"
+    else:
+        nn = "nn" if "nn" in ctx.flow.names_in(ctx.flow.tree) else "torch.nn"
+        wrapped = f"{nn}.Parameter({text(value)})"
+        edits = _edits(ctx.code, [(value, wrapped)])
+        fix = Fix(edits, runs_clean, T(f"on line {line} make it a parameter: `{wrapped}`",
+                                       f"第 {line} 行把它做成参数：`{wrapped}`")) if edits else None
+        step = "parameter-plain"
+    if fix is None:
+        return []
+    return [Candidate("parameter-assigned", line, 0.85, [(step, fill)], [fix], fill)]
+
+
+def call_attr(call: ast.Call) -> str | None:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
+def _kept_local(ctx: Ctx, stmt: ast.Assign, method: ast.AST, name: str) -> Fix | None:
+    """``self.name = ...`` in ``method`` made a local ``name`` (another when taken), and the
+    reads of ``self.name`` after it in the method read the local."""
+    local = next(n for n in (name, f"{name}_now", f"{name}_value")
+                 if n not in ctx.flow.names_in(method))
+    target = stmt.targets[0]
+    reads = [n for n in ast.walk(method) if isinstance(n, ast.Attribute) and n.attr == name
+             and isinstance(n.value, ast.Name) and n.value.id == "self"
+             and isinstance(n.ctx, ast.Load) and n.lineno > (stmt.end_lineno or stmt.lineno)]
+    edits = _edits(ctx.code, [(target, local), *((r, local) for r in reads)])
+    if edits is None:
+        return None
+    return Fix(edits, runs_clean, T(
+        f"on line {stmt.lineno} keep the computed value in a local name, `{local} = ...`, and "
+        f"read `{local}` after it: `self.{name}` stays the parameter the optimizer updates",
+        f"第 {stmt.lineno} 行把计算结果存到局部变量 `{local} = ...`，之后读取 `{local}`："
+        f"`self.{name}` 仍是优化器更新的那个参数"))
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_wanted_kind, check_parameter_assigned)
 SILENT_CHECKS: tuple[Check, ...] = ()

@@ -26,10 +26,20 @@ from tutor.diagnosis.checks import (
     counts_whole_run,
 )
 from tutor.diagnosis.filling import fill, first_fitting, tidied
-from tutor.diagnosis.fixes import SERIES, VERIFY_LIMITS, Fix, apply, diff, replace_nodes
+from tutor.diagnosis.fixes import (
+    SERIES,
+    VERIFY_LIMITS,
+    Fix,
+    apply,
+    diff,
+    patched,
+    replace_nodes,
+)
 from tutor.diagnosis.flow import Flow
 from tutor.diagnosis.intent import read_intent
+from tutor.diagnosis.messages import for_learner
 from tutor.diagnosis.models import Diagnosis
+from tutor.diagnosis.silencers import silencers
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
 from tutor.diagnosis.verify import hides_bug, prints_the_same, runs_clean
@@ -354,7 +364,43 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
         runs.close()
     if error is not None and try_fixes and found:
         found = [_unconfirmed(found[0]), *found[1:]]
+    if error is None and try_fixes and not any(d.fix_verified for d in found):
+        hidden = _hidden_error(code, result, flow, runner, device, workers)
+        found = [hidden, *found] if hidden is not None else found
     return [tidied(as_tried(d)) for d in found], evidence
+
+
+def _hidden_error(code: str, result: RunResult, flow: Flow, runner: Runner, device: str,
+                  workers: int | None) -> Diagnosis | None:
+    """The error a silencer of the program (``strict=False``, an ``except`` that passes)
+    hid, diagnosed on the program without it: the silent bug's cause. That diagnosis's tried
+    fix, with the silencer taken away, is given when the learner's program so changed runs
+    and prints something else than it did (what they saw was the silent bug's symptom)."""
+    for quiet in silencers(code, flow):
+        shown = runner.run(quiet.code, device=device, limits=VERIFY_LIMITS)
+        if shown.outcome != "error" or shown.error is None:
+            continue
+        inner = diagnose(quiet.code, shown, runner, device=device, workers=workers)
+        first = inner[0] if inner else None
+        if first is None or first.generic or first.severity != "error":
+            continue
+        message = for_learner(shown.error.message).strip().splitlines()[0].rstrip(":")
+        hid = fill(load_catalog().steps["silencer-hid"], {
+            "line": quiet.line, "detail": quiet.what, "fail_line": shown.error.line or quiet.line,
+            "why": f"{shown.error.type}: {message}"})
+        update: dict[str, object] = {
+            "chain": [hid, *first.chain], "patch": None, "fix_check": None,
+            "fix_verified": None, "fix": T(f"{first.fix.en}; and {quiet.undo.en}",
+                                           f"{first.fix.zh}；并且{quiet.undo.zh}")}
+        fixed = patched(quiet.code, first.patch) if first.fix_verified and first.patch else None
+        after = runner.run(fixed, device=device, limits=VERIFY_LIMITS) if fixed else None
+        if fixed is not None and after is not None and after.outcome == "ok" and \
+                after.stdout.strip() != result.stdout.strip():
+            update.update(patch=diff(code, fixed), fix_verified=True, fix_check=T(
+                "with this change your program runs to the end, and what it prints changes",
+                "改动后程序能完整运行，打印的内容也变了"))
+        return first.model_copy(update=update)
+    return None
 
 
 def _unconfirmed(diagnosis: Diagnosis) -> Diagnosis:
