@@ -214,6 +214,8 @@ FAMILIES: dict[str, set[str]] = {
     "custom-function-grad-count": {"backward-count"},
     "state-dict-prefix": {"state-dict-prefix"},
     "parameter-overwritten-by-tensor": {"parameter-assigned"},
+    "inplace-memory-overlap": {"message-remedy"},
+    "pack-unsorted-lengths": {"message-remedy"},
     "init-on-1d-tensor": {"init-on-vector"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
