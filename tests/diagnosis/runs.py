@@ -32,6 +32,21 @@ def clean(warnings: list[WarningInfo] | None = None) -> RunResult:
     return RunResult(outcome="ok", device="cpu", warnings=warnings or [])
 
 
+def first_for_error(sandbox: Any, code: str) -> Diagnosis:
+    """Run ``code``, which must fail, and give its first diagnosis from evidence (the checks'
+    own bugs not hidden)."""
+    from tutor.diagnosis import checks
+    from tutor.diagnosis.reasoning import diagnose
+
+    result = sandbox.run(code)
+    assert result.outcome == "error", result.stdout
+    debug, checks.DEBUG = checks.DEBUG, True
+    try:
+        return diagnose(code, result, sandbox)[0]
+    finally:
+        checks.DEBUG = debug
+
+
 def verified_diagnosis(sandbox: Any, code: str, expected: set[str], root: int,
                        fix_has: str) -> Diagnosis:
     """Run ``code``, diagnose it from evidence (the checks' own bugs not hidden), and check

@@ -8,6 +8,8 @@ from typing import Any
 
 from tutor.diagnosis.reasoning import diagnose
 
+from .runs import first_for_error
+
 NESTED = """import torch
 import torch.nn as nn
 class Tagger(nn.Module):
@@ -44,14 +46,9 @@ print(sum(p.numel() for p in net.parameters()))
 """
 
 
-def _first(sandbox: Any, code: str) -> Any:
-    result = sandbox.run(code)
-    assert result.outcome == "error"
-    return diagnose(code, result, sandbox)[0]
-
 
 def test_forward_indented_into_init_is_moved_out(sandbox: Any) -> None:
-    first = _first(sandbox, NESTED)
+    first = first_for_error(sandbox, NESTED)
     assert (first.id, first.root_line, first.fix_verified) == ("forward-not-found", 8, True)
     assert "lines 8-10" in first.fix.en and "`__init__`" in first.fix.en
     assert any("inside `__init__`" in step.en for step in first.chain)
@@ -60,7 +57,7 @@ def test_forward_indented_into_init_is_moved_out(sandbox: Any) -> None:
 
 
 def test_a_misspelled_forward_is_renamed(sandbox: Any) -> None:
-    first = _first(sandbox, MISSPELLED)
+    first = first_for_error(sandbox, MISSPELLED)
     assert (first.id, first.root_line, first.fix_verified) == ("forward-not-found", 7, True)
     assert "name the method `forward`" in first.fix.en
     assert any("`foward`" in step.en for step in first.chain)
@@ -72,7 +69,7 @@ def test_a_method_of_another_name_is_not_taken_for_forward(sandbox: Any) -> None
 
 
 def test_an_initialiser_looped_over_all_tensors_is_kept_to_matrices(sandbox: Any) -> None:
-    first = _first(sandbox, INIT_LOOP)
+    first = first_for_error(sandbox, INIT_LOOP)
     assert (first.id, first.root_line, first.fix_verified) == ("init-on-vector", 4, True)
     assert "`if p.dim() > 1: ...`" in first.fix.en
     assert "`p`" in first.title.en and "一维" in first.title.zh
@@ -113,13 +110,13 @@ print(a.grad, b.grad)
 def test_a_backward_short_of_gradients_gets_its_none_in_the_right_place(sandbox: Any) -> None:
     """The flag comes first: a None after the gradient would run too, but hand the gradient
     to the flag and leave `w` without one; the check's expectation refuses that."""
-    first = _first(sandbox, SCALED)
+    first = first_for_error(sandbox, SCALED)
     assert (first.id, first.root_line, first.fix_verified) == ("backward-count", 9, True)
     assert "`return None, grad * ctx.factor`" in first.fix.en
     assert "`factor`, `x`" in first.explanation.en
 
 
 def test_a_backward_that_returns_nothing_returns_what_it_computed(sandbox: Any) -> None:
-    first = _first(sandbox, SILENT_BACKWARD)
+    first = first_for_error(sandbox, SILENT_BACKWARD)
     assert (first.id, first.fix_verified) == ("backward-count", True)
     assert "`return grad_a, grad_b`" in first.fix.en

@@ -11,6 +11,8 @@ import pytest
 from tutor.diagnosis.kind_checks import wanted_kind
 from tutor.diagnosis.reasoning import diagnose
 
+from .runs import first_for_error
+
 FLOAT_MASK = """import torch
 def pad_mask(lengths, width):
     return (torch.arange(width)[None, :] >= lengths[:, None]).float()
@@ -75,11 +77,6 @@ print(total)
 """
 
 
-def _first(sandbox: Any, code: str) -> Any:
-    result = sandbox.run(code)
-    assert result.outcome == "error"
-    return diagnose(code, result, sandbox)[0]
-
 
 @pytest.mark.parametrize(("message", "kind"), [
     ("masked_fill_ only supports boolean masks, but got mask with dtype float", "bool"),
@@ -98,7 +95,7 @@ def test_the_message_says_which_kind_is_wanted(message: str, kind: str | None) -
 
 
 def test_a_float_mask_is_traced_to_the_conversion_that_made_it(sandbox: Any) -> None:
-    first = _first(sandbox, FLOAT_MASK)
+    first = first_for_error(sandbox, FLOAT_MASK)
     assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 3, True)
     assert "`torch.arange(width)[None, :] >= lengths[:, None]`" in first.fix.en
     assert "without `.float()`" in first.fix.en
@@ -107,19 +104,19 @@ def test_a_float_mask_is_traced_to_the_conversion_that_made_it(sandbox: Any) -> 
 
 
 def test_a_float_index_becomes_long_where_it_is_given(sandbox: Any) -> None:
-    first = _first(sandbox, FLOAT_INDEX)
+    first = first_for_error(sandbox, FLOAT_INDEX)
     assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 4, True)
     assert "`labels.unsqueeze(1).long()`" in first.fix.en
 
 
 def test_integer_targets_of_a_float_loss_become_float(sandbox: Any) -> None:
-    first = _first(sandbox, INT_TARGET)
+    first = first_for_error(sandbox, INT_TARGET)
     assert (first.id, first.fix_verified) == ("wanted-kind", True)
     assert "`y.float()`" in first.fix.en and "`torch.int64`" in first.title.en
 
 
 def test_sizes_from_true_division_are_floor_divided_on_every_line_alike(sandbox: Any) -> None:
-    first = _first(sandbox, HALVED)
+    first = first_for_error(sandbox, HALVED)
     assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 5, True)
     assert "on lines 5, 6" in first.fix.en and "`width // 2`" in first.fix.en
 
@@ -127,14 +124,14 @@ def test_sizes_from_true_division_are_floor_divided_on_every_line_alike(sandbox:
 def test_a_model_given_to_an_optimizer_gives_its_parameters_in_both_branches(
     sandbox: Any,
 ) -> None:
-    first = _first(sandbox, MODEL_GIVEN)
+    first = first_for_error(sandbox, MODEL_GIVEN)
     assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 5, True)
     assert "on lines 5, 6" in first.fix.en and "`net.parameters()`" in first.fix.en
     assert "`Linear`" in first.title.en
 
 
 def test_an_old_loss_index_becomes_item(sandbox: Any) -> None:
-    first = _first(sandbox, OLD_INDEX)
+    first = first_for_error(sandbox, OLD_INDEX)
     assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 7, True)
     assert "`loss.item()`" in first.fix.en
 
@@ -159,7 +156,7 @@ def step(model, x, labels):
 labels = torch.tensor([0.0, 2.0, 1.0]).float()
 print(step(nn.Linear(4, 3), torch.randn(3, 4), labels))
 """
-    first = _first(sandbox, code)
+    first = first_for_error(sandbox, code)
     assert first.id == "ce-target-dtype"
     assert len(first.alternatives) == len(set(first.alternatives))
 
@@ -193,7 +190,7 @@ print(w.grad)
 def test_a_tuple_used_as_a_tensor_is_unpacked_where_it_is_made(
     sandbox: Any, code: str, line: int, name: str,
 ) -> None:
-    first = _first(sandbox, code)
+    first = first_for_error(sandbox, code)
     assert (first.id, first.root_line, first.fix_verified) == ("tuple-used-as-tensor", line,
                                                                 True)
     assert f"`{name}, *_ = ...`" in first.fix.en and f"`{name}` is a tuple" in first.title.en
@@ -226,7 +223,7 @@ print("loaded")
 def test_checkpoint_keys_that_differ_by_a_prefix_are_renamed_where_loaded(
     sandbox: Any, code: str, line: int, change: str,
 ) -> None:
-    first = _first(sandbox, code)
+    first = first_for_error(sandbox, code)
     assert (first.id, first.root_line, first.fix_verified) == ("state-dict-prefix", line, True)
     assert change in first.fix.en and "strict=False" not in first.fix.en
 
@@ -256,7 +253,7 @@ print(Gate()(torch.ones(4)))
 
 
 def test_a_value_computed_from_a_parameter_goes_into_a_local_name(sandbox: Any) -> None:
-    first = _first(sandbox, SCALE_RENORMALISED)
+    first = first_for_error(sandbox, SCALE_RENORMALISED)
     assert (first.id, first.root_line, first.fix_verified) == ("parameter-assigned", 8, True)
     assert "`mix = ...`" in first.fix.en
     assert "+        mix = self.mix / self.mix.sum()" in (first.patch or "")
@@ -264,6 +261,6 @@ def test_a_value_computed_from_a_parameter_goes_into_a_local_name(sandbox: Any) 
 
 
 def test_a_plain_tensor_registered_as_a_parameter_is_wrapped(sandbox: Any) -> None:
-    first = _first(sandbox, PLAIN_REGISTERED)
+    first = first_for_error(sandbox, PLAIN_REGISTERED)
     assert (first.id, first.root_line, first.fix_verified) == ("parameter-assigned", 5, True)
     assert "`torch.nn.Parameter(torch.zeros(4))`" in first.fix.en

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.diagnosis.reasoning import diagnose
 from tutor.diagnosis.remedy_checks import PASS_KEYWORD
+
+from .runs import first_for_error
 
 UNSORTED = """import torch
 import torch.nn as nn
@@ -38,14 +39,9 @@ print(t.state)
 """
 
 
-def _first(sandbox: Any, code: str) -> Any:
-    result = sandbox.run(code)
-    assert result.outcome == "error"
-    return diagnose(code, result, sandbox)[0]
-
 
 def test_a_keyword_the_message_names_is_passed_where_the_call_is(sandbox: Any) -> None:
-    first = _first(sandbox, UNSORTED)
+    first = first_for_error(sandbox, UNSORTED)
     assert (first.id, first.root_line, first.fix_verified) == ("message-remedy", 5, True)
     assert "pass `enforce_sorted=False` to `pack_padded_sequence`" in first.fix.en
 
@@ -56,14 +52,14 @@ def test_a_keyword_that_only_hides_a_mismatch_is_not_read_as_a_remedy() -> None:
 
 
 def test_a_write_that_reads_itself_reads_a_copy(sandbox: Any) -> None:
-    first = _first(sandbox, SELF_INDEXED)
+    first = first_for_error(sandbox, SELF_INDEXED)
     assert (first.id, first.root_line, first.fix_verified) == ("message-remedy", 4, True)
     assert "`keep.clone()`" in first.fix.en
     assert "keep[keep.clone()]" in (first.patch or "")
 
 
 def test_a_write_into_an_expanded_tensor_clones_it_where_it_is_made(sandbox: Any) -> None:
-    first = _first(sandbox, EXPANDED_STATE)
+    first = first_for_error(sandbox, EXPANDED_STATE)
     assert (first.id, first.root_line, first.fix_verified) == ("message-remedy", 4, True)
     assert ".expand(4, 3).clone()" in (first.patch or "")
     assert any("line 6 writes into `state`" in step.en for step in first.chain)
