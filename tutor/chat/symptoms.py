@@ -115,22 +115,29 @@ class SymptomMatcher:
     def __init__(self, passages: Mapping[str, Passage], symptoms: Symptoms | None = None):
         self.symptoms = (symptoms or load_symptoms()).symptoms
         self.passages = passages
-        self._says = {s.id: s.says.compiled() for s in self.symptoms}
-        self._evidence = {
-            (s.id, i): c.evidence.compiled() for s in self.symptoms for i, c in enumerate(s.causes)
-        }
-        self._remedy_asks = {
-            (s.id, i): c.remedy.asks.compiled()
-            for s in self.symptoms
-            for i, c in enumerate(s.causes)
-            if c.remedy is not None
-        }
+        # compiled when first read: a question reads the phrasings of the symptoms before the
+        # one it describes and the causes of that one only (compiling all of them took about
+        # a tenth of a shell question's time)
+        self._compiled: dict[tuple[str, int, str], re.Pattern[str] | None] = {}
+
+    def _pattern(self, symptom: Symptom, i: int, part: str) -> re.Pattern[str] | None:
+        key = (symptom.id, i, part)
+        if key not in self._compiled:
+            if part == "says":
+                patterns: Patterns | None = symptom.says
+            elif part == "evidence":
+                patterns = symptom.causes[i].evidence
+            else:
+                remedy = symptom.causes[i].remedy
+                patterns = remedy.asks if remedy is not None else None
+            self._compiled[key] = patterns.compiled() if patterns is not None else None
+        return self._compiled[key]
 
     def match(self, question: str) -> Diagnosed | None:
         """The first symptom ``question`` describes, with its causes ordered for it."""
         question = values_as_numbers(question)
         for symptom in self.symptoms:
-            says = self._says[symptom.id]
+            says = self._pattern(symptom, -1, "says")
             if says is None or not says.search(question):
                 continue
             causes = [
@@ -153,10 +160,10 @@ class SymptomMatcher:
         )
         if not ref:
             return None
-        evidence = self._evidence[(symptom.id, i)]
+        evidence = self._pattern(symptom, i, "evidence")
         also = None
         if cause.remedy is not None:
-            asks = self._remedy_asks.get((symptom.id, i))
+            asks = self._pattern(symptom, i, "asks")
             also = cause.remedy.lesson
             if asks is not None and asks.search(question):  # what to do: the remedy first
                 ref, also = also, ref
