@@ -195,22 +195,33 @@ def _dump(path: Path, rows: list[dict[str, str]]) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def shell_timing(runs: int = 5) -> None:
-    """`tutor ask` from the shell, process start included (the median of ``runs``)."""
+SHELL_QUESTIONS = ("why do I get element 0 of tensors does not require grad",
+                   "detach 和 no_grad 有什么区别", "why is x.grad None")
+"""A card's question in each language, and a symptom (answered by the Tutor, not a card)."""
+
+
+def shell_timing(runs: int = 5, base: Path | None = None) -> None:
+    """`tutor ask` from the shell, process start included (the median of ``runs``). With
+    ``base`` (another checkout), both are timed in turns, side by side: ``python -m tutor``
+    with that checkout first on the path, and with this one."""
+    import os
     import subprocess
 
-    exe = Path(sys.executable).with_name("tutor")
-    for question in ("why do I get element 0 of tensors does not require grad",
-                     "detach 和 no_grad 有什么区别", "why is x.grad None"):
-        times = []
-        for _ in range(runs + 1):
-            start = time.perf_counter()
-            subprocess.run([str(exe), "ask", "--offline", question], capture_output=True,
-                           check=True)
-            times.append(time.perf_counter() - start)
-        times = sorted(times[1:])  # the first run warms the caches
-        print(f"  tutor ask {question[:40]!r:44} median {statistics.median(times):.2f} s, "
-              f"min {times[0]:.2f} s")
+    sides = {"this": str(ROOT), **({"base": str(base)} if base is not None else {})}
+    away = tempfile.mkdtemp()  # `-m` puts the working folder first on the path: not a checkout
+    for question in SHELL_QUESTIONS:
+        times: dict[str, list[float]] = {side: [] for side in sides}
+        for n in range(runs + 1):
+            for side in (list(sides) if n % 2 else list(sides)[::-1]):
+                env = {**os.environ, "PYTHONPATH": sides[side]}
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "tutor", "ask", "--offline", question],
+                               capture_output=True, check=True, env=env, cwd=away)
+                times[side].append(time.perf_counter() - start)
+        for side, taken in times.items():
+            taken = sorted(taken[1:])  # the first run warms the caches
+            print(f"  tutor ask {question[:40]!r:44} {side:4} median "
+                  f"{statistics.median(taken):.2f} s, min {taken[0]:.2f} s")
 
 
 def main() -> int:
@@ -235,6 +246,10 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list the questions not graded good")
     parser.add_argument("--legacy", action="store_true", help="also the earlier question sets")
     parser.add_argument("--no-shell", action="store_true", help="skip timing tutor ask")
+    parser.add_argument("--shell-base", type=Path, metavar="DIR",
+                        help="time tutor ask of another checkout too, in turns with this one")
+    parser.add_argument("--shell-runs", type=int, default=5, metavar="N",
+                        help="runs of each tutor ask timing (default 5)")
     args = parser.parse_args()
     course = load_course()
     sets = args.set or [LEARNER / "dev.yaml", LEARNER / "test.yaml"]
@@ -245,7 +260,7 @@ def main() -> int:
         grade_set(course, path.resolve(), show=args.show, misses=args.misses, dump=dump)
     print(f"  answer cards: {len(load_cards().cards)}")
     if not args.no_shell:
-        shell_timing()
+        shell_timing(args.shell_runs, args.shell_base)
     if args.legacy:
         legacy(course, misses=args.misses)
     return 0

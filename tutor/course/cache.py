@@ -58,6 +58,12 @@ def _encode(value: Any) -> dict[str, Any]:
     raise TypeError(f"not a record: {type(value).__name__}")
 
 
+def records_json(value: Any) -> str:
+    """``value`` (a course, a lesson) as the cache stores its records: a fingerprint of its
+    content that needs no pydantic (the chat index's cache key)."""
+    return json.dumps(value, default=_encode, ensure_ascii=False)
+
+
 def _record_classes() -> dict[str, type[Record]]:
     found: dict[str, type[Record]] = {}
     todo = [Record]
