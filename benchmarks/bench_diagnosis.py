@@ -216,6 +216,7 @@ FAMILIES: dict[str, set[str]] = {
     "parameter-overwritten-by-tensor": {"parameter-assigned"},
     "inplace-memory-overlap": {"message-remedy"},
     "pack-unsorted-lengths": {"message-remedy"},
+    "rnn-batch-first-mismatch": {"rnn-batch-first"},
     "init-on-1d-tensor": {"init-on-vector"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",

@@ -120,3 +120,43 @@ def test_a_backward_that_returns_nothing_returns_what_it_computed(sandbox: Any) 
     first = first_for_error(sandbox, SILENT_BACKWARD)
     assert (first.id, first.fix_verified) == ("backward-count", True)
     assert "`return grad_a, grad_b`" in first.fix.en
+
+
+GRU_TIME_MAJOR = """import torch
+import torch.nn as nn
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 8)
+        self.out = nn.Linear(8, 2)
+    def forward(self, x):
+        states, _ = self.gru(x)
+        return self.out(states[:, -1])
+torch.manual_seed(0)
+model = Tagger().eval()
+batch = torch.randn(6, 5, 3)
+with torch.no_grad():
+    together = model(batch)[3]
+    alone = model(batch[3:4])[0]
+print("sample 3 in a batch vs alone:", round((together - alone).abs().max().item(), 4))
+"""
+
+
+def test_a_recurrent_layer_read_batch_first_is_built_batch_first(sandbox: Any) -> None:
+    result = sandbox.run(GRU_TIME_MAJOR)
+    assert result.outcome == "ok" and "alone: 0.0\n" not in result.stdout
+    first = diagnose(GRU_TIME_MAJOR, result, sandbox)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("rnn-batch-first", 6, True)
+    assert "`nn.GRU(3, 8, batch_first=True)`" in first.fix.en
+    assert any("`states[:, -1]`" in step.en for step in first.chain)
+
+
+def test_a_recurrent_layer_used_as_built_is_not_diagnosed(sandbox: Any) -> None:
+    built_right = GRU_TIME_MAJOR.replace("nn.GRU(3, 8)", "nn.GRU(3, 8, batch_first=True)")
+    time_major = GRU_TIME_MAJOR.replace("states[:, -1]", "states[-1]").replace(
+        "model(batch)[3]", "model(batch.transpose(0, 1))[3]").replace(
+        "model(batch[3:4])[0]", "model(batch[3:4].transpose(0, 1))[0]")
+    for code in (built_right, time_major):
+        result = sandbox.run(code)
+        assert result.outcome == "ok" and "alone: 0.0\n" in result.stdout, result.stdout
+        assert all(d.id != "rnn-batch-first" for d in diagnose(code, result, sandbox))

@@ -16,7 +16,7 @@ import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, indent_of
-from tutor.diagnosis.flow import text
+from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
@@ -213,6 +213,89 @@ def _every_gradient(original: RunResult, fixed: RunResult) -> Text | None:
     return runs_clean(original, fixed)
 
 
+RECURRENT = ("LSTM", "GRU", "RNN")
+
+
+def check_rnn_read_batch_first(ctx: Ctx) -> list[Candidate]:
+    """A recurrent layer built without ``batch_first=True`` (so it reads dimension 0 as time)
+    whose output the class reads the batch-first way, ``out[:, -1]`` (the last step of each
+    sequence when dimension 1 is time): the data is (batch, time, features), and the layer
+    runs along the batch. ``batch_first=True`` is tried; it is given when the program then
+    prints something else."""
+    if ctx.error is not None:
+        return []
+    out = []
+    for cls in (c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.ClassDef)):
+        for node in ast.walk(cls):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Attribute)
+                    and isinstance(node.value, ast.Call)
+                    and call_name(node.value).split(".")[-1] in RECURRENT):
+                continue
+            built = node.value
+            if any(k.arg == "batch_first" and not (isinstance(k.value, ast.Constant)
+                                                  and k.value.value is False)
+                   for k in built.keywords) or built.lineno != built.end_lineno:
+                continue
+            layer = node.targets[0].attr
+            read = _read_batch_first(cls, layer)
+            if read is None:
+                continue
+            shown = text(built)
+            keywords = [k for k in built.keywords if k.arg != "batch_first"]
+            new = ast.unparse(ast.Call(built.func, built.args, [
+                *keywords, ast.keyword("batch_first", ast.Constant(True))]))
+            line = ctx.code.splitlines()[built.lineno - 1]
+            if shown not in line:
+                continue
+            fix = Fix((Edit("replace", built.lineno, line.replace(shown, new, 1)),),
+                      _prints_else, T(f"on line {built.lineno} build it with `batch_first=True`"
+                                      f": `{new}`",
+                                      f"第 {built.lineno} 行构建时加上 `batch_first=True`："
+                                      f"`{new}`"))
+            facts = {"line": built.lineno, "name": layer, "fail_line": read.lineno,
+                     "op": call_name(built).split(".")[-1], "expr": text(read)}
+            out.append(Candidate("rnn-batch-first", built.lineno, 0.85,
+                                 [("rnn-read-batch-first", facts)], [fix], facts))
+    return out
+
+
+def _read_batch_first(cls: ast.ClassDef, layer: str) -> ast.Subscript | None:
+    """``out[:, -1]`` (or ``out[:, -1, :]``) of a name the class's call of ``self.layer``
+    gave (``out, _ = self.lstm(x)``, ``out = self.lstm(x)[0]``)."""
+    outputs: set[str] = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        value, target = node.value, node.targets[0]
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        if not (isinstance(value, ast.Call) and text(value.func) == f"self.{layer}"):
+            continue
+        if isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0],
+                                                                         ast.Name):
+            outputs.add(target.elts[0].id)
+        elif isinstance(target, ast.Name):
+            outputs.add(target.id)
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                node.value.id in outputs and isinstance(node.slice, ast.Tuple) and \
+                len(node.slice.elts) >= 2:
+            first, second = node.slice.elts[:2]
+            if isinstance(first, ast.Slice) and first.lower is None and first.upper is None \
+                    and text(second) == "-1":
+                return node
+    return None
+
+
+def _prints_else(original: RunResult, fixed: RunResult) -> Text | None:
+    """The program runs and prints something else: what the learner looked at changed."""
+    if fixed.outcome != "ok" or fixed.stdout.strip() == original.stdout.strip():
+        return None
+    return T("with this change your program runs, and what it prints changes",
+             "改动后程序能运行，打印的内容也变了")
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_backward_count,
                                        check_init_on_vector)
-SILENT_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_rnn_read_batch_first,)
