@@ -264,3 +264,17 @@ def test_a_plain_tensor_registered_as_a_parameter_is_wrapped(sandbox: Any) -> No
     first = first_for_error(sandbox, PLAIN_REGISTERED)
     assert (first.id, first.root_line, first.fix_verified) == ("parameter-assigned", 5, True)
     assert "`torch.nn.Parameter(torch.zeros(4))`" in first.fix.en
+
+
+def test_a_division_at_another_place_of_the_same_function_is_left_as_it_is(sandbox: Any) -> None:
+    """The size is floor-divided; the fill value of another torch.full, divided on purpose,
+    stays a float."""
+    code = """import torch
+n = 6
+half = torch.full((n / 2,), 1.0)
+scale = torch.full((3,), n / 4)
+print(half.sum() * scale)
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.fix_verified) == ("wanted-kind", True)
+    assert "n // 2" in (first.patch or "") and "n // 4" not in (first.patch or "")

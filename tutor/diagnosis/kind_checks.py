@@ -245,19 +245,38 @@ def _conversion_in(ctx: Ctx, value: ast.expr | None) -> ast.Call | None:
 
 def _whole_number_tries(ctx: Ctx, stmt: ast.stmt) -> list[Try]:
     """True divisions in the failing call's arguments, made floor divisions there and in the
-    other calls of the same function that divide their arguments alike."""
-    divisions = [n for call in _calls(stmt) for arg in _arguments(call) for n in ast.walk(arg)
-                 if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
-    if not divisions:
+    other calls of the same function: first only in the arguments at the same places (a fill
+    value divided on purpose stays as it is), then in all their arguments (the sizes of
+    layers divided alike, one layer's output size the next one's input size)."""
+    funcs = {text(call.func) for call in _calls(stmt)}
+    places = {(text(call.func), where) for call in _calls(stmt)
+              for where, arg in _placed_arguments(call) if _divisions(arg)}
+    if not places:
         return []
-    funcs = {text(call.func) for call in _calls(stmt)
-             if any(d in set(ast.walk(call)) for d in divisions)}
-    alike = [n for call in ast.walk(ctx.flow.tree) if isinstance(call, ast.Call)
-             and text(call.func) in funcs for arg in _arguments(call) for n in ast.walk(arg)
-             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
-    changes: list[Change] = [(d, _floor(d)) for d in dict.fromkeys([*divisions, *alike])]
+    calls = [c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.Call)
+             and text(c.func) in funcs]
+    same_place = [d for call in calls for where, arg in _placed_arguments(call)
+                  if (text(call.func), where) in places for d in _divisions(arg)]
+    anywhere = [d for call in calls for _, arg in _placed_arguments(call)
+                for d in _divisions(arg)]
+    failing = [d for call in _calls(stmt) for _, arg in _placed_arguments(call)
+               for d in _divisions(arg)]
     given = T("a float (`/` always gives one)", "浮点数（`/` 总是得到浮点数）")
-    return [(text(divisions[0]), given, changes)]
+    tries: list[Try] = []
+    for divided in (same_place, anywhere):
+        changes: list[Change] = [(d, _floor(d)) for d in dict.fromkeys([*failing, *divided])]
+        if all(changes != t[2] for t in tries):
+            tries.append((text(failing[0]), given, changes))
+    return tries
+
+
+def _placed_arguments(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
+    """A call's arguments with their places: the position, or the keyword's name."""
+    return [*enumerate(call.args), *((k.arg or "**", k.value) for k in call.keywords)]
+
+
+def _divisions(node: ast.expr) -> list[ast.BinOp]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
 
 
 def _floor(node: ast.BinOp) -> str:
