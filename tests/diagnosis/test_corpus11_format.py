@@ -39,7 +39,7 @@ EARLIER_SETS = (
     "shapes_dev",
     "silent_dev",
 )
-JUDGED_LATER: tuple[str, ...] = ()
+JUDGED_LATER: tuple[str, ...] = ("2026-12-06-f",)
 """The judged records of this set's own scoring and after: they quote its sources (none yet)."""
 OTHER_PLACES = judged_places(ROOT, JUDGED_LATER)
 """The chat material (learner10 included) and every judged benchmark run so far."""
