@@ -285,3 +285,20 @@ print(x.grad)
 """
     code = snippet_to_run(question)
     assert code is not None and "    else:" in code and code.endswith("print(x.grad)")
+
+
+def test_a_card_about_an_error_is_not_shown_for_a_snippet_that_ran_without_it(
+    bundled: Course, sandbox: object
+) -> None:
+    """`l` is 1x1: backward() works. The card about backward on a vector ("`l` has several
+    elements") would contradict the run; the run's own facts answer instead."""
+    question = (
+        "The gradient backward() gives me has the shape of a column here, though I thought "
+        "dl/dz is always a row vector. Is there a reason for this design?\n"
+        "```\nimport torch\nz = torch.ones(2, 1, requires_grad=True)\n"
+        "l = torch.ones(1, 2).mm(z)\nl.backward()\nprint(z.grad)\n```\n"
+        "What does this print?"
+    )
+    text = Tutor(bundled, runner=sandbox).ask(question, lang="en").text  # type: ignore[arg-type]
+    assert "tensor([[1.],\n        [1.]])" in text
+    assert "several elements" not in text and "z.grad" in text

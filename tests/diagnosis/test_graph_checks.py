@@ -10,7 +10,7 @@ import pytest
 
 from tutor.diagnosis.reasoning import diagnose
 
-from .runs import verified_diagnosis
+from .runs import first_for_error, verified_diagnosis
 
 CASES = [
     # a layer built in place inside a Sequential changes what the layer before it saved
@@ -184,3 +184,18 @@ opt.step()
     assert first.id == "backward-twice" and first.fix_verified is True
     assert "retain_graph" not in (first.patch or "")
     assert "-opt.step()" not in (first.patch or "")
+
+
+def test_numpy_of_a_product_names_the_product_not_the_lines_first_numpy(sandbox: Any) -> None:
+    """`xs.numpy()` is fine (no grad); `np.asarray(xs * w)` is what requires grad: the text
+    names what the working change detaches."""
+    code = """import numpy as np
+import torch
+xs = torch.linspace(0, 1, 5)
+w = torch.tensor(2.0, requires_grad=True)
+pairs = xs.numpy(), np.asarray(xs * w)
+print(pairs)
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.fix_verified) == ("numpy-requires-grad", True)
+    assert "`xs * w`" in first.title.en and "`xs`" not in first.title.en

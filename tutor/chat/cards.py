@@ -165,6 +165,9 @@ class Card:
     """The mistake people make here, said last."""
     code_facts: tuple[CodeFactUse, ...] = ()
     """The facts of the learner's code that bear on the question (said first when shown)."""
+    error: bool = False
+    """The card answers an error (its message, what raises it): a snippet that ran without
+    one contradicts it."""
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -275,6 +278,7 @@ def _card(raw: dict[str, Any]) -> Card:
         code_facts=tuple(
             CodeFactUse(use["fact"], use.get("verdict")) for use in raw.get("code_facts", ())
         ),
+        error=bool(raw.get("error", False)),
     )
 
 

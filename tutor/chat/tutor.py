@@ -681,6 +681,12 @@ class Tutor:
         )
         brief = False
         asks, around = other_asks(question)
+        if found_card is not None and found_card.card.error and result.error is None and \
+                not any(signal in question.lower() for signal in found_card.card.signals):
+            # a card about an error ("backward() needs a scalar: l has several elements") would
+            # contradict the run, which raised none; unless the learner quotes that error
+            # (met in another version of the code they ask about)
+            found_card = None
         if asks and asks_if_it_errors(asks):
             # "does it really raise?": its own run says yes or no, first
             if result.error is None:

@@ -941,17 +941,22 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
     fixes = [Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
                                         f"在第 {line} 行转换前先 detach")) if edit else None]
+    out = at_failing_line(ctx, "numpy-requires-grad", "numpy", fixes, 0.85)
     for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)) if stmt else ():
         # np.asarray(x @ a): what is converted may be a tensor or a list of them; the
-        # trial tells (a list has no .detach())
+        # trial tells (a list has no .detach()). Its own candidate: where its change is the
+        # one that works, the text names what it converts, not the line's first `.numpy()`
         if call_name(call) in ("array", "asarray") and call.args and not isinstance(
                 call.args[0], (ast.List, ast.Tuple, ast.Constant)):
             arg = call.args[0]
             shown = postfix(arg, ".detach()")
-            fixes.append(node_fix(ctx.code, arg, shown, runs_clean, T(
+            fix = node_fix(ctx.code, arg, shown, runs_clean, T(
                 f"detach it before NumPy gets it on line {line}: `{shown}`",
-                f"第 {line} 行在交给 NumPy 之前先 detach：`{shown}`")))
-    return at_failing_line(ctx, "numpy-requires-grad", "numpy", fixes, 0.85)
+                f"第 {line} 行在交给 NumPy 之前先 detach：`{shown}`"))
+            facts = {"line": line, "tensor": f"`{text(arg)}`", "tensor_code": text(arg)}
+            out.append(Candidate("numpy-requires-grad", line, 0.85, [("numpy", facts)],
+                                 [fix] if fix is not None else [], facts))
+    return out
 
 
 
