@@ -217,6 +217,8 @@ FAMILIES: dict[str, set[str]] = {
     "inplace-memory-overlap": {"message-remedy"},
     "pack-unsorted-lengths": {"message-remedy"},
     "rnn-batch-first-mismatch": {"rnn-batch-first"},
+    "custom-function-backward-missing": {"function-without-backward"},
+    "save-for-backward-non-tensor": {"saved-non-tensor"},
     "init-on-1d-tensor": {"init-on-vector"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",

@@ -160,3 +160,46 @@ def test_a_recurrent_layer_used_as_built_is_not_diagnosed(sandbox: Any) -> None:
         result = sandbox.run(code)
         assert result.outcome == "ok" and "alone: 0.0\n" in result.stdout, result.stdout
         assert all(d.id != "rnn-batch-first" for d in diagnose(code, result, sandbox))
+
+
+ROUNDED = """import torch
+class RoundTo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+w = torch.randn(4, requires_grad=True)
+loss = (RoundTo.apply(w, 0.5) * w).sum()
+loss.backward()
+print(w.grad)
+"""
+
+SCALED_BY_INT = """import torch
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x, k)
+        return x * k
+    @staticmethod
+    def backward(ctx, grad):
+        x, k = ctx.saved_tensors
+        return grad * k, None
+w = torch.ones(3, requires_grad=True)
+Scale.apply(w, 3).sum().backward()
+print(w.grad)
+"""
+
+
+def test_a_function_without_backward_gets_one_that_passes_no_gradient(sandbox: Any) -> None:
+    first = first_for_error(sandbox, ROUNDED)
+    assert (first.id, first.root_line, first.fix_verified) == (
+        "function-without-backward", 2, True)
+    assert "`return None, None`" in first.fix.en
+    assert "def backward(ctx, *grad_outputs):" in (first.patch or "")
+
+
+def test_a_number_given_to_save_for_backward_is_kept_on_ctx(sandbox: Any) -> None:
+    first = first_for_error(sandbox, SCALED_BY_INT)
+    assert (first.id, first.root_line, first.fix_verified) == ("saved-non-tensor", 5, True)
+    assert "`ctx.k = k`" in first.fix.en
+    patch = first.patch or ""
+    assert "ctx.save_for_backward(x)" in patch and "k = ctx.k" in patch

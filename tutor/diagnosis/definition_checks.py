@@ -213,6 +213,109 @@ def _every_gradient(original: RunResult, fixed: RunResult) -> Text | None:
     return runs_clean(original, fixed)
 
 
+NO_BACKWARD = "You must implement either the backward or vjp method for your custom autograd"
+SAVED_NON_TENSOR = re.compile(r"save_for_backward can only save variables, but argument "
+                              r"(?P<index>\d+) is of type (?P<kind>\w+)")
+
+
+def _functions(ctx: Ctx) -> list[ast.ClassDef]:
+    """The program's custom autograd Functions (classes based on ``...Function``)."""
+    return [c for c in ast.walk(ctx.flow.tree) if isinstance(c, ast.ClassDef)
+            and any(text(base).split(".")[-1] == "Function" for base in c.bases)]
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == name),
+                None)
+
+
+def check_function_without_backward(ctx: Ctx) -> list[Candidate]:
+    """A custom Function with a forward and no backward, whose output the loss reaches:
+    autograd has no formula for it. The change tried gives it a backward that passes no
+    gradient through it (None for each input of forward), what a lookup such as a
+    neighbour search or an index needs; where its inputs need a gradient, the derivative
+    has to be written there."""
+    if NO_BACKWARD not in ctx.message:
+        return []
+    out = []
+    lines = ctx.code.splitlines()
+    for cls in _functions(ctx):
+        forward = _method(cls, "forward")
+        if forward is None or _method(cls, "backward") or _method(cls, "vjp") or \
+                forward.end_lineno is None:
+            continue
+        inputs = [a.arg for a in forward.args.args[1:]]
+        pad = indent_of(lines[forward.lineno - 1])
+        nones = ", ".join("None" for _ in inputs) + ("," if len(inputs) == 1 else "")
+        added = (f"\n\n{pad}@staticmethod\n{pad}def backward(ctx, *grad_outputs):\n"
+                 f"{pad}    return {nones}")
+        last = lines[forward.end_lineno - 1]
+        fix = Fix((Edit("replace", forward.end_lineno, last + added),), runs_clean, T(
+            f"give `{cls.name}` a backward after line {forward.end_lineno} that passes no "
+            f"gradient through it: `return {nones}` (one None for each input of forward; where "
+            "an input needs a gradient from it, return its derivative there)",
+            f"在第 {forward.end_lineno} 行之后给 `{cls.name}` 加一个不传梯度的 backward："
+            f"`return {nones}`（forward 的每个输入一个 None；某个输入需要经过它的梯度时，"
+            "就在那个位置返回它的导数）"))
+        facts = {"line": cls.lineno, "name": cls.name, "fail_line": ctx.fail_line or 0}
+        out.append(Candidate("function-without-backward", cls.lineno, 0.85,
+                             [("function-no-backward", facts)], [fix], facts))
+    return out
+
+
+def check_saved_non_tensor(ctx: Ctx) -> list[Candidate]:
+    """``ctx.save_for_backward`` given a Python value (an int, a flag): it keeps tensors
+    only. The value goes on ``ctx`` as an attribute, and backward reads it from there."""
+    found = SAVED_NON_TENSOR.search(ctx.message)
+    _, failing = ctx.failing_statement()
+    if found is None or failing is None:
+        return []
+    # the traceback may end at the line that applies the Function (its forward runs from
+    # C): the save is in the forward of a Function that line names
+    named = {n.id for n in ast.walk(failing) if isinstance(n, ast.Name)}
+    saves = [c for cls in _functions(ctx) if failing in ast.walk(cls) or cls.name in named
+             for c in ast.walk(cls) if isinstance(c, ast.Call)
+             and call_name(c) == "save_for_backward"]
+    index = int(found["index"])
+    call = saves[0] if len(saves) == 1 else None
+    stmt = ctx.flow.statement_of(call) if call is not None else None
+    given = call.args[index] if call is not None and index < len(call.args) else None
+    if call is None or stmt is None or len(call.args) < 2 or \
+            not isinstance(given, ast.Name) or stmt.lineno != stmt.end_lineno:
+        return []
+    line = stmt.lineno
+    name = given.id
+    cls = next((c for c in _functions(ctx) if stmt in ast.walk(c)), None)
+    backward = _method(cls, "backward") if cls is not None else None
+    if backward is None:
+        return []
+    lines = ctx.code.splitlines()
+    kept = ", ".join(text(a) for i, a in enumerate(call.args) if i != index)
+    saving = lines[line - 1]
+    pad = indent_of(saving)
+    edits = [Edit("replace", line, saving.replace(text(call), f"{text(call.func)}({kept})", 1)
+                  + f"\n{pad}ctx.{name} = {name}")]
+    for node in ast.walk(backward):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Tuple) and text(node.value).endswith("saved_tensors") \
+                and node.lineno == node.end_lineno:
+            names = node.targets[0].elts
+            if index < len(names) and text(names[index]) == name:
+                rest = ", ".join(text(n) for i, n in enumerate(names) if i != index)
+                rest += "," if len(names) == 2 else ""
+                unpack = lines[node.lineno - 1]
+                edits.append(Edit("replace", node.lineno, f"{indent_of(unpack)}{rest} = "
+                                  f"{text(node.value)}\n{indent_of(unpack)}{name} = ctx.{name}"))
+    fix = Fix(tuple(edits), runs_clean, T(
+        f"keep `{name}` on ctx, not in save_for_backward: `ctx.{name} = {name}` on line {line}"
+        f", and `{name} = ctx.{name}` in backward",
+        f"把 `{name}` 存在 ctx 上，而不是 save_for_backward：第 {line} 行写 `ctx.{name} = "
+        f"{name}`，backward 里用 `{name} = ctx.{name}`"))
+    facts = {"line": line, "name": name, "given": f"`{found['kind']}`"}
+    return [Candidate("saved-non-tensor", line, 0.9, [("saved-non-tensor", facts)], [fix],
+                      facts)]
+
+
 RECURRENT = ("LSTM", "GRU", "RNN")
 
 
@@ -297,5 +400,6 @@ def _prints_else(original: RunResult, fixed: RunResult) -> Text | None:
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_backward_count,
-                                       check_init_on_vector)
+                                       check_function_without_backward,
+                                       check_saved_non_tensor, check_init_on_vector)
 SILENT_CHECKS: tuple[Check, ...] = (check_rnn_read_batch_first,)
