@@ -1,10 +1,13 @@
 """What a learner's class defines, read against what torch calls: a module whose ``forward``
 torch cannot find (spelled another way, or indented into ``__init__`` so that it is a local
-function there), a custom autograd Function whose ``backward`` returns fewer gradients than
-its ``forward`` takes inputs, and an initialiser applied to every tensor of a model, which
-meets the one-dimensional biases and norm weights it cannot initialise.
+function there); a custom autograd Function whose ``backward`` returns fewer gradients than
+its ``forward`` takes inputs, that has no ``backward``, or that gives ``save_for_backward`` a
+Python value; an initialiser applied to every tensor of a model, which meets the
+one-dimensional biases and norm weights it cannot initialise; a recurrent layer built
+time-first whose output the class reads batch-first.
 
-Each change is tried by a re-run; only one that makes the program run is given.
+Each change is tried by a re-run; only one that makes the program run (a silent bug's: run
+and print something else) is given.
 """
 
 from __future__ import annotations

@@ -84,6 +84,8 @@ def wanted_kind(message: str) -> str | None:
 
 
 def check_wanted_kind(ctx: Ctx) -> list[Candidate]:
+    """The failing line's arguments of another kind than the message wants, each converted
+    (where a conversion made it first), at most :data:`MAX_TRIES` of them."""
     kind = wanted_kind(ctx.message)
     if kind is None:
         return []
