@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.diagnosis.remedy_checks import PASS_KEYWORD
+from tutor.diagnosis.candidate import Ctx
+from tutor.diagnosis.flow import Flow
+from tutor.diagnosis.remedy_checks import check_keyword_the_message_names
+from tutor.sandbox.models import ErrorInfo, Evidence, RunResult
 
 from .runs import first_for_error
 
@@ -46,9 +49,25 @@ def test_a_keyword_the_message_names_is_passed_where_the_call_is(sandbox: Any) -
     assert "pass `enforce_sorted=False` to `pack_padded_sequence`" in first.fix.en
 
 
+def _failing(code: str, message: str) -> Ctx:
+    flow = Flow.of(code)
+    assert flow is not None
+    error = ErrorInfo(type="RuntimeError", message=message, line=2)
+    return Ctx(code=code, flow=flow, result=RunResult(outcome="error", device="cpu",
+                                                      error=error),
+               evidence=Evidence(), error=error)
+
+
 def test_a_keyword_that_only_hides_a_mismatch_is_not_read_as_a_remedy() -> None:
-    found = PASS_KEYWORD.search("You can pass `strict=False` to load_state_dict to ignore it")
-    assert found is not None and found["kw"] == "strict"  # and the check refuses it by name
+    """The message's words are read alike for both keywords; strict=False is refused by
+    name (it loads what matches and says nothing of the rest)."""
+    code = "import torch.nn as nn\nnet.load_state_dict(saved)\n"
+    said = "Missing key(s). You can pass `{}` to load_state_dict to sidestep this."
+    hiding = check_keyword_the_message_names(_failing(code, said.format("strict=False")))
+    other = check_keyword_the_message_names(_failing(code, said.format("assign=True")))
+    assert hiding == []
+    assert [c.id for c in other] == ["message-remedy"]
+    assert "assign=True" in other[0].fixes[0].describe.en
 
 
 def test_a_write_that_reads_itself_reads_a_copy(sandbox: Any) -> None:

@@ -2,7 +2,8 @@
 
 The cards are data: ``cards/*.yaml``, one file a part of the course. A card has
 
-- ``id`` (unique) and ``read``: the LESSON/STEP the answer sends the learner to (``also``: a
+- ``id`` (unique; ``err-...`` for a card that answers an error, see :attr:`Card.error`) and
+  ``read``: the LESSON/STEP the answer sends the learner to (``also``: a
   second step that teaches the way around; ``read_if``: another step when the question
   matches a regular expression);
 - ``forms``: how learners ask it, a few per language (matched by words);
@@ -165,9 +166,12 @@ class Card:
     """The mistake people make here, said last."""
     code_facts: tuple[CodeFactUse, ...] = ()
     """The facts of the learner's code that bear on the question (said first when shown)."""
-    error: bool = False
-    """The card answers an error (its message, what raises it): a snippet that ran without
-    one contradicts it."""
+
+    @property
+    def error(self) -> bool:
+        """The card answers an error (its message, what raises it): its id says so, ``err-``.
+        A snippet that ran without one contradicts it."""
+        return self.id.startswith("err-")
 
     def read_for(self, question: str) -> str:
         """The step to read for ``question``: the first ``read_if`` it matches, else read."""
@@ -278,7 +282,6 @@ def _card(raw: dict[str, Any]) -> Card:
         code_facts=tuple(
             CodeFactUse(use["fact"], use.get("verdict")) for use in raw.get("code_facts", ())
         ),
-        error=bool(raw.get("error", False)),
     )
 
 

@@ -20,7 +20,7 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, indent_of
 from tutor.diagnosis.flow import call_name, text
-from tutor.diagnosis.verify import runs_clean
+from tutor.diagnosis.verify import prints_else, runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
 
@@ -355,7 +355,7 @@ def check_rnn_read_batch_first(ctx: Ctx) -> list[Candidate]:
             if shown not in line:
                 continue
             fix = Fix((Edit("replace", built.lineno, line.replace(shown, new, 1)),),
-                      _prints_else, T(f"on line {built.lineno} build it with `batch_first=True`"
+                      prints_else, T(f"on line {built.lineno} build it with `batch_first=True`"
                                       f": `{new}`",
                                       f"第 {built.lineno} 行构建时加上 `batch_first=True`："
                                       f"`{new}`"))
@@ -392,14 +392,6 @@ def _read_batch_first(cls: ast.ClassDef, layer: str) -> ast.Subscript | None:
                     and text(second) == "-1":
                 return node
     return None
-
-
-def _prints_else(original: RunResult, fixed: RunResult) -> Text | None:
-    """The program runs and prints something else: what the learner looked at changed."""
-    if fixed.outcome != "ok" or fixed.stdout.strip() == original.stdout.strip():
-        return None
-    return T("with this change your program runs, and what it prints changes",
-             "改动后程序能运行，打印的内容也变了")
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_backward_count,

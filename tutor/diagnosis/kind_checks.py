@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_nodes
-from tutor.diagnosis.flow import text
+from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import TensorSnapshot
@@ -349,7 +349,7 @@ def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
             stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == name:
         value = stmt.value
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-            call_attr(stmt.value) == "register_parameter" and len(stmt.value.args) == 2:
+            call_name(stmt.value) == "register_parameter" and len(stmt.value.args) == 2:
         value = stmt.value.args[1]
     if value is None:
         return []
@@ -369,10 +369,6 @@ def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
     if fix is None:
         return []
     return [Candidate("parameter-assigned", line, 0.85, [(step, fill)], [fix], fill)]
-
-
-def call_attr(call: ast.Call) -> str | None:
-    return call.func.attr if isinstance(call.func, ast.Attribute) else None
 
 
 def _kept_local(ctx: Ctx, stmt: ast.Assign, method: ast.AST, name: str) -> Fix | None:

@@ -42,7 +42,7 @@ from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.silencers import silencers
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
-from tutor.diagnosis.verify import hides_bug, prints_the_same, runs_clean
+from tutor.diagnosis.verify import hides_bug, prints_else, prints_the_same, runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, RunBudget, RunResult
 
@@ -394,11 +394,9 @@ def _hidden_error(code: str, result: RunResult, flow: Flow, runner: Runner, devi
                                            f"{first.fix.zh}；并且{quiet.undo.zh}")}
         fixed = patched(quiet.code, first.patch) if first.fix_verified and first.patch else None
         after = runner.run(fixed, device=device, limits=VERIFY_LIMITS) if fixed else None
-        if fixed is not None and after is not None and after.outcome == "ok" and \
-                after.stdout.strip() != result.stdout.strip():
-            update.update(patch=diff(code, fixed), fix_verified=True, fix_check=T(
-                "with this change your program runs to the end, and what it prints changes",
-                "改动后程序能完整运行，打印的内容也变了"))
+        shows = prints_else(result, after) if after is not None else None
+        if fixed is not None and shows is not None:
+            update.update(patch=diff(code, fixed), fix_verified=True, fix_check=shows)
         return first.model_copy(update=update)
     return None
 

@@ -273,6 +273,15 @@ def no_broadcast_warning(original: RunResult, fixed: RunResult) -> Text | None:
 _NUMBER = re.compile(r"\d")
 
 
+def prints_else(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program runs and prints something else than the learner's did: what they
+    looked at changed (a silent bug's fix whose symptom is the program's own output)."""
+    if fixed.outcome != "ok" or fixed.stdout.strip() == original.stdout.strip():
+        return None
+    return T("with this change your program runs to the end, and what it prints changes",
+             "改动后程序能完整运行，打印的内容也变了")
+
+
 def prints_the_same(original: RunResult, fixed: RunResult) -> bool:
     """A silent program's fix that leaves what it prints as it was: both runs went to the
     end, and the fixed one printed, number for number, what the learner saw, with the same
