@@ -34,7 +34,7 @@ SET = FrozenSet(
         "2026-12-06-d",
     ),
     least_threads=1150,
-    not_earlier=("learner11",),
+    not_earlier=("learner11", "learner12"),
 )
 
 
