@@ -81,6 +81,29 @@ def test_data_attribute_on_tensors_only() -> None:
     ]
 
 
+def test_data_written_as_an_update_after_backward_is_no_pitfall() -> None:
+    """A loss weight updated by hand through ``.data`` after backward() (corpus11's
+    multitask-loss-weights-learned-without-constraint was blamed on it; its cause was the loss
+    itself), and a gradient's ``.data``: no graph records either. Writing ``.data`` between a
+    forward pass and its backward() still is one."""
+    code = """
+    import torch
+    w = torch.tensor(1.0, requires_grad=True)
+    for step in range(3):
+        loss = (w * 2) ** 2
+        loss.backward()
+        w.data -= 0.1 * w.grad.data
+        w.grad.data.zero_()
+        with torch.no_grad():
+            w.data.clamp_(min=0)
+    v = torch.ones(2, requires_grad=True)
+    out = (v * 3).sum()
+    v.data.mul_(0.5)
+    out.backward()
+    """
+    assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 13)]
+
+
 def test_data_read_only_to_be_shown_is_no_pitfall() -> None:
     """``print(outputs.data)`` changes nothing autograd sees: corpus6's
     cross-entropy-one-score-per-sample-float-labels was diagnosed as that and nothing else."""

@@ -262,6 +262,9 @@ def data_attribute(source: Source) -> list[Hit]:
         if not (isinstance(node, ast.Attribute) and node.attr == "data") or id(node) in shown:
             continue
         owner = node.value
+        if (isinstance(owner, ast.Attribute) and owner.attr == "grad") or _manual_update(
+                source, node):
+            continue  # a gradient's values, or a weight updated after backward(): no graph
         owner_name = dotted(owner)
         tensorish = (
             isinstance(owner, ast.Attribute) and owner.attr in TENSOR_ATTRS
@@ -269,6 +272,32 @@ def data_attribute(source: Source) -> list[Hit]:
         if tensorish:
             hits.append(Hit(node.lineno, owner_name))
     return _first_per_line(hits)
+
+
+def _manual_update(source: Source, node: ast.Attribute) -> bool:
+    """``w.data -= lr * w.grad`` (or ``w.data.zero_()``, ``w.data = ...``) under no_grad or
+    after a backward() of its loop: an update of the weights between two passes, which no
+    graph records. Writing ``.data`` between a forward pass and its backward() is the harm."""
+    parent = source.parents.get(node)
+    written = (isinstance(parent, ast.AugAssign) and parent.target is node) or (
+        isinstance(parent, ast.Assign) and node in parent.targets) or (
+        isinstance(parent, ast.Attribute) and parent.attr.endswith("_")
+        and isinstance(source.parents.get(parent), ast.Call))
+    if not written:
+        return False
+    if source.in_no_grad(node):
+        return True
+    scope = source.enclosing_loop(node) or source.tree
+    before = [n.lineno for n in ast.walk(scope) if isinstance(n, ast.Call)
+              and call_name(n) == "backward" and n.lineno < node.lineno]
+    if not before:
+        return False
+    # used in a computation after that backward(): a forward pass whose backward() is yet
+    # to come reads what the write changes
+    owner = dotted(node.value)
+    return not any(isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == owner
+                   and isinstance(source.parents.get(n), ast.BinOp | ast.Call)
+                   and max(before) < n.lineno < node.lineno for n in ast.walk(scope))
 
 
 PURE_METHODS = frozenset({

@@ -347,7 +347,7 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
                 ("params-not-in-optimizer", {"params": _names(idle)}),
                 ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
             ], [missing[1]], {"line": missing[0], "optimizer": name, "params": _names(idle)}))
-        fix = _all_parameters(ctx, given, idle, name, expect)
+        fix = _all_parameters(ctx, given, idle, name, expect, call)
         line = fix[0] if fix else stmt.lineno
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
@@ -418,22 +418,60 @@ def _missing_group(ctx: Ctx, call: ast.Call, idle: list[ParamEvidence], name: st
 
 
 def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
-                    name: str, expect: Expect) -> tuple[int, Fix] | None:
-    """Give the optimizer every parameter of the model the idle ones belong to."""
-    owners = {p.name.split(".")[0] for p in idle if "." in p.name}
+                    name: str, expect: Expect, call: ast.Call) -> tuple[int, Fix] | None:
+    """Give the optimizer every parameter of the model the idle ones belong to; when they
+    belong to another module or tensor than the ones it was given (a learned loss weight, a
+    second network), give it those as well."""
+    owners = list(dict.fromkeys(p.name.split(".")[0] for p in idle if "." in p.name))
+    bare = [p.name for p in idle if "." not in p.name and p.name != "?"]
     parts = [node for _, node in given if isinstance(node, ast.Call)]
-    if len(owners) != 1 or not parts or "?" in owners:
+    if "?" in owners or not (owners or bare):
         return None
-    owner = owners.pop()
-    node = parts[0]
-    edit = replace_node(ctx.code, node, f"{owner}.parameters()")
+    # what it holds trains (the loss reaches it): the idle ones are to be added to it; what
+    # it holds is never reached: it was given another model than the loss uses
+    holds_used = any(p.in_optimizer and p.reached for p in ctx.evidence.params)
+    if parts and len(owners) == 1 and not bare and (
+            owners[0] in {o for o, _ in given} or not holds_used):
+        owner = owners[0]
+        edit = replace_node(ctx.code, parts[0], f"{owner}.parameters()")
+        if edit is None:
+            return None
+        return edit.line, Fix((edit,), expect, T(
+            f"give `{name}` all the parameters of `{owner}`, the model the loss uses: "
+            f"`{owner}.parameters()` on line {edit.line}",
+            f"把 `{owner}`（损失所用的模型）的全部参数交给 `{name}`：第 {edit.line} 行写成 "
+            f"`{owner}.parameters()`"))
+    if not holds_used:
+        return None
+    return _added_parameters(ctx, call, owners, bare, name, params_learn([p.name for p in idle]))
+
+
+def _added_parameters(ctx: Ctx, call: ast.Call, owners: list[str], bare: list[str], name: str,
+                      expect: Expect) -> tuple[int, Fix] | None:
+    """The optimizer's parameters with the left-out modules' and tensors' appended: ``[*E,
+    *awl.parameters(), w]`` for what it was given ``E``; a param-group list gets a group."""
+    first = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "params"), None)
+    if first is None:
+        return None
+    more = [f"*{o}.parameters()" for o in owners] + bare
+    if isinstance(first, ast.List) and first.elts and all(
+            isinstance(e, ast.Dict) for e in first.elts):
+        more = [f'{{"params": [{", ".join(more)}]}}']
+        new = "[" + ", ".join([*(text(e) for e in first.elts), *more]) + "]"
+    elif isinstance(first, (ast.List, ast.Tuple)):
+        new = "[" + ", ".join([*(text(e) for e in first.elts), *more]) + "]"
+    else:
+        new = "[" + ", ".join([f"*{text(first)}", *more]) + "]"
+    edit = replace_node(ctx.code, first, new)
     if edit is None:
         return None
+    left_out = ", ".join(f"`{o}`" for o in [*owners, *bare])
     return edit.line, Fix((edit,), expect, T(
-        f"give `{name}` all the parameters of `{owner}`, the model the loss uses: "
-        f"`{owner}.parameters()` on line {edit.line}",
-        f"把 `{owner}`（损失所用的模型）的全部参数交给 `{name}`：第 {edit.line} 行写成 "
-        f"`{owner}.parameters()`"))
+        f"give `{name}` the parameters of {left_out} too: the loss uses them, but `{name}` "
+        f"was given only the others, so nothing updates them (line {edit.line})",
+        f"把 {left_out} 的参数也交给 `{name}`：损失用到了它们，但 `{name}` 只拿到了其他参数，"
+        f"所以没有任何东西更新它们（第 {edit.line} 行）"))
 
 
 def _names(params: list[ParamEvidence]) -> str | None:
