@@ -1,0 +1,122 @@
+"""The frozen test splits of learner programs from corpus9 on, each described once in
+:data:`SETS`: its format, the promises its README makes (size, mix, sources never used before),
+that test.yaml is the file that was frozen, and that every program still does on this torch
+what its record says. Runs the programs, never the diagnosis engine.
+
+A new split is one more :class:`FrozenCorpus` here (and its folder with ``test.yaml``, a
+``record.py`` shim and a README); the earlier splits are the ones before it in the table."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .frozen_corpus import (
+    assert_mix,
+    assert_sources_new,
+    assert_valid_and_recorded,
+    judged_places,
+    load_recorder,
+    unexplained_families,
+)
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+BEFORE = tuple(f"corpus{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8))
+"""The corpora before the first split of :data:`SETS` (each has its own format test)."""
+DEV_SETS = ("heldout", "heldout2", "error_space", "shapes_dev", "silent_dev")
+
+
+@dataclass(frozen=True)
+class FrozenCorpus:
+    """One frozen split and what its README promises."""
+
+    name: str
+    sha256: str
+    """test.yaml as committed in its freezing commit: an edit after it fails here."""
+    chinese: int
+    """At least this many Chinese sources."""
+    families: int
+    """At least this many families."""
+    judged_later: tuple[str, ...] = ()
+    """The judged records of the split's own scoring and after: they quote its sources."""
+
+
+SETS = (
+    FrozenCorpus("corpus9", "0519d371d9d620919126a94719aa3816dbd60722e37098605a294d7abbd09366",
+                 chinese=5, families=20, judged_later=("2026-12-06-d",)),
+    FrozenCorpus("corpus10", "96fc0569b59928766b8fbc9e323afab03b730e4caaaf3836c189ed47a8e5e8bf",
+                 chinese=4, families=18, judged_later=("2026-12-06-e",)),
+    FrozenCorpus("corpus11", "c01a5d5966187bbf9b7febdc1a27f9a6ac57c5828b80bf47cb82106b9bc063d6",
+                 chinese=4, families=18, judged_later=("2026-12-06-f",)),
+    FrozenCorpus("corpus12", "0276393ec01650583d89192c8136b4316dd588f8de9eb98715bf92731b675573",
+                 chinese=4, families=18),
+)
+IDS = [s.name for s in SETS]
+
+
+def earlier_sets(split: FrozenCorpus) -> tuple[str, ...]:
+    """Every corpus before ``split`` and the dev sets."""
+    before = [s.name for s in SETS[: SETS.index(split)]]
+    return (*BEFORE, *before, *DEV_SETS)
+
+
+@cache
+def recorder(name: str) -> ModuleType:
+    return load_recorder(name)
+
+
+def items(split: FrozenCorpus) -> list[Any]:
+    return list(recorder(split.name).load_items())
+
+
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_test_yaml_is_the_frozen_file(split: FrozenCorpus) -> None:
+    """Any edit of test.yaml after the freezing commit fails here (the split is scored once)."""
+    data = (HERE / split.name / "test.yaml").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == split.sha256
+
+
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_every_item_is_valid_and_recorded_on_this_torch_line(split: FrozenCorpus) -> None:
+    assert_valid_and_recorded(items(split))
+
+
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_the_mix_is_the_one_the_readme_promises(split: FrozenCorpus) -> None:
+    """24 to 32 items, 40-60% silent, half or more inside a function or class, enough Chinese
+    sources and families, no family above two items."""
+    assert_mix(items(split), chinese=split.chinese, families=split.families)
+
+
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_families_new_to_earlier_sets_say_what_they_are(split: FrozenCorpus) -> None:
+    corpora = [name for name in earlier_sets(split) if name.startswith("corpus")]
+    earlier = ["corpus2/dev.yaml"] + [f"{name}/test.yaml" for name in corpora[1:]]
+    assert unexplained_families(items(split), [HERE / path for path in earlier]) == []
+
+
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_sources_are_distinct_and_none_was_used_before(split: FrozenCorpus) -> None:
+    """Not in an earlier corpus, the chat material (the question sets, the cards) or a judged
+    run from before the split's own scoring."""
+    assert_sources_new(items(split), earlier_sets(split),
+                       judged_places(ROOT, split.judged_later))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", SETS, ids=IDS)
+def test_every_program_reproduces_its_record(split: FrozenCorpus,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """All programs, each in a child of one worker process (the recorder's --check)."""
+    status = recorder(split.name).main(["--check"])
+    report = capsys.readouterr().out
+    assert status == 0, report
+    count = len(items(split))
+    assert f"{count}/{count} programs reproduce their record" in report
