@@ -18,6 +18,7 @@ from tutor.diagnosis.cuts import (
 )
 from tutor.diagnosis.fixes import (
     Edit,
+    Expect,
     Fix,
     indent_of,
     node_fix,
@@ -566,6 +567,76 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
                       _requires_grad_fixes(ctx, line, leaf.op), {"line": line})]
 
 
+WANTS_GRAD = {
+    "cannot register a hook on a tensor that doesn't require gradient": "0",
+    "can't retain_grad on Tensor that has requires_grad=False": "0",
+    "One of the differentiated Tensors does not require grad": "1",
+}
+"""Messages of a call that needs a tensor requiring grad, and which operand of the failing op
+that tensor is (``autograd.grad``'s ``inputs`` are its second)."""
+
+
+def check_subject_without_grad(ctx: Ctx) -> list[Candidate]:
+    """A hook, ``retain_grad()`` or ``autograd.grad``'s inputs on a tensor that does not
+    require grad: the same provenance walk as :func:`check_lost_graph`'s, from that tensor to
+    where it lost its graph (a ``no_grad`` block around the forward pass, ``.detach()``), or to
+    the leaf made without ``requires_grad``."""
+    arg = next((a for m, a in WANTS_GRAD.items() if m in ctx.message), None)
+    failed = ctx.evidence.failed
+    if arg is None or failed is None:
+        return []
+    subject = next((o for o in failed.inputs if o.arg == arg and not o.requires_grad), None)
+    if subject is None or not subject.history:
+        return []
+    name = f"`{subject.name}`" if subject.name else "its inputs" if arg == "1" else "the tensor"
+    steps: list[tuple[str, dict[str, object]]] = [
+        ("needs-grad", {"fail_line": ctx.fail_line or failed.line, "op": failed.op,
+                        "name": name})]
+    chain = subject.history
+    cut = next((c for c in chain if (c.cut and c.cut != "new") or (c.inputs_rg and
+                c.requires_grad is False)), None)
+    if cut is not None:
+        reason = cut.cut or ("no_grad" if not cut.grad_enabled else "nondifferentiable")
+        found = _cut_candidate(ctx, steps, cut.line, reason, cut.op, "subject-without-grad",
+                               runs_clean)
+        found.fill["fail_line"] = ctx.fail_line or failed.line
+        return [found]
+    leaf = chain[-1]
+    if leaf.op not in MAKERS:  # a parameter, frozen: ask only for the ones that train
+        fix = _trainable_inputs(ctx, ctx.fail_line or failed.line)
+        if fix is None:
+            return []
+        line = fix.edits[0].line
+        frozen = [st.lineno for st in ctx.flow.statements if isinstance(st, ast.Assign)
+                  and any(text(t).endswith(".requires_grad") for t in st.targets)
+                  and isinstance(st.value, ast.Constant) and st.value.value is False]
+        steps.append(("frozen-input", {"line": frozen[0] if frozen else line}))
+        return [Candidate("grad-inputs-frozen", line, 0.75, steps, [fix], {"line": line})]
+    fixes = _requires_grad_fixes(ctx, leaf.line, leaf.op)
+    if not fixes:
+        return []
+    steps.append(("leaf-no-grad", {"line": leaf.line, "op": leaf.op}))
+    return [Candidate("subject-without-grad", leaf.line, 0.75, steps, fixes,
+                      {"line": leaf.line, "op": leaf.op,
+                       "fail_line": ctx.fail_line or failed.line})]
+
+
+def _trainable_inputs(ctx: Ctx, line: int) -> Fix | None:
+    """``torch.autograd.grad(loss, params)`` asked only for the parameters that require
+    grad: ``[p for p in params if p.requires_grad]``."""
+    stmt = ctx.flow.statement_at(line)
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                 and call_name(n) == "grad"), None) if stmt is not None else None
+    inputs = None if call is None else call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "inputs"), None)
+    if inputs is None:
+        return None
+    wanted = f"[p for p in {text(inputs)} if p.requires_grad]"
+    return node_fix(ctx.code, inputs, wanted, runs_clean, T(
+        f"ask only for the gradients of what requires grad: `{wanted}` on line {line}",
+        f"只对需要梯度的张量求梯度：第 {line} 行写成 `{wanted}`"))
+
+
 MAKERS = frozenset({"tensor", "randn", "rand", "ones", "zeros", "full", "empty", "arange",
                     "linspace", "normal", "randn_like", "rand_like", "zeros_like",
                     "ones_like", "Tensor", "FloatTensor", "as_tensor"})
@@ -624,7 +695,8 @@ def _track_leaves(ctx: Ctx, stmts: list[ast.Assign]) -> Fix | None:
 
 
 def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: int,
-                   reason: str, op: str) -> Candidate:
+                   reason: str, op: str, cid: str | None = None,
+                   expect: Expect = backward_runs) -> Candidate:
     if reason == "no_grad":
         stmt = ctx.flow.statement_at(line)
         block = ctx.flow.no_grad_reaching(stmt) if stmt is not None else None
@@ -632,8 +704,8 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
             no_grad_decorator(ctx.flow, line) or line)
     step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
     steps = [*steps, (step, {"line": line, "op": op})]
-    cid = CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
-    return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, backward_runs),
+    cid = cid or CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
+    return Candidate(cid, line, 0.85, steps, cut_fixes(ctx, line, reason, op, expect),
                      {"line": line, "op": op}, direction=surrogate_direction(op)
                      if reason == "nondifferentiable" else None)
 
@@ -1211,5 +1283,5 @@ def check_nonleaf_requires_grad(ctx: Ctx) -> list[Candidate]:
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_backward_twice, check_lost_graph, check_inplace_saved,
                                        check_leaf_inplace, check_non_scalar, check_numpy,
                                        check_grad_none, check_int_requires_grad,
-                                       check_nonleaf_requires_grad)
+                                       check_nonleaf_requires_grad, check_subject_without_grad)
 SILENT_CHECKS: tuple[Check, ...] = ()
