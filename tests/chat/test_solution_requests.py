@@ -92,6 +92,11 @@ def test_help_me_write_is_a_request_only_about_the_course() -> None:
     assert not detect("帮我写一首关于春天的诗", about_course=elsewhere).request
     # "does pytorch do it for me" is a question about pytorch, not an order to the tutor
     assert not detect("does torch compute it for me or do i", about_course=course).request
+    # a bracketed tag opening an issue's title is no order ("[code] About coach.py ... is
+    # there any need for retain_graph=True?", learner11 en-6e748115 got a hint refusal)
+    assert not detect("[code] About the coach.py\n\nIs there any need for "
+                      "loss.backward(retain_graph=True)?", about_course=course).request
+    assert not detect("[Fix] zero_grad placement, is it needed?", about_course=course).request
 
 
 def test_answer_as_a_verb_is_not_an_answer_object() -> None:
