@@ -103,6 +103,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-wrong-params": {"optimizer-wrong-params", "optimizer-empty-params",
                                "optimizer-params-tensor", "params-used-up"},
     "lr-too-high": {"lr-too-high"},
+    "scheduler-stepped-per-batch": {"lr-schedule-collapse"},
     "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs"},
     "graph-cut-silent": {"graph-cut-silent", "data-attribute", "loss-rebuilt-as-leaf",
                          "params-unreached-warned"},

@@ -28,6 +28,7 @@ from tutor.diagnosis import (
     output_checks,
     program_checks,
     remedy_checks,
+    schedule_checks,
     shape_checks,
     size_checks,
     trace_checks,
@@ -46,7 +47,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  size_checks, trace_checks, training_checks, output_checks, data_checks,
                  clip_checks, accounting_checks, alias_checks, leaf_loss_checks,
                  discarded_checks, moved_leaf_checks, gradcheck_checks, kind_checks,
-                 definition_checks, remedy_checks, idle_checks)
+                 definition_checks, remedy_checks, idle_checks, schedule_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -1,0 +1,56 @@
+"""A learning-rate schedule that collapses within the training the program runs, on small
+programs of their own: a scheduler counted in epochs but stepped at every batch gets the move
+out of the batch loop, tried; schedules made for per-batch steps, or ending near zero only at
+the end of training, get nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.diagnosis.reasoning import diagnose
+
+from .runs import verified_diagnosis
+
+LOOP = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+x = torch.randn(96, 4)
+y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])
+batches = [(x[i:i + 16], y[i:i + 16]) for i in range(0, 96, 16)]
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+epochs = 12
+{scheduler}
+
+def train():
+    for epoch in range(epochs):
+        for xb, yb in batches:
+            opt.zero_grad()
+            loss = ((model(xb) - yb) ** 2).mean()
+            loss.backward()
+            opt.step()
+            sched.step()
+        print(epoch, round(loss.item(), 4))
+
+train()
+"""
+
+
+def test_a_scheduler_counted_in_epochs_and_stepped_per_batch_is_moved_out(sandbox: Any
+                                                                           ) -> None:
+    code = LOOP.format(scheduler="sched = torch.optim.lr_scheduler.StepLR(opt, step_size=4, "
+                                 "gamma=0.1)")
+    assert sandbox.run(code).ok
+    first = verified_diagnosis(sandbox, code, {"lr-schedule-collapse"}, 19,
+                               "+        sched.step()")
+    assert "0.05" in first.title.en and first.fix_check is not None
+
+
+def test_schedules_made_for_batches_are_not_a_collapse(sandbox: Any) -> None:
+    for scheduler in (
+            "sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, "
+            "total_steps=epochs * len(batches))",
+            "sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * len(batches))"):
+        code = LOOP.format(scheduler=scheduler)
+        found = diagnose(code, sandbox.run(code), sandbox)
+        assert "lr-schedule-collapse" not in {d.id for d in found}, scheduler

@@ -1,0 +1,120 @@
+"""The learning rate the optimizer really used, read off the re-run's steps: a schedule that
+drives it to almost nothing within the training the program runs leaves the weights where
+they are, silently. The change tried is the one that follows from where the scheduler's
+``step()`` sits: inside the batch loop of an epoch loop, it counts batches where its
+``step_size``, ``T_max`` or milestones count epochs, so it is moved out of the batch loop."""
+
+from __future__ import annotations
+
+import ast
+
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Edit, Expect, Fix
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.verify import loss_improves
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
+
+COLLAPSE = 0.01
+"""The learning rate counts as gone when it falls below this fraction of its first value."""
+EARLY = 0.8
+"""...before this share of the recorded steps: a schedule that ends near zero at the end of
+training (cosine annealing sized in batches) is meant to."""
+PER_BATCH = frozenset({"OneCycleLR", "CyclicLR"})
+"""Schedulers made to be stepped at every batch."""
+
+
+def _rates(result: RunResult) -> list[float]:
+    ev = result.evidence
+    return [s.lr for s in ev.steps if s.lr is not None] if ev is not None else []
+
+
+def _collapsed(rates: list[float]) -> bool:
+    if len(rates) < 3 or rates[0] <= 0:
+        return False
+    gone = next((i for i, r in enumerate(rates) if r <= rates[0] * COLLAPSE), None)
+    return gone is not None and gone < len(rates) * EARLY
+
+
+def rate_holds(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program's learning rate stays above the collapse, and its loss falls by
+    more than it did."""
+    after, before = _rates(fixed), _rates(original)
+    if fixed.outcome != "ok" or len(after) < 3 or _collapsed(after):
+        return None
+    falls = loss_improves(original, fixed)
+    if falls is None:
+        return None
+    return T(f"with this change the learning rate goes from {after[0]:.3g} to {after[-1]:.3g} "
+             f"over the recorded steps (before: {before[0]:.3g} to {before[-1]:.3g}); "
+             f"{falls.en}",
+             f"改动后学习率在记录的步骤中从 {after[0]:.3g} 变为 {after[-1]:.3g}"
+             f"（改动前：{before[0]:.3g} 到 {before[-1]:.3g}）；{falls.zh}")
+
+
+def _schedulers(flow: Flow) -> set[str]:
+    """Names given a learning-rate scheduler (``torch.optim.lr_scheduler.StepLR(...)``)."""
+    names = set()
+    for name, stmts in flow.assignments.items():
+        for stmt in stmts:
+            value = flow.value_of(stmt)
+            if isinstance(value, ast.Call) and call_name(value) not in PER_BATCH and (
+                    "lr_scheduler" in text(value.func)
+                    or (call_name(value) or "").endswith(("LR", "Scheduler", "OnPlateau"))):
+                names.add(name)
+    return names
+
+
+def check_lr_collapse(ctx: Ctx) -> list[Candidate]:
+    ev, flow = ctx.evidence, ctx.flow
+    rates = [s.lr for s in ev.steps if s.lr is not None]
+    if ctx.error is not None or not _collapsed(rates):
+        return []
+    low = min(rates)
+    at = next(i for i, r in enumerate(rates) if r == low) + 1
+    schedulers = _schedulers(flow)
+    out = []
+    for call in flow.calls:
+        if call_name(call) != "step" or receiver(call) not in schedulers:
+            continue
+        stmt = flow.statement_at(call.lineno)
+        loops = flow.loops_of(stmt) if stmt is not None else []
+        if stmt is None or len(loops) < 2:
+            continue
+        fix = _out_of_batch_loop(ctx, stmt, loops[0], rate_holds)
+        name = receiver(call)
+        out.append(Candidate("lr-schedule-collapse", stmt.lineno, 0.8, [
+            ("lr-collapsed", {"lr": f"{rates[0]:.3g}", "detail": f"{low:.3g}",
+                              "count": at}),
+            ("scheduler-per-batch", {"line": stmt.lineno, "name": name,
+                                     "train_line": loops[0].lineno}),
+        ], [fix] if fix is not None else [], {"line": stmt.lineno, "name": name,
+                                              "lr": f"{rates[0]:.3g}",
+                                              "detail": f"{low:.3g}"}))
+    return out
+
+
+def _out_of_batch_loop(ctx: Ctx, stmt: ast.stmt, inner: ast.stmt, expect: Expect
+                       ) -> Fix | None:
+    """``stmt`` moved from the batch loop ``inner`` to right after it, in the epoch loop."""
+    lines = ctx.code.splitlines()
+    body = getattr(inner, "body", [])
+    rest = [s for s in body if s is not stmt]
+    if not rest or stmt.end_lineno != stmt.lineno or getattr(inner, "orelse", None):
+        return None
+    last = max(s.end_lineno or s.lineno for s in rest)
+    if last < stmt.lineno and (inner.end_lineno or 0) > stmt.lineno:
+        return None  # something after it in the loop spans it: not a plain statement list
+    end = (inner.end_lineno or inner.lineno) if last > stmt.lineno else last
+    indent = lines[inner.lineno - 1][: len(lines[inner.lineno - 1]) -
+                                     len(lines[inner.lineno - 1].lstrip())]
+    moved = f"{lines[end - 1]}\n{indent}{lines[stmt.lineno - 1].strip()}"
+    return Fix((Edit("replace", end, moved), Edit("delete", stmt.lineno)), expect, T(
+        f"step the scheduler once per epoch: move line {stmt.lineno} out of the batch loop "
+        f"of line {inner.lineno}, to after it",
+        f"每个 epoch 只调用一次调度器的 step：把第 {stmt.lineno} 行移出第 {inner.lineno} 行的 "
+        "batch 循环，放到循环之后"))
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = ()
+SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse,)
