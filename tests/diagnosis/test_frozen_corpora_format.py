@@ -56,7 +56,7 @@ SETS = (
     FrozenCorpus("corpus11", "c01a5d5966187bbf9b7febdc1a27f9a6ac57c5828b80bf47cb82106b9bc063d6",
                  chinese=4, families=18, judged_later=("2026-12-06-f",)),
     FrozenCorpus("corpus12", "0276393ec01650583d89192c8136b4316dd588f8de9eb98715bf92731b675573",
-                 chinese=4, families=18),
+                 chinese=4, families=18, judged_later=("2026-12-06-g",)),
 )
 IDS = [s.name for s in SETS]
 
