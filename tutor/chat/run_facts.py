@@ -312,6 +312,8 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
         if not record.requires_grad:
             add("no_requires_grad", name, "requires-grad/first-gradient")
         elif not record.is_leaf:
+            if not record.grad_none:
+                continue  # retain_grad() kept its gradient: the run read one, nothing to explain
             add("non_leaf", name, "graph/leaf-or-not", grad_fn=record.grad_fn or "?")
             if binding is not None and binding.rebinds:
                 add("rebound", name, "graph/leaf-or-not", line=str(binding.line),

@@ -15,7 +15,10 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_node
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
+from tutor.diagnosis.pitfalls import state_dict_kept, state_dict_value
+from tutor.diagnosis.source import Source
 from tutor.diagnosis.symptoms import copies_from_trained, networks_apart
+from tutor.diagnosis.verify import prints_else
 from tutor.i18n import T
 from tutor.sandbox.models import AliasEvidence
 
@@ -276,5 +279,39 @@ def _separate(ctx: Ctx, stmt: ast.Assign, name: str, other: str, copied: bool) -
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
+def check_state_dict_snapshot(ctx: Ctx) -> list[Candidate]:
+    """``best = model.state_dict()`` kept while training goes on (the pitfall of the same
+    name, read from the source), tried: every ``state_dict()`` that name is given is wrapped
+    in ``copy.deepcopy``, and the fix is kept when the program then prints something else
+    (the weights it loads, saves or returns are the ones it meant to keep)."""
+    if ctx.error is not None:
+        return []
+    source = Source.of(ctx.code)
+    if source is None:
+        return []
+    out = []
+    for hit in state_dict_kept(source):
+        name = hit.variable
+        if not name:
+            continue
+        sites = [st for st in ctx.flow.assignments.get(name, [])
+                 if isinstance(st, ast.Assign) and state_dict_value(st.value)]
+        edits = [replace_node(ctx.code, st.value, f"copy.deepcopy({text(st.value)})")
+                 for st in sites]
+        if not sites or any(e is None for e in edits):
+            continue
+        lines = ", ".join(str(st.lineno) for st in sites)
+        fix = Fix((Edit("insert_before", 1, "import copy"), *(e for e in edits if e)),
+                  prints_else, T(
+                      f"keep a snapshot: wrap the `state_dict()` given to `{name}` in "
+                      f"`copy.deepcopy(...)` (line {lines}) and `import copy`",
+                      f"保存一份快照：把赋给 `{name}` 的 `state_dict()` 包进 "
+                      f"`copy.deepcopy(...)`（第 {lines} 行），并 `import copy`"))
+        out.append(Candidate("state-dict-kept-by-reference", hit.line, 0.8, [
+            ("state-dict-live", {"line": hit.line, "name": f"`{name}`"})], [fix],
+            {"name": name, "line": hit.line}))
+    return out
+
+
 SILENT_CHECKS: tuple[Check, ...] = (check_aliased_networks, check_self_copy,
-                                    check_update_from_itself)
+                                    check_update_from_itself, check_state_dict_snapshot)

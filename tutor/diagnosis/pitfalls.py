@@ -263,7 +263,7 @@ def data_attribute(source: Source) -> list[Hit]:
             continue
         owner = node.value
         if (isinstance(owner, ast.Attribute) and owner.attr == "grad") or _manual_update(
-                source, node):
+                source, node) or _read_by_update(source, node):
             continue  # a gradient's values, or a weight updated after backward(): no graph
         owner_name = dotted(owner)
         tensorish = (
@@ -272,6 +272,17 @@ def data_attribute(source: Source) -> list[Hit]:
         if tensorish:
             hits.append(Hit(node.lineno, owner_name))
     return _first_per_line(hits)
+
+
+def _read_by_update(source: Source, node: ast.Attribute) -> bool:
+    """``w.data`` read on the right of ``w.data = w.data - lr * w.grad``: part of the manual
+    update :func:`_manual_update` lets be."""
+    stmt = next((a for a in source.ancestors(node) if isinstance(a, ast.stmt)), None)
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target = stmt.targets[0]
+    return isinstance(target, ast.Attribute) and target.attr == "data" and dotted(
+        target.value) == dotted(node.value) and _manual_update(source, target)
 
 
 def _manual_update(source: Source, node: ast.Attribute) -> bool:
@@ -465,7 +476,7 @@ def _steps_between(source: Source, made: ast.stmt, used: int, steps: list[int]) 
     return False
 
 
-def _state_dict_value(value: ast.expr) -> bool:
+def state_dict_value(value: ast.expr) -> bool:
     """``m.state_dict()``, or a shallow copy of it (``.copy()``, ``dict(...)``,
     ``OrderedDict(...)``): a dict of the live parameters."""
     if not isinstance(value, ast.Call):
@@ -474,9 +485,9 @@ def _state_dict_value(value: ast.expr) -> bool:
     if isinstance(func, ast.Attribute) and func.attr in ("state_dict", "copy"):
         if value.args or value.keywords:
             return False
-        return func.attr == "state_dict" or _state_dict_value(func.value)
+        return func.attr == "state_dict" or state_dict_value(func.value)
     return call_name(value) in ("dict", "OrderedDict") and len(value.args) == 1 \
-        and _state_dict_value(value.args[0])
+        and state_dict_value(value.args[0])
 
 
 def state_dict_kept(source: Source) -> list[Hit]:
@@ -499,7 +510,7 @@ def state_dict_kept(source: Source) -> list[Hit]:
     hits: list[Hit] = []
     for stmt in ast.walk(source.tree):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and _state_dict_value(stmt.value)):
+                and state_dict_value(stmt.value)):
             continue
         name = dotted(stmt.targets[0])
         if name and any(_steps_between(source, stmt, line, steps)
