@@ -34,9 +34,9 @@ from tutor.chat.passages import (
     load_glossary,
 )
 from tutor.chat.tokens import tokenize
-from tutor.course.cache import records_json
 from tutor.course.models import Course, ReadingStep
 from tutor.paths import cache_root
+from tutor.records import to_json
 
 CACHE_FORMAT = 1
 KEEP_CACHES = 4
@@ -242,7 +242,7 @@ def cache_key(course: Course) -> str:
     digest = hashlib.sha256(f"chat-index {CACHE_FORMAT}\n".encode())
     # the records' own JSON: dumping the course through pydantic first builds its schema,
     # which cost a shell question about 50 ms
-    digest.update(records_json(course).encode("utf-8"))
+    digest.update(to_json(course).encode("utf-8"))
     here = Path(__file__).parent
     catalog = _catalog_path()
     files = [GLOSSARY_PATH, CONCEPTS_PATH, CUES_PATH, *(here / name for name in _ENGINE_FILES)]
