@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor import records
+from tutor.chat.catalog_location import catalog_path
 from tutor.data_cache import read_data
 from tutor.i18n import BiText, Text
 from tutor.records import Record
@@ -125,14 +126,11 @@ def load_symptoms(path: Path = PATH) -> Symptoms:
 def _bundled_sources() -> list[Path]:
     """What the bundled symptoms' resolved causes are made of: the symptoms, the passages
     of the glossary and the diagnosis catalog they name, and the code that reads them."""
-    from importlib.util import find_spec
-
     here = Path(__file__).parent
-    found = find_spec("tutor.diagnosis")
-    catalog = [Path(next(iter(found.submodule_search_locations))) / "catalog.yaml"] \
-        if found is not None and found.submodule_search_locations else []
+    catalog = catalog_path()
     code = [Path(__file__), here / "passages.py", here / "models.py", Path(records.__file__)]
-    return [PATH, here / "glossary.yaml", *catalog, *code, here.parent / "i18n.py"]
+    data = [PATH, here / "glossary.yaml", *([catalog] if catalog else [])]
+    return [*data, *code, here.parent / "i18n.py"]
 
 
 @lru_cache(maxsize=1)
