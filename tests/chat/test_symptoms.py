@@ -9,6 +9,7 @@ import pytest
 from tutor.chat import Tutor
 from tutor.chat.symptoms import bundled_symptoms, load_symptoms
 from tutor.course import load_course
+from tutor.paths import cache_root
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,7 @@ def test_the_cached_symptoms_are_those_the_tutor_resolves_from_its_index(tutor: 
     # causes it reads there are the ones the Tutor resolves against its index's passages
     bundled_symptoms.cache_clear()
     built = bundled_symptoms()  # built and stored (the tests' cache dir is their own)
+    assert list((cache_root() / "chat").glob("symptoms-*.json"))
     bundled_symptoms.cache_clear()
     cached = bundled_symptoms()  # read back from the cache
     assert cached is not built
