@@ -32,7 +32,7 @@ def test_the_cached_symptoms_are_those_the_tutor_resolves_from_its_index(tutor: 
     # tutor ask answers a symptom from the cache (no index, no catalog, no pydantic): the
     # causes it reads there are the ones the Tutor resolves against its index's passages
     bundled_symptoms.cache_clear()
-    built = bundled_symptoms()  # built and stored (the tests' cache dir is their own)
+    built = bundled_symptoms()  # built and stored, unless an earlier test did
     assert list((cache_root() / "chat").glob("symptoms-*.json"))
     bundled_symptoms.cache_clear()
     cached = bundled_symptoms()  # read back from the cache
