@@ -196,8 +196,10 @@ def _dump(path: Path, rows: list[dict[str, str]]) -> None:
 
 
 SHELL_QUESTIONS = ("why do I get element 0 of tensors does not require grad",
-                   "detach 和 no_grad 有什么区别", "why is x.grad None")
-"""A card's question in each language, and a symptom (answered by the Tutor, not a card)."""
+                   "detach 和 no_grad 有什么区别", "why is x.grad None", "为什么 x.grad 是 None",
+                   "what's the weather in Paris tomorrow")
+"""A card's question in each language, a symptom in each (answered by its likely causes, not
+a card), and another domain's question (declined)."""
 
 
 def shell_timing(runs: int = 5, base: Path | None = None) -> None:

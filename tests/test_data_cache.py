@@ -3,12 +3,10 @@ imports."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fresh_process import ask_fresh
 
 from tutor.data_cache import read_data
 from tutor.yaml_read import YamlFileError, read_yaml
@@ -35,17 +33,6 @@ def test_the_cached_data_is_the_files_data_and_follows_its_changes(
 def test_a_shell_question_answered_by_a_card_imports_no_other_command_nor_yaml(
     tmp_path: Path,
 ) -> None:
-    code = (
-        "import sys\n"
-        "from tutor.cli import main\n"
-        "main(['ask', '--offline', 'detach 和 no_grad 有什么区别'])\n"
-        "mods = set(sys.modules)\n"
-        "print('grade' if 'tutor.cli.grade_cmd' in mods else '', 'yaml' if 'yaml' in mods else '')"
-    )
-    env = {**os.environ, "TUTOR_LLM_CONFIG": str(tmp_path / "none.yaml"),
-           "TUTOR_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    env.pop("TUTOR_LLM_BASE_URL", None)
-    run = [sys.executable, "-c", code]
-    subprocess.run(run, env=env, capture_output=True, text=True, check=True)  # fills caches
-    done = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1].split() == [], done.stdout
+    answer, loaded = ask_fresh("detach 和 no_grad 有什么区别", ["tutor.cli.grade_cmd", "yaml"],
+                               tmp_path)
+    assert answer and loaded == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
@@ -92,6 +93,52 @@ class Record:
         """A copy with some fields replaced, not validated (as pydantic's ``model_copy``)."""
         # Every record is a dataclass; mypy cannot see that through the TypeVar's bound.
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+
+TAG = "__record__"
+"""The key that names an object's record class in :func:`to_json`'s JSON."""
+
+
+def _tag(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _encode(value: Any) -> dict[str, Any]:
+    if isinstance(value, Record) and dataclasses.is_dataclass(value):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {TAG: _tag(type(value)), **fields}
+    raise TypeError(f"not a record: {type(value).__name__}")
+
+
+def to_json(value: Any) -> str:
+    """``value`` (records, and lists and dicts of them) as JSON, each record tagged with its
+    class: what a cache keeps of validated records, read back by :func:`from_json` without
+    pydantic (and a fingerprint of their content). Raises ``TypeError`` or ``ValueError``
+    for what JSON cannot hold."""
+    return json.dumps(value, default=_encode, ensure_ascii=False)
+
+
+def _record_classes() -> dict[str, type[Record]]:
+    found: dict[str, type[Record]] = {}
+    todo: list[type[Record]] = [Record]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found[_tag(sub)] = sub
+            todo.append(sub)
+    return found
+
+
+def from_json(text: str | bytes) -> Any:
+    """What :func:`to_json` wrote, its records built again without validation (they were
+    validated before they were written); only record classes already imported are ever
+    built. Raises ``ValueError``, ``KeyError`` or ``TypeError`` for JSON it did not write."""
+    classes = _record_classes()
+
+    def decode(obj: dict[str, Any]) -> Any:
+        tag = obj.pop(TAG, None)
+        return obj if tag is None else classes[tag](**obj)
+
+    return json.loads(text, object_hook=decode)
 
 
 def field_types(cls: type) -> dict[str, Any]:

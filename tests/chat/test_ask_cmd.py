@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fresh_process import ask_fresh
 
 from tutor.cli import add_subcommand, ask_cmd
 from tutor.errors import TutorError
@@ -175,3 +176,13 @@ def test_why_does_it_error_on_a_step(capsys: pytest.CaptureFixture[str], tmp_pat
     )
     assert out["kind"] == "context" and not out["refused"]
     assert out["lessons"] == ["non-scalar"] and "标量" in str(out["text"])
+
+
+def test_a_symptom_said_in_general_is_answered_without_the_tutor(tmp_path: Path) -> None:
+    # "why is x.grad None" is answered by the symptom's likely causes on tutor ask's quick
+    # path (tests/chat/test_cards.py: the same text as the Tutor's), without pydantic, the
+    # retrieval index or the diagnosis catalog, which cost a shell question ~0.15 s
+    heavy = ["pydantic", "tutor.chat.tutor", "tutor.chat.index", "tutor.diagnosis"]
+    answer, loaded = ask_fresh("why is x.grad None", heavy, tmp_path)
+    assert "the usual causes" in "\n".join(answer)
+    assert loaded == []

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tutor.chat import Tutor
-from tutor.chat.symptoms import load_symptoms
+from tutor.chat.symptoms import bundled_symptoms, load_symptoms
 from tutor.course import load_course
+from tutor.paths import cache_root
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +26,19 @@ def test_every_cause_resolves_to_a_passage_and_a_course_step(tutor: Tutor) -> No
             if cause.lesson:
                 tutor.course.find(cause.lesson)  # KeyError if the step is gone
         assert symptom.title.en and symptom.title.zh
+
+
+def test_the_cached_symptoms_are_those_the_tutor_resolves_from_its_index(tutor: Tutor) -> None:
+    # tutor ask answers a symptom from the cache (no index, no catalog, no pydantic): the
+    # causes it reads there are the ones the Tutor resolves against its index's passages
+    bundled_symptoms.cache_clear()
+    built = bundled_symptoms()  # built and stored, unless an earlier test did
+    assert list((cache_root() / "chat").glob("symptoms-*.json"))
+    bundled_symptoms.cache_clear()
+    cached = bundled_symptoms()  # read back from the cache
+    assert cached is not built
+    assert cached == built == load_symptoms().resolved(tutor.passages)
+    assert all(c.title and c.text and c.lesson for s in cached.symptoms for c in s.causes)
 
 
 @pytest.mark.parametrize(

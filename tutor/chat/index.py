@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tutor.chat.bm25 import BM25
+from tutor.chat.catalog_location import catalog_path
 from tutor.chat.concepts import CONCEPTS_PATH, Concepts, lesson_document, load_concepts
 from tutor.chat.cues import CUES_PATH, cue_tokens
 from tutor.chat.models import Glossary, Passage
@@ -34,9 +35,9 @@ from tutor.chat.passages import (
     load_glossary,
 )
 from tutor.chat.tokens import tokenize
-from tutor.course.cache import records_json
 from tutor.course.models import Course, ReadingStep
 from tutor.paths import cache_root
+from tutor.records import to_json
 
 CACHE_FORMAT = 1
 KEEP_CACHES = 4
@@ -225,26 +226,14 @@ def default_cache_dir() -> Path:
     return cache_root() / "chat"
 
 
-def _catalog_path() -> Path | None:
-    """The diagnosis catalog's file, found without importing the diagnosis package (a
-    question from the shell that needs the index pays for the hash, not for that import)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("tutor.diagnosis")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "catalog.yaml"
-    return path if path.is_file() else None
-
-
 def cache_key(course: Course) -> str:
     """A hash of every source of the bundled index: the course, the data files, the code."""
     digest = hashlib.sha256(f"chat-index {CACHE_FORMAT}\n".encode())
     # the records' own JSON: dumping the course through pydantic first builds its schema,
     # which cost a shell question about 50 ms
-    digest.update(records_json(course).encode("utf-8"))
+    digest.update(to_json(course).encode("utf-8"))
     here = Path(__file__).parent
-    catalog = _catalog_path()
+    catalog = catalog_path()
     files = [GLOSSARY_PATH, CONCEPTS_PATH, CUES_PATH, *(here / name for name in _ENGINE_FILES)]
     for path in [*files, *([catalog] if catalog else [])]:
         digest.update(path.name.encode())

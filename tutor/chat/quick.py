@@ -1,10 +1,13 @@
-"""The answer ``tutor ask`` gives from the answer cards alone, without building the Tutor.
+"""The answer ``tutor ask`` gives from the answer cards and the symptoms alone, without
+building the Tutor.
 
 Building :class:`tutor.chat.tutor.Tutor` (its retrieval index, pydantic models) costs most of
-a shell question's time, while most questions are answered by a card. This module gives the
-same answer the Tutor gives for such a question — the Tutor composes card answers with the
-same functions and in the same order of checks (a test compares the two) — and says None for
-every question the Tutor must answer itself: a solution request, a question no card answers.
+a shell question's time, while most questions are answered by a card, and a symptom said in
+general ("why is x.grad None") by its likely causes. This module gives the same answer the
+Tutor gives for such a question — the Tutor composes card and symptom answers with the same
+functions and in the same order of checks (a test compares the two) — and says None for every
+question the Tutor must answer itself: a solution request, a question no card answers and
+that describes no symptom.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from tutor.chat import messages
 from tutor.chat.cards import (
     CardBook,
     Match,
@@ -23,13 +26,17 @@ from tutor.chat.cards import (
     learner_names,
     question_kind,
 )
+from tutor.chat.domains import ERROR_LINE_RE
 from tutor.chat.guardrails import find_leaks, step_secrets
+from tutor.chat.intents import asks_about_error
 from tutor.chat.markdown import tidy_chinese
 from tutor.chat.names import confine, identifiers
-from tutor.chat.snippets import learner_code
+from tutor.chat.snippets import learner_code, pastes_other_code
 from tutor.chat.solution_requests import detect
 from tutor.chat.step_finder import StepFinder, StepRef
+from tutor.chat.symptoms import Diagnosed, SymptomMatcher, bundled_symptoms
 from tutor.course.models import Course
+from tutor.i18n import Lang
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,9 @@ class QuickAnswer:
     """The question's kind (what, why, how, compare, can, safe, value, fails)."""
     card: str
     answer_kind: str = "answer"
-    """As the Tutor's ``Answer.kind``: "answer", or "off_topic" (declined)."""
+    """As the Tutor's ``Answer.kind``: "answer", or "off_topic" (declined); "symptom": an
+    "answer" that lists a symptom's likely causes (``ref`` is the first's step, ``card``
+    empty)."""
 
 
 SHELL_REQUESTS = frozenset({"answer", "fix", "copy", "do-for-me", "code"})
@@ -70,24 +79,20 @@ def may_be_solution_request(question: str, finder: StepFinder) -> bool:
     return detect(question, on_step=False, about_course=lambda: True).reason == "answer"
 
 
+MAX_CAUSES = 5
+"""Causes listed for a symptom: the likely ones, not every catalog variant."""
+
+
 @lru_cache(maxsize=1)
-def _symptom_patterns() -> re.Pattern[str]:
-    from tutor.data_cache import read_data
-
-    PATH = Path(__file__).with_name("symptoms.yaml")  # not symptoms.py: it imports the models
-
-    parts = [
-        p
-        for s in read_data(PATH)["symptoms"]
-        for p in (*s["says"].get("en", ()), *s["says"].get("zh", ()))
-    ]
-    return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)
+def symptom_matcher() -> SymptomMatcher:
+    """The bundled symptoms' matcher (their causes resolved against the bundled passages)."""
+    return SymptomMatcher(bundled_symptoms())
 
 
 def describes_symptom(question: str) -> bool:
     """Whether ``question`` describes a symptom of symptoms.yaml ("my x.grad is None"): said
     in general, it is answered by the symptom's likely causes rather than by one card."""
-    return _symptom_patterns().search(question) is not None
+    return symptom_matcher().describes(question)
 
 
 _PASTED_CODE_RE = re.compile(r"[A-Za-z_]\w*\s*=\s*[\w.]+\(")
@@ -121,6 +126,85 @@ def titles_for(course: Course, ref: str, lang: str) -> tuple[str, str] | None:
     except KeyError:
         return None
     return lesson.title.get(lang), step.title.get(lang)  # type: ignore[arg-type]
+
+
+def read_line(
+    course: Course, ref: str | None, lang: Lang, named: list[str] | None = None
+) -> str | None:
+    """ "Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
+    if not ref:
+        return None
+    lesson_id, _, step_id = ref.partition("/")
+    try:
+        lesson = course.lesson(lesson_id)
+    except KeyError:
+        return None
+    if named is not None and lesson.id not in named:
+        named.append(lesson.id)
+    if not step_id:
+        step_id = lesson.steps[0].id
+    try:
+        step = lesson.step(step_id)
+    except KeyError:
+        return messages.READ_LESSON.format(
+            lesson=lesson.title.get(lang), lesson_id=lesson.id
+        ).get(lang)
+    return messages.READ.format(
+        lesson=lesson.title.get(lang),
+        lesson_id=lesson.id,
+        step=step.title.get(lang),
+        ref=f"{lesson.id}/{step.id}",
+    ).get(lang)
+
+
+def symptom_text(course: Course, found: Diagnosed, lang: Lang, named: list[str]) -> str:
+    """The symptom's likely causes (the first :data:`MAX_CAUSES`), each explained in general
+    terms with its lesson; the lessons it names are added to ``named``."""
+    title = found.symptom.title.get(lang)
+    lines = [messages.SYMPTOM.format(title=title).get(lang)]
+    for n, cause in enumerate(found.causes[:MAX_CAUSES], start=1):
+        read = read_line(course, cause.ref, lang, named) or ""
+        also = read_line(course, cause.also, lang, named) if cause.also else None
+        if also:  # one reference a line
+            read = f"{read}\n   {also}".strip()
+        lines.append(
+            messages.CAUSE.format(
+                n=n,
+                title=cause.title.get(lang),
+                text=cause.text.get(lang),
+                read=read,
+            ).get(lang)
+        )
+    return "\n".join(lines)
+
+
+def symptom_answer(course: Course, question: str, lang: Lang) -> QuickAnswer | None:
+    """The likely causes of the symptom ``question`` describes, as the Tutor answers a
+    symptom said in general with no run or step: None where the Tutor must judge it first
+    (an error asked about or quoted, code of another course pasted, what may be a request
+    for a solution) or where it describes no symptom."""
+    if ERROR_LINE_RE.search(question) or asks_about_error(question):
+        return None
+    if pastes_other_code(question):  # declined by the Tutor unless a card's signal is in it
+        return None
+    # whether a "do it for me" is about the course is the retrieval's judgement
+    if detect(question, on_step=False, about_course=lambda: True).request:
+        return None
+    found = symptom_matcher().match(question)
+    if found is None:
+        return None
+    text = _tidied(symptom_text(course, found, lang, []), lang)
+    ref = found.causes[0].ref
+    titles = titles_for(course, ref, lang)
+    return QuickAnswer(
+        text=_tidied(confine(text, identifiers(question), lang), lang),
+        ref=ref,
+        lesson_title=titles[0] if titles else None,
+        step_title=titles[1] if titles else None,
+        kind=question_kind(question),
+        card="",
+        answer_kind="symptom",
+    )
 
 
 def card_text(
@@ -159,7 +243,6 @@ def off_topic_text(lang: str, question: str = "") -> str:
     """The decline: why, when the question names a domain of the learner's setup that has
     its own words (installing, another framework, buying hardware), then what the tutor
     can help with."""
-    from tutor.chat import messages
     from tutor.chat.domains import explained_domain
 
     why = {
@@ -206,9 +289,15 @@ def shown_card(
 
 
 def quick_answer(
-    course: Course, question: str, lang: str, *, book: CardBook | None = None
+    course: Course,
+    question: str,
+    lang: Lang,
+    *,
+    book: CardBook | None = None,
+    symptoms: bool = True,
 ) -> QuickAnswer | None:
-    """The card's answer to ``question``, or None when the Tutor must answer it."""
+    """The card's answer to ``question`` (or, ``symptoms``, the likely causes of the symptom
+    it describes), or None when the Tutor must answer it."""
     if not question.strip():
         return None
     if may_be_solution_request(question, StepFinder(course)):
@@ -223,7 +312,10 @@ def quick_answer(
     if foreign_words(question):
         return None  # another domain named with PyTorch's: the Tutor's judgement decides
     found = (book or bundled_book()).match(question, code=learner_code(question))
-    if found is None or not card_answers(found, question) or not found.sure:
+    if found is None or not card_answers(found, question):
+        # no card answers it: the Tutor answers a symptom said in general by its causes next
+        return symptom_answer(course, question, lang) if symptoms else None
+    if not found.sure:
         return None  # a weak match needs the Tutor's retrieval to agree
     found, text = shown_card(course, found, lang, (question, "", ""))
     try:

@@ -44,13 +44,16 @@ from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
 from tutor.chat.names import confine, identifiers, step_names
 from tutor.chat.quick import (
+    MAX_CAUSES,
     card_answers,
     card_text,
     may_be_solution_request,
     names_elsewhere,
     off_topic_text,
+    read_line,
     requested_step,
     shown_card,
+    symptom_text,
 )
 from tutor.chat.run_facts import (
     PROBE,
@@ -106,8 +109,6 @@ CONFIDENT_SCORE = 2.0
 AGREEING = 0.8
 """A weak card's lesson must score this share of the best lesson's retrieval score."""
 SUMMARY_CHARS = 650
-MAX_CAUSES = 5
-"""Causes listed for a symptom: the likely ones, not every catalog variant."""
 SNIPPET_LIMITS_S = 5.0
 """A pasted snippet runs this long at most: a question's example, not a training run."""
 _GRAD_VAR_RE = re.compile(r"\b([A-Za-z_]\w*)\.grad\b")
@@ -228,9 +229,9 @@ class Tutor:
 
     @cached_property
     def symptoms(self) -> SymptomMatcher:
-        from tutor.chat.symptoms import SymptomMatcher
+        from tutor.chat.symptoms import SymptomMatcher, load_symptoms
 
-        return SymptomMatcher(self.passages)
+        return SymptomMatcher(load_symptoms().resolved(self.passages))
 
     @classmethod
     def from_environment(cls, course: Course, **kwargs: Any) -> Tutor:
@@ -1291,23 +1292,14 @@ class Tutor:
         titled: list[Source],
     ) -> list[str]:
         """The symptom's likely causes, each explained in general terms with its lesson."""
-        lines = [msg.SYMPTOM.format(title=found.symptom.title.get(lang)).get(lang)]
-        for n, cause in enumerate(found.causes[:MAX_CAUSES], start=1):
-            read = self._read_line(cause.ref, lang, named) or ""
-            also = self._read_line(cause.also, lang, named) if cause.also else None
-            if also:  # one reference a line
-                read = f"{read}\n   {also}".strip()
-            lines.append(
-                msg.CAUSE.format(
-                    n=n, title=cause.title.get(lang), text=cause.text.get(lang), read=read
-                ).get(lang)
-            )
+        text = symptom_text(self.course, found, lang, named)
+        for cause in found.causes[:MAX_CAUSES]:
             sources.append(cause.source)
             # titled by the step the text sends the learner to
             source = self._titled(cause.ref) if cause.ref else None
             if source is not None:
                 titled.append(source.model_copy(update={"id": cause.source}))
-        return ["\n".join(lines)]
+        return [text]
 
     def _lesson_title(self, lesson_id: str, lang: Lang) -> str:
         try:
@@ -1318,29 +1310,7 @@ class Tutor:
 
     def _read_line(self, ref: str | None, lang: Lang, named: list[str] | None = None) -> str | None:
         """ "Read: lesson …, step …" for ``ref``; its lesson is added to ``named``."""
-        if not ref:
-            return None
-        lesson_id, _, step_id = ref.partition("/")
-        try:
-            lesson = self.course.lesson(lesson_id)
-        except KeyError:
-            return None
-        if named is not None and lesson.id not in named:
-            named.append(lesson.id)
-        if not step_id:
-            step_id = lesson.steps[0].id
-        try:
-            step = lesson.step(step_id)
-        except KeyError:
-            return msg.READ_LESSON.format(lesson=lesson.title.get(lang), lesson_id=lesson.id).get(
-                lang
-            )
-        return msg.READ.format(
-            lesson=lesson.title.get(lang),
-            lesson_id=lesson.id,
-            step=step.title.get(lang),
-            ref=f"{lesson.id}/{step.id}",
-        ).get(lang)
+        return read_line(self.course, ref, lang, named)
 
     def _about_run(
         self, question: str, lang: Lang, context: ChatContext | None, *, about_error: bool = False

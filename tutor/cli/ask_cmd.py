@@ -49,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
         from tutor.chat.llm_location import llm_configured
 
         if args.offline or not llm_configured():
-            # most questions are answered by an answer card: no need to build the Tutor
+            # most questions are answered by an answer card or a symptom's likely causes: no
+            # need to build the Tutor (a symptom's answer as JSON is the Tutor's, with the
+            # causes' sources)
             from tutor.chat.quick import quick_answer
 
-            quick = quick_answer(course, args.question, lang)
+            quick = quick_answer(course, args.question, lang, symptoms=not args.json)
             if quick is not None:
                 _show_quick(quick, args.question, lang, as_json=args.json)
                 return 0

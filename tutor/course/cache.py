@@ -1,7 +1,7 @@
 """A cache of validated lessons, so starting the app does not re-parse YAML every time.
 
 Parsing the course with a line-keeping YAML parser costs about a second. An entry is the
-lesson's records as JSON, each tagged with its class, and reads back without pydantic (the
+lesson's records as JSON (:func:`tutor.records.to_json`), and reads back without pydantic (the
 app's first screen is drawn before pydantic is imported: see :mod:`tutor.records`); only
 record classes are ever built from it. An entry is keyed by the sha256 of the file's bytes and
 of the format's source (the models, :class:`~tutor.i18n.Text`, this encoding), so an edited
@@ -12,22 +12,15 @@ unwritable cache is skipped.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from tutor import i18n, records
 from tutor.course import models
 from tutor.course.models import Lesson
 from tutor.paths import cache_root, write_cache_file
-from tutor.records import Record
-
-TAG = "__record__"
-"""The key that names an object's record class in an entry."""
 
 
 def cache_dir() -> Path:
@@ -47,47 +40,10 @@ def _entry(content: bytes) -> Path:
     return cache_dir() / f"{key}.json"
 
 
-def _tag(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _encode(value: Any) -> dict[str, Any]:
-    if isinstance(value, Record) and dataclasses.is_dataclass(value):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return {TAG: _tag(type(value)), **fields}
-    raise TypeError(f"not a record: {type(value).__name__}")
-
-
-def records_json(value: Any) -> str:
-    """``value`` (a course, a lesson) as the cache stores its records: a fingerprint of its
-    content that needs no pydantic (the chat index's cache key)."""
-    return json.dumps(value, default=_encode, ensure_ascii=False)
-
-
-def _record_classes() -> dict[str, type[Record]]:
-    found: dict[str, type[Record]] = {}
-    todo = [Record]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            found[_tag(sub)] = sub
-            todo.append(sub)
-    return found
-
-
-def _decoder() -> Any:
-    classes = _record_classes()
-
-    def decode(obj: dict[str, Any]) -> Any:
-        tag = obj.pop(TAG, None)
-        return obj if tag is None else classes[tag](**obj)
-
-    return decode
-
-
 def cached_lesson(content: bytes) -> Lesson | None:
     """The lesson these file bytes validated to before, if it is cached."""
     try:
-        lesson = json.loads(_entry(content).read_bytes(), object_hook=_decoder())
+        lesson = records.from_json(_entry(content).read_bytes())
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return lesson if isinstance(lesson, Lesson) else None
@@ -95,7 +51,7 @@ def cached_lesson(content: bytes) -> Lesson | None:
 
 def store_lesson(content: bytes, lesson: Lesson) -> None:
     try:
-        text = json.dumps(lesson, default=_encode, ensure_ascii=False)
+        text = records.to_json(lesson)
     except (ValueError, TypeError):  # a literal JSON cannot hold
         return
     write_cache_file(_entry(content), text)
