@@ -82,3 +82,29 @@ def test_a_write_into_an_expanded_tensor_clones_it_where_it_is_made(sandbox: Any
     assert (first.id, first.root_line, first.fix_verified) == ("message-remedy", 4, True)
     assert ".expand(4, 3).clone()" in (first.patch or "")
     assert any("line 6 writes into `state`" in step.en for step in first.chain)
+
+
+def test_views_of_a_split_changed_in_place_are_all_made_out_of_place(sandbox: Any) -> None:
+    # chunk() returns several views: changing one in place raises, and the fix the message
+    # names ("an out-of-place one") is needed on the other view unpacked beside it too
+    code = """import torch
+import torch.nn as nn
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 8)
+        self.shift = nn.Parameter(torch.zeros(4))
+
+    def forward(self, x):
+        a, b = self.proj(x).chunk(2, dim=1)
+        a *= 2.0
+        b += self.shift
+        return torch.sigmoid(a) * torch.tanh(b)
+
+Gate()(torch.randn(3, 4)).sum().backward()
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.root_line, first.fix_verified) == ("message-remedy", 12, True)
+    assert first.patch is not None and "a = a * 2.0" in first.patch
+    assert "b = b + self.shift" in first.patch

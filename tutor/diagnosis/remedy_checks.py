@@ -11,8 +11,9 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_nodes
-from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_in_line, replace_nodes
+from tutor.diagnosis.flow import call_name, target_names, text
+from tutor.diagnosis.graph_checks import INPLACE_REWRITES
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 
@@ -20,6 +21,7 @@ PASS_KEYWORD = re.compile(r"[Pp]ass `(?P<kw>\w+)=(?P<value>\w+)` to (?P<funcs>[\
                           r"(?: and| to|\.|$)")
 HIDING_KEYWORDS = frozenset({"strict", "allow_unused", "check_undefined_grad"})
 """Keywords whose only effect is to stop the check that raised: the mismatch stays."""
+OUT_OF_PLACE = "replace the inplace operation by an out-of-place one"
 SHARED_INPUT = "some elements of the input tensor and the written-to tensor refer to a single"
 SHARED_OUTPUT = "more than one element of the written-to tensor refers to a single memory"
 
@@ -44,6 +46,51 @@ def check_keyword_the_message_names(ctx: Ctx) -> list[Candidate]:
     fix = Fix((edit,), runs_clean, T(f"on line {line} pass `{keyword}` to `{call_name(call)}`",
                                      f"第 {line} 行给 `{call_name(call)}` 传入 `{keyword}`"))
     return [Candidate("message-remedy", line, 0.8, [("remedy-keyword", fill)], [fix], fill)]
+
+
+def check_out_of_place(ctx: Ctx) -> list[Candidate]:
+    """"You should replace the inplace operation by an out-of-place one" (a view of a function
+    that returns several, ``torch.split``/``chunk``/``unbind``, changed in place): the failing
+    line made out of place, and with it the same change of the other views unpacked beside the
+    one that failed (``a, b = torch.split(...)``, then ``a += ...; b += ...``)."""
+    line, stmt = ctx.failing_statement()
+    if OUT_OF_PLACE not in ctx.message or stmt is None:
+        return []
+    lines = [line, *_sibling_writes(ctx, stmt)]
+    edits = []
+    for number in lines:
+        edit = next((e for p, r in INPLACE_REWRITES
+                     if (e := replace_in_line(ctx.code, number, p, r)) is not None), None)
+        if edit is not None:
+            edits.append(edit)
+    if not edits or edits[0].line != line:
+        return []
+    shown = "; ".join(f"`{e.text.strip()}`" for e in edits)
+    fixes = [Fix(tuple(edits), runs_clean, T(
+        f"make the in-place change out of place: {shown}",
+        f"把原地修改改成非原地运算：{shown}"))]
+    if len(edits) > 1:
+        fixes.append(Fix((edits[0],), runs_clean, T(
+            f"make line {line} out of place: `{edits[0].text.strip()}`",
+            f"把第 {line} 行改为非原地运算：`{edits[0].text.strip()}`")))
+    fill = {"line": line, "detail": "an out-of-place operation"}
+    return [Candidate("message-remedy", line, 0.8, [("remedy-out-of-place", fill)], fixes,
+                      fill)]
+
+
+def _sibling_writes(ctx: Ctx, stmt: ast.stmt) -> list[int]:
+    """Lines after ``stmt`` that change in place another name unpacked from the same call as
+    the one ``stmt`` changes."""
+    if not isinstance(stmt, ast.AugAssign) or not isinstance(stmt.target, ast.Name):
+        return []
+    made = ctx.flow.assigned_before(stmt.target.id, stmt.lineno)
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1 or not isinstance(
+            made.targets[0], ast.Tuple):
+        return []
+    siblings = set(target_names(made.targets[0])) - {stmt.target.id}
+    body = getattr(ctx.flow.parents.get(stmt), "body", [])
+    return [s.lineno for s in body if s.lineno > stmt.lineno and isinstance(s, ast.AugAssign)
+            and isinstance(s.target, ast.Name) and s.target.id in siblings]
 
 
 def check_shared_memory(ctx: Ctx) -> list[Candidate]:
@@ -143,5 +190,6 @@ def _appended(code: str, node: ast.expr, suffix: str) -> Edit | None:
     return Edit("replace", node.end_lineno, (raw[:end] + suffix.encode() + raw[end:]).decode())
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_keyword_the_message_names, check_shared_memory)
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_keyword_the_message_names, check_shared_memory,
+                                       check_out_of_place)
 SILENT_CHECKS: tuple[Check, ...] = ()
