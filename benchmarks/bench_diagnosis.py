@@ -104,6 +104,7 @@ FAMILIES: dict[str, set[str]] = {
                                "optimizer-params-tensor", "params-used-up"},
     "lr-too-high": {"lr-too-high"},
     "scheduler-stepped-per-batch": {"lr-schedule-collapse"},
+    "loss-total-keeps-graph": {"loss-total-keeps-graph"},
     "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs"},
     "graph-cut-silent": {"graph-cut-silent", "data-attribute", "loss-rebuilt-as-leaf",
                          "params-unreached-warned"},
