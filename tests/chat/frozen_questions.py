@@ -1,9 +1,10 @@
 """Checks shared by the format tests of the frozen learner question sets (set 9 onwards).
 
 A frozen set is described once by a :class:`FrozenSet` (its folder, SHA-256 pin, the counts it
-promises and the earlier material it must not share a source with); each set's test module is a
-few one-line tests that call the methods here. The item model, the language pattern and the snippet
-runner are set 2's (``test_learner2_format.py``), so all sets share one definition of the format.
+promises and the earlier material it must not share a source with), a row of
+``test_frozen_question_sets.py``, which calls the methods here for every row. The item model,
+the language pattern and the snippet runner are set 2's (``test_learner2_format.py``), so all
+sets share one definition of the format.
 Nothing here calls the chat, so these checks cannot leak a split into it.
 """
 

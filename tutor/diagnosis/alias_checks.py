@@ -286,11 +286,9 @@ def check_state_dict_snapshot(ctx: Ctx) -> list[Candidate]:
     (the weights it loads, saves or returns are the ones it meant to keep)."""
     if ctx.error is not None:
         return []
-    source = Source.of(ctx.code)
-    if source is None:
-        return []
     out = []
-    for hit in state_dict_kept(source):
+    # the pitfall rule reads the flow's own parse: the program is not parsed again
+    for hit in state_dict_kept(Source(tree=ctx.flow.tree, parents=ctx.flow.parents)):
         name = hit.variable
         if not name:
             continue

@@ -539,9 +539,7 @@ def check_lost_graph(ctx: Ctx) -> list[Candidate]:
             return [Candidate("no-grad-fn-python-number", line, 0.85, steps, fixes,
                               {"line": line, "op": op.op})]
         return [_cut_candidate(ctx, steps, op.line, reason, op.op)]
-    frozen = [s for s in flow.statements if isinstance(s, ast.Assign)
-              and any(text(t).endswith(".requires_grad") for t in s.targets)
-              and isinstance(s.value, ast.Constant) and s.value.value is False]
+    frozen = _freezing_assignments(flow)
     if frozen:
         line = frozen[0].lineno
         steps.append(("frozen", {"line": line}))
@@ -607,10 +605,8 @@ def check_subject_without_grad(ctx: Ctx) -> list[Candidate]:
         if fix is None:
             return []
         line = fix.edits[0].line
-        frozen = [st.lineno for st in ctx.flow.statements if isinstance(st, ast.Assign)
-                  and any(text(t).endswith(".requires_grad") for t in st.targets)
-                  and isinstance(st.value, ast.Constant) and st.value.value is False]
-        steps.append(("frozen-input", {"line": frozen[0] if frozen else line}))
+        frozen = _freezing_assignments(ctx.flow)
+        steps.append(("frozen-input", {"line": frozen[0].lineno if frozen else line}))
         return [Candidate("grad-inputs-frozen", line, 0.75, steps, [fix], {"line": line})]
     fixes = _requires_grad_fixes(ctx, leaf.line, leaf.op)
     if not fixes:
@@ -619,6 +615,13 @@ def check_subject_without_grad(ctx: Ctx) -> list[Candidate]:
     return [Candidate("subject-without-grad", leaf.line, 0.75, steps, fixes,
                       {"line": leaf.line, "op": leaf.op,
                        "fail_line": ctx.fail_line or failed.line})]
+
+
+def _freezing_assignments(flow: Flow) -> list[ast.Assign]:
+    """``x.requires_grad = False`` statements, in line order."""
+    return [s for s in flow.statements if isinstance(s, ast.Assign)
+            and any(text(t).endswith(".requires_grad") for t in s.targets)
+            and isinstance(s.value, ast.Constant) and s.value.value is False]
 
 
 def _trainable_inputs(ctx: Ctx, line: int) -> Fix | None:

@@ -50,20 +50,27 @@ def check_idle_params(ctx: Ctx) -> list[Candidate]:
 def _frozen_by_statement(flow: Flow, name: str) -> bool:
     """A freezing statement (``p.requires_grad = False``, ``m.requires_grad_(False)``) that
     names this parameter, a module it belongs to, or loops over that module's parameters:
-    frozen on purpose, or check_frozen's."""
+    frozen on purpose, or check_frozen's. One whose target the source does not say counts."""
     for stmt in flow.statements:
-        if not _freezes(stmt):
-            continue
-        node = stmt.value if isinstance(stmt, ast.Expr) else stmt.targets[0]  # type: ignore[attr-defined]
-        owner = receiver(node) if isinstance(node, ast.Call) else text(node).rsplit(".", 1)[0]
-        loop = flow.parents.get(stmt)
-        if isinstance(loop, ast.For) and text(loop.target) == owner:
-            owner = receiver(loop.iter) if isinstance(loop.iter, ast.Call) else None
-        if not owner or (isinstance(loop, ast.For) and owner == text(loop.target)):
-            return True  # which parameters a loop froze is not in the source: not ours
-        if name == owner or name.startswith(owner + "."):
-            return True
+        if _freezes(stmt):
+            owner = _frozen_owner(flow, stmt)
+            if owner is None or name == owner or name.startswith(owner + "."):
+                return True
     return False
+
+
+def _frozen_owner(flow: Flow, stmt: ast.stmt) -> str | None:
+    """What a freezing statement freezes: the module of ``m.requires_grad_(False)``, the
+    tensor of ``w.requires_grad = False``, the receiver of the ``.parameters()`` its loop
+    walks; None when the source does not say."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        owner = receiver(stmt.value)
+    else:
+        owner = text(stmt.targets[0]).rsplit(".", 1)[0]  # type: ignore[attr-defined]
+    loop = flow.parents.get(stmt)
+    if isinstance(loop, ast.For) and text(loop.target) == owner:
+        return receiver(loop.iter) if isinstance(loop.iter, ast.Call) else None
+    return owner or None
 
 
 def _watched(flow: Flow, params: list[ParamEvidence]) -> bool:
@@ -119,10 +126,10 @@ def _unfreezing(ctx: Ctx, call: ast.Call, params: list[ParamEvidence]) -> Fix | 
         wanted[default] = _UNFROZEN[default]
     if not wanted:
         return None
-    args = [text(a) for a in call.args] + [
-        f"{k.arg}={wanted.pop(k.arg) if k.arg in wanted else text(k.value)}" if k.arg
-        else f"**{text(k.value)}" for k in call.keywords]
-    args += [f"{k}={v}" for k, v in wanted.items()]
+    args = [text(a) for a in call.args]
+    args += [f"{k.arg}={wanted.get(k.arg, text(k.value))}" if k.arg else f"**{text(k.value)}"
+             for k in call.keywords]
+    args += [f"{k}={v}" for k, v in wanted.items() if k not in given]
     edit = replace_node(ctx.code, call, f"{text(call.func)}({', '.join(args)})")
     if edit is None:
         return None
