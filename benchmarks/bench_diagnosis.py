@@ -105,6 +105,8 @@ FAMILIES: dict[str, set[str]] = {
     "lr-too-high": {"lr-too-high"},
     "scheduler-stepped-per-batch": {"lr-schedule-collapse"},
     "loss-total-keeps-graph": {"loss-total-keeps-graph"},
+    "loader-iterator-exhausted": {"iterator-exhausted"},
+    "module-train-overridden": {"method-takes-torchs-place"},
     "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs"},
     "graph-cut-silent": {"graph-cut-silent", "data-attribute", "loss-rebuilt-as-leaf",
                          "params-unreached-warned"},

@@ -21,12 +21,14 @@ from tutor.diagnosis import (
     gradcheck_checks,
     graph_checks,
     idle_checks,
+    iterator_checks,
     kind_checks,
     leaf_loss_checks,
     memory_checks,
     moved_leaf_checks,
     operand_checks,
     output_checks,
+    override_checks,
     program_checks,
     remedy_checks,
     schedule_checks,
@@ -49,7 +51,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  clip_checks, accounting_checks, alias_checks, leaf_loss_checks,
                  discarded_checks, moved_leaf_checks, gradcheck_checks, kind_checks,
                  definition_checks, remedy_checks, idle_checks, schedule_checks,
-                 memory_checks)
+                 memory_checks, override_checks, iterator_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -8,6 +8,7 @@ diagnosis that points at the line: a wrong specific diagnosis is worse than a ge
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -670,6 +671,159 @@ SYNTAX_FIX = T(
 )
 
 
+TENSOR_WORDS = re.compile(r"shape|size|dimension|\bdims?\b|dtype|device|cuda|float|double"
+                          r"|long|tensor", re.IGNORECASE)
+ADVICE = re.compile(r"\b(?:you should|you can|you may|you need|you must|please (?!file|report)"
+                    r"|consider|did you mean|instead|make sure|to fix)", re.IGNORECASE)
+NEUTRAL_FIX = T(
+    "Print each value that line uses and its type, and compare them with what the message "
+    "says the call expects.",
+    "打印这一行用到的每个值及其类型，与错误信息所说的调用要求对比。",
+)
+
+
+CODE_KINDS = frozenset({"module", "function", "builtin_function_or_method", "type", "method"})
+"""Kinds of names a line calls or reads code from, not values it is given."""
+
+
+def _argument_names(line: str) -> set[str]:
+    try:
+        tree = ast.parse(line.strip().rstrip(":") or "pass")
+    except SyntaxError:
+        return set()
+    return {n.id for call in ast.walk(tree) if isinstance(call, ast.Call)
+            for arg in (*call.args, *(k.value for k in call.keywords))
+            for n in ast.walk(arg) if isinstance(n, ast.Name)}
+
+
+def neutral_fix(error: ErrorInfo) -> Text:
+    """What to print for a line whose values are not tensors: its own names where the run
+    showed them."""
+    values = [n for n, k in error.kinds.items() if n != "self" and k not in CODE_KINDS]
+    given = _argument_names(error.source_line or "")
+    names = sorted(values, key=lambda n: n not in given)[:2]  # what a call was given first
+    if not names:
+        return NEUTRAL_FIX
+    show = "`print(" + ", ".join(f"type({n}), {n}" for n in names) + ")`"
+    return T(f"Print each value that line uses and its type ({show}), and compare them with "
+             "what the message says the call expects.",
+             f"打印这一行用到的每个值及其类型（{show}），与错误信息所说的调用要求对比。")
+
+
+def evidence_fix(error: ErrorInfo, ctx: Context, var: str | None) -> Text:
+    """What to do about an error nobody catalogued, from what the run showed: a name on the
+    line that holds the kind of value the message names (and where it got it), the remedy
+    the message itself states, the tensors on the line; else what to print."""
+    wrong = _wrong_kind(error, ctx) or _undefined(error, ctx)
+    if wrong is not None:
+        return wrong
+    message = for_learner(error.message)
+    advice = [s.strip() for s in re.split(r"(?<=[.!?])\s+", message) if ADVICE.search(s)]
+    if advice and "github.com" not in advice[0]:
+        said = advice[0].rstrip(".") + "."
+        where = f" on line {error.line}" if error.line else ""
+        where_zh = f"第 {error.line} 行" if error.line else "出错的地方"
+        return T(f"The message itself says what to do: \u201c{said}\u201d Make that change"
+                 f"{where}, on the values it uses.",
+                 f"错误信息本身说明了该怎么做：\u201c{said}\u201d "
+                 f"在{where_zh}用到的值上做这个改动。")
+    if var is not None or TENSOR_WORDS.search(message):
+        return generic_fix(var)
+    return neutral_fix(error)
+
+
+def _wrong_kind(error: ErrorInfo, ctx: Context) -> Text | None:
+    """A name on the failing line holding the kind of value the message complains about
+    (``'bool' object is not subscriptable`` and ``dataset`` is a bool), with where it got
+    it: its parameter's caller (torch's own code, or a line of the learner's), or its last
+    assignment."""
+    named = [(n, k) for n, k in error.kinds.items() if n != "self" and re.search(
+        rf"'{re.escape(k)}' object|\b(?:not|got|of type|type) '?{re.escape(k)}\b",
+        error.message)]
+    if not named or error.line is None:
+        return None
+    name, kind = named[0]
+    line = error.line
+    where_en, where_zh = "", ""
+    frames = error.traceback
+    function = _function_holding(ctx.source, frames[-1].function, line) if frames else None
+    if function is not None and name in {a.arg for a in (*function.args.posonlyargs,
+                                                        *function.args.args,
+                                                        *function.args.kwonlyargs)}:
+        last = frames[-1]
+        if last.called_by:
+            where_en = (f" `{name}` is a parameter of `{last.function}`, and the run shows "
+                        f"`{last.called_by}` calling `{last.function}`, not your code: that "
+                        "call gave it this value.")
+            where_zh = (f"`{name}` 是 `{last.function}` 的参数，而运行显示调用 "
+                        f"`{last.function}` 的是 `{last.called_by}`，不是你的代码：是那次调用"
+                        "给了它这个值。")
+        elif len(frames) >= 2:
+            caller = frames[-2]
+            where_en = (f" `{name}` is a parameter of `{last.function}`: line {caller.line} "
+                        f"(`{caller.source}`) gave it this value.")
+            where_zh = (f"`{name}` 是 `{last.function}` 的参数：第 {caller.line} 行"
+                        f"（`{caller.source}`）给了它这个值。")
+    elif ctx.source is not None:
+        made = [stmt for stmt, _ in ctx.source.assignments_to(name) if stmt.lineno < line]
+        if made:
+            stmt = made[-1]
+            value = getattr(stmt, "value", None)
+            shown = (f"{source_text(stmt.targets[0])} = {source_text(value)}"
+                     if isinstance(stmt, ast.Assign) and value is not None
+                     else ast.unparse(stmt)).splitlines()[0]
+            where_en = f" It was last set on line {stmt.lineno}: `{shown}`."
+            where_zh = f"它最后一次赋值在第 {stmt.lineno} 行：`{shown}`。"
+    held = "`None`" if kind == "NoneType" else f"a `{kind}`"
+    held_zh = "`None`" if kind == "NoneType" else f"一个 `{kind}`"
+    return T(f"On line {line}, `{name}` holds {held}, and the line uses it as something "
+             f"else.{where_en} Follow `{name}` back to where it gets that value "
+             f"(`print(type({name}))` there) and give it the value you meant.",
+             f"第 {line} 行的 `{name}` 是 {held_zh}，而这一行把它当作别的东西使用。"
+             f"{where_zh}沿着 `{name}` 往回找到它得到这个值的地方（在那里 `print(type({name}))`），"
+             "让它拿到你想要的值。")
+
+
+USUAL_IMPORTS = {"nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+                 "optim": "import torch.optim as optim", "np": "import numpy as np",
+                 "torch": "import torch", "math": "import math", "copy": "import copy"}
+"""The names learners use without importing them, and the import that binds each."""
+
+
+def _undefined(error: ErrorInfo, ctx: Context) -> Text | None:
+    """A NameError: the import that binds a usual alias (``nn``, ``F``), else the name the
+    program binds that is spelt closest."""
+    found = re.match(r"name '(\w+)' is not defined", error.message)
+    if error.type != "NameError" or found is None:
+        return None
+    name = found[1]
+    if name in USUAL_IMPORTS:
+        line = USUAL_IMPORTS[name]
+        return T(f"`{name}` is never imported: add `{line}` at the top of the program.",
+                 f"`{name}` 从未被导入：在程序开头加上 `{line}`。")
+    known = ctx.source.bound_names() - {name} if ctx.source is not None else set()
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    if close:
+        return T(f"Nothing in the program is called `{name}`: did you mean `{close[0]}`?",
+                 f"程序里没有叫 `{name}` 的东西：你是想写 `{close[0]}` 吗？")
+    where = f"line {error.line}" if error.line else "the line that uses it"
+    where_zh = f"第 {error.line} 行" if error.line else "用到它的那一行"
+    return T(f"Give `{name}` a value (or import it) before {where} uses it, in a place the "
+             "program runs first.",
+             f"在{where_zh}用到 `{name}` 之前先给它赋值（或导入它），并且放在程序先运行到的地方。")
+
+
+def _function_holding(source: Source | None, name: str, line: int
+                      ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    if source is None:
+        return None
+    for node in ast.walk(source.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return node
+    return None
+
+
 def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
     # the faces show the line next to the title, so the title itself does not repeat it
     message = for_learner(error.message).strip()
@@ -693,7 +847,8 @@ def generic_error(error: ErrorInfo, ctx: Context) -> Diagnosis:
             f"程序{where_zh}停止{shown_zh}，错误为 {error.type}：{first}。这不是导师已知的 "
             "autograd 常见错误，请仔细阅读这条信息。",
         ),
-        fix=SYNTAX_FIX if syntax else generic_fix(var if ctx.snapshot(var) else None),
+        fix=SYNTAX_FIX if syntax else evidence_fix(error, ctx, var if ctx.snapshot(var)
+                                                   else None),
         line=error.line,
         variable=None if syntax else var,
         details=None if syntax else _details(ctx, var),

@@ -420,13 +420,92 @@ def _source(lines: list[str], line: int | None) -> str:
     return ""
 
 
-def _trace(frames: list[tuple[FrameType, int]], lines: list[str]) -> list[Data]:
-    """:class:`~tutor.sandbox.models.FrameInfo` data of learner frames, outermost first."""
-    trace = [{"line": lineno, "function": frame.f_code.co_name, "source": _source(lines, lineno)}
-             for frame, lineno in frames]
+def _trace(frames: list[tuple[FrameType, int]], lines: list[str],
+           callers: dict[int, FrameType] | None = None) -> list[Data]:
+    """:class:`~tutor.sandbox.models.FrameInfo` data of learner frames, outermost first;
+    ``callers``: the library frame that called a learner frame (by the learner frame's id)."""
+    trace: list[Data] = []
+    for frame, lineno in frames:
+        item: Data = {"line": lineno, "function": frame.f_code.co_name,
+                      "source": _source(lines, lineno)}
+        caller = (callers or {}).get(id(frame))
+        if caller is not None:
+            with contextlib.suppress(Exception):  # only ever more evidence
+                item.update(_library_caller(caller, frame))
+        trace.append(item)
     if len(trace) > MAX_FRAMES:  # deep recursion: keep the outermost and the innermost
         trace = trace[:5] + trace[-(MAX_FRAMES - 5) :]
     return trace
+
+
+PUBLIC_HOMES = ("torch.nn", "torch.optim", "torch.utils.data", "torch.autograd", "torch")
+"""Where torch re-exports its classes: ``torch.nn.modules.module.Module`` is shown as
+``torch.nn.Module``."""
+
+
+def _public_name(module: str, qualname: str) -> str:
+    head = qualname.split(".")[0]
+    found = getattr(sys.modules.get(module), head, None)
+    for home in PUBLIC_HOMES:
+        if found is not None and getattr(sys.modules.get(home), head, None) is found:
+            return f"{home}.{qualname}"
+    return f"{module}.{qualname}"
+
+
+def _library_caller(caller: FrameType, frame: FrameType) -> Data:
+    """Evidence on a learner function that library code called: which library function
+    called it, and, for a method, the library method of the same name it takes the place of
+    (a ``train(self, data)`` that ``Module.eval()`` calls as ``self.train(False)``)."""
+    code = caller.f_code
+    module = str(caller.f_globals.get("__name__", "?"))
+    qualname = getattr(code, "co_qualname", code.co_name)  # (3.11 on)
+    out: Data = {"called_by": _public_name(module, qualname)[:120]}
+    mine = frame.f_code
+    if not mine.co_argcount:
+        return out
+    owner = frame.f_locals.get(mine.co_varnames[0])
+    if owner is None:
+        return out
+    mro = type.__dict__["__mro__"].__get__(type(owner))  # never a learner's own __mro__
+    defined = [k for k in mro if mine.co_name in vars(k)]
+    mine_at = next((i for i, k in enumerate(defined)
+                    if getattr(vars(k)[mine.co_name], "__code__", None) is mine), None)
+    if mine_at is None:
+        return out
+    base = next((k for k in defined[mine_at + 1:]
+                 if str(k.__module__).split(".")[0] == "torch"), None)
+    if base is None:
+        return out
+    import inspect
+
+    out["overrides"] = _public_name(str(base.__module__),
+                                    f"{base.__qualname__}.{mine.co_name}")[:120]
+    with contextlib.suppress(TypeError, ValueError):
+        signature = inspect.signature(vars(base)[mine.co_name])
+        out["overridden_signature"] = str(signature.replace(
+            return_annotation=inspect.Signature.empty))[:200]
+    return out
+
+
+def _library_callers(tb: TracebackType | None) -> dict[int, FrameType]:
+    """For each learner frame of the traceback whose caller is not learner code: that
+    caller (a learner method torch itself called)."""
+    callers: dict[int, FrameType] = {}
+    previous: FrameType | None = None
+    seen_learner = False  # the program's own frame is called by the child: not evidence
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename == budget.__file__:
+            tb = tb.tb_next
+            continue
+        if frame.f_code.co_filename == LEARNER_FILE:
+            if seen_learner and previous is not None and \
+                    previous.f_code.co_filename != LEARNER_FILE:
+                callers[id(frame)] = previous
+            seen_learner = True
+        previous = frame
+        tb = tb.tb_next
+    return callers
 
 
 def _frames_now(frame: FrameType | None) -> list[tuple[FrameType, int]]:
@@ -461,13 +540,14 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         return _source(lines, line)
 
     frames = _learner_frames(exc.__traceback__)
-    trace = _trace(frames, lines)
+    trace = _trace(frames, lines, _library_callers(exc.__traceback__))
     line: int | None = frames[-1][1] if frames else None
     source_line = source(line) if line is not None else None
     if isinstance(exc, SyntaxError) and exc.filename == LEARNER_FILE:
         line = exc.lineno
         source_line = (exc.text or source(line)).strip()
     local_snaps: dict[str, Data] = {}
+    kinds: dict[str, str] = {}
     if with_locals and frames:
         import torch
 
@@ -482,6 +562,12 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
             if isinstance(value, torch.Tensor) or (name in named and _not_a_tensor(value)):
                 with contextlib.suppress(Exception):
                     local_snaps[name] = snapshot(value)
+            elif name in named and len(kinds) < MAX_LOCALS:
+                # the kind of value a plain name on the line holds (``dataset`` a bool): the
+                # type's own name, never the value's text
+                kind = type.__dict__["__name__"].__get__(type(value))
+                if isinstance(kind, str) and kind.isidentifier():
+                    kinds[name] = kind[:40]
     try:
         message = str(exc)
     except Exception:
@@ -495,6 +581,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         "source_line": source_line,
         "traceback": trace,
         "locals": local_snaps,
+        "kinds": kinds,
         "raised_by": raised_by(exc),
     }
 

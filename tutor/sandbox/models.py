@@ -77,6 +77,14 @@ class FrameInfo(_Data):
     line: int
     function: str
     source: str = ""
+    called_by: str | None = Field(None, description=(
+        "The library function that called this learner function, where library code did "
+        "(``torch.nn.Module.eval``); None where learner code called it."))
+    overrides: str | None = Field(None, description=(
+        "For a learner method library code called: the torch method of the same name it "
+        "takes the place of (``torch.nn.Module.train``)."))
+    overridden_signature: str | None = Field(None, description=(
+        "That torch method's parameters, as ``inspect.signature`` writes them."))
 
 
 class ErrorInfo(_Data):
@@ -91,6 +99,9 @@ class ErrorInfo(_Data):
         default_factory=dict, description="Tensor-valued locals of the failing learner frame, "
         "and the tuples, lists and NumPy arrays named on its line."
     )
+    kinds: dict[str, str] = Field(default_factory=dict, description=(
+        "For the other names on the failing line that the failing frame holds: the name of "
+        "their value's type ('bool', 'NoneType', 'DataLoader')."))
     raised_by: Literal["torch", "call", "learner", "other"] | None = Field(None, description=(
         "Whose code raised it, from the traceback: torch's Python code, a C function a learner's "
         "line called (every torch operation), a raise in learner code, or other code."))
