@@ -222,3 +222,52 @@ layers.add_module(name, nn.Linear(2, 2))
     assert found.generic
     assert "(`print(type(name), name, " in found.fix.en  # the value the call was given first
     assert ".shape" not in found.fix.en
+
+
+def test_a_torch_call_missing_an_argument_gets_what_its_documentation_says(
+        sandbox: Any) -> None:
+    code = """import torch
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)
+
+    def fit(self, x, y):
+        self.optimizer.zero_grad()
+        loss = ((self.model(x) - y) ** 2).mean()
+        loss.backward()
+        self.optimizer.step()
+
+Trainer(torch.nn.Linear(3, 1)).fit(torch.randn(8, 3), torch.randn(8, 1))
+"""
+    result = sandbox.run(code)
+    assert result.error is not None and result.error.callee is not None
+    assert (result.error.callee.name, result.error.callee.signature) == (
+        "torch.optim.LBFGS.step", "(closure)")
+    found = match_error(result.error, code)
+    assert "needs `closure`, and line 12 calls it without" in found.fix.en
+    assert "A closure that reevaluates the model and returns the loss." in found.fix.en
+    assert "`closure`" in found.fix.zh
+
+
+def test_a_misspelt_keyword_of_a_torch_class_gets_the_closest_parameter(sandbox: Any) -> None:
+    code = """import torch
+weights = [torch.zeros(2, requires_grad=True)]
+opt = torch.optim.SGD(weights, lr=0.1, momentun=0.9)
+"""
+    result = sandbox.run(code)
+    assert result.error is not None
+    found = match_error(result.error, code)
+    assert found.fix.en.startswith("`torch.optim.SGD(params, lr=")
+    assert "has no parameter `momentun`: did you mean `momentum`?" in found.fix.en
+
+
+def test_the_learners_own_function_is_not_looked_up(sandbox: Any) -> None:
+    code = """def scale(x, factor):
+    return x * factor
+
+scale(2)
+"""
+    result = sandbox.run(code)
+    assert result.error is not None and result.error.callee is None

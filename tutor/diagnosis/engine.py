@@ -714,7 +714,7 @@ def evidence_fix(error: ErrorInfo, ctx: Context, var: str | None) -> Text:
     """What to do about an error nobody catalogued, from what the run showed: a name on the
     line that holds the kind of value the message names (and where it got it), the remedy
     the message itself states, the tensors on the line; else what to print."""
-    wrong = _wrong_kind(error, ctx) or _undefined(error, ctx)
+    wrong = _wrong_kind(error, ctx) or _undefined(error, ctx) or _arguments(error)
     if wrong is not None:
         return wrong
     message = for_learner(error.message)
@@ -811,6 +811,37 @@ def _undefined(error: ErrorInfo, ctx: Context) -> Text | None:
     return T(f"Give `{name}` a value (or import it) before {where} uses it, in a place the "
              "program runs first.",
              f"在{where_zh}用到 `{name}` 之前先给它赋值（或导入它），并且放在程序先运行到的地方。")
+
+
+def _arguments(error: ErrorInfo) -> Text | None:
+    """A torch call given the wrong arguments: what the run found it to be, its parameters,
+    and what its documentation says of the one the message names."""
+    callee = error.callee
+    if callee is None:
+        return None
+    where = f"line {error.line}" if error.line else "the failing line"
+    where_zh = f"第 {error.line} 行" if error.line else "出错的那一行"
+    head = f"`{callee.name}{callee.signature}`"
+    param = callee.parameter
+    if param and param in re.findall(r"\w+", callee.signature):
+        said = f" Its documentation says of `{param}`: \u201c{callee.parameter_doc}\u201d" if \
+            callee.parameter_doc else ""
+        said_zh = f"文档对 `{param}` 的说明：\u201c{callee.parameter_doc}\u201d" if \
+            callee.parameter_doc else ""
+        return T(f"{head} needs `{param}`, and {where} calls it without.{said} Pass it.",
+                 f"{head} 需要 `{param}`，而{where_zh}调用它时没有传。{said_zh}请把它传进去。")
+    names = [n for n in re.findall(r"(\w+)(?==|,|\))", callee.signature) if n != "self"]
+    if param:
+        close = difflib.get_close_matches(param, names, n=1, cutoff=0.7)
+        if close:
+            return T(f"{head} has no parameter `{param}`: did you mean `{close[0]}`?",
+                     f"{head} 没有参数 `{param}`：你是想写 `{close[0]}` 吗？")
+        return T(f"{head} has no parameter `{param}`: its parameters are the ones shown; "
+                 f"pass `{param}` where it belongs, or drop it.",
+                 f"{head} 没有参数 `{param}`：它的参数就是上面列出的这些；"
+                 f"把 `{param}` 传给需要它的地方，或者去掉它。")
+    return T(f"Compare what {where} passes with the parameters of {head}.",
+             f"把{where_zh}传入的参数与 {head} 的参数逐个对比。")
 
 
 def _function_holding(source: Source | None, name: str, line: int

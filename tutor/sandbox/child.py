@@ -508,6 +508,70 @@ def _library_callers(tb: TracebackType | None) -> dict[int, FrameType]:
     return callers
 
 
+ARGUMENT_MESSAGE = re.compile(
+    r"(?P<func>[\w.]+)\(\) (?:missing \d+ required (?:positional |keyword-only )?arguments?: "
+    r"'(?P<missing>\w+)'|got an unexpected keyword argument '(?P<unexpected>\w+)'|takes)")
+
+
+def _callee(frame: FrameType, line: str, message: str) -> Data | None:
+    """What a call the message says was given the wrong arguments is (``LBFGS.step``): its
+    public name, parameters and what its documentation says of the parameter named, read
+    without running any code (``inspect.getattr_static``)."""
+    import ast
+    import inspect
+
+    found = ARGUMENT_MESSAGE.search(message)
+    if found is None:
+        return None
+    last = found["func"].split(".")[-1]
+    tree = ast.parse(line.strip().rstrip(":") or "pass")
+    calls = [c.func for c in ast.walk(tree) if isinstance(c, ast.Call)
+             and (c.func.attr if isinstance(c.func, ast.Attribute) else
+                  getattr(c.func, "id", None)) in (last, found["func"].split(".")[0])]
+    if not calls:
+        return None
+    chain: list[str] = []
+    node: ast.expr = calls[0]
+    while isinstance(node, ast.Attribute):
+        chain.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    scopes = (frame.f_locals, frame.f_globals, vars(builtins))
+    value: Any = next((scope[node.id] for scope in scopes if node.id in scope), None)
+    for attr in chain:
+        value = inspect.getattr_static(value, attr)
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, type):
+        value = inspect.getattr_static(value, "__init__")
+    module = str(getattr(value, "__module__", "") or "")
+    qualname = str(getattr(value, "__qualname__", "") or "")
+    if not module.startswith("torch") or not qualname:
+        return None  # the learner's own function: the source says its parameters
+    doc = inspect.getdoc(value) or ""
+    if qualname.endswith(".__init__"):  # a class's own documentation says what it takes
+        owner = sys.modules[module]
+        for part in qualname.split(".")[:-1]:
+            owner = inspect.getattr_static(owner, part)
+        doc, qualname = inspect.getdoc(owner) or doc, qualname.removesuffix(".__init__")
+    signature = inspect.signature(value)
+    params = [p.replace(annotation=inspect.Parameter.empty)
+              for p in signature.parameters.values()]
+    if params and params[0].name == "self":  # the call the learner writes has none
+        params = params[1:]
+    plain = signature.replace(return_annotation=inspect.Signature.empty, parameters=params)
+    param = found["missing"] or found["unexpected"]
+    described = ""
+    if found["missing"]:
+        said = re.search(rf"^\s*{param}\b[^:\n]*:\s*(.+(?:\n\s{{6,}}.+)*)", doc, re.MULTILINE)
+        described = " ".join(said[1].split()) if said else ""
+    return {"name": _public_name(module, qualname)[:120],
+            "signature": str(plain)[:300],
+            "summary": doc.split("\n\n")[0].replace("\n", " ")[:300],
+            "parameter": param, "parameter_doc": described[:300]}
+
+
 def _frames_now(frame: FrameType | None) -> list[tuple[FrameType, int]]:
     """The learner's frames of the stack that runs ``frame``, outermost first."""
     frames = []
@@ -574,6 +638,10 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         message = f"<{type(exc).__name__}: message could not be read>"
     if isinstance(exc, SyntaxError):
         message = exc.msg or message
+    callee: Data | None = None
+    if isinstance(exc, TypeError) and frames and source_line:
+        with contextlib.suppress(Exception):  # only ever more evidence
+            callee = _callee(frames[-1][0], source_line, message)
     return {
         "type": type(exc).__name__,
         "message": message,
@@ -582,6 +650,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
         "traceback": trace,
         "locals": local_snaps,
         "kinds": kinds,
+        "callee": callee,
         "raised_by": raised_by(exc),
     }
 

@@ -87,6 +87,17 @@ class FrameInfo(_Data):
         "That torch method's parameters, as ``inspect.signature`` writes them."))
 
 
+class Callee(_Data):
+    """A torch callable an error says was called with the wrong arguments, as the run found
+    it: what its documentation says, for the learner's diagnosis."""
+
+    name: str = Field(description="Public name, e.g. 'torch.optim.LBFGS.step'.")
+    signature: str = Field(description="Its parameters, as ``inspect.signature`` writes them.")
+    summary: str = Field("", description="The first paragraph of its documentation.")
+    parameter: str | None = Field(None, description="The parameter the message names.")
+    parameter_doc: str = Field("", description="What the documentation says of a missing one.")
+
+
 class ErrorInfo(_Data):
     type: str = Field(description="Exception class name, e.g. 'RuntimeError'.")
     message: str
@@ -102,6 +113,8 @@ class ErrorInfo(_Data):
     kinds: dict[str, str] = Field(default_factory=dict, description=(
         "For the other names on the failing line that the failing frame holds: the name of "
         "their value's type ('bool', 'NoneType', 'DataLoader')."))
+    callee: Callee | None = Field(None, description=(
+        "For a TypeError about a call's arguments: the torch callable it names."))
     raised_by: Literal["torch", "call", "learner", "other"] | None = Field(None, description=(
         "Whose code raised it, from the traceback: torch's Python code, a C function a learner's "
         "line called (every torch operation), a raise in learner code, or other code."))
