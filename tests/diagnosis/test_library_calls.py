@@ -271,3 +271,27 @@ scale(2)
 """
     result = sandbox.run(code)
     assert result.error is not None and result.error.callee is None
+
+
+def test_a_forward_that_fails_is_not_taking_torchs_place(sandbox: Any) -> None:
+    """``Module.forward`` only raises NotImplementedError: a module is meant to replace it,
+    and torch's call machinery calling it is no evidence of a clash."""
+    code = MODEL.replace("return self.lin(x)", "return self.lin(x.view(-1, 4))") + """
+model = Net()
+model(torch.randn(8, 3))
+"""
+    result = sandbox.run(code)
+    assert result.error is not None
+    assert result.error.traceback[-1].overrides is None
+    assert first_for_error(sandbox, code).id != "method-takes-torchs-place"
+
+
+def test_a_long_message_with_no_advice_is_not_quoted_as_a_remedy() -> None:
+    from tutor.diagnosis.engine import Context, evidence_fix
+    from tutor.sandbox.models import ErrorInfo
+
+    error = ErrorInfo(type="RuntimeError", line=3, message=(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [4]] is at version 2; expected version 0 instead."))
+    fix = evidence_fix(error, Context(source=None, line=3), None)
+    assert "says what to do" not in fix.en

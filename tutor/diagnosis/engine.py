@@ -674,7 +674,8 @@ SYNTAX_FIX = T(
 TENSOR_WORDS = re.compile(r"shape|size|dimension|\bdims?\b|dtype|device|cuda|float|double"
                           r"|long|tensor", re.IGNORECASE)
 ADVICE = re.compile(r"\b(?:you should|you can|you may|you need|you must|please (?!file|report)"
-                    r"|consider|did you mean|instead|make sure|to fix)", re.IGNORECASE)
+                    r"|consider|did you mean|use\b[^.]*\binstead|instead of|make sure|to fix)",
+                    re.IGNORECASE)
 NEUTRAL_FIX = T(
     "Print each value that line uses and its type, and compare them with what the message "
     "says the call expects.",
@@ -738,7 +739,7 @@ def _wrong_kind(error: ErrorInfo, ctx: Context) -> Text | None:
     it: its parameter's caller (torch's own code, or a line of the learner's), or its last
     assignment."""
     named = [(n, k) for n, k in error.kinds.items() if n != "self" and re.search(
-        rf"'{re.escape(k)}' object|\b(?:not|got|of type|type) '?{re.escape(k)}\b",
+        rf"'(?:[\w.]+\.)?{re.escape(k)}' object|\b(?:not|got|of type|type) '?{re.escape(k)}\b",
         error.message)]
     if not named or error.line is None:
         return None

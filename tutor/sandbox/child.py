@@ -474,7 +474,7 @@ def _library_caller(caller: FrameType, frame: FrameType) -> Data:
         return out
     base = next((k for k in defined[mine_at + 1:]
                  if str(k.__module__).split(".")[0] == "torch"), None)
-    if base is None:
+    if base is None or _meant_to_be_overridden(vars(base)[mine.co_name]):
         return out
     import inspect
 
@@ -485,6 +485,13 @@ def _library_caller(caller: FrameType, frame: FrameType) -> Data:
         out["overridden_signature"] = str(signature.replace(
             return_annotation=inspect.Signature.empty))[:200]
     return out
+
+
+def _meant_to_be_overridden(method: object) -> bool:
+    """torch's own version only raises NotImplementedError (``Module.forward``,
+    ``Function.backward``, ``Dataset.__getitem__``): a subclass is meant to replace it."""
+    code = getattr(method, "__code__", None)
+    return code is None or "NotImplementedError" in code.co_names
 
 
 def _library_callers(tb: TracebackType | None) -> dict[int, FrameType]:
