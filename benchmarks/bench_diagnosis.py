@@ -157,7 +157,7 @@ FAMILIES: dict[str, set[str]] = {
     "symmetric-init": {"symmetric-init"},
     "params-not-registered": {"params-not-registered", "params-in-plain-container"},
     "zero-gradient-op": {"zero-gradient-op"},
-    "softmax-wrong-dim": {"softmax-wrong-dim", "softmax-over-batch"},
+    "softmax-wrong-dim": {"softmax-wrong-dim", "softmax-over-batch", "samples-mixed"},
     # message classes of torch's own error space (tests/diagnosis/error_space)
     "cat-shape": {"cat-size-mismatch"},
     "broadcast": {"broadcast-mismatch"},

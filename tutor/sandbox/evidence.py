@@ -28,12 +28,15 @@ What comes out is plain JSON-able data (validated in the parent as
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import sys
 import weakref
 from types import FrameType
 from typing import Any
 
+from tutor.sandbox import batch_probe
 from tutor.sandbox.param_accounting import ParamAccounting
 from tutor.sandbox.training_trace import TrainingTrace
 
@@ -141,6 +144,9 @@ class Recorder:
         """Optimizer steps, all of them."""
         self.cut: Data | None = None
         """Where a budget ended the run's training (:mod:`tutor.sandbox.budget`)."""
+        self.last_batch: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+        """Per top-level module the learner called: the module and its last inputs, for
+        :mod:`tutor.sandbox.batch_probe`."""
 
     # -- where the learner is --------------------------------------------------------
     def _learner_frame(self) -> FrameType | None:
@@ -642,6 +648,11 @@ class Recorder:
         try:
             if len(self.stack) == 1:
                 self._module_call(module)
+                if isinstance(args, tuple) and args and all(
+                        isinstance(a, self.torch.Tensor) for a in args) and \
+                        args[0].dim() >= 2 and args[0].shape[0] >= batch_probe.LEAST_BATCH:
+                    self.last_batch.pop(id(module), None)
+                    self.last_batch[id(module)] = (module, args)
             self.trace.module_pre(module, args)
         except Exception:
             self.truncated = True
@@ -821,6 +832,7 @@ class Recorder:
             self.truncated = True
         for handle in self.handles:
             handle.remove()
+        batch_mixing = self._batch_mixing()
         for global_name, value in list(namespace.items()):
             if global_name.startswith("__"):
                 continue
@@ -868,8 +880,26 @@ class Recorder:
             "ops": self.notable, "backwards": self.backwards, "steps": self.steps,
             "modules": list(self.module_calls.values()), "params": params,
             "failed": self.failed, "truncated": self.truncated, "training": training,
-            "accounting": accounting, "cut": self.cut,
+            "accounting": accounting, "cut": self.cut, "batch_mixing": batch_mixing,
         }
+
+    def _batch_mixing(self) -> list[Data]:
+        """The batch probe of the last two top-level modules called (the model, and a
+        second one such as a target network); the run's own results are all in by now."""
+        found = []
+        for module, args in list(self.last_batch.values())[-2:]:
+            try:  # what the model prints again is not the program's output
+                with contextlib.redirect_stdout(io.StringIO()), \
+                        contextlib.redirect_stderr(io.StringIO()):
+                    mixed = batch_probe.probe(self.torch, module, args, self.file)
+            except Exception:
+                mixed = None
+            if mixed is not None:
+                info = self.module_info.get(id(module))
+                found.append({"module": (info[0] if info else type(module).__name__)[:80],
+                              **mixed})
+        self.last_batch.clear()
+        return found
 
 
 def _args_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

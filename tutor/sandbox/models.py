@@ -550,6 +550,17 @@ class CutEvidence(_Data):
     steps: int = Field(ge=0)
 
 
+class BatchMixingEvidence(_Data):
+    """A module whose output for one sample changed when the other samples of its batch
+    changed order (:mod:`tutor.sandbox.batch_probe`, eval mode, no gradients)."""
+
+    module: str = Field(max_length=80)
+    line: int | None = Field(None, description="The learner's line of the first operation "
+                             "whose output mixed the samples, where the probe found one.")
+    op: str | None = Field(None, max_length=60)
+    batch: int = Field(ge=0, description="Samples in the batch the probe gave it.")
+
+
 class Evidence(_Data):
     """What an instrumented re-run saw (:mod:`tutor.sandbox.evidence`): the learner's claim."""
 
@@ -565,6 +576,7 @@ class Evidence(_Data):
     params: list[ParamEvidence] = Field(default_factory=list, max_length=150)
     training: TrainingEvidence = Field(default_factory=TrainingEvidence)
     accounting: AccountingEvidence = Field(default_factory=AccountingEvidence)
+    batch_mixing: list[BatchMixingEvidence] = Field(default_factory=list, max_length=2)
     cut: CutEvidence | None = Field(None, description="Only for a run given a budget that "
                                     "ended its training.")
 
