@@ -775,7 +775,8 @@ def _wrong_kind(error: ErrorInfo, ctx: Context) -> Text | None:
                      else ast.unparse(stmt)).splitlines()[0]
             where_en = f" It was last set on line {stmt.lineno}: `{shown}`."
             where_zh = f"它最后一次赋值在第 {stmt.lineno} 行：`{shown}`。"
-    held = "`None`" if kind == "NoneType" else f"a `{kind}`"
+    held = "`None`" if kind == "NoneType" else \
+        f"{'an' if kind[0] in 'AEIOUaeiou' else 'a'} `{kind}`"
     held_zh = "`None`" if kind == "NoneType" else f"一个 `{kind}`"
     return T(f"On line {line}, `{name}` holds {held}, and the line uses it as something "
              f"else.{where_en} Follow `{name}` back to where it gets that value "
