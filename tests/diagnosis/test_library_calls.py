@@ -295,3 +295,20 @@ def test_a_long_message_with_no_advice_is_not_quoted_as_a_remedy() -> None:
         "operation: [torch.FloatTensor [4]] is at version 2; expected version 0 instead."))
     fix = evidence_fix(error, Context(source=None, line=3), None)
     assert "says what to do" not in fix.en
+
+
+def test_an_uncatalogued_op_error_shows_what_the_op_was_given(sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    code = """import torch
+a = torch.randn(4, 3)
+b = torch.randn(5, 3, dtype=torch.float64)
+c = torch.cdist(a, b, p=-1.0)
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert first.generic
+    assert [step.en for step in first.chain] == [
+        "line 4 gave `cdist` `a`: shape (4, 3), float32, cpu, made by `randn` on line 2",
+        "line 4 gave `cdist` `b`: shape (5, 3), float64, cpu, made by `randn` on line 3"]
+    assert "print the shape" not in first.fix.en and "(above)" in first.fix.en
+    assert all(step.zh for step in first.chain)

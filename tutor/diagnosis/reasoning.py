@@ -459,6 +459,39 @@ def _catalog_snippets(entry: Entry, diagnosis: Diagnosis, flow: Flow, code: str
 
 
 
+def _with_operands(base: list[Diagnosis], rerun: RunResult) -> list[Diagnosis]:
+    """A generic diagnosis of an error a torch op raised, with what the re-run saw that op
+    given: each operand's name, shape, dtype and device, and the line that made it (the
+    values the generic advice would otherwise ask the learner to print)."""
+    failed = rerun.evidence.failed if rerun.evidence is not None else None
+    if not base or not base[0].generic or failed is None or not failed.inputs or \
+            base[0].chain:
+        return base
+    steps = load_catalog().steps
+    chain = []
+    for given in failed.inputs[:4]:
+        shape = "(" + ", ".join(str(n) for n in given.shape) + ")"
+        made = [f"made by `{given.op}` on line {given.line}"] if given.op and given.line else []
+        made_zh = [f"由第 {given.line} 行的 `{given.op}` 得到"] if given.op and given.line else []
+        grad = ["requires grad"] if given.requires_grad else []
+        device = [given.device] if given.device else []
+        dtype = [given.dtype.removeprefix("torch.")] if given.dtype else []
+        chain.append(fill(steps["operand-given"], {
+            "fail_line": failed.line, "op": failed.op, "shape": shape,
+            "name": given.name or f"argument {given.arg}",
+            "detail": Text(", ".join([*dtype, *device, *grad, *made]),
+                           "，".join([*dtype, *device, *(["需要梯度"] if grad else []),
+                                     *made_zh]))}))
+    update: dict[str, object] = {"chain": chain}
+    if base[0].fix.en.startswith("Look at the values on that line"):  # they are shown now
+        update["fix"] = T(
+            f"Compare what line {failed.line} gave `{failed.op}` (above) with what the message "
+            "says it expects, and change the value that differs where it is made.",
+            f"把第 {failed.line} 行交给 `{failed.op}` 的值（见上）与错误信息所说的要求对比，"
+            "在不符合的那个值得到的地方修改它。")
+    return [base[0].model_copy(update=update), *base[1:]]
+
+
 def _rerun(code: str, result: RunResult, flow: Flow, runs: TrialRuns, try_fixes: bool
            ) -> tuple[RunResult, RunBudget | None]:
     """The instrumented re-run, and its budget: of a silent bug, what the recording keeps of
@@ -505,7 +538,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         if snippets is not None:
             found.append(snippets)
     if not found:
-        return base
+        return _with_operands(base, rerun)
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
     verified = _verified(code, found, rerun, budget, runs, failed) if try_fixes else {}
     if error is None and try_fixes:
