@@ -325,9 +325,12 @@ def quick_answer(
     if find_leaks(text, step_secrets(step), question=question).leaked:
         return None  # the Tutor shows it without what it shares with that step's solution
     titles = titles_for(course, found.read, lang)
+    from tutor.chat.api_docs import with_documentation
+
     return QuickAnswer(
         # the names it shows are the question's, PyTorch's and Python's (names.py)
-        text=_tidied(confine(text, identifiers(question), lang), lang),
+        text=with_documentation(_tidied(confine(text, identifiers(question), lang), lang),
+                                question, lang),
         ref=found.read,
         lesson_title=titles[0] if titles else None,
         step_title=titles[1] if titles else None,

@@ -331,6 +331,7 @@ class Tutor:
         is then ``last_answer`` already."""
         lang = lang or detect_lang(question)
         offline, hits, secrets = self._offline(question, lang, context)
+        offline = with_documentation(offline, question, lang)
         if self.backend is None or offline.kind in ("off_topic", "hint", "empty"):
             self.last_answer = self._config_fallback(offline, lang)
             return lang, self.last_answer, None, secrets
@@ -1528,6 +1529,21 @@ class Tutor:
     def _stream_fallback(self, offline: Answer, notice: str, released: str) -> Iterator[str]:
         self.last_answer = self._fallback(offline, notice)
         yield ("\n\n" if released else "") + self.last_answer.text
+
+
+DOCUMENTED_KINDS = frozenset({"answer", "context"})
+
+
+def with_documentation(answer: Answer, question: str, lang: Lang) -> Answer:
+    """An answer (not a hint, a refusal or a decline), with what torch's documentation says
+    of the API the question names (:mod:`tutor.chat.api_docs`): the course's cards cover
+    what it teaches, the documentation each name the learner asked about."""
+    if answer.refused or answer.kind not in DOCUMENTED_KINDS:
+        return answer
+    from tutor.chat.api_docs import with_documentation as documented_text
+
+    text = documented_text(answer.text, question, lang)
+    return answer if text == answer.text else answer.model_copy(update={"text": text})
 
 
 def _bi(template: Text, **values: Text) -> Text:
