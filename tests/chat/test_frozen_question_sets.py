@@ -20,7 +20,8 @@ import pytest
 from frozen_questions import FrozenSet
 
 DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-06-b",
-        "2026-12-06-c", "2026-12-06-chatfacts", "2026-12-06-d", "2026-12-06-e", "2026-12-06-f")
+        "2026-12-06-c", "2026-12-06-chatfacts", "2026-12-06-d", "2026-12-06-e", "2026-12-06-f",
+        "2026-12-06-g")
 """The judged records in the order they were made; each set names those before it was built."""
 
 ROWS = (
@@ -44,6 +45,12 @@ ROWS = (
               sha256="662ab3b5b042ceb103cdc2f95be7ebaccdf98bebd36470473989de99512bb535",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1250, reused_steps=5),
+    # again each of the five requests reuses a different step, none named by sets 7, 8, 11 or 12;
+    # the 7 real Chinese posts no earlier set cites are all off-topic (README.md)
+    FrozenSet(folder="learner13", per_language=27, lessons_asked=20, judged_days=DAYS[:11],
+              sha256="22880fcf9a2d52b71b637507a418c54da39ae119661d0f33ce7ff8c5a7c87727",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1350, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
