@@ -80,3 +80,11 @@ y = x.detach()
     assert documented(question) == []
     assert [n for n, _ in documented("why does x.detach() stop the gradient?")] == [
         "Tensor.detach"]
+
+
+def test_only_what_the_question_asks_about_is_quoted() -> None:
+    """The names of its story (what the code around it calls) are not what it asks."""
+    question = ("Why detach here?\n\nWe build the values with torch.cat(outs), and then "
+                "old_log_probs.detach() is used in the loss.")
+    assert documented(question) == []
+    assert [n for n, _ in documented("Why is x.detach() needed here?")] == ["Tensor.detach"]

@@ -179,7 +179,9 @@ def test_a_parameter_torch_filled_is_traced_to_torchs_call(sandbox: Any) -> None
     assert "`torch.nn.Module.eval`" in found.fix.en
 
 
-def test_an_uncatalogued_error_that_names_its_remedy_gets_it_as_the_fix(sandbox: Any) -> None:
+def test_the_remedy_a_message_states_is_not_given_as_an_untried_fix(sandbox: Any) -> None:
+    """Untried on the program, torch's own advice was judged wrong twice in three on corpus13
+    (SparseAdam for a sparse weight SparseAdam refuses too): the message says it already."""
     code = """import torch
 
 def window(signal, start):
@@ -191,8 +193,8 @@ out = torch.vmap(window, in_dims=(None, 0))(torch.randn(10), torch.tensor([0, 2]
     assert result.error is not None
     found = match_error(result.error, code)
     assert found.generic
-    assert "please try to rewrite what you're doing with other operations" in found.fix.en
-    assert "file a bug report" not in found.fix.en
+    assert "please try to rewrite" in found.explanation.en  # the message, quoted
+    assert "please try to rewrite" not in found.fix.en
 
 
 @pytest.mark.parametrize(("code", "says"), [
@@ -284,31 +286,3 @@ model(torch.randn(8, 3))
     assert result.error is not None
     assert result.error.traceback[-1].overrides is None
     assert first_for_error(sandbox, code).id != "method-takes-torchs-place"
-
-
-def test_a_long_message_with_no_advice_is_not_quoted_as_a_remedy() -> None:
-    from tutor.diagnosis.engine import Context, evidence_fix
-    from tutor.sandbox.models import ErrorInfo
-
-    error = ErrorInfo(type="RuntimeError", line=3, message=(
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [torch.FloatTensor [4]] is at version 2; expected version 0 instead."))
-    fix = evidence_fix(error, Context(source=None, line=3), None)
-    assert "says what to do" not in fix.en
-
-
-def test_an_uncatalogued_op_error_shows_what_the_op_was_given(sandbox: Any) -> None:
-    from tutor.diagnosis.reasoning import diagnose
-
-    code = """import torch
-a = torch.randn(4, 3)
-b = torch.randn(5, 3, dtype=torch.float64)
-c = torch.cdist(a, b, p=-1.0)
-"""
-    first = diagnose(code, sandbox.run(code), sandbox)[0]
-    assert first.generic
-    assert [step.en for step in first.chain] == [
-        "line 4 gave `cdist` `a`: shape (4, 3), float32, cpu, made by `randn` on line 2",
-        "line 4 gave `cdist` `b`: shape (5, 3), float64, cpu, made by `randn` on line 3"]
-    assert "print the shape" not in first.fix.en and "(above)" in first.fix.en
-    assert all(step.zh for step in first.chain)

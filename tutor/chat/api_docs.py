@@ -131,22 +131,29 @@ MAKERS = frozenset({"tensor", "randn", "rand", "randint", "zeros", "ones", "aran
 """Names a question's code uses to set up its example, never what it asks about."""
 
 
-def _prose(question: str) -> str:
-    """The question without the code it pastes (fenced blocks, whole lines of code): the
-    API its words name, not what its example happens to call."""
+SENTENCE = re.compile(r"(?<=[?!。？！])|(?<=\.)\s+(?=[A-Z])|\n+")
+
+
+def _asking(question: str) -> str:
+    """What the question asks about: its sentences that end with a question mark, else its
+    first line (an issue's title), in its prose only (no fenced block, no whole line of
+    code): the API it asks about, not what its example or its story happens to call."""
     from tutor.chat.snippets import code_line
 
     unfenced = re.sub(r"```.*?(?:```|$)", " ", question, flags=re.DOTALL)
-    return "\n".join(line for line in unfenced.splitlines() if not code_line(line))
+    prose = "\n".join(line for line in unfenced.splitlines() if not code_line(line))
+    sentences = [s.strip() for s in SENTENCE.split(prose) if s and s.strip()]
+    asking = [s for s in sentences if s.endswith(("?", "？"))]
+    return " ".join(asking) if asking else (sentences[0] if sentences else "")
 
 
 def documented(question: str) -> list[tuple[str, str]]:
-    """(the name as shown, what its documentation says) for the torch API the question's
-    words name (not its pasted code), best first: a receiver's method by what the receiver
-    is, a namespace's member, a bare method the learner's objects have."""
+    """(the name as shown, what its documentation says) for the torch API the question asks
+    about (:func:`_asking`), best first: a receiver's method by what the receiver is, a
+    namespace's member, a bare method the learner's objects have."""
     docs = _docs()
     found: dict[str, str] = {}
-    for match in NAMED.finditer(_prose(question)):
+    for match in NAMED.finditer(_asking(question)):
         if (match["member"] or match["name"]) in MAKERS:
             continue
         recv, name = match["recv"], match["member"] or match["name"]
