@@ -58,7 +58,7 @@ SETS = (
     FrozenCorpus("corpus12", "0276393ec01650583d89192c8136b4316dd588f8de9eb98715bf92731b675573",
                  chinese=4, families=18, judged_later=("2026-12-06-g",)),
     FrozenCorpus("corpus13", "d1aed6fed662d977bd6e12f44d54607706b1ec0d3aa66ac2b34f1ec77f5e239a",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-06-h",)),
 )
 IDS = [s.name for s in SETS]
 
