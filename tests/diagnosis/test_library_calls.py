@@ -286,3 +286,18 @@ model(torch.randn(8, 3))
     assert result.error is not None
     assert result.error.traceback[-1].overrides is None
     assert first_for_error(sandbox, code).id != "method-takes-torchs-place"
+
+
+
+def test_an_operand_without_a_name_and_a_one_dimensional_shape_read_plainly(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    code = """import torch
+counts = torch.zeros(3, dtype=torch.long)
+counts.add_(torch.rand(3))
+"""
+    first = diagnose(code, sandbox.run(code), sandbox)[0]
+    assert [step.en for step in first.chain] == [
+        "line 3 gave `add_` `counts`: shape (3,), int64, cpu, made by `zeros` on line 2",
+        "line 3 gave `add_` its argument 1: shape (3,), float32, cpu, made by `rand` on line 3"]

@@ -470,7 +470,8 @@ def _with_operands(base: list[Diagnosis], rerun: RunResult) -> list[Diagnosis]:
     steps = load_catalog().steps
     chain = []
     for given in failed.inputs[:4]:
-        shape = "(" + ", ".join(str(n) for n in given.shape) + ")"
+        shape = "(" + ", ".join(str(n) for n in given.shape) + ("," if len(given.shape) == 1
+                                                              else "") + ")"
         made = [f"made by `{given.op}` on line {given.line}"] if given.op and given.line else []
         made_zh = [f"由第 {given.line} 行的 `{given.op}` 得到"] if given.op and given.line else []
         grad = ["requires grad"] if given.requires_grad else []
@@ -478,7 +479,8 @@ def _with_operands(base: list[Diagnosis], rerun: RunResult) -> list[Diagnosis]:
         dtype = [given.dtype.removeprefix("torch.")] if given.dtype else []
         chain.append(fill(steps["operand-given"], {
             "fail_line": failed.line, "op": failed.op, "shape": shape,
-            "name": given.name or f"argument {given.arg}",
+            "name": Text(f"`{given.name}`", f"`{given.name}`") if given.name else Text(
+                f"its argument {given.arg}", f"参数 {given.arg}"),
             "detail": Text(", ".join([*dtype, *device, *grad, *made]),
                            "，".join([*dtype, *device, *(["需要梯度"] if grad else []),
                                      *made_zh]))}))
