@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "tutor.markdown_fences": 0,
     "tutor.paths": 0,
     "tutor.python_names": 0,
+    "tutor.syntax_tree": 0,
     "tutor.records": 0,
     "tutor.yaml_read": 0,
     "tutor.course": 0,
@@ -64,6 +65,7 @@ INDEPENDENT = {
 
 BASE_MODULES = ("tutor.errors", "tutor.i18n", "tutor.paths", "tutor.records", "tutor.yaml_read",
                 "tutor.cjk", "tutor.markdown_fences", "tutor.python_names", "tutor.data_cache",
+                "tutor.syntax_tree",
                 "tutor.settings", "tutor.validation_zh")
 """The modules the course and the sandbox stand on: they import neither (no cycle through the
 base layer, as ``paths`` once had through ``course.loader``)."""

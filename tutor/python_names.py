@@ -16,6 +16,8 @@ import symtable
 import threading
 from collections.abc import Iterator
 
+from tutor import syntax_tree
+
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 _FLAT: dict[int, tuple[ast.AST, tuple[ast.AST, ...]]] = {}
@@ -25,7 +27,7 @@ _FLAT_LOCK = threading.Lock()
 def parses(code: str) -> bool:
     """Whether ``code`` is valid Python (what cannot parse is never run)."""
     try:
-        ast.parse(code)
+        syntax_tree.parse(code)
     except SyntaxError:
         return False
     return True
@@ -78,7 +80,7 @@ def defined_names(source: str) -> set[str] | None:
     counts); ``None`` when unknowable (a syntax error or ``from x import *``), so callers
     skip the check instead of guessing."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
         top = symtable.symtable(source, "<snippet>", "exec")
     except (SyntaxError, ValueError):  # ValueError: a NUL byte, before Python 3.12
         return None

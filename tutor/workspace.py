@@ -27,6 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tutor import syntax_tree
 from tutor.course.models import CodeStep, Course, FixStep, Lesson, QuizStep
 from tutor.errors import TutorError
 from tutor.i18n import Catalog, Lang, T, Text
@@ -205,7 +206,7 @@ def parse_quiz_answer(code: str, choices: int) -> list[int] | Text:
     how = T(f"write the numbers of your answer: {ANSWER_NAME} = [number, ...]",
             f"请写出答案的编号：{ANSWER_NAME} = [编号, ...]")
     try:
-        tree = ast.parse(code)
+        tree = syntax_tree.parse(code)
     except SyntaxError as exc:
         return T(f"line {exc.lineno}: not Python ({exc.msg}); ", f"第 {exc.lineno} 行不是有效的 "
                  f"Python（{exc.msg}）；") + how

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tutor import syntax_tree
 from tutor.python_names import dotted
 
 DATA = Path(__file__).with_name("code_facts.yaml")
@@ -133,7 +134,7 @@ def _lines_events(block: str, start: int) -> list[Event]:
                 covering.append(indent)
             code += " pass"
         try:
-            tree = ast.parse(code)
+            tree = syntax_tree.parse(code)
         except SyntaxError:
             continue
         out += _events_of(tree, code, start + len(out), no_grad=bool(covering))
@@ -146,13 +147,13 @@ def events(code: str) -> list[Event]:
     out: list[Event] = []
     try:
         whole = textwrap.dedent(code)
-        return _events_of(ast.parse(whole), whole, 0)
+        return _events_of(syntax_tree.parse(whole), whole, 0)
     except SyntaxError:
         pass
     for block in blocks:
         text = textwrap.dedent(block)
         try:
-            out += _events_of(ast.parse(text), text, len(out))
+            out += _events_of(syntax_tree.parse(text), text, len(out))
         except SyntaxError:
             out += _lines_events(text, len(out))
     return out

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tutor import syntax_tree
+
 API_FILE = Path(__file__).with_name("api_names.txt")
 ALIASES = frozenset({"torch", "nn", "F", "np", "optim", "math"})
 """The module names of the imports answers and learners write (``import torch.nn as nn``,
@@ -191,7 +193,7 @@ def _tree(code: str) -> ast.AST | None:
         code = "__member__." + code.lstrip(".")
     for candidate in (code, f"{code}\n    pass", f"({code})"):
         try:
-            return ast.parse(candidate)
+            return syntax_tree.parse(candidate)
         except (SyntaxError, ValueError):
             continue
     return None

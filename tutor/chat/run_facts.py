@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tutor import syntax_tree
 from tutor.i18n import Lang, Text
 
 DATA = Path(__file__).with_name("facts.yaml")
@@ -184,7 +185,7 @@ def _record(line: int, name: str) -> str:
 def watch(code: str) -> Watched | None:
     """``code`` with its records, or None when it reads no ``.grad`` (or does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = syntax_tree.parse(code)
     except SyntaxError:
         return None
     lines = code.splitlines(keepends=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from tutor import syntax_tree
 from tutor.chat.cards import about_pytorch, canonical, mentions_output, question_kind
 from tutor.markdown_fences import fenced_pieces
 from tutor.python_names import parses
@@ -316,5 +317,5 @@ def _does_something(code: str) -> bool:
         not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
                               ast.AsyncFunctionDef, ast.ClassDef))
         and any(isinstance(inner, ast.Call) for inner in ast.walk(node))
-        for node in ast.parse(code).body
+        for node in syntax_tree.parse(code).body
     )

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tutor import syntax_tree
 from tutor.cli.common import add_device, add_lang, add_timeout, said, wall_time
 from tutor.cli.messages import msg
 from tutor.errors import TutorError
@@ -33,12 +34,11 @@ def _syntax_error(code: str) -> ErrorInfo | None:
     """What the sandbox would report for code Python cannot parse (None: it parses). A static
     check needs a syntax tree, and a learner's syntax error is their code failing, not a
     usage error: it is explained and exits 1, as a run would."""
-    import ast
 
     from tutor.sandbox.models import ErrorInfo
 
     try:
-        ast.parse(code)
+        syntax_tree.parse(code)
     except SyntaxError as exc:
         lines = code.splitlines()
         source = lines[exc.lineno - 1].strip() if exc.lineno and exc.lineno <= len(lines) else None

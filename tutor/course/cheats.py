@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tutor import syntax_tree
 from tutor.course.models import AstCheck, CodeStep, FixStep
 from tutor.python_names import nodes, parses
 
@@ -64,11 +65,11 @@ def key_statements(solution: str, starter: str) -> list[ast.stmt]:
     A compound statement counts by its header (``while y.detach().norm() < 1000:`` is new
     even when its body is the starter's); imports, prints and docstrings never count."""
     try:
-        tree = ast.parse(solution)
+        tree = syntax_tree.parse(solution)
     except SyntaxError:
         return []
     try:
-        given = {_own_source(node) for node in _statements(ast.parse(starter))}
+        given = {_own_source(node) for node in _statements(syntax_tree.parse(starter))}
     except SyntaxError:
         given = set()
     found = [node for node in _statements(tree)
@@ -119,7 +120,7 @@ def uses_forbidden(code: str, check: AstCheck) -> bool:
     the last dotted part, the way a learner may spell it: ``vector_norm`` for
     ``torch.linalg.vector_norm``, any ``.norm()`` for ``norm``) or reads ``.data``."""
     try:
-        tree = ast.parse(code)
+        tree = syntax_tree.parse(code)
     except SyntaxError:
         return False
     if check.rule == "no_data_attribute":

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tutor import syntax_tree
 from tutor.cjk import UNSPACED
 from tutor.course.cheats import forbidden_without_cheat
 from tutor.course.loader import (
@@ -282,7 +283,7 @@ def _exercise_problems(loaded: LoadedLesson, base: Loc, step: CodeStep | FixStep
                 )
             for case_no, case in enumerate(check.cases):
                 try:
-                    ast.parse(f"f({case})", mode="eval")
+                    syntax_tree.parse(f"f({case})", mode="eval")
                 except SyntaxError as exc:
                     problems.append(
                         loaded.problem(
@@ -434,7 +435,7 @@ def _suggest(name: str, names: Iterable[str]) -> Text:
 
 def _syntax_problem(loaded: LoadedLesson, loc: Loc, source: str, what: str) -> Problem | None:
     try:
-        ast.parse(source)
+        syntax_tree.parse(source)
     except SyntaxError as exc:
         line, col = code_position(loaded, loc, exc.lineno or 1, (exc.offset or 1))
         return Problem.of(loaded.path, line, col,
@@ -533,7 +534,7 @@ def program_difference(en: str, zh: str) -> tuple[int, int, Text] | None:
     trees: list[ast.AST | SyntaxError] = []
     for code in (en, zh):
         try:
-            trees.append(_NoStrings().visit(ast.parse(code)))
+            trees.append(_NoStrings().visit(syntax_tree.parse(code)))
         except SyntaxError as exc:
             trees.append(exc)
     tree_en, tree_zh = trees

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from tutor import syntax_tree
 from tutor.diagnosis.catalog import Entry, load_catalog, placeholders
 from tutor.diagnosis.filling import tidy_chinese
 from tutor.diagnosis.models import Diagnosis
@@ -34,7 +35,7 @@ def _template_regex(template: str) -> re.Pattern[str]:
 def _looks_only(span: str) -> bool:
     """A span whose code only looks at values: ``print(x.shape)``."""
     try:
-        node = ast.parse(span.replace("{", "").replace("}", ""), mode="eval").body
+        node = syntax_tree.parse(span.replace("{", "").replace("}", ""), mode="eval").body
     except SyntaxError:
         return False
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
@@ -45,7 +46,7 @@ def _names_only(span: str) -> bool:
     """A span that only names something (``nn.{module}``, `{model}`): no call, no
     assignment, nothing it would change."""
     try:
-        node = ast.parse(re.sub(r"\{[a-z_0-9]+\}", "x", span), mode="eval").body
+        node = syntax_tree.parse(re.sub(r"\{[a-z_0-9]+\}", "x", span), mode="eval").body
     except SyntaxError:
         return False
     return isinstance(node, (ast.Name, ast.Attribute))

@@ -17,6 +17,7 @@ import builtins
 import re
 from collections.abc import Iterator
 
+from tutor import syntax_tree
 from tutor.diagnosis.filling import stray_space
 from tutor.diagnosis.models import SHOWN_TEXTS, Diagnosis
 from tutor.i18n import Text
@@ -82,7 +83,7 @@ class Program:
         self.code = code
         self.lines = code.splitlines()
         try:
-            self.tree: ast.Module | None = ast.parse(code)
+            self.tree: ast.Module | None = syntax_tree.parse(code)
         except (SyntaxError, ValueError):
             self.tree = None
         self.names = _program_names(self.tree) if self.tree is not None else set()
@@ -102,11 +103,11 @@ class Program:
 
 def _parse_span(span: str) -> ast.AST | None:
     try:
-        return ast.parse(span.strip(), mode="eval").body
+        return syntax_tree.parse(span.strip(), mode="eval").body
     except (SyntaxError, ValueError):
         pass
     try:
-        module = ast.parse(span.strip())
+        module = syntax_tree.parse(span.strip())
     except (SyntaxError, ValueError):
         return None
     return module.body[0] if len(module.body) == 1 else None
@@ -157,7 +158,7 @@ def _span_problems(field: str, span: str, program: Program,
 def _block_problems(field: str, block: str, program: Program) -> Iterator[str]:
     """A fenced snippet reads only names the program has or the snippet binds itself."""
     try:
-        tree = ast.parse(block)
+        tree = syntax_tree.parse(block)
     except (SyntaxError, ValueError):
         return
     bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
@@ -175,7 +176,7 @@ def _patch_names(patch: str | None) -> set[str]:
         if not line.startswith("+") or line.startswith("+++"):
             continue
         try:
-            tree = ast.parse(line[1:].strip())
+            tree = syntax_tree.parse(line[1:].strip())
         except (SyntaxError, ValueError):
             continue
         names.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)

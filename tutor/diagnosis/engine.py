@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from tutor import syntax_tree
 from tutor.diagnosis.catalog import (
     FACT_PLACEHOLDERS,
     TEXT_FIELDS,
@@ -84,7 +85,7 @@ def base_of(expr: str | None) -> str | None:
     if expr is None:
         return None
     try:
-        node: ast.expr = ast.parse(expr, mode="eval").body
+        node: ast.expr = syntax_tree.parse(expr, mode="eval").body
     except SyntaxError:
         return None
     while True:
@@ -686,7 +687,7 @@ CODE_KINDS = frozenset({"module", "function", "builtin_function_or_method", "typ
 
 def _argument_names(line: str) -> set[str]:
     try:
-        tree = ast.parse(line.strip().rstrip(":") or "pass")
+        tree = syntax_tree.parse(line.strip().rstrip(":") or "pass")
     except SyntaxError:
         return set()
     return {n.id for call in ast.walk(tree) if isinstance(call, ast.Call)

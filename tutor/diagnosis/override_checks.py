@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from tutor import syntax_tree
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_in_line, replace_nodes
 from tutor.diagnosis.flow import text
@@ -71,7 +72,7 @@ def _parameters(signature: str | None) -> ast.arguments | None:
         return None
     params = signature.split(" -> ")[0]
     try:
-        parsed = ast.parse(f"def _{params}: pass")
+        parsed = syntax_tree.parse(f"def _{params}: pass")
     except SyntaxError:
         return None
     function = parsed.body[0]
@@ -85,8 +86,8 @@ def _shape(params: ast.arguments) -> tuple[object, ...]:
 
 
 def _new_name(code: str, name: str) -> str:
-    taken = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Attribute)}
+    taken = {n.id for n in ast.walk(syntax_tree.parse(code)) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(syntax_tree.parse(code)) if isinstance(n, ast.Attribute)}
     for candidate in (NEW_NAMES.get(name, f"my_{name}"), f"my_{name}", f"{name}_model"):
         if candidate not in taken and candidate != name:
             return candidate

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tutor import syntax_tree
 from tutor.diagnosis.calls import Calls
 from tutor.python_names import dotted
 
@@ -29,7 +30,7 @@ def parse(code: str) -> ast.Module | None:
     """The module, each one-line expression carrying its own source text (see
     :func:`source_text`); None for code Python cannot read."""
     try:
-        tree = ast.parse(code)
+        tree = syntax_tree.parse(code)
     except (SyntaxError, ValueError):
         return None
     lines = [line.encode("utf-8") for line in code.splitlines()]
@@ -219,7 +220,7 @@ class Source:
         if not expr:
             return []
         try:
-            start = ast.parse(expr, mode="eval").body
+            start = syntax_tree.parse(expr, mode="eval").body
         except SyntaxError:
             return []
         seen: set[str] = set()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import math
 
+from tutor import syntax_tree
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, losses, postfix, replace_node, replace_nodes
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
@@ -725,7 +726,7 @@ def check_functional_dropout(ctx: Ctx) -> list[Candidate]:
             edit = replace_node(ctx.code, flag.value, "self.training")
         else:
             new = ast.unparse(ast.Call(call.func, call.args, [
-                *call.keywords, ast.keyword("training", ast.parse("self.training").body[0]
+                *call.keywords, ast.keyword("training", syntax_tree.parse("self.training").body[0]
                                             .value)]))  # type: ignore[attr-defined]
             edit = replace_node(ctx.code, call, new)
         if edit is None or "self" not in _names_of_scope(ctx.flow, drop.line):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tutor import syntax_tree
 from tutor.errors import TutorError
 from tutor.grading.feedback import msg
 from tutor.i18n import Text
@@ -120,7 +121,7 @@ def parse_answer(typed: str) -> ParsedAnswer:
         return ParsedAnswer(kind="name", value=obj.group(1), text=text)
     cleaned = _GRAD_FN_SUFFIX.sub("", text)
     try:
-        tree = ast.parse(cleaned, mode="eval")
+        tree = syntax_tree.parse(cleaned, mode="eval")
     except SyntaxError as exc:
         raise _fail(f"not readable at column {exc.offset or '?'}") from None
     body = tree.body

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tutor import syntax_tree
 from tutor.course.models import (
     AstCheck,
     AttributeCheck,
@@ -502,7 +503,7 @@ def _grads_read(check: Check) -> set[str]:
     owners: set[str] = set()
     for expr in exprs:
         try:
-            tree = ast.parse(expr, mode="eval")
+            tree = syntax_tree.parse(expr, mode="eval")
         except SyntaxError:
             continue
         for node in ast.walk(tree):

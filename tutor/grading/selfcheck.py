@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tutor import syntax_tree
 from tutor.course.cheats import Cheat, raising_at, static_cheats
 from tutor.course.lint import quiz_answer_problem
 from tutor.course.models import (
@@ -131,7 +132,7 @@ def _attribute_chains(step: RunnableStep) -> list[str]:
         if not isinstance(check, (ValueCheck, AttributeCheck)):
             continue
         try:
-            node = ast.parse(check.expr, mode="eval").body
+            node = syntax_tree.parse(check.expr, mode="eval").body
         except SyntaxError:
             continue
         if isinstance(node, ast.Attribute) and node.attr == "grad":

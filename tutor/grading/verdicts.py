@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from tutor import syntax_tree
 from tutor.course.models import (
     AnswerStep,
     CodeStep,
@@ -184,7 +185,7 @@ def prepare(
     """Parse and screen a submission: a verdict now when it cannot or may not be run."""
     ref = step_ref(lesson, step)
     try:
-        tree = ast.parse(code, filename="<learner>")
+        tree = syntax_tree.parse(code, filename="<learner>")
     except SyntaxError as error:
         return None, _syntax_verdict(ref, step, error)
     except ValueError as error:  # null bytes

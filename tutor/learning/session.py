@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from tutor import syntax_tree
 from tutor.course.models import (
     AnswerStep,
     CodeStep,
@@ -190,7 +191,7 @@ def assigned_names(code: str) -> list[str]:
     """Names the code assigns at top level, in order: the tensors a learner may pick to see
     the graph of. Empty when the code does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = syntax_tree.parse(code)
     except SyntaxError:
         return []
     names: list[str] = []
