@@ -28,14 +28,16 @@ def check_method_takes_torchs_place(ctx: Ctx) -> list[Candidate]:
     if frame is None or frame.overrides is None or frame.called_by is None:
         return []
     name = frame.function
-    owner, method = _method_at(ctx.flow.tree, name, frame.line)
-    if owner is None or method is None:
+    method = ctx.flow.function_at(frame.line)
+    owner = ctx.flow.parents.get(method) if method is not None else None
+    if not isinstance(method, ast.FunctionDef) or method.name != name or \
+            not isinstance(owner, ast.ClassDef):
         return []
     theirs = _parameters(frame.overridden_signature)
     mine = method.args
     if theirs is not None and _shape(theirs) == _shape(mine):
         return []  # torch's own parameters: a deliberate override, whatever failed in it
-    new = _new_name(ctx.code, name)
+    new = _new_name(ctx.flow.tree, name)
     edits = [e for e in (replace_in_line(ctx.code, method.lineno, rf"\bdef {name}\b",
                                          f"def {new}"),) if e is not None]
     edits += _renamed_calls(ctx.code, ctx.flow.tree, name, new, mine, theirs)
@@ -51,18 +53,6 @@ def check_method_takes_torchs_place(ctx: Ctx) -> list[Candidate]:
             f"把你的方法 `{name}` 改名为 `{new}`（第 {method.lineno} 行），并用这个名字调用它")))
     return [Candidate("method-takes-torchs-place", method.lineno, 0.85, [
         ("method-replaces-torchs", fill), ("torch-calls-replaced", fill)], fixes, fill)]
-
-
-def _method_at(tree: ast.AST, name: str, line: int
-               ) -> tuple[ast.ClassDef | None, ast.FunctionDef | None]:
-    for owner in ast.walk(tree):
-        if not isinstance(owner, ast.ClassDef):
-            continue
-        for item in owner.body:
-            if isinstance(item, ast.FunctionDef) and item.name == name and \
-                    item.lineno <= line <= (item.end_lineno or item.lineno):
-                return owner, item
-    return None, None
 
 
 def _parameters(signature: str | None) -> ast.arguments | None:
@@ -85,9 +75,9 @@ def _shape(params: ast.arguments) -> tuple[object, ...]:
             [a.arg for a in params.kwonlyargs], params.vararg is None, params.kwarg is None)
 
 
-def _new_name(code: str, name: str) -> str:
-    taken = {n.id for n in ast.walk(syntax_tree.parse(code)) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(syntax_tree.parse(code)) if isinstance(n, ast.Attribute)}
+def _new_name(tree: ast.AST, name: str) -> str:
+    taken = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+             if isinstance(n, (ast.Name, ast.Attribute))}
     for candidate in (NEW_NAMES.get(name, f"my_{name}"), f"my_{name}", f"{name}_model"):
         if candidate not in taken and candidate != name:
             return candidate

@@ -832,7 +832,8 @@ def serve(fds: list[int], standby: Standby, marks: Marks) -> NoReturn:
     if os.getpid() != run_pid:  # a process the learner forked ran off the end of the code
         flush()
         exit_now(0)
-    evidence = recorder.finish(namespace) if recorder is not None else None  # diagnosis
+    evidence = recorder.finish(namespace, finished=outcome == "ok") \
+        if recorder is not None else None  # diagnosis
     varied = varier.finish(namespace) if varier is not None else None
     mark(marks, "code_end")
 

@@ -822,7 +822,7 @@ class Recorder:
         self.mode = Mode()
         self.mode.__enter__()
 
-    def finish(self, namespace: dict[str, Any]) -> Data:
+    def finish(self, namespace: dict[str, Any], *, finished: bool = True) -> Data:
         """Stop watching and return the evidence as plain data."""
         torch = self.torch
         try:
@@ -832,7 +832,9 @@ class Recorder:
             self.truncated = True
         for handle in self.handles:
             handle.remove()
-        batch_mixing = self._batch_mixing()
+        # only a run that ended well: the probe serves silent bugs, and a model that raised
+        # or ran out of time or memory would only do it again
+        batch_mixing = self._batch_mixing() if finished else []
         for global_name, value in list(namespace.items()):
             if global_name.startswith("__"):
                 continue
