@@ -19,6 +19,7 @@ from tutor.diagnosis import (
     data_checks,
     definition_checks,
     discarded_checks,
+    distribution_checks,
     gradcheck_checks,
     graph_checks,
     idle_checks,
@@ -52,7 +53,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  clip_checks, accounting_checks, alias_checks, leaf_loss_checks,
                  discarded_checks, moved_leaf_checks, gradcheck_checks, kind_checks,
                  definition_checks, remedy_checks, idle_checks, schedule_checks,
-                 memory_checks, override_checks, iterator_checks, batch_checks)
+                 memory_checks, override_checks, iterator_checks, batch_checks,
+                 distribution_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
@@ -76,11 +78,27 @@ copied."""
 
 def counts_late(flow: Flow) -> bool:
     """Whether the program makes one of those events only on a condition (``if step % 500 ==
-    499: target.load_state_dict(...)``): the first one may come after a budget's passes, so a
-    silent bug's re-run of it is whole from the start."""
+    499: target.load_state_dict(...)``), itself or through its own functions (``if step %
+    eval_every == 0: evaluate(model)`` where ``evaluate`` calls ``model.eval()``): the first
+    one may come after a budget's passes, so a silent bug's re-run of it is whole from the
+    start."""
+    def makes_event(call: ast.AST) -> bool:
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in EVENT_CALLS
+    graph = flow.call_graph
+    # the learner's functions that make an event, directly or through another of them
+    making = [fn for fn in graph.functions if any(makes_event(n) for n in ast.walk(fn))]
+    calls: set[ast.AST] = set()
+    while making:
+        fn = making.pop()
+        for call in graph.calls_of(fn):
+            if call not in calls:
+                calls.add(call)
+                holder = graph.function_of(call)
+                if holder is not None:
+                    making.append(holder)
     return any(isinstance(branch, ast.If) and any(
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-        and call.func.attr in EVENT_CALLS for call in ast.walk(branch))
+        makes_event(node) or node in calls for node in ast.walk(branch))
         for branch in ast.walk(flow.tree))
 
 

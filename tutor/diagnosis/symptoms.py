@@ -52,7 +52,7 @@ def _flagged(given: LossInputEvidence) -> bool:
     """A loss given what it does not expect: probabilities where it wants scores (or
     log-probabilities), or scores where it wants log-probabilities."""
     probabilities = given.producer in ("softmax", "_softmax", "sigmoid", "sigmoid_")
-    if given.loss == "nll_loss":
+    if given.loss in ("nll_loss", "kl_div"):
         return given.log_probs is False and given.producer not in ("log_softmax",
                                                                    "_log_softmax")
     return probabilities

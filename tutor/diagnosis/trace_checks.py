@@ -374,6 +374,8 @@ def _verdict(given: LossInputEvidence) -> tuple[str, str] | None:
     if given.loss == "nll_loss" and given.log_probs is False and producer not in (
             "log_softmax", "_log_softmax"):
         return "nll-without-log-softmax", "NLLLoss"
+    if given.loss == "kl_div" and given.sums_to_one and producer in PROBABILITIES:
+        return "kl-div-given-probabilities", "kl_div"
     return None
 
 
@@ -391,8 +393,9 @@ def check_loss_input(ctx: Ctx) -> list[Candidate]:
             continue
         cid, criterion = verdict
         steps: list[tuple[str, dict[str, object]]] = [
-            ("loss-given-probabilities" if cid != "nll-without-log-softmax" else
-             "loss-given-scores",
+            ({"nll-without-log-softmax": "loss-given-scores",
+              "kl-div-given-probabilities": "loss-given-not-log"}.get(
+                cid, "loss-given-probabilities"),
              {"line": given.line, "op": given.producer, "criterion": criterion,
               "name": given.name, "module": given.producer_module})]
         fill = {"criterion": criterion, "name": given.name}
@@ -400,7 +403,7 @@ def check_loss_input(ctx: Ctx) -> list[Candidate]:
         if cid == "nll-without-log-softmax":
             sites = _log_softmax_sites(ctx, given)
         else:
-            sites = _activation_sites(ctx, given, criterion == "NLLLoss")
+            sites = _activation_sites(ctx, given, criterion in ("NLLLoss", "kl_div"))
         for root, edit, describe in sites:
             # the fix at the loss's own line: the title names what the loss is given there
             given_there = given.name if root == given.line != given.producer_line else None

@@ -303,8 +303,12 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     # stay out of the optimizer
     meant_frozen = {n for f in ev.accounting.module_flags if f.value in ("False", "0")
                     for n in f.params}
+    # what the program differentiates with respect to (a PINN's coordinates, a gradient
+    # penalty's interpolates) requires grad as an input, not as a parameter to train
+    inputs = differentiated(flow)
     idle = [p for p in ev.params if p.reached and not p.in_optimizer and p.requires_grad
-            and not p.unregistered and not p.held_in and p.name not in meant_frozen]
+            and not p.unregistered and not p.held_in and p.name not in meant_frozen
+            and p.name not in inputs]
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)
@@ -355,6 +359,27 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         ], [fix[1]] if fix else [], {"line": line, "optimizer": name,
                                      "params": _names(idle)}))
     return out
+
+
+def differentiated(flow: Flow) -> set[str]:
+    """The names given to ``torch.autograd.grad`` as its ``inputs``, and where one is a
+    function's parameter, the names its callers pass for it."""
+    found: set[str] = set()
+    for call in flow.calls_named("grad"):
+        func = text(call.func)
+        if func != "grad" and not func.endswith("autograd.grad"):
+            continue
+        given = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "inputs"), None)
+        if given is None:
+            continue
+        for node in given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]:
+            name = text(node)
+            found.add(name)
+            function = flow.function_at(call.lineno)
+            if function is not None and isinstance(node, ast.Name):
+                found.update(text(arg) for _, arg in flow.arguments_for(function, name))
+    return found
 
 
 def _assigned(flow: Flow, holder: str) -> list[ast.stmt]:

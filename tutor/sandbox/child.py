@@ -520,16 +520,23 @@ ARGUMENT_MESSAGE = re.compile(
     r"'(?P<missing>\w+)'|got an unexpected keyword argument '(?P<unexpected>\w+)'|takes)")
 
 
+DISTRIBUTION_MESSAGE = re.compile(
+    r"^Expected parameter (?P<named>\w+) .*? of distribution (?P<func>\w+)\(")
+"""A ``torch.distributions`` argument outside its constraint (a negative ``scale``)."""
+
+
 def _callee(frame: FrameType, line: str, message: str) -> Data | None:
-    """What a call the message says was given the wrong arguments is (``LBFGS.step``): its
-    public name, parameters and what its documentation says of the parameter named, read
-    without running any code (``inspect.getattr_static``)."""
+    """What a call the message says was given the wrong arguments is (``LBFGS.step``, a
+    distribution given a value outside its constraint): its public name, parameters and what
+    its documentation says of the parameter named, read without running any code
+    (``inspect.getattr_static``)."""
     import ast
     import inspect
 
-    found = ARGUMENT_MESSAGE.search(message)
+    found = ARGUMENT_MESSAGE.search(message) or DISTRIBUTION_MESSAGE.search(message)
     if found is None:
         return None
+    named = found.groupdict()
     last = found["func"].split(".")[-1]
     tree = ast.parse(line.strip().rstrip(":") or "pass")
     calls = [c.func for c in ast.walk(tree) if isinstance(c, ast.Call)
@@ -568,9 +575,9 @@ def _callee(frame: FrameType, line: str, message: str) -> Data | None:
     if params and params[0].name == "self":  # the call the learner writes has none
         params = params[1:]
     plain = signature.replace(return_annotation=inspect.Signature.empty, parameters=params)
-    param = found["missing"] or found["unexpected"]
+    param = named.get("missing") or named.get("unexpected") or named.get("named")
     described = ""
-    if found["missing"]:
+    if param and not named.get("unexpected"):
         said = re.search(rf"^\s*{param}\b[^:\n]*:\s*(.+(?:\n\s{{6,}}.+)*)", doc, re.MULTILINE)
         described = " ".join(said[1].split()) if said else ""
     return {"name": _public_name(module, qualname)[:120],
@@ -646,7 +653,7 @@ def error_info(exc: BaseException, lines: list[str], *, with_locals: bool = True
     if isinstance(exc, SyntaxError):
         message = exc.msg or message
     callee: Data | None = None
-    if isinstance(exc, TypeError) and frames and source_line:
+    if isinstance(exc, (TypeError, ValueError)) and frames and source_line:
         with contextlib.suppress(Exception):  # only ever more evidence
             callee = _callee(frames[-1][0], source_line, message)
     return {

@@ -127,6 +127,9 @@ class Recorder:
         self.initial: dict[int, Any] = {}
         self.optimizer_params: set[int] = set()
         self.reached: set[int] = set()
+        self.reached_at: dict[int, frozenset[int]] = {}
+        """The leaves (ids) the last fully recorded pass of each backward() line reached: a
+        later pass of that line, not walked, is taken to reach the same ones."""
         self.failed: Data | None = None
         self.failed_exc: BaseException | None = None
         self.in_internal = 0
@@ -615,8 +618,12 @@ class Recorder:
         if leaves:
             entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
                                           if id(leaf) in self.params and leaf.grad is None})[:20]
+        if leaves:
+            self.reached_at[line] = frozenset(id(leaf) for leaf in leaves)
         try:
-            self.trace.after_backward(leaves)
+            self.trace.after_backward(self.reached_at.get(line, frozenset())
+                                      if calls > FULL_PER_OP else
+                                      frozenset(id(leaf) for leaf in leaves))
         except Exception:
             self.truncated = True
         return result

@@ -46,7 +46,7 @@ MAX_STEP_NUMEL = 2_000_000
 """Parameter values copied at a step to measure how far it moved them."""
 LOSSES = {
     "cross_entropy": "scores", "binary_cross_entropy_with_logits": "scores",
-    "nll_loss": "log-probabilities",
+    "nll_loss": "log-probabilities", "kl_div": "log-probabilities",
     "mse_loss": "values", "l1_loss": "values", "smooth_l1_loss": "values",
     "huber_loss": "values", "binary_cross_entropy": "probabilities",
 }
@@ -583,12 +583,12 @@ class TrainingTrace:
         return list(groups.values())[:10]
 
     # -- backward and steps ----------------------------------------------------------------
-    def after_backward(self, leaves: list[Any]) -> None:
+    def after_backward(self, reached: frozenset[int]) -> None:
+        """A backward() pass ended; ``reached``: the ids of the leaves it reached."""
         self.pending.clear()
         self.pass_steps[len(self.rec.backwards) - 1] = self.step_count
         if not self.fed:
             return
-        reached = {id(leaf) for leaf in leaves}
         for module, key in self.fed:
             if key is not None and any(id(p) in reached for p in module.parameters()):
                 self.trained_calls[key] = self.trained_calls.get(key, 0) + 1
