@@ -51,6 +51,12 @@ ROWS = (
               sha256="22880fcf9a2d52b71b637507a418c54da39ae119661d0f33ce7ff8c5a7c87727",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1350, reused_steps=5),
+    # as set 13: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12 or 13; two of the 7 real Chinese posts no earlier set cites are on-topic (README.md)
+    FrozenSet(folder="learner14", per_language=27, lessons_asked=20, judged_days=DAYS[:12],
+              sha256="84a779b9a36a6022337d0fa77efea2c1eb5aed779ee9ccfce62d7387930aa759",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1450, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
