@@ -11,7 +11,15 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
-from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes, suffix_value
+from tutor.diagnosis.fixes import (
+    Edit,
+    Fix,
+    node_fix,
+    postfix,
+    replace_node,
+    replace_nodes,
+    suffix_value,
+)
 from tutor.diagnosis.flow import call_name, receiver, target_names, text
 from tutor.diagnosis.source import method_calls
 from tutor.diagnosis.verify import runs_clean
@@ -211,6 +219,20 @@ def check_integer_mean(ctx: Ctx) -> list[Candidate]:
                       T(f"make it floating point before the mean on line {line}: `.float()`",
                         f"第 {line} 行求均值前先转为浮点：`.float()`"))
              for call in method_calls(stmt, "mean")[:1] if isinstance(call.func, ast.Attribute)]
+    # the integers may meet other float-only ops after the mean (``.std()``): made floating
+    # point where the name gets them, every later use is
+    for call in method_calls(stmt, "mean")[:1]:
+        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if not isinstance(owner, ast.Name) or stmt is None:
+            continue
+        made = ctx.flow.assigned_before(owner.id, line, stmt)
+        value = ctx.flow.value_of(made) if isinstance(made, ast.Assign) and len(
+            made.targets) == 1 and isinstance(made.targets[0], ast.Name) else None
+        if value is not None and made is not None:
+            fixes.append(node_fix(ctx.code, value, postfix(value, ".float()"), runs_clean, T(
+                f"make `{owner.id}` floating point where it is made, on line {made.lineno}: "
+                "`.float()`",
+                f"在第 {made.lineno} 行得到 `{owner.id}` 的地方就把它转为浮点：`.float()`")))
     return at_failing_line(ctx, "mean-of-integers", "integer-mean", fixes, 0.8)
 
 

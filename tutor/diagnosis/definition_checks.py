@@ -394,7 +394,59 @@ def _read_batch_first(cls: ast.ClassDef, layer: str) -> ast.Subscript | None:
     return None
 
 
+GRAD_SHAPE = re.compile(r"Function (?P<fn>\w+)Backward returned an invalid gradient at index "
+                        r"(?P<index>\d+) - got \[(?P<got>[\d, ]*)\] but expected shape "
+                        r"compatible with \[(?P<wanted>[\d, ]*)\]")
+
+
+def check_backward_grad_shape(ctx: Ctx) -> list[Candidate]:
+    """A custom Function's ``backward`` returns, for one input of ``forward``, a gradient of
+    another shape than that input: the message says which input and both shapes; the
+    source says which value backward returns there and the line that makes it. No change is
+    tried (what shape the computation should have is the learner's); the line and the
+    shapes to compare are the direction."""
+    found = GRAD_SHAPE.search(ctx.message)
+    if found is None:
+        return []
+    cls = next((c for c in _functions(ctx) if c.name == found["fn"]), None)
+    backward = _method(cls, "backward") if cls is not None else None
+    forward = _method(cls, "forward") if cls is not None else None
+    if cls is None or backward is None or forward is None:
+        return []
+    index = int(found["index"])
+    inputs = [a.arg for a in forward.args.args[1:]]
+    returns = [r for r in ast.walk(backward) if isinstance(r, ast.Return) and r.value]
+    if not returns or index >= len(inputs):
+        return []
+    value = returns[-1].value
+    values = value.elts if isinstance(value, ast.Tuple) else [value]
+    if index >= len(values):
+        return []
+    given = values[index]
+    if given is None:
+        return []
+    root = returns[-1].lineno
+    if isinstance(given, ast.Name):
+        made = [s for s in ast.walk(backward) if isinstance(s, ast.Assign | ast.AugAssign)
+                and given.id in {t.id for t in ast.walk(s) if isinstance(t, ast.Name)
+                                 and isinstance(t.ctx, ast.Store)}]
+        if made:
+            root = max(made, key=lambda s: s.lineno).lineno
+    got, wanted = f"({found['got']})", f"({found['wanted']})"
+    facts: dict[str, object] = {"line": root, "name": text(given), "op": cls.name,
+                                "param": inputs[index], "shape": got,
+                                "target_shape": wanted, "fail_line": ctx.fail_line or 0}
+    direction = T(
+        f"Make `{text(given)}` (line {root}) the shape of `{inputs[index]}`, {wanted}: compare "
+        f"the sizes and slices that make it with that shape; it has {got}.",
+        f"让 `{text(given)}`（第 {root} 行）与 `{inputs[index]}` 形状相同，即 {wanted}："
+        f"把得到它的尺寸和切片与这个形状对比；它现在是 {got}。")
+    return [Candidate("backward-grad-shape", root, 0.85, [("grad-shape-returned", facts)],
+                      [], facts, direction=direction, pinned=True)]
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_forward_not_found, check_backward_count,
                                        check_function_without_backward,
-                                       check_saved_non_tensor, check_init_on_vector)
+                                       check_saved_non_tensor, check_init_on_vector,
+                                       check_backward_grad_shape)
 SILENT_CHECKS: tuple[Check, ...] = (check_rnn_read_batch_first,)

@@ -390,5 +390,108 @@ def _kept_local(ctx: Ctx, stmt: ast.Assign, method: ast.AST, name: str) -> Fix |
         f"`self.{name}` 仍是优化器更新的那个参数"))
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_wanted_kind, check_parameter_assigned)
+NOT_A_MODULE = re.compile(r"^(?P<kind>\w+) is not a Module subclass")
+SEQUENCES = frozenset({"list", "tuple"})
+
+
+def check_layers_given_as_list(ctx: Ctx) -> list[Candidate]:
+    """``nn.Sequential(layers)`` with ``layers`` a list: Sequential takes its modules one
+    by one (``*layers``); a list is not a module. The run names the list's kind; the call
+    on the failing line given one argument of that kind gets it unpacked, and that is tried."""
+    found = NOT_A_MODULE.search(ctx.message)
+    if found is None or found["kind"] not in SEQUENCES:
+        return []
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    kinds = dict(ctx.error.kinds) if ctx.error is not None else {}
+    if ctx.error is not None:  # a list or tuple named on the line is kept as a snapshot
+        kinds.update({name: snap.type for name, snap in ctx.error.locals.items()
+                      if snap.kind == "value"})
+    out = []
+    for call in _calls(stmt):
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            continue
+        arg = call.args[0]
+        literal = isinstance(arg, ast.List | ast.Tuple | ast.ListComp)
+        if not literal and not (isinstance(arg, ast.Name) and kinds.get(arg.id) in SEQUENCES):
+            continue
+        new = f"*{text(arg)}"
+        edits = _edits(ctx.code, [(arg, new)])
+        if edits is None:
+            continue
+        fill: dict[str, object] = {"line": line, "name": text(arg), "given": found["kind"],
+                                   "op": text(call.func), "new": f"{text(call.func)}({new})"}
+        out.append(Candidate("modules-given-as-list", line, 0.85, [("list-not-module", fill)],
+                             [Fix(edits, runs_clean, T(
+                                 f"unpack the list into the call on line {line}: "
+                                 f"`{text(call.func)}({new})`",
+                                 f"第 {line} 行把列表拆开传入：`{text(call.func)}({new})`"))],
+                             fill))
+    return out
+
+
+BOOL_ARITHMETIC = re.compile(r"(?:Subtraction|Negation), the `-` operator, (?:with|on) a "
+                             r"bool tensor is not supported")
+
+
+def check_bool_arithmetic(ctx: Ctx) -> list[Candidate]:
+    """``1 - mask`` or ``-mask`` with ``mask`` a bool tensor: torch refuses arithmetic on
+    booleans (its message suggests ``~``, which inverts a mask but gives booleans again,
+    where the code goes on to compute with numbers). The operand made a number, ``.float()``,
+    is tried for each operand of the failing line's subtraction or negation."""
+    if BOOL_ARITHMETIC.search(ctx.message) is None:
+        return []
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    operands: list[ast.expr] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            operands += [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operands.append(node.operand)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Sub):
+            operands += [node.target, node.value]
+    seen: set[str] = set()
+    out = []
+    for operand in operands:
+        shown = text(operand)
+        if isinstance(operand, ast.Constant | ast.BinOp) or shown in seen or \
+                not _bool_operand(ctx, operand):
+            continue
+        seen.add(shown)
+        new = postfix(operand, ".float()")
+        edits = _edits(ctx.code, [(operand, new)])
+        if edits is None:
+            continue
+        fill: dict[str, object] = {"line": line, "fail_line": line, "name": shown,
+                                   "given": T("a bool tensor", "布尔张量"),
+                                   "wanted": T("numbers", "数值"), "new": new}
+        out.append(Candidate("wanted-kind", line, 0.7, [("kind-given", fill)], [Fix(
+            edits, runs_clean, T(f"compute with numbers on line {line}: `{new}` (`~` would "
+                                 "invert the mask but keep it boolean)",
+                                 f"第 {line} 行用数值计算：`{new}`（`~` 虽能取反掩码，"
+                                 "结果仍是布尔值）"))], fill))
+        if len(out) >= MAX_TRIES:
+            break
+    return out
+
+
+def _bool_operand(ctx: Ctx, operand: ast.expr) -> bool:
+    """The run shows ``operand`` is a bool tensor: the failed op's operand of its name, or
+    made by its call, was one; or it names a bool tensor of the failing frame."""
+    ev = ctx.evidence
+    failed = ev.failed.inputs if ev is not None and ev.failed is not None else []
+    bools = [i for i in failed if "bool" in i.dtype]
+    if isinstance(operand, ast.Name):
+        snap = ctx.error.locals.get(operand.id) if ctx.error is not None else None
+        return any(i.name == operand.id for i in bools) or (
+            isinstance(snap, TensorSnapshot) and snap.dtype == "torch.bool")
+    return isinstance(operand, ast.Call) and any(
+        i.op == call_name(operand) and i.line == operand.lineno for i in bools)
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_wanted_kind, check_parameter_assigned,
+                                       check_layers_given_as_list, check_bool_arithmetic)
 SILENT_CHECKS: tuple[Check, ...] = ()

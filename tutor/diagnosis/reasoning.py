@@ -579,7 +579,9 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         update = {
             "root_line": top.root_line, "chain": chain_text(top),
             "alternatives": list(dict.fromkeys(c.id for c in ranked[1:4] if c.id != top.id)),
-            "tell_apart": None if id(top) in verified else _tell_apart(ranked, failed),
+            # a chain that proves the cause and proposes no change leaves nothing to tell
+            "tell_apart": None if id(top) in verified or (top.pinned and not top.fixes)
+            else _tell_apart(ranked, failed),
         }
         if id(top) in verified and entry.generic:
             # a generic diagnosis names no cause: what a tried change did is evidence, not

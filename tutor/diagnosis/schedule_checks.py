@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Edit, Expect, Fix
+from tutor.diagnosis.fixes import Edit, Expect, Fix, node_fix
 from tutor.diagnosis.flow import Flow, call_name, receiver, text
-from tutor.diagnosis.verify import loss_improves
+from tutor.diagnosis.verify import loss_improves, runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
 
@@ -116,5 +116,62 @@ def _out_of_batch_loop(ctx: Ctx, stmt: ast.stmt, inner: ast.stmt, expect: Expect
         "batch 循环，放到循环之后"))
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = ()
+def check_resumed_without_initial_lr(ctx: Ctx) -> list[Candidate]:
+    """``KeyError: 'initial_lr'``: a scheduler given ``last_epoch=`` (an epoch to resume
+    from) over an optimizer that never ran under a scheduler, as on a fresh run with
+    ``last_epoch=0``. ``last_epoch`` is the index of the last epoch done, -1 for none: the
+    count of epochs done minus one is tried, then the argument left out."""
+    if ctx.error is None or ctx.error.type != "KeyError" or "initial_lr" not in ctx.message:
+        return []
+    line, stmt = ctx.failing_statement()
+    if stmt is None:
+        return []
+    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        given = next((k for k in call.keywords if k.arg == "last_epoch"), None)
+        if given is None:
+            continue
+        shown = text(given.value)
+        minus = f"{shown} - 1" if not isinstance(given.value, ast.Constant) else str(
+            given.value.value - 1) if isinstance(given.value.value, int) else None
+        counted = node_fix(ctx.code, given.value, minus, runs_clean, T(
+            f"give `last_epoch` the index of the last epoch done, -1 on a fresh run: "
+            f"`last_epoch={minus}` (line {given.value.lineno})",
+            f"`last_epoch` 应是已完成的最后一个 epoch 的序号，新训练时为 -1："
+            f"`last_epoch={minus}`（第 {given.value.lineno} 行）")) if minus else None
+        fixes = [counted] if counted is not None else []
+        edit = _without_keyword(ctx.code, call, given)
+        if edit is not None:
+            fixes.append(Fix((edit,), runs_clean, T(
+                f"leave `last_epoch` out on line {given.lineno}: a fresh run starts the "
+                "schedule itself", f"第 {given.lineno} 行去掉 `last_epoch`：新训练时调度器"
+                "自己从头开始")))
+        fill: dict[str, object] = {"line": given.lineno, "name": shown,
+                                   "op": call_name(call) or text(call.func), "fail_line": line}
+        return [Candidate("scheduler-resumed-fresh", given.lineno, 0.85,
+                          [("last-epoch-given", fill)], fixes, fill)]
+    return []
+
+
+def _without_keyword(code: str, call: ast.Call, keyword: ast.keyword) -> Edit | None:
+    """The call's lines with one keyword argument taken out (a call on one line, or the
+    keyword alone at the end of its own line)."""
+    lines = code.splitlines()
+    row = lines[keyword.lineno - 1]
+    start, end = keyword.col_offset, keyword.end_col_offset or 0
+    if keyword.lineno != keyword.end_lineno:
+        return None
+    before = row[:start].rstrip()
+    after = row[end:]
+    if before.endswith(","):
+        new = before[:-1] + after
+    elif after.lstrip().startswith(","):
+        new = before + after.lstrip()[1:].lstrip()
+    else:
+        return None
+    if not new.strip():
+        return Edit("delete", keyword.lineno)
+    return Edit("replace", keyword.lineno, new)
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_resumed_without_initial_lr,)
 SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse,)
