@@ -271,9 +271,7 @@ def _made_text(ctx: Ctx, call: ast.Call, forward: ast.FunctionDef, init: ast.Fun
     top = {n for n, made in flow.assignments.items()
            if any(flow.scope_of(s) is flow.tree for s in made)}
     top |= {d.name for d in flow.tree.body if isinstance(d, (ast.FunctionDef, ast.ClassDef))}
-    imported = {a.asname or a.name.split(".")[0] for n in ast.walk(flow.tree)
-                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-    visible = {a.arg for a in init.args.args} | top | imported | _BUILTINS
+    visible = {a.arg for a in init.args.args} | top | flow.imported | _BUILTINS
     local = {a.arg for a in forward.args.args if a.arg != "self"} | {
         t for s in ast.walk(forward) if isinstance(s, ast.Assign)
         for target in s.targets for t in _simple(target)}

@@ -69,12 +69,6 @@ def _made(flow: Flow, node: ast.expr, line: int, stmt: ast.stmt) -> ast.stmt | N
     return flow.assigned_before(node.id, line, stmt) or flow.assigned_before(node.id, line)
 
 
-def _torch_imported(flow: Flow) -> bool:
-    return any(isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None
-                                                 for a in n.names)
-               for n in ast.walk(flow.tree))
-
-
 def _fixes(ctx: Ctx, kind: str, call: ast.Call, node: ast.expr, param: str,
            place: int | None) -> list[Fix]:
     """The changes to try, most likely first."""
@@ -88,7 +82,7 @@ def _fixes(ctx: Ctx, kind: str, call: ast.Call, node: ast.expr, param: str,
 
     if kind == "positive":
         mapped = []
-        if _torch_imported(ctx.flow):
+        if "torch" in ctx.flow.imported:
             mapped.append(f"torch.nn.functional.softplus({shown})")
         mapped.append(postfix(node, ".exp()"))
         if "log" in shown.lower():  # a log-scale: exp is what it stands for
@@ -116,7 +110,7 @@ def _fixes(ctx: Ctx, kind: str, call: ast.Call, node: ast.expr, param: str,
                 f"把分数作为 logits 传入：`{new}`（第 {call.lineno} 行）；分布自己会把它们"
                 "变成概率")))
     squash = postfix(node, ".softmax(-1)") if kind == "simplex" else \
-        f"torch.sigmoid({shown})" if _torch_imported(ctx.flow) else None
+        f"torch.sigmoid({shown})" if "torch" in ctx.flow.imported else None
     if squash is not None:
         swap(squash, T(f"turn the scores into probabilities where they are given: `{squash}` "
                        f"(line {call.lineno})",

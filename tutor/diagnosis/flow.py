@@ -121,6 +121,12 @@ class Flow:
         return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)),
                       key=lambda n: (n.lineno, n.col_offset))
 
+    @cached_property
+    def imported(self) -> frozenset[str]:
+        """The names the program's imports bind (``torch``, ``nn``, ``F``, ``np``)."""
+        return frozenset(a.asname or a.name.split(".")[0] for n in ast.walk(self.tree)
+                         if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names)
+
     def calls_named(self, *names: str) -> list[ast.Call]:
         return [c for c in self.calls if call_name(c) in names]
 

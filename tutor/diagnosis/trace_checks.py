@@ -217,6 +217,8 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None:
         return []
     for bad in ev.training.nonfinite:
+        if bad.from_inf:
+            continue  # made from infinities, not at a singular point: check_masked_row_nan
         sites = _singular_sites(flow, bad)
         reason = REASONS.get((sites[0][0], bad.phase)) if sites else None
         if reason is None or _diverged_before(ctx, bad):
@@ -1293,7 +1295,72 @@ def _spread(ctx: Ctx, call: ast.Call, given: ast.expr | None, shape: list[int], 
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_loss_input, check_squashed_twice,
+SOFTMAXES = frozenset({"softmax", "log_softmax"})
+
+
+def _minus_infinity(node: ast.AST) -> bool:
+    """``-float("inf")``, ``float("-inf")``, ``-math.inf``, ``-np.inf``, ``-torch.inf``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        return (isinstance(inner, ast.Call) and call_name(inner) == "float" and bool(
+            inner.args) and isinstance(inner.args[0], ast.Constant) and str(
+            inner.args[0].value).lower() in ("inf", "infinity")) or (
+            isinstance(inner, ast.Attribute) and inner.attr == "inf")
+    return isinstance(node, ast.Call) and call_name(node) == "float" and bool(node.args) and \
+        isinstance(node.args[0], ast.Constant) and str(node.args[0].value).lower() in (
+            "-inf", "-infinity")
+
+
+def check_masked_row_nan(ctx: Ctx) -> list[Candidate]:
+    """A softmax made nan out of -inf scores: every score of a row was masked with -inf
+    (a padded sequence with nothing left, an empty sentence), and exp(-inf) / sum of
+    exp(-inf) is 0 / 0. The change tried masks with the dtype's lowest finite number
+    instead, which gives such a row equal weights and no nan."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None:
+        return []
+    made = next((b for b in ev.training.nonfinite if b.from_inf and b.value == "nan"
+                 and _bare(b.op) in SOFTMAXES), None)
+    if made is None:
+        return []
+    # where the -inf comes from: what the run saw make it first, else any masking with -inf
+    lines = [b.line for b in ev.training.nonfinite if b.value == "-inf" and not b.from_inf]
+    sites = [n for n in ast.walk(flow.tree) if _minus_infinity(n)]
+    sites = [n for n in sites if getattr(n, "lineno", 0) in lines] or sites
+    changes: list[tuple[ast.AST, str]] = []
+    for node in sites:
+        parent = flow.parents.get(node)
+        call = parent if isinstance(parent, ast.Call) and call_name(parent) in (
+            "masked_fill", "masked_fill_") else None
+        owner = call.func.value if call is not None and isinstance(
+            call.func, ast.Attribute) else None
+        lowest = f"torch.finfo({text(owner)}.dtype).min" if owner is not None and \
+            "torch" in flow.imported else "-1e9"
+        changes.append((node, lowest))
+    if not sites:
+        return []
+    first = sites[0]
+    mask_line = getattr(first, "lineno", made.line)
+    edits = []
+    for node, new in changes:
+        edit = replace_node(ctx.code, node, new)
+        if edit is not None:
+            edits.append(edit)
+    lines_shown = ", ".join(str(e.line) for e in edits)
+    facts = {"line": mask_line, "op": made.op, "fail_line": made.line, "expr": text(first)}
+    fixes = [Fix(tuple(edits), nonfinite_gone, T(
+        f"mask with the lowest finite number instead of `{text(first)}` (line "
+        f"{lines_shown}): `{changes[0][1]}`; a row with nothing left then gets equal weights, "
+        "not nan",
+        f"用最小的有限数代替 `{text(first)}` 做掩码（第 {lines_shown} 行）：`{changes[0][1]}`；"
+        "全被遮住的行会得到相等的权重，而不是 nan"))] if edits and len(edits) == len(
+        {e.line for e in edits}) else []
+    return [Candidate("masked-row-nan", mask_line, 0.85, [("nan-from-masked-row", facts)],
+                      fixes, facts)]
+
+
+SILENT_CHECKS: tuple[Check, ...] = (check_nonfinite, check_masked_row_nan, check_loss_input,
+                                    check_squashed_twice,
                                     check_batch_softmax,
                                     check_trained_in_eval,
                                     check_functional_dropout, check_shared_norm,

@@ -351,6 +351,9 @@ class NonFiniteEvidence(_Data):
     operands: list[OperandFacts] = Field(default_factory=list, max_length=2)
     backwards: int = Field(0, description="backward() calls before it.")
     steps: int = Field(0, description="Optimizer steps before it.")
+    from_inf: bool = Field(False, description=(
+        "It made nan out of operands that held inf and no nan (a softmax over a row whose "
+        "every score is -inf, inf - inf), not from finite values."))
 
 
 class LossInputEvidence(_Data):

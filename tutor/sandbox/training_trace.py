@@ -231,13 +231,22 @@ class TrainingTrace:
             if out.numel() > MAX_STEP_NUMEL or self._finite(out):
                 return
             bad = out.detach()[~torch.isfinite(out.detach())]
+        from_inf = False
         if not self._all_finite(inputs):
-            return
+            # infinities in, nan out (a fully masked row's softmax): where the nan is made
+            with torch.no_grad():
+                nan_in = any(bool(torch.isnan(t).any()) for t in inputs
+                             if isinstance(t, torch.Tensor) and t.is_floating_point())
+                if nan_in or not bool(torch.isnan(bad).any()):
+                    return
+            from_inf = True
+            bad = bad[torch.isnan(bad)]
         self.nonfinite_seen.add((line, name))
         self.nonfinite.append({
             "phase": "forward", "line": line, "op": name[:80], "value": _kind(float(bad[0])),
             "operands": [f for f in (self._facts(t) for t in inputs[:2]) if f],
-            "backwards": len(self.rec.backwards), "steps": len(self.rec.steps)})
+            "backwards": len(self.rec.backwards), "steps": len(self.rec.steps),
+            "from_inf": from_inf})
 
     def _hook(self, out: Any, inputs: list[Any], index: int, line: int, name: str) -> None:
         self.hooks += 1
