@@ -253,6 +253,11 @@ class StepEvidence(_Data):
     discarded: list[int] = Field(default_factory=list, max_length=8, description="Lines of "
                                  "those passes whose gradients the next pass found cleared: "
                                  "no step used them.")
+    low_precision: str | None = Field(None, max_length=40, description="The dtype of its "
+                                      "float16/bfloat16 parameters, where it has some.")
+    stalled: float | None = Field(None, description="Of those parameters' entries that "
+                                  "their gradient pushed, the share the step left unchanged "
+                                  "(an update smaller than the dtype's spacing rounds away).")
 
 
 class ModuleCallEvidence(_Data):

@@ -644,6 +644,8 @@ class TrainingTrace:
             return
         torch = self.torch
         moved = 0.0
+        low = (torch.float16, torch.bfloat16)
+        pushed = kept = 0
         with torch.no_grad():
             for p, old in before:
                 scale = float(old.norm())
@@ -652,7 +654,16 @@ class TrainingTrace:
                 if math.isfinite(ratio):
                     self.moved[id(p)] = max(self.moved.get(id(p), 0.0), ratio)
                     moved = max(moved, ratio)
+                if p.dtype in low and p.grad is not None:
+                    # a low-precision weight: how many of the entries its gradient pushed
+                    # the step left where they were (the update rounded away)
+                    entry["low_precision"] = str(p.dtype)
+                    pushed_here = p.grad != 0
+                    pushed += int(pushed_here.sum())
+                    kept += int((pushed_here & (p.detach() == old)).sum())
         entry["moved"] = moved
+        if pushed:
+            entry["stalled"] = kept / pushed
 
     # -- the end ---------------------------------------------------------------------------
     def registered(self, module: Any, name: str) -> None:
