@@ -163,3 +163,31 @@ def test_only_one_backward_is_said_only_when_one_reached_the_tensor() -> None:
     assert [f.key for f in found] == ["filled_plain"]
     once = facts(watched, [_seen(5, "x", backwards=1)], [Pass(("x",), 0)])
     assert [f.key for f in once] == ["filled"] and once[0].values["read"] == "5"
+
+
+LATER_ERROR = """import torch
+w = torch.randn(3, requires_grad=True)
+x, y = w.double(), torch.ones(3)
+out = (x * 2).sum()
+out.backward()
+print(x.grad)
+out.backward()
+"""
+
+
+def test_names_bound_in_one_tuple_assignment_each_keep_their_own_value() -> None:
+    watched = watch(LATER_ERROR)
+    assert watched is not None
+    bound = watched.bindings["x"][0]
+    assert (bound.line, bound.hides_leaf) == (3, False)
+    pair = watch("a, c = a.cuda(), b\nprint(a.grad)")
+    assert pair is not None and pair.bindings["a"][0].rebinds
+    assert not pair.bindings["c"][0].rebinds  # c is given b, not itself
+
+
+def test_what_ran_before_an_error_still_says_why_a_grad_printed_none(tutor: Tutor) -> None:
+    """The run prints None, then raises (a second backward through a freed graph): the
+    learner asks about the None they saw, which the reads before the error explain."""
+    answer = tutor.ask(f"It prints None for x.grad, why?\n```\n{LATER_ERROR}```").text
+    assert "`x` is not a leaf" in answer and "`ToCopyBackward0`" in answer
+    assert "stops here at line 7" in answer and "RuntimeError" in answer

@@ -154,10 +154,19 @@ def _bindings(code: str, statement: ast.stmt) -> list[tuple[str, Binding]]:
     if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
         return []
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-    read = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
-    out = []
+    pairs: list[tuple[ast.expr, ast.expr]] = []
     for target in targets:
+        value = statement.value
+        if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+                and len(target.elts) == len(value.elts):
+            # ``a, b = a.cuda(), b.cuda()``: each name is bound to its own value
+            pairs.extend(zip(target.elts, value.elts, strict=True))
+        else:
+            pairs.append((target, value))
+    out = []
+    for target, value in pairs:
         if isinstance(target, ast.Name):
+            read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             out.append(
                 (
                     target.id,
@@ -165,7 +174,7 @@ def _bindings(code: str, statement: ast.stmt) -> list[tuple[str, Binding]]:
                         line=statement.lineno,
                         statement=_source(code, statement),
                         rebinds=target.id in read,
-                        hides_leaf=_hides_leaf(statement.value),
+                        hides_leaf=_hides_leaf(value),
                     ),
                 )
             )

@@ -631,8 +631,11 @@ class Tutor:
             return None
         if result.error is not None and question_kind(question) != "value":
             # "it prints 202, why?": a run that raises here (no GPU, an import left out of
-            # the paste) is not the run the learner describes, so it is no evidence about it
-            return None
+            # the paste) is not the run the learner describes, so it is no evidence about
+            # it; unless it printed first, and what ran before the error says why a
+            # ``.grad`` it read is what it is (that part of the run is the learner's)
+            return self._facts_before_error(question, lang, runner, code, result, on_gpu,
+                                            secrets)
         parts: list[str] = []
         sources: list[str] = []
         extra = ""
@@ -740,6 +743,37 @@ class Tutor:
         for _, guard in guards:
             answer = self._guard(answer, guard, question, lang)
         return answer
+
+    def _facts_before_error(
+        self, question: str, lang: Lang, runner: Runner, code: str, result: RunResult,
+        on_gpu: bool, secrets: Secrets,
+    ) -> Answer | None:
+        """The facts of the ``.grad`` reads a snippet made before it raised, where it printed
+        first: they explain what the learner saw printed; the error that came after is said
+        in one line after them (it is this machine's run, maybe not the learner's)."""
+        if result.error is None or not result.stdout.strip():
+            return None
+        found = self._snippet_facts(runner, code)
+        if not explains_why(found):
+            return None
+        parts = [msg.RAN_ON_CPU.get(lang)] if on_gpu else []
+        said = result.error.message.splitlines()[0][:200].rstrip(".")
+        parts += [text_for(found, lang), msg.RAN_LATER_ERROR.format(
+            line=str(result.error.line or "?"), error=f"{result.error.type}: {said}",
+        ).get(lang)]
+        ref = read_for(found)
+        read = self._read_line(ref, lang) if ref else None
+        if read:
+            parts.append(read)
+        titled = self._titled(ref) if ref else None
+        answer = Answer(
+            text="\n\n".join(parts),
+            sources=[ref] if ref else [],
+            titled_sources=[titled] if titled else [],
+            kind="answer",
+            lessons=[ref.partition("/")[0]] if ref else [],
+        )
+        return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
 
     def _explain_program(self, question: str, lang: Lang, secrets: Secrets) -> Answer | None:
         """ "Why is ``a.grad`` None here?" with a program pasted: the cause in this code, from
@@ -1017,7 +1051,8 @@ class Tutor:
             )
         except (TutorError, OSError):
             return []
-        probe = result.probe(PROBE) if result.error is None else None
+        # the records of the reads made before an error are still that run's facts
+        probe = result.probe(PROBE)
         value = getattr(probe.value, "value", None) if probe is not None else None
         evidence = result.evidence
         passes = [
