@@ -761,19 +761,22 @@ class Tutor:
         parts += [text_for(found, lang), msg.RAN_LATER_ERROR.format(
             line=str(result.error.line or "?"), error=f"{result.error.type}: {said}",
         ).get(lang)]
-        ref = read_for(found)
-        read = self._read_line(ref, lang) if ref else None
-        if read:
-            parts.append(read)
+        answer = self._read_answer(parts, read_for(found), lang)
+        return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
+
+    def _read_answer(self, parts: list[str], ref: str | None, lang: Lang, *,
+                     read: bool = True) -> Answer:
+        """``parts`` as an answer that sends the learner to the step ``ref`` (its "Read:"
+        line last, unless ``read`` is False: a card's text names its step itself)."""
+        line = self._read_line(ref, lang) if ref and read else None
         titled = self._titled(ref) if ref else None
-        answer = Answer(
-            text="\n\n".join(parts),
+        return Answer(
+            text="\n\n".join([*parts, *([line] if line else [])]),
             sources=[ref] if ref else [],
             titled_sources=[titled] if titled else [],
             kind="answer",
             lessons=[ref.partition("/")[0]] if ref else [],
         )
-        return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
 
     def _explain_program(self, question: str, lang: Lang, secrets: Secrets) -> Answer | None:
         """ "Why is ``a.grad`` None here?" with a program pasted: the cause in this code, from
@@ -788,26 +791,13 @@ class Tutor:
         if not explains_why(found_facts):
             return None
         parts = [text_for(found_facts, lang)]
-        ref = read_for(found_facts)
         found_card = self.cards.match(besides_output(question) or prose(question))
         if found_card is not None and card_answers(found_card, question) and found_card.sure:
             explained = card_text(self.course, found_card, lang, (question, "", ""))
             explained = re.sub(r"```python.*?```\n*", "", explained, flags=re.DOTALL).strip()
-            parts.append(explained)
-            ref = found_card.read
+            answer = self._read_answer([*parts, explained], found_card.read, lang, read=False)
         else:
-            read = self._read_line(ref, lang) if ref else None
-            if read:
-                parts.append(read)
-        text = "\n\n".join(parts)
-        titled = self._titled(ref) if ref else None
-        answer = Answer(
-            text=text,
-            sources=[ref] if ref else [],
-            titled_sources=[titled] if titled else [],
-            kind="answer",
-            lessons=[ref.partition("/")[0]] if ref else [],
-        )
+            answer = self._read_answer(parts, read_for(found_facts), lang)
         pasted = self.steps.find(question)
         answer = self._finish(answer, secrets, question, lang)
         if pasted is not None:
