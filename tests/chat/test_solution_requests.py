@@ -318,3 +318,28 @@ def test_speaking_of_the_answer_on_the_exercise_is_a_request(question: str) -> N
 )
 def test_the_answer_named_around_trouble_or_a_denial_is_not_a_request(question: str) -> None:
     assert not detect(question, on_step=True).request
+
+
+def test_a_program_of_ones_own_that_shares_a_line_with_an_exercise_is_no_request() -> None:
+    """From the shell: "thanks for sharing your code" reads as an ask for code, and the
+    learner's own lines include an exercise's ``with torch.no_grad():``; the pasted code is
+    not that exercise's, so it asks no exercise's solution. The exercise's own starter,
+    pasted with the same words, still does."""
+    from tutor.chat.quick import requested_step
+    from tutor.chat.step_finder import StepFinder
+    from tutor.course import load_course
+
+    course = load_course()
+    finder = StepFinder(course)
+    question = (
+        "Thanks for sharing your code! Whether we need to use with torch.no_grad() or "
+        "detach() when computing the targets?\n`value_target = critic_value - log_probs`\n"
+        "`q_hat = self.scale*reward + self.gamma*value_`\n"
+        "`value_target = value_target.detach()`\n`with torch.no_grad():`")
+    assert finder.find(question) is not None  # one shared line is enough to name a step
+    assert requested_step(question, finder) is None
+    _, step = course.find("no-grad/inside-flag")
+    starter = step.code  # an answer step: the code whose value it asks for
+    assert requested_step(
+        f"Thanks for sharing your code! Please give me the code:\n```\n{starter}\n```",
+        finder) is not None

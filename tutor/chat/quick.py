@@ -66,7 +66,8 @@ def requested_step(question: str, finder: StepFinder) -> StepRef | None:
     pastes (no exercise is open), or None."""
     reason = detect(question, on_step=True, about_course=lambda: True).reason
     # asked first: finding the exercise reads every exercise's code
-    return finder.find(question) if reason in SHELL_REQUESTS else None
+    found = finder.find(question) if reason in SHELL_REQUESTS else None
+    return found if found is not None and finder.covers(question, found) else None
 
 
 def may_be_solution_request(question: str, finder: StepFinder) -> bool:

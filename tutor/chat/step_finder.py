@@ -20,6 +20,11 @@ _SPACE_RE = re.compile(r"\s+")
 MIN_STATEMENT = 8
 """Shorter statements (``import torch``, ``x = 1``) are in every exercise."""
 MIN_SCORE = 1.0
+_INLINE_CODE_RE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+"""Code quoted inline (``value = x.detach()``): what a question pastes between backticks."""
+COVERED = 0.5
+"""Share of a pasted program's statements that must be an exercise's for it to be that
+exercise's code."""
 NEAR_SCORE = 0.5
 """Below this an exercise is not near a question at all (a word or two in common)."""
 DEFINED_WEIGHT = 2.0
@@ -110,6 +115,23 @@ class StepFinder:
         if best.score < MIN_SCORE or best.score < second * 1.25:
             return None
         return best
+
+    def covers(self, question: str, ref: StepRef) -> bool:
+        """Whether the code ``question`` pastes is mostly ``ref``'s exercise (at least
+        :data:`COVERED` of its statements are the exercise's), or it pastes none: a learner's
+        own program that shares a line or two with an exercise (``with torch.no_grad():``,
+        ``loss.backward()``) is not that exercise."""
+        from tutor.chat.snippets import pasted_blocks
+
+        pasted: set[str] = set()
+        for block in [*pasted_blocks(question), *_INLINE_CODE_RE.findall(question)]:
+            pasted |= _statements(block)
+        if not pasted:
+            return True
+        self._index()
+        mine = next((s for lid, sid, s, *_ in self._steps
+                     if (lid, sid) == (ref.lesson_id, ref.step_id)), set())
+        return len(pasted & mine) >= COVERED * len(pasted)
 
     def closest(self, question: str, most: int = 3) -> list[StepRef]:
         """The exercises nearest to ``question`` (by its code, names and words), best first:

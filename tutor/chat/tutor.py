@@ -751,9 +751,11 @@ class Tutor:
         """The facts of the ``.grad`` reads a snippet made before it raised, where it printed
         first: they explain what the learner saw printed; the error that came after is said
         in one line after them (it is this machine's run, maybe not the learner's)."""
-        if result.error is None or not result.stdout.strip():
-            return None
-        found = self._snippet_facts(runner, code)
+        if result.error is None or not result.stdout.strip() or result.error.type in question \
+                or asks_about_error(question) or mentions_error(prose(question)):
+            return None  # it asks about the error: the program's diagnosis answers that
+        # the records of the reads made before the error are still that run's facts
+        found = self._snippet_facts(runner, code, before_error=True)
         if not explains_why(found):
             return None
         parts = [msg.RAN_ON_CPU.get(lang)] if on_gpu else []
@@ -1022,9 +1024,11 @@ class Tutor:
         return self._guard(answer, self._secrets(lesson, found, None), question, lang)
 
     @staticmethod
-    def _snippet_facts(runner: Runner, code: str) -> list[Fact]:
+    def _snippet_facts(runner: Runner, code: str, *, before_error: bool = False
+                       ) -> list[Fact]:
         """What the snippet's own run shows about each ``.grad`` it reads (a second run of it,
-        with records on its own lines); empty when it reads none or that run fails."""
+        with records on its own lines); empty when it reads none or that run fails, unless
+        ``before_error``: then the reads made before the error count."""
         from tutor.errors import TutorError
         from tutor.sandbox.models import Limits
 
@@ -1041,8 +1045,7 @@ class Tutor:
             )
         except (TutorError, OSError):
             return []
-        # the records of the reads made before an error are still that run's facts
-        probe = result.probe(PROBE)
+        probe = result.probe(PROBE) if result.error is None or before_error else None
         value = getattr(probe.value, "value", None) if probe is not None else None
         evidence = result.evidence
         passes = [
