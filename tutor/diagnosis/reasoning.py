@@ -579,8 +579,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         update = {
             "root_line": top.root_line, "chain": chain_text(top),
             "alternatives": list(dict.fromkeys(c.id for c in ranked[1:4] if c.id != top.id)),
-            # a chain that proves the cause and proposes no change leaves nothing to tell
-            "tell_apart": None if id(top) in verified or (top.pinned and not top.fixes)
+            # a chain that proves the cause, proposes no change and has no rival leaves
+            # nothing to tell apart
+            "tell_apart": None if id(top) in verified or (
+                top.pinned and not top.fixes and all(c.id == top.id for c in ranked))
             else _tell_apart(ranked, failed),
         }
         if id(top) in verified and entry.generic:
