@@ -1,0 +1,53 @@
+"""Weights read from a checkpoint and never loaded into the model: found from the source (a
+name bound to them that nothing reads, no load_state_dict), and the change tried loads them
+into a model the program built, kept only where what the program prints then changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .runs import found_with_a_working_fix, not_diagnosed
+
+PROGRAM = """import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def evaluate(checkpoint, x):
+    model = Net()
+    weights = checkpoint["model"]
+    model.eval()
+    with torch.no_grad():
+        return model(x)
+
+trained = Net()
+with torch.no_grad():
+    trained.fc.weight.fill_(1.0)
+saved = {"model": trained.state_dict(), "epoch": 3}
+print(evaluate(saved, torch.ones(1, 4)))
+"""
+
+
+def test_weights_bound_and_never_read_are_loaded_into_the_model(sandbox: Any) -> None:
+    found_with_a_working_fix(sandbox, "weights-never-loaded", 14,
+                             "model.load_state_dict(weights)", PROGRAM)
+
+
+def test_weights_that_are_loaded_are_not_blamed(sandbox: Any) -> None:
+    right = PROGRAM.replace('    weights = checkpoint["model"]\n',
+                            '    weights = checkpoint["model"]\n'
+                            '    model.load_state_dict(weights)\n')
+    not_diagnosed(sandbox, "weights-never-loaded", right)
+
+
+def test_a_copy_kept_to_compare_with_is_not_blamed(sandbox: Any) -> None:
+    """A state dict that is read afterwards (compared, printed) is used."""
+    used = PROGRAM.replace("        return model(x)",
+                           "        return model(x), len(weights)")
+    not_diagnosed(sandbox, "weights-never-loaded", used)
