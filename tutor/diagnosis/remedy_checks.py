@@ -190,6 +190,77 @@ def _appended(code: str, node: ast.expr, suffix: str) -> Edit | None:
     return Edit("replace", node.end_lineno, (raw[:end] + suffix.encode() + raw[end:]).decode())
 
 
+VMAP_RANDOMNESS = "use the 'same' or 'different' randomness flags on vmap"
+CONSIDER = re.compile(r"^(?P<old>[A-Z]\w+) does not support .*?please consider (?P<new>[A-Z]\w+) "
+                      r"instead")
+
+
+def check_vmap_randomness(ctx: Ctx) -> list[Candidate]:
+    """A random op (dropout, ``randn_like``) under ``vmap``, which by default refuses them:
+    the message names the flag, not the ``vmap`` call, which is elsewhere than the failing
+    line (inside the function it maps). ``randomness="different"`` (each sample its own
+    draw, what dropout in training means) is given to every ``vmap`` call and tried."""
+    if VMAP_RANDOMNESS not in ctx.message:
+        return []
+    calls = [c for c in ctx.flow.calls_named("vmap")
+             if all(k.arg != "randomness" for k in c.keywords) and c.lineno == c.end_lineno]
+    edits = []
+    for call in calls:
+        edit = replace_nodes(ctx.code, [(call, f'{text(call)[:-1]}, randomness="different")')])
+        if edit is None or any(e.line == edit.line for e in edits):
+            return []
+        edits.append(edit)
+    if not edits:
+        return []
+    root = calls[0].lineno
+    fill = {"line": root, "op": "vmap", "detail": '`randomness="different"`'}
+    return [Candidate("message-remedy", root, 0.8, [("remedy-keyword", fill)], [Fix(
+        tuple(edits), runs_clean, T(
+            f'on line {root} pass `randomness="different"` to `vmap`: each sample draws its '
+            "own randomness (`\"same\"` shares one draw across the batch)",
+            f'第 {root} 行给 `vmap` 传入 `randomness="different"`：每个样本各自抽取随机数'
+            '（`"same"` 则整批共用一次）'))], fill)]
+
+
+def check_class_the_message_names(ctx: Ctx) -> list[Candidate]:
+    """"Adam does not support sparse gradients, please consider SparseAdam instead": the
+    class named is swapped for the one the message proposes where the program builds it
+    (not on the failing line, which only uses it), and tried: the proposal may not fit the
+    rest of the program (SparseAdam takes sparse gradients only)."""
+    found = CONSIDER.search(ctx.message)
+    if found is None:
+        return []
+    built = [c for c in ctx.flow.calls if call_name(c) == found["old"]]
+    edits = []
+    for call in built[:2]:
+        edit = replace_nodes(ctx.code, [(call.func, text(call.func)[:-len(found["old"])]
+                                         + found["new"])])
+        if edit is not None:
+            edits.append(edit)
+    if not edits or len({e.line for e in edits}) != len(edits):
+        return []
+    root = built[0].lineno
+    fill = {"line": root, "op": found["old"], "detail": f"`{found['new']}`"}
+    fixes = [Fix(tuple(edits), runs_clean, T(
+        f"build a `{found['new']}` instead of `{found['old']}` on line {root}",
+        f"第 {root} 行改为创建 `{found['new']}`，而不是 `{found['old']}`"))]
+    if "sparse gradients" in ctx.message:
+        # the layers that make them: dense gradients suit the optimizer as it is
+        for call in ctx.flow.calls:
+            flag = next((k for k in call.keywords if k.arg == "sparse"
+                         and isinstance(k.value, ast.Constant) and k.value.value is True), None)
+            edit = replace_nodes(ctx.code, [(flag.value, "False")]) if flag else None
+            if edit is not None:
+                fixes.insert(0, Fix((edit,), runs_clean, T(
+                    f"let `{call_name(call)}` on line {call.lineno} make dense gradients, "
+                    f"which `{found['old']}` takes: `sparse=False`",
+                    f"让第 {call.lineno} 行的 `{call_name(call)}` 产生稠密梯度（"
+                    f"`{found['old']}` 接受这种梯度）：`sparse=False`")))
+                break
+    return [Candidate("message-remedy", root, 0.7, [("remedy-class", fill)], fixes, fill)]
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_keyword_the_message_names, check_shared_memory,
-                                       check_out_of_place)
+                                       check_out_of_place, check_vmap_randomness,
+                                       check_class_the_message_names)
 SILENT_CHECKS: tuple[Check, ...] = ()
