@@ -204,7 +204,7 @@ def check_vmap_randomness(ctx: Ctx) -> list[Candidate]:
         return []
     calls = [c for c in ctx.flow.calls_named("vmap")
              if all(k.arg != "randomness" for k in c.keywords) and c.lineno == c.end_lineno]
-    edits = []
+    edits: list[Edit] = []
     for call in calls:
         edit = replace_nodes(ctx.code, [(call, f'{text(call)[:-1]}, randomness="different")')])
         if edit is None or any(e.line == edit.line for e in edits):
