@@ -12,6 +12,7 @@ import re
 
 from tutor.diagnosis import (
     accounting_checks,
+    accumulation_checks,
     alias_checks,
     argument_checks,
     batch_checks,
@@ -56,7 +57,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  discarded_checks, moved_leaf_checks, gradcheck_checks, kind_checks,
                  definition_checks, remedy_checks, idle_checks, schedule_checks,
                  memory_checks, override_checks, iterator_checks, batch_checks,
-                 distribution_checks, precision_checks, checkpoint_checks)
+                 distribution_checks, precision_checks, checkpoint_checks,
+                 accumulation_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
