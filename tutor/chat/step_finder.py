@@ -23,6 +23,8 @@ MIN_SCORE = 1.0
 _INLINE_CODE_RE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 """Code quoted inline (``value = x.detach()``): what a question pastes between backticks."""
 COVERED = 0.5
+MIN_PROGRAM = 3
+"""Statements from which pasted code is a program of the learner's whose exercise is asked."""
 """Share of a pasted program's statements that must be an exercise's for it to be that
 exercise's code."""
 NEAR_SCORE = 0.5
@@ -70,6 +72,8 @@ class StepFinder:
         self._defined: dict[tuple[str, str], set[str]] = {}
         """The functions and classes each exercise has the learner write (``vjp_by_backward``)."""
         self._prompts: dict[tuple[str, str], frozenset[str]] = {}
+        self._code: dict[tuple[str, str], set[str]] = {}
+        """The statements of each exercise: its starter and the code its prompt quotes."""
         self._share: dict[str, int] = {}
         self._course: Course | None = course
         """Indexed at the first question that needs it: most questions name no exercise, and
@@ -95,6 +99,9 @@ class StepFinder:
                 self._prompts[lesson.id, step.id] = frozenset(
                     tokenize(f"{prompt.en} {prompt.zh}") if prompt is not None else ()
                 )
+                quoted = _INLINE_CODE_RE.findall(f"{prompt.en}\n{prompt.zh}") if prompt else []
+                self._code[lesson.id, step.id] = _statements(starter).union(
+                    *(_statements(q) for q in quoted))
         # a statement several exercises start from says less about which one it is
         for *_, statements, _words, _title in self._steps:
             for statement in statements:
@@ -124,14 +131,16 @@ class StepFinder:
         from tutor.chat.snippets import pasted_blocks
 
         pasted: set[str] = set()
-        for block in [*pasted_blocks(question), *_INLINE_CODE_RE.findall(question)]:
+        for block in [*pasted_blocks(question, inline=False),
+                      *_INLINE_CODE_RE.findall(question)]:
             pasted |= _statements(block)
-        if not pasted:
-            return True
+        if len(pasted) < MIN_PROGRAM:
+            return True  # a fragment or two: what names an exercise, not a program
         self._index()
-        mine = next((s for lid, sid, s, *_ in self._steps
-                     if (lid, sid) == (ref.lesson_id, ref.step_id)), set())
-        return len(pasted & mine) >= COVERED * len(pasted)
+        mine = self._code.get((ref.lesson_id, ref.step_id), set())
+        # a fragment of an exercise's line counts (``torch.tensor([0.5, -0.3])`` of ``w = ...``)
+        ours = [p for p in pasted if any(p in line or line in p for line in mine)]
+        return len(ours) >= COVERED * len(pasted)
 
     def closest(self, question: str, most: int = 3) -> list[StepRef]:
         """The exercises nearest to ``question`` (by its code, names and words), best first:
