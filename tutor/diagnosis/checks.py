@@ -41,6 +41,7 @@ from tutor.diagnosis import (
     size_checks,
     trace_checks,
     training_checks,
+    weighting_checks,
 )
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix
@@ -58,7 +59,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  definition_checks, remedy_checks, idle_checks, schedule_checks,
                  memory_checks, override_checks, iterator_checks, batch_checks,
                  distribution_checks, precision_checks, checkpoint_checks,
-                 accumulation_checks)
+                 accumulation_checks, weighting_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -44,7 +44,7 @@ from tutor.diagnosis.source import Source
 from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
 from tutor.diagnosis.verify import hides_bug, prints_else, prints_the_same, runs_clean
 from tutor.i18n import T, Text
-from tutor.sandbox.models import ErrorInfo, Evidence, RunBudget, RunResult
+from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunBudget, RunResult
 
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
@@ -339,6 +339,22 @@ def diagnose(code: str, result: RunResult, runner: Runner, *, device: str = "cpu
                                   workers=workers)[0]
 
 
+SLOWER = 3.0
+"""How much longer than the learner's run its instrumented re-run and each trial may take
+(the instrumentation's own cost, two runs at once on the cores)."""
+MAX_TRIAL_S = 30.0
+
+
+def trial_limits(result: RunResult) -> Limits:
+    """The limits of the re-run and the fix trials: :data:`VERIFY_LIMITS`, or for a program
+    whose own run took longer (a training of a few seconds), that run's time times
+    :data:`SLOWER`, up to :data:`MAX_TRIAL_S`: a re-run cut by the clock shows nothing."""
+    wanted = result.duration_ms / 1000 * SLOWER
+    if wanted <= VERIFY_LIMITS.wall_time_s:
+        return VERIFY_LIMITS
+    return VERIFY_LIMITS.model_copy(update={"wall_time_s": min(wanted, MAX_TRIAL_S)})
+
+
 def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
                            device: str = "cpu", try_fixes: bool = True,
                            workers: int | None = None
@@ -350,7 +366,8 @@ def diagnose_with_evidence(code: str, result: RunResult, runner: Runner, *,
     flow = Flow.of(code)
     if flow is None or result.outcome not in ("ok", "error"):
         return base, None
-    runs = TrialRuns(runner, device, VERIFY_LIMITS, cores() if workers is None else workers)
+    runs = TrialRuns(runner, device, trial_limits(result),
+                     cores() if workers is None else workers)
     try:
         rerun, budget = _rerun(code, result, flow, runs, try_fixes)
         if rerun.evidence is None:
