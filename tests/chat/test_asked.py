@@ -13,7 +13,7 @@ import pytest
 from tutor.chat import Tutor
 from tutor.chat.asked import api_names, asked_point, asks_if_it_errors, other_asks
 from tutor.chat.bilingual import Both
-from tutor.chat.cards import Card, CardBook, CardSet, Names, Side, compose
+from tutor.chat.cards import Card, CardBook, CardSet, Names, Side, compose, load_cards
 from tutor.chat.solution_requests import detect
 from tutor.course import load_course
 from tutor.sandbox import Sandbox
@@ -318,3 +318,20 @@ def test_a_question_between_two_opposite_choices_gets_no_yes_or_no() -> None:
     assert compose(found, "en", NO_NAMES).startswith("OMIT")
     plain = book.match("Can I use detach in both places in torch?")
     assert plain is not None and compose(plain, "en", NO_NAMES).startswith("Yes.")
+
+
+def test_should_i_use_a_or_b_names_its_sides_among_other_names() -> None:
+    """"When computing value_target, should I use torch.no_grad() or detach()?" asks which of
+    two: its sides are the two options, not the learner's variables around them, and the card
+    that compares them answers it."""
+    question = ("When computing value_target and q_hat in SAC, should I use with "
+                "torch.no_grad() or detach()?")
+    point = asked_point(question)
+    assert point.sides is not None
+    assert [side.names for side in point.sides] == [frozenset({"no_grad"}),
+                                                     frozenset({"detach"})]
+    found = CardBook(load_cards()).match(question)
+    assert found is not None and found.card.id == "detach-vs-no-grad"
+    # a side that runs on into the rest of the sentence ends where a clause begins
+    late = asked_point("I wonder whether to use no_grad() or detach() when computing targets.")
+    assert late.sides is not None and late.sides[1].text == "detach()"

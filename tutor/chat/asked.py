@@ -250,7 +250,10 @@ def asked_point(question: str) -> AskedPoint:
             a, b = sorted(names, key=text.lower().find)
             sides = (_named_side(a), _named_side(b))
     else:
-        sides = _either_or(asks)
+        # "should I use A or B?" names its sides like a comparison does, whatever else the
+        # sentence names (the learner's own variables)
+        sides = next((found for s in asks if (found := compared_sides(s))
+                      and found[0].names and found[1].names), None) or _either_or(asks)
     return AskedPoint(
         kind=kind,
         asking=text,
