@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tutor.chat import Tutor
-from tutor.chat.asked import api_names, asked_point, asks_if_it_errors, other_asks
+from tutor.chat.asked import api_names, asked_point, asking, asks_if_it_errors, other_asks
 from tutor.chat.bilingual import Both
 from tutor.chat.cards import Card, CardBook, CardSet, Names, Side, compose, load_cards
 from tutor.chat.solution_requests import detect
@@ -335,3 +335,18 @@ def test_should_i_use_a_or_b_names_its_sides_among_other_names() -> None:
     # a side that runs on into the rest of the sentence ends where a clause begins
     late = asked_point("I wonder whether to use no_grad() or detach() when computing targets.")
     assert late.sides is not None and late.sides[1].text == "detach()"
+
+
+def test_fenced_output_and_prompt_lines_are_not_what_is_asked() -> None:
+    """A fenced block (code or what it printed) and lines typed at an interactive prompt
+    are the learner's paste, not the sentences that ask: a `Variable containing:` printed by
+    old code does not make the question one about Variable."""
+    question = ("chain rule will lead to Nan, sqrt() example\n\nfor example sqrt((x-1)^2) and "
+                "|x-1| should have the same grad, but they differ at x close to 1\n```\n"
+                ">> x=Variable(torch.Tensor([1]),requires_grad=True)\n>> y.backward()\n"
+                "Variable containing:\nnan\n```\nI think when one grad of the chain is Nan, "
+                "the final grad will be Nan.")
+    said = " ".join(asking(question))
+    assert "Variable" not in said and "nan\n" not in said and "sqrt" in said
+    found = CardBook(load_cards()).match(question)
+    assert found is not None and found.card.id != "variable-deprecated"

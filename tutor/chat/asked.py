@@ -149,11 +149,13 @@ _SENTENCE_RE = re.compile(r"(?<=[?!。？！])\s*|(?<=\.)\s+|\n+")
 
 
 def sentences(question: str) -> list[str]:
-    """The sentences of ``question``'s prose, in order: its whole lines of code left out,
-    what it names inside a sentence (``step()``, ``x.grad``) kept."""
-    from tutor.chat.snippets import code_line  # snippets reads the card book's kinds
+    """The sentences of ``question``'s prose, in order: its fenced blocks and whole lines of
+    code left out, what it names inside a sentence (``step()``, ``x.grad``) kept."""
+    # snippets reads the card book's kinds
+    from tutor.chat.snippets import code_line, outside_fences
 
-    text = "\n".join(line for line in question.splitlines() if not code_line(line.rstrip()))
+    text = "\n".join(line for line in outside_fences(question).splitlines()
+                     if not code_line(line.rstrip()))
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 

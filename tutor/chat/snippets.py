@@ -35,9 +35,16 @@ MAX_PIECE = 400
 _SENTENCE_DOT_RE = re.compile(r"\.\s")
 
 
+_REPL_RE = re.compile(r"\s*(?:>>>?|\.\.\.|In \[\d*\]:|Out\[\d*\]:)(?:\s|$)")
+"""A line typed at (or printed by) an interactive prompt: ``>>> x.grad``, ``In [3]: ...``."""
+
+
 def code_line(line: str) -> bool:
     """Whether ``line`` alone is a line of code: a statement that parses by itself, an
-    indented line of a block, or a block's header (``for step in range(2):``)."""
+    indented line of a block, a block's header (``for step in range(2):``), or a line of an
+    interactive session (``>>> y.backward()``)."""
+    if _REPL_RE.match(line):
+        return True
     if not line.strip() or not _STATEMENT_RE.match(line):
         return False
     if _CONTINUATION_RE.match(line):  # "else:" parses only after the block it continues
@@ -224,10 +231,18 @@ def _mention(statement: str) -> bool:
     return _MENTION_RE.match(statement) is not None and not statement.startswith("print")
 
 
+def outside_fences(text: str) -> str:
+    """``text`` without its fenced blocks: what a learner fences is code or its output,
+    never the words of the question (a printed ``nan`` or ``Variable containing:`` is not
+    what is asked)."""
+    return "\n".join(p.source if p.code is None else "" for p in fenced_pieces(text))
+
+
 def prose(question: str) -> str:
-    """``question`` without the code it pastes (whole lines and inline statements): the
-    words that say what is asked."""
-    lines = [line for line in question.splitlines() if not code_line(line.rstrip())]
+    """``question`` without the code it pastes (fenced blocks, whole lines and inline
+    statements): the words that say what is asked."""
+    lines = [line for line in outside_fences(question).splitlines()
+             if not code_line(line.rstrip())]
     kept = []
     for piece in _PIECE_RE.split("\n".join(lines)):
         found = _statement_in(piece)
