@@ -242,6 +242,7 @@ FAMILIES: dict[str, set[str]] = {
     "bool-tensor-subtraction": {"wanted-kind"},
     "vmap-random-op": {"message-remedy"},
     "sparse-grad-dense-optimizer": {"message-remedy"},
+    "optimizer-recreated-in-loop": {"optimizer-rebuilt"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

@@ -253,6 +253,8 @@ class StepEvidence(_Data):
     discarded: list[int] = Field(default_factory=list, max_length=8, description="Lines of "
                                  "those passes whose gradients the next pass found cleared: "
                                  "no step used them.")
+    fresh: bool = Field(False, description="The optimizer's first step: one built anew "
+                        "before every step starts from no state each time.")
     low_precision: str | None = Field(None, max_length=40, description="The dtype of its "
                                       "float16/bfloat16 parameters, where it has some.")
     stalled: float | None = Field(None, description="Of those parameters' entries that "

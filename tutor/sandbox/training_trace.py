@@ -125,6 +125,8 @@ class TrainingTrace:
         self.moved: dict[int, float] = {}
         self.fed: list[tuple[Any, tuple[Any, ...] | None]] = []
         self.trained_calls: dict[tuple[Any, ...], int] = {}
+        self.stepped: weakref.WeakSet[Any] = weakref.WeakSet()
+        """The optimizers that took a step (weakly: one made anew may reuse a freed id)."""
         self.unregistered: set[int] = set()
         self.flat: dict[int, Data] = {}
         self.across: dict[int, Data] = {}
@@ -606,6 +608,12 @@ class TrainingTrace:
     def before_step(self, optimizer: Any, params: list[Any], entry: Data) -> None:
         torch = self.torch
         backwards = self.rec.backwards
+        # an optimizer's first step: one made anew before every step keeps no state
+        try:
+            entry["fresh"] = optimizer not in self.stepped
+            self.stepped.add(optimizer)
+        except TypeError:  # an optimizer-like object without weak references
+            pass
         # a new optimizer's window starts at the last step of any (an earlier one, now gone,
         # stepped the passes before it)
         start = self.last_step.get(id(optimizer), max(self.last_step.values(), default=0))
