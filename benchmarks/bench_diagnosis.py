@@ -243,6 +243,7 @@ FAMILIES: dict[str, set[str]] = {
     "vmap-random-op": {"message-remedy"},
     "sparse-grad-dense-optimizer": {"message-remedy"},
     "optimizer-recreated-in-loop": {"optimizer-rebuilt"},
+    "lr-set-on-optimizer-attribute": {"hyperparameter-as-attribute"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

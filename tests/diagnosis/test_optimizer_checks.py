@@ -42,3 +42,42 @@ def test_the_run_marks_only_an_optimizers_first_step_fresh(sandbox: Any) -> None
 
 def test_plain_sgd_rebuilt_loses_nothing_and_is_not_blamed(sandbox: Any) -> None:
     not_diagnosed(sandbox, "optimizer-rebuilt", PROGRAM.replace("optim.Adam", "optim.SGD"))
+
+
+SCHEDULE = """import torch
+
+class Warmup:
+    def __init__(self, optimizer, peak):
+        self.optimizer, self.peak = optimizer, peak
+
+    def step(self, n):
+        self.optimizer.lr = self.peak * min(1.0, (n + 1) / 5)
+
+w = torch.zeros(2, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.01)
+warm = Warmup(opt, 0.1)
+for n in range(10):
+    warm.step(n)
+    loss = ((w - 1) ** 2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(opt.param_groups[0]["lr"], w)
+"""
+
+
+def test_a_rate_set_as_an_attribute_is_set_in_the_param_groups(sandbox: Any) -> None:
+    found_with_a_working_fix(sandbox, "hyperparameter-as-attribute", 8,
+                             "for group in self.optimizer.param_groups:", SCHEDULE)
+
+
+def test_the_run_names_the_attribute_an_optimizer_never_reads(sandbox: Any) -> None:
+    result = sandbox.run(SCHEDULE, instrument=True)
+    assert result.evidence is not None and result.evidence.training.misplaced == ["lr"]
+    right = SCHEDULE.replace(
+        "        self.optimizer.lr = self.peak * min(1.0, (n + 1) / 5)",
+        "        for group in self.optimizer.param_groups:\n"
+        "            group['lr'] = self.peak * min(1.0, (n + 1) / 5)")
+    done = sandbox.run(right, instrument=True)
+    assert done.evidence is not None and done.evidence.training.misplaced == []
+    not_diagnosed(sandbox, "hyperparameter-as-attribute", right)

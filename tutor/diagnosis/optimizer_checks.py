@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Edit, Fix
+from tutor.diagnosis.fixes import Edit, Fix, indent_of
+from tutor.diagnosis.flow import text
+from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
 
@@ -65,5 +67,56 @@ def check_optimizer_rebuilt(ctx: Ctx) -> list[Candidate]:
     return []
 
 
+def _rates(result: RunResult) -> list[float]:
+    ev = result.evidence
+    return [s.lr for s in ev.steps if s.lr is not None] if ev is not None else []
+
+
+def rate_follows(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed run's steps use learning rates that change, where the original's did not."""
+    before, after = _rates(original), _rates(fixed)
+    if fixed.outcome != "ok" or len(set(after)) < 2 or len(set(before)) > 1:
+        return None
+    return T(f"with this change the steps use the rates the program sets: from {after[0]:.3g} "
+             f"to {after[-1]:.3g} over the recorded steps (before: {before[0]:.3g} at every "
+             "step)" if before else "with this change the steps use the rates the program sets",
+             f"改动后每一步使用程序设置的学习率：记录到的步骤中从 {after[0]:.3g} 变为 "
+             f"{after[-1]:.3g}（改动前每一步都是 {before[0]:.3g}）" if before else
+             "改动后每一步使用程序设置的学习率")
+
+
+def check_rate_set_as_attribute(ctx: Ctx) -> list[Candidate]:
+    """``optimizer.lr = x``: an optimizer reads its hyper-parameters from each of its
+    ``param_groups``; an attribute of the same name on the optimizer is never read. The run
+    found such an attribute on an optimizer that stepped; the assignment is rewritten to set
+    every group's value, and tried."""
+    ev, flow = ctx.evidence, ctx.flow
+    if ctx.error is not None or not ev.training.misplaced:
+        return []
+    for stmt in flow.statements:
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or \
+                stmt.lineno != stmt.end_lineno:
+            continue
+        target = stmt.targets[0]
+        if not isinstance(target, ast.Attribute) or target.attr not in ev.training.misplaced:
+            continue
+        owner, attr = text(target.value), target.attr
+        value = text(stmt.value)
+        pad = indent_of(flow.line(stmt.lineno))
+        new = (f"{pad}for group in {owner}.param_groups:\n"
+               f"{pad}    group[{attr!r}] = {value}")
+        facts: dict[str, object] = {"line": stmt.lineno, "optimizer": owner, "param": attr,
+                                    "expr": value}
+        return [Candidate("hyperparameter-as-attribute", stmt.lineno, 0.85,
+                          [("attribute-unread", facts)], [Fix(
+                              (Edit("replace", stmt.lineno, new),),
+                              rate_follows if attr == "lr" else runs_clean, T(
+                                  f"set `{attr}` in each of `{owner}.param_groups` on line "
+                                  f"{stmt.lineno}, where the optimizer reads it",
+                                  f"第 {stmt.lineno} 行在 `{owner}.param_groups` 的每个组里设置 "
+                                  f"`{attr}`：优化器从那里读取它"))], facts)]
+    return []
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_optimizer_rebuilt,)
+SILENT_CHECKS: tuple[Check, ...] = (check_optimizer_rebuilt, check_rate_set_as_attribute)

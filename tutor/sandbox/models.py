@@ -471,6 +471,9 @@ class CrossedEvidence(_Data):
 class TrainingEvidence(_Data):
     """The training trace of an instrumented re-run (:mod:`tutor.sandbox.training_trace`)."""
 
+    misplaced: list[str] = Field(default_factory=list, max_length=10, description=(
+        "Hyper-parameters (names of an optimizer's defaults: 'lr', 'momentum') set as "
+        "attributes of an optimizer that stepped, where it never reads them."))
     nonfinite: list[NonFiniteEvidence] = Field(default_factory=list, max_length=12)
     """Where nan/inf first came out of finite values, forward or backward."""
     loss_inputs: list[LossInputEvidence] = Field(default_factory=list, max_length=20)

@@ -696,8 +696,25 @@ class TrainingTrace:
                     facts["rows_same_start"] = _rows_alike(torch, start)
         return facts
 
+    def _misplaced(self) -> list[str]:
+        """Hyper-parameters set as attributes of an optimizer (``optimizer.lr = 0.01``):
+        names of its ``defaults`` found in its own ``__dict__``. An optimizer reads them from
+        its param_groups only, so such an attribute changes nothing."""
+        found: list[str] = []
+        for optimizer in list(self.stepped):
+            try:
+                own = object.__getattribute__(optimizer, "__dict__")
+                defaults = own.get("defaults")
+            except AttributeError:
+                continue
+            if isinstance(defaults, dict):
+                found += [k for k in own if isinstance(k, str) and k in defaults
+                          and k not in found]
+        return found[:10]
+
     def finish(self) -> Data:
         return {
+            "misplaced": self._misplaced(),
             "nonfinite": self.nonfinite[:MAX_NONFINITE],
             "loss_inputs": list(self.loss_inputs.values())[:MAX_ENTRIES],
             "dropouts": list(self.dropouts.values())[:MAX_ENTRIES],
