@@ -817,6 +817,17 @@ def _arguments(error: ErrorInfo) -> Text | None:
     where_zh = f"第 {error.line} 行" if error.line else "出错的那一行"
     head = f"`{callee.name}{callee.signature}`"
     param = callee.parameter
+    if param and callee.reason == "constraint":
+        doc = f" (its documentation: \u201c{callee.parameter_doc}\u201d)" if \
+            callee.parameter_doc else ""
+        doc_zh = f"（文档说明：\u201c{callee.parameter_doc}\u201d）" if callee.parameter_doc \
+            else ""
+        return T(f"The values {where} gives `{callee.name}` as `{param}`{doc} break the "
+                 "constraint the message names: look where they are made and what takes them "
+                 "out of that range (a nan among them was made earlier).",
+                 f"{where_zh}作为 `{param}` 传给 `{callee.name}` 的值{doc_zh}不满足错误信息所说"
+                 "的约束：看看它们在哪里得到、是什么让它们超出了这个范围（其中若有 nan，是更早的"
+                 "运算产生的）。")
     if param and param in re.findall(r"\w+", callee.signature):
         said = f" Its documentation says of `{param}`: \u201c{callee.parameter_doc}\u201d" if \
             callee.parameter_doc else ""

@@ -580,7 +580,9 @@ def _callee(frame: FrameType, line: str, message: str) -> Data | None:
     if param and not named.get("unexpected"):
         said = re.search(rf"^\s*{param}\b[^:\n]*:\s*(.+(?:\n\s{{6,}}.+)*)", doc, re.MULTILINE)
         described = " ".join(said[1].split()) if said else ""
-    return {"name": _public_name(module, qualname)[:120],
+    reason = "missing" if named.get("missing") else "unexpected" if named.get(
+        "unexpected") else "constraint" if named.get("named") else None
+    return {"name": _public_name(module, qualname)[:120], "reason": reason,
             "signature": str(plain)[:300],
             "summary": doc.split("\n\n")[0].replace("\n", " ")[:300],
             "parameter": param, "parameter_doc": described[:300]}

@@ -618,7 +618,6 @@ class Recorder:
         if leaves:
             entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
                                           if id(leaf) in self.params and leaf.grad is None})[:20]
-        if leaves:
             self.reached_at[line] = frozenset(id(leaf) for leaf in leaves)
         try:
             self.trace.after_backward(self.reached_at.get(line, frozenset())

@@ -95,6 +95,9 @@ class Callee(_Data):
     signature: str = Field(description="Its parameters, as ``inspect.signature`` writes them.")
     summary: str = Field("", description="The first paragraph of its documentation.")
     parameter: str | None = Field(None, description="The parameter the message names.")
+    reason: Literal["missing", "unexpected", "constraint"] | None = Field(None, description=(
+        "Why the message names it: left out, not a parameter of the call, or given a value "
+        "outside its constraint (a distribution's)."))
     parameter_doc: str = Field("", description="What the documentation says of a missing one.")
 
 
