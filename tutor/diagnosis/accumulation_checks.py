@@ -59,18 +59,18 @@ def check_summed_accumulation(ctx: Ctx) -> list[Candidate]:
         return []
     step = steps[0]
     passes, line = step.passes, step.passes_line
-    assert line is not None
-    stmt = ctx.flow.statement_at(line)
+    stmt = ctx.flow.statement_at(line) if line is not None else None
+    if line is None or stmt is None:
+        return []
     owners = [c.func.value for c in ast.walk(stmt) if isinstance(c, ast.Call) and call_name(
-        c) == "backward" and isinstance(c.func, ast.Attribute)] if stmt is not None else []
+        c) == "backward" and isinstance(c.func, ast.Attribute)]
     if not owners or any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
                          for n in ast.walk(owners[0])):
         return []
     loss = owners[0]
-    if stmt is None or not _steps_on_a_condition(ctx, step, stmt):
+    if not _steps_on_a_condition(ctx, step, stmt):
         return []  # several losses of one step (tasks, terms) are meant to add up
-    made = ctx.flow.assigned_before(loss.id, line, stmt) if isinstance(loss, ast.Name) and \
-        stmt is not None else None
+    made = ctx.flow.assigned_before(loss.id, line, stmt) if isinstance(loss, ast.Name) else None
     value = ctx.flow.value_of(made) if made is not None else None
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
         return []  # already divided where it is made
