@@ -60,7 +60,7 @@ SETS = (
     FrozenCorpus("corpus13", "d1aed6fed662d977bd6e12f44d54607706b1ec0d3aa66ac2b34f1ec77f5e239a",
                  chinese=4, families=20, judged_later=("2026-12-06-h",)),
     FrozenCorpus("corpus14", "d881be15e84d40bf1a0236a4fd255638ed025f7affee402c827b7698da667c83",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07",)),
 )
 IDS = [s.name for s in SETS]
 
