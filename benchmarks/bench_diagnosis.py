@@ -103,7 +103,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-wrong-params": {"optimizer-wrong-params", "optimizer-empty-params",
                                "optimizer-params-tensor", "params-used-up"},
     "lr-too-high": {"lr-too-high"},
-    "scheduler-stepped-per-batch": {"lr-schedule-collapse"},
+    "scheduler-stepped-per-batch": {"lr-schedule-collapse", "scheduler-outpaces-optimizer"},
     "loss-total-keeps-graph": {"loss-total-keeps-graph"},
     "loader-iterator-exhausted": {"iterator-exhausted"},
     "module-train-overridden": {"method-takes-torchs-place"},
@@ -244,6 +244,7 @@ FAMILIES: dict[str, set[str]] = {
     "sparse-grad-dense-optimizer": {"message-remedy"},
     "optimizer-recreated-in-loop": {"optimizer-rebuilt"},
     "lr-set-on-optimizer-attribute": {"hyperparameter-as-attribute"},
+    "step-outside-batch-loop": {"step-outside-batch-loop"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

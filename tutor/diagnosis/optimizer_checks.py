@@ -10,6 +10,7 @@ import ast
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, indent_of
 from tutor.diagnosis.flow import text
+from tutor.diagnosis.schedule_checks import learning_rates
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
@@ -67,14 +68,9 @@ def check_optimizer_rebuilt(ctx: Ctx) -> list[Candidate]:
     return []
 
 
-def _rates(result: RunResult) -> list[float]:
-    ev = result.evidence
-    return [s.lr for s in ev.steps if s.lr is not None] if ev is not None else []
-
-
 def rate_follows(original: RunResult, fixed: RunResult) -> Text | None:
     """The fixed run's steps use learning rates that change, where the original's did not."""
-    before, after = _rates(original), _rates(fixed)
+    before, after = learning_rates(original), learning_rates(fixed)
     if fixed.outcome != "ok" or len(set(after)) < 2 or len(set(before)) > 1:
         return None
     return T(f"with this change the steps use the rates the program sets: from {after[0]:.3g} "

@@ -24,7 +24,8 @@ PER_BATCH = frozenset({"OneCycleLR", "CyclicLR"})
 """Schedulers made to be stepped at every batch."""
 
 
-def _rates(result: RunResult) -> list[float]:
+def learning_rates(result: RunResult) -> list[float]:
+    """The learning rate of each recorded optimizer step of the run."""
     ev = result.evidence
     return [s.lr for s in ev.steps if s.lr is not None] if ev is not None else []
 
@@ -39,7 +40,7 @@ def _collapsed(rates: list[float]) -> bool:
 def rate_holds(original: RunResult, fixed: RunResult) -> Text | None:
     """The fixed program's learning rate stays above the collapse, and its loss falls by
     more than it did."""
-    after, before = _rates(fixed), _rates(original)
+    after, before = learning_rates(fixed), learning_rates(original)
     if fixed.outcome != "ok" or len(after) < 3 or _collapsed(after):
         return None
     falls = loss_improves(original, fixed)
@@ -173,5 +174,62 @@ def _without_keyword(code: str, call: ast.Call, keyword: ast.keyword) -> Edit | 
     return Edit("replace", keyword.lineno, new)
 
 
+def _last_rate(result: RunResult) -> float | None:
+    rates = learning_rates(result)
+    return rates[-1] if rates else None
+
+
+def schedule_keeps_pace(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed run's learning rate at its last recorded step is higher than it was: the
+    schedule no longer runs ahead of the optimizer's steps."""
+    before, after = _last_rate(original), _last_rate(fixed)
+    if fixed.outcome != "ok" or before is None or after is None or not after > before:
+        return None
+    return T(f"with this change the schedule moves with the optimizer's steps: the learning "
+             f"rate at the last recorded step is {after:.3g} (before: {before:.3g})",
+             f"改动后调度与优化器的 step 同步：记录到的最后一步学习率为 {after:.3g}"
+             f"（改动前：{before:.3g}）")
+
+
+def check_scheduler_outpaces_optimizer(ctx: Ctx) -> list[Candidate]:
+    """A scheduler's ``step()`` every pass of a loop whose optimizer steps only on a
+    condition (every k micro-batches): the schedule advances k times per optimizer step and
+    runs out k times too early. The change tried moves it under the optimizer's condition,
+    right after its step."""
+    flow = ctx.flow
+    if ctx.error is not None:
+        return []
+    schedulers = _schedulers(flow)
+    for call in flow.calls:
+        if call_name(call) != "step" or receiver(call) not in schedulers:
+            continue
+        stmt = flow.statement_at(call.lineno)
+        loops = flow.loops_of(stmt) if stmt is not None else []
+        if stmt is None or not loops or stmt.lineno != stmt.end_lineno:
+            continue
+        for opt_call in flow.calls_named("step"):
+            if receiver(opt_call) in schedulers:
+                continue
+            opt_stmt = flow.statement_at(opt_call.lineno)
+            branch = next((a for a in flow.ancestors(opt_stmt) if isinstance(a, ast.If)),
+                          None) if opt_stmt is not None else None
+            if opt_stmt is None or branch is None or loops[0] not in flow.ancestors(branch) \
+                    or branch in flow.ancestors(stmt):
+                continue
+            name = receiver(call) or ""
+            facts: dict[str, object] = {"line": stmt.lineno, "name": name,
+                                        "optimizer": receiver(opt_call) or "",
+                                        "train_line": opt_call.lineno,
+                                        "detail": text(branch.test)}
+            return [Candidate("scheduler-outpaces-optimizer", stmt.lineno, 0.85, [
+                ("scheduler-every-pass", facts)], [Fix(
+                    (Edit("move_after", stmt.lineno, to=opt_stmt.lineno),), schedule_keeps_pace,
+                    T(f"step `{name}` only when the optimizer steps: move line {stmt.lineno} "
+                      f"under `if {text(branch.test)}:`, after line {opt_stmt.lineno}",
+                      f"只在优化器 step 时让 `{name}` step：把第 {stmt.lineno} 行移到 "
+                      f"`if {text(branch.test)}:` 里、第 {opt_stmt.lineno} 行之后"))], facts)]
+    return []
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_resumed_without_initial_lr,)
-SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse,)
+SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse, check_scheduler_outpaces_optimizer)

@@ -47,11 +47,13 @@ from tutor.diagnosis.symptoms import (
     units_differ,
 )
 from tutor.diagnosis.training_checks import _drop_activation
+from tutor.diagnosis.verify import loss_improves
 from tutor.i18n import T, Text
 from tutor.sandbox.models import (
     Evidence,
     LossInputEvidence,
     NonFiniteEvidence,
+    RunResult,
     StepEvidence,
 )
 
@@ -877,10 +879,59 @@ def check_erased_accumulation(ctx: Ctx) -> list[Candidate]:
     together = _each_after_its_step(flow, pairs)
     if together is not None:
         fixes.insert(0, together)
-    return [Candidate("zero-grad-erases-accumulation", zero.lineno, 0.9, [
+    out: list[Candidate] = []
+    backward = flow.statement_at(step.passes_line or 0)
+    if step_stmt is not None and backward is not None and loop not in flow.loops_of(
+            step_stmt) and not later and step_stmt.lineno > (loop.end_lineno or loop.lineno) \
+            and step_stmt.lineno == step_stmt.end_lineno and _over_the_data(flow, loop):
+        # the loop clears and back-propagates each batch as a training loop does, and the
+        # step sits after it: a step per batch, left out of the loop, is the likelier intent
+        facts = {"line": step_stmt.lineno, "optimizer": step.optimizer,
+                 "train_line": loop.lineno, "count": step.passes}
+        out.append(Candidate("step-outside-batch-loop", step_stmt.lineno, 0.92, [
+            ("passes-per-step", {"line": step.passes_line, "count": step.passes}),
+            ("cleared-between", {"line": zero.lineno, "count": step.cleared}),
+            ("step-after-loop", facts)], [Fix(
+                (Edit("move_after", step_stmt.lineno, to=backward.lineno),), steps_each_pass, T(
+                    f"take a step after every backward(): move line {step_stmt.lineno} into the "
+                    f"loop of line {loop.lineno}, after line {backward.lineno}",
+                    f"每次 backward() 之后都执行一步：把第 {step_stmt.lineno} 行移进第 "
+                    f"{loop.lineno} 行的循环，放在第 {backward.lineno} 行之后"))], facts))
+    return [*out, Candidate("zero-grad-erases-accumulation", zero.lineno, 0.9, [
         ("passes-per-step", {"line": step.passes_line, "count": step.passes}),
         ("cleared-between", {"line": zero.lineno, "count": step.cleared})],
         fixes, {"line": zero.lineno, "count": step.passes})]
+
+
+def _over_the_data(flow: Flow, loop: ast.stmt) -> bool:
+    """The loop walks the dataset in batches (a DataLoader, ``range(0, len(X), batch)``), as
+    a training loop does, not the micro-batches of one batch (``range(accum_steps)``,
+    ``batch.split(8)``), whose passes are meant to add up before one step."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    walked = loop.iter
+    if isinstance(walked, ast.Call) and call_name(walked) == "enumerate" and walked.args:
+        walked = walked.args[0]
+    if isinstance(walked, ast.Call) and call_name(walked) == "range":
+        return len(walked.args) == 3 and any(
+            isinstance(n, ast.Call) and call_name(n) == "len" for n in ast.walk(walked.args[1]))
+    if isinstance(walked, ast.Name):
+        made = flow.assigned_before(walked.id, loop.lineno, loop)
+        value = flow.value_of(made) if made is not None else None
+        return isinstance(value, ast.Call) and call_name(value) == "DataLoader"
+    return False
+
+
+def steps_each_pass(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed run takes a step after each backward() pass, and its loss ends lower."""
+    ev = fixed.evidence
+    if fixed.outcome != "ok" or ev is None or not ev.steps or any(s.passes > 1 for s in ev.steps):
+        return None
+    falls = loss_improves(original, fixed)
+    if falls is None:
+        return None
+    return T(f"{falls.en}, with a step after every backward() pass",
+             f"{falls.zh}，每次 backward() 之后都执行了一步")
 
 
 def _each_after_its_step(flow: Flow, pairs: list[tuple[ast.Call, StepEvidence, ast.stmt]]
