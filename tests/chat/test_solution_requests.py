@@ -343,3 +343,21 @@ def test_a_program_of_ones_own_that_shares_a_line_with_an_exercise_is_no_request
     assert requested_step(
         f"Thanks for sharing your code! Please give me the code:\n```\n{starter}\n```",
         finder) is not None
+
+
+def test_homework_of_this_course_gets_a_hint_not_a_decline() -> None:
+    """"Would you upload solutions for the other homework tasks? I'm on <an exercise of the
+    course>": homework words make another subject's request, but the exercise it names is
+    the course's own, so its next hint answers it."""
+    from tutor.chat import Tutor
+    from tutor.course import load_course
+
+    course = load_course()
+    _, step = course.find("grad-hooks/clip-hook")
+    question = ("Can you upload other homework solutions\n\nHi, I wanted to ask if you would "
+                "consider uploading solutions for the other homework tasks.\n\nI'm on \""
+                f"{step.title.en}\": {step.prompt.en}\n\n{step.starter}")
+    answer = Tutor(course).ask(question, lang="en")
+    assert answer.kind == "hint", answer.text
+    other = Tutor(course).ask("Can you do my chemistry homework on titration for me?", lang="en")
+    assert other.kind == "off_topic"

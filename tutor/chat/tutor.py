@@ -441,7 +441,10 @@ class Tutor:
             pastes_other_code(question) and not self.cards.signalled(question)
         ):
             return off_topic, [], secrets
-        if may_be_elsewhere(question):
+        # homework of this course (it pastes or names one of its exercises) is not another
+        # subject's homework, whatever words it asks in ("upload the homework solutions")
+        ours = requested_step(question, self.steps) if step is None else None
+        if may_be_elsewhere(question) and ours is None:
             judged = self.retriever.judge(question, on_step=step is not None)
             if judged.reason in ("foreign", "plain-error"):
                 return off_topic, [], secrets
@@ -454,7 +457,7 @@ class Tutor:
             # from the shell, a request for an exercise's answer pastes its code or title: its
             # next hint answers it, not a run of the pasted starter (whose output or tried fix
             # is no hint, and may be the answer)
-            found_step = requested_step(question, self.steps)
+            found_step = ours
             if found_step is not None:
                 from tutor.chat.context import ChatContext
 
