@@ -23,10 +23,10 @@ MIN_SCORE = 1.0
 _INLINE_CODE_RE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 """Code quoted inline (``value = x.detach()``): what a question pastes between backticks."""
 COVERED = 0.5
-MIN_PROGRAM = 3
-"""Statements from which pasted code is a program of the learner's whose exercise is asked."""
 """Share of a pasted program's statements that must be an exercise's for it to be that
 exercise's code."""
+MIN_PROGRAM = 3
+"""Statements from which pasted code is a program of the learner's whose exercise is asked."""
 NEAR_SCORE = 0.5
 """Below this an exercise is not near a question at all (a word or two in common)."""
 DEFINED_WEIGHT = 2.0
