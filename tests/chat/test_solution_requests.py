@@ -361,3 +361,7 @@ def test_homework_of_this_course_gets_a_hint_not_a_decline() -> None:
     assert answer.kind == "hint", answer.text
     other = Tutor(course).ask("Can you do my chemistry homework on titration for me?", lang="en")
     assert other.kind == "off_topic"
+    # another framework's question stays declined, whatever exercise its words recall
+    paddle = Tutor(course).ask(question.replace("homework tasks", "homework tasks in paddle "
+                                                "fluid with fluid.gradients"), lang="en")
+    assert paddle.kind == "off_topic", paddle.text

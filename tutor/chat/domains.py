@@ -74,6 +74,11 @@ def _task_patterns(
     return frozenset(data.task_domains), _either(data.produce), _either(data.understand)
 
 
+def task_domain_names(path: Path = DOMAINS_PATH) -> frozenset[str]:
+    """The domains whose words name a thing to produce (homework, a poem)."""
+    return _task_patterns(path)[0]
+
+
 def foreign_words(question: str, path: Path = DOMAINS_PATH) -> dict[str, str]:
     """Distinct other-domain words in ``question`` (lowercased) -> their domain."""
     out: dict[str, str] = {}

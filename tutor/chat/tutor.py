@@ -22,7 +22,12 @@ from tutor.chat.cards import (
     repeats,
 )
 from tutor.chat.cpu_standin import CudaOnCpu, needs_gpu
-from tutor.chat.domains import ERROR_LINE_RE, may_be_elsewhere
+from tutor.chat.domains import (
+    ERROR_LINE_RE,
+    foreign_words,
+    may_be_elsewhere,
+    task_domain_names,
+)
 from tutor.chat.guardrails import (
     Secrets,
     course_secrets,
@@ -442,8 +447,11 @@ class Tutor:
         ):
             return off_topic, [], secrets
         # homework of this course (it pastes or names one of its exercises) is not another
-        # subject's homework, whatever words it asks in ("upload the homework solutions")
+        # subject's homework, whatever words it asks in ("upload the homework solutions");
+        # another framework's question stays declined, whatever exercise its words recall
         ours = requested_step(question, self.steps) if step is None else None
+        if ours is not None and not set(foreign_words(question).values()) <= task_domain_names():
+            ours = None
         if may_be_elsewhere(question) and ours is None:
             judged = self.retriever.judge(question, on_step=step is not None)
             if judged.reason in ("foreign", "plain-error"):
