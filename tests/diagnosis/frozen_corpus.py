@@ -1,6 +1,14 @@
-"""What the format tests of the frozen diagnosis corpora share: loading a corpus's recorder
-(its ``record.py``, run as a script too), the families earlier sets named, and every source an
-earlier set cited (URLs and ``owner/repo#N``, compared per thread)."""
+"""What the format tests of the frozen diagnosis corpora share: a corpus's recorder, the
+families earlier sets named, and every source an earlier set cited (URLs and ``owner/repo#N``,
+compared per thread).
+
+Every corpus in corpus3's format is recorded by corpus3's recorder (``corpus3/record.py``),
+pointed at the corpus's file by this module, also from the shell::
+
+    .venv/bin/python tests/diagnosis/frozen_corpus.py corpus14 --check     # compare with test.yaml
+    .venv/bin/python tests/diagnosis/frozen_corpus.py corpus14 --write     # fill `observed`
+    .venv/bin/python tests/diagnosis/frozen_corpus.py corpus14 --check --seed 1
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,6 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -21,8 +28,13 @@ _REF = re.compile(r"\b([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)")
 _GITHUB = re.compile(r"^github\.com/([^/]+/[^/]+)/(?:issues|pull|discussions)/(\d+)")
 
 
-def load_recorder(corpus: str) -> ModuleType:
-    """``tests/diagnosis/<corpus>/record.py`` as the module ``<corpus>_record``."""
+def load_recorder(corpus: str) -> Any:
+    """The recorder of ``tests/diagnosis/<corpus>``: its own ``record.py`` (corpus3's), else
+    corpus3's pointed at its ``test.yaml`` (a dev set's ``dev.yaml``)."""
+    if not (HERE / corpus / "record.py").exists():
+        folder = HERE / corpus
+        return recorder_for(folder / "test.yaml" if (folder / "test.yaml").exists()
+                            else folder / "dev.yaml")
     spec = importlib.util.spec_from_file_location(f"{corpus}_record", HERE / corpus / "record.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -89,6 +101,18 @@ def recorder_for(corpus: Path) -> CorpusRecorder:
     return CorpusRecorder(corpus)
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``frozen_corpus.py CORPUS --check|--write [...]``: corpus3's command line on that
+    corpus's file."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0].startswith("-") or not (HERE / args[0]).is_dir():
+        print("usage: frozen_corpus.py CORPUS (a folder of tests/diagnosis) --check|--write "
+              "[--seed N] [--only ID ...]", file=sys.stderr)
+        return 2
+    status: int = load_recorder(args[0]).main(args[1:])
+    return status
+
+
 # --- the checks every frozen corpus's format test makes ------------------------------------
 
 
@@ -140,3 +164,7 @@ def assert_sources_new(items: Sequence[Any], sets: Iterable[str], places: Iterab
     earlier = earlier_sources(sets, places)
     assert len(earlier) > 1000  # the earlier sets were found and read: the check has teeth
     assert sorted(set(sources) & earlier) == []
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,8 +3,9 @@
 that test.yaml is the file that was frozen, and that every program still does on this torch
 what its record says. Runs the programs, never the diagnosis engine.
 
-A new split is one more :class:`FrozenCorpus` here (and its folder with ``test.yaml``, a
-``record.py`` shim and a README); the earlier splits are the ones before it in the table."""
+A new split is one more :class:`FrozenCorpus` here (and its folder with ``test.yaml`` and a
+README; ``frozen_corpus.py SPLIT --check`` records and checks it); the earlier splits are the
+ones before it in the table."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -72,7 +72,7 @@ def earlier_sets(split: FrozenCorpus) -> tuple[str, ...]:
 
 
 @cache
-def recorder(name: str) -> ModuleType:
+def recorder(name: str) -> Any:
     return load_recorder(name)
 
 

@@ -3,28 +3,12 @@ silent program from its own public source, and (slow) each still does what its r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from .frozen_corpus import load_recorder
 
-
-def _recorder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("silent_dev_record",
-                                                  HERE / "silent_dev" / "record.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _recorder()
-ITEMS = record.recorder.load_items(record.CORPUS)
+record = load_recorder("silent_dev")
+ITEMS = record.load_items()
 
 
 def test_every_item_is_a_recorded_silent_program_from_its_own_source() -> None:
