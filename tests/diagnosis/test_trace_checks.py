@@ -622,3 +622,75 @@ def test_the_trace_names_the_root_line_and_a_fix_that_makes_the_symptom_go(
 def test_the_same_program_written_right_gets_no_such_diagnosis(
         sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
     not_diagnosed(sandbox, expected, right)
+
+
+# -- ops given a value outside where they are defined (after corpus14's scoring) -------------
+# an angle from the cosine of a vector with itself: rounding takes it a hair past 1
+ANGLES = DATA + """emb = nn.Linear(4, 8)
+opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+def angular_loss(a, b):
+    cos = F.cosine_similarity(a, b, dim=1)
+    return torch.acos({operand}).mean()
+for _ in range(3):
+    z = emb(x)
+    pairs = torch.randint(0, 64, (64,))
+    pairs[:8] = torch.arange(8)
+    loss = angular_loss(z[:64], z[pairs])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+# advantages normalised per minibatch, the last of which holds one sample
+NORMALISED = DATA + """policy = nn.Linear(4, 2)
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+adv = torch.randn(65)
+for start in range(0, 65, 16):
+    mb = slice(start, start + 16)
+    a = adv[mb]
+    a = (a - a.mean()) / (a.std({keyword}) + 1e-8)
+    logp = F.log_softmax(policy(torch.cat([x, x[:1]])[mb]), dim=1)[:, 0]
+    loss = -(logp * a).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(("expected", "root", "fix_has", "code", "right"), [
+    ("nan-outside-domain", 11, "clamp(-1 + 1e-7, 1 - 1e-7)",
+     ANGLES.format(operand="cos"), ANGLES.format(operand="cos.clamp(-0.999999, 0.999999)")),
+    ("nan-outside-domain", 13, "correction=0",
+     NORMALISED.format(keyword=""), NORMALISED.format(keyword="correction=0")),
+], ids=["acos-past-one", "std-of-one"])
+def test_an_op_given_a_value_outside_its_domain_is_named_with_a_tried_fix(
+        sandbox: Any, expected: str, root: int, fix_has: str, code: str, right: str) -> None:
+    found_with_a_working_fix(sandbox, expected, root, fix_has, code)
+    not_diagnosed(sandbox, expected, right)
+
+
+LOGIT = """import torch
+w = torch.tensor([0.5, 0.0, 0.3], requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for i in range(4):
+    p = w.clamp({low}, 1)
+    loss = torch.logit(p).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_nan_no_known_cause_explains_is_shown_where_it_starts_and_not_as_a_cause(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    code = LOGIT.format(low=0)
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert found and found[0].id == "nan-first-seen", [d.id for d in found]
+    first = found[0]
+    assert first.line == 6 and first.generic and not first.fix_verified and first.patch is None
+    assert "`logit`" in first.title.en and "-inf" in first.title.en
+    assert "0 到 0.5" in first.explanation.zh and "not why" in first.explanation.en
+    # a square taken of it is not "a fractional power at 0": x ** 2 has a finite slope
+    assert "fractional" not in " ".join(c.en for c in first.chain)
+    not_diagnosed(sandbox, "nan-first-seen", LOGIT.format(low=1e-4))

@@ -10,7 +10,7 @@ import pytest
 
 from tutor.diagnosis.reasoning import diagnose
 
-from .runs import verified_diagnosis
+from .runs import found_with_a_working_fix, not_diagnosed, verified_diagnosis
 
 DATA = """import torch
 import torch.nn as nn
@@ -267,3 +267,50 @@ print(validate(model), validate(model))
 """
     first = verified_diagnosis(sandbox, code, {"dropout-no-eval"}, 10, "-        model.train()")
     assert violations(first, code) == []
+
+
+# an encoder given to its own optimizer but run only under no_grad (corpus14's
+# cic-encoder-features-under-no-grad, after its scoring): its parameters never learn
+ENCODER = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+encoder = nn.Linear(8, 4)
+head = nn.Linear(4, 2)
+enc_opt = torch.optim.Adam(encoder.parameters(), lr=1e-2)
+head_opt = torch.optim.Adam(head.parameters(), lr=1e-2)
+x, y = torch.randn(32, 8), torch.randint(0, 2, (32,))
+for _ in range(10):
+{encode}
+    loss = nn.functional.cross_entropy(head(features), y)
+    enc_opt.zero_grad()
+    head_opt.zero_grad()
+    loss.backward()
+    enc_opt.step()
+    head_opt.step()
+"""
+UNDER_NO_GRAD = "    with torch.no_grad():\n        features = encoder(x)"
+# a target computed under no_grad by a network that also runs with gradients (DQN)
+TARGET = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+q = nn.Linear(4, 2)
+opt = torch.optim.SGD(q.parameters(), lr=0.1)
+s, s2, r = torch.randn(16, 4), torch.randn(16, 4), torch.randn(16)
+for _ in range(5):
+    with torch.no_grad():
+        target = r + 0.9 * q(s2).max(dim=1).values
+    loss = ((q(s).max(dim=1).values - target) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_trained_module_run_only_under_no_grad_is_found_at_the_block(sandbox: Any) -> None:
+    code = ENCODER.format(encode=UNDER_NO_GRAD)
+    found_with_a_working_fix(sandbox, "graph-cut-silent", 11, "features = encoder(x)", code)
+    not_diagnosed(sandbox, "graph-cut-silent", ENCODER.format(encode="    features = encoder(x)"))
+
+
+def test_no_grad_around_a_target_of_a_network_that_also_trains_is_meant(sandbox: Any) -> None:
+    not_diagnosed(sandbox, "graph-cut-silent", TARGET)

@@ -67,6 +67,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "expr", "dim",  # shape provenance: the learner's expression of an op, a dimension
         "before_line",  # an activation applied twice: where the first one ran
         "wanted", "new",  # the kind of value a call wants, the converted argument
+        "value", "values",  # a non-finite value (nan, inf), what the op that made it was given
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

@@ -184,11 +184,13 @@ def _singular_sites(flow: Flow, bad: NonFiniteEvidence
         if facts.negative and not facts.zeros:
             kind = f"{kind}-negative"  # nan from a value out of the op's domain, not an edge
         for node in ast.walk(stmt):
-            if not binary and isinstance(node, ast.Call) and _bare(call_name(node)) == op:
+            if not binary and isinstance(node, ast.Call) and _bare(call_name(node)) == op and \
+                    not (kind.startswith("power") and _whole_power(_exponent(node))):
                 base = _operand(node)
                 if base is not None:
                     found.append((kind, base, node))
-            if binary and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            if binary and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and \
+                    not (kind.startswith("power") and _whole_power(node.right)):
                 found.append((kind, node.left, node))
         return found[:3]
     divisor = 0 if op in ("rtruediv", "reciprocal") else 1
@@ -204,11 +206,27 @@ def _singular_sites(flow: Flow, bad: NonFiniteEvidence
     return found[:3]
 
 
+def _exponent(call: ast.Call) -> ast.expr | None:
+    """The exponent of ``torch.pow(a, e)`` or ``a.pow(e)``."""
+    owner = receiver(call)
+    args = call.args if owner is not None and owner not in TORCHES else call.args[1:]
+    given = next((k.value for k in call.keywords if k.arg == "exponent"), None)
+    return args[0] if args else given
+
+
+def _whole_power(exponent: ast.expr | None) -> bool:
+    """A constant whole exponent of at least 1 (``x ** 2``): its slope is finite at 0."""
+    value = exponent.value if isinstance(exponent, ast.Constant) else None
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        value >= 1 and float(value).is_integer()
+
+
 def _diverged_before(ctx: Ctx, bad: NonFiniteEvidence) -> bool:
     """The loss grew before the nan: a step size that blows up, not an edge of an op."""
     before = [b.loss for b in ctx.evidence.backwards[:bad.backwards]]
     values = [v for v in before if isinstance(v, float)]
-    return len(values) >= 3 and values[-1] > values[0] * 1.5
+    # (a loss that can be negative, a policy's, does not grow by a factor)
+    return len(values) >= 3 and values[0] > 0 and values[-1] > values[0] * 1.5
 
 
 def check_nonfinite(ctx: Ctx) -> list[Candidate]:
@@ -223,7 +241,12 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             continue  # made from infinities, not at a singular point: check_masked_row_nan
         sites = _singular_sites(flow, bad)
         reason = REASONS.get((sites[0][0], bad.phase)) if sites else None
-        if reason is None or _diverged_before(ctx, bad):
+        if _diverged_before(ctx, bad):
+            continue
+        if reason is None:
+            bounded = _outside_domain(ctx, bad)
+            if bounded:
+                return bounded
             continue
         negative = any(f.negative for f in bad.operands)
         step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward"
@@ -267,7 +290,120 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
                                  {**facts, "why": why, "label": spread}))
         return out
-    return []
+    return _first_seen(ctx)
+
+
+# -- ops defined on a range: what the op is called, and where it is defined ---------------
+BOUNDED = {"acos": T("arccosine", "反余弦"), "arccos": T("arccosine", "反余弦"),
+           "asin": T("arcsine", "反正弦"), "arcsin": T("arcsine", "反正弦"),
+           "atanh": T("inverse hyperbolic tangent", "反双曲正切"),
+           "arctanh": T("inverse hyperbolic tangent", "反双曲正切")}
+SPREADS = {"std": T("standard deviation", "标准差"), "var": T("variance", "方差"),
+           "std_mean": T("standard deviation", "标准差"), "var_mean": T("variance", "方差")}
+UNIT_EPS = "1e-7"
+"""How far inside (-1, 1) a clamp keeps an arccosine's input: float32 has 1 - 1e-7 below 1."""
+
+
+def _outside_domain(ctx: Ctx, bad: NonFiniteEvidence) -> list[Candidate]:
+    """nan or an infinite slope from an op given a value outside the range where it is
+    defined, by what the trace saw it given: an arccosine or arcsine of a value past ±1 (a
+    cosine that rounding took a hair past 1), or at ±1 in backward(); a standard deviation
+    or variance of one element (it divides by n - 1 = 0). Each with the change that keeps
+    the op inside its range, tried."""
+    op = _bare(bad.op)
+    facts = bad.operands[0] if bad.operands else None
+    stmt = ctx.flow.statement_at(bad.line)
+    if facts is None or stmt is None or facts.low is None or facts.high is None:
+        return []
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and _bare(call_name(n)) == op]
+    if op in BOUNDED:
+        edge = facts.high if abs(facts.high) >= abs(facts.low) else facts.low
+        past = abs(edge) > 1 if bad.phase == "forward" and op not in ("atanh", "arctanh") \
+            else abs(edge) >= 1
+        if not past:
+            return []
+        name, at = BOUNDED[op], f"{edge:.8g}"
+        if bad.phase == "forward":
+            reason = T(f"the {name.en} of {at}, outside [-1, 1], which is {bad.value}",
+                       f"{at} 的{name.zh}（超出 [-1, 1]），即 {bad.value}")
+        else:
+            reason = T(f"the {name.en} at {at}, where its slope is infinite",
+                       f"{at} 处的{name.zh}，其斜率在那里是无穷大")
+        changes = [(call, base, postfix(base, f".clamp(-1 + {UNIT_EPS}, 1 - {UNIT_EPS})"))
+                   for call in calls if (base := _operand(call)) is not None]
+        values = T(f"whose values in this run reach {at}", f"它在这次运行中的值达到 {at}")
+        words = T("keep `{name}` inside (-1, 1) on line {line}: `{new}`",
+                  "第 {line} 行让 `{name}` 保持在 (-1, 1) 之内：`{new}`")
+    elif op in SPREADS and bad.phase == "forward" and facts.numel == 1:
+        name = SPREADS[op]
+        reason = T(f"the {name.en} of a single value, which divides by n − 1 = 0 and is nan",
+                   f"单个值的{name.zh}：它要除以 n − 1 = 0，结果是 nan")
+        changes = [(call, base, _with_keyword(call, "correction", "0", drop=("unbiased",)))
+                   for call in calls if (base := _operand(call)) is not None]
+        values = T("which holds a single value in this run", "它在这次运行中只有一个值")
+        words = T("compute it with `correction=0` on line {line} (0, not nan, for one value): "
+                  "`{new}`",
+                  "第 {line} 行用 `correction=0` 计算（只有一个值时得到 0 而不是 nan）：`{new}`")
+        changes = [(call, call, new) for call, _, new in changes]
+    else:
+        return []
+    step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward-at"
+    spread, why = _nan_spread(ctx.evidence, bad)
+    if bad.phase == "forward":
+        why = WHY_DOMAIN
+    out = []
+    for call, base, new in changes[:3]:
+        edit = replace_node(ctx.code, base, new)
+        if edit is None:
+            continue
+        shown = text(base) if base is not call else text(_operand(call) or call)
+        facts_ = {"line": bad.line, "op": text(call), "name": shown, "detail": reason,
+                  "values": values}
+        fix = Fix((edit,), nonfinite_gone, T(
+            words.en.format(name=shown, line=bad.line, new=new),
+            words.zh.format(name=shown, line=bad.line, new=new)))
+        out.append(Candidate("nan-outside-domain", bad.line, 0.85, [(step, facts_)], [fix],
+                             {**facts_, "why": why, "label": spread}))
+    return out
+
+
+def _with_keyword(call: ast.Call, key: str, value: str, drop: tuple[str, ...] = ()) -> str:
+    """The call's source with ``key=value`` among its keywords (replacing ``key`` and the
+    ``drop`` ones)."""
+    args = [text(a) for a in call.args]
+    args += [f"{k.arg}={text(k.value)}" if k.arg else f"**{text(k.value)}"
+             for k in call.keywords if k.arg not in (key, *drop)]
+    return f"{text(call.func)}({', '.join([*args, f'{key}={value}'])})"
+
+
+def _first_seen(ctx: Ctx) -> list[Candidate]:
+    """Where the run's first nan/inf made from finite values comes from, when no known
+    cause matches what the op was given: an honest symptom with its place (the op and its
+    line), never a cause. Only where it reaches the training (the loss or a gradient went
+    nan/inf) and the loss did not blow up first (a step size: check_lr's)."""
+    ev = ctx.evidence
+    bad = next((b for b in ev.training.nonfinite if not b.from_inf), None)
+    if bad is None or _diverged_before(ctx, bad) or ctx.flow.statement_at(bad.line) is None:
+        return []
+    reaches = any(isinstance(b.loss, str) for b in ev.backwards) or any(
+        s.grads_nonfinite for s in ev.steps) or bad.phase == "backward"
+    if not reaches:
+        return []
+    spread, _ = _nan_spread(ev, bad)
+    given = [f for f in bad.operands if f.low is not None and f.high is not None]
+    if given:
+        ranges = "; ".join(f"{f.low:.6g} to {f.high:.6g}" + (
+            " (one element)" if f.numel == 1 else "") for f in given)
+        ranges_zh = "；".join(f"{f.low:.6g} 到 {f.high:.6g}" + (
+            "（一个元素）" if f.numel == 1 else "") for f in given)
+        values = T(f"values from {ranges}", f"取值 {ranges_zh}")
+    else:
+        values = T("finite values", "有限的值")
+    op = _bare(bad.op)
+    fill = {"line": bad.line, "op": op, "value": bad.value, "values": values, "label": spread}
+    step = "nonfinite-first" if bad.phase == "forward" else "nonfinite-first-backward"
+    return [Candidate("nan-first-seen", bad.line, 0.45, [(step, fill)], [], fill,
+                      pinned=True)]
 
 
 def _empty_mean_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[

@@ -31,7 +31,7 @@ from tutor.diagnosis.verify import (
     runs_clean_with_grad,
 )
 from tutor.i18n import T, Text
-from tutor.sandbox.models import BackwardEvidence, ParamEvidence
+from tutor.sandbox.models import BackwardEvidence, Evidence, ModuleCallEvidence, ParamEvidence
 
 
 def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candidate]:
@@ -549,10 +549,16 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
     expect = both(params_learn([p.name for p in idle]), loss_improves) if updated else \
         params_reached([p.name for p in idle if not p.reached])
     out = []
+    switched_off = _run_without_grad(ev, idle)
     for op in ev.ops:
-        if op.kind not in ("data", "cut") or op.detail not in ("", "nondifferentiable",
-                                                               "python") \
-                or op.line in {b.line for b in ev.backwards}:
+        if op.kind == "cut" and op.detail == "no_grad":
+            if op.line not in switched_off:
+                continue  # evaluation, a target network: gradients off on purpose
+            switched_off.discard(op.line)  # one candidate for the line's ops
+        elif op.kind not in ("data", "cut") or op.detail not in ("", "nondifferentiable",
+                                                                 "python"):
+            continue
+        if op.line in {b.line for b in ev.backwards}:
             continue
         if not unreached and (op.name or "") not in idle_names:
             continue  # reached but idle: only a cut of that very tensor explains it
@@ -563,6 +569,24 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
         ], cut_fixes(ctx, op.line, reason, op.op, expect),
             {"line": op.line, "op": op.op, "params": _names(idle)}))
     return out
+
+
+def _run_without_grad(ev: Evidence, idle: list[ParamEvidence]) -> set[int]:
+    """The lines where a module whose parameters an optimizer holds, and no backward()
+    reaches, ran with gradients off, for modules that never ran with them on: the learner
+    means to train it (it is given to an optimizer), and ``no_grad`` keeps it out of every
+    graph. A module also run with gradients on (a DQN's target computed under no_grad) is
+    not one."""
+    names = [p.name for p in idle if p.in_optimizer and not p.reached]
+    runs: dict[str, list[ModuleCallEvidence]] = {}
+    for call in ev.modules:
+        runs.setdefault(call.module, []).append(call)
+    lines: set[int] = set()
+    for module, calls in runs.items():
+        if any(n.startswith(module + ".") for n in names) and not any(
+                c.grad_enabled for c in calls):
+            lines |= {c.line for c in calls}
+    return lines
 
 
 def _python_cut_in_loss(ctx: Ctx) -> list[Candidate]:

@@ -348,6 +348,8 @@ class OperandFacts(_Data):
     low: float | None = None
     high: float | None = None
     empty: bool = Field(False, description="It had no element at all (an empty selection).")
+    numel: int | None = Field(None, description="How many elements it had (a standard "
+                              "deviation of one element is nan).")
 
 
 class NonFiniteEvidence(_Data):

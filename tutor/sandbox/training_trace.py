@@ -210,7 +210,8 @@ class TrainingTrace:
             if not finite.numel():
                 return {}
             return {"zeros": bool((finite == 0).any()), "negative": bool((finite < 0).any()),
-                    "low": float(finite.min()), "high": float(finite.max())}
+                    "low": float(finite.min()), "high": float(finite.max()),
+                    "numel": int(values.numel())}
 
     def _finite(self, tensor: Any) -> bool:
         """Every value of ``tensor`` is finite. A sum of values is finite only then (a nan
