@@ -57,6 +57,12 @@ ROWS = (
               sha256="84a779b9a36a6022337d0fa77efea2c1eb5aed779ee9ccfce62d7387930aa759",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1450, reused_steps=5),
+    # as set 14: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13 or 14 (all five English); three of the 8 real Chinese posts are on-topic (README.md)
+    FrozenSet(folder="learner15", per_language=27, lessons_asked=20, judged_days=DAYS[:13],
+              sha256="0067f6dc28dd06af87a1a6c0322a1829df3705d2d9a32a38b0bd345ca1072502",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1500, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
