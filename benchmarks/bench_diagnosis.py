@@ -93,7 +93,7 @@ KINDS = ("exception", "silent")
 # The catalog ids that name each root-cause family (the rubric's "right family").
 FAMILIES: dict[str, set[str]] = {
     "softmax-before-ce": {"softmax-before-ce"},
-    "zero-grad-missing": {"missing-zero-grad"},
+    "zero-grad-missing": {"missing-zero-grad", "optimizer-grads-never-cleared"},
     "zero-grad-misplaced": {"zero-grad-misplaced", "zero-grad-erases-accumulation"},
     "backward-not-called": {"backward-not-called", "backward-missing"},
     "step-not-called": {"step-not-called", "step-missing"},
@@ -146,7 +146,7 @@ FAMILIES: dict[str, set[str]] = {
     "nonleaf-requires-grad": {"nonleaf-requires-grad"},
     "int-requires-grad": {"int-requires-grad"},
     # silent families read off the training trace (tutor/diagnosis/trace_checks.py)
-    "nan-gradient": {"nan-from-op"},
+    "nan-gradient": {"nan-from-op", "nan-outside-domain"},
     "nll-without-log-softmax": {"nll-without-log-softmax"},
     "train-mode-not-restored": {"train-mode-not-restored"},
     "dropout-training-flag": {"dropout-training-flag"},
@@ -249,7 +249,8 @@ FAMILIES: dict[str, set[str]] = {
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",
                 "pool-output-too-small", "input-eof", "softmax-implicit-dim",
-                "tensor-copy-construct", "requires-grad-to-scalar", "loss-not-falling")
+                "tensor-copy-construct", "requires-grad-to-scalar", "loss-not-falling",
+                "nan-first-seen")
 """Catalog ids that are a family of their own (no other id names the same root cause)."""
 FAMILIES.update({cid: {cid} for cid in OWN_FAMILIES})
 VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")

@@ -48,3 +48,45 @@ def test_several_terms_of_one_step_are_not_blamed(sandbox: Any) -> None:
 
 def test_adam_whose_step_barely_depends_on_the_scale_is_not_blamed(sandbox: Any) -> None:
     not_diagnosed(sandbox, "accumulation-summed", PROGRAM.replace("optim.SGD", "optim.Adam"))
+
+
+# a GAN whose step() clears the generator's gradients and never the discriminator's (corpus14
+# gan-step-discriminator-grads-never-cleared, after its scoring): the discriminator steps on
+# the sum of every pass so far, including the generator's passes through it
+GAN = """import torch
+import torch.nn as nn
+
+class GAN:
+    def __init__(self):
+        self.G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+        self.D = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.bce = nn.BCEWithLogitsLoss()
+        self.opt_g = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+
+    def step(self, real):
+        fake = self.G(torch.randn(real.size(0), 4))
+{clear_d}        loss_d = self.bce(self.D(real), torch.ones(len(real), 1)) + \\
+            self.bce(self.D(fake.detach()), torch.zeros(len(real), 1))
+        loss_d.backward()
+        self.opt_d.step()
+        self.G.zero_grad()
+        loss_g = self.bce(self.D(fake), torch.ones(len(real), 1))
+        loss_g.backward()
+        self.opt_g.step()
+
+gan = GAN()
+for _ in range(6):
+    gan.step(torch.randn(32, 2) + 2)
+"""
+
+
+def test_an_optimizer_whose_gradients_nothing_clears_between_its_steps(sandbox: Any) -> None:
+    found_with_a_working_fix(sandbox, "optimizer-grads-never-cleared", 16,
+                             "self.opt_d.zero_grad()", GAN.format(clear_d=""))
+    not_diagnosed(sandbox, "optimizer-grads-never-cleared",
+                  GAN.format(clear_d="        self.opt_d.zero_grad()\n"))
+
+
+def test_gradients_accumulated_over_micro_batches_then_cleared_are_meant(sandbox: Any) -> None:
+    not_diagnosed(sandbox, "optimizer-grads-never-cleared", PROGRAM)

@@ -690,7 +690,7 @@ def test_a_nan_no_known_cause_explains_is_shown_where_it_starts_and_not_as_a_cau
     first = found[0]
     assert first.line == 6 and first.generic and not first.fix_verified and first.patch is None
     assert "`logit`" in first.title.en and "-inf" in first.title.en
-    assert "0 到 0.5" in first.explanation.zh and "not why" in first.explanation.en
+    assert "0 到 0.5 之间的值" in first.explanation.zh and "not why" in first.explanation.en
     # a square taken of it is not "a fractional power at 0": x ** 2 has a finite slope
     assert "fractional" not in " ".join(c.en for c in first.chain)
     not_diagnosed(sandbox, "nan-first-seen", LOGIT.format(low=1e-4))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Expect, Fix, postfix, replace_node
+from tutor.diagnosis.fixes import Edit, Expect, Fix, postfix, replace_node
 from tutor.diagnosis.flow import call_name
 from tutor.i18n import T, Text
-from tutor.sandbox.models import RunResult, StepEvidence
+from tutor.sandbox.models import Evidence, RunResult, StepEvidence
 
 
 def _accumulating(result: RunResult) -> list[StepEvidence]:
@@ -87,5 +87,53 @@ def check_summed_accumulation(ctx: Ctx) -> list[Candidate]:
             f"第 {line} 行把损失除以累积的次数：`{new}.backward()`"))], facts)]
 
 
+def _carried(ev: Evidence) -> list[tuple[str, int, int]]:
+    """(optimizer, backward line, steps) for each optimizer whose every step after its first
+    applied gradients left from before its previous step (:attr:`StepEvidence.carried`):
+    nothing cleared them between its steps, whatever the loop looks like (a trainer's
+    method, a GAN's two optimizers)."""
+    out = []
+    for name in dict.fromkeys(s.optimizer for s in ev.steps):
+        later = [s for s in ev.steps if s.optimizer == name][1:]
+        lines = {s.carried for s in later}
+        if len(later) >= 2 and len(lines) == 1 and None not in lines:
+            out.append((name, later[0].carried or 0, len(later) + 1))
+    return out
+
+
+def steps_cleared(name: str) -> Expect:
+    """The fixed run's optimizer ``name`` no longer steps on gradients of earlier steps."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        if fixed.outcome != "ok" or fixed.evidence is None or original.evidence is None:
+            return None
+        if any(o == name for o, _, _ in _carried(fixed.evidence)) or not any(
+                s.optimizer == name for s in fixed.evidence.steps):
+            return None
+        return T(f"with this change each step of `{name}` applies the gradients of its own "
+                 "pass, not the sum of every pass before it",
+                 f"改动后 `{name}` 的每一步只使用本次的梯度，而不是之前所有梯度的总和")
+    return expect
+
+
+def check_steps_never_cleared(ctx: Ctx) -> list[Candidate]:
+    """An optimizer stepping on gradients that nothing clears between its steps, read off
+    the run (the backward() after each step found its parameters' gradients still there):
+    clearing them right before the backward() that feeds its next step is tried."""
+    if ctx.error is not None:
+        return []
+    out = []
+    for name, line, count in _carried(ctx.evidence):
+        stmt = ctx.flow.statement_at(line)
+        if stmt is None or not all(part.isidentifier() for part in name.split(".")):
+            continue
+        edit = Edit("insert_before", stmt.lineno, f"{name}.zero_grad()")
+        facts: dict[str, object] = {"line": line, "optimizer": name, "count": count}
+        out.append(Candidate("optimizer-grads-never-cleared", line, 0.7, [
+            ("grads-carried", facts)], [Fix((edit,), steps_cleared(name), T(
+                f"clear them before the backward() on line {line}: `{name}.zero_grad()`",
+                f"在第 {line} 行的 backward() 之前清零：`{name}.zero_grad()`"))], facts))
+    return out
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_summed_accumulation,)
+SILENT_CHECKS: tuple[Check, ...] = (check_summed_accumulation, check_steps_never_cleared)

@@ -382,8 +382,10 @@ def _first_seen(ctx: Ctx) -> list[Candidate]:
     line), never a cause. Only where it reaches the training (the loss or a gradient went
     nan/inf) and the loss did not blow up first (a step size: check_lr's)."""
     ev = ctx.evidence
-    bad = next((b for b in ev.training.nonfinite if not b.from_inf), None)
-    if bad is None or _diverged_before(ctx, bad) or ctx.flow.statement_at(bad.line) is None:
+    bad = ev.training.nonfinite[0] if ev.training.nonfinite else None
+    if bad is None or bad.from_inf or _diverged_before(ctx, bad) or \
+            ctx.flow.statement_at(bad.line) is None:
+        # (a nan made from infinities is where the infinities come from: masked-row-nan's)
         return []
     reaches = any(isinstance(b.loss, str) for b in ev.backwards) or any(
         s.grads_nonfinite for s in ev.steps) or bad.phase == "backward"
@@ -394,9 +396,9 @@ def _first_seen(ctx: Ctx) -> list[Candidate]:
     if given:
         ranges = "; ".join(f"{f.low:.6g} to {f.high:.6g}" + (
             " (one element)" if f.numel == 1 else "") for f in given)
-        ranges_zh = "；".join(f"{f.low:.6g} 到 {f.high:.6g}" + (
+        ranges_zh = "；".join(f"{f.low:.6g} 到 {f.high:.6g} 之间的值" + (
             "（一个元素）" if f.numel == 1 else "") for f in given)
-        values = T(f"values from {ranges}", f"取值 {ranges_zh}")
+        values = T(f"values from {ranges}", ranges_zh)
     else:
         values = T("finite values", "有限的值")
     op = _bare(bad.op)

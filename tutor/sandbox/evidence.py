@@ -130,6 +130,9 @@ class Recorder:
         self.reached_at: dict[int, frozenset[int]] = {}
         """The leaves (ids) the last fully recorded pass of each backward() line reached: a
         later pass of that line, not walked, is taken to reach the same ones."""
+        self.held_at: dict[int, tuple[frozenset[int], frozenset[int]]] = {}
+        """By pass (its index in ``backwards``): the ids of the leaves it reached, and of those
+        whose ``.grad`` already held a gradient when it started."""
         self.failed: Data | None = None
         self.failed_exc: BaseException | None = None
         self.in_internal = 0
@@ -635,8 +638,11 @@ class Recorder:
             entry["chain"] = self._chain(tensor)
         leaves = self._leaves(tensor)
         with self.torch.no_grad():
-            entry["accumulated"] = sum(1 for leaf in leaves if leaf.grad is not None
-                                       and bool(leaf.grad.any()))
+            held = frozenset(id(leaf) for leaf in leaves if leaf.grad is not None
+                             and bool(leaf.grad.any()))
+        entry["accumulated"] = len(held)
+        if len(self.backwards) < MAX_BACKWARDS:
+            self.held_at[len(self.backwards)] = (frozenset(id(leaf) for leaf in leaves), held)
         for leaf in leaves:
             self.reached.add(id(leaf))
             self._watch(leaf, self._name_of(leaf, frame))

@@ -256,6 +256,10 @@ class StepEvidence(_Data):
     discarded: list[int] = Field(default_factory=list, max_length=8, description="Lines of "
                                  "those passes whose gradients the next pass found cleared: "
                                  "no step used them.")
+    carried: int | None = Field(None, description="Where every backward() since this "
+                                "optimizer's previous step found the parameters of it that it "
+                                "reached still holding a gradient (nothing cleared them between "
+                                "the two steps): the line of the last of them.")
     fresh: bool = Field(False, description="The optimizer's first step: one built anew "
                         "before every step starts from no state each time.")
     low_precision: str | None = Field(None, max_length=40, description="The dtype of its "

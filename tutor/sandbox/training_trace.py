@@ -621,6 +621,7 @@ class TrainingTrace:
         passes = backwards[start:]
         self.last_step[id(optimizer)] = len(backwards)
         lines = {b["line"] for b in passes}
+        entry["carried"] = None if entry.get("fresh", True) else self._carried(start, params)
         entry.update(passes=len(passes), passes_line=lines.pop() if len(lines) == 1 else None,
                      cleared=sum(1 for b in passes[1:] if b.get("accumulated") == 0),
                      discarded=self._discarded(start))
@@ -634,6 +635,21 @@ class TrainingTrace:
                     continue
                 before.append((p, p.detach().clone()))
         self.step_before, self.step_entry = before, entry
+
+    def _carried(self, start: int, params: list[Any]) -> int | None:
+        """Where every pass since the optimizer's previous step that reached its parameters
+        found those it reached still holding a gradient (nothing cleared them between the
+        two steps): the line of the last of them, the one that feeds this step."""
+        mine = {id(p) for p in params}
+        line = None
+        for index in range(start, len(self.rec.backwards)):
+            leaves, held = self.rec.held_at.get(index, (frozenset(), frozenset()))
+            own = leaves & mine
+            if own and not own <= held:
+                return None
+            if own:
+                line = int(self.rec.backwards[index]["line"])
+        return line
 
     def _discarded(self, start: int) -> list[int]:
         """Lines of the passes since ``start`` whose gradients the next pass found cleared
