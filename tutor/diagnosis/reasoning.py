@@ -594,9 +594,13 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
             "tell_apart": _tell_apart(ranked, failed),
         }
     else:
+        # a symptom shown for want of a cause (a generic, pinned candidate) is no rival of
+        # a cause whose change was tried and worked
+        rivals = [c for c in ranked[1:] if not (id(top) in verified and c.pinned
+                                                 and not c.fixes and catalog.get(c.id).generic)]
         update = {
             "root_line": top.root_line, "chain": chain_text(top),
-            "alternatives": list(dict.fromkeys(c.id for c in ranked[1:4] if c.id != top.id)),
+            "alternatives": list(dict.fromkeys(c.id for c in rivals[:3] if c.id != top.id)),
             # a chain that proves the cause, proposes no change and has no rival leaves
             # nothing to tell apart
             "tell_apart": None if id(top) in verified or (

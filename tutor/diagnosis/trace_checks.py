@@ -232,10 +232,15 @@ def _diverged_before(ctx: Ctx, bad: NonFiniteEvidence) -> bool:
 def check_nonfinite(ctx: Ctx) -> list[Candidate]:
     """nan or inf in the loss or the gradients, traced to the first op of the learner's code
     that made it from finite values, where the trace shows the operand at that op's
-    singular point (exact zeros)."""
-    ev, flow = ctx.evidence, ctx.flow
+    singular point (exact zeros) or outside its domain; and where that op is, as a symptom,
+    for when no cause is found or none of the changes tried works."""
     if ctx.error is not None:
         return []
+    return [*_nonfinite_causes(ctx), *_first_seen(ctx)]
+
+
+def _nonfinite_causes(ctx: Ctx) -> list[Candidate]:
+    ev, flow = ctx.evidence, ctx.flow
     for bad in ev.training.nonfinite:
         if bad.from_inf:
             continue  # made from infinities, not at a singular point: check_masked_row_nan
@@ -290,7 +295,7 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
             out.append(Candidate("nan-from-op", bad.line, 0.9, [(step, facts)], fixes,
                                  {**facts, "why": why, "label": spread}))
         return out
-    return _first_seen(ctx)
+    return []
 
 
 # -- ops defined on a range: what the op is called, and where it is defined ---------------
