@@ -351,6 +351,9 @@ def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
             call_name(stmt.value) == "register_parameter" and len(stmt.value.args) == 2:
         value = stmt.value.args[1]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+            call_name(stmt.value) == "setattr" and len(stmt.value.args) == 3:
+        return _set_by_setattr(stmt.value, line, name)
     if value is None:
         return []
     reads_itself = any(isinstance(n, ast.Attribute) and n.attr == name for n in ast.walk(value))
@@ -369,6 +372,32 @@ def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
     if fix is None:
         return []
     return [Candidate("parameter-assigned", line, 0.85, [(step, fill)], [fix], fill)]
+
+
+def _set_by_setattr(call: ast.Call, line: int, name: str) -> list[Candidate]:
+    """``setattr(model, name, p - lr * g)``: a computed tensor put, by name, where the
+    module registered a parameter (a functional update of meta-learning, a weight-drop
+    wrapper's dropped weight). A registered parameter is replaced only by a parameter; the
+    registration removed first (``delattr``), the name takes a plain tensor, and that is
+    tried. The other way, ``torch.func.functional_call``, is said where to look."""
+    owner, attr, value = call.args
+    delete = f"delattr({text(owner)}, {text(attr)})"
+    fill: dict[str, object] = {"line": line, "name": name, "target": text(owner),
+                               "expr": text(value), "new": delete}
+    fix = Fix((Edit("insert_before", line, delete),), runs_clean, T(
+        f"before line {line} remove the registered parameter, so its name can hold the "
+        f"computed tensor: `{delete}`",
+        f"在第 {line} 行之前删除已注册的参数，让这个名字能存放计算出的张量：`{delete}`"))
+    direction = T(
+        f"To run `{text(owner)}` with computed weights (a functional update), call it with "
+        f"them instead of assigning them: `torch.func.functional_call({text(owner)}, "
+        f"new_params, (x,))`; to keep assigning, first remove the registered parameter "
+        f"(`{delete}`), and register the weight you learn under another name.",
+        f"要用计算出的权重运行 `{text(owner)}`（函数式更新），把它们作为参数传入调用，而不是"
+        f"赋值：`torch.func.functional_call({text(owner)}, new_params, (x,))`；若要继续赋值，"
+        f"先删除已注册的参数（`{delete}`），并把要学习的权重注册为另一个名字。")
+    return [Candidate("parameter-assigned", line, 0.85, [("parameter-setattr", fill)], [fix],
+                      fill, direction=direction)]
 
 
 def _kept_local(ctx: Ctx, stmt: ast.Assign, method: ast.AST, name: str) -> Fix | None:
