@@ -261,6 +261,12 @@ OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference
                 "nan-first-seen")
 """Catalog ids that are a family of their own (no other id names the same root cause)."""
 FAMILIES.update({cid: {cid} for cid in OWN_FAMILIES})
+FREQUENT_B_FAMILIES = ("deepcopy-non-leaf", "state-dict-used-as-model", "dataloader-not-iterator",
+                       "parameters-not-called", "cat-rank-mismatch", "batchnorm-width",
+                       "tensor-from-strings", "ragged-tensor", "forward-missing-argument",
+                       "numpy-object-array")
+"""Catalog ids for frequent messages (benchmarks/frequent_messages.md), each its own family."""
+FAMILIES.update({cid: {cid} for cid in FREQUENT_B_FAMILIES})
 VERDICTS = ("right", "family only", "generic", "wrong-specific", "none")
 
 

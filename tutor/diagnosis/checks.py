@@ -22,6 +22,7 @@ from tutor.diagnosis import (
     definition_checks,
     discarded_checks,
     distribution_checks,
+    frequent_checks,
     gradcheck_checks,
     graph_checks,
     idle_checks,
@@ -61,7 +62,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  definition_checks, remedy_checks, idle_checks, schedule_checks,
                  memory_checks, override_checks, iterator_checks, batch_checks,
                  distribution_checks, precision_checks, checkpoint_checks,
-                 accumulation_checks, weighting_checks, optimizer_checks, message_checks)
+                 accumulation_checks, weighting_checks, optimizer_checks, message_checks,
+                 frequent_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
