@@ -278,3 +278,31 @@ print(half.sum() * scale)
     first = first_for_error(sandbox, code)
     assert (first.id, first.fix_verified) == ("wanted-kind", True)
     assert "n // 2" in (first.patch or "") and "n // 4" not in (first.patch or "")
+
+
+# parent beams taken from flat top-k indices with true division (corpus14
+# beam-search-back-pointers-true-division-zh, after its scoring): the index turns float where
+# it is divided, two lines before the op that fails
+BEAMS = """import torch
+torch.manual_seed(0)
+
+def parents(scores, width):
+    top = scores.topk(3, dim=1).indices
+    return {divide}
+
+beams = torch.arange(6).view(2, 3)
+print(beams.gather(1, parents(torch.randn(2, 12), 4)))
+"""
+
+
+@pytest.mark.parametrize(("divide", "fix"), [
+    ("top / 4 if width == 4 else top", "`top // 4`"),
+    ("torch.div(top, width)", '`torch.div(top, width, rounding_mode="floor")`'),
+], ids=["operator", "call"])
+def test_an_index_made_float_by_a_division_is_found_where_it_is_divided(
+        sandbox: Any, divide: str, fix: str) -> None:
+    first = first_for_error(sandbox, BEAMS.format(divide=divide))
+    assert (first.id, first.root_line, first.fix_verified) == ("wanted-kind", 6, True)
+    assert fix in first.fix.en
+    assert any("line 6" in step.en and "`torch.float32`" in step.en for step in first.chain)
+    assert any("第 6 行" in step.zh for step in first.chain)

@@ -14,6 +14,7 @@ the re-run gets past them all.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections import defaultdict
 
@@ -103,6 +104,7 @@ def check_wanted_kind(ctx: Ctx) -> list[Candidate]:
     out = []
     if kind in CONVERT:
         out.extend(_made_of_another_kind(ctx, stmt, kind, line))
+        out.extend(_kind_changed_by(ctx, kind, line))
     for shown, given, changes in tries[:MAX_TRIES]:
         edits = _edits(ctx.code, changes)
         if edits is None:
@@ -226,6 +228,108 @@ def _made_of_another_kind(ctx: Ctx, stmt: ast.stmt, kind: str, line: int) -> lis
         out.append(Candidate("wanted-kind", at, 0.65, [("kind-given", fill), ("kind-made", fill)],
                              [Fix(edits, runs_clean, describe)], fill))
     return out
+
+
+DIVISIONS = frozenset({"div", "true_divide", "divide", "__truediv__", "__rtruediv__"})
+BINARY = {"__truediv__": ast.Div, "__rtruediv__": ast.Div, "div": ast.Div,
+          "true_divide": ast.Div, "__mul__": ast.Mult, "__rmul__": ast.Mult, "mul": ast.Mult,
+          "__add__": ast.Add, "__radd__": ast.Add, "add": ast.Add, "__sub__": ast.Sub,
+          "__rsub__": ast.Sub, "sub": ast.Sub, "__pow__": ast.Pow, "pow": ast.Pow}
+"""The operator a torch op's name stands for where the source writes it as one (``a / b``
+is recorded as ``div``)."""
+
+
+def _kind_changed_by(ctx: Ctx, kind: str, line: int) -> list[Candidate]:
+    """Where a value of the wanted kind turned into another, by the run's record of the ops
+    that made the failing op's operand: the newest op whose result is of another kind while
+    the value it came from was of the wanted one (indices divided with ``/``, which makes
+    floats of integers). That op is the cause; its own change (floor division for a
+    division, else its result converted) is tried."""
+    failed = ctx.evidence.failed
+    if failed is None:
+        return []
+    out = []
+    for operand in failed.inputs:
+        history = operand.history
+        if operand.dtype in DTYPES[kind] or len(history) < 2:
+            continue
+        # (an op of several outputs of several kinds, topk's values and indices, records
+        # none: a division after it is still where integers would become floats)
+        at = next((i for i, (link, older) in enumerate(itertools.pairwise(history))
+                   if link.dtype and link.dtype not in DTYPES[kind] and (
+                       older.dtype in DTYPES[kind] or (
+                           older.dtype is None and link.op in DIVISIONS and kind == "long"))),
+                  None)
+        if at is None:
+            continue
+        link = history[at]
+        if link.op.strip("_") in CONVERSIONS:
+            continue  # made so on purpose: _made_of_another_kind's
+        node = _op_node(ctx, link.line, link.op)
+        if node is None or link.line == line:
+            continue  # on the failing line itself: the conversion there is the use's
+        changes = [c for c in (_floor_division(ctx, node, link.op, kind),
+                               _converted_result(ctx, node, kind, link.line)) if c is not None]
+        if not changes:
+            continue
+        stmt = ctx.flow.statement_at(link.line)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+        name = text(targets[0]) if len(targets) == 1 and isinstance(
+            targets[0], (ast.Name, ast.Attribute)) else text(node)
+        fill: dict[str, object] = {
+            "line": link.line, "fail_line": line, "name": name,
+            "op": text(node) if isinstance(node, ast.BinOp) else link.op,
+            "given": f"`{link.dtype}`", "wanted": WANTED_WORDS[kind], "new": changes[0][1]}
+        out.append(Candidate("wanted-kind", link.line, 0.68, [
+            ("kind-given", fill), ("kind-changed", fill)], [f for f, _ in changes], fill))
+    return out[:1]
+
+
+def _op_node(ctx: Ctx, line: int, op: str) -> ast.expr | None:
+    """The expression on ``line`` that applies ``op``: a call of that name, or the binary
+    operator of a ``__dunder__``; None where there is not exactly one."""
+    stmt = ctx.flow.statement_at(line)
+    if stmt is None:
+        return None
+    bare = op.strip("_")
+    found: list[ast.expr] = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                             and call_name(n) in (op, bare) and n.lineno == line]
+    if op in BINARY:
+        found += [n for n in ast.walk(stmt) if isinstance(n, ast.BinOp)
+                  and isinstance(n.op, BINARY[op]) and n.lineno == line]
+    return found[0] if len(found) == 1 else None
+
+
+def _floor_division(ctx: Ctx, node: ast.expr, op: str, kind: str) -> tuple[Fix, str] | None:
+    """A division of integers written to keep them integers: ``a // b``, or
+    ``torch.div(a, b, rounding_mode="floor")``."""
+    if op not in DIVISIONS or kind != "long":
+        return None
+    if isinstance(node, ast.BinOp):
+        new = f"{text(node.left)} // {text(node.right)}"
+    elif isinstance(node, ast.Call) and not any(k.arg == "rounding_mode" for k in node.keywords):
+        args = [text(a) for a in node.args] + [f"{k.arg}={text(k.value)}" if k.arg
+                                                else f"**{text(k.value)}" for k in node.keywords]
+        floor = 'rounding_mode="floor"'
+        new = f"{text(node.func)}({', '.join([*args, floor])})"
+    else:
+        return None
+    edits = _edits(ctx.code, [(node, new)])
+    if edits is None:
+        return None
+    return Fix(edits, runs_clean, T(
+        f"on line {node.lineno} divide keeping whole numbers: `{new}`",
+        f"第 {node.lineno} 行做保留整数的除法：`{new}`")), new
+
+
+def _converted_result(ctx: Ctx, node: ast.expr, kind: str, line: int
+                      ) -> tuple[Fix, str] | None:
+    new = postfix(node, CONVERT[kind])
+    edits = _edits(ctx.code, [(node, new)])
+    if edits is None:
+        return None
+    return Fix(edits, runs_clean, T(f"on line {line} make it {WANTED_WORDS[kind].en}: `{new}`",
+                                    f"第 {line} 行把它做成{WANTED_WORDS[kind].zh}：`{new}`")), new
 
 
 def _conversion_in(ctx: Ctx, value: ast.expr | None) -> ast.Call | None:

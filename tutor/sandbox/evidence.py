@@ -52,7 +52,18 @@ MAX_CHAIN = 12
 MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
 CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
-              "shape", "module", "index", "layer", "layer_kind", "args")
+              "shape", "dtype", "module", "index", "layer", "layer_kind", "args")
+DTYPE_NAMES: dict[Any, str] = {}
+"""``torch.float32`` -> "torch.float32", filled on first use (str() of a dtype per op costs)."""
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = DTYPE_NAMES[dtype] = str(dtype)[:40]
+    return name
+
+
 SHAPE_OPS = frozenset({
     "__getitem__", "view", "reshape", "flatten", "unflatten", "cat", "concat", "concatenate",
     "stack", "hstack", "vstack", "squeeze", "unsqueeze", "permute", "transpose", "movedim",
@@ -353,7 +364,9 @@ class Recorder:
                 record["layer"], record["layer_kind"] = layer[0][:120], layer[1][:80]
         if out is not None:
             record.update(shape=list(out.shape), requires_grad=out.requires_grad,
-                          grad_fn=_grad_fn(out))
+                          grad_fn=_grad_fn(out), dtype=_dtype_name(out.dtype) if all(
+                              o.dtype == out.dtype for o in outputs
+                              if isinstance(o, torch.Tensor)) else None)
         if name in SHAPE_OPS:
             record["args"] = _args_text(args, kwargs)
         index = record["index"] = len(self.records)

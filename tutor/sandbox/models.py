@@ -207,6 +207,7 @@ class ChainLink(_Data):
     grad_enabled: bool = True
     cut: str | None = Field(None, max_length=40)
     shape: list[int] | None = Field(None, max_length=8)
+    dtype: str | None = Field(None, max_length=40)
     module: str | None = Field(None, max_length=120, description="Inside this module's "
                                "forward (the learner's name for the module called).")
     index: int | None = Field(None, description="The op's place in the run's record: two "
