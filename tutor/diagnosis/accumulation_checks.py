@@ -126,6 +126,9 @@ def check_steps_never_cleared(ctx: Ctx) -> list[Candidate]:
         stmt = ctx.flow.statement_at(line)
         if stmt is None or not all(part.isidentifier() for part in name.split(".")):
             continue
+        if any(call_name(c) == "step" for loop in ctx.flow.loops_of(stmt)
+               for c in ast.walk(loop) if isinstance(c, ast.Call)):
+            continue  # one loop holds the backward() and the step: check_zero_grad reads it
         edit = Edit("insert_before", stmt.lineno, f"{name}.zero_grad()")
         facts: dict[str, object] = {"line": line, "optimizer": name, "count": count}
         out.append(Candidate("optimizer-grads-never-cleared", line, 0.7, [
