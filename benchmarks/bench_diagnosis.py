@@ -121,7 +121,7 @@ FAMILIES: dict[str, set[str]] = {
     "lost-graph": {"no-grad-fn", "no-grad-fn-no-grad-block", "no-grad-fn-no-leaf",
                    "no-grad-fn-detached", "no-grad-fn-python-number", "no-grad-fn-frozen",
                    "no-grad-fn-integer", "backward-in-no-grad", "backward-on-python-number",
-                   "subject-without-grad"},
+                   "subject-without-grad", "grad-switched-off"},
     "inplace-saved": {"inplace-modified-output", "inplace-modified-input"},
     "leaf-inplace": {"leaf-inplace", "leaf-inplace-update", "leaf-view-inplace"},
     "non-scalar-backward": {"non-scalar-backward", "gradient-shape-mismatch"},

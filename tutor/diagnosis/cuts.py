@@ -20,6 +20,7 @@ from tutor.diagnosis.fixes import (
     Edit,
     Expect,
     Fix,
+    indent_of,
     node_fix,
     replace_in_line,
     replace_node,
@@ -290,6 +291,51 @@ def no_grad_decorator(flow: Flow, line: int) -> int | None:
                         deco.lineno == line or node.lineno <= line <= (node.end_lineno or 0)):
                     return deco.lineno
     return None
+
+
+SWITCHES = ("set_grad_enabled", "_set_grad_enabled")
+
+
+def grad_switched_off(flow: Flow, before: int) -> ast.Expr | None:
+    """A statement before line ``before`` that turns gradients off for the rest of the run:
+    ``torch.set_grad_enabled(False)`` called on its own, not as a ``with`` block (it does not
+    end with the function that calls it), when no statement turns them on again."""
+    found: ast.Expr | None = None
+    for stmt in flow.statements:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or call_name(call) not in SWITCHES or not call.args \
+                or not isinstance(call.args[0], ast.Constant):
+            continue
+        if call.args[0].value is False and stmt.lineno != before:
+            found = stmt if found is None else found
+        elif call.args[0].value is True:
+            return None  # switched back on somewhere: which runs last the trace would say
+    return found
+
+
+def scoped_no_grad(ctx: Ctx, switch: ast.Expr, expect: Expect) -> list[Fix]:
+    """The statements after ``switch`` in its block put under ``with torch.no_grad():`` in
+    its place: gradients off for those lines only."""
+    parent = ctx.flow.parents.get(switch)
+    body = next((b for b in (getattr(parent, "body", None), getattr(parent, "orelse", None))
+                 if isinstance(b, list) and switch in b), None) if parent is not None else None
+    if body is None:
+        body = list(ctx.flow.tree.body)
+    rest = body[body.index(switch) + 1:] if switch in body else []
+    if not rest:
+        return []
+    lines = ctx.code.splitlines()
+    indent = indent_of(lines[switch.lineno - 1])
+    edits = [Edit("replace", switch.lineno, f"{indent}with torch.no_grad():")]
+    for number in range(rest[0].lineno, (rest[-1].end_lineno or rest[-1].lineno) + 1):
+        if lines[number - 1].strip():
+            edits.append(Edit("replace", number, "    " + lines[number - 1]))
+    end = rest[-1].end_lineno or rest[-1].lineno
+    return [Fix(tuple(edits), expect, T(
+        f"put lines {rest[0].lineno}-{end} under `with torch.no_grad():` instead of the "
+        f"statement on line {switch.lineno}: gradients off for those lines only",
+        f"把第 {rest[0].lineno}-{end} 行放进 `with torch.no_grad():`，代替第 {switch.lineno} "
+        "行的语句：只在这些行关闭梯度"))]
 
 
 def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list[Fix]:

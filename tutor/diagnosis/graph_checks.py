@@ -11,9 +11,11 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
 from tutor.diagnosis.cuts import (
     cut_fixes,
+    grad_switched_off,
     keeping_values,
     no_grad_decorator,
     round_trip,
+    scoped_no_grad,
     surrogate_direction,
 )
 from tutor.diagnosis.fixes import (
@@ -703,8 +705,15 @@ def _cut_candidate(ctx: Ctx, steps: list[tuple[str, dict[str, object]]], line: i
     if reason == "no_grad":
         stmt = ctx.flow.statement_at(line)
         block = ctx.flow.no_grad_reaching(stmt) if stmt is not None else None
-        line = block.lineno if block is not None else (
-            no_grad_decorator(ctx.flow, line) or line)
+        deco = no_grad_decorator(ctx.flow, line) if block is None else None
+        switch = grad_switched_off(ctx.flow, line) if block is None and deco is None else None
+        if switch is not None:
+            fill: dict[str, object] = {"line": switch.lineno, "fail_line": line,
+                                       "op": text(switch.value)}
+            return Candidate("grad-switched-off", switch.lineno, 0.85, [
+                *steps, (CUT_STEP[reason], {"line": line, "op": op}),
+                ("grad-switched-off", fill)], scoped_no_grad(ctx, switch, expect), fill)
+        line = block.lineno if block is not None else (deco or line)
     step = "second-derivative" if op == "grad" else CUT_STEP.get(reason, "cut-op")
     steps = [*steps, (step, {"line": line, "op": op})]
     cid = cid or CUT_ID.get(reason, "no-grad-fn-detached" if op == "detach" else "no-grad-fn")
