@@ -306,8 +306,9 @@ def grad_switched_off(flow: Flow, before: int) -> ast.Expr | None:
         if not isinstance(call, ast.Call) or call_name(call) not in SWITCHES or not call.args \
                 or not isinstance(call.args[0], ast.Constant):
             continue
-        if call.args[0].value is False and stmt.lineno != before:
-            found = stmt if found is None else found
+        if call.args[0].value is False and stmt.lineno != before and found is None:
+            assert isinstance(stmt, ast.Expr)
+            found = stmt
         elif call.args[0].value is True:
             return None  # switched back on somewhere: which runs last the trace would say
     return found
