@@ -253,6 +253,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-recreated-in-loop": {"optimizer-rebuilt"},
     "lr-set-on-optimizer-attribute": {"hyperparameter-as-attribute"},
     "step-outside-batch-loop": {"step-outside-batch-loop"},
+    "manual-update-over-frozen-param": {"param-loop-none-grad"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",
