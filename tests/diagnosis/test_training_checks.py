@@ -314,3 +314,48 @@ def test_a_trained_module_run_only_under_no_grad_is_found_at_the_block(sandbox: 
 
 def test_no_grad_around_a_target_of_a_network_that_also_trains_is_meant(sandbox: Any) -> None:
     not_diagnosed(sandbox, "graph-cut-silent", TARGET)
+
+
+# param groups assembled by hand from each module's weight and bias miss a standalone
+# nn.Parameter of a fusion module (corpus7 bifpn-fusion-weights-left-out-of-param-groups-zh):
+# the parameters it misses are added as a group of their own, and tried
+GROUPS = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+class Fuse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(2))
+        self.proj = nn.Linear(4, 1)
+
+    def forward(self, a, b):
+        w = torch.relu(self.w)
+        return self.proj(w[0] * a + w[1] * b)
+
+def build_optimizer(model):
+    weights, biases = [], []
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            weights.append(m.weight)
+            biases.append(m.bias)
+    opt = torch.optim.SGD(weights, lr=0.1)
+    opt.add_param_group({"params": biases})
+    return opt
+
+model = Fuse()
+opt = build_optimizer(model)
+a, b, y = torch.randn(16, 4), torch.randn(16, 4), torch.randn(16, 1)
+for _ in range(20):
+    loss = ((model(a, b) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_parameter_left_out_of_hand_made_param_groups_is_added_as_a_group(
+        sandbox: Any) -> None:
+    found_with_a_working_fix(sandbox, "optimizer-wrong-params", 21,
+                             'opt.add_param_group({"params": [model.w]})',
+                             GROUPS)

@@ -564,7 +564,7 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)
         # (a symptom the evidence pins by itself, with no change to try, stays)
-        found = [c for c in found if id(c) in verified or (c.pinned and not c.fixes)]
+        found = [c for c in found if id(c) in verified or c.pinned]
         if not found:
             return base
     ranked = sorted(found, key=lambda c: (id(c) not in verified, -c.confidence, c.root_line))

@@ -353,12 +353,47 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
             ], [missing[1]], {"line": missing[0], "optimizer": name, "params": _names(idle)}))
         fix = _all_parameters(ctx, given, idle, name, expect, call)
         line = fix[0] if fix else stmt.lineno
+        group = _group_added(ctx, stmt, name, idle)
+        # reached by the loss, requiring grad, in no optimizer, never changed: the evidence
+        # pins the cause even where no change tried works (param groups built by hand)
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
             ("optimizer-built", {"line": line, "optimizer": name}),
-        ], [fix[1]] if fix else [], {"line": line, "optimizer": name,
-                                     "params": _names(idle)}))
+        ], [f for f in ([fix[1]] if fix else []) + [group] if f is not None],
+            {"line": line, "optimizer": name, "params": _names(idle)}, pinned=True))
     return out
+
+
+def _param_expr(name: str) -> str | None:
+    """``model[0].weight`` for the evidence's ``model.0.weight``; None for a name that is not
+    a path of attributes and indices."""
+    parts = name.split(".")
+    if not parts or not parts[0].isidentifier():
+        return None
+    out = parts[0]
+    for part in parts[1:]:
+        if part.isdigit():
+            out += f"[{part}]"
+        elif part.isidentifier():
+            out += f".{part}"
+        else:
+            return None
+    return out
+
+
+def _group_added(ctx: Ctx, stmt: ast.stmt, name: str, idle: list[ParamEvidence]) -> Fix | None:
+    """The left-out parameters added to the optimizer as a group of their own, right after it
+    is built: what param groups assembled by hand missed, without taking any twice."""
+    exprs = [e for p in idle[:8] if (e := _param_expr(p.name)) is not None]
+    if not exprs or len(exprs) < len(idle[:8]) or not name.replace(".", "").isidentifier():
+        return None
+    added = f'{name}.add_param_group({{"params": [{", ".join(exprs)}]}})'
+    end = stmt.end_lineno or stmt.lineno
+    return Fix((Edit("insert_after", end, added),),
+               both(params_learn([p.name for p in idle]), loss_improves), T(
+        f"give `{name}` the parameters it misses, right after it is built (line {end}): "
+        f"`{added}`",
+        f"在 `{name}` 建好之后（第 {end} 行）把它缺的参数交给它：`{added}`"))
 
 
 def differentiated(flow: Flow) -> set[str]:
