@@ -694,3 +694,36 @@ def test_a_nan_no_known_cause_explains_is_shown_where_it_starts_and_not_as_a_cau
     # a square taken of it is not "a fractional power at 0": x ** 2 has a finite slope
     assert "fractional" not in " ".join(c.en for c in first.chain)
     not_diagnosed(sandbox, "nan-first-seen", LOGIT.format(low=1e-4))
+
+
+# a test set left unnormalised while the training set was standardised (corpus6
+# test-set-not-normalized-like-train-resnet and corpus7 face-test-set-without-normalize-zh)
+PREPARED = DATA + """raw = torch.randn(200, 4) * 3 + 5
+mean, std = raw.mean(0), raw.std(0)
+train_x = (raw - mean) / std
+train_y = (train_x[:, 0] > 0).long()
+test_raw = torch.randn(50, 4) * 3 + 5
+test_x = {prepared}
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(30):
+    opt.zero_grad()
+    F.cross_entropy(model(train_x), train_y).backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    print(model(test_x).argmax(1)[:10])
+"""
+
+
+def test_predictions_on_inputs_prepared_unlike_the_training_data_are_flagged(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    code = PREPARED.format(prepared="test_raw")
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert found and found[0].id == "inputs-unlike-training", [d.id for d in found]
+    assert found[0].line == 21 and "line 17" in found[0].explanation.en
+    assert "第 21 行" in found[0].title.zh
+    not_diagnosed(sandbox, "inputs-unlike-training", PREPARED.format(
+        prepared="(test_raw - mean) / std"))

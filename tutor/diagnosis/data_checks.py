@@ -68,5 +68,59 @@ def check_shuffled_apart(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+SHIFT = 1.0
+"""How many of the training inputs' standard deviations the mean of what a model predicts on
+may lie away from theirs: a random split of one dataset lies well within a tenth of one."""
+SPREAD = 3.0
+"""How many times wider or narrower their spread may be."""
+
+
+def check_inputs_unlike_training(ctx: Ctx) -> list[Candidate]:
+    """A model asked to predict (gradients off or in eval mode, never trained on) on inputs
+    whose values lie far from those it trained on: the data it predicts on was not prepared
+    like its training data (not normalised, scaled with other statistics). Read off the
+    spread of the first input of each call; no change is tried (what the training data got
+    is the learner's to apply), so it says where and by how much."""
+    if ctx.error is not None:
+        return []
+    calls = ctx.evidence.modules
+    out = []
+    for module in dict.fromkeys(c.module for c in calls):
+        trained = [c for c in calls if c.module == module and c.backward and c.inputs]
+        asked = [c for c in calls if c.module == module and not c.backward and c.inputs
+                 and (not c.grad_enabled or not c.training)]
+        if not trained or not asked:
+            continue
+        seen = trained[0].inputs
+        assert seen is not None
+        for call in asked:
+            given = call.inputs
+            assert given is not None
+            scale = max(seen.std, 1e-8)
+            shift = abs(given.mean - seen.mean) / scale
+            ratio = max(given.std, 1e-8) / scale
+            if shift < SHIFT and 1 / SPREAD < ratio < SPREAD:
+                continue
+            fill: dict[str, object] = {
+                "line": call.line, "module": module, "fail_line": trained[0].line,
+                "detail": T(f"mean {given.mean:.3g}, spread {given.std:.3g}, from {given.low:.3g} "
+                            f"to {given.high:.3g}",
+                            f"均值 {given.mean:.3g}，标准差 {given.std:.3g}，范围 {given.low:.3g} "
+                            f"到 {given.high:.3g}"),
+                "label": T(f"mean {seen.mean:.3g}, spread {seen.std:.3g}, from {seen.low:.3g} "
+                           f"to {seen.high:.3g}",
+                           f"均值 {seen.mean:.3g}，标准差 {seen.std:.3g}，范围 {seen.low:.3g} "
+                           f"到 {seen.high:.3g}")}
+            out.append(Candidate("inputs-unlike-training", call.line, 0.6, [
+                ("inputs-compared", fill)], [], fill, pinned=True, direction=T(
+                    f"Prepare what line {call.line} gives `{module}` exactly as the training "
+                    f"data was prepared (the same normalisation, with the training set's "
+                    f"statistics), then compare the predictions again.",
+                    f"把第 {call.line} 行交给 `{module}` 的数据按训练数据完全相同的方式预处理"
+                    "（相同的归一化，使用训练集的统计量），然后再比较预测结果。")))
+            break
+    return out[:1]
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_shuffled_apart,)
+SILENT_CHECKS: tuple[Check, ...] = (check_shuffled_apart, check_inputs_unlike_training)

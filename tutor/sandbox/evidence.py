@@ -672,7 +672,7 @@ class Recorder:
         self.in_internal += 1
         try:
             if len(self.stack) == 1:
-                self._module_call(module)
+                self._module_call(module, args)
                 if isinstance(args, tuple) and args and all(
                         isinstance(a, self.torch.Tensor) for a in args) and \
                         args[0].dim() >= 2 and args[0].shape[0] >= batch_probe.LEAST_BATCH:
@@ -684,7 +684,7 @@ class Recorder:
         finally:
             self.in_internal -= 1
 
-    def _module_call(self, module: Any) -> None:
+    def _module_call(self, module: Any, args: Any = ()) -> None:
         frame = self._learner_frame()
         if frame is None:
             return
@@ -714,7 +714,23 @@ class Recorder:
                 "training": module.training, "grad_enabled": self.torch.is_grad_enabled(),
                 "dropout": dropout, "batchnorm": batchnorm, "count": 1,
                 "after_backward": bool(self.backwards), "backward": 0,
+                "inputs": self._input_facts(args),
             }
+
+    def _input_facts(self, args: Any) -> Data | None:
+        """The spread of a module call's first input, when it is a floating tensor: what the
+        model is shown at training and at prediction can be compared."""
+        first = args[0] if isinstance(args, tuple) and args else None
+        torch = self.torch
+        if not isinstance(first, torch.Tensor) or not first.is_floating_point() or not (
+                1 < first.numel() <= MAX_SNAPSHOT_NUMEL):
+            return None
+        with torch.no_grad():
+            values = first.detach().float()
+            if not bool(torch.isfinite(values).all()):
+                return None
+            return {"mean": float(values.mean()), "std": float(values.std()),
+                    "low": float(values.min()), "high": float(values.max())}
 
     def _current_module(self) -> tuple[str, str] | None:
         """The learner's name and the class of the module whose forward runs now."""

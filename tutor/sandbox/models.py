@@ -270,6 +270,15 @@ class StepEvidence(_Data):
                                   "(an update smaller than the dtype's spacing rounds away).")
 
 
+class InputFacts(_Data):
+    """The spread of the values a module call was given first."""
+
+    mean: float
+    std: float
+    low: float
+    high: float
+
+
 class ModuleCallEvidence(_Data):
     line: int
     module: str = Field(max_length=80)
@@ -282,6 +291,7 @@ class ModuleCallEvidence(_Data):
     after_backward: bool = False
     backward: int = Field(0, description="Calls whose parameters the next backward() reached "
                           "(forwards that were trained on).")
+    inputs: InputFacts | None = Field(None, description="The first call's first input.")
 
 
 class ParamEvidence(_Data):
