@@ -255,6 +255,7 @@ FAMILIES: dict[str, set[str]] = {
     "step-outside-batch-loop": {"step-outside-batch-loop"},
     "manual-update-over-frozen-param": {"param-loop-none-grad"},
     "eval-preprocessing-mismatch": {"inputs-unlike-training"},
+    "view-instead-of-permute": {"view-reorders-dims"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

@@ -40,6 +40,7 @@ from tutor.diagnosis import (
     precision_checks,
     program_checks,
     remedy_checks,
+    reorder_checks,
     schedule_checks,
     shape_checks,
     size_checks,
@@ -64,7 +65,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  memory_checks, override_checks, iterator_checks, batch_checks,
                  distribution_checks, precision_checks, checkpoint_checks,
                  accumulation_checks, weighting_checks, optimizer_checks, message_checks,
-                 frequent_checks, param_loop_checks)
+                 frequent_checks, param_loop_checks, reorder_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 import sys
 import weakref
@@ -99,6 +100,37 @@ def _number(value: float) -> float | str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
+
+
+REORDERING = frozenset({"view", "reshape"})
+"""Ops that cut the elements' memory order anew without moving any."""
+
+
+def _groups(shape: list[int], parts: int) -> list[list[int]]:
+    """Every way to merge neighbouring sizes of ``shape`` into ``parts`` sizes."""
+    out = []
+    for cuts in itertools.combinations(range(1, len(shape)), parts - 1):
+        bounds = (0, *cuts, len(shape))
+        out.append([math.prod(shape[a:b]) for a, b in itertools.pairwise(bounds)])
+    return out
+
+
+def reorders(before: list[int], after: list[int]) -> bool:
+    """A view from ``before`` to ``after`` that only puts the same sizes in another order
+    (after merging neighbours, either way): (N, C, H, W) viewed as (N, H*W, C). A view keeps
+    the memory order, so this scrambles, where a permute was meant. False where some way to
+    merge gives the shape as it is (a flatten, a split), or the sizes that move repeat."""
+    for old, new in ((before, after), (after, before)):
+        if not 2 <= len(new) <= len(old) <= 6:
+            continue
+        grouped = _groups(old, len(new))
+        if any(g == new for g in grouped):
+            return False
+        for g in grouped:
+            moved = [size for size, seen in zip(new, g, strict=True) if size != seen]
+            if sorted(g) == sorted(new) and len(set(moved)) == len(moved) and min(moved) > 1:
+                return True
+    return False
 
 
 def _storage(tensor: Any) -> int:
@@ -388,6 +420,10 @@ class Recorder:
             self._notable(line, "cut", name, target, frame, "python")
         elif name in FROM_VALUES and out is not None and not out.requires_grad:
             record["cut"] = "new"
+        if name in REORDERING and out is not None and inputs and isinstance(
+                inputs[0], torch.Tensor) and reorders(list(inputs[0].shape), list(out.shape)):
+            self._notable(line, "reorder", name, out, frame,
+                          f"{list(inputs[0].shape)} -> {list(out.shape)}")
 
     def _inplace(self, name: str, target: Any, before: Data, line: int,
                  frame: FrameType) -> None:

@@ -179,7 +179,7 @@ class OpEvidence(_Data):
     requires_grad, or read ``.data``."""
 
     line: int
-    kind: Literal["cut", "inplace", "requires_grad", "data"]
+    kind: Literal["cut", "inplace", "requires_grad", "data", "reorder"]
     op: str = Field(max_length=80)
     detail: str = Field("", max_length=200, description="'no_grad', 'nondifferentiable', "
                         "'python', 'first used on line 4', 'modified a tensor made by ...'")
