@@ -142,7 +142,7 @@ FAMILIES: dict[str, set[str]] = {
     "bool-ambiguous": {"bool-ambiguous"},
     "grad-none": {"grad-none-nonleaf", "grad-none", "grad-is-none", "nonleaf-grad-read",
                   "nonleaf-grad-warning", "grad-none-no-requires-grad",
-                  "leaf-converted-after-requires-grad"},
+                  "leaf-converted-after-requires-grad", "param-loop-none-grad"},
     "nonleaf-requires-grad": {"nonleaf-requires-grad"},
     "int-requires-grad": {"int-requires-grad"},
     # silent families read off the training trace (tutor/diagnosis/trace_checks.py)

@@ -354,13 +354,13 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         fix = _all_parameters(ctx, given, idle, name, expect, call)
         line = fix[0] if fix else stmt.lineno
         group = _group_added(ctx, stmt, name, idle)
-        # reached by the loss, requiring grad, in no optimizer, never changed: the evidence
-        # pins the cause even where no change tried works (param groups built by hand)
+        # (not pinned: parameters left out can be another mistake's symptom, a target
+        # network's copy, a loss weight meant to be fixed; only a change that works says so)
         out.append(Candidate("optimizer-wrong-params", line, 0.8, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
             ("optimizer-built", {"line": line, "optimizer": name}),
         ], [f for f in ([fix[1]] if fix else []) + [group] if f is not None],
-            {"line": line, "optimizer": name, "params": _names(idle)}, pinned=True))
+            {"line": line, "optimizer": name, "params": _names(idle)}))
     return out
 
 
