@@ -256,6 +256,7 @@ FAMILIES: dict[str, set[str]] = {
     "manual-update-over-frozen-param": {"param-loop-none-grad"},
     "eval-preprocessing-mismatch": {"inputs-unlike-training"},
     "view-instead-of-permute": {"view-reorders-dims"},
+    "scheduler-period-in-batches-stepped-per-epoch": {"schedule-sized-in-batches"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

@@ -9,7 +9,7 @@ from typing import Any
 
 from tutor.diagnosis.reasoning import diagnose
 
-from .runs import verified_diagnosis
+from .runs import found_with_a_working_fix, not_diagnosed, verified_diagnosis
 
 LOOP = """import torch
 import torch.nn as nn
@@ -54,3 +54,32 @@ def test_schedules_made_for_batches_are_not_a_collapse(sandbox: Any) -> None:
         code = LOOP.format(scheduler=scheduler)
         found = diagnose(code, sandbox.run(code), sandbox)
         assert "lr-schedule-collapse" not in {d.id for d in found}, scheduler
+
+
+# a cosine schedule sized in batches (T_max=len(loader)) stepped once per epoch (corpus14
+# simclr-cosine-tmax-batches-stepped-per-epoch, after its scoring): over the whole run the
+# learning rate hardly moves; sizing it in epochs is tried, and stepping it per batch where
+# the step is a plain statement of the epoch loop
+SIZED = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(20)]
+epochs = 6
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max={horizon})
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    sched.step()
+print(opt.param_groups[0]["lr"])
+"""
+
+
+def test_a_schedule_sized_in_batches_but_stepped_per_epoch(sandbox: Any) -> None:
+    found_with_a_working_fix(sandbox, "schedule-sized-in-batches", 8, "T_max=epochs",
+                             SIZED.format(horizon="len(loader) * epochs"))
+    not_diagnosed(sandbox, "schedule-sized-in-batches", SIZED.format(horizon="epochs"))

@@ -75,7 +75,8 @@ SILENT_CHECKS = [check for module in CHECK_MODULES for check in module.SILENT_CH
 
 WHOLE_RUN_CHECKS = [trace_checks.check_trained_in_eval, trace_checks.check_functional_dropout,
                     accounting_checks.check_built_in_forward, alias_checks.check_self_copy,
-                    alias_checks.check_update_from_itself, alias_checks.check_aliased_networks]
+                    alias_checks.check_update_from_itself, alias_checks.check_aliased_networks,
+                    schedule_checks.check_horizon_in_batches]
 """Silent-bug checks whose words count events over the whole run (a module's calls in eval
 mode, the copies "in this run"): where a budget cut the re-run's training and one of them
 finds a candidate, the re-run and the trials are whole (:func:`counts_whole_run`). The other

@@ -231,5 +231,119 @@ def check_scheduler_outpaces_optimizer(ctx: Ctx) -> list[Candidate]:
     return []
 
 
+HORIZONS = {"CosineAnnealingLR": ("T_max", 1), "LinearLR": ("total_iters", 3),
+            "PolynomialLR": ("total_iters", 1), "ConstantLR": ("total_iters", 2)}
+"""Schedulers sized by the number of their steps: the keyword and the position of that size."""
+HARDLY = 0.5
+"""A schedule that has hardly begun: the learning rate at the last step still above this
+share of its first value."""
+
+
+def _horizon(call: ast.Call) -> ast.expr | None:
+    found = HORIZONS.get(call_name(call) or "")
+    if found is None:
+        return None
+    key, at = found
+    given = next((k.value for k in call.keywords if k.arg == key), None)
+    return given if given is not None else (call.args[at] if len(call.args) > at else None)
+
+
+def _whole_last(result: RunResult) -> float | None:
+    """The learning rate at the run's last step (after the fully recorded ones too)."""
+    rates = result.evidence.training.rates if result.evidence is not None else []
+    return rates[-1] if rates else None
+
+
+def schedule_advances(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed run's learning rate at its last step is well below the original's."""
+    before, after = _whole_last(original), _whole_last(fixed)
+    if fixed.outcome != "ok" or before is None or after is None or not after < before * 0.9:
+        return None
+    return T(f"with this change the schedule advances with the batches: the learning rate at "
+             f"the last recorded step is {after:.3g} (before: {before:.3g})",
+             f"改动后调度随 batch 推进：记录到的最后一步学习率为 {after:.3g}"
+             f"（改动前：{before:.3g}）")
+
+
+def check_horizon_in_batches(ctx: Ctx) -> list[Candidate]:
+    """A scheduler sized in batches (``T_max=len(loader) * epochs``) stepped once per epoch,
+    outside the loop over that loader: by the end of training it has taken a fraction of its
+    steps, and the learning rate hardly moved. The change tried steps it with the optimizer,
+    inside the batch loop."""
+    flow = ctx.flow
+    rates = ctx.evidence.training.rates
+    if ctx.error is not None or len(rates) < 2 or ctx.evidence.training.step_calls < 3 or \
+            rates[0] <= 0 or rates[-1] < rates[0] * HARDLY:
+        return []
+    batch_loops = {_last(text(_iterated(loop))): loop for loop in ast.walk(flow.tree)  # type: ignore[arg-type]
+                   if isinstance(loop, ast.For) and _iterated(loop) is not None}
+    for name in _schedulers(flow):
+        made = [flow.value_of(stmt) for stmt in flow.assignments.get(name, [])]
+        call = next((m for m in made if isinstance(m, ast.Call) and _horizon(m) is not None),
+                    None)
+        size = _horizon(call) if call is not None else None
+        counted = [_last(text(n.args[0])) for n in ast.walk(size) if isinstance(n, ast.Call)
+                   and call_name(n) == "len" and n.args] if size is not None else []
+        loop = next((batch_loops[c] for c in counted if c in batch_loops), None)
+        if call is None or loop is None or size is None:
+            continue
+        steps = [c for c in flow.calls if call_name(c) == "step" and receiver(c) == name]
+        stmt = flow.statement_at(steps[0].lineno) if len(steps) == 1 else None
+        if stmt is None or loop in flow.ancestors(stmt) or not flow.loops_of(stmt):
+            continue
+        inner = [c for c in flow.calls if call_name(c) == "step" and receiver(c) != name
+                 and loop in flow.ancestors(c)]
+        opt_stmt = flow.statement_at(inner[-1].lineno) if inner else None
+        facts: dict[str, object] = {"line": call.lineno, "name": name, "expr": text(size),
+                                    "train_line": stmt.lineno, "lr": f"{rates[0]:.3g}",
+                                    "detail": f"{rates[-1]:.3g}"}
+        fixes = []
+        epochs = next((lp.iter.args[-1] for lp in flow.loops_of(stmt) if isinstance(lp, ast.For)
+                       and isinstance(lp.iter, ast.Call) and call_name(lp.iter) == "range"
+                       and lp.iter.args), None)
+        sized = node_fix(ctx.code, size, text(epochs), schedule_reaches_end, T(
+            f"size `{name}` in epochs, as it is stepped: `{text(epochs)}` on line "
+            f"{size.lineno}", f"按 epoch 设定 `{name}` 的长度，与它的调用方式一致：第 "
+            f"{size.lineno} 行写 `{text(epochs)}`")) if epochs is not None else None
+        if sized is not None:
+            fixes.append(sized)
+        if opt_stmt is not None and isinstance(flow.parents.get(stmt), (ast.For, ast.While)):
+            fixes.append(Fix((Edit("move_after", stmt.lineno, to=opt_stmt.lineno),),
+                             schedule_advances, T(
+                f"step `{name}` with the optimizer, once per batch: move line "
+                f"{stmt.lineno} to after line {opt_stmt.lineno}",
+                f"让 `{name}` 随优化器每个 batch step 一次：把第 {stmt.lineno} 行移到第 "
+                f"{opt_stmt.lineno} 行之后")))
+        return [Candidate("schedule-sized-in-batches", call.lineno, 0.8, [
+            ("schedule-hardly-moved", facts)], fixes, facts)]
+    return []
+
+
+def _last(name: str) -> str:
+    """``train_loader`` for ``self.train_loader``."""
+    return name.rsplit(".", 1)[-1]
+
+
+def schedule_reaches_end(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed run's learning rate ends far lower than the original's did."""
+    before, after = _whole_last(original), _whole_last(fixed)
+    if fixed.outcome != "ok" or before is None or after is None or not after < before * 0.5:
+        return None
+    return T(f"with this change the schedule runs its course over the training: the learning "
+             f"rate at the last recorded step is {after:.3g} (before: {before:.3g})",
+             f"改动后调度在训练中走完全程：记录到的最后一步学习率为 {after:.3g}"
+             f"（改动前：{before:.3g}）")
+
+
+def _iterated(loop: ast.For) -> ast.expr | None:
+    """What a for loop walks: ``loader`` in ``for x, y in loader`` and in
+    ``for i, (x, y) in enumerate(loader)``."""
+    it = loop.iter
+    if isinstance(it, ast.Call) and call_name(it) == "enumerate" and it.args:
+        it = it.args[0]
+    return it if isinstance(it, (ast.Name, ast.Attribute)) else None
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_resumed_without_initial_lr,)
-SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse, check_scheduler_outpaces_optimizer)
+SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse, check_scheduler_outpaces_optimizer,
+                                    check_horizon_in_batches)

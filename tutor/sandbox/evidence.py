@@ -813,6 +813,10 @@ class Recorder:
         if aside:
             self.mode.__exit__(None, None, None)
         self.aside.append(aside)
+        try:
+            self.trace.rate_seen(optimizer)
+        except Exception:
+            self.truncated = True
         if len(self.steps) >= FULL_STEPS:
             return
         try:

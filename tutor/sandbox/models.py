@@ -513,6 +513,11 @@ class TrainingEvidence(_Data):
     the batch the model was just given: the samples compared, not the classes."""
     crossed: list[CrossedEvidence] = Field(default_factory=list, max_length=10)
     """Element-wise ops that paired a vector with a column into a square."""
+    rates: list[float] = Field(default_factory=list, max_length=2)
+    """The first optimizer's learning rate at its first and at its last step, over the whole
+    run (its steps after the fully recorded ones included)."""
+    step_calls: int = 0
+    """How many optimizer steps the run made, recorded in full or not."""
 
 
 class BuiltInForwardEvidence(_Data):

@@ -103,6 +103,9 @@ class TrainingTrace:
         self.rec = recorder
         self.torch = recorder.torch
         self.nonfinite: list[Data] = []
+        self.rates: list[float] = []
+        self.rated: int | None = None
+        self.step_calls = 0
         self.nonfinite_seen: set[tuple[int, str]] = set()
         self.backward_culprit = False
         self.hooks = 0
@@ -729,8 +732,21 @@ class TrainingTrace:
                           and k not in found]
         return found[:10]
 
+    def rate_seen(self, optimizer: Any) -> None:
+        """Every step of the first optimizer that steps: its learning rate then (a schedule's
+        course over the whole training, after the fully recorded steps too)."""
+        self.step_calls += 1
+        if self.rated is None:
+            self.rated = id(optimizer)
+        if id(optimizer) != self.rated or not optimizer.param_groups:
+            return
+        lr = optimizer.param_groups[0].get("lr")
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool):
+            self.rates = [self.rates[0] if self.rates else float(lr), float(lr)]
+
     def finish(self) -> Data:
         return {
+            "rates": self.rates, "step_calls": self.step_calls,
             "misplaced": self._misplaced(),
             "nonfinite": self.nonfinite[:MAX_NONFINITE],
             "loss_inputs": list(self.loss_inputs.values())[:MAX_ENTRIES],
