@@ -62,7 +62,7 @@ SETS = (
     FrozenCorpus("corpus14", "d881be15e84d40bf1a0236a4fd255638ed025f7affee402c827b7698da667c83",
                  chinese=4, families=20, judged_later=("2026-12-07",)),
     FrozenCorpus("corpus15", "c28f152478d2d6b80f8c525b3216417868d6be4de242e1950bc0065d411dca2f",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-b",)),
 )
 IDS = [s.name for s in SETS]
 
