@@ -359,3 +359,47 @@ def test_a_parameter_left_out_of_hand_made_param_groups_is_added_as_a_group(
     found_with_a_working_fix(sandbox, "optimizer-wrong-params", 21,
                              'opt.add_param_group({"params": [model.w]})',
                              GROUPS)
+
+
+# one method runs both phases and calls train() first (corpus15
+# pose-trainer-validates-in-train-mode, after its scoring): deleting that train() makes
+# predictions in eval mode, and makes every later epoch train in eval mode; a change whose run
+# shows a mistake the program did not have is refused, and eval() before predicting is kept
+PHASES = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def run_phase(self, phase, x, y):
+        self.model.train()
+        if phase == "train":
+            loss = F.mse_loss(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+        else:
+            with torch.no_grad():
+                loss = F.mse_loss(self.model(x), y)
+        return loss.item()
+
+model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+trainer = Trainer(model)
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for epoch in range(3):
+    for _ in range(5):
+        trainer.run_phase("train", x, y)
+    for _ in range(5):
+        trainer.run_phase("valid", x * 2 + 3, y)
+    print(epoch, model[1].running_var.mean().item())
+"""
+
+
+def test_a_fix_whose_run_trains_in_eval_mode_is_refused(sandbox: Any) -> None:
+    first = diagnose(PHASES, sandbox.run(PHASES), sandbox)[0]
+    assert first.id == "batchnorm-no-eval" and first.fix_verified, (first.id, first.fix.en)
+    assert "self.model.eval()" in (first.patch or "")
+    assert "-        self.model.train()" not in (first.patch or "")

@@ -49,6 +49,14 @@ from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunBudget, RunResu
 if TYPE_CHECKING:
     from tutor.sandbox.runner import Runner
 
+NEW_MISTAKE = 0.8
+"""How sure a check must be of a mistake a fix's run shows, and the program's did not, for the
+fix to be refused as bringing it."""
+SIDE_EFFECTS = frozenset({"train-mode-not-restored", "optimizer-grads-never-cleared",
+                          "nan-from-op", "nan-outside-domain"})
+"""Mistakes a change can bring by moving or deleting a line of a training loop (the train()
+the next epoch needs, the zero_grad() of the next pass, a value pushed to an edge). Not the
+ones a fix may mean to bring about: a freeze spelt right freezes, and that is not a mistake."""
 MAX_FIX_RUNS = 6
 PEEK = RunBudget(backwards=5, steps=5)
 """The first passes of a silent bug's training, whose checks start the fix trials early."""
@@ -172,6 +180,8 @@ class _Trials:
         """What a fix did that hides the bug, by ``id(fix)``: it ran, and was refused."""
         self.plan: list[Trial] = []
         """What the trials will run next (:func:`_next_trials`)."""
+        self.before: set[str] | None = None
+        """The ids of the candidates the program itself gives rise to (computed once)."""
 
     def ahead(self, trials: list[Trial]) -> None:
         self.plan = trials
@@ -211,10 +221,41 @@ class _Trials:
         hidden = hides_bug(self.rerun, fixed, self.intent)
         if hidden is None and fix.keeps is not None:
             hidden = fix.keeps(self.rerun, fixed)
+        if hidden is None:
+            hidden = self._new_mistake(new, fixed)
         if hidden is not None:
             self.hiding[id(fix)] = _renumbered(hidden, self.code, new)
             return None
         return shown
+
+    def _new_mistake(self, new: str, fixed: RunResult) -> Text | None:
+        """A silent program's fix whose run shows a confident mistake of a kind the program
+        did not show before (a train() deleted to predict in eval mode, so the next epoch
+        trains in eval mode): what it brought, in the words of the check that found it."""
+        if self.rerun.error is not None or fixed.outcome != "ok" or fixed.evidence is None or \
+                self.rerun.evidence is None:
+            return None
+        flow = Flow.of(new)
+        if flow is None:
+            return None
+        if self.before is None:
+            old = Flow.of(self.code)
+            self.before = {c.id for c in candidates(Ctx(
+                code=self.code, flow=old, result=self.rerun, evidence=self.rerun.evidence,
+                error=None))} if old is not None else set()
+        brought = [c for c in candidates(Ctx(code=new, flow=flow, result=fixed,
+                                             evidence=fixed.evidence, error=None))
+                   if c.confidence >= NEW_MISTAKE and c.id in SIDE_EFFECTS
+                   and c.id not in self.before]
+        if not brought:
+            return None
+        entry = load_catalog().get(brought[0].id)
+        said = first_fitting([entry.title, *(v.title for v in entry.variants if v.title)],
+                             brought[0].fill)
+        if said is None:
+            return T("with this change the run shows another mistake", "改动后运行出现了另一个问题")
+        return T(f"with this change the run shows another mistake: {said.en}",
+                 f"改动后运行出现了另一个问题：{said.zh}")
 
     def _follow(self, fix: Fix, new: str, fixed: RunResult) -> tuple[str, Text, Text] | None:
         """The first fix made the program go further and fail differently: a check of that
