@@ -112,6 +112,22 @@ print(w.grad)
     assert "no_grad" not in (first.patch or "")
 
 
+def test_a_function_told_inplace_whose_result_is_used_is_told_otherwise(sandbox: Any) -> None:
+    # corpus15 relu-inplace-on-leaf-input, after its scoring: no_grad around the ReLU ran,
+    # and dropped its gradient (judged wrong)
+    code = """import torch
+import torch.nn.functional as F
+
+x = torch.randn(2, 3, requires_grad=True)
+y = F.relu(x, inplace=True)
+y = F.dropout(y, p=0.0, inplace=True)
+y.sum().backward()
+print(x.grad)
+"""
+    first = verified_diagnosis(sandbox, code, {"leaf-inplace"}, 5, "F.relu(x, inplace=False)")
+    assert "no_grad" not in (first.patch or "")
+
+
 def test_a_deliberate_change_of_weights_is_wrapped_whole(sandbox: Any) -> None:
     code = """import torch
 import torch.nn as nn
@@ -546,3 +562,29 @@ def test_a_conversion_on_a_line_of_its_own_is_the_cause_where_its_name_flows(
     assert (first.id, first.root_line, first.fix_verified) == ("conversion-discarded", 5, True)
     assert "origin = origin.to(points)" in (first.patch or "")
     assert all(d.id != "result-thrown-away" for d in found)  # not said twice
+
+
+def test_a_step_between_two_backwards_of_one_forward_is_not_told_to_detach(
+        sandbox: Any) -> None:
+    # corpus15 nonsaturating-gan-shared-forward-zh, after its scoring: "detach the value the
+    # two losses share" also cut the generator's loss off from the generator (judged wrong)
+    code = """import torch
+import torch.nn as nn
+
+G, D = nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 1))
+opt_g, opt_d = torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)
+fake = G(torch.randn(8, 2))
+score = D(fake)
+d_loss = score.mean()
+opt_d.zero_grad()
+d_loss.backward(retain_graph=True)
+opt_d.step()
+g_loss = -score.mean()
+opt_g.zero_grad()
+g_loss.backward()
+opt_g.step()
+"""
+    result = sandbox.run(code)
+    assert result.outcome == "error"
+    first = diagnose(code, result, sandbox)[0]
+    assert "again after the step" in first.fix.en and "detach" not in first.fix.en, first.fix.en

@@ -836,15 +836,15 @@ def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candi
             "inplace-modified-input"  # the catalog's words follow the message's form
         out.append(Candidate(cid, line, conf, [
             ("inplace-failed", fills), ("step-between", {"line": line})], fixes, {"line": line},
+            # (detaching what the two losses share, offered here before, also cuts the
+            # second loss off from what it must train: a GAN's generator, corpus15)
             direction=T(
                 f"The step on line {line} changes the weights that the graph of the backward() "
-                f"on line {fail} saved. Either call that backward() before the step, with "
-                "nothing of its loss reaching what the step updates (detach the value the two "
-                "losses share where the second loss uses it), or compute the second loss "
-                "again after the step, so its graph holds the new weights.",
-                f"第 {line} 行的 step 改变了第 {fail} 行 backward() 的计算图所保存的权重。要么在 "
-                "step 之前调用那次 backward()，并且不让它的损失影响 step 要更新的参数（在第二个"
-                "损失用到两者共享的值的地方把它 detach）；要么在 step 之后重新计算第二个损失，"
+                f"on line {fail} saved. Compute the second loss again after the step (run the "
+                "forward pass it comes from after that step), so its graph holds the new "
+                "weights.",
+                f"第 {line} 行的 step 改变了第 {fail} 行 backward() 的计算图所保存的权重。"
+                "在 step 之后重新计算第二个损失（在那次 step 之后再做一次它所依赖的前向计算），"
                 "让它的计算图保存新的权重。")))
         break
     return out
@@ -930,6 +930,10 @@ def _out_of_place_calls(ctx: Ctx, stmt: ast.stmt, line: int) -> list[Fix]:
         n.func, (ast.Attribute, ast.Name)) and call_name(n).endswith("_")
         and not call_name(n).endswith("__")]
     changes: list[tuple[ast.AST, str]] = [(c.func, text(c.func)[:-1]) for c in calls]
+    # ``F.relu(x, inplace=True)``: the same call told to make a new tensor
+    changes += [(k.value, "False") for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                for k in n.keywords if k.arg == "inplace" and isinstance(k.value, ast.Constant)
+                and k.value.value is True]
     edit = replace_nodes(ctx.code, changes) if changes else None
     if edit is None:
         return []
