@@ -403,3 +403,29 @@ def test_a_fix_whose_run_trains_in_eval_mode_is_refused(sandbox: Any) -> None:
     assert first.id == "batchnorm-no-eval" and first.fix_verified, (first.id, first.fix.en)
     assert "self.model.eval()" in (first.patch or "")
     assert "-        self.model.train()" not in (first.patch or "")
+
+
+# validation inside the epoch loop with no eval() at all (corpus3
+# validation-with-dropout-no-eval-udacity): eval() alone would leave the next epochs training
+# in eval mode, and that change is refused; eval() before and train() after is given
+EPOCHS = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(32, 4), torch.randint(0, 2, (32,))
+for epoch in range(3):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    with torch.no_grad():
+        a = model(x).sum().item()
+        b = model(x).sum().item()
+    print(epoch, a, b)
+"""
+
+
+def test_validation_each_epoch_gets_eval_before_and_train_after(sandbox: Any) -> None:
+    first = diagnose(EPOCHS, sandbox.run(EPOCHS), sandbox)[0]
+    assert first.id == "dropout-no-eval" and first.fix_verified, (first.id, first.fix.en)
+    assert "+    model.eval()" in (first.patch or "") and "model.train()" in (first.patch or "")

@@ -62,12 +62,22 @@ def _eval_candidates(ctx: Ctx, cid: str, batchnorm: bool = False) -> list[Candid
               T(f"switch `{model}` to evaluation mode before predicting: `{model}.eval()` "
                 f"before line {at}", f"预测前把 `{model}` 切换到评估模式：在第 {at} 行之前调用 "
                 f"`{model}.eval()`"))
+    # the training that follows (a next epoch) needs training mode back: eval() alone then
+    # trains in eval mode, and that fix is refused for what its run shows
+    end = (block.end_lineno if block is not None else stmt.end_lineno if stmt is not None
+           else None) or first.line
+    restored = Fix((Edit("insert_before", at, f"{model}.eval()"),
+                    Edit("insert_after", end, f"{model}.train()")), fix.expect, T(
+        f"switch `{model}` to evaluation mode before predicting and back to training mode "
+        f"after it: `{model}.eval()` before line {at}, `{model}.train()` after line {end}",
+        f"预测前把 `{model}` 切换到评估模式、预测后切回训练模式：在第 {at} 行之前调用 "
+        f"`{model}.eval()`，在第 {end} 行之后调用 `{model}.train()`"))
     roots = sorted({at, first.line})
     return [*_train_before_predicting(ctx, cid, first.line, model, batchnorm),
             Candidate(cid, roots[0], 0.8, [
                 ("predict-train-mode", {"line": first.line, "module": model}),
                 ("no-eval", {"name": model}),
-            ], [fix], {"line": roots[0], "module": model, "model": model})]
+            ], [fix, restored], {"line": roots[0], "module": model, "model": model})]
 
 
 def _train_before_predicting(ctx: Ctx, cid: str, line: int, model: str, batchnorm: bool
