@@ -96,7 +96,7 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
     source = tmp_path / "ok.py"
     source.write_text("print(1 + 1)\n")
     assert call(str(source), "--static", "--lang", "zh") == 0
-    assert "没有发现问题" in capsys.readouterr().out
+    assert "没有发现已知的错误" in capsys.readouterr().out
 
 
 def test_static_mode_on_broken_syntax_names_the_line(

@@ -114,7 +114,7 @@ def test_verdict_and_diagnosis_markdown() -> None:
     assert "expected: 2" in text
     assert "No verdict yet" in verdict_markdown(None, "en")
     assert "not counted" in verdict_markdown(Attempt("a/b", verdict, cancelled=True), "en")
-    assert "no error or pitfall" in diagnosis_markdown(attempt, "en")
+    assert "No known error or pitfall found in this run" in diagnosis_markdown(attempt, "en")
     diagnosis = Diagnosis(
         id="x",
         severity="pitfall",
