@@ -1,7 +1,7 @@
 """A hand-written optimizer whose step reads ``.grad`` of every parameter it holds, given a
 model with a frozen layer (corpus14's dfw-optimizer-frozen-embedding, after its scoring): the
 frozen parameter's ``.grad`` is None. The skip torch's optimizers make is tried in every loop
-over the parameters; a model with nothing frozen runs."""
+over the parameters; a None that is not a missing gradient is not blamed on them."""
 
 from __future__ import annotations
 
@@ -43,5 +43,10 @@ def test_a_frozen_parameter_in_a_hand_written_step_is_skipped(sandbox: Any) -> N
     assert "参数" in first.title.zh
 
 
-def test_nothing_frozen_runs(sandbox: Any) -> None:
-    assert sandbox.run(PROGRAM.format(freeze="")).ok
+def test_a_none_that_is_not_a_gradient_is_not_blamed_on_parameters(sandbox: Any) -> None:
+    # every parameter gets a gradient; the None is a hyper-parameter the group lacks
+    code = PROGRAM.format(freeze="").replace('alpha=-group["lr"]', 'alpha=group.get("eta").real')
+    result = sandbox.run(code)
+    assert result.outcome == "error", result.stdout
+    first = first_for_error(sandbox, code)
+    assert first.id != "param-loop-none-grad", first.title.en

@@ -7,14 +7,13 @@ moves the dimensions with ``permute`` and keeps the learner's own sizes."""
 from __future__ import annotations
 
 import ast
-import itertools
-import math
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Fix, replace_node
+from tutor.diagnosis.fixes import Expect, Fix, replace_node
 from tutor.diagnosis.flow import call_name, receiver, text
 from tutor.i18n import T, Text
+from tutor.sandbox.evidence import merged_sizes
 from tutor.sandbox.models import RunResult
 
 SHAPES = re.compile(r"^\[(?P<before>[\d, ]*)\] -> \[(?P<after>[\d, ]*)\]$")
@@ -25,18 +24,15 @@ def _sizes(found: str) -> list[int]:
 
 
 def _matching(old: list[int], new: list[int]) -> tuple[list[int], list[int]] | None:
-    """The grouping of ``old`` into ``len(new)`` sizes that ``new`` reorders, and the order:
+    """The merge of ``old`` into ``len(new)`` sizes that ``new`` reorders, and the order:
     ``new[i] == groups[order[i]]``."""
-    for cuts in itertools.combinations(range(1, len(old)), len(new) - 1):
-        bounds = (0, *cuts, len(old))
-        groups = [math.prod(old[a:b]) for a, b in itertools.pairwise(bounds)]
-        if sorted(groups) != sorted(new) or len(set(groups)) != len(groups):
-            continue
-        return groups, [groups.index(size) for size in new]
+    for groups in merged_sizes(old, len(new)):
+        if sorted(groups) == sorted(new) and len(set(groups)) == len(groups):
+            return groups, [groups.index(size) for size in new]
     return None
 
 
-def _gone(line: int):  # type: ignore[no-untyped-def]
+def _gone(line: int) -> Expect:
     def expect(original: RunResult, fixed: RunResult) -> Text | None:
         ev = fixed.evidence
         if fixed.outcome != "ok" or ev is None or any(

@@ -254,15 +254,24 @@ def _whole_last(result: RunResult) -> float | None:
     return rates[-1] if rates else None
 
 
-def schedule_advances(original: RunResult, fixed: RunResult) -> Text | None:
-    """The fixed run's learning rate at its last step is well below the original's."""
-    before, after = _whole_last(original), _whole_last(fixed)
-    if fixed.outcome != "ok" or before is None or after is None or not after < before * 0.9:
-        return None
-    return T(f"with this change the schedule advances with the batches: the learning rate at "
-             f"the last recorded step is {after:.3g} (before: {before:.3g})",
-             f"改动后调度随 batch 推进：记录到的最后一步学习率为 {after:.3g}"
-             f"（改动前：{before:.3g}）")
+def rate_ends_below(share: float, words: Text) -> Expect:
+    """The fixed run's learning rate at its last step is below ``share`` of the original's;
+    ``words`` says what that shows, before the two rates."""
+    def expect(original: RunResult, fixed: RunResult) -> Text | None:
+        before, after = _whole_last(original), _whole_last(fixed)
+        if fixed.outcome != "ok" or before is None or after is None or \
+                not after < before * share:
+            return None
+        return T(f"{words.en}: the learning rate at the last recorded step is {after:.3g} "
+                 f"(before: {before:.3g})",
+                 f"{words.zh}：记录到的最后一步学习率为 {after:.3g}（改动前：{before:.3g}）")
+    return expect
+
+
+schedule_advances = rate_ends_below(0.9, T("with this change the schedule advances with the "
+                                           "batches", "改动后调度随 batch 推进"))
+schedule_reaches_end = rate_ends_below(0.5, T("with this change the schedule runs its course "
+                                              "over the training", "改动后调度在训练中走完全程"))
 
 
 def check_horizon_in_batches(ctx: Ctx) -> list[Candidate]:
@@ -275,8 +284,8 @@ def check_horizon_in_batches(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None or len(rates) < 2 or ctx.evidence.training.step_calls < 3 or \
             rates[0] <= 0 or rates[-1] < rates[0] * HARDLY:
         return []
-    batch_loops = {_last(text(_iterated(loop))): loop for loop in ast.walk(flow.tree)  # type: ignore[arg-type]
-                   if isinstance(loop, ast.For) and _iterated(loop) is not None}
+    batch_loops = {_last(text(walked)): loop for loop in ast.walk(flow.tree)
+                   if isinstance(loop, ast.For) and (walked := _iterated(loop)) is not None}
     for name in _schedulers(flow):
         made = [flow.value_of(stmt) for stmt in flow.assignments.get(name, [])]
         call = next((m for m in made if isinstance(m, ast.Call) and _horizon(m) is not None),
@@ -322,17 +331,6 @@ def check_horizon_in_batches(ctx: Ctx) -> list[Candidate]:
 def _last(name: str) -> str:
     """``train_loader`` for ``self.train_loader``."""
     return name.rsplit(".", 1)[-1]
-
-
-def schedule_reaches_end(original: RunResult, fixed: RunResult) -> Text | None:
-    """The fixed run's learning rate ends far lower than the original's did."""
-    before, after = _whole_last(original), _whole_last(fixed)
-    if fixed.outcome != "ok" or before is None or after is None or not after < before * 0.5:
-        return None
-    return T(f"with this change the schedule runs its course over the training: the learning "
-             f"rate at the last recorded step is {after:.3g} (before: {before:.3g})",
-             f"改动后调度在训练中走完全程：记录到的最后一步学习率为 {after:.3g}"
-             f"（改动前：{before:.3g}）")
 
 
 def _iterated(loop: ast.For) -> ast.expr | None:

@@ -334,8 +334,9 @@ def _outside_domain(ctx: Ctx, bad: NonFiniteEvidence) -> list[Candidate]:
         else:
             reason = T(f"the {name.en} at {at}, where its slope is infinite",
                        f"{at} 处的{name.zh}，其斜率在那里是无穷大")
-        changes = [(call, base, postfix(base, f".clamp(-1 + {UNIT_EPS}, 1 - {UNIT_EPS})"))
-                   for call in calls if (base := _operand(call)) is not None]
+        # (the op, the node the change replaces, its new source, the operand it names)
+        changes = [(call, base, postfix(base, f".clamp(-1 + {UNIT_EPS}, 1 - {UNIT_EPS})"),
+                    base) for call in calls if (base := _operand(call)) is not None]
         values = T(f"whose values in this run reach {at}", f"它在这次运行中的值达到 {at}")
         words = T("keep `{name}` inside (-1, 1) on line {line}: `{new}`",
                   "第 {line} 行让 `{name}` 保持在 (-1, 1) 之内：`{new}`")
@@ -343,13 +344,12 @@ def _outside_domain(ctx: Ctx, bad: NonFiniteEvidence) -> list[Candidate]:
         name = SPREADS[op]
         reason = T(f"the {name.en} of a single value, which divides by n − 1 = 0 and is nan",
                    f"单个值的{name.zh}：它要除以 n − 1 = 0，结果是 nan")
-        changes = [(call, base, _with_keyword(call, "correction", "0", drop=("unbiased",)))
-                   for call in calls if (base := _operand(call)) is not None]
+        changes = [(call, call, _with_keyword(call, "correction", "0", drop=("unbiased",)),
+                    base) for call in calls if (base := _operand(call)) is not None]
         values = T("which holds a single value in this run", "它在这次运行中只有一个值")
         words = T("compute it with `correction=0` on line {line} (0, not nan, for one value): "
                   "`{new}`",
                   "第 {line} 行用 `correction=0` 计算（只有一个值时得到 0 而不是 nan）：`{new}`")
-        changes = [(call, call, new) for call, _, new in changes]
     else:
         return []
     step = "nonfinite-forward" if bad.phase == "forward" else "nonfinite-backward-at"
@@ -357,11 +357,11 @@ def _outside_domain(ctx: Ctx, bad: NonFiniteEvidence) -> list[Candidate]:
     if bad.phase == "forward":
         why = WHY_DOMAIN
     out = []
-    for call, base, new in changes[:3]:
-        edit = replace_node(ctx.code, base, new)
+    for call, target, new, operand in changes[:3]:
+        edit = replace_node(ctx.code, target, new)
         if edit is None:
             continue
-        shown = text(base) if base is not call else text(_operand(call) or call)
+        shown = text(operand)
         facts_ = {"line": bad.line, "op": text(call), "name": shown, "detail": reason,
                   "values": values}
         fix = Fix((edit,), nonfinite_gone, T(

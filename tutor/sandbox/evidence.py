@@ -106,7 +106,7 @@ REORDERING = frozenset({"view", "reshape"})
 """Ops that cut the elements' memory order anew without moving any."""
 
 
-def _groups(shape: list[int], parts: int) -> list[list[int]]:
+def merged_sizes(shape: list[int], parts: int) -> list[list[int]]:
     """Every way to merge neighbouring sizes of ``shape`` into ``parts`` sizes."""
     out = []
     for cuts in itertools.combinations(range(1, len(shape)), parts - 1):
@@ -123,7 +123,7 @@ def reorders(before: list[int], after: list[int]) -> bool:
     for old, new in ((before, after), (after, before)):
         if not 2 <= len(new) <= len(old) <= 6:
             continue
-        grouped = _groups(old, len(new))
+        grouped = merged_sizes(old, len(new))
         if any(g == new for g in grouped):
             return False
         for g in grouped:
