@@ -53,11 +53,41 @@ def boot_ticks() -> float:
         return float(handle.read().split()[0]) * os.sysconf("SC_CLK_TCK")
 
 
-def in_namespace(namespace: str, started_before: float | None = None) -> list[int]:
+RUN_NAMESPACE = ("open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19]")
+"""An expression a confined run prints after its ``pid:[inode]`` link: the start time of its
+namespace's PID 1, which tells the run's namespace from a later one given the same inode."""
+
+
+def _init_started(namespace: str) -> int | None:
+    """The start time (boot ticks) of the live PID 1 of ``namespace``, None without one."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
+                continue
+            with open(f"/proc/{entry}/status", "rb") as handle:
+                nspid = next(line for line in handle if line.startswith(b"NSpid:"))
+        except (OSError, StopIteration):
+            continue
+        fields = _stat(entry)
+        if nspid.split()[-1] == b"1" and fields is not None:
+            return int(fields[19])
+    return None
+
+
+def in_namespace(namespace: str, started_before: float | None = None,
+                 init_started: int | None = None) -> list[int]:
     """Live processes whose PID namespace is ``namespace`` (a ``pid:[inode]`` link).
 
-    The kernel reuses a dead namespace's inode for a new one (the next run's standby), so
-    ``started_before`` (boot ticks) keeps only processes started before then."""
+    The kernel reuses a dead namespace's inode for a new one (the next run's standby, or
+    another worker's). ``init_started`` (the run's PID 1 start time, :data:`RUN_NAMESPACE`)
+    tells them apart exactly: once the run's PID 1 is reaped the kernel has killed every
+    process it started, so a namespace whose PID 1 started at another time holds nothing of
+    the run. ``started_before`` (boot ticks) keeps only processes started before then, for
+    callers that lack it."""
+    if init_started is not None and _init_started(namespace) not in (init_started, None):
+        return []
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -104,11 +134,13 @@ def _another_workers(pid: int) -> bool:
     return False
 
 
-def run_left_behind(namespace: str, patience_s: float = 10.0) -> list[int]:
-    """Processes of a finished confined run (its PID namespace) still alive after
-    ``patience_s``; call it as soon as the run has returned."""
+def run_left_behind(namespace: str, init_started: int | None = None,
+                    patience_s: float = 10.0) -> list[int]:
+    """Processes of a finished confined run (its PID namespace, and the start time of its
+    PID 1 where the run printed it) still alive after ``patience_s``; call it as soon as the
+    run has returned."""
     ended = boot_ticks()
-    return _remaining(lambda: in_namespace(namespace, ended), patience_s)
+    return _remaining(lambda: in_namespace(namespace, ended, init_started), patience_s)
 
 
 def _remaining(find: Callable[[], list[int]], patience_s: float) -> list[int]:

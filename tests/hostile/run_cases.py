@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_procs import boot_ticks, in_namespace
+from sandbox_procs import RUN_NAMESPACE, boot_ticks, in_namespace
 
 from tutor.sandbox import RunResult
 
@@ -19,7 +19,8 @@ SECRET = "sk-hostile-" + secrets.token_hex(8)
 """Set in the parent's environment (as an LLM key would be) before the sandbox starts."""
 TOKEN = secrets.token_hex(6)
 """Marks what a run creates, so the machine can be searched for it afterwards."""
-NAMESPACE_LINE = "import os\nprint('NS', os.readlink('/proc/self/ns/pid'), flush=True)\n"
+NAMESPACE_LINE = ("import os\nprint('NS', os.readlink('/proc/self/ns/pid'), "
+                  f"{RUN_NAMESPACE}, flush=True)\n")
 
 
 @dataclass
@@ -33,10 +34,11 @@ class Secrets:
     files: dict[str, str]
 
 
-def namespace_of(result: RunResult) -> str:
-    match = re.search(r"NS (pid:\[\d+\])", result.stdout)
+def namespace_of(result: RunResult) -> tuple[str, int]:
+    """The run's PID namespace link and the start time of its PID 1 (NAMESPACE_LINE)."""
+    match = re.search(r"NS (pid:\[\d+\]) (\d+)", result.stdout)
     assert match, (result.stdout, result.stderr)
-    return match.group(1)
+    return match.group(1), int(match.group(2))
 
 
 def marked() -> list[str]:
@@ -63,11 +65,12 @@ def assert_nothing_left(result: RunResult, planted: Secrets | None = None,
                         patience_s: float = 10.0) -> None:
     """No process of the run alive, nothing marked on the machine, no secret said. Call it
     as soon as the run has returned."""
-    namespace, ended = namespace_of(result), boot_ticks()
+    (namespace, init_started), ended = namespace_of(result), boot_ticks()
     deadline = time.monotonic() + patience_s
-    while (in_namespace(namespace, ended) or marked()) and time.monotonic() < deadline:
+    while (in_namespace(namespace, ended, init_started) or marked()) \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert in_namespace(namespace, ended) == []
+    assert in_namespace(namespace, ended, init_started) == []
     assert marked() == []
     said = result.stdout + result.stderr + (result.error.message if result.error else "")
     assert SECRET not in said

@@ -9,27 +9,36 @@ import signal
 import time
 
 import pytest
-from sandbox_procs import alive, children, left_behind, run_left_behind, still_alive
+from sandbox_procs import (
+    RUN_NAMESPACE,
+    alive,
+    children,
+    left_behind,
+    run_left_behind,
+    still_alive,
+)
 
 from tutor.sandbox import Limits, RunResult, Sandbox
 
-PID_LINE = ("import os\nprint('PID', os.getpid(), os.readlink('/proc/self/ns/pid') "
-            "if os.path.exists('/proc/self/ns') else '-', flush=True)\n")
+PID_LINE = ("import os\nprint('PID', os.getpid(), *((os.readlink('/proc/self/ns/pid'), "
+            f"{RUN_NAMESPACE}) if os.getpid() == 1 else ('-', '-')), flush=True)\n")
 
 
-def run_pid(result: RunResult) -> tuple[int, str]:
-    """The run's pid and, where it is confined, its PID namespace (else '-')."""
-    match = re.search(r"PID (\d+) (\S+)", result.stdout)
+def run_pid(result: RunResult) -> tuple[int, str, int | None]:
+    """The run's pid and, where it is confined, its PID namespace and the start time of its
+    PID 1 (else '-' and None)."""
+    match = re.search(r"PID (\d+) (\S+) (\S+)", result.stdout)
     assert match, result.stdout
-    return int(match.group(1)), match.group(2)
+    started = match.group(3)
+    return int(match.group(1)), match.group(2), None if started == "-" else int(started)
 
 
 def assert_clean_after(sandbox: Sandbox, result: RunResult, *others: int) -> None:
     """Nothing left alive, and the next run works normally and sees a fresh process.
     ``others``: pids the run printed, which mean something only where it is unconfined."""
-    pid, namespace = run_pid(result)
+    pid, namespace, init_started = run_pid(result)
     if namespace != "-":  # its own PID namespace: every process it started lives there
-        assert run_left_behind(namespace) == []
+        assert run_left_behind(namespace, init_started) == []
     else:
         assert left_behind(pid, others) == []
     following = sandbox.run("import torch\nx = torch.ones(2)\nprint(x.sum().item())")
