@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 
 def _stat(pid: str) -> list[bytes] | None:
@@ -58,14 +58,22 @@ RUN_NAMESPACE = ("open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19]")
 namespace's PID 1, which tells the run's namespace from a later one given the same inode."""
 
 
-def _init_started(namespace: str) -> int | None:
-    """The start time (boot ticks) of the live PID 1 of ``namespace``, None without one."""
+def _pids_in(namespace: str) -> Iterator[str]:
+    """The /proc entries of processes whose PID namespace link is ``namespace``."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
-                continue
+            if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                yield entry
+        except OSError:
+            continue
+
+
+def _init_started(namespace: str) -> int | None:
+    """The start time (boot ticks) of the live PID 1 of ``namespace``, None without one."""
+    for entry in _pids_in(namespace):
+        try:
             with open(f"/proc/{entry}/status", "rb") as handle:
                 nspid = next(line for line in handle if line.startswith(b"NSpid:"))
         except (OSError, StopIteration):
@@ -89,14 +97,7 @@ def in_namespace(namespace: str, started_before: float | None = None,
     if init_started is not None and _init_started(namespace) not in (init_started, None):
         return []
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
-                continue
-        except OSError:
-            continue
+    for entry in _pids_in(namespace):
         fields = _stat(entry)
         if fields is None or fields[0] == b"Z":
             continue

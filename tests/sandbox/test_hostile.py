@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from sandbox_procs import (
     RUN_NAMESPACE,
     alive,
     children,
+    in_namespace,
     left_behind,
     run_left_behind,
     still_alive,
@@ -285,3 +287,26 @@ def test_concurrent_runs_do_not_mix(sandbox: Sandbox, jobs: int) -> None:
         assert result.stdout == f"{index}\n"
         value = result.probe("v").value  # type: ignore[union-attr]
         assert value is not None and value.values == index  # type: ignore[union-attr]
+
+
+def test_a_namespace_inode_given_again_is_not_the_runs() -> None:
+    """The kernel gives a freed PID-namespace inode to the next namespace made (another
+    worker's standby): what lives there is a run's only while its PID 1 is the one that
+    started when the run printed. Shown on a namespace of our own, whose PID 1 sleeps."""
+    sleeper = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "30"],
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not (inner := children(sleeper.pid)) and sleeper.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not inner:
+            pytest.skip("no PID namespace of our own here (unshare --pid failed)")
+        namespace = os.readlink(f"/proc/{inner[0]}/ns/pid")
+        with open(f"/proc/{inner[0]}/stat", "rb") as handle:
+            init_started = int(handle.read().rsplit(b")", 1)[1].split()[19])
+        assert in_namespace(namespace, init_started=init_started) == inner
+        assert in_namespace(namespace, init_started=init_started + 1) == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()
