@@ -207,6 +207,52 @@ def test_a_misspelt_freeze_is_named_and_the_optimizer_is_not_given_every_paramet
     assert "net.parameters()" not in said(first)
 
 
+MISSPELT_FREEZE_IN_HELPER = """import torch
+import torch.nn as nn
+
+
+def freeze_body(model):
+    for param in model.body.parameters():
+        param.requeires_grad = False
+
+
+net = nn.Module()
+net.body = nn.Sequential(nn.Linear(6, 8), nn.ReLU())
+net.head = nn.Sequential(nn.Linear(8, 3))
+freeze_body(net)
+optimizer = torch.optim.SGD(filter(lambda p: p.requires_grad, net.parameters()), lr=0.1)
+x, y = torch.randn(16, 6), torch.randint(0, 3, (16,))
+for step in range(3):
+    loss = nn.functional.cross_entropy(net.head(net.body(x)), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_freeze_in_a_helper_is_read_in_the_callers_names() -> None:
+    """The run names the parameters by the caller's names (``net.body.0.weight``): the
+    helper's ``model.body`` means ``net.body`` there, and so does an optimizer it builds."""
+    intent = read_intent(Flow.of(MISSPELT_FREEZE_IN_HELPER))
+    assert [(f.line, f.prefix, f.misspelt) for f in intent.frozen] == [(7, "net.body", True)]
+    assert intent.freeze_of("net.body.0.weight") is not None
+    assert intent.freeze_of("net.head.0.weight") is None
+    built = read_intent(Flow.of("""import torch
+def make(model, lr):
+    return torch.optim.SGD(model.head.parameters(), lr=lr)
+opt = make(net, 0.1)
+"""))
+    assert built.trains("net.head.0.weight") and not built.trains("net.body.0.weight")
+
+
+def test_a_misspelt_freeze_in_a_helper_gets_the_spelling_fix(sandbox: Any) -> None:
+    """Before the helper's names were read in the caller's, the fix (which freezes the
+    body) was refused as stopping parameters the program trained: no diagnosis at all."""
+    first = first_diagnosis(sandbox, MISSPELT_FREEZE_IN_HELPER)
+    assert (first.id, first.root_line, first.fix_verified) == ("requires-grad-typo", 7, True)
+    assert first.patch is not None and "+        param.requires_grad = False" in first.patch
+
+
 TWO_OPTIMIZERS_STEP_BETWEEN = """import torch
 import torch.nn as nn
 

@@ -223,6 +223,28 @@ class Flow:
     def arguments_for(self, function: Function, name: str) -> list[tuple[ast.Call, ast.expr]]:
         return self.call_graph.arguments_for(function, name)
 
+    def as_called(self, stmt: ast.stmt, path: str, depth: int = 3) -> list[str]:
+        """A dotted source path used in ``stmt`` (``model.features``) in the names the
+        program's callers give it: where its root is a parameter of the function around
+        ``stmt`` that the function does not rebind first, the path from each call's argument
+        (``vgg.features`` for ``freeze(vgg)``); else the path itself. The run names tensors
+        by the caller's names, so this is what a source path inside a helper means there."""
+        root, dot, rest = path.partition(".")
+        function = self.function_at(stmt.lineno)
+        if depth <= 0 or function is None or not root.isidentifier() or \
+                self.call_graph.parameter(function, root) is None or any(
+                    self.function_at(s.lineno) is function and s.lineno < stmt.lineno
+                    for s in self.assignments.get(root, [])):
+            return [path]
+        found: list[str] = []
+        for call, given in self.arguments_for(function, root):
+            if not isinstance(given, (ast.Name, ast.Attribute)):
+                continue
+            at = self.statement_of(call)
+            outer = text(given) + dot + rest
+            found += self.as_called(at, outer, depth - 1) if at is not None else [outer]
+        return list(dict.fromkeys(found)) or [path]
+
     def returned(self, call: ast.AST) -> list[ast.Return]:
         return self.call_graph.returned(call)
 

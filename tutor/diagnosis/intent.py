@@ -11,6 +11,7 @@ layers the program meant to freeze.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -101,7 +102,17 @@ def _loop_over_parameters(flow: Flow, stmt: ast.stmt, name: str
     return None
 
 
-def _frozen_by(flow: Flow, stmt: ast.stmt) -> Freeze | None:
+def _frozen_by(flow: Flow, stmt: ast.stmt) -> list[Freeze]:
+    """What ``stmt`` freezes, once for each name its callers give the frozen module (a
+    helper ``freeze(model)`` called as ``freeze(vgg)`` freezes ``vgg``'s parameters)."""
+    found = _freeze_in_source(flow, stmt)
+    if found is None:
+        return []
+    return [dataclasses.replace(found, prefix=owner)
+            for owner in flow.as_called(stmt, found.prefix)]
+
+
+def _freeze_in_source(flow: Flow, stmt: ast.stmt) -> Freeze | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
             stmt.targets[0], ast.Attribute) and isinstance(stmt.value, ast.Constant) and \
             stmt.value.value is False:
@@ -160,14 +171,14 @@ def read_intent(flow: Flow | None) -> Intent:
     """The program's intent as its source states it (empty when it cannot be parsed)."""
     if flow is None:
         return Intent()
-    frozen = tuple(f for s in flow.statements if (f := _frozen_by(flow, s)) is not None)
+    frozen = tuple(f for s in flow.statements for f in _frozen_by(flow, s))
     trained: list[str] | None = []
-    for _, _, call in flow.optimizers():
+    for stmt, _, call in flow.optimizers():
         given = _given(flow, call.args[0]) if call.args else None
         if given is None or trained is None:
             trained = None
             continue
-        trained.extend(given)
+        trained.extend(name for source in given for name in flow.as_called(stmt, source))
     reads = tuple(dict.fromkeys(text(n.value) for n in ast.walk(flow.tree)
                                 if isinstance(n, ast.Attribute) and n.attr == "grad"
                                 and isinstance(n.ctx, ast.Load)))
