@@ -63,6 +63,12 @@ ROWS = (
               sha256="0067f6dc28dd06af87a1a6c0322a1829df3705d2d9a32a38b0bd345ca1072502",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1500, reused_steps=5),
+    # as set 15: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13, 14 or 15 (all five English); the 7 real Chinese posts are all off-topic (README.md)
+    FrozenSet(folder="learner16", per_language=27, lessons_asked=20, judged_days=DAYS[:14],
+              sha256="2b50de041ffd9077b4c8dbbefc6f4c5e12f5da192a44c5fd2186c9be695ca6ca",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1550, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
