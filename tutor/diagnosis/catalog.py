@@ -68,6 +68,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "before_line",  # an activation applied twice: where the first one ran
         "wanted", "new",  # the kind of value a call wants, the converted argument
         "value", "values",  # a non-finite value (nan, inf), what the op that made it was given
+        "term_line", "sum_line", "backward_line",  # a loss term, the sum, the backward()
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
