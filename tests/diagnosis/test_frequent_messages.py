@@ -252,6 +252,37 @@ def to_batch(rows):
 
 print(to_batch([[1, "2"], [3, 4]]))
 """, None),
+    # a Function written for PyTorch before 1.3 (corpus15 trident-gradient-scale, after its
+    # scoring): the message settles the change, shown untried
+    ("legacy-autograd-function", 14, "`.apply`", """import torch
+from torch.autograd import Function
+
+class Scale(Function):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+    def forward(self, x):
+        return x * self.k
+    def backward(self, g):
+        return g * self.k
+
+x = torch.ones(3, requires_grad=True)
+Scale(2.0)(x).sum().backward()
+""", """import torch
+from torch.autograd import Function
+
+class Scale(Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.k = k
+        return x * k
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None
+
+x = torch.ones(3, requires_grad=True)
+Scale.apply(x, 2.0).sum().backward()
+"""),
 ]
 
 
