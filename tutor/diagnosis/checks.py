@@ -26,6 +26,7 @@ from tutor.diagnosis import (
     gradcheck_checks,
     graph_checks,
     idle_checks,
+    index_value_checks,
     iterator_checks,
     kind_checks,
     leaf_loss_checks,
@@ -66,7 +67,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  memory_checks, override_checks, iterator_checks, batch_checks,
                  distribution_checks, precision_checks, checkpoint_checks,
                  accumulation_checks, weighting_checks, optimizer_checks, message_checks,
-                 frequent_checks, param_loop_checks, reorder_checks, term_checks)
+                 frequent_checks, param_loop_checks, reorder_checks, term_checks,
+                 index_value_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
