@@ -655,3 +655,15 @@ def test_a_quoted_error_keeps_its_weight_when_the_asking_sentence_names_another_
     assert found is not None and "leaf" in found.card.id and "inplace" in found.card.id
     # a rhetorical "这不是…吗？" is no yes/no question
     assert question_kind("为什么要设置 retain_graph=True？这不是只会多占内存吗？") == "why"
+
+
+def test_a_pasted_exception_is_read_by_the_sentences_that_ask() -> None:
+    """learner15 en-b8fbf492 (after its scoring): "I defined the optimizers the same as the
+    lightning website" and a pasted ValueError made it a comparison, answered by SGD vs Adam."""
+    story = ("optimizer got an empty parameter list\n\nI defined the optimizers the same as the "
+             "website:\n\n    optimizer = optim.Adam(self.parameters(), lr=1e-3)\n\nGot error:\n\n"
+             "ValueError: optimizer got an empty parameter list\n")
+    assert question_kind(story) == "fails"
+    asked = story + "\nIs Adam the same as SGD here?"
+    assert question_kind(asked) == "compare"
+    assert question_kind("Is Adam the same as SGD here?") == "compare"

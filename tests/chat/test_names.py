@@ -262,3 +262,11 @@ def test_every_role_is_found_by_code_never_by_words_alone() -> None:
 def test_learner_names_read_the_roles_of_question_and_code() -> None:
     code = "s = torch.optim.lr_scheduler.StepLR(o, 1)"
     assert dict(learner_names("why does s.step() warn?", code).roles)["scheduler"] == "s"
+
+
+def test_a_layer_built_and_called_at_once_is_no_model() -> None:
+    """learner15 zh-b8fbf492 (after its scoring): `z = nn.Linear(8, 32)(inp)` made `z` (a
+    tensor) the model an answer's `{model}.parameters()` named."""
+    assert dict(find_roles("z = nn.Linear(8, 32)(inp)\n")).get("model") is None
+    assert dict(find_roles("net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())\n"))["model"] == "net"
+    assert dict(find_roles("clf = MyNet(3, hidden=(4, 4))\n"))["model"] == "clf"

@@ -519,11 +519,26 @@ def _asks_enough(part: str) -> bool:
     return len(set(tokenize(canonical(asking)))) >= 3
 
 
+_EXCEPTION_LINE_RE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception):\s+\S",
+                                re.MULTILINE)
+"""A line that starts with an exception and its message, as a traceback ends."""
+
+
 def question_kind(question: str) -> Kind:
-    """The kind of ``question``: the first kind in kinds.yaml whose patterns match."""
+    """The kind of ``question``: the first kind in kinds.yaml whose patterns match. A question
+    that pastes an exception line is read by its sentences that ask (a question mark): its
+    story around the error ("I defined it the same as the docs") asks nothing; with no such
+    sentence, its story is no comparison."""
     text = _CODE_SPAN_RE.sub(" ", question)
+    pasted_error = _EXCEPTION_LINE_RE.search(question) is not None
+    if pasted_error:
+        from tutor.chat.snippets import prose  # snippets reads this module's kinds
+
+        asked = " ".join(p for s in _SENTENCE_RE.split(question)
+                         if (p := prose(s).strip()).endswith(("?", "？")))
+        text = asked or text
     for kind, pattern in _kind_patterns():
-        if kind == "fails":
+        if kind == "fails" or (kind == "compare" and pasted_error and not asked):
             continue
         if pattern.search(text):
             return kind
