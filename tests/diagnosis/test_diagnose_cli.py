@@ -99,6 +99,37 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
     assert "没有发现已知的错误" in capsys.readouterr().out
 
 
+UNTRAINED_PART = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+enc, head = nn.Linear(4, 3), nn.Linear(3, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for step in range(20):
+    loss = ((head(enc(x).detach()) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_run_without_a_known_mistake_says_what_it_shows(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a bare "nothing found": the loss backpropagated and where it went, what the
+    optimizer moved, the parameters nothing trains (here the encoder, detached and in no
+    optimizer: perhaps meant, so no check calls it a mistake), whether a nan appeared."""
+    source = tmp_path / "part.py"
+    source.write_text(UNTRAINED_PART)
+    assert call(str(source), "--lang", "en") == 0
+    out = capsys.readouterr().out
+    assert "No known mistake found in this run." in out and "What the run shows" in out
+    assert "the loss backpropagated on line 10 (`loss`) went from" in out and "falling" in out
+    assert "`opt` steps 2 parameters: all of them changed" in out
+    assert "2 parameters (`enc`) are in no optimizer" in out and "no nan or inf" in out
+    assert call(str(source), "--lang", "zh") == 0
+    assert "这次运行显示" in capsys.readouterr().out
+
+
 def test_static_mode_on_broken_syntax_names_the_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

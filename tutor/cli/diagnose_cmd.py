@@ -13,7 +13,7 @@ from tutor import syntax_tree
 from tutor.cli.common import add_device, add_lang, add_timeout, said, wall_time
 from tutor.cli.messages import msg
 from tutor.errors import TutorError
-from tutor.i18n import Lang, T
+from tutor.i18n import Lang, T, Text
 
 if TYPE_CHECKING:
     from tutor.sandbox.models import ErrorInfo
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     code = read_source(args.file, lang)
     status = 0
     header = None
+    shows: list[Text] = []
     syntax_error = _syntax_error(code) if args.static else None
     if syntax_error is not None:
         from tutor.sandbox.models import RunResult
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
 
         wall_time(args)
         device = getattr(args, "device", None) or "auto"
-        from tutor.diagnosis.reasoning import diagnose
+        from tutor.diagnosis.reasoning import diagnose_with_evidence
+        from tutor.diagnosis.run_summary import run_summary
 
         with Sandbox(hide=private_folders(None), few_runs=True) as sandbox:
             try:
@@ -110,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
                     {"wall_time_s": args.timeout}))
                 # asked to diagnose: the run is repeated with instrumentation, so a program
                 # that runs but learns wrong (a silent bug) is explained too
-                diagnoses = diagnose(code, result, sandbox, device=device)
+                diagnoses, evidence = diagnose_with_evidence(code, result, sandbox,
+                                                             device=device)
+                shows = run_summary(evidence) if evidence is not None and not diagnoses \
+                    else []
             except DeviceError as exc:
                 raise TutorError(exc.text.get(lang)) from exc
         if result.outcome not in ("ok", "error"):
@@ -130,6 +135,9 @@ def run(args: argparse.Namespace) -> int:
     blocks: list[str] = [header] if header else []
     if not diagnoses:
         blocks.append(msg("diagnose.clean").get(lang))
+        if shows:  # what the run shows, not a clean bill
+            blocks.append("\n".join([msg("diagnose.shows").get(lang),
+                                      *(f"  - {line.get(lang)}" for line in shows)]))
     if console.is_terminal:
         for block in blocks:
             console.print(Wrapped(block), highlight=False)
