@@ -36,6 +36,7 @@ class Intents:
     asks_about_error: list[str] = field(default_factory=list)
     asks_about_program: list[str] = field(default_factory=list)
     asks_loss_not_falling: list[str] = field(default_factory=list)
+    tells_training_symptom: list[str] = field(default_factory=list)
     mentions_error: list[str] = field(default_factory=list)
     question_kinds: dict[str, QuestionKind] = field(default_factory=dict)
 
@@ -46,6 +47,7 @@ class _Compiled:
         self.error = [re.compile(p, re.IGNORECASE) for p in data.asks_about_error]
         self.program = [re.compile(p, re.IGNORECASE) for p in data.asks_about_program]
         self.loss_flat = [re.compile(p, re.IGNORECASE) for p in data.asks_loss_not_falling]
+        self.training = [re.compile(p, re.IGNORECASE) for p in data.tells_training_symptom]
         self.errors = [re.compile(p, re.IGNORECASE) for p in data.mentions_error]
         self.kinds = {
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
@@ -87,6 +89,13 @@ def mentions_error(question: str) -> bool:
 def asks_loss_not_falling(question: str) -> bool:
     """Whether ``question`` says the loss does not go down ("my loss is stuck", "loss 不下降")."""
     return any(p.search(question) for p in _compiled().loss_flat)
+
+
+def tells_training_symptom(question: str) -> bool:
+    """Whether ``question`` describes how its training behaves ("the generator is not
+    learning", "the gradient norm keeps growing", "准确率一直不变"): its run's facts bear on it."""
+    return asks_loss_not_falling(question) or any(
+        p.search(question) for p in _compiled().training)
 
 
 def question_kinds(question: str) -> list[str]:

@@ -44,6 +44,7 @@ from tutor.chat.intents import (
     asks_about_program,
     asks_loss_not_falling,
     mentions_error,
+    tells_training_symptom,
 )
 from tutor.chat.markdown import blocks, summary, tidy_chinese
 from tutor.chat.models import Answer, Glossary, Passage, Source
@@ -931,18 +932,29 @@ class Tutor:
         """The learner's program ran and its diagnosis pinned nothing: when its run shows the
         very problem asked about is not there (no error where the question asks about one, a
         loss that fell where it says the loss does not), say so first, then the card's answer
-        (or, for an error, what to paste); else None (answered as any question is)."""
+        (or, for an error, what to paste); when it ran and shows nothing of the kind, what
+        the run shows, then the card's answer; else None (answered as any question is)."""
+        from tutor.diagnosis.run_summary import run_summary
+
         if result.error is None and (quoted or mentions_error(prose(question))):
             said = msg.RAN_WITHOUT_ERROR.get(lang)
             fallback: Answer | None = self._need_error(lang)
-        elif result.error is None and asks_loss_not_falling(question):
+        elif result.error is None and asks_loss_not_falling(question) and _loss_fell(evidence):
             losses = [b.loss for b in (evidence.backwards if evidence is not None else [])
                       if isinstance(b.loss, float)]
-            if len(losses) < 2 or not losses[-1] < LOSS_FELL * losses[0]:
-                return None
             said = msg.RAN_LOSS_FELL.format(first=f"{losses[0]:.4g}", last=f"{losses[-1]:.4g}",
                                             count=str(len(losses))).get(lang)
             fallback = None
+        elif result.error is None and evidence is not None and (
+                tells_training_symptom(prose(question)) or self.symptoms.match(
+                    self.retriever.without_quoted_messages(question)) is not None) and (
+                shown := run_summary(evidence)):
+            # it describes a symptom of its training (its loss, its gradients, its weights)
+            # and no check pins a mistake: the facts of its own run, then the card
+            said = "\n".join([msg.RAN_SHOWS.get(lang),
+                              *(f"- {line.get(lang)}" for line in shown)])
+            # the run's facts answer alone where no card does: better than the nearest topic
+            fallback = Answer(text="", kind="context")
         else:
             return None
         carded = self._from_card(question, lang, context)
@@ -950,7 +962,8 @@ class Tutor:
             fallback = carded
         if fallback is None:
             return None
-        answer = fallback.model_copy(update={"text": f"{said}\n\n{fallback.text}"})
+        answer = fallback.model_copy(
+            update={"text": f"{said}\n\n{fallback.text}" if fallback.text else said})
         return self._guard_pasted(self._finish(answer, secrets, question, lang), question, lang)
 
     def _from_diagnosis(
@@ -1571,6 +1584,14 @@ class Tutor:
 
 
 DOCUMENTED_KINDS = frozenset({"answer", "context"})
+
+
+def _loss_fell(evidence: Evidence | None) -> bool:
+    """The run's loss went down: its last recorded value below :data:`LOSS_FELL` times its
+    first."""
+    losses = [b.loss for b in (evidence.backwards if evidence is not None else [])
+              if isinstance(b.loss, float)]
+    return len(losses) >= 2 and losses[-1] < LOSS_FELL * losses[0]
 
 
 def with_documentation(answer: Answer, question: str, lang: Lang) -> Answer:
