@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from silent_programs import UNTRAINED_PART
 
 from tutor.chat import ChatContext, Tutor
 from tutor.chat.snippets import program_to_diagnose
@@ -176,26 +177,14 @@ def test_a_program_written_for_a_gpu_is_diagnosed_on_the_cpu_in_its_place(
     assert "CPU in the GPU's place" not in asked
 
 
-ENCODER_DETACHED = """import torch
-import torch.nn as nn
-torch.manual_seed(0)
-enc, head = nn.Linear(4, 3), nn.Linear(3, 1)
-opt = torch.optim.SGD(head.parameters(), lr=0.1)
-x, y = torch.randn(16, 4), torch.randn(16, 1)
-for step in range(20):
-    loss = ((head(enc(x).detach()) - y) ** 2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-"""
 
 
 def test_a_training_symptom_with_no_known_cause_gets_the_runs_facts(tutor: Tutor) -> None:
     """The learner says how their training behaves and no check pins a mistake: the facts of
     their own run come first (here: the encoder is in no optimizer and nothing reaches it,
     which no check calls a mistake: it may be meant), not only a card's general answer."""
-    text = tutor.ask(f"{ENCODER_DETACHED}\nWhy is my encoder not learning?", lang="en").text
+    text = tutor.ask(f"{UNTRAINED_PART}\nWhy is my encoder not learning?", lang="en").text
     assert text.startswith("I ran your program") and "What the run shows" in text, text
     assert "(`enc`) are in no optimizer" in text and "never changed" in text
-    zh = tutor.ask(f"{ENCODER_DETACHED}\n为什么我的编码器不更新？", lang="zh").text
+    zh = tutor.ask(f"{UNTRAINED_PART}\n为什么我的编码器不更新？", lang="zh").text
     assert zh.startswith("我在沙箱里") and "这次运行显示" in zh and "从未改变" in zh, zh

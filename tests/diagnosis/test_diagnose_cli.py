@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from silent_programs import UNTRAINED_PART
 
 from tutor.cli import add_subcommand, common, diagnose_cmd
 from tutor.errors import TutorError
@@ -99,18 +100,6 @@ def test_a_clean_file_says_so_in_chinese(tmp_path: Path,
     assert "没有发现已知的错误" in capsys.readouterr().out
 
 
-UNTRAINED_PART = """import torch
-import torch.nn as nn
-torch.manual_seed(0)
-enc, head = nn.Linear(4, 3), nn.Linear(3, 1)
-opt = torch.optim.SGD(head.parameters(), lr=0.1)
-x, y = torch.randn(16, 4), torch.randn(16, 1)
-for step in range(20):
-    loss = ((head(enc(x).detach()) - y) ** 2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-"""
 
 
 def test_a_run_without_a_known_mistake_says_what_it_shows(
