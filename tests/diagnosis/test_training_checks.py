@@ -95,8 +95,9 @@ for _ in range(20):
     opt.step()
 """),
     # a loss rebuilt with torch.tensor from terms that require grad: its value counts, its
-    # gradient is lost (the rest of the loss still has a graph, so nothing fails)
-    ("graph-cut-silent", 9, "torch.stack(terms)",
+    # gradient is lost (the rest of the loss still has a graph, so nothing fails); named as
+    # the term of the summed loss that lost its graph, where the cut happened
+    ("loss-term-without-gradient", 9, "torch.stack(terms)",
      DATA + """w = torch.zeros(4, 1, requires_grad=True)
 def penalty(parts):
     terms = [p.abs().sum() for p in parts]
