@@ -667,3 +667,16 @@ def test_a_pasted_exception_is_read_by_the_sentences_that_ask() -> None:
     asked = story + "\nIs Adam the same as SGD here?"
     assert question_kind(asked) == "compare"
     assert question_kind("Is Adam the same as SGD here?") == "compare"
+
+
+@pytest.mark.parametrize(("question", "card", "verdict"), [
+    ("Does detach() copy the tensor's memory?", "detach-shares-memory", "no"),
+    ("Does torch.no_grad() change dropout behaviour?", "no-grad-keeps-train-mode", "no"),
+])
+def test_a_yes_or_no_comes_from_the_form_that_asks_it(tutor: Tutor, question: str, card: str,
+                                                       verdict: str) -> None:
+    """Among cards nearly as good, the one whose form asks the question best gives the yes or
+    no: a GAN card's "Yes" about detaching fakes answered "does detach() copy memory?"."""
+    found = tutor.cards.match(question)
+    assert found is not None and (found.card.id, found.verdict) == (card, verdict)
+    assert tutor.ask(question, lang="en").text.startswith("No")
