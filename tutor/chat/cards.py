@@ -794,11 +794,13 @@ class CardBook:
         # zero_grad card does
         asked_of_best = point.names & self._names[best_id][0]
         if kind in ("can", "safe"):
-            # a yes or no comes from a card's form: the near card whose form asks this
-            # question best says it, not the one whose words are most like it overall (a
-            # GAN card's "yes" about detaching fakes for "does detach() copy memory?")
+            # a yes or no comes from a card's form: where a near card's form asks this
+            # question nearly word for word, that card says it, not the one whose words are
+            # most like it overall (a GAN card's "yes" about detaching fakes for "does
+            # detach() copy memory?")
             asks = self._scores(question, forms_only=True)[0]
-            near.sort(key=lambda c: -asks.get(c.id, 0.0))
+            if max((asks.get(c.id, 0.0) for c in near), default=0.0) >= WORDED_SCORE:
+                near.sort(key=lambda c: -asks.get(c.id, 0.0))
         shaped = next((c for c in near if _fits(c, kind, verdict_of(c))
                        and asked_of_best <= self._names[c.id][0]), None)
         if kind == "compare":
