@@ -64,7 +64,7 @@ SETS = (
     FrozenCorpus("corpus15", "c28f152478d2d6b80f8c525b3216417868d6be4de242e1950bc0065d411dca2f",
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
-                 chinese=4, families=19),
+                 chinese=4, families=19, judged_later=("2026-12-07-c",)),
 )
 IDS = [s.name for s in SETS]
 
