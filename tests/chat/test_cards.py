@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
@@ -680,3 +681,31 @@ def test_a_yes_or_no_comes_from_the_form_that_asks_it(tutor: Tutor, question: st
     found = tutor.cards.match(question)
     assert found is not None and (found.card.id, found.verdict) == (card, verdict)
     assert tutor.ask(question, lang="en").text.startswith("No")
+
+
+def test_the_custom_function_card_says_how_backward_can_use_autograd(tutor: Tutor) -> None:
+    """It said "do not call autograd.grad inside" backward (learner16 en/zh-29c64495, judged
+    wrong after its scoring): under enable_grad() on a detached copy it works, as run here."""
+    card = next(c for c in tutor.cards.cards
+                if c.answer.en.startswith("Subclass `torch.autograd.Function`"))
+    assert "so do not call `autograd.grad`" not in card.answer.en
+    assert "enable_grad" in card.answer.en and "enable_grad" in card.answer.zh
+    import torch
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+            (x,) = ctx.saved_tensors
+            with torch.enable_grad():
+                copy = x.detach().requires_grad_(True)
+                (local,) = torch.autograd.grad((copy ** 2).sum(), copy)
+            return grad * local
+
+    x = torch.tensor([3.0], requires_grad=True)
+    Square.apply(x).backward()
+    assert x.grad is not None and x.grad.tolist() == [6.0]

@@ -33,6 +33,10 @@ def tutor() -> Tutor:
         ("git 推送代码被拒绝了，我的 PyTorch 项目交不上去，怎么解决？", "配置机器"),
         ("Which GPU should I buy for training PyTorch models, my budget is $800?", "Buying"),
         ("训练 PyTorch 模型买哪款显卡性价比高？预算 5000 元", "买什么硬件"),
+        # a PaddleOCR config's key (learner16 zh-0cc378f9, after its scoring): Paddle's flag,
+        # set in YAML, was answered with the detach() card
+        ("微调det_v4时，在config文件里，添加配置stop_gradient:true，冻结层，有用吗",
+         "另一个框架"),
     ],
 )
 def test_setup_questions_with_pytorch_words_are_declined_saying_why(
