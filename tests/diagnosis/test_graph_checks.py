@@ -186,6 +186,59 @@ opt.step()
     assert "-opt.step()" not in (first.patch or "")
 
 
+HELPER_BACKPROPAGATES = """import torch
+import torch.nn as nn
+
+
+def loss_and_backward(model, x, y):
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    return loss
+
+
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 3), torch.randn(8, 1)
+opt.zero_grad()
+loss = loss_and_backward(model, x, y)
+loss.backward()
+opt.step()
+"""
+
+
+def test_the_same_loss_backpropagated_twice_is_backpropagated_once(sandbox: Any) -> None:
+    """corpus16 rdrop-loss-backward-called-twice (after its scoring, judged wrong): a helper
+    that calls backward() and returns the loss, and the caller's backward() on it again.
+    retain_graph runs it, and doubles every gradient: the second call is deleted instead."""
+    first = verified_diagnosis(sandbox, HELPER_BACKPROPAGATES, {"backward-twice"}, 7,
+                               "-loss.backward()")
+    assert first.patch is not None and "retain_graph" not in first.patch
+    assert "line 16" in first.fix.en and HELPER_BACKPROPAGATES.splitlines()[15] == \
+        "loss.backward()"
+
+
+def test_two_backward_passes_with_gradient_vectors_are_both_kept(sandbox: Any) -> None:
+    """The course's rows of a Jacobian: the same z backpropagated with [[1, 0]] then [[0, 1]]
+    means two passes: neither is deleted (z computed again for the second is the fix)."""
+    code = """import torch
+x = torch.tensor([[1., 2.]], requires_grad=True)
+w = torch.tensor([[1., 3.], [2., 4.]])
+z = torch.mm(x, w)
+z.backward(torch.tensor([[1., 0.]]))
+z.backward(torch.tensor([[0., 1.]]))
+print(x.grad)
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert found[0].id == "backward-twice" and found[0].fix_verified, found[0].fix.en
+    assert not any("delete the backward()" in d.fix.en for d in found)
+    assert "+z.backward" in (found[0].patch or "") or "torch.mm(x, w)" in (found[0].patch or "")
+    # the accumulation lesson's y.backward() twice, side by side: the second pass is meant
+    twice = "import torch\nw = torch.ones(2, requires_grad=True)\ny = (w * 3).sum()\n" \
+        "y.backward()\ny.backward()\nprint(w.grad)\n"
+    assert not any("delete the backward()" in d.fix.en
+                   for d in diagnose(twice, sandbox.run(twice), sandbox))
+
+
 def test_numpy_of_a_product_names_the_product_not_the_lines_first_numpy(sandbox: Any) -> None:
     """`xs.numpy()` is fine (no grad); `np.asarray(xs * w)` is what requires grad: the text
     names what the working change detaches."""

@@ -103,8 +103,14 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                     ("backward-raised", fills),
                     ("built-outside-loop", {"line": line, "name": target}),
                 ], [*_into_loop(flow, inner, loop), *_detached_where_made(ctx, inner)], fill))
+    # 0. the very tensor an earlier backward() went through, backpropagated again (a helper
+    # that calls backward() itself and returns the loss): once is what is meant, and
+    # retain_graph would run it twice and double every gradient
+    twice = None if again else _same_tensor_again(ctx, fail)
+    if twice is not None:
+        out.append(twice)
     # 5. two losses share a forward pass and each has its own backward()
-    shared = _shared_forward(ctx, target, fills)
+    shared = _shared_forward(ctx, target, fills) if twice is None else []
     out.extend(shared)
     # 3. two backward passes through one graph in straight-line code: one backward() of the
     # sum when nothing happens between them, else (last resort: it keeps the whole graph
@@ -121,7 +127,7 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                 [summed], {"line": prev_line}))
         edit = replace_in_line(ctx.code, prev_line, r"\.backward\(\)",
                                ".backward(retain_graph=True)")
-        if not shared:
+        if not shared and twice is None:
             out.append(Candidate("backward-twice", prev_line, 0.45, [
                 ("backward-raised", fills), ("first-backward", {"line": prev_line}),
             ], [Fix((edit,), runs_clean,
@@ -162,6 +168,41 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     elif shared:
         ctx.refuted.add("backward-twice")  # its advice is retain_graph
     return out
+
+
+def _same_tensor_again(ctx: Ctx, fail: int) -> Candidate | None:
+    """The failing backward() goes through the same tensor an earlier backward() in another
+    function went through (the recorder's history of both starts at the same record: a
+    helper that backpropagates and returns its loss): the failing call is deleted, where it
+    is a statement of its own."""
+    raised = next((b for b in ctx.evidence.backwards if b.line == fail and b.raised), None)
+    if raised is None or not raised.chain or raised.chain[0].index is None:
+        return None
+    first = next((b for b in ctx.evidence.backwards if b.line != fail and b.raised is None
+                  and b.chain and b.chain[0].index == raised.chain[0].index), None)
+    stmt = ctx.flow.statement_at(fail)
+    if first is None or not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                             and call_name(stmt.value) == "backward"
+                             and stmt.lineno == stmt.end_lineno):
+        return None
+    # both plain backward() of a scalar: two calls with gradient vectors (the rows of a
+    # Jacobian, the course's z.backward([[1, 0]]) then [[0, 1]]) mean two passes; and in two
+    # functions, one of which hands the tensor on after its own backward(): two calls side by
+    # side (the accumulation lesson's y.backward() twice) say the second pass is meant
+    calls = [_stmt_call(ctx.flow, line, "backward") for line in (first.line, fail)]
+    if any(c is None or c.args or any(k.arg in ("gradient", "inputs") for k in c.keywords)
+           for c in calls) or ctx.flow.function_at(first.line) is ctx.flow.function_at(fail):
+        return None
+    name = raised.name or first.name or "loss"
+    fill = {"line": first.line, "fail_line": fail, "name": f"`{name}`"}
+    fix = Fix((Edit("delete", fail),), runs_clean, T(
+        f"backpropagate `{name}` once: delete the backward() on line {fail}, since line "
+        f"{first.line} already ran it on the same `{name}`",
+        f"只对 `{name}` 反向传播一次：删除第 {fail} 行的 backward()，因为第 {first.line} 行"
+        f"已经对同一个 `{name}` 执行过"))
+    return Candidate("backward-twice", first.line, 0.8, [
+        ("backward-raised", {"fail_line": fail, "name": f"`{name}`"}),
+        ("same-tensor-backward", fill)], [fix], fill)
 
 
 def _into_loop(flow: Flow, stmt: ast.stmt, loop: ast.stmt) -> list[Fix]:
