@@ -15,7 +15,8 @@ from tutor.diagnosis.fixes import Edit, Fix
 from tutor.diagnosis.flow import call_name
 from tutor.diagnosis.symptoms import steps_capped
 from tutor.diagnosis.verify import loss_improves
-from tutor.i18n import T
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
 
 CLIPS = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grads_with_norm_")
 
@@ -62,6 +63,56 @@ def _moved_clip(ctx: Ctx, clip: ast.stmt, call: ast.Call, step: ast.stmt, back: 
         f"裁剪：在那里写 `{text_}`，而不是在 backward() 之前的第 {clip.lineno} 行"))
 
 
+def _clips_for_real(node: ast.AST) -> bool:
+    """A clip call under ``node`` that caps something (``max_norm=float("inf")`` only
+    measures the norm)."""
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        if call_name(call) not in CLIPS:
+            continue
+        bound = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg in ("max_norm", "clip_value")), None)
+        if bound is None or "inf" not in ast.unparse(bound):
+            return True
+    return False
+
+
+def _clip_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of one block that clip: a call of its own, or an ``if`` whose body is
+    only that call (``if grad_clip is not None: clip_grad_norm_(...)``)."""
+    return [s for s in body if (isinstance(s, ast.Expr | ast.Assign) and _clips_for_real(s))
+            or (isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+                and _clips_for_real(s.body[0]))]
+
+
+def _clips_what_step_applies(original: RunResult, fixed: RunResult) -> Text | None:
+    """The moved clip: the program runs to its end, now clipping between the two calls (the
+    order is the claim; a clip that only slows learning need not lower the loss)."""
+    if fixed.outcome != "ok" or fixed.evidence is None or not fixed.evidence.steps:
+        return None
+    return T("with this change the clip caps the gradients that step() applies, and your "
+             "program runs to the end",
+             "改动后裁剪作用于 step() 要用的梯度，程序也能运行到底")
+
+
+def _block_moved(ctx: Ctx, clip: ast.stmt, back: ast.stmt, step: ast.stmt) -> Fix:
+    """The clipping statement of several lines moved whole just above ``step``."""
+    lines = ctx.code.splitlines()
+    end = clip.end_lineno or clip.lineno
+    block = lines[clip.lineno - 1:end]
+    base = len(block[0]) - len(block[0].lstrip())
+    target = lines[step.lineno - 1][: len(lines[step.lineno - 1])
+                                    - len(lines[step.lineno - 1].lstrip())]
+    text = "\n".join([block[0][base:], *(target + line[base:] for line in block[1:])])
+    edits = (Edit("insert_before", step.lineno, text),
+             *(Edit("delete", n) for n in range(clip.lineno, end + 1)))
+    span = f"{clip.lineno}-{end}"
+    return Fix(edits, _clips_what_step_applies, T(
+        f"clip between backward() (line {back.lineno}) and step() (line {step.lineno}): "
+        f"move lines {span} just above line {step.lineno}",
+        f"在 backward()（第 {back.lineno} 行）和 step()（第 {step.lineno} 行）之间裁剪："
+        f"把第 {span} 行移到第 {step.lineno} 行之前"))
+
+
 def check_clip_order(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None or not ctx.evidence.backwards or not ctx.evidence.steps:
         return []
@@ -87,18 +138,22 @@ def check_clip_order(ctx: Ctx) -> list[Candidate]:
             n, ast.For | ast.While | ast.FunctionDef)):
         body = block.body
         backs, steps = _body_calls(body, "backward"), _body_calls(body, "step")
-        clips = [s for name in CLIPS for s in _body_calls(body, name)]
+        clips = _clip_statements(body)
         if len(backs) != 1 or len(steps) != 1 or len(clips) != 1:
             continue
         back, step, clip = backs[0], steps[0], clips[0]
         if back.lineno < clip.lineno < step.lineno:
             continue  # where it belongs
         where = "before" if clip.lineno < back.lineno else "after"
-        fix = Fix((Edit("move_before", clip.lineno, to=step.lineno),), loss_improves, T(
-            f"clip between backward() (line {back.lineno}) and step() (line {step.lineno}): "
-            f"move line {clip.lineno} just above line {step.lineno}",
-            f"在 backward()（第 {back.lineno} 行）和 step()（第 {step.lineno} 行）之间裁剪："
-            f"把第 {clip.lineno} 行移到第 {step.lineno} 行之前"))
+        end = clip.end_lineno or clip.lineno
+        if end == clip.lineno:
+            fix = Fix((Edit("move_before", clip.lineno, to=step.lineno),), loss_improves, T(
+                f"clip between backward() (line {back.lineno}) and step() (line "
+                f"{step.lineno}): move line {clip.lineno} just above line {step.lineno}",
+                f"在 backward()（第 {back.lineno} 行）和 step()（第 {step.lineno} 行）之间裁剪："
+                f"把第 {clip.lineno} 行移到第 {step.lineno} 行之前"))
+        else:  # the clip under its condition (if grad_clip is not None:), moved whole
+            fix = _block_moved(ctx, clip, back, step)
         out.append(Candidate("clip-order", clip.lineno, 0.8, [
             ("clip-misplaced", {"line": clip.lineno, "detail": T(
                 f"before backward() on line {back.lineno}" if where == "before"
