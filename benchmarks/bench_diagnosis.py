@@ -261,6 +261,8 @@ FAMILIES: dict[str, set[str]] = {
     "argmax-used-as-value": {"index-used-as-value"},
     "bootstrap-from-online-network": {"copy-never-run"},
     "autograd-function-legacy-call": {"legacy-autograd-function"},
+    "clip-before-unscale": {"clip-scaled-gradients"},
+    "clip-misplaced": {"clip-order"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

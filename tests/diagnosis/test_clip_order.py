@@ -39,3 +39,31 @@ def test_a_conditional_clip_before_backward_is_moved_whole(sandbox: Any) -> None
 def test_a_clip_after_step_beside_a_measuring_clip_is_moved(sandbox: Any) -> None:
     code = LOOP.format(body=f"    loss.backward()\n    opt.step()\n{MEASURE}\n{CLIP}")
     found_with_a_working_fix(sandbox, "clip-order", 15, "+    if max_norm is not None:", code)
+
+
+AMP = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+scaler = torch.amp.GradScaler("cpu")
+x, y = torch.randn(64, 8), torch.randn(64, 1)
+for step in range(20):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    scaler.scale(loss).backward()
+{unscale}    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+print(round(loss.item(), 4))
+"""
+
+
+def test_a_clip_of_scaled_gradients_unscales_first(sandbox: Any) -> None:
+    """corpus16 amp-clip-scaled-gradients and trainer-clips-before-unscale (after their
+    scoring): with a GradScaler, clip_grad_norm_ before scaler.unscale_ cuts gradients still
+    multiplied by 65536; the change tried unscales just before the clip."""
+    found_with_a_working_fix(sandbox, "clip-scaled-gradients", 12, "+    scaler.unscale_(opt)",
+                             AMP.format(unscale=""))
+    not_diagnosed(sandbox, "clip-scaled-gradients",
+                  AMP.format(unscale="    scaler.unscale_(opt)\n"))

@@ -12,7 +12,7 @@ import ast
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix
-from tutor.diagnosis.flow import call_name
+from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.symptoms import steps_capped
 from tutor.diagnosis.verify import loss_improves
 from tutor.i18n import T, Text
@@ -166,5 +166,65 @@ def check_clip_order(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def _clips_unscaled(original: RunResult, fixed: RunResult) -> Text | None:
+    """The unscale added: the program runs to its end, the clip now on real gradients (the
+    order is the claim, as the AMP recipe states it)."""
+    if fixed.outcome != "ok":
+        return None
+    return T("with this change the clip measures and caps the real gradients, not the "
+             "scaled ones, and your program runs to the end",
+             "改动后裁剪作用于真实的梯度而不是放大后的梯度，程序也能运行到底")
+
+
+def _scaled_backward(stmt: ast.stmt) -> str | None:
+    """``scaler.scale(loss).backward()``: the scaler's name."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and call_name(call) == "backward" and isinstance(
+            call.func, ast.Attribute) and isinstance(call.func.value, ast.Call) and \
+            call_name(call.func.value) == "scale" and isinstance(call.func.value.func,
+                                                                  ast.Attribute):
+        return text(call.func.value.func.value)
+    return None
+
+
+def check_clip_scaled(ctx: Ctx) -> list[Candidate]:
+    """With a GradScaler, ``backward()`` of the scaled loss leaves gradients multiplied by
+    the scale (65536 at first): a clip between it and ``scaler.step()`` with no
+    ``scaler.unscale_(optimizer)`` before it cuts them to the bound, and the step then
+    divides them by the scale again, so the updates are tiny. The order is the whole
+    claim (the AMP recipe); the change tried unscales just before the clip."""
+    if ctx.error is not None or not ctx.evidence.backwards:
+        return []
+    out = []
+    for block in (n for n in ast.walk(ctx.flow.tree) if isinstance(
+            n, ast.For | ast.While | ast.FunctionDef)):
+        body = block.body
+        backs = [(s, name) for s in body if (name := _scaled_backward(s)) is not None]
+        clips = _clip_statements(body)
+        if len(backs) != 1 or len(clips) != 1:
+            continue
+        (back, scaler), clip = backs[0], clips[0]
+        steps = [c for s in body for c in ast.walk(s) if isinstance(c, ast.Call)
+                 and call_name(c) == "step" and isinstance(c.func, ast.Attribute)
+                 and text(c.func.value) == scaler and len(c.args) == 1]
+        unscaled = any(isinstance(c, ast.Call) and call_name(c) == "unscale_"
+                       for s in body if s.lineno < clip.lineno for c in ast.walk(s))
+        if len(steps) != 1 or unscaled or not back.lineno < clip.lineno < steps[0].lineno:
+            continue
+        optimizer = text(steps[0].args[0])
+        line = clip.lineno
+        fix = Fix((Edit("insert_before", line, f"{scaler}.unscale_({optimizer})"),),
+                  _clips_unscaled, T(
+                      f"unscale the gradients before clipping them: "
+                      f"`{scaler}.unscale_({optimizer})` before line {line}",
+                      f"裁剪之前先取消缩放：在第 {line} 行之前写 "
+                      f"`{scaler}.unscale_({optimizer})`"))
+        fill: dict[str, object] = {"line": line, "name": scaler, "optimizer": optimizer,
+                                   "before_line": back.lineno}
+        out.append(Candidate("clip-scaled-gradients", line, 0.85,
+                             [("clip-before-unscale", fill)], [fix], fill, pinned=True))
+    return out
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = ()
-SILENT_CHECKS: tuple[Check, ...] = (check_clip_order,)
+SILENT_CHECKS: tuple[Check, ...] = (check_clip_order, check_clip_scaled)
