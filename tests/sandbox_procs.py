@@ -70,9 +70,10 @@ def _pids_in(namespace: str) -> Iterator[str]:
             continue
 
 
-def _init_started(namespace: str) -> int | None:
-    """The start time (boot ticks) of the live PID 1 of ``namespace``, None without one."""
-    for entry in _pids_in(namespace):
+def _init_started(entries: list[str]) -> int | None:
+    """The start time (boot ticks) of the live PID 1 among a namespace's ``entries``, None
+    without one."""
+    for entry in entries:
         try:
             with open(f"/proc/{entry}/status", "rb") as handle:
                 nspid = next(line for line in handle if line.startswith(b"NSpid:"))
@@ -94,10 +95,11 @@ def in_namespace(namespace: str, started_before: float | None = None,
     process it started, so a namespace whose PID 1 started at another time holds nothing of
     the run. ``started_before`` (boot ticks) keeps only processes started before then, for
     callers that lack it."""
-    if init_started is not None and _init_started(namespace) not in (init_started, None):
+    entries = list(_pids_in(namespace))
+    if init_started is not None and _init_started(entries) not in (init_started, None):
         return []
     found = []
-    for entry in _pids_in(namespace):
+    for entry in entries:
         fields = _stat(entry)
         if fields is None or fields[0] == b"Z":
             continue

@@ -939,9 +939,8 @@ class Tutor:
         if result.error is None and (quoted or mentions_error(prose(question))):
             said = msg.RAN_WITHOUT_ERROR.get(lang)
             fallback: Answer | None = self._need_error(lang)
-        elif result.error is None and asks_loss_not_falling(question) and _loss_fell(evidence):
-            losses = [b.loss for b in (evidence.backwards if evidence is not None else [])
-                      if isinstance(b.loss, float)]
+        elif result.error is None and asks_loss_not_falling(question) and _loss_fell(
+                losses := _losses(evidence)):
             said = msg.RAN_LOSS_FELL.format(first=f"{losses[0]:.4g}", last=f"{losses[-1]:.4g}",
                                             count=str(len(losses))).get(lang)
             fallback = None
@@ -1586,11 +1585,14 @@ class Tutor:
 DOCUMENTED_KINDS = frozenset({"answer", "context"})
 
 
-def _loss_fell(evidence: Evidence | None) -> bool:
-    """The run's loss went down: its last recorded value below :data:`LOSS_FELL` times its
-    first."""
-    losses = [b.loss for b in (evidence.backwards if evidence is not None else [])
-              if isinstance(b.loss, float)]
+def _losses(evidence: Evidence | None) -> list[float]:
+    """The values of the losses the run backpropagated, as recorded."""
+    return [b.loss for b in (evidence.backwards if evidence is not None else [])
+            if isinstance(b.loss, float)]
+
+
+def _loss_fell(losses: list[float]) -> bool:
+    """The loss went down: its last recorded value below :data:`LOSS_FELL` times its first."""
     return len(losses) >= 2 and losses[-1] < LOSS_FELL * losses[0]
 
 

@@ -47,9 +47,8 @@ def _target_calls(flow: Flow, original: str) -> list[ast.Call]:
     for call in flow.calls:
         if text(call.func) != original:
             continue
-        parent = flow.parents.get(call)
         detached = any(isinstance(a, ast.Call) and call_name(a) == "detach"
-                       for a in [parent, *flow.ancestors(call)][:4] if a is not None)
+                       for a in flow.ancestors(call)[:4])
         if flow.in_no_grad(call) is not None or detached:
             calls.append(call)
     return calls

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
@@ -45,19 +46,27 @@ def _floating(link: ChainLink) -> bool:
     return bool(link.dtype) and "float" in (link.dtype or "")
 
 
+def _position_takers(stmt: ast.AST, op: str) -> Iterator[tuple[ast.expr, str]]:
+    """Where ``stmt`` takes the positions ``op`` gives, each with the expression that takes
+    the values instead: ``torch.argmax(q, dim=1)`` -> ``torch.amax(q, dim=1)``,
+    ``q.max(1)[1]`` -> ``q.max(1)[0]``, ``q.max(1).indices`` -> ``q.max(1).values``."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call) and call_name(node) == op and op in VALUE_OF:
+            yield node, re.sub(rf"\b{op}\s*\(", f"{VALUE_OF[op]}(", text(node), count=1)
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and \
+                call_name(node.value) == op and isinstance(node.slice, ast.Constant) and \
+                node.slice.value == 1:
+            yield node, f"{text(node.value)}[0]"
+        elif isinstance(node, ast.Attribute) and node.attr == "indices" and isinstance(
+                node.value, ast.Call) and call_name(node.value) == op:
+            yield node, f"{text(node.value)}.values"
+
+
 def _takes_indices(flow: Flow | None, line: int, op: str) -> bool:
     """Whether the statement on ``line`` takes the positions of a ``max(dim)``-like call,
-    whose record holds both results: ``q.max(1)[1]``, ``q.max(dim=1).indices``."""
+    whose record holds both results."""
     stmt = flow.statement_at(line) if flow is not None else None
-    for node in ast.walk(stmt) if stmt is not None else ():
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and call_name(
-                node.value) == op and isinstance(node.slice, ast.Constant) and \
-                node.slice.value == 1:
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "indices" and isinstance(
-                node.value, ast.Call) and call_name(node.value) == op:
-            return True
-    return False
+    return stmt is not None and any(True for _ in _position_takers(stmt, op))
 
 
 def index_uses(ev: Evidence, flow: Flow | None = None) -> list[IndexUse]:
@@ -84,30 +93,12 @@ def index_uses(ev: Evidence, flow: Flow | None = None) -> list[IndexUse]:
 
 
 def _value_edit(flow: Flow, code: str, line: int, op: str) -> tuple[Edit, str] | None:
-    """``torch.argmax(q, dim=1)`` -> ``torch.amax(q, dim=1)``, ``q.max(1)[1]`` ->
-    ``q.max(1)[0]``, ``q.max(1).indices`` -> ``q.max(1).values``."""
+    """The first of the statement's position takers that an edit can replace."""
     stmt = flow.statement_at(line)
-    if stmt is None:
-        return None
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.Call) and call_name(node) in VALUE_OF and call_name(node) == op:
-            new = re.sub(rf"\b{op}\s*\(", f"{VALUE_OF[op]}(", text(node), count=1)
-            edit = replace_node(code, node, new)
-            if edit is not None:
-                return edit, new
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and call_name(
-                node.value) == op and isinstance(node.slice, ast.Constant) and \
-                node.slice.value == 1:
-            new = f"{text(node.value)}[0]"
-            edit = replace_node(code, node, new)
-            if edit is not None:
-                return edit, new
-        if isinstance(node, ast.Attribute) and node.attr == "indices" and isinstance(
-                node.value, ast.Call) and call_name(node.value) == op:
-            new = f"{text(node.value)}.values"
-            edit = replace_node(code, node, new)
-            if edit is not None:
-                return edit, new
+    for node, new in _position_takers(stmt, op) if stmt is not None else ():
+        edit = replace_node(code, node, new)
+        if edit is not None:
+            return edit, new
     return None
 
 
