@@ -36,3 +36,11 @@ def test_the_facts_of_a_run_a_line_each() -> None:
 
 def test_a_run_that_trains_nothing_shows_nothing() -> None:
     assert run_summary(Evidence()) == []
+
+
+def test_one_backward_pass_is_a_value_not_a_trend() -> None:
+    """A program that backpropagates once has no trend: "went from -0.79 to -0.79: about the
+    same" read as a loss that does not learn."""
+    ev = Evidence(backwards=[BackwardEvidence(line=18, name="", loss=-0.7891)])
+    assert run_summary(ev)[0].en == (
+        "the loss backpropagated on line 18 (the loss) was -0.7891, in one backward pass")

@@ -82,6 +82,24 @@ for _ in range(20):
 
 fit()
 """),
+    # a helper gives the model new layers (setattr on its parameter) after the optimizer
+    # took the old ones: the optimizer is built after the helper's call
+    ("optimizer-wrong-params", 16, "+widen(net, 8)", DATA + """def widen(net, width):
+    for name in ("inp", "out"):
+        old = getattr(net, name)
+        new = nn.Linear(old.in_features if name == "inp" else width,
+                        width if name == "inp" else old.out_features)
+        setattr(net, name, new)
+
+net = nn.Module()
+net.inp, net.out = nn.Linear(4, 2), nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+widen(net, 8)
+for _ in range(20):
+    opt.zero_grad()
+    ((net.out(torch.relu(net.inp(x))) - y) ** 2).mean().backward()
+    opt.step()
+"""),
     # a weight used through .data: backward reaches it (another term uses it) but with a
     # zero gradient, so it never changes
     ("graph-cut-silent", 11, "x @ w)", DATA + """w = torch.zeros(4, 1, requires_grad=True)

@@ -37,6 +37,7 @@ class Intents:
     asks_about_program: list[str] = field(default_factory=list)
     asks_loss_not_falling: list[str] = field(default_factory=list)
     tells_training_symptom: list[str] = field(default_factory=list)
+    tells_unexpected_outcome: list[str] = field(default_factory=list)
     mentions_error: list[str] = field(default_factory=list)
     question_kinds: dict[str, QuestionKind] = field(default_factory=dict)
 
@@ -48,6 +49,7 @@ class _Compiled:
         self.program = [re.compile(p, re.IGNORECASE) for p in data.asks_about_program]
         self.loss_flat = [re.compile(p, re.IGNORECASE) for p in data.asks_loss_not_falling]
         self.training = [re.compile(p, re.IGNORECASE) for p in data.tells_training_symptom]
+        self.unexpected = [re.compile(p, re.IGNORECASE) for p in data.tells_unexpected_outcome]
         self.errors = [re.compile(p, re.IGNORECASE) for p in data.mentions_error]
         self.kinds = {
             name: ([re.compile(p, re.IGNORECASE) for p in kind.patterns], kind.prefer)
@@ -96,6 +98,12 @@ def tells_training_symptom(question: str) -> bool:
     learning", "the gradient norm keeps growing", "准确率一直不变"): its run's facts bear on it."""
     return asks_loss_not_falling(question) or any(
         p.search(question) for p in _compiled().training)
+
+
+def tells_unexpected_outcome(question: str) -> bool:
+    """Whether ``question`` says what its code did against the learner's expectation ("y.grad
+    is None", "I would expect d.grad_fn not to be None", "结果不一样"), however it is put."""
+    return any(p.search(question) for p in _compiled().unexpected)
 
 
 def question_kinds(question: str) -> list[str]:

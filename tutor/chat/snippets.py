@@ -15,6 +15,7 @@ import re
 
 from tutor import syntax_tree
 from tutor.chat.cards import about_pytorch, canonical, mentions_output, question_kind
+from tutor.chat.pasted_code import as_python
 from tutor.markdown_fences import fenced_pieces
 from tutor.python_names import parses
 
@@ -125,11 +126,12 @@ def snippet(question: str) -> str | None:
               if p.code is not None and p.lang in ("", "python", "py")]
     candidates: list[str] = []
     if fenced:
-        candidates.append("\n".join(block.strip("\n") for block in fenced))
-    printing = [b for b in _blocks(question) if any("print(" in line for line in b)]
+        candidates.append(as_python("\n".join(block.strip("\n") for block in fenced)))
+    printing = [code for b in _blocks(question) if len(b) > 1
+                and "print(" in (code := as_python("\n".join(b)))]
     # a program of several lines is the code asked about; statements inside the
     # sentences around it are the learner's description of it
-    candidates += ["\n".join(b) for b in sorted(printing, key=len, reverse=True) if len(b) > 1]
+    candidates += sorted(printing, key=lambda code: len(code.splitlines()), reverse=True)
     candidates.append(_inline(question))
     for code in candidates:
         if "print(" not in code:
@@ -146,7 +148,7 @@ def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
     fenced = [p.code for p in fenced_pieces(question)
               if p.code is not None and p.lang in ("", "python", "py")]
     if fenced:
-        return [b for b in fenced if b.strip()]
+        return [as_python(b) for b in fenced if b.strip()]
     blocks: list[list[str]] = [[]]
     prose_lines = []
     between: list[str] = []  # blank and comment lines inside a block, kept if code follows
@@ -164,7 +166,7 @@ def pasted_blocks(question: str, *, inline: bool = True) -> list[str]:
         between = []
         prose_lines.append(line)
     said = _inline("\n".join(prose_lines)) if inline else ""
-    return [b for b in (*("\n".join(lines) for lines in blocks), said) if b.strip()]
+    return [b for b in (*(as_python("\n".join(lines)) for lines in blocks), said) if b.strip()]
 
 
 def pastes_other_code(question: str) -> bool:
@@ -308,12 +310,17 @@ def program_to_diagnose(question: str) -> str | None:
     program of several lines that parses and is PyTorch's, and does not ask what it prints
     (:func:`snippet_to_run` runs that); else None. Whether it runs as pasted (a fragment
     raises NameError) only its run can tell."""
-    from tutor.chat.intents import asks_about_program, asks_loss_not_falling
+    from tutor.chat.intents import (
+        asks_about_program,
+        asks_loss_not_falling,
+        tells_unexpected_outcome,
+    )
 
     blocks = pasted_blocks(question, inline=False)
     said = prose(question)
     if not blocks or (question_kind(question) not in DIAGNOSED_KINDS
-                      and not asks_about_program(said) and not asks_loss_not_falling(said)):
+                      and not asks_about_program(said) and not asks_loss_not_falling(said)
+                      and not tells_unexpected_outcome(said)):
         return None
     for code in sorted(blocks, key=len, reverse=True):
         lines = [line for line in code.splitlines() if line.strip()]

@@ -69,6 +69,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "wanted", "new",  # the kind of value a call wants, the converted argument
         "value", "values",  # a non-finite value (nan, inf), what the op that made it was given
         "term_line", "sum_line", "backward_line",  # a loss term, the sum, the backward()
+        "helper",  # a function of the program that replaced a model's layers
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

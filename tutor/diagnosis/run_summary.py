@@ -49,6 +49,13 @@ def run_summary(ev: Evidence) -> list[Text]:
     for line, values in list(losses.items())[:2]:
         name = f"`{names[line]}`" if names[line] else "the loss"
         name_zh = f"`{names[line]}`" if names[line] else "损失"
+        if len(values) == 1:  # one pass: a value, not a trend
+            lines.append(T(
+                f"the loss backpropagated on line {line} ({name}) was {_number(values[0])}, "
+                "in one backward pass",
+                f"第 {line} 行反向传播的损失（{name_zh}）为 {_number(values[0])}，"
+                "只反向传播了一次"))
+            continue
         trend = _trend(values[0], values[-1])
         lines.append(T(
             f"the loss backpropagated on line {line} ({name}) went from {_number(values[0])} "

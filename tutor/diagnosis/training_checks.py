@@ -326,9 +326,27 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     for stmt, name, call in flow.optimizers():
         name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
-        rebound = [(holder, s) for holder in dict.fromkeys(h for h, _ in given)
+        holders = list(dict.fromkeys(h for h, _ in given))
+        rebound = [(holder, s) for holder in holders
                    for s in _assigned(flow, holder) if s.lineno > stmt.lineno
                    and flow.scope_of(s) is flow.scope_of(stmt)]
+        by_helper = [(holder, at, helper) for holder in holders
+                     for at, helper in _replaced_by_helper(flow, holder)
+                     if at.lineno > stmt.lineno and flow.scope_of(at) is flow.scope_of(stmt)]
+        if by_helper and (not rebound or by_helper[-1][1].lineno > rebound[-1][1].lineno):
+            holder, again, helper = by_helper[-1]
+            line = again.lineno
+            out.append(Candidate("optimizer-wrong-params", line, 0.9, [
+                ("params-not-in-optimizer", {"params": _names(idle)}),
+                ("changed-after-optimizer", {"line": line, "model": holder, "optimizer": name,
+                                             "helper": helper}),
+            ], [Fix((Edit("move_after", stmt.lineno, to=line),), expect, T(
+                f"create `{name}` after `{helper}` gives `{holder}` its new layers: move line "
+                f"{stmt.lineno} below line {line}",
+                f"在 `{helper}` 给 `{holder}` 换上新层之后再创建 `{name}`：把第 {stmt.lineno} "
+                f"行移到第 {line} 行之后"))],
+                {"line": line, "model": holder, "optimizer": name, "params": _names(idle)}))
+            continue
         if rebound:
             holder, again = rebound[-1]
             line = again.lineno
@@ -435,6 +453,32 @@ def _assigned(flow: Flow, holder: str) -> list[ast.stmt]:
         if name.startswith(f"{holder}.") and name.count(".") == holder.count(".") + 1:
             found.extend(s for s in made if isinstance(flow.value_of(s), ast.Call))
     return sorted(found, key=lambda s: s.lineno)
+
+
+def _replaced_by_helper(flow: Flow, holder: str) -> list[tuple[ast.stmt, str]]:
+    """The statements that call a function of the program with ``holder`` for a parameter
+    whose attributes the function assigns (``model.fc1, model.fc2 = small1, small2``,
+    ``setattr(model, name, layer)``): the model gets new layers there, as by an assignment
+    in the caller's own code. With the function's name, in call order."""
+    found: list[tuple[ast.stmt, str]] = []
+    for function in flow.call_graph.functions:
+        changed: set[str] = set()
+        for node in ast.walk(function):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = [t for target in node.targets for t in (
+                    target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
+            elif isinstance(node, ast.Call) and call_name(node) == "setattr" and node.args:
+                targets = [ast.Attribute(value=node.args[0], attr="", ctx=ast.Store())]
+            changed |= {t.value.id for t in targets if isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and flow.call_graph.parameter(function, t.value.id) is not None}
+        for name in changed:
+            for call, given in flow.arguments_for(function, name):
+                at = flow.statement_of(call)
+                if at is not None and text(given) == holder:
+                    found.append((at, function.name))
+    return sorted(found, key=lambda pair: pair[0].lineno)
 
 
 def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
