@@ -76,6 +76,14 @@ ROWS = (
               sha256="fd943ac542df02562eeb0e45bedabc042a5c332145fa9cb50fbc2de1979874d2",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1600, reused_steps=5),
+    # as set 16: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13, 14, 15 or 16 (four English, one from a real Chinese request); two of the 7 real
+    # Chinese posts are on-topic (README.md); built beside set 17 from the other
+    # sources (pages, and GitHub threads of owners n to z)
+    FrozenSet(folder="learner18", per_language=27, lessons_asked=20, judged_days=DAYS[:15],
+              sha256="3c610624e5dc8ca4defeeb705099bc741b1a152e571215a68b373811e733fa28",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1650, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
