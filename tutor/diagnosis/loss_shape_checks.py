@@ -1,0 +1,168 @@
+"""A loss that raised because its arguments' shapes do not fit together, whatever the words
+of its message: every loss of ``torch.nn.functional`` (and each ``nn.*Loss`` module, which
+calls one) says it its own way ("Target size must be the same as input size", "All input
+tensors should have same dimension", "size mismatch (got input: ..., target: ...)"), and
+the catalog knows only some of those words.
+
+The re-run saw the loss's operands (:attr:`Evidence.failed`): their shapes and the line that
+made each. The changes tried are the ones those shapes allow, each on the loss's call, and
+the one shown is the one with which the program ran to the end: a target of one value
+expanded to the prediction's shape, a target that differs from the prediction only by
+dimensions of size 1 viewed as it, a target's dimension of size 1 dropped, a prediction
+whose height and width are not the label map's resized to them (a segmentation head that
+was never upsampled)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Fix, node_fix, postfix
+from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T
+from tutor.sandbox.models import OperandEvidence
+
+_SIZES_RE = re.compile(r"\b(sizes?|shapes?|dimensions?|dims?|\dD)\b", re.IGNORECASE)
+_LOSSES = frozenset({"cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                     "kl_div", "mse_loss", "l1_loss", "nll_loss", "huber_loss"})
+
+
+def is_loss(op: str) -> bool:
+    """Whether the op that raised is one of the losses (``margin_ranking_loss``, ...)."""
+    return op in _LOSSES or op.endswith("_loss")
+
+
+def _shape(shape: list[int]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _broadcasts(small: list[int], big: list[int]) -> bool:
+    """``small`` expands to ``big`` (``expand_as``): as many dimensions or fewer, each of its
+    own 1 or equal, counted from the right."""
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
+
+
+def _squeezed(shape: list[int]) -> list[int]:
+    return [n for n in shape if n != 1]
+
+
+def _operand(call: ast.Call, given: OperandEvidence) -> ast.expr | None:
+    """The argument of ``call`` that is ``given``: by the learner's expression where the run
+    named it, else by its position or keyword."""
+    if given.name:
+        return next((a for a in [*call.args, *(k.value for k in call.keywords)]
+                     if text(a) == given.name), None)
+    if given.arg.isdigit():
+        index = int(given.arg)
+        return call.args[index] if index < len(call.args) else None
+    return next((k.value for k in call.keywords if k.arg == given.arg), None)
+
+
+def _loss_call(ctx: Ctx, line: int, op: str, given: list[OperandEvidence]
+               ) -> ast.Call | None:
+    """The call on ``line`` that passes the loss's operands (the loss itself, or the
+    criterion module that calls it): the one named as the op first."""
+    stmt = ctx.flow.statement_at(line)
+    if stmt is None:
+        return None
+    calls = [node for node in ast.walk(stmt) if isinstance(node, ast.Call)
+             and all(_operand(node, g) is not None for g in given)]
+    return next((c for c in calls if call_name(c) == op), calls[0] if calls else None)
+
+
+def check_loss_shapes(ctx: Ctx) -> list[Candidate]:
+    failed = ctx.evidence.failed
+    if ctx.error is None or failed is None or not is_loss(failed.op) or \
+            not _SIZES_RE.search(ctx.message):
+        return []
+    given = [g for g in failed.inputs if g.shape]
+    if len(given) < 2:
+        return []
+    prediction, target = given[0], given[-1]
+    if prediction.shape == target.shape:
+        return []
+    call = _loss_call(ctx, failed.line, failed.op, [prediction, target])
+    if call is None:
+        return []
+    pred_node, target_node = _operand(call, prediction), _operand(call, target)
+    if pred_node is None or target_node is None:
+        return []
+    prediction = prediction.model_copy(update={"name": text(pred_node)})
+    target = target.model_copy(update={"name": text(target_node)})
+    out = []
+    target_fixes = _target_fixes(ctx, failed.line, target, target_node, prediction)
+    if target_fixes:
+        out.append(_candidate(ctx, failed.line, failed.op, target, prediction, target_fixes))
+    pred_fixes = _prediction_fixes(ctx, failed.line, prediction, pred_node, target,
+                                   target_node)
+    if pred_fixes:
+        out.append(_candidate(ctx, failed.line, failed.op, prediction, target, pred_fixes))
+    return out
+
+
+def _candidate(ctx: Ctx, fail_line: int, op: str, changed: OperandEvidence,
+               other: OperandEvidence, fixes: list[Fix]) -> Candidate:
+    made = changed.line if changed.line and ctx.flow.statement_at(changed.line) else fail_line
+    fill: dict[str, object] = {
+        "line": made, "fail_line": fail_line, "op": op, "name": changed.name or "",
+        "shape": _shape(changed.shape), "given": other.name or "",
+        "target_shape": _shape(other.shape)}
+    return Candidate("loss-argument-shapes", made, 0.75, [("loss-operand-shapes", fill)],
+                     fixes, fill)
+
+
+def _target_fixes(ctx: Ctx, line: int, target: OperandEvidence, node: ast.expr,
+                  prediction: OperandEvidence) -> list[Fix]:
+    name, pred = target.name or "", prediction.name or ""
+    fixes: list[Fix | None] = []
+    if math.prod(target.shape) < math.prod(prediction.shape) and _broadcasts(
+            target.shape, prediction.shape):
+        new = postfix(node, f".expand_as({pred})")
+        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
+            f"give the loss `{name}` with the shape of `{pred}`: `{new}` on line {line}",
+            f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数：第 {line} 行写成 `{new}`")))
+    if math.prod(target.shape) == math.prod(prediction.shape) and \
+            _squeezed(target.shape) == _squeezed(prediction.shape):
+        new = postfix(node, f".view_as({pred})")
+        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
+            f"give the loss `{name}` with the shape of `{pred}` (they differ only by "
+            f"dimensions of size 1): `{new}` on line {line}",
+            f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数（两者只差大小为 1 的维度）："
+            f"第 {line} 行写成 `{new}`")))
+    ones = [d for d, n in enumerate(target.shape) if n == 1]
+    if ones and len(target.shape) > 1:
+        dim = ones[-1] - len(target.shape)  # counted from the end: the batch may be absent
+        new = postfix(node, f".squeeze({dim})")
+        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
+            f"drop `{name}`'s dimension of size 1 before the loss: `{new}` on line {line}",
+            f"在计算损失之前去掉 `{name}` 大小为 1 的维度：第 {line} 行写成 `{new}`")))
+    return [f for f in fixes if f is not None]
+
+
+def _prediction_fixes(ctx: Ctx, line: int, prediction: OperandEvidence, node: ast.expr,
+                      target: OperandEvidence, target_node: ast.expr) -> list[Fix]:
+    """A map of scores (N, C, H, W) whose height and width are not the labels' (N, H', W')
+    or the target map's (N, C', H', W'): resized to them, as a segmentation head is
+    upsampled to the label map."""
+    p, t = prediction.shape, target.shape
+    if len(p) != 4 or len(t) not in (3, 4) or p[0] != t[0] or p[-2:] == t[-2:] or \
+            "torch" not in ctx.flow.imported:
+        return []
+    name, labels = prediction.name or "", target.name or ""
+    size = postfix(target_node, ".shape[-2:]")
+    new = (f"torch.nn.functional.interpolate({text(node)}, size={size}, mode=\"bilinear\", "
+           "align_corners=False)")
+    fix = node_fix(ctx.code, node, new, runs_clean, T(
+        f"resize `{name}` to the height and width of `{labels}` before the loss: `{new}` on "
+        f"line {line}",
+        f"在计算损失之前把 `{name}` 缩放到 `{labels}` 的高和宽：第 {line} 行写成 `{new}`"))
+    return [fix] if fix is not None else []
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_loss_shapes,)
+SILENT_CHECKS: tuple[Check, ...] = ()
