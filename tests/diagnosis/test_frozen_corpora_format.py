@@ -65,6 +65,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
                  chinese=4, families=19, judged_later=("2026-12-07-c",)),
+    FrozenCorpus("corpus19", "801b150a5489c627a3572eaa728400bd0b485809eb8e771524f7d5ad9192248f",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
