@@ -136,3 +136,14 @@ def test_every_evidence_step_is_one_a_check_names() -> None:
     unnamed = [key for key in load_catalog().steps
                if f'"{key}"' not in source and f"'{key}'" not in source]
     assert unnamed == []
+
+
+def test_a_label_dtype_title_does_not_contradict_itself(sandbox) -> None:  # type: ignore[no-untyped-def]
+    """int32 labels are integers: "must be integers, not Int" read as nonsense."""
+    from tutor.diagnosis import explain
+
+    code = ("import torch\nimport torch.nn.functional as F\n"
+            "F.cross_entropy(torch.randn(4, 3), torch.tensor([0, 1, 2, 1], dtype=torch.int32))\n")
+    first = explain(sandbox.run(code), code)[0]
+    assert first.id == "ce-target-dtype"
+    assert first.title.en == "Class labels for the loss must be int64 (Long), not Int"
