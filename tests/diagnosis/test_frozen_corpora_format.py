@@ -65,6 +65,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
                  chinese=4, families=19, judged_later=("2026-12-07-c",)),
+    FrozenCorpus("corpus17", "06a73f91aa5ee47c257ec4d190f0870d3bce2dce3b58b805e058973f6c7a1925",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
