@@ -65,6 +65,10 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
                  chinese=4, families=19, judged_later=("2026-12-07-c",)),
+    # corpus17 to corpus20: one measure's four splits, built blind side by side, each from
+    # its own topic area (their READMEs); a later one's sources are new against the earlier
+    FrozenCorpus("corpus17", "06a73f91aa5ee47c257ec4d190f0870d3bce2dce3b58b805e058973f6c7a1925",
+                 chinese=4, families=20),
     FrozenCorpus("corpus19", "801b150a5489c627a3572eaa728400bd0b485809eb8e771524f7d5ad9192248f",
                  chinese=4, families=20),
 )
