@@ -65,6 +65,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
                  chinese=4, families=19, judged_later=("2026-12-07-c",)),
+    FrozenCorpus("corpus18", "2506c0d788c951adf5b87c482b0a2ff2fcefbfaa9984c9fdff8a3bf42b36a63b",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
