@@ -65,6 +65,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-b",)),
     FrozenCorpus("corpus16", "98410e4e9459ef10d9b1dcf513d9a24cb0c26811fc794421feadf1ffc40baaef",
                  chinese=4, families=19, judged_later=("2026-12-07-c",)),
+    FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
