@@ -73,6 +73,8 @@ SETS = (
                  chinese=4, families=20),
     FrozenCorpus("corpus19", "801b150a5489c627a3572eaa728400bd0b485809eb8e771524f7d5ad9192248f",
                  chinese=4, families=20),
+    FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
