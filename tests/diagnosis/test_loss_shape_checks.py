@@ -80,3 +80,29 @@ loss.backward()
     result = sandbox.run(code)
     assert not result.ok
     assert all(d.id != "loss-argument-shapes" for d in diagnose(code, result, sandbox))
+
+
+def test_a_target_is_never_widened_to_a_prediction_with_too_many_channels(sandbox: Any) -> None:
+    """A mask of one channel against two channels of scores: the head has one channel too
+    many for this loss, and copying the mask into both channels would only hide that."""
+    code = HEAD + """
+head = nn.Conv2d(3, 2, 1)
+img, mask = torch.randn(2, 3, 8, 8), (torch.rand(2, 1, 8, 8) > 0.5).float()
+loss = F.binary_cross_entropy_with_logits(head(img), mask)
+loss.backward()
+"""
+    result = sandbox.run(code)
+    assert not result.ok
+    found = diagnose(code, result, sandbox)
+    assert not any(d.id == "loss-argument-shapes" and d.fix_verified for d in found)
+    assert "expand" not in (found[0].patch or "")
+
+
+def test_a_mask_missing_the_channel_of_one_gets_it(sandbox: Any) -> None:
+    code = HEAD + """
+head = nn.Conv2d(3, 1, 1)
+img, mask = torch.randn(2, 3, 8, 8), (torch.rand(2, 8, 8) > 0.5).float()
+loss = F.binary_cross_entropy(torch.sigmoid(head(img)), mask)
+loss.backward()
+"""
+    verified_diagnosis(sandbox, code, {"loss-argument-shapes"}, 7, "mask.unsqueeze(1)")

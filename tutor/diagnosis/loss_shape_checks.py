@@ -39,14 +39,6 @@ def _shape(shape: list[int]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _broadcasts(small: list[int], big: list[int]) -> bool:
-    """``small`` expands to ``big`` (``expand_as``): as many dimensions or fewer, each of its
-    own 1 or equal, counted from the right."""
-    if len(small) > len(big):
-        return False
-    return all(s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
-
-
 def _squeezed(shape: list[int]) -> list[int]:
     return [n for n in shape if n != 1]
 
@@ -112,7 +104,9 @@ def _candidate(ctx: Ctx, fail_line: int, op: str, changed: OperandEvidence,
         "line": made, "fail_line": fail_line, "op": op, "name": changed.name or "",
         "shape": _shape(changed.shape), "given": other.name or "",
         "target_shape": _shape(other.shape)}
-    return Candidate("loss-argument-shapes", made, 0.75, [("loss-operand-shapes", fill)],
+    # below the message's own entry's changes (0.5): where both work, the entry that knows
+    # the message says it in its words; this one speaks where no entry does, or none worked
+    return Candidate("loss-argument-shapes", made, 0.45, [("loss-operand-shapes", fill)],
                      fixes, fill)
 
 
@@ -120,14 +114,24 @@ def _target_fixes(ctx: Ctx, line: int, target: OperandEvidence, node: ast.expr,
                   prediction: OperandEvidence) -> list[Fix]:
     name, pred = target.name or "", prediction.name or ""
     fixes: list[Fix | None] = []
-    if math.prod(target.shape) < math.prod(prediction.shape) and _broadcasts(
-            target.shape, prediction.shape):
+    # one value for all (a ranking's +1): expanding a target of several values along a
+    # size-1 dimension would hide a prediction with too many channels or classes
+    if math.prod(target.shape) == 1 < math.prod(prediction.shape):
         new = postfix(node, f".expand_as({pred})")
         fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
             f"give the loss `{name}` with the shape of `{pred}`: `{new}` on line {line}",
             f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数：第 {line} 行写成 `{new}`")))
-    if math.prod(target.shape) == math.prod(prediction.shape) and \
-            _squeezed(target.shape) == _squeezed(prediction.shape):
+    p, t = prediction.shape, target.shape
+    missing = [d for d in range(len(p)) if len(p) == len(t) + 1 and p[d] == 1
+               and p[:d] + p[d + 1:] == t]
+    if missing:  # the prediction's channel of one the target lacks: give the target it
+        new = postfix(node, f".unsqueeze({missing[-1]})")
+        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
+            f"give `{name}` the dimension of size 1 that `{pred}` has at {missing[-1]}: "
+            f"`{new}` on line {line}",
+            f"给 `{name}` 加上 `{pred}` 在第 {missing[-1]} 维的大小为 1 的维度："
+            f"第 {line} 行写成 `{new}`")))
+    elif math.prod(t) == math.prod(p) and _squeezed(t) == _squeezed(p):
         new = postfix(node, f".view_as({pred})")
         fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
             f"give the loss `{name}` with the shape of `{pred}` (they differ only by "
