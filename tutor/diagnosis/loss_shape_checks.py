@@ -113,38 +113,34 @@ def _candidate(ctx: Ctx, fail_line: int, op: str, changed: OperandEvidence,
 def _target_fixes(ctx: Ctx, line: int, target: OperandEvidence, node: ast.expr,
                   prediction: OperandEvidence) -> list[Fix]:
     name, pred = target.name or "", prediction.name or ""
-    fixes: list[Fix | None] = []
+    p, t = prediction.shape, target.shape
+    changes: list[tuple[str, str, str]] = []  # (what is appended, why in English, in Chinese)
     # one value for all (a ranking's +1): expanding a target of several values along a
     # size-1 dimension would hide a prediction with too many channels or classes
-    if math.prod(target.shape) == 1 < math.prod(prediction.shape):
-        new = postfix(node, f".expand_as({pred})")
-        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
-            f"give the loss `{name}` with the shape of `{pred}`: `{new}` on line {line}",
-            f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数：第 {line} 行写成 `{new}`")))
-    p, t = prediction.shape, target.shape
+    if math.prod(t) == 1 < math.prod(p):
+        changes.append((f".expand_as({pred})", f"give the loss `{name}` with the shape of "
+                        f"`{pred}`", f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数"))
     missing = [d for d in range(len(p)) if len(p) == len(t) + 1 and p[d] == 1
                and p[:d] + p[d + 1:] == t]
     if missing:  # the prediction's channel of one the target lacks: give the target it
-        new = postfix(node, f".unsqueeze({missing[-1]})")
-        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
-            f"give `{name}` the dimension of size 1 that `{pred}` has at {missing[-1]}: "
-            f"`{new}` on line {line}",
-            f"给 `{name}` 加上 `{pred}` 在第 {missing[-1]} 维的大小为 1 的维度："
-            f"第 {line} 行写成 `{new}`")))
+        changes.append((f".unsqueeze({missing[-1]})", f"give `{name}` the dimension of size 1 "
+                        f"that `{pred}` has at {missing[-1]}",
+                        f"给 `{name}` 加上 `{pred}` 在第 {missing[-1]} 维的大小为 1 的维度"))
     elif math.prod(t) == math.prod(p) and _squeezed(t) == _squeezed(p):
-        new = postfix(node, f".view_as({pred})")
+        changes.append((f".view_as({pred})", f"give the loss `{name}` with the shape of `{pred}` "
+                        "(they differ only by dimensions of size 1)",
+                        f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数"
+                        "（两者只差大小为 1 的维度）"))
+    ones = [d for d, n in enumerate(t) if n == 1]
+    if ones and len(t) > 1:
+        dim = ones[-1] - len(t)  # counted from the end: the batch may be absent
+        changes.append((f".squeeze({dim})", f"drop `{name}`'s dimension of size 1 before the "
+                        "loss", f"在计算损失之前去掉 `{name}` 大小为 1 的维度"))
+    fixes = []
+    for suffix, en, zh in changes:
+        new = postfix(node, suffix)
         fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
-            f"give the loss `{name}` with the shape of `{pred}` (they differ only by "
-            f"dimensions of size 1): `{new}` on line {line}",
-            f"把形状与 `{pred}` 相同的 `{name}` 交给损失函数（两者只差大小为 1 的维度）："
-            f"第 {line} 行写成 `{new}`")))
-    ones = [d for d, n in enumerate(target.shape) if n == 1]
-    if ones and len(target.shape) > 1:
-        dim = ones[-1] - len(target.shape)  # counted from the end: the batch may be absent
-        new = postfix(node, f".squeeze({dim})")
-        fixes.append(node_fix(ctx.code, node, new, runs_clean, T(
-            f"drop `{name}`'s dimension of size 1 before the loss: `{new}` on line {line}",
-            f"在计算损失之前去掉 `{name}` 大小为 1 的维度：第 {line} 行写成 `{new}`")))
+            f"{en}: `{new}` on line {line}", f"{zh}：第 {line} 行写成 `{new}`")))
     return [f for f in fixes if f is not None]
 
 
