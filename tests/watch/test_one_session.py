@@ -141,11 +141,12 @@ def test_a_wrong_answer_is_diagnosed_from_evidence_and_a_right_one_is_not(
 
     reasoned: list[str] = []
 
-    def from_evidence(code: str, result: Any, runner: Any, *, device: str = "cpu") -> list:
+    def from_evidence(code: str, result: Any, runner: Any, *, device: str = "cpu"
+                      ) -> tuple[list, None]:
         reasoned.append(code)
-        return []
+        return [], None
 
-    monkeypatch.setattr(reasoning, "diagnose", from_evidence)
+    monkeypatch.setattr(reasoning, "diagnose_with_evidence", from_evidence)
     session = LearningSession(mini_course, NoRunner(), store, grading=FakeGrading())
     lesson, step = mini_course.find(FIRST)
     wrong = "import torch\nx = torch.ones(2)\n"

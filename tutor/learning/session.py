@@ -108,6 +108,8 @@ class Attempt:
     cancelled: bool = False
     diagnosis_error: TutorError | None = None
     """Why the run could not be diagnosed (the verdict stands without it)."""
+    run_facts: list[Text] = field(default_factory=list)
+    """For a wrong answer no check explains: what the instrumented re-run shows."""
 
     @property
     def run(self) -> RunResult | None:
@@ -291,12 +293,25 @@ class LearningSession:
         the likely cause), is diagnosed from evidence (an instrumented re-run, fixes tried
         before they are shown); a run that passed from its result and source alone, so a
         right answer pays nothing for the re-run."""
+        return self.diagnose_run(result, code, wrong=wrong)[0]
+
+    def diagnose_run(self, result: RunResult, code: str, *, wrong: bool = False
+                     ) -> tuple[list[Diagnosis], list[Text]]:
+        """:meth:`diagnose`, and, for a wrong answer from a run in which no check found a
+        mistake, what the instrumented re-run shows (its losses, what each optimizer moved,
+        the first nan): facts to compare with what the program should do, instead of a
+        bare "nothing found"."""
         if self._diagnose is not None:
-            return list(self._diagnose(result, code))
+            return list(self._diagnose(result, code)), []
         if result.outcome == "error" or (wrong and result.outcome == "ok"):
             reasoning = importlib.import_module("tutor.diagnosis.reasoning")
-            return list(reasoning.diagnose(code, result, self.runner, device=self.device))
-        return list(importlib.import_module("tutor.diagnosis").explain(result, code))
+            found, evidence = reasoning.diagnose_with_evidence(code, result, self.runner,
+                                                               device=self.device)
+            if found or evidence is None or result.outcome != "ok":
+                return list(found), []
+            summary = importlib.import_module("tutor.diagnosis.run_summary")
+            return [], list(summary.run_summary(evidence))
+        return list(importlib.import_module("tutor.diagnosis").explain(result, code)), []
 
     # ------------------------------------------------------------------ position
 
@@ -546,12 +561,14 @@ class LearningSession:
         verdict = self.grading.grade_step(lesson, step, code, runner=runner, device=self.device)
         cancelled = cancel.is_set()
         diagnoses: list[Diagnosis] = []
+        run_facts: list[Text] = []
         diagnosis_error: TutorError | None = None
         if verdict.run is not None and not cancelled:
             try:
                 guard = importlib.import_module("tutor.chat.guardrails")  # the chat's own rule
-                diagnoses = guard.shown_diagnoses(
-                    self.diagnose(verdict.run, code, wrong=not verdict.passed), step)
+                found, run_facts = self.diagnose_run(verdict.run, code,
+                                                     wrong=not verdict.passed)
+                diagnoses = guard.shown_diagnoses(found, step)
             except TutorError as exc:  # the verdict stands; say why there is no diagnosis
                 diagnosis_error = exc
         if record and not cancelled:
@@ -559,7 +576,7 @@ class LearningSession:
                 ref, kept, passed=verdict.passed, score=verdict.score, max_score=verdict.max_score
             )
         return Attempt(ref, verdict, diagnoses, cancelled=cancelled,
-                       diagnosis_error=diagnosis_error)
+                       diagnosis_error=diagnosis_error, run_facts=run_facts)
 
     def answer_quiz(self, selected: Sequence[int], *, gave_up: bool = False) -> Attempt:
         """Grade the picked choices (positions as shown); the right answer is named only

@@ -301,6 +301,9 @@ def diagnosis_markdown(attempt: Attempt | None, lang: Lang, *, code: str = "") -
     if not attempt.diagnoses:
         if suggestion:
             return f"**{suggestion}**\n"
+        if attempt.run_facts:  # a wrong answer no check explains: what its run shows
+            facts = "\n".join(f"- {fact.get(lang)}" for fact in attempt.run_facts)
+            return f"*{label('no_diagnosis', lang)}* {label('run_shows', lang)}\n\n{facts}\n"
         return f"*{label('no_diagnosis', lang)}*\n"
     blocks = [_diagnosis_block(d, lang) for d in attempt.diagnoses]
     if suggestion:
