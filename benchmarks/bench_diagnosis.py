@@ -107,7 +107,8 @@ FAMILIES: dict[str, set[str]] = {
     "loss-total-keeps-graph": {"loss-total-keeps-graph"},
     "loader-iterator-exhausted": {"iterator-exhausted"},
     "module-train-overridden": {"method-takes-torchs-place"},
-    "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs"},
+    "mse-broadcast": {"loss-target-broadcast", "loss-target-size", "target-size-differs",
+                      "loss-argument-shapes"},
     "graph-cut-silent": {"graph-cut-silent", "data-attribute", "loss-rebuilt-as-leaf",
                          "params-unreached-warned", "loss-term-without-gradient"},
     "double-sigmoid": {"double-sigmoid", "sigmoid-twice"},
@@ -263,6 +264,11 @@ FAMILIES: dict[str, set[str]] = {
     "autograd-function-legacy-call": {"legacy-autograd-function"},
     "clip-before-unscale": {"clip-scaled-gradients"},
     "clip-misplaced": {"clip-order"},
+    # the checks of the twelfth session
+    "batch-first-ignored": {"batch-first-missing", "rnn-batch-first"},
+    "mha-batch-first-missing": {"batch-first-missing", "rnn-batch-first"},
+    "ranking-target-shape": {"loss-argument-shapes"},
+    "prediction-size-differs": {"loss-argument-shapes"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

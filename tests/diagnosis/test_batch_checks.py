@@ -48,3 +48,72 @@ def test_the_run_names_the_model_and_the_line(sandbox: Any) -> None:
 
 def test_a_model_that_keeps_its_samples_apart_is_not_blamed(sandbox: Any) -> None:
     not_diagnosed(sandbox, "samples-mixed", PROGRAM.replace("dim=0", "dim=1"))
+
+
+SEQUENCES = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(input_size=6, hidden_size=8,
+                          num_layers=1)
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x, start):
+        seq, _ = self.rnn(x, start)
+        return self.out(seq[:, -1])
+
+model = Tagger()
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
+x = torch.randn(16, 5, 6)                 # 16 sequences of 5 steps: batch first
+y = x.sum(dim=(1, 2)).unsqueeze(1)
+for _ in range(20):
+    loss = ((model(x, None) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""
+
+ATTENTION = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 2)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, tokens, pos):
+        q = tokens + pos
+        mixed = self.attn(q, q, tokens)[0]
+        return self.norm(tokens + mixed)
+
+block = Block().eval()
+tokens, pos = torch.randn(6, 10, 16), torch.randn(1, 10, 16)
+with torch.no_grad():
+    print((block(tokens, pos)[0] - block(tokens[:1], pos)[0]).abs().max())
+"""
+
+
+def test_a_recurrent_layer_reading_the_batch_as_time_is_built_batch_first(sandbox: Any) -> None:
+    """The model takes a second argument that is not a batch (an initial state, here None):
+    the probe halves the batch and keeps the rest; the root is the layer's constructor."""
+    found_with_a_working_fix(sandbox, "batch-first-missing", 9, "num_layers=1, batch_first=True)",
+                             SEQUENCES)
+
+
+def test_attention_over_a_batch_first_input_is_built_batch_first(sandbox: Any) -> None:
+    """Positions of shape (1, tokens, d) are given whole to both halves of the batch."""
+    found_with_a_working_fix(sandbox, "batch-first-missing", 8,
+                             "nn.MultiheadAttention(16, 2, batch_first=True)", ATTENTION)
+
+
+def test_layers_built_batch_first_are_not_blamed(sandbox: Any) -> None:
+    not_diagnosed(sandbox, "batch-first-missing",
+                  SEQUENCES.replace("num_layers=1)", "num_layers=1, batch_first=True)"))
+    not_diagnosed(sandbox, "batch-first-missing",
+                  ATTENTION.replace("(16, 2)", "(16, 2, batch_first=True)"))

@@ -1,17 +1,25 @@
 """A model that mixes the samples of its batch: its output for one sample depends on the
 others (:mod:`tutor.sandbox.batch_probe` gave the last batch again, whole and then half). The
-change tried on the line where the samples are mixed takes the operation's dimension off the
-batch (``dim=0`` to ``dim=1`` or ``dim=-1``); it is shown when the probe of the fixed program
-finds the samples independent."""
+changes tried: on the line where the samples are mixed, the operation's dimension taken off
+the batch (``dim=0`` to ``dim=1`` or ``dim=-1``); and a recurrent or attention layer called
+up to that line, built without ``batch_first=True``, built with it (it reads a batch-first
+input's batch as time, or as tokens to attend over). A change is shown when the probe of the
+fixed program finds the samples independent."""
 
 from __future__ import annotations
 
+import ast
+
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Fix, replace_in_line
+from tutor.diagnosis.fixes import Edit, Fix, replace_in_line
+from tutor.diagnosis.flow import call_name, text
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
 
 BATCH_DIM = r"\bdim\s*=\s*0\b"
+SEQUENCE_FIRST = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention", "Transformer",
+                            "TransformerEncoderLayer", "TransformerDecoderLayer"})
+"""Layers that read (sequence, batch, features) unless built with ``batch_first=True``."""
 
 
 def samples_independent(original: RunResult, fixed: RunResult) -> Text | None:
@@ -40,9 +48,63 @@ def check_samples_mixed(ctx: Ctx) -> list[Candidate]:
                     "`dim=" + dim + "`")))
         fill = {"line": mixed.line, "module": mixed.module, "op": mixed.op,
                 "count": mixed.batch}
+        layer = _sequence_first_layer(ctx, mixed.line)
+        if layer is not None:  # the layer that reads the batch as time is the root
+            name, built, fix = layer
+            made = built.end_lineno or built.lineno
+            named = {**fill, "line": made, "name": name, "detail": call_name(built)}
+            out.append(Candidate("batch-first-missing", made, 0.65, [
+                ("batch-probe", fill), ("sequence-first-layer", named)], [fix], named))
         out.append(Candidate("samples-mixed", mixed.line, 0.6, [
             ("batch-probe", fill), ("samples-mixed-at", fill)], fixes, fill))
     return out
+
+
+def _sequence_first_layer(ctx: Ctx, line: int) -> tuple[str, ast.Call, Fix] | None:
+    """The last sequence-first layer called up to ``line`` in the code around it (the probe
+    names the first op whose output differs, often the one after the layer's fused kernel),
+    built without ``batch_first=True``: its name, its constructor and the change that builds
+    it with the flag."""
+    flow = ctx.flow
+    around = flow.function_at(line)
+    called = [c for c in flow.calls if c.lineno <= line and flow.function_at(c.lineno) is around
+              and isinstance(c.func, (ast.Name, ast.Attribute))]
+    for call in reversed(called):
+        built = flow.constructor(text(call.func))
+        if built is None or call_name(built) not in SEQUENCE_FIRST or any(
+                k.arg == "batch_first" and not (isinstance(k.value, ast.Constant)
+                                                and k.value.value is False)
+                for k in built.keywords):
+            continue
+        edit = _with_batch_first(ctx.code, built)
+        if edit is None:
+            return None
+        layer, made = text(call.func), built.end_lineno or built.lineno
+        return layer, built, Fix((edit,), samples_independent, T(
+            f"build `{layer}` with `batch_first=True` on line {made}",
+            f"在第 {made} 行构建 `{layer}` 时加上 `batch_first=True`"))
+    return None
+
+
+def _with_batch_first(code: str, built: ast.Call) -> Edit | None:
+    """The constructor's last line with ``batch_first=True`` among its arguments (in place of
+    a ``batch_first=False``)."""
+    lines = code.splitlines()
+    end, stop = built.end_lineno, built.end_col_offset
+    if end is None or stop is None or not 1 <= end <= len(lines):
+        return None
+    flag = next((k for k in built.keywords if k.arg == "batch_first"), None)
+    if flag is not None:
+        if flag.value.lineno != flag.value.end_lineno:
+            return None
+        row = lines[flag.value.lineno - 1]
+        new = row[:flag.value.col_offset] + "True" + row[flag.value.end_col_offset or 0:]
+        return Edit("replace", flag.value.lineno, new)
+    row = lines[end - 1]
+    head = row[:stop - 1].rstrip()
+    sep = "" if head.endswith(("(", ",")) else ", "
+    return Edit("replace", end, f"{head}{sep}{' ' if head.endswith(',') else ''}"
+                f"batch_first=True{row[stop - 1:]}")
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()

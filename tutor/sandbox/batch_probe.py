@@ -25,13 +25,18 @@ LEAST_BATCH = 4
 def probe(torch: Any, module: Any, args: tuple[Any, ...], learner_file: str) -> Data | None:
     """What the probe found for ``module`` called with ``args``: None where its samples are
     independent, or where the probe cannot tell (other inputs, randomness, an error)."""
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if not tensors or len(tensors) != len(args):
+    if not args or not isinstance(args[0], torch.Tensor) or args[0].dim() < 2:
         return None
-    batch = tensors[0].shape[0] if tensors[0].dim() >= 2 else 0
-    if batch < LEAST_BATCH or any(t.dim() < 1 or t.shape[0] != batch for t in tensors):
-        return None
-    if any(t.is_floating_point() is False and t.dtype != torch.long for t in tensors):
+    batch = args[0].shape[0]
+    # the tensors of the batch are halved; the others (a recurrent state of shape (layers,
+    # batch, hidden), positions of shape (1, tokens, d), a flag) are given as they were
+    halved = [isinstance(a, torch.Tensor) and a.dim() >= 1 and a.shape[0] == batch
+              for a in args]
+    if batch < LEAST_BATCH or any(
+            isinstance(a, (list, tuple)) and len(a) == batch for a in args):
+        return None  # per-sample values the probe cannot halve (a list of lengths)
+    if any(h and a.is_floating_point() is False and a.dtype != torch.long
+           for a, h in zip(args, halved, strict=True)):
         return None
     half = batch // 2
     was_training = module.training
@@ -42,7 +47,8 @@ def probe(torch: Any, module: Any, args: tuple[Any, ...], learner_file: str) -> 
             again, _ = _run(torch, module, args, learner_file)
             if whole is None or again is None or not _same(torch, whole, again):
                 return None  # random, or nothing to compare
-            part, part_ops = _run(torch, module, tuple(a[half:] for a in args), learner_file)
+            part, part_ops = _run(torch, module, tuple(
+                a[half:] if h else a for a, h in zip(args, halved, strict=True)), learner_file)
     finally:
         module.train(was_training)
     if part is None or whole.dim() < 1 or whole.shape[0] != batch or \

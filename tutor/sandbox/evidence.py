@@ -709,9 +709,8 @@ class Recorder:
         try:
             if len(self.stack) == 1:
                 self._module_call(module, args)
-                if isinstance(args, tuple) and args and all(
-                        isinstance(a, self.torch.Tensor) for a in args) and \
-                        args[0].dim() >= 2 and args[0].shape[0] >= batch_probe.LEAST_BATCH:
+                if isinstance(args, tuple) and args and isinstance(args[0], self.torch.Tensor) \
+                        and args[0].dim() >= 2 and args[0].shape[0] >= batch_probe.LEAST_BATCH:
                     self.last_batch.pop(id(module), None)
                     self.last_batch[id(module)] = (module, args)
             self.trace.module_pre(module, args)
