@@ -269,6 +269,7 @@ FAMILIES: dict[str, set[str]] = {
     "mha-batch-first-missing": {"batch-first-missing", "rnn-batch-first"},
     "ranking-target-shape": {"loss-argument-shapes"},
     "prediction-size-differs": {"loss-argument-shapes"},
+    "freeze-flag-ignored": {"freeze-flag-unused"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

@@ -167,11 +167,57 @@ def _given(flow: Flow, node: ast.expr, depth: int = 2) -> list[str] | None:
     return None
 
 
+_FLAG_RE = re.compile(r"^(?:freeze|frozen|fix|fixed|lock)_(?P<a>\w+)$"
+                      r"|^(?P<b>\w+)_(?:frozen|fixed)$")
+
+
+@dataclass(frozen=True)
+class FreezeFlag:
+    stored: ast.Assign
+    """``self.freeze_backbone = freeze_backbone`` in ``__init__``."""
+    flag: str
+    part: str
+    """The attribute of the part it names (``backbone``), built in the same ``__init__``."""
+
+
+def freeze_flags(flow: Flow) -> list[FreezeFlag]:
+    """The freezing flags the classes of the program store for a part they build
+    (``self.freeze_backbone = ...`` beside ``self.backbone = ...``): a part the program may
+    mean to freeze, whether or not anything acts on the flag."""
+    found = []
+    for cls in (n for n in ast.walk(flow.tree) if isinstance(n, ast.ClassDef)):
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef)
+                     and f.name == "__init__"), None)
+        if init is None:
+            continue
+        built = {t.attr for s in ast.walk(init) if isinstance(s, ast.Assign)
+                 for t in s.targets if isinstance(t, ast.Attribute)
+                 and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        for stmt in ast.walk(init):
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0]
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"):
+                continue
+            match = _FLAG_RE.match(target.attr)
+            part = (match.group("a") or match.group("b")) if match else None
+            if part is None:
+                continue
+            named = part if part in built else next(
+                (b for b in sorted(built) if b.rstrip("s") == part.rstrip("s")), None)
+            if named is not None and named != target.attr:
+                found.append(FreezeFlag(stmt, target.attr, named))
+    return found
+
+
 def read_intent(flow: Flow | None) -> Intent:
     """The program's intent as its source states it (empty when it cannot be parsed)."""
     if flow is None:
         return Intent()
-    frozen = tuple(f for s in flow.statements for f in _frozen_by(flow, s))
+    frozen = tuple(f for s in flow.statements for f in _frozen_by(flow, s)) + tuple(
+        Freeze(flag.stored.lineno, f"self.{flag.part}", REQUIRES_GRAD, sure=False)
+        for flag in freeze_flags(flow))
     trained: list[str] | None = []
     for stmt, _, call in flow.optimizers():
         given = _given(flow, call.args[0]) if call.args else None
