@@ -117,3 +117,15 @@ def test_layers_built_batch_first_are_not_blamed(sandbox: Any) -> None:
                   SEQUENCES.replace("num_layers=1)", "num_layers=1, batch_first=True)"))
     not_diagnosed(sandbox, "batch-first-missing",
                   ATTENTION.replace("(16, 2)", "(16, 2, batch_first=True)"))
+
+
+def test_time_first_data_for_a_sequence_first_layer_is_not_blamed(sandbox: Any) -> None:
+    """Data laid out (steps, batch, features) on purpose, as nn.RNN wants by default: the
+    probe halves dimension 0, which is time here, so the model's outputs change; the names
+    bound to that size say it is time, and batch_first=True would break the program."""
+    time_first = SEQUENCES.replace(
+        "x = torch.randn(16, 5, 6)                 # 16 sequences of 5 steps: batch first",
+        "num_steps, batch_size = 16, 5\nx = torch.randn(num_steps, batch_size, 6)").replace(
+        "y = x.sum(dim=(1, 2)).unsqueeze(1)", "y = x.cumsum(dim=0).sum(dim=2, keepdim=True)"
+    ).replace("return self.out(seq[:, -1])", "return self.out(seq)")  # an output per step
+    not_diagnosed(sandbox, "batch-first-missing", time_first)

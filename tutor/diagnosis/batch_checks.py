@@ -9,6 +9,7 @@ fixed program finds the samples independent."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, replace_in_line
@@ -48,7 +49,8 @@ def check_samples_mixed(ctx: Ctx) -> list[Candidate]:
                     "`dim=" + dim + "`")))
         fill = {"line": mixed.line, "module": mixed.module, "op": mixed.op,
                 "count": mixed.batch}
-        layer = _sequence_first_layer(ctx, mixed.line)
+        layer = _sequence_first_layer(ctx, mixed.line) if not _time_first(
+            ctx, mixed.batch) else None
         if layer is not None:  # the layer that reads the batch as time is the root
             name, built, fix = layer
             made = built.end_lineno or built.lineno
@@ -58,6 +60,36 @@ def check_samples_mixed(ctx: Ctx) -> list[Candidate]:
         out.append(Candidate("samples-mixed", mixed.line, 0.6, [
             ("batch-probe", fill), ("samples-mixed-at", fill)], fixes, fill))
     return out
+
+
+_TIME_NAME = re.compile(r"step|seq|len|time|window|horizon|frame|token|bptt", re.IGNORECASE)
+
+
+def _time_first(ctx: Ctx, size: int) -> bool:
+    """Whether the program says its dimension 0 is time, not the batch: a name of a length of
+    time (``num_steps``, ``seq_len``) bound to the size the probe halved, or a transpose or
+    permute in it (``X.T``, ``x.transpose(0, 1)``) that puts time first on purpose. The probe
+    takes dimension 0 for the batch; a sequence-first model given time-first data mixes
+    nothing, and ``batch_first=True`` would break it."""
+    for node in ast.walk(ctx.flow.tree):
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and \
+                        len(target.elts) == len(node.value.elts):
+                    pairs += zip(target.elts, node.value.elts, strict=True)
+                else:
+                    pairs.append((target, node.value))
+        for target, value in pairs:
+            name = target.id if isinstance(target, ast.Name) else (
+                target.attr if isinstance(target, ast.Attribute) else "")
+            if isinstance(value, ast.Constant) and value.value == size and \
+                    _TIME_NAME.search(name):
+                return True
+    return any((isinstance(n, ast.Attribute) and n.attr == "T") or (
+        isinstance(n, ast.Call) and call_name(n) in ("transpose", "permute", "swapaxes")
+        and any(isinstance(a, ast.Constant) and a.value == 0 for a in n.args))
+        for n in ast.walk(ctx.flow.tree))
 
 
 def _sequence_first_layer(ctx: Ctx, line: int) -> tuple[str, ast.Call, Fix] | None:
