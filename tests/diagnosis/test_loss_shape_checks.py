@@ -106,3 +106,19 @@ loss = F.binary_cross_entropy(torch.sigmoid(head(img)), mask)
 loss.backward()
 """
     verified_diagnosis(sandbox, code, {"loss-argument-shapes"}, 7, "mask.unsqueeze(1)")
+
+
+def test_sizes_lost_to_rounding_are_not_resized_away(sandbox: Any) -> None:
+    """A super-resolution output two pixels short of an image whose size is no multiple of
+    the scale: resizing the output would hide the rounding, so no such change is shown."""
+    code = HEAD + """
+up = nn.Sequential(nn.Conv2d(3, 12, 3, padding=1), nn.PixelShuffle(2))
+hr = torch.rand(1, 3, 30, 35)
+lr = F.interpolate(hr, scale_factor=0.5, mode="bicubic", align_corners=False)
+loss = F.mse_loss(up(lr), hr)
+loss.backward()
+"""
+    result = sandbox.run(code)
+    assert not result.ok
+    assert not any(d.id == "loss-argument-shapes" and d.fix_verified
+                   for d in diagnose(code, result, sandbox))

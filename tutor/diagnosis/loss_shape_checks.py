@@ -9,8 +9,8 @@ made each. The changes tried are the ones those shapes allow, each on the loss's
 the one shown is the one with which the program ran to the end: a target of one value
 expanded to the prediction's shape, a target that differs from the prediction only by
 dimensions of size 1 viewed as it, a target's dimension of size 1 dropped, a prediction
-whose height and width are not the label map's resized to them (a segmentation head that
-was never upsampled)."""
+whose height and width are the label map's divided by one whole factor resized to them (a
+segmentation head that was never upsampled)."""
 
 from __future__ import annotations
 
@@ -152,6 +152,12 @@ def _prediction_fixes(ctx: Ctx, line: int, prediction: OperandEvidence, node: as
     p, t = prediction.shape, target.shape
     if len(p) != 4 or len(t) not in (3, 4) or p[0] != t[0] or p[-2:] == t[-2:] or \
             "torch" not in ctx.flow.imported:
+        return []
+    # a head that was never upsampled is smaller by its stride, the same whole factor in
+    # height and width; sizes a few pixels apart were lost to rounding (an image whose size
+    # is no multiple of a scale), and resizing the prediction would hide that
+    factors = {t[-2] / p[-2], t[-1] / p[-1]}
+    if len(factors) != 1 or not all(f >= 2 and f == int(f) for f in factors):
         return []
     name, labels = prediction.name or "", target.name or ""
     size = postfix(target_node, ".shape[-2:]")
