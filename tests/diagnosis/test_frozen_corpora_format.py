@@ -68,13 +68,13 @@ SETS = (
     # corpus17 to corpus20: one measure's four splits, built blind side by side, each from
     # its own topic area (their READMEs); a later one's sources are new against the earlier
     FrozenCorpus("corpus17", "06a73f91aa5ee47c257ec4d190f0870d3bce2dce3b58b805e058973f6c7a1925",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus18", "2506c0d788c951adf5b87c482b0a2ff2fcefbfaa9984c9fdff8a3bf42b36a63b",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus19", "801b150a5489c627a3572eaa728400bd0b485809eb8e771524f7d5ad9192248f",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-d",)),
 )
 IDS = [s.name for s in SETS]
 
