@@ -42,7 +42,13 @@ from tutor.diagnosis.models import Diagnosis
 from tutor.diagnosis.silencers import silencers
 from tutor.diagnosis.source import Source
 from tutor.diagnosis.trial_runs import Trial, TrialRuns, cores
-from tutor.diagnosis.verify import hides_bug, prints_else, prints_the_same, runs_clean
+from tutor.diagnosis.verify import (
+    hides_bug,
+    loses_change,
+    prints_else,
+    prints_the_same,
+    runs_clean,
+)
 from tutor.i18n import T, Text
 from tutor.sandbox.models import ErrorInfo, Evidence, Limits, RunBudget, RunResult
 
@@ -218,7 +224,7 @@ class _Trials:
         shown = fix.expect(self.rerun, fixed)
         if shown is None or prints_the_same(self.rerun, fixed):
             return None
-        hidden = hides_bug(self.rerun, fixed, self.intent)
+        hidden = hides_bug(self.rerun, fixed, self.intent) or loses_change(self.code, new)
         if hidden is None and fix.keeps is not None:
             hidden = fix.keeps(self.rerun, fixed)
         if hidden is None:

@@ -5,10 +5,13 @@ instrumented run, the run of the fixed program) and says what the change showed,
 
 from __future__ import annotations
 
+import ast
+import difflib
 import itertools
 import re
 from collections.abc import Callable
 
+from tutor import syntax_tree
 from tutor.diagnosis.fixes import Expect, losses
 from tutor.diagnosis.intent import Intent
 from tutor.i18n import T, Text
@@ -432,3 +435,66 @@ def _summed_passes(ev: Evidence) -> dict[str, int]:
 
 def _broadcasts(result: RunResult) -> bool:
     return any("different to the input size" in w.message for w in result.warnings)
+
+
+# -- what a fix must not lose, read from the two programs ------------------------------------
+def loses_change(old_code: str, new_code: str) -> Text | None:
+    """A statement that changed a tensor in place (``channel.mul_(s)``, ``x += 1``) rewritten
+    out of place into a name nothing reads afterwards: the error goes away because the change
+    no longer happens. A loop over a container's parts (``for channel in img:``) changes the
+    container only in place; its rebound loop variable is dropped at the next pass."""
+    old_lines, new_lines = old_code.splitlines(), new_code.splitlines()
+    try:
+        tree = syntax_tree.parse(new_code)
+    except SyntaxError:
+        return None
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+            continue
+        before, after = _statement(old_lines[i1]), _statement(new_lines[j1])
+        if not (isinstance(before, (ast.Expr, ast.AugAssign)) and isinstance(after, ast.Assign)
+                and len(after.targets) == 1 and isinstance(after.targets[0], ast.Name)):
+            continue
+        name, line = after.targets[0].id, j1 + 1
+        if not _read_after(tree, name, line):
+            return T(f"with it line {i1 + 1} puts its result in `{name}`, which nothing reads "
+                     "afterwards: the change that line made in place no longer happens",
+                     f"改动后第 {i1 + 1} 行把结果放进 `{name}`，而之后没有任何地方读取它："
+                     "那一行原本的原地修改不再发生")
+    return None
+
+
+def _statement(line: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _read_after(tree: ast.Module, name: str, line: int) -> bool:
+    """``name`` is read after ``line`` in the function (or module) around it, or, inside a
+    loop that does not rebind it, anywhere in that loop (the next pass reads it)."""
+    scope: ast.AST = tree
+    loops: list[ast.For | ast.While] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno) and \
+                (scope is tree or node.lineno > getattr(scope, "lineno", 0)):
+            scope = node
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.For, ast.While)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            loops.append(node)
+    reads = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]
+    if any(n.lineno > line for n in reads):
+        return True
+    for loop in loops:
+        rebinds = isinstance(loop, ast.For) and any(
+            isinstance(t, ast.Name) and t.id == name for t in ast.walk(loop.target))
+        if not rebinds and any(loop.lineno <= n.lineno <= (loop.end_lineno or loop.lineno)
+                               for n in reads):
+            return True
+    return False
