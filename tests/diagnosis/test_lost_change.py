@@ -24,7 +24,8 @@ print(img.min().item())
 
 
 def test_a_rewrite_into_a_loop_variable_nothing_reads_loses_the_change() -> None:
-    lost = DENORMALISE.replace("    channel.mul_(s).add_(m)", "    channel = channel.mul(s).add_(m)")
+    lost = DENORMALISE.replace("    channel.mul_(s).add_(m)",
+                               "    channel = channel.mul(s).add_(m)")
     said = loses_change(DENORMALISE, lost)
     assert said is not None and "line 10" in said.en and "`channel`" in said.en and said.zh
 
