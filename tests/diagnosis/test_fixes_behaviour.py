@@ -588,3 +588,14 @@ opt_g.step()
     assert result.outcome == "error"
     first = diagnose(code, result, sandbox)[0]
     assert "again after the step" in first.fix.en and "detach" not in first.fix.en, first.fix.en
+
+
+def test_a_fix_after_which_an_optimizer_never_steps_hides_the_bug() -> None:
+    """The step between two backward passes deleted to silence "modified by an inplace
+    operation": the error goes, and so does all training of what that optimizer holds."""
+    took = StepEvidence(optimizer="opt_enc", kind="SGD", n_params=2, after_backward=1)
+    other = took.model_copy(update={"optimizer": "opt_head"})
+    failed = _run(_param("enc.w"), outcome="error", steps=[took, other])
+    said = hides_bug(failed, _run(_param("enc.w"), steps=[other, other]))
+    assert said is not None and "`opt_enc` never takes a step" in said.en and said.zh
+    assert hides_bug(failed, _run(_param("enc.w"), steps=[other, took, other, took])) is None

@@ -357,6 +357,14 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
                  "因而永远学不到")
     if before is None or fixed.outcome != "ok":
         return None
+    # an optimizer that stepped in the program's own run, even one cut short by its error,
+    # and never steps in the fixed one: what it trains no longer learns (a step deleted to
+    # make "modified by an inplace operation" go away)
+    gone = [o for o in dict.fromkeys(s.optimizer for s in before.steps)
+            if not any(s.optimizer == o for s in ev.steps)]
+    if gone:
+        return T(f"with it `{gone[0]}` never takes a step, so what it trains no longer learns",
+                 f"改动后 `{gone[0]}` 一次 step 也不执行，它要训练的参数不再学习")
     return _breaks_intent(original, before, ev, intent or Intent())
 
 
