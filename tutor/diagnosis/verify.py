@@ -475,7 +475,7 @@ def loses_change(old_code: str, new_code: str) -> Text | None:
 
 def _statement(line: str) -> ast.stmt | None:
     try:
-        body = ast.parse(line.strip()).body
+        body = syntax_tree.parse(line.strip()).body
     except SyntaxError:
         return None
     return body[0] if len(body) == 1 else None
