@@ -49,9 +49,9 @@ def check_samples_mixed(ctx: Ctx) -> list[Candidate]:
                     "`dim=" + dim + "`")))
         fill = {"line": mixed.line, "module": mixed.module, "op": mixed.op,
                 "count": mixed.batch}
-        layer = _sequence_first_layer(ctx, mixed.line) if not _time_first(
-            ctx, mixed.batch) else None
-        if layer is not None:  # the layer that reads the batch as time is the root
+        layer = _sequence_first_layer(ctx, mixed.line)
+        if layer is not None and not _time_first(ctx, mixed.batch):
+            # the layer that reads the batch as time is the root
             name, built, fix = layer
             made = built.end_lineno or built.lineno
             named = {**fill, "line": made, "name": name, "detail": call_name(built)}
@@ -134,9 +134,8 @@ def _with_batch_first(code: str, built: ast.Call) -> Edit | None:
         return Edit("replace", flag.value.lineno, new)
     row = lines[end - 1]
     head = row[:stop - 1].rstrip()
-    sep = "" if head.endswith(("(", ",")) else ", "
-    return Edit("replace", end, f"{head}{sep}{' ' if head.endswith(',') else ''}"
-                f"batch_first=True{row[stop - 1:]}")
+    sep = "" if head.endswith("(") else " " if head.endswith(",") else ", "
+    return Edit("replace", end, f"{head}{sep}batch_first=True{row[stop - 1:]}")
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()

@@ -13,13 +13,9 @@ from __future__ import annotations
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Expect, Fix
-from tutor.diagnosis.intent import freeze_flags
+from tutor.diagnosis.intent import freeze_flags, under
 from tutor.i18n import T, Text
 from tutor.sandbox.models import RunResult
-
-
-def _under(name: str, part: str) -> bool:
-    return f".{part}." in f".{name}."
 
 
 def _part_stays(part: str) -> Expect:
@@ -27,9 +23,9 @@ def _part_stays(part: str) -> Expect:
         before, after = original.evidence, fixed.evidence
         if fixed.outcome != "ok" or before is None or after is None:
             return None
-        moved = [p.name for p in before.params if _under(p.name, part) and p.changed]
-        now = [p for p in after.params if _under(p.name, part)]
-        rest = [p for p in after.params if not _under(p.name, part) and p.changed]
+        moved = [p.name for p in before.params if under(p.name, part) and p.changed]
+        now = [p for p in after.params if under(p.name, part)]
+        rest = [p for p in after.params if not under(p.name, part) and p.changed]
         if not moved or not now or any(p.changed for p in now) or not rest:
             return None
         return T(f"with this change the {len(now)} parameters of `{part}` stay as they were, "
@@ -43,7 +39,7 @@ def check_freeze_flag(ctx: Ctx) -> list[Candidate]:
         return []
     out = []
     for flag in freeze_flags(ctx.flow):
-        moved = [p.name for p in ctx.evidence.params if _under(p.name, flag.part) and p.changed]
+        moved = [p.name for p in ctx.evidence.params if under(p.name, flag.part) and p.changed]
         if not moved:
             continue  # the part did not train: frozen elsewhere, or the flag is off
         line = flag.stored.end_lineno or flag.stored.lineno

@@ -21,22 +21,20 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix, node_fix, postfix
 from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.lineage import shape_text
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import OperandEvidence
 
 _SIZES_RE = re.compile(r"\b(sizes?|shapes?|dimensions?|dims?|\dD)\b", re.IGNORECASE)
 _LOSSES = frozenset({"cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-                     "kl_div", "mse_loss", "l1_loss", "nll_loss", "huber_loss"})
+                     "kl_div"})
+"""The losses whose names do not end in ``_loss``."""
 
 
 def is_loss(op: str) -> bool:
     """Whether the op that raised is one of the losses (``margin_ranking_loss``, ...)."""
     return op in _LOSSES or op.endswith("_loss")
-
-
-def _shape(shape: list[int]) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _squeezed(shape: list[int]) -> list[int]:
@@ -102,8 +100,8 @@ def _candidate(ctx: Ctx, fail_line: int, op: str, changed: OperandEvidence,
     made = changed.line if changed.line and ctx.flow.statement_at(changed.line) else fail_line
     fill: dict[str, object] = {
         "line": made, "fail_line": fail_line, "op": op, "name": changed.name or "",
-        "shape": _shape(changed.shape), "given": other.name or "",
-        "target_shape": _shape(other.shape)}
+        "shape": shape_text(changed.shape), "given": other.name or "",
+        "target_shape": shape_text(other.shape)}
     # below the message's own entry's changes (0.5): where both work, the entry that knows
     # the message says it in its words; this one speaks where no entry does, or none worked
     return Candidate("loss-argument-shapes", made, 0.45, [("loss-operand-shapes", fill)],
