@@ -393,6 +393,15 @@ class Flow:
             return number < loop.lineno
         return here is None or (there is not None and here in self.ancestors(there))
 
+    def visible(self, stmt: ast.stmt) -> set[str]:
+        """Names a statement can read: its function's parameters and the module's names."""
+        scope = self.scope_of(stmt)
+        names = {n for n, made in self.assignments.items()
+                 if any(self.scope_of(s) is self.tree for s in made)}
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names |= {a.arg for a in scope.args.args}
+        return names
+
     def optimizers(self) -> list[tuple[ast.stmt, str, ast.Call]]:
         """``(statement, optimizer name, constructor call)`` for ``opt = torch.optim.X(...)``,
         and ``return torch.optim.X(...)`` (a method that builds it) with the name ""."""

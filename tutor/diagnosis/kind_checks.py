@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_nodes
+from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_node, replace_nodes
 from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T, Text
@@ -464,8 +464,14 @@ def check_parameter_assigned(ctx: Ctx) -> list[Candidate]:
     fill: dict[str, object] = {"line": line, "name": name}
     if method is not None and method.name != "__init__" and reads_itself and \
             isinstance(stmt, ast.Assign):
-        fix = _kept_local(ctx, stmt, method, name)
-        step = "parameter-replaced"
+        made = _state_parameter(ctx, name)
+        # a parameter that never learns, made anew from itself at each call, is the
+        # module's state (a cache, a running value): a local would drop what it carries
+        fix = _as_buffer(ctx, made, name) if made is not None else _kept_local(
+            ctx, stmt, method, name)
+        step = "parameter-state" if made is not None else "parameter-replaced"
+        if made is not None:
+            fill["first_use"] = made[0].lineno
     else:
         nn = "nn" if "nn" in ctx.flow.names_in(ctx.flow.tree) else "torch.nn"
         wrapped = f"{nn}.Parameter({text(value)})"
@@ -502,6 +508,35 @@ def _set_by_setattr(call: ast.Call, line: int, name: str) -> list[Candidate]:
         f"先删除已注册的参数（`{delete}`），并把要学习的权重注册为另一个名字。")
     return [Candidate("parameter-assigned", line, 0.85, [("parameter-setattr", fill)], [fix],
                       fill, direction=direction)]
+
+
+def _state_parameter(ctx: Ctx, name: str) -> tuple[ast.Assign, ast.expr] | None:
+    """``self.name = nn.Parameter(value, requires_grad=False)``: the statement and the value
+    of a parameter made not to learn."""
+    for stmt in ctx.flow.assignments.get(f"self.{name}", []):
+        value = ctx.flow.value_of(stmt)
+        if isinstance(stmt, ast.Assign) and isinstance(value, ast.Call) and \
+                call_name(value) == "Parameter" and value.args and any(
+                k.arg == "requires_grad" and isinstance(k.value, ast.Constant)
+                and k.value.value is False for k in value.keywords):
+            return stmt, value.args[0]
+    return None
+
+
+def _as_buffer(ctx: Ctx, made: tuple[ast.Assign, ast.expr], name: str) -> Fix | None:
+    """The state registered as a buffer where it is made: it moves with the module and is
+    saved with it, and a tensor computed from it may take its place."""
+    stmt, value = made
+    new = f'self.register_buffer("{name}", {text(value)})'
+    edit = replace_node(ctx.code, stmt, new)
+    if edit is None:
+        return None
+    return Fix((edit,), runs_clean, T(
+        f"make `{name}` a buffer, not a parameter, where it is made: `{new}` on line "
+        f"{stmt.lineno}; it is state that no optimizer learns, and a buffer may be given the "
+        "value computed from it",
+        f"在创建处把 `{name}` 注册为 buffer 而不是参数：第 {stmt.lineno} 行写成 `{new}`；"
+        "它是不由优化器学习的状态，buffer 可以被赋予由它计算出的新值"))
 
 
 def _kept_local(ctx: Ctx, stmt: ast.Assign, method: ast.AST, name: str) -> Fix | None:

@@ -1300,7 +1300,7 @@ def check_no_step(ctx: Ctx) -> list[Candidate]:
     if not built or backward is None or not flow.loops_of(backward):
         return []
     name = built[0][1]
-    if not name or name not in _visible(flow, backward):
+    if not name or name not in flow.visible(backward):
         return []
     edit = Edit("insert_after", backward.lineno, f"{name}.step()")
     return [Candidate("step-missing", backward.lineno, 0.85, [
@@ -1310,16 +1310,6 @@ def check_no_step(ctx: Ctx) -> list[Candidate]:
             f"update the parameters after backward(): `{name}.step()` after line "
             f"{backward.lineno}", f"在 backward() 之后更新参数：在第 {backward.lineno} 行之后调用 "
             f"`{name}.step()`"))], {"line": backward.lineno, "optimizer": name})]
-
-
-def _visible(flow: Flow, stmt: ast.stmt) -> set[str]:
-    """Names a statement can read: its function's parameters and the module's names."""
-    scope = flow.scope_of(stmt)
-    names = {n for n, made in flow.assignments.items()
-             if any(flow.scope_of(s) is flow.tree for s in made)}
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        names |= {a.arg for a in scope.args.args}
-    return names
 
 
 STEPPED = ("round", "floor", "ceil", "trunc", "sign")

@@ -322,7 +322,9 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     if not idle:
         return []
     expect = both(params_learn([]), loss_improves)
-    out = []
+    out, idle = _held_unstepped(ctx, idle)
+    if not idle:
+        return out
     for stmt, name, call in flow.optimizers():
         name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
@@ -390,6 +392,50 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         ], [f for f in ([fix[1]] if fix else []) + [group] if f is not None],
             {"line": line, "optimizer": name, "params": _names(idle)}))
     return out
+
+
+def _held_unstepped(ctx: Ctx, idle: list[ParamEvidence]
+                    ) -> tuple[list[Candidate], list[ParamEvidence]]:
+    """Of the parameters no stepping optimizer holds, those the program gave an optimizer
+    that never steps (a GAN's ``optimizer_d`` whose ``step()`` was left out): the step it
+    misses, after the backward() that follows its ``zero_grad()``. Adding them to another
+    optimizer would let another loss train them; they are taken out of ``idle``."""
+    ev, flow = ctx.evidence, ctx.flow
+    stepped = {s.optimizer for s in ev.steps}
+    out: list[Candidate] = []
+    left = list(idle)
+    for stmt, name, call in flow.optimizers():
+        if not name or name in stepped:
+            continue
+        owners = {text(node.func.value) for node in ast.walk(call) if isinstance(node, ast.Call)
+                  and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("parameters", "named_parameters")}
+        held = [p for p in left if any(p.name.startswith(f"{o}.") for o in owners)]
+        if not held:
+            continue
+        left = [p for p in left if p not in held]
+        clears = sorted(c.lineno for c in flow.calls_named("zero_grad")
+                        if receiver(c) == name)
+        after = [b.line for b in ev.backwards if clears and b.line > clears[0]]
+        backward = flow.statement_at(min(after)) if after else None
+        if backward is None or not flow.loops_of(backward) or (
+                flow.scope_of(stmt) is not flow.scope_of(backward)
+                and name not in flow.visible(backward)):
+            continue
+        end = backward.end_lineno or backward.lineno
+        fill = {"line": backward.lineno, "optimizer": name, "built": stmt.lineno,
+                "params": _names(held), "count": sum(1 for b in ev.backwards
+                                                     if b.line == backward.lineno)}
+        out.append(Candidate("step-missing", backward.lineno, 0.9, [
+            ("params-not-in-optimizer", {"params": _names(held)}),
+            ("holder-never-steps", {**fill, "line": stmt.lineno})],
+            [Fix((Edit("insert_after", end, f"{name}.step()"),),
+                 params_learn([p.name for p in held], most=True), T(
+                f"update what `{name}` holds after its backward(): `{name}.step()` after "
+                f"line {end}",
+                f"在它的 backward() 之后更新 `{name}` 持有的参数：在第 {end} 行之后调用 "
+                f"`{name}.step()`"))], fill))
+    return out, left
 
 
 def _param_expr(name: str) -> str | None:

@@ -111,11 +111,17 @@ def finished(check: Callable[[Evidence], Text | None]) -> Expect:
     return expect
 
 
-def params_learn(names: list[str]) -> Expect:
+def params_learn(names: list[str], most: bool = False) -> Expect:
+    """Every one of ``names`` (every parameter for none) changes in the fixed run; with
+    ``most``, more than half of them do (a layer's bias whose gradient is exactly zero, as
+    a hinge loss's last bias has, stays put in a model that learns)."""
     def expect(ev: Evidence) -> Text | None:
         wanted = [p for p in ev.params if p.name in names] if names else ev.params
-        if not wanted or not all(p.changed for p in wanted if p.requires_grad):
+        learned = [p for p in wanted if p.requires_grad]
+        moved = [p for p in learned if p.changed]
+        if not wanted or len(moved) < (len(learned) // 2 + 1 if most else len(learned)):
             return None
+        wanted = moved if most else wanted
         shown = _named([p.name for p in wanted])
         verb = agree([p.name for p in wanted], "is", "are")
         if shown is None:
@@ -365,6 +371,19 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     if gone:
         return T(f"with it `{gone[0]}` never takes a step, so what it trains no longer learns",
                  f"改动后 `{gone[0]}` 一次 step 也不执行，它要训练的参数不再学习")
+    # a parameter a backward() reaches that no step finds a gradient for any more: what
+    # the fixed program computes for it is cleared (or comes too late) before every step
+    had = {p.name for p in before.params if p.steps_without_grad}
+    bare = [p for p in ev.params if p.reached and p.requires_grad and p.steps_without_grad
+            and p.name not in had and not (intent is not None and intent.may_freeze(p.name))]
+    if bare:
+        names = _named([p.name for p in bare]) or "a parameter"
+        one = len(_shown([p.name for p in bare])) <= 1
+        return T(f"with it backward() still reaches {names}, but every optimizer step finds "
+                 f"{'its gradient' if one else 'their gradients'} cleared, so "
+                 f"{'it no longer learns' if one else 'they no longer learn'}",
+                 f"改动后 backward() 仍会到达 {names}，但每次优化器 step 时它的梯度都已被清空，"
+                 "因而不再学习")
     return _breaks_intent(original, before, ev, intent or Intent())
 
 

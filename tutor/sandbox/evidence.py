@@ -169,6 +169,7 @@ class Recorder:
         self.param_refs: dict[int, Any] = {}
         self.initial: dict[int, Any] = {}
         self.optimizer_params: set[int] = set()
+        self.step_grads: dict[int, list[int]] = {}
         self.reached: set[int] = set()
         self.reached_at: dict[int, frozenset[int]] = {}
         """The leaves (ids) the last fully recorded pass of each backward() line reached: a
@@ -833,6 +834,10 @@ class Recorder:
             self._watch(param, self._name_of(param, frame) if id(param) not in self.params
                         else None)
             names.append(self.params[id(param)]["name"] if id(param) in self.params else "?")
+        for param in params:  # [steps that held it, those that found it a gradient]
+            seen = self.step_grads.setdefault(id(param), [0, 0])
+            seen[0] += 1
+            seen[1] += param.grad is not None
         grads_none = sum(1 for p in params if p.grad is None)
         with self.torch.no_grad():
             grads_zero = sum(1 for p in params if p.grad is not None and not bool(p.grad.any()))
@@ -945,6 +950,8 @@ class Recorder:
                 "changed": changed, "grad_none": tensor.grad is None,
                 "in_optimizer": key in self.optimizer_params, "reached": key in self.reached,
                 "forward_change": info.get("forward_change"),
+                "steps_without_grad": (seen := self.step_grads.get(key, [0, 1]))[0] > 0
+                and seen[1] == 0,
                 **facts,
             })
         for key_, count in self.trace.trained_calls.items():

@@ -302,6 +302,8 @@ class ParamEvidence(_Data):
     grad_none: bool
     in_optimizer: bool
     reached: bool = Field(description="Some backward() graph reaches it.")
+    steps_without_grad: bool = Field(False, description="An optimizer stepped it, and every "
+                                     "one of its steps found its .grad None.")
     forward_change: int | None = Field(None, description="A line of the learner's code where "
                                        "a module's forward pass changed it in place (outside "
                                        "an optimizer step).")

@@ -1,0 +1,137 @@
+"""A tried fix must keep what the program did: an optimizer the program built for a part of
+the model is the one to step it (not another one that would let a second loss train it);
+state a module carries from call to call stays the module's; a parameter a backward()
+reaches must still find its gradient at a step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.diagnosis.reasoning import diagnose
+from tutor.diagnosis.verify import hides_bug
+
+GAN = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+gen = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+disc = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(disc.parameters(), lr=1e-3)
+for it in range(20):
+    real = torch.randn(16, 4) + 2
+    fake = gen(torch.randn(16, 4))
+    opt_d.zero_grad()
+    loss_d = torch.relu(1 - disc(real)).mean() + torch.relu(1 + disc(fake.detach())).mean()
+    loss_d.backward()
+    opt_g.zero_grad()
+    loss_g = -disc(fake).mean()
+    loss_g.backward()
+    opt_g.step()
+print(loss_d.item(), disc[0].weight.norm().item())
+"""
+
+
+def test_an_optimizer_built_for_a_part_that_never_steps_gets_its_step(sandbox: Any) -> None:
+    result = sandbox.run(GAN)
+    found = diagnose(GAN, result, sandbox)
+    assert found and found[0].id == "step-missing"
+    top = found[0]
+    assert top.fix_verified and top.root_line == 13
+    assert "opt_d.step()" in top.fix.en and "opt_d.step()" in (top.patch or "")
+    # the discriminator's parameters are not handed to the generator's optimizer
+    assert not any("opt_g" in (f.patch or "") and "disc" in (f.patch or "") for f in found)
+
+
+CACHE = """import torch
+import torch.nn as nn
+
+
+class Cached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = nn.Parameter(torch.zeros(2, 6, 4), requires_grad=False)
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.cache = torch.roll(self.cache, -x.size(1), dims=1)
+        return self.proj(self.cache + x.mean()).mean(dim=1)
+
+
+model = Cached()
+opt = torch.optim.SGD(model.proj.parameters(), lr=0.1)
+for step in range(3):
+    loss = model(torch.randn(2, 2, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+"""
+
+
+def test_state_kept_in_a_parameter_that_does_not_learn_becomes_a_buffer(sandbox: Any) -> None:
+    result = sandbox.run(CACHE)
+    assert not result.ok
+    top = diagnose(CACHE, result, sandbox)[0]
+    assert top.id == "parameter-assigned" and top.fix_verified
+    assert 'register_buffer("cache", torch.zeros(2, 6, 4))' in top.fix.en
+    # the recurrence is kept: nothing rewrites self.cache into a local name
+    assert "cache = torch.roll" not in (top.patch or "").replace("self.cache = torch.roll", "")
+
+
+def test_a_learned_parameter_replaced_by_a_value_computed_from_it_stays(sandbox: Any) -> None:
+    code = CACHE.replace(", requires_grad=False)", ")").replace(
+        "model.proj.parameters()", "model.parameters()")
+    result = sandbox.run(code)
+    top = diagnose(code, result, sandbox)[0]
+    assert top.id == "parameter-assigned" and "register_buffer" not in top.fix.en
+
+
+TWO_LOSSES = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+a, b = nn.Linear(3, 1), nn.Linear(3, 1)
+opt = torch.optim.SGD([*a.parameters(), *b.parameters()], lr=0.1)
+for it in range(4):
+    x = torch.randn(8, 3)
+    first = a(x).pow(2).mean()
+    second = b(x).pow(2).mean()
+    opt.zero_grad()
+    first.backward()
+    second.backward()
+    opt.step()
+    print(first.item(), second.item())
+"""
+
+
+def test_a_fix_after_which_a_reached_parameter_finds_no_gradient_at_any_step_is_refused(
+        sandbox: Any) -> None:
+    original = sandbox.run(TWO_LOSSES, instrument=True)
+    assert original.ok
+    # clearing between the two backward passes drops the first loss's gradient: `a` is
+    # reached, and no step finds its gradient, where the program's own run stepped it
+    cleared = TWO_LOSSES.replace("    opt.zero_grad()\n    first.backward()\n",
+                                 "    first.backward()\n    opt.zero_grad()\n")
+    fixed = sandbox.run(cleared, instrument=True)
+    assert fixed.ok and fixed.evidence is not None
+    assert {p.name for p in fixed.evidence.params if p.steps_without_grad} == {
+        "a.weight", "a.bias"}
+    said = hides_bug(original, fixed)
+    assert said is not None and "`a.weight`" in said.en and "cleared" in said.en and said.zh
+    # a change that keeps every gradient at the step passes
+    kept = TWO_LOSSES.replace("first.backward()\n    second.backward()",
+                              "(first + second).backward()")
+    both = sandbox.run(kept, instrument=True)
+    assert both.ok and hides_bug(original, both) is None
+
+
+def test_the_evidence_tells_a_gradient_cleared_before_every_step(sandbox: Any) -> None:
+    code = ("import torch\nw = torch.ones(2, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w], lr=0.1)\nfor _ in range(3):\n"
+            "    (w * 2).sum().backward()\n    opt.zero_grad()\n    opt.step()\n")
+    ev = sandbox.run(code, instrument=True).evidence
+    assert ev is not None
+    (w,) = [p for p in ev.params if p.name == "w"]
+    assert w.steps_without_grad and w.reached and w.changed is False
+    ok = sandbox.run(code.replace("    opt.zero_grad()\n    opt.step()\n",
+                                  "    opt.step()\n    opt.zero_grad()\n"), instrument=True)
+    assert ok.evidence is not None and not ok.evidence.params[0].steps_without_grad
