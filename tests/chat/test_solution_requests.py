@@ -157,6 +157,9 @@ def test_asking_for_something_to_copy_is_a_request_on_the_step(question: str) ->
         "给我讲讲 forward 是干嘛的",
         "can I copy the tensor instead of detaching it",
         "we write forward in the class, right?",
+        # "need to <do something> to the code" tells what is needed, it asks for nothing
+        "我看到需要把代码包在 torch.no_grad() 里，但不太明白这是什么意思",
+        "需要在代码里加 model.eval() 吗",
     ],
 )
 def test_naming_a_part_or_copying_a_tensor_is_not_a_request(question: str) -> None:
