@@ -855,9 +855,14 @@ def _step_between(ctx: Ctx, fills: dict[str, object], conf: float) -> list[Candi
     failing = next((i for i, b in enumerate(backs) if b.raised), len(backs))
     fail = ctx.fail_line or 0
     out = []
-    for step in ctx.evidence.steps:
-        if step.line is None or not 1 <= step.after_backward <= failing:
-            continue
+    between = [s for s in ctx.evidence.steps
+               if s.line is not None and 1 <= s.after_backward <= failing]
+    # the step that changed what the failing graph saved updates parameters that graph
+    # reaches: another optimizer's step in between (a classifier's, in a GAN) changed none
+    reached = set(backs[failing].reached) if failing < len(backs) else set()
+    touching = [s for s in between if reached & set(s.params)]
+    for step in touching or between:
+        assert step.line is not None
         line = step.line
         stepper = _stmt_call(ctx.flow, line, "step")
         # a later step() of the same optimizer makes this one a second step: remove it;
