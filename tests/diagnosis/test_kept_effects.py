@@ -135,3 +135,36 @@ def test_the_evidence_tells_a_gradient_cleared_before_every_step(sandbox: Any) -
     ok = sandbox.run(code.replace("    opt.zero_grad()\n    opt.step()\n",
                                   "    opt.step()\n    opt.zero_grad()\n"), instrument=True)
     assert ok.evidence is not None and not ok.evidence.params[0].steps_without_grad
+
+
+THROUGH_FROZEN = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+net.eval()
+shift = torch.tensor(0.5, requires_grad=True)
+opt = torch.optim.SGD([shift], lr=0.5)
+base = torch.randn(16, 4)
+
+
+def features(x):
+    return net(torch.tensor(x + shift))
+
+
+for step in range(5):
+    loss = features(base).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(step, round(loss.item(), 4), shift.grad)
+"""
+
+
+def test_a_leaf_optimized_through_a_copy_is_cut_not_short_of_the_models_parameters(
+        sandbox: Any) -> None:
+    """What the optimizer holds is what the program trains: the copy that cuts it off is
+    the cause, not an optimizer that misses the (frozen) model's parameters."""
+    result = sandbox.run(THROUGH_FROZEN)
+    top = diagnose(THROUGH_FROZEN, result, sandbox)[0]
+    assert top.id == "graph-cut-silent" and top.root_line == 12 and top.fix_verified
+    assert "`x + shift` itself" in top.fix.en and "net(x + shift)" in (top.patch or "")

@@ -366,6 +366,16 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
             fixes.extend(_create_graph(ctx, line, expect))
         if op in MAKERS:  # torch.tensor([t1, t2]): a new tensor with no history
             maker = _maker(flow.statement_at(line))
+            given = maker.args[0] if maker is not None else None
+            if given is not None and not isinstance(given, (ast.List, ast.Tuple,
+                                                            ast.ListComp)):
+                # torch.tensor(t) of a tensor: the tensor itself keeps its history (a name
+                # that holds a list of tensors fails this one, and stacking is tried next)
+                add(replace_node(code, maker, text(given)), T(
+                    f"use `{text(given)}` itself on line {line}: `torch.tensor` copies its "
+                    "values into a new tensor without history",
+                    f"第 {line} 行直接使用 `{text(given)}`：`torch.tensor` 会把数值复制成"
+                    "没有历史的新张量"))
             if maker is not None:
                 add(replace_node(code, maker, f"torch.stack({text(maker.args[0])})"), T(
                     f"stack the tensors on line {line} (`torch.stack`): `torch.tensor` copies "

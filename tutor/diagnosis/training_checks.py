@@ -386,7 +386,11 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         group = _group_added(ctx, stmt, name, idle)
         # (not pinned: parameters left out can be another mistake's symptom, a target
         # network's copy, a loss weight meant to be fixed; only a change that works says so)
-        out.append(Candidate("optimizer-wrong-params", line, 0.8, [
+        # where backward() reaches nothing the optimizer holds, what it holds is what the
+        # program trains (a leaf it optimizes through a frozen model): a cut on the way
+        # explains it first, and adding the model's parameters would train another thing
+        holds_used = any(p.in_optimizer and p.reached for p in ev.params)
+        out.append(Candidate("optimizer-wrong-params", line, 0.8 if holds_used or fix else 0.6, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
             ("optimizer-built", {"line": line, "optimizer": name}),
         ], [f for f in ([fix[1]] if fix else []) + [group] if f is not None],
@@ -681,8 +685,17 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
         return _python_cut_in_loss(ctx)
     unreached = any(not p.reached for p in idle)
     idle_names = {p.name for p in idle} | {p.name.split(".")[-1] for p in idle}
-    expect = both(params_learn([p.name for p in idle]), loss_improves) if updated else \
-        params_reached([p.name for p in idle if not p.reached])
+    # what an optimizer was given is what the program trains: a model it only runs (a
+    # frozen feature extractor) need not learn once the cut is gone
+    focus = [p for p in idle if p.in_optimizer] or idle
+    if updated and focus is not idle and not any(p.reached for p in focus):
+        # no backward() reached what it trains: the change must make it reach them, and
+        # they must learn (a loss that barely moves in a short run says nothing)
+        names = [p.name for p in focus]
+        expect = both(params_reached(names), params_learn(names))
+    else:
+        expect = both(params_learn([p.name for p in idle]), loss_improves) if updated \
+            else params_reached([p.name for p in idle if not p.reached])
     out = []
     switched_off = _run_without_grad(ev, idle)
     for op in ev.ops:
