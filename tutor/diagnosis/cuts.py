@@ -366,9 +366,9 @@ def cut_fixes(ctx: Ctx, line: int, reason: str, op: str, expect: Expect) -> list
             fixes.extend(_create_graph(ctx, line, expect))
         if op in MAKERS:  # torch.tensor([t1, t2]): a new tensor with no history
             maker = _maker(flow.statement_at(line))
-            given = maker.args[0] if maker is not None else None
-            if given is not None and not isinstance(given, (ast.List, ast.Tuple,
-                                                            ast.ListComp)):
+            given = maker.args[0] if maker is not None and maker.args else None
+            if maker is not None and given is not None and not isinstance(
+                    given, (ast.List, ast.Tuple, ast.ListComp)):
                 # torch.tensor(t) of a tensor: the tensor itself keeps its history (a name
                 # that holds a list of tensors fails this one, and stacking is tried next)
                 add(replace_node(code, maker, text(given)), T(
