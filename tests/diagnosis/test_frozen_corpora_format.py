@@ -75,6 +75,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
+    FrozenCorpus("corpus22", "db88e56d331fe9d60d39db02702d522104582fb64e166686b596e0e0e91c3975",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
