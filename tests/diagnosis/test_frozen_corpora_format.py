@@ -75,6 +75,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
+    FrozenCorpus("corpus23", "e1ba85be7d7d05edc91430576eee7b3e564391fb68e1fffe09c7ea7308515b98",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
