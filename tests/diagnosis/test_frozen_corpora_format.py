@@ -75,6 +75,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
     FrozenCorpus("corpus20", "7a168d2b7735e26a6f92b748f263258f26ec83503bd8168f94f14693e911fa56",
                  chinese=4, families=20, judged_later=("2026-12-07-d",)),
+    FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
