@@ -85,6 +85,13 @@ ROWS = (
               sha256="3c610624e5dc8ca4defeeb705099bc741b1a152e571215a68b373811e733fa28",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1650, reused_steps=5),
+    # as set 17: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13, 14, 15, 16, 17 or 18 (all five English); three of the 8 real Chinese posts are
+    # on-topic (README.md); sources only from GitHub threads of owners a to m
+    FrozenSet(folder="learner19", per_language=27, lessons_asked=20, judged_days=DAYS[:16],
+              sha256="a0a3305aaad500f366abfca9ef44aa5a4596fb297e9edfdade68589de3d121a9",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1850, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
