@@ -85,11 +85,20 @@ ROWS = (
               sha256="3c610624e5dc8ca4defeeb705099bc741b1a152e571215a68b373811e733fa28",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1650, reused_steps=5),
+    # learner19 and learner20: the measure of 2026-12-07-e, built blind side by side
     # as set 17: each of the five requests reuses a different step, none named by sets 7, 8, 11,
     # 12, 13, 14, 15, 16, 17 or 18 (all five English); three of the 8 real Chinese posts are
     # on-topic (README.md); sources only from GitHub threads of owners a to m
     FrozenSet(folder="learner19", per_language=27, lessons_asked=20, judged_days=DAYS[:16],
               sha256="a0a3305aaad500f366abfca9ef44aa5a4596fb297e9edfdade68589de3d121a9",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=1850, reused_steps=5),
+    # as set 16: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13, 14, 15, 16, 17 or 18 (all five English); one of the 7 real Chinese posts is on-topic;
+    # sources only from pages and GitHub threads of owners n to z, built beside another set drawn
+    # from owners a to m (README.md)
+    FrozenSet(folder="learner20", per_language=27, lessons_asked=20, judged_days=DAYS[:16],
+              sha256="7e2f96c85943e16a0b58e10c9d27e7cf7ce6b76608bba5110dc869e7c5da4dcc",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1850, reused_steps=5),
 )
