@@ -270,6 +270,7 @@ FAMILIES: dict[str, set[str]] = {
     "ranking-target-shape": {"loss-argument-shapes"},
     "prediction-size-differs": {"loss-argument-shapes"},
     "freeze-flag-ignored": {"freeze-flag-unused"},
+    "tied-weights-shape-mismatch": {"layer-weight-replaced"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

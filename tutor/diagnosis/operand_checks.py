@@ -84,6 +84,9 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
     steps_head: tuple[str, dict[str, object]] = ("shape-mismatch", {
         "fail_line": fail, "shape": f"{got}", "target_shape": f"{expected}"})
     failed = failed_op(ctx, "linear")
+    replaced = _weight_replaced(ctx, failed)
+    if replaced is not None:
+        return [replaced]
     given = operand(failed, "0", "input")
     lineage = Lineage(given) if given is not None else None
     kept = lineage is not None and lineage.batch_kept()
@@ -134,6 +137,32 @@ def check_linear_shape(ctx: Ctx) -> list[Candidate]:
                       [Fix((edit,), runs_clean, T(f"transpose the second operand on line {fail}",
                                                   f"在第 {fail} 行转置第二个操作数"))],
                       {"line": fail})]
+
+
+def _weight_replaced(ctx: Ctx, failed: FailedOpEvidence | None) -> Candidate | None:
+    """A ``nn.Linear(in, out)`` whose weight the run saw of another shape than (out, in): a
+    statement put another tensor in its place (an output layer tied to an embedding of
+    another size, a weight copied from another layer). That assignment is the cause, whatever
+    the input; the layer as built would take it."""
+    if failed is None or not failed.module:
+        return None
+    size_in, size_out = failed.config.get("in_features"), failed.config.get("out_features")
+    weight = operand(failed, "1", "weight")
+    if not isinstance(size_in, int) or not isinstance(size_out, int) or weight is None or \
+            weight.shape == [size_out, size_in]:
+        return None
+    attr = failed.module.split(".")[-1]
+    assigned = [s for s in ctx.flow.statements if isinstance(s, ast.Assign)
+                and any(text(t).endswith(f"{attr}.weight") for t in s.targets)]
+    if len(assigned) != 1:
+        return None
+    stmt = assigned[0]
+    short = module_label(failed.module)
+    fill: dict[str, object] = {"line": stmt.lineno, "module": short,
+                               "shape": str(tuple(weight.shape)),
+                               "target_shape": str((size_out, size_in))}
+    return Candidate("layer-weight-replaced", stmt.lineno, 0.9, [
+        ("weight-replaced", fill)], [], fill, pinned=True)
 
 
 def _unflattened(ctx: Ctx, given: OperandEvidence | None, expected: int) -> Candidate | None:

@@ -113,6 +113,12 @@ def cand_keys(cand: Candidate) -> set[str]:
     return {k for k, v in cand.fill.items() if v is not None}
 
 
+def _possibly(title: Text) -> Text:
+    """A diagnosis's title said as a lead, not as the settled cause."""
+    en = title.en[:1].lower() + title.en[1:] if title.en[1:2].islower() else title.en
+    return T(f"Possibly: {en}", f"可能的原因：{title.zh}")
+
+
 def _tell_apart(ranked: list[Candidate], failed: dict[int, list[tuple[Text, Text | None]]]
                 ) -> Text | None:
     """No tried change settled the cause: the places the evidence points at, in its order
@@ -674,6 +680,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
             # the chain says what was tried
             update.update(fix_verified=False, fix_failed=refuted,
                           chain=[*chain_text(top), *attempts])
+            if attempts and shown_diag.id == top.id:
+                # its change was tried and did not work: what the title says is where the
+                # evidence points, not a cause it settled
+                update["title"] = _possibly(shown_diag.title)
             if top.direction is not None and shown_diag.id == top.id:
                 # what the evidence says to do, in words: no change was shown to work
                 update["fix"] = top.direction
