@@ -168,3 +168,20 @@ def test_a_leaf_optimized_through_a_copy_is_cut_not_short_of_the_models_paramete
     top = diagnose(THROUGH_FROZEN, result, sandbox)[0]
     assert top.id == "graph-cut-silent" and top.root_line == 12 and top.fix_verified
     assert "`x + shift` itself" in top.fix.en and "net(x + shift)" in (top.patch or "")
+
+
+def test_a_gradient_never_given_is_not_one_cleared(sandbox: Any) -> None:
+    """A parameter behind a Function whose backward passes nothing back is reached by the
+    graph, and no step finds a gradient for it: none was ever given, none was cleared."""
+    code = ("import torch\n\n\nclass Stop(torch.autograd.Function):\n"
+            "    @staticmethod\n    def forward(ctx, x):\n        return x.round()\n\n"
+            "    @staticmethod\n    def backward(ctx, g):\n        return None\n\n\n"
+            "w = torch.ones(2, requires_grad=True)\nb = torch.ones(2, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w, b], lr=0.1)\nfor _ in range(3):\n"
+            "    opt.zero_grad()\n    (Stop.apply(w * 2) + b).sum().backward()\n"
+            "    opt.step()\n")
+    ev = sandbox.run(code, instrument=True).evidence
+    assert ev is not None
+    by_name = {p.name: p for p in ev.params}
+    assert by_name["w"].reached and by_name["w"].grad_none
+    assert not by_name["w"].steps_without_grad and not by_name["b"].steps_without_grad

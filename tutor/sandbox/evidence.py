@@ -170,6 +170,7 @@ class Recorder:
         self.initial: dict[int, Any] = {}
         self.optimizer_params: set[int] = set()
         self.step_grads: dict[int, list[int]] = {}
+        self.given_grad: set[int] = set()
         self.reached: set[int] = set()
         self.reached_at: dict[int, frozenset[int]] = {}
         """The leaves (ids) the last fully recorded pass of each backward() line reached: a
@@ -672,6 +673,8 @@ class Recorder:
             entry["grads_none"] = sorted({self.params[id(leaf)]["name"] for leaf in leaves
                                           if id(leaf) in self.params and leaf.grad is None})[:20]
             self.reached_at[line] = frozenset(id(leaf) for leaf in leaves)
+            # a gradient backward() gave: one no step finds was cleared before it
+            self.given_grad.update(id(leaf) for leaf in leaves if leaf.grad is not None)
         try:
             self.trace.after_backward(self.reached_at.get(line, frozenset())
                                       if calls > FULL_PER_OP else
@@ -951,7 +954,7 @@ class Recorder:
                 "in_optimizer": key in self.optimizer_params, "reached": key in self.reached,
                 "forward_change": info.get("forward_change"),
                 "steps_without_grad": (seen := self.step_grads.get(key, [0, 1]))[0] > 0
-                and seen[1] == 0,
+                and seen[1] == 0 and key in self.given_grad,
                 **facts,
             })
         for key_, count in self.trace.trained_calls.items():

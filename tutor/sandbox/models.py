@@ -302,8 +302,9 @@ class ParamEvidence(_Data):
     grad_none: bool
     in_optimizer: bool
     reached: bool = Field(description="Some backward() graph reaches it.")
-    steps_without_grad: bool = Field(False, description="An optimizer stepped it, and every "
-                                     "one of its steps found its .grad None.")
+    steps_without_grad: bool = Field(False, description="backward() gave it a gradient, an "
+                                     "optimizer stepped it, and every one of its steps found "
+                                     "its .grad None (cleared before the step).")
     forward_change: int | None = Field(None, description="A line of the learner's code where "
                                        "a module's forward pass changed it in place (outside "
                                        "an optimizer step).")
