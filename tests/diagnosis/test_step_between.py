@@ -42,3 +42,26 @@ def test_the_step_blamed_is_the_one_that_changed_what_the_failing_graph_saved(
     assert found and found[0].root_line == 19  # opt_G.step(), not opt_C.step() on line 16
     assert "line 19" in found[0].fix.en or "line 19" in found[0].explanation.en + str(
         found[0].direction.en if found[0].direction else "")
+
+
+LOSSES_IN_TURN = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+x = torch.randn(5, 3)
+h = net(x)
+losses = (h.pow(2).mean(), h.abs().mean())
+for item in losses:
+    item.backward()
+print(net[0].weight.grad)
+"""
+
+
+def test_losses_of_one_forward_pass_backpropagated_in_turn_are_summed(sandbox: Any) -> None:
+    """The loop runs over the losses, not over training passes: one backward() of their sum
+    gives the same gradients, and that is tried (not retain_graph, not moving the forward
+    pass into the loop, which changes nothing here)."""
+    result = sandbox.run(LOSSES_IN_TURN)
+    top = diagnose(LOSSES_IN_TURN, result, sandbox)[0]
+    assert top.id == "backward-twice" and top.root_line == 8 and top.fix_verified
+    assert "sum(losses).backward()" in top.fix.en and "retain_graph" not in (top.patch or "")

@@ -57,7 +57,7 @@ h = net(x)
 losses = (h.pow(2).mean(), h.abs().mean())
 for item in losses:
     item.backward()
-print(net[0].weight.grad)
+    print(item.item())
 """
 
 

@@ -86,6 +86,12 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
                 out.extend(_carried(ctx, sub, loop, target, fills))
     if again and passes is not None:
         out.extend(_carried_attributes(ctx, passes, fills))
+    # 2a. a loop over losses of one forward pass, each backpropagated in turn: its passes
+    # are the losses, not a training loop's (nothing carries a graph from one to the next)
+    turn = _losses_in_turn(ctx, loops[0], target, fills) if loops and target else None
+    if turn is not None:
+        out.append(turn)
+        again = False
     # 2. a value the loop differentiates was built before the loop
     if loops and target:
         loop = loops[0]
@@ -508,6 +514,34 @@ def _shared_forward(ctx: Ctx, target: str | None, fills: dict[str, object]
         if out:
             break
     return out
+
+
+def _losses_in_turn(ctx: Ctx, loop: ast.stmt, target: str, fills: dict[str, object]
+                    ) -> Candidate | None:
+    """``for loss_item in losses: loss_item.backward()``: the losses of one forward pass
+    (a model's tuple of losses), each backpropagated through the part they share; the
+    first backward() frees it. One backward() of their sum gives the same gradients."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or \
+            loop.target.id != target or len(loop.body) != 1:
+        return None
+    body = loop.body[0]
+    if not (isinstance(body, ast.Expr) and isinstance(body.value, ast.Call)
+            and call_name(body.value) == "backward" and not body.value.args
+            and not body.value.keywords and receiver(body.value) == target):
+        return None
+    losses = text(loop.iter)
+    indent = ctx.flow.line(loop.lineno)[:len(ctx.flow.line(loop.lineno))
+                                        - len(ctx.flow.line(loop.lineno).lstrip())]
+    summed = f"sum({losses}).backward()"
+    fix = Fix((Edit("replace", loop.lineno, f"{indent}{summed}"), Edit("delete", body.lineno)),
+              runs_clean, T(
+        f"backpropagate the losses of `{losses}` once, summed: `{summed}` in place of the "
+        f"loop on line {loop.lineno} (the gradients add up to the same values)",
+        f"把 `{losses}` 里的损失加起来只反向传播一次：用 `{summed}` 代替第 {loop.lineno} 行"
+        "的循环（梯度累加起来是同样的值）"))
+    return Candidate("backward-twice", loop.lineno, 0.9, [
+        ("backward-raised", fills), ("losses-in-turn", {"line": loop.lineno, "name": losses})],
+        [fix], {"line": loop.lineno, "name": losses})
 
 
 def _listing(names: list[str]) -> str:
