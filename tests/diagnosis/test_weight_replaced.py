@@ -71,3 +71,14 @@ def test_a_diagnosis_whose_tried_change_failed_is_titled_as_a_lead(sandbox: Any)
     # a diagnosis whose change worked states its cause
     fixed = TIED.replace("self.dec.weight = self.emb.weight", "pass")
     assert sandbox.run(fixed).ok
+
+
+def test_what_the_message_itself_says_stays_a_fact(sandbox: Any) -> None:
+    """A failed change on the failing line itself does not make the message's own fact a
+    guess: the title names what the run showed there, not a cause elsewhere."""
+    code = ("import torch\nn = 3\nsteps = torch.arange(n)\nsteps.requires_grad_(True)\n"
+            "print((steps * 2).sum())\n")
+    result = sandbox.run(code)
+    assert result.error is not None and result.error.line == 4
+    top = diagnose(code, result, sandbox)[0]
+    assert not top.title.en.startswith("Possibly") and not top.title.zh.startswith("可能的原因")

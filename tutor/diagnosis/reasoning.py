@@ -115,7 +115,10 @@ def cand_keys(cand: Candidate) -> set[str]:
 
 def _possibly(title: Text) -> Text:
     """A diagnosis's title said as a lead, not as the settled cause."""
-    en = title.en[:1].lower() + title.en[1:] if title.en[1:2].islower() else title.en
+    first = title.en.split(" ", 1)[0]
+    # "Line 3 ..." / "A value ..." read on after "Possibly:"; a name ("BatchNorm") keeps its case
+    plain = first.isalpha() and first[1:] == first[1:].lower()
+    en = title.en[:1].lower() + title.en[1:] if plain else title.en
     return T(f"Possibly: {en}", f"可能的原因：{title.zh}")
 
 
@@ -680,9 +683,11 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
             # the chain says what was tried
             update.update(fix_verified=False, fix_failed=refuted,
                           chain=[*chain_text(top), *attempts])
-            if attempts and shown_diag.id == top.id:
-                # its change was tried and did not work: what the title says is where the
-                # evidence points, not a cause it settled
+            if attempts and shown_diag.id == top.id and (
+                    result.error is None or top.root_line not in (None, shown_diag.line)):
+                # its change was tried and did not work: a cause the title names elsewhere
+                # than the failing line (or for a silent bug) is where the evidence points,
+                # not a cause it settled; what the message itself says stays a fact
                 update["title"] = _possibly(shown_diag.title)
             if top.direction is not None and shown_diag.id == top.id:
                 # what the evidence says to do, in words: no change was shown to work

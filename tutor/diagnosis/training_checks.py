@@ -687,12 +687,12 @@ def check_graph_cut_silent(ctx: Ctx) -> list[Candidate]:
     idle_names = {p.name for p in idle} | {p.name.split(".")[-1] for p in idle}
     # what an optimizer was given is what the program trains: a model it only runs (a
     # frozen feature extractor) need not learn once the cut is gone
-    focus = [p for p in idle if p.in_optimizer] or idle
-    if updated and focus is not idle and not any(p.reached for p in focus):
+    focus = [p for p in idle if p.in_optimizer]
+    if updated and focus and len(focus) < len(idle) and not any(p.reached for p in focus):
         # no backward() reached what it trains: the change must make it reach them, and
         # they must learn (a loss that barely moves in a short run says nothing)
         names = [p.name for p in focus]
-        expect = both(params_reached(names), params_learn(names))
+        expect = both(params_learn(names), params_reached(names))
     else:
         expect = both(params_learn([p.name for p in idle]), loss_improves) if updated \
             else params_reached([p.name for p in idle if not p.reached])
