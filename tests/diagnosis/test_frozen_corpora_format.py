@@ -78,13 +78,13 @@ SETS = (
     # corpus21 to corpus24: the measure of 2026-12-07-e, four splits built blind side by side,
     # each from its own topic area (mechanics, training loop, models, applied setups)
     FrozenCorpus("corpus21", "514b374eaafd827191548c432c6fdc2eb2fdec77ab778f252812f3b84509dd51",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus22", "db88e56d331fe9d60d39db02702d522104582fb64e166686b596e0e0e91c3975",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus23", "e1ba85be7d7d05edc91430576eee7b3e564391fb68e1fffe09c7ea7308515b98",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
-                 chinese=4, families=20),
+                 chinese=4, families=20, judged_later=("2026-12-07-e",)),
 )
 IDS = [s.name for s in SETS]
 
