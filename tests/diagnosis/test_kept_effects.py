@@ -185,3 +185,56 @@ def test_a_gradient_never_given_is_not_one_cleared(sandbox: Any) -> None:
     by_name = {p.name: p for p in ev.params}
     assert by_name["w"].reached and by_name["w"].grad_none
     assert not by_name["w"].steps_without_grad and not by_name["b"].steps_without_grad
+
+
+ACTOR_CRITIC = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Actor:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=1))
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=1e-3)
+
+    def learn(self, s, td):
+        loss = -(torch.log(self.net(s)[0, 0]) * td).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+class Critic:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=1e-2)
+
+    def learn(self, s, r):
+        td = r - self.net(s)
+        self.optimizer.zero_grad()
+        (td ** 2).sum().backward()
+        self.optimizer.step()
+        return td.detach()
+
+
+actor, critic = Actor(), Critic()
+for t in range(5):
+    s = torch.randn(1, 4)
+    actor.learn(s, critic.learn(s, 1.0))
+print(critic.net.weight.sum().item())
+"""
+
+
+def test_a_step_deleted_from_one_of_two_same_named_optimizers_is_refused(
+        sandbox: Any) -> None:
+    """`self.optimizer` of the actor and of the critic are two optimizers: deleting the
+    critic's step leaves a `self.optimizer` stepping, and the critic no longer learns."""
+    original = sandbox.run(ACTOR_CRITIC, instrument=True)
+    assert original.ok
+    lines = ACTOR_CRITIC.splitlines(keepends=True)
+    step = [i for i, line in enumerate(lines) if "self.optimizer.step()" in line][1]
+    fixed = sandbox.run("".join(lines[:step] + lines[step + 1:]), instrument=True)
+    said = hides_bug(original, fixed)
+    assert said is not None and "never takes a step" in said.en and "`self.net.weight`" in said.en
+    assert "持有" in said.zh and "） 一次" not in said.zh
+    assert hides_bug(original, sandbox.run(ACTOR_CRITIC, instrument=True)) is None

@@ -366,11 +366,17 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     # an optimizer that stepped in the program's own run, even one cut short by its error,
     # and never steps in the fixed one: what it trains no longer learns (a step deleted to
     # make "modified by an inplace operation" go away)
-    gone = [o for o in dict.fromkeys(s.optimizer for s in before.steps)
-            if not any(s.optimizer == o for s in ev.steps)]
+    # (an optimizer is told by its name and what it holds: two classes' `self.optimizer`
+    # are two optimizers, an actor's and a critic's)
+    gone = [o for o in dict.fromkeys((s.optimizer, frozenset(s.params)) for s in before.steps)
+            if not any((s.optimizer, frozenset(s.params)) == o for s in ev.steps)]
     if gone:
-        return T(f"with it `{gone[0]}` never takes a step, so what it trains no longer learns",
-                 f"改动后 `{gone[0]}` 一次 step 也不执行，它要训练的参数不再学习")
+        name, held = gone[0]
+        what = _named(sorted(held))
+        return T(f"with it `{name}`" + (f" (holding {what})" if what else "") + " never takes "
+                 "a step, so what it trains no longer learns",
+                 f"改动后 `{name}`" + (f"（持有 {what}）" if what else " ") +
+                 "一次 step 也不执行，它要训练的参数不再学习")
     # a parameter a backward() reaches that no step finds a gradient for any more: what
     # the fixed program computes for it is cleared (or comes too late) before every step
     had = {p.name for p in before.params if p.steps_without_grad}
