@@ -175,7 +175,7 @@ FAMILIES: dict[str, set[str]] = {
     "not-a-tensor": {"not-a-tensor"},
     "module-init": {"module-init-not-called"},
     "embedding-range": {"embedding-index-range"},
-    "bce-range": {"bce-input-range"},
+    "bce-range": {"bce-input-range", "bce-given-tanh"},
     # common messages (A) (tutor/diagnosis/message_checks.py)
     "buffer-name-taken": {"assigned-before-registered"},
     "expand-size": {"expand-size-mismatch"},

@@ -82,3 +82,36 @@ def test_what_the_message_itself_says_stays_a_fact(sandbox: Any) -> None:
     assert result.error is not None and result.error.line == 4
     top = diagnose(code, result, sandbox)[0]
     assert not top.title.en.startswith("Possibly") and not top.title.zh.startswith("可能的原因")
+
+
+TANH_BCE = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, z):
+        return torch.tanh(self.fc(z))
+
+
+dec = Decoder()
+x = torch.rand(16, 8)
+loss = F.binary_cross_entropy(dec(torch.randn(16, 4)), x)
+loss.backward()
+"""
+
+
+def test_bce_given_a_tanh_output_changes_the_output_not_the_loss(sandbox: Any) -> None:
+    """Values from tanh are not scores: a loss that takes logits would squash them again.
+    The output layer gets the sigmoid, and that is tried."""
+    result = sandbox.run(TANH_BCE)
+    assert result.error is not None and "between 0 and 1" in result.error.message
+    top = diagnose(TANH_BCE, result, sandbox)[0]
+    assert top.id == "bce-given-tanh" and top.root_line == 13 and top.fix_verified
+    assert "torch.sigmoid(self.fc(z))" in (top.patch or "")
+    assert "with_logits" not in (top.patch or "")

@@ -10,7 +10,14 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
-from tutor.diagnosis.fixes import Edit, Fix, node_fix, replace_node, replace_nodes
+from tutor.diagnosis.fixes import (
+    Edit,
+    Fix,
+    node_fix,
+    replace_in_line,
+    replace_node,
+    replace_nodes,
+)
 from tutor.diagnosis.flow import Flow, call_name, receiver, target_names, text
 from tutor.diagnosis.pitfalls import PURE_METHODS, TENSOR_ONLY_PURE
 from tutor.diagnosis.source import method_calls
@@ -234,6 +241,21 @@ def check_bce_range(ctx: Ctx) -> list[Candidate]:
             "binary_cross_entropy", "BCELoss")), None) if stmt is not None else None
     if call is None:
         return []
+    given = failed.inputs[0] if failed is not None and failed.inputs else None
+    if given is not None and given.op in ("tanh", "tanh_") and given.line:
+        # the values come from tanh, in (-1, 1): not scores, and a loss that takes scores
+        # would run only by squashing them again; the output layer is the one to change
+        line = given.line
+        edit = replace_in_line(ctx.code, line, r"\b(?:torch\.|F\.|self\.)?tanh\(",
+                               "torch.sigmoid(")
+        return [Candidate("bce-given-tanh", line, 0.85, [
+            ("tanh-not-probabilities", {"line": line, "name": given.name or "its input",
+                                        "fail_line": ctx.fail_line or 0})],
+            [Fix((edit,), runs_clean, T(
+                f"end with a sigmoid instead of tanh on line {line}, so the values are in "
+                "[0, 1] as the loss wants: `torch.sigmoid(...)`",
+                f"第 {line} 行最后用 sigmoid 代替 tanh，使数值落在损失要求的 [0, 1] 之间："
+                "`torch.sigmoid(...)`"))] if edit else [], {"line": line})]
     new_name = {"BCELoss": "BCEWithLogitsLoss",
                 "binary_cross_entropy": "binary_cross_entropy_with_logits"}[call_name(call)]
     func = text(call.func)

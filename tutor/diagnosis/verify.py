@@ -15,7 +15,7 @@ from tutor import syntax_tree
 from tutor.diagnosis.fixes import Expect, losses
 from tutor.diagnosis.intent import Intent
 from tutor.i18n import T, Text
-from tutor.sandbox.models import Evidence, RunResult
+from tutor.sandbox.models import Evidence, RunResult, StepEvidence
 
 
 def runs_clean(original: RunResult, fixed: RunResult) -> Text | None:
@@ -366,10 +366,19 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     # an optimizer that stepped in the program's own run, even one cut short by its error,
     # and never steps in the fixed one: what it trains no longer learns (a step deleted to
     # make "modified by an inplace operation" go away)
-    # (an optimizer is told by its name and what it holds: two classes' `self.optimizer`
-    # are two optimizers, an actor's and a critic's)
-    gone = [o for o in dict.fromkeys((s.optimizer, frozenset(s.params)) for s in before.steps)
-            if not any((s.optimizer, frozenset(s.params)) == o for s in ev.steps)]
+    # an optimizer is told by its name; where the program's own run shows one name for two
+    # optimizers holding different parameters (two classes' `self.optimizer`, an actor's and
+    # a critic's), by what it holds too (a fix may rename what one holds: only there)
+    held_by: dict[str, set[frozenset[str]]] = {}
+    for s in before.steps:
+        held_by.setdefault(s.optimizer, set()).add(frozenset(s.params))
+
+    def key(step: StepEvidence) -> tuple[str, frozenset[str]]:
+        shared = len(held_by.get(step.optimizer, ())) > 1
+        return step.optimizer, frozenset(step.params) if shared else frozenset()
+
+    gone = [o for o in dict.fromkeys(key(s) for s in before.steps)
+            if not any(key(s) == o for s in ev.steps)]
     if gone:
         name, held = gone[0]
         what = _named(sorted(held))
