@@ -74,6 +74,9 @@ class TopicEvidence:
     """It names PyTorch (``torch``, ``pytorch``): another framework named alongside is compared."""
     asked_foreign: bool = False
     """The clause that asks (which / how / 吗 / 怎么 ... ?) names another domain's thing."""
+    compared_with_pytorch: bool = False
+    """It names PyTorch as what another tool is compared with ("like in PyTorch") and pastes
+    no PyTorch code: the question is that tool's."""
     asked_framework: bool = False
     """A clause that asks names another framework and not PyTorch ("how can I do this in
     Caffe2?", "paddle 的参数怎么更新？"): the question is that framework's, whatever PyTorch
@@ -92,7 +95,7 @@ class TopicEvidence:
                    if not (d == "frameworks" and self.names_pytorch)}
         if self.task or (counted and len(counted) > self.anchors):
             return "foreign"
-        if self.asked_framework:
+        if self.asked_framework or self.compared_with_pytorch:
             return "foreign"
         # what it asks is the other domain's ("which GPU should I buy for training?"), or it
         # is about the learner's setup (CUDA versions, git), and nothing of autograd proper
@@ -229,7 +232,9 @@ class Topicality:
             top_score=top_score,
             coverage=coverage,
             margin=margin,
-            names_pytorch=_PYTORCH_RE.search(question) is not None,
+            names_pytorch=_PYTORCH_RE.search(_REFERENCE_RE.sub(" ", question)) is not None,
+            compared_with_pytorch=_REFERENCE_RE.search(question) is not None
+            and _TORCH_CODE_RE.search(question) is None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
             asked_framework=any(
                 "frameworks" in foreign_words(clause).values() and not _PYTORCH_RE.search(clause)
@@ -239,6 +244,16 @@ class Topicality:
 
 
 _PYTORCH_RE = re.compile(r"torch", re.IGNORECASE)
+_REFERENCE_RE = re.compile(
+    r"\b(like|as|than)\s+(in|with|for|does|do)?\s*py\s?torch('s)?\b|\bsimilar\s+to\s+"
+    r"(that\s+(in|of)\s+)?py\s?torch\b|\bpy\s?torch-(like|style)\b|"
+    r"(像|类似于?|如同)\s*py\s?torch",
+    re.IGNORECASE,
+)
+"""PyTorch named as the model another tool is compared with ("define-by-run, like in PyTorch",
+"像 PyTorch 的 no_grad 那样"): the question is that tool's; it does not name PyTorch as its own."""
+_TORCH_CODE_RE = re.compile(r"\btorch\.\w|\bimport\s+torch\b|\bfrom\s+torch\b")
+"""PyTorch code in the question: the learner works in PyTorch, whatever else they compare."""
 _CLAUSE_END_RE = re.compile(r"(?<=[,;:!?，；：！？。])|(?<=\.)\s")
 _ASKING_RE = re.compile(
     r"\?|？|\b(which|what|how|why|should|can|could|is|are|do|does|where|when)\b|吗|怎么|什么|哪|为什么|为啥|如何|是否",
