@@ -230,7 +230,8 @@ def test_a_step_deleted_from_one_of_two_same_named_optimizers_is_refused(
     """`self.optimizer` of the actor and of the critic are two optimizers: deleting the
     critic's step leaves a `self.optimizer` stepping, and the critic no longer learns."""
     original = sandbox.run(ACTOR_CRITIC, instrument=True)
-    assert original.ok
+    assert original.ok and original.evidence is not None
+    assert {s.where for s in original.evidence.steps} == {"Actor.learn", "Critic.learn"}
     lines = ACTOR_CRITIC.splitlines(keepends=True)
     step = [i for i, line in enumerate(lines) if "self.optimizer.step()" in line][1]
     fixed = sandbox.run("".join(lines[:step] + lines[step + 1:]), instrument=True)
@@ -238,3 +239,17 @@ def test_a_step_deleted_from_one_of_two_same_named_optimizers_is_refused(
     assert said is not None and "never takes a step" in said.en and "`self.net.weight`" in said.en
     assert "持有" in said.zh and "） 一次" not in said.zh
     assert hides_bug(original, sandbox.run(ACTOR_CRITIC, instrument=True)) is None
+
+
+def test_the_critics_step_is_not_deleted_to_silence_the_actors_error(sandbox: Any) -> None:
+    """The TD error returned with its graph: the actor's backward() runs into the critic's
+    graph after the critic's step. Deleting that step runs, and the critic never learns."""
+    code = ACTOR_CRITIC.replace("        return td.detach()", "        return td").replace(
+        "(td ** 2).sum().backward()", "(td ** 2).sum().backward(retain_graph=True)").replace(
+        "self.net = nn.Linear(4, 1)",
+        "self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))")
+    result = sandbox.run(code)
+    assert result.error is not None and "inplace" in result.error.message
+    for found in diagnose(code, result, sandbox):
+        patch = found.patch or ""
+        assert not (found.fix_verified and "-        self.optimizer.step()" in patch)

@@ -366,22 +366,18 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     # an optimizer that stepped in the program's own run, even one cut short by its error,
     # and never steps in the fixed one: what it trains no longer learns (a step deleted to
     # make "modified by an inplace operation" go away)
-    # an optimizer is told by its name; where the program's own run shows one name for two
-    # optimizers holding different parameters (two classes' `self.optimizer`, an actor's and
-    # a critic's), by what it holds too (a fix may rename what one holds: only there)
-    held_by: dict[str, set[frozenset[str]]] = {}
-    for s in before.steps:
-        held_by.setdefault(s.optimizer, set()).add(frozenset(s.params))
-
-    def key(step: StepEvidence) -> tuple[str, frozenset[str]]:
-        shared = len(held_by.get(step.optimizer, ())) > 1
-        return step.optimizer, frozenset(step.params) if shared else frozenset()
+    # an optimizer is told by its name and the function that steps it: two classes'
+    # `self.optimizer` (an actor's and a critic's) are two optimizers
+    def key(step: StepEvidence) -> tuple[str, str | None]:
+        return step.optimizer, step.where
 
     gone = [o for o in dict.fromkeys(key(s) for s in before.steps)
             if not any(key(s) == o for s in ev.steps)]
     if gone:
-        name, held = gone[0]
-        what = _named(sorted(held))
+        name = gone[0][0]
+        held = next(s.params for s in before.steps if key(s) == gone[0])
+        what = _named(sorted(held)) if any(
+            s.optimizer == name and key(s) != gone[0] for s in before.steps + ev.steps) else None
         return T(f"with it `{name}`" + (f" (holding {what})" if what else "") + " never takes "
                  "a step, so what it trains no longer learns",
                  f"改动后 `{name}`" + (f"（持有 {what}）" if what else " ") +

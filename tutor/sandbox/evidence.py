@@ -848,6 +848,8 @@ class Recorder:
         entry: Data = {
             "line": frame.f_lineno if frame is not None else None,
             "optimizer": (name or type(optimizer).__name__)[:80],
+            "where": str(getattr(frame.f_code, "co_qualname", frame.f_code.co_name))[:80]
+            if frame is not None else None,
             "kind": type(optimizer).__name__, "params": sorted(set(names))[:20],
             "n_params": len(params), "grads_none": grads_none, "grads_zero": grads_zero,
             "lr": float(lr) if isinstance(lr, (int, float)) else None,

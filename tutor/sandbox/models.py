@@ -240,6 +240,9 @@ class BackwardEvidence(_Data):
 class StepEvidence(_Data):
     line: int | None = None
     optimizer: str = Field(max_length=80)
+    where: str | None = Field(None, max_length=80, description="The function (qualified name) "
+                              "whose code called step(): two `self.optimizer` of two classes "
+                              "are two optimizers.")
     kind: str = Field(max_length=80)
     params: list[str] = Field(default_factory=list, max_length=20)
     n_params: int = 0
