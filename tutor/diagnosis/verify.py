@@ -366,10 +366,12 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     # an optimizer that stepped in the program's own run, even one cut short by its error,
     # and never steps in the fixed one: what it trains no longer learns (a step deleted to
     # make "modified by an inplace operation" go away)
-    # an optimizer is told by its name and the function that steps it: two classes'
-    # `self.optimizer` (an actor's and a critic's) are two optimizers
+    # an optimizer is told by its name and the class whose method steps it: two classes'
+    # `self.optimizer` (an actor's and a critic's) are two optimizers (the class, not the
+    # method: a fix may rename the method, as one that stops shadowing `train` does)
     def key(step: StepEvidence) -> tuple[str, str | None]:
-        return step.optimizer, step.where
+        owner = step.where.rsplit(".", 1)[0] if step.where and "." in step.where else None
+        return step.optimizer, owner
 
     gone = [o for o in dict.fromkeys(key(s) for s in before.steps)
             if not any(key(s) == o for s in ev.steps)]
