@@ -427,12 +427,10 @@ def _held_unstepped(ctx: Ctx, idle: list[ParamEvidence]
                 and name not in flow.visible(backward)):
             continue
         end = backward.end_lineno or backward.lineno
-        fill = {"line": backward.lineno, "optimizer": name, "built": stmt.lineno,
-                "params": _names(held), "count": sum(1 for b in ev.backwards
-                                                     if b.line == backward.lineno)}
+        fill = {"line": backward.lineno, "optimizer": name, "params": _names(held)}
         out.append(Candidate("step-missing", backward.lineno, 0.9, [
             ("params-not-in-optimizer", {"params": _names(held)}),
-            ("holder-never-steps", {**fill, "line": stmt.lineno})],
+            ("holder-never-steps", {"line": stmt.lineno, "optimizer": name})],
             [Fix((Edit("insert_after", end, f"{name}.step()"),),
                  params_learn([p.name for p in held], most=True), T(
                 f"update what `{name}` holds after its backward(): `{name}.step()` after "

@@ -318,7 +318,10 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
     the kind the original run did not: a forward pass that overwrites a parameter (outside
     any optimizer step), a model trained on only in eval mode (BatchNorm, Dropout), a loss that
     broadcasts its prediction against the target, an
-    optimizer stepped after backward() with a gradient for none of its parameters; and what
+    optimizer stepped after backward() with a gradient for none of its parameters, an
+    optimizer that stepped and no longer does (told apart from another of its name by the
+    class that steps it), a parameter backward() still reaches whose gradient every step now
+    finds cleared; and what
     breaks the program's intent (``intent``, read from its source): a parameter it trained
     that no longer gets a gradient or no longer moves, one it meant to freeze that now moves,
     fewer training steps than it took. A fix that only makes the error (or the symptom) go
