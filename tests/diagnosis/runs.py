@@ -32,19 +32,27 @@ def clean(warnings: list[WarningInfo] | None = None) -> RunResult:
     return RunResult(outcome="ok", device="cpu", warnings=warnings or [])
 
 
-def first_for_error(sandbox: Any, code: str) -> Diagnosis:
-    """Run ``code``, which must fail, and give its first diagnosis from evidence (the checks'
+def diagnoses_for(sandbox: Any, code: str, result: RunResult | None = None
+                  ) -> list[Diagnosis]:
+    """Run ``code`` (unless its ``result`` is given) and give all its diagnoses (the checks'
     own bugs not hidden)."""
     from tutor.diagnosis import checks
     from tutor.diagnosis.reasoning import diagnose
 
-    result = sandbox.run(code)
-    assert result.outcome == "error", result.stdout
+    result = result if result is not None else sandbox.run(code)
     debug, checks.DEBUG = checks.DEBUG, True
     try:
-        return diagnose(code, result, sandbox)[0]
+        return diagnose(code, result, sandbox)
     finally:
         checks.DEBUG = debug
+
+
+def first_for_error(sandbox: Any, code: str) -> Diagnosis:
+    """Run ``code``, which must fail, and give its first diagnosis from evidence (the checks'
+    own bugs not hidden)."""
+    result = sandbox.run(code)
+    assert result.outcome == "error", result.stdout
+    return diagnoses_for(sandbox, code, result)[0]
 
 
 def verified_diagnosis(sandbox: Any, code: str, expected: set[str], root: int,

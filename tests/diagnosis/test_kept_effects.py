@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.diagnosis.reasoning import diagnose
 from tutor.diagnosis.verify import hides_bug
+
+from .runs import diagnoses_for, first_for_error, verified_diagnosis
 
 GAN = """import torch
 import torch.nn as nn
@@ -32,12 +33,9 @@ print(loss_d.item(), disc[0].weight.norm().item())
 
 
 def test_an_optimizer_built_for_a_part_that_never_steps_gets_its_step(sandbox: Any) -> None:
-    result = sandbox.run(GAN)
-    found = diagnose(GAN, result, sandbox)
-    assert found and found[0].id == "step-missing"
-    top = found[0]
-    assert top.fix_verified and top.root_line == 13
-    assert "opt_d.step()" in top.fix.en and "opt_d.step()" in (top.patch or "")
+    top = verified_diagnosis(sandbox, GAN, {"step-missing"}, 13, "opt_d.step()")
+    assert "opt_d.step()" in top.fix.en
+    found = diagnoses_for(sandbox, GAN)
     # the discriminator's parameters are not handed to the generator's optimizer
     assert not any("opt_g" in (f.patch or "") and "disc" in (f.patch or "") for f in found)
 
@@ -69,9 +67,7 @@ for step in range(3):
 
 
 def test_state_kept_in_a_parameter_that_does_not_learn_becomes_a_buffer(sandbox: Any) -> None:
-    result = sandbox.run(CACHE)
-    assert not result.ok
-    top = diagnose(CACHE, result, sandbox)[0]
+    top = first_for_error(sandbox, CACHE)
     assert top.id == "parameter-assigned" and top.fix_verified
     assert 'register_buffer("cache", torch.zeros(2, 6, 4))' in top.fix.en
     # the recurrence is kept: nothing rewrites self.cache into a local name
@@ -81,8 +77,7 @@ def test_state_kept_in_a_parameter_that_does_not_learn_becomes_a_buffer(sandbox:
 def test_a_learned_parameter_replaced_by_a_value_computed_from_it_stays(sandbox: Any) -> None:
     code = CACHE.replace(", requires_grad=False)", ")").replace(
         "model.proj.parameters()", "model.parameters()")
-    result = sandbox.run(code)
-    top = diagnose(code, result, sandbox)[0]
+    top = first_for_error(sandbox, code)
     assert top.id == "parameter-assigned" and "register_buffer" not in top.fix.en
 
 
@@ -164,10 +159,10 @@ def test_a_leaf_optimized_through_a_copy_is_cut_not_short_of_the_models_paramete
         sandbox: Any) -> None:
     """What the optimizer holds is what the program trains: the copy that cuts it off is
     the cause, not an optimizer that misses the (frozen) model's parameters."""
-    result = sandbox.run(THROUGH_FROZEN)
-    top = diagnose(THROUGH_FROZEN, result, sandbox)[0]
-    assert top.id == "graph-cut-silent" and top.root_line == 12 and top.fix_verified
-    assert "`x + shift` itself" in top.fix.en and "net(x + shift)" in (top.patch or "")
+    assert sandbox.run(THROUGH_FROZEN).ok
+    top = verified_diagnosis(sandbox, THROUGH_FROZEN, {"graph-cut-silent"}, 12,
+                             "net(x + shift)")
+    assert "`x + shift` itself" in top.fix.en
 
 
 def test_a_gradient_never_given_is_not_one_cleared(sandbox: Any) -> None:
@@ -250,6 +245,6 @@ def test_the_critics_step_is_not_deleted_to_silence_the_actors_error(sandbox: An
         "self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))")
     result = sandbox.run(code)
     assert result.error is not None and "inplace" in result.error.message
-    for found in diagnose(code, result, sandbox):
+    for found in diagnoses_for(sandbox, code, result):
         patch = found.patch or ""
         assert not (found.fix_verified and "-        self.optimizer.step()" in patch)

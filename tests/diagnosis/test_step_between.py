@@ -1,12 +1,15 @@
-"""An optimizer step between two backward() passes changes weights the second graph saved:
-of several steps in between, the one to blame updates parameters the failing backward()
-reaches, not the first step of the loop (another network's optimizer)."""
+"""Two backward() passes through one graph. An optimizer step between them changes weights
+the second graph saved: of several steps in between, the one to blame updates parameters the
+failing backward() reaches, not the first step of the loop (another network's optimizer).
+The losses of one forward pass backpropagated in turn get one backward() of their sum. And a
+diagnosis whose tried change did not work says its title as a lead ("Possibly: ..."), not as
+the settled cause; what the message itself says stays a fact."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tutor.diagnosis.reasoning import diagnose
+from .runs import first_for_error, verified_diagnosis
 
 THREE = """import torch
 import torch.nn as nn
@@ -38,10 +41,10 @@ def test_the_step_blamed_is_the_one_that_changed_what_the_failing_graph_saved(
     result = sandbox.run(THREE)
     assert result.error is not None and "modified by an inplace operation" in \
         result.error.message
-    found = [d for d in diagnose(THREE, result, sandbox) if d.id.startswith("inplace-modified")]
-    assert found and found[0].root_line == 19  # opt_G.step(), not opt_C.step() on line 16
-    assert "line 19" in found[0].fix.en or "line 19" in found[0].explanation.en + str(
-        found[0].direction.en if found[0].direction else "")
+    first = first_for_error(sandbox, THREE)
+    assert first.id.startswith("inplace-modified")
+    assert first.root_line == 19  # opt_G.step(), not opt_C.step() on line 16
+    assert "line 19" in first.fix.en
 
 
 LOSSES_IN_TURN = """import torch
@@ -61,7 +64,33 @@ def test_losses_of_one_forward_pass_backpropagated_in_turn_are_summed(sandbox: A
     """The loop runs over the losses, not over training passes: one backward() of their sum
     gives the same gradients, and that is tried (not retain_graph, not moving the forward
     pass into the loop, which changes nothing here)."""
-    result = sandbox.run(LOSSES_IN_TURN)
-    top = diagnose(LOSSES_IN_TURN, result, sandbox)[0]
-    assert top.id == "backward-twice" and top.root_line == 8 and top.fix_verified
-    assert "sum(losses).backward()" in top.fix.en and "retain_graph" not in (top.patch or "")
+    first = verified_diagnosis(sandbox, LOSSES_IN_TURN, {"backward-twice"}, 8,
+                               "sum(losses).backward()")
+    assert "sum(losses).backward()" in first.fix.en and "retain_graph" not in (
+        first.patch or "")
+    assert not first.title.en.startswith("Possibly")  # a change that worked states its cause
+
+
+LOGGED_IN_TURN = LOSSES_IN_TURN.replace("    item.backward()\n",
+                                        "    item.backward()\n    print(item.item())\n")
+"""The same loop with a second statement: the sum is not offered, and the diagnosis that
+is (the forward pass computed before the loop) fails its trial."""
+
+
+def test_a_diagnosis_whose_tried_change_failed_is_titled_as_a_lead(sandbox: Any) -> None:
+    top = first_for_error(sandbox, LOGGED_IN_TURN)
+    # moving line 6 into the loop was tried: the loop runs over the losses, not the passes
+    assert top.fix_verified is False
+    assert top.title.en.startswith("Possibly: `h` is computed once")
+    assert top.title.zh.startswith("可能的原因：")
+
+
+def test_what_the_message_itself_says_stays_a_fact(sandbox: Any) -> None:
+    """A failed change on the failing line itself does not make the message's own fact a
+    guess: the title names what the run showed there, not a cause elsewhere."""
+    code = ("import torch\nn = 3\nsteps = torch.arange(n)\nsteps.requires_grad_(True)\n"
+            "print((steps * 2).sum())\n")
+    result = sandbox.run(code)
+    assert result.error is not None and result.error.line == 4
+    top = first_for_error(sandbox, code)
+    assert not top.title.en.startswith("Possibly") and not top.title.zh.startswith("可能的原因")

@@ -530,8 +530,7 @@ def _losses_in_turn(ctx: Ctx, loop: ast.stmt, target: str, fills: dict[str, obje
             and not body.value.keywords and receiver(body.value) == target):
         return None
     losses = text(loop.iter)
-    indent = ctx.flow.line(loop.lineno)[:len(ctx.flow.line(loop.lineno))
-                                        - len(ctx.flow.line(loop.lineno).lstrip())]
+    indent = indent_of(ctx.flow.line(loop.lineno))
     summed = f"sum({losses}).backward()"
     fix = Fix((Edit("replace", loop.lineno, f"{indent}{summed}"), Edit("delete", body.lineno)),
               runs_clean, T(

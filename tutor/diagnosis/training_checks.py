@@ -325,6 +325,8 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
     out, idle = _held_unstepped(ctx, idle)
     if not idle:
         return out
+    # what the optimizers hold trains (the loss reaches it), or none of it is reached
+    holds_used = any(p.in_optimizer and p.reached for p in ev.params)
     for stmt, name, call in flow.optimizers():
         name = name or ev.steps[0].optimizer  # built and returned by a method
         given = _given(call)
@@ -381,7 +383,7 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
                 ("params-not-in-optimizer", {"params": _names(idle)}),
                 ("optimizer-built", {"line": stmt.lineno, "optimizer": name}),
             ], [missing[1]], {"line": missing[0], "optimizer": name, "params": _names(idle)}))
-        fix = _all_parameters(ctx, given, idle, name, expect, call)
+        fix = _all_parameters(ctx, given, idle, name, expect, call, holds_used)
         line = fix[0] if fix else stmt.lineno
         group = _group_added(ctx, stmt, name, idle)
         # (not pinned: parameters left out can be another mistake's symptom, a target
@@ -389,7 +391,6 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
         # where backward() reaches nothing the optimizer holds, what it holds is what the
         # program trains (a leaf it optimizes through a frozen model): a cut on the way
         # explains it first, and adding the model's parameters would train another thing
-        holds_used = any(p.in_optimizer and p.reached for p in ev.params)
         out.append(Candidate("optimizer-wrong-params", line, 0.8 if holds_used or fix else 0.6, [
             ("params-not-in-optimizer", {"params": _names(idle)}),
             ("optimizer-built", {"line": line, "optimizer": name}),
@@ -580,7 +581,8 @@ def _missing_group(ctx: Ctx, call: ast.Call, idle: list[ParamEvidence], name: st
 
 
 def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[ParamEvidence],
-                    name: str, expect: Expect, call: ast.Call) -> tuple[int, Fix] | None:
+                    name: str, expect: Expect, call: ast.Call, holds_used: bool
+                    ) -> tuple[int, Fix] | None:
     """Give the optimizer every parameter of the model the idle ones belong to; when they
     belong to another module or tensor than the ones it was given (a learned loss weight, a
     second network), give it those as well."""
@@ -590,8 +592,8 @@ def _all_parameters(ctx: Ctx, given: list[tuple[str, ast.expr]], idle: list[Para
     if "?" in owners or not (owners or bare):
         return None
     # what it holds trains (the loss reaches it): the idle ones are to be added to it; what
-    # it holds is never reached: it was given another model than the loss uses
-    holds_used = any(p.in_optimizer and p.reached for p in ctx.evidence.params)
+    # it holds is never reached (``holds_used`` False): it was given another model than
+    # the loss uses
     if parts and len(owners) == 1 and not bare and (
             owners[0] in {o for o, _ in given} or not holds_used):
         owner = owners[0]
