@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import tutor.chat.index as index_mod
+from tutor.chat import Tutor
 from tutor.chat.concepts import lesson_document, load_concepts
 from tutor.chat.index import IndexData, build_index, cache_key, load_index
 from tutor.chat.models import Passage
@@ -110,3 +111,35 @@ def test_a_broken_or_unwritable_cache_is_only_a_slower_start(
     blocked = tmp_path / "a-file"
     blocked.write_text("", encoding="utf-8")
     assert load_index(course, blocked / "sub") == data  # cannot write there: no cache, no error
+
+
+def test_a_catalog_entry_answers_only_a_question_that_quotes_or_names_it() -> None:
+    # an entry explains one error: sharing a plain word with it ("epoch") is another question
+    glossary = load_glossary()
+    entry = Passage(
+        id="catalog:resumed",
+        source="catalog",
+        lesson_id="backward",
+        title=T("KeyError 'initial_lr'", "KeyError 'initial_lr'"),
+        text=T("A scheduler given last_epoch over a fresh optimizer.",
+               "对新建的优化器传了 last_epoch。"),
+        pattern=r"param 'initial_lr' is not specified",
+    )
+    retriever = Retriever.build([entry], glossary, {"backward": "fills .grad"})
+    assert not retriever.speaks_of(entry, "one epoch on the GPU takes five hours, why so slow?")
+    assert retriever.speaks_of(entry, "I resume and get KeyError: 'initial_lr'")
+    assert retriever.speaks_of(entry, "param 'initial_lr' is not specified in param_groups[0]")
+    assert retriever.speaks_of(entry, "how do I pass last_epoch when I resume?")
+    lesson = Passage(id="backward/intro", source="lesson", lesson_id="backward",
+                     step_id="intro", title=T("Backward", "反向"),
+                     text=T("epoch", "epoch"))
+    assert retriever.speaks_of(lesson, "one epoch takes five hours")
+
+
+def test_a_question_that_shares_only_a_plain_word_with_an_error_gets_no_error_entry(
+        tutor: Tutor) -> None:
+    for question in ("Training takes forever: one epoch on the GPU takes five hours, what "
+                     "am I doing wrong?",
+                     "训练时间超长，在gpu下一个epoch要五个小时，是我哪里不对？"):
+        answer = tutor.ask(question)
+        assert not any(s.startswith("catalog:") for s in answer.sources), answer.sources

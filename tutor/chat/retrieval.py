@@ -317,6 +317,24 @@ class Retriever:
                 question = re.sub(re.escape(fragment), " ", question, flags=re.IGNORECASE)
         return question
 
+    def speaks_of(self, passage: Passage, question: str) -> bool:
+        """Whether ``passage`` may answer ``question``. A catalog entry explains one error or
+        one mistake: it answers a question that quotes its message or names one of its code
+        names (an API, an exception, an argument); one that shares only plain words with it
+        ("epoch", "slow") asks about something else. Other passages teach: always."""
+        if passage.source != "catalog":
+            return True
+        i = self._position.get(passage.id)
+        if i is not None and i in self.patterns and self._quotes(i, question):
+            return True
+        own = " ".join(
+            [passage.title.en, passage.text.en, passage.keywords, passage.pattern or ""])
+        return bool(_code_names(own) & _code_names(question))
+
+    @cached_property
+    def _position(self) -> dict[str, int]:
+        return {p.id: i for i, p in enumerate(self.passages)}
+
     def quotes_message(self, text: str) -> bool:
         """Whether ``text`` quotes an error message the diagnosis catalog knows."""
         return any(self._quotes(i, text) for i in self.patterns)
@@ -510,3 +528,13 @@ def rank_lessons(hits: Sequence[Hit]) -> list[str]:
         if lesson and hit.score > best.get(lesson, 0.0):
             best[lesson] = hit.score
     return sorted(best, key=lambda k: -best[k])
+
+
+_CODE_NAME_RE = re.compile(
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*")
+"""A name only code has: dotted (``x.grad``), snake_case (``initial_lr``), camelCase or
+CamelCase (``OneCycleLR``, ``KeyError``)."""
+
+
+def _code_names(text: str) -> set[str]:
+    return {m.group(0).lower().strip("._") for m in _CODE_NAME_RE.finditer(text)}

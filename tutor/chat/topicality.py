@@ -232,7 +232,8 @@ class Topicality:
             top_score=top_score,
             coverage=coverage,
             margin=margin,
-            names_pytorch=_PYTORCH_RE.search(_REFERENCE_RE.sub(" ", question)) is not None,
+            names_pytorch=_PYTORCH_RE.search(_REFERENCE_RE.sub(" ", question)) is not None
+            or _pastes_pytorch(question),
             compared_with_pytorch=_REFERENCE_RE.search(question) is not None
             and _TORCH_CODE_RE.search(question) is None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
@@ -252,11 +253,30 @@ _REFERENCE_RE = re.compile(
 )
 """PyTorch named as the model another tool is compared with ("define-by-run, like in PyTorch",
 "像 PyTorch 的 no_grad 那样"): the question is that tool's; it does not name PyTorch as its own."""
+_TORCH_STYLE_RE = re.compile(
+    r"\.backward\(|\bnn\.[A-Z]\w*|\.zero_grad\(|\brequires_grad\b|\.grad_fn\b|\.retain_grad\(")
+"""Calls and attributes of PyTorch's API that code without any ``torch`` word still shows
+(a method pasted from a training script)."""
+
+
+def _pastes_pytorch(question: str) -> bool:
+    """Whether the code ``question`` pastes is PyTorch's by its API, with nothing of another
+    framework in it: another framework named in its prose is then a comparison."""
+    from tutor.chat.snippets import pasted_blocks
+
+    pasted = "\n".join(pasted_blocks(question, inline=False))
+    return _TORCH_STYLE_RE.search(pasted) is not None and not foreign_words(pasted)
+
+
 _TORCH_CODE_RE = re.compile(r"\btorch\.\w|\bimport\s+torch\b|\bfrom\s+torch\b")
 """PyTorch code in the question: the learner works in PyTorch, whatever else they compare."""
 _CLAUSE_END_RE = re.compile(r"(?<=[,;:!?，；：！？。])|(?<=\.)\s")
 _ASKING_RE = re.compile(
-    r"\?|？|\b(which|what|how|why|should|can|could|is|are|do|does|where|when)\b|吗|怎么|什么|哪|为什么|为啥|如何|是否",
+    r"\?|？|\b(which|what|how|why|where|when)\b|吗|怎么|什么|哪|为什么|为啥|如何|是否|"
+    # an auxiliary asks where it opens the clause ("Is there a way...", "Should I..."); inside
+    # one it states ("in TensorFlow the pass is always computed...")
+    r"^\W*((so|and|but|also|then|now|ok|okay)\W+)?"
+    r"(should|can|could|is|are|do|does|did|would|will|has|have)\b",
     re.IGNORECASE,
 )
 

@@ -518,7 +518,7 @@ class Tutor:
         # the learner is looking at the current step: its own prompt is no answer
         own = frozenset({f"{context.lesson_id}/{context.step_id}"}) if step and context else None
         found = self.retriever.retrieve(question, exclude=own or frozenset())
-        hits = found.hits
+        hits = [h for h in found.hits if self.retriever.speaks_of(h.passage, question)]
         lessons = found.lessons[:3] if hits else []
         top = found.top_score
         topic = self.retriever.judge(question, found, on_step=step is not None)

@@ -9,6 +9,7 @@ import ast
 import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx, at_failing_line
+from tutor.diagnosis.cuts import MAKERS as CONVERTERS
 from tutor.diagnosis.cuts import (
     cut_fixes,
     grad_switched_off,
@@ -30,7 +31,7 @@ from tutor.diagnosis.fixes import (
     replace_nodes,
 )
 from tutor.diagnosis.flow import Flow, call_name, module_label, receiver, target_names, text
-from tutor.diagnosis.verify import backward_runs, runs_clean
+from tutor.diagnosis.verify import backward_runs, params_learn, runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import OpEvidence
 
@@ -118,6 +119,11 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     # 5. two losses share a forward pass and each has its own backward()
     shared = _shared_forward(ctx, target, fills) if twice is None else []
     out.extend(shared)
+    # 6. a value passed in from another network's computation, still holding its graph
+    if twice is None and not again:
+        crossing = _crossing_value(ctx, "backward-twice", fills, _freed_before(ctx))
+        out.extend(crossing)
+        shared = shared + crossing
     # 3. two backward passes through one graph in straight-line code: one backward() of the
     # sum when nothing happens between them, else (last resort: it keeps the whole graph
     # alive, and is wrong where the graph should not be reused) retain_graph
@@ -860,8 +866,124 @@ def check_inplace_saved(ctx: Ctx) -> list[Candidate]:
         out.append(Candidate("inplace-modified-output", op.line, conf, steps,
                              _inplace_fixes(ctx, op.line),
                              {"line": op.line, "op": op.op, "name": op.name}))
+    out.extend(_crossing_value(ctx, "inplace-modified-output", fills, _stepped_between(ctx)))
     out.extend(_step_between(ctx, fills, 0.6 if hits else 0.8))
     return out
+
+
+def _failing_backward(ctx: Ctx) -> int | None:
+    return next((i for i, b in enumerate(ctx.evidence.backwards) if b.raised), None)
+
+
+def _stepped_between(ctx: Ctx) -> tuple[set[str], tuple[str, dict[str, object]] | None]:
+    """What the failing backward() reaches that an optimizer stepped since an earlier one
+    (those weights changed in place under its graph), and the evidence step saying so."""
+    failing = _failing_backward(ctx)
+    if failing is None:
+        return set(), None
+    reached = set(ctx.evidence.backwards[failing].reached)
+    between = [s for s in ctx.evidence.steps if s.line is not None
+               and 1 <= s.after_backward <= failing and reached & set(s.params)]
+    if not between:
+        return set(), None
+    return reached & {p for s in between for p in s.params}, (
+        "step-between", {"line": between[-1].line})
+
+
+def _freed_before(ctx: Ctx) -> tuple[set[str], tuple[str, dict[str, object]] | None]:
+    """What the failing backward() reaches that an earlier backward() went through (and
+    freed), and the evidence step saying so."""
+    failing = _failing_backward(ctx)
+    if failing is None or failing == 0:
+        return set(), None
+    backs = ctx.evidence.backwards
+    reached = set(backs[failing].reached)
+    earlier = [b for b in backs[:failing] if reached & set(b.reached)]
+    if not earlier:
+        return set(), None
+    return reached & {p for b in earlier for p in b.reached}, (
+        "first-backward", {"line": earlier[-1].line})
+
+
+def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
+                    found: tuple[set[str], tuple[str, dict[str, object]] | None]
+                    ) -> list[Candidate]:
+    """A value passed into the function whose backward() fails, still carrying the graph of
+    another network (an actor-critic's TD error, a critic's score used as a weight): the
+    failing loss reaches that network through it, where an earlier backward() freed the
+    graph or an optimizer step changed the weights in place (``found``: those parameters
+    and the evidence). When the loss also trains parameters of its own, the value is only a
+    weight there: detach it where the loss uses it. Tried: the run is clean and what the
+    loss trains still learns (a value the loss trains through, a GAN's D(fake) for its
+    generator, fails that)."""
+    foreign, evidence = found
+    failing = _failing_backward(ctx)
+    fail = ctx.fail_line or 0
+    if failing is None or not foreign or evidence is None:
+        return []
+    own = sorted(set(ctx.evidence.backwards[failing].reached) - foreign)
+    call = _stmt_call(ctx.flow, fail, "backward")
+    target = receiver(call) if call is not None else None
+    function = ctx.flow.function_at(fail)
+    # another network: an optimizer of its own trains it, none trains it with this loss's
+    held = [set(s.params) for s in ctx.evidence.steps]
+    if not own or not target or function is None or not any(h & foreign for h in held) or \
+            any(h & foreign and h & set(own) for h in held):
+        return []
+    arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+    given = [a.arg for a in arguments if a.arg not in ("self", "cls")]
+    rebound = {n: min(s.lineno for s in made if ctx.flow.function_at(s.lineno) is function)
+               for n, made in ctx.flow.assignments.items()
+               if any(ctx.flow.function_at(s.lineno) is function for s in made)}
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for line in sorted(ctx.flow.slice_lines(target, fail)):
+        stmt = ctx.flow.statement_at(line)
+        value = ctx.flow.value_of(stmt) if stmt is not None else None
+        if value is None or ctx.flow.function_at(line) is not function:
+            continue
+        for name in ctx.flow.names_in(value):
+            # an argument used as it came in (not first rebound here), not an index
+            # (`probs[0, a]`), not data a tensor is made from (`torch.Tensor(s)`)
+            if name not in given or name in seen or rebound.get(name, line + 1) < line or \
+                    _only_index(value, name) or _only_made_from(value, name):
+                continue
+            seen.add(name)
+            edit = replace_in_line(ctx.code, line, rf"\b{re.escape(name)}\b(?!\.detach)",
+                                   f"{name}.detach()")
+            if edit is None:
+                continue
+            out.append(Candidate(cid, line, 0.85, [
+                (("backward-raised" if cid.startswith("backward") else "inplace-failed"),
+                 fills),
+                evidence,
+                ("crossing-value", {"line": line, "name": name, "fail_line": fail,
+                                    "params": _listing(sorted(foreign))})],
+                [Fix((edit,), params_learn(own), T(
+                    f"use `{name}` as a plain weight on line {line}: `{name}.detach()`, so "
+                    "this loss no longer reaches the network that computed it",
+                    f"第 {line} 行把 `{name}` 当作普通的权重：`{name}.detach()`，"
+                    "这样这个损失不再传回计算它的那个网络"))],
+                {"line": line, "name": name}))
+    return out[:2]
+
+
+def _only_made_from(value: ast.AST, name: str) -> bool:
+    """Whether ``name`` appears in ``value`` only as what a tensor is made from
+    (``torch.Tensor(s[None])``): data converted, not a value with a graph."""
+    uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == name]
+    made = {id(n) for call in ast.walk(value) if isinstance(call, ast.Call)
+            and call_name(call) in CONVERTERS for n in ast.walk(call)
+            if isinstance(n, ast.Name)}
+    return bool(uses) and all(id(n) in made for n in uses)
+
+
+def _only_index(value: ast.AST, name: str) -> bool:
+    """Whether ``name`` appears in ``value`` only inside subscripts' indices."""
+    uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == name]
+    indices = {id(n) for sub in ast.walk(value) if isinstance(sub, ast.Subscript)
+               for n in ast.walk(sub.slice) if isinstance(n, ast.Name)}
+    return bool(uses) and all(id(n) in indices for n in uses)
 
 
 def _inplace_layer(ctx: Ctx, op: OpEvidence) -> tuple[int, Fix] | None:
