@@ -321,9 +321,16 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
         call = _backward_before(watched, line)
         if not record.requires_grad:
             add("no_requires_grad", name, "requires-grad/first-gradient")
+        elif not record.is_leaf and not record.grad_none:
+            # retain_grad() kept its gradient: with respect to the intermediate the name
+            # holds (after a rebinding, not the leaf it held before)
+            output = call.output or call.call if call is not None else "the output"
+            add("retained", name, "backward/who-gets-grad", grad_fn=record.grad_fn or "?",
+                output=output)
+            if binding is not None and binding.rebinds:
+                add("rebound_retained", name, "graph/leaf-or-not", line=str(binding.line),
+                    statement=binding.statement)
         elif not record.is_leaf:
-            if not record.grad_none:
-                continue  # retain_grad() kept its gradient: the run read one, nothing to explain
             add("non_leaf", name, "graph/leaf-or-not", grad_fn=record.grad_fn or "?")
             if binding is not None and binding.rebinds:
                 add("rebound", name, "graph/leaf-or-not", line=str(binding.line),
