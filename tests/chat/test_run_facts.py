@@ -139,6 +139,45 @@ def test_none_before_backward_unreached_and_untracked_tensors_have_their_own_fac
     assert facts(watched, [Seen(1, "w", None, None, None, True, 0)]) == []
 
 
+FLAGS = """import torch
+x = torch.ones(3, requires_grad=True)
+y = x * 2
+with torch.no_grad():
+    z = x * 2
+w = y.detach()
+v = torch.tensor([1.0, 2.0])
+u = v * 3
+c = torch.tensor(y.tolist())
+print(x.requires_grad, y.requires_grad, z.requires_grad, w.requires_grad, u.requires_grad)
+print(y.grad_fn, x.is_leaf, c.requires_grad)"""
+
+
+def test_a_printed_requires_grad_is_explained_by_the_line_that_bound_the_name() -> None:
+    watched = watch(FLAGS)
+    assert watched is not None
+    assert (10, "z") in watched.flags and not watched.grads
+    found = facts(watched, [
+        _seen(10, "x"), _seen(10, "y", leaf=False, grad_fn="MulBackward0"),
+        _seen(10, "z", rg=False), _seen(10, "w", rg=False), _seen(10, "u", rg=False),
+        _seen(11, "c", rg=False)])
+    assert [(f.key, f.values["name"]) for f in found] == [
+        ("tracked_leaf", "x"), ("tracked_result", "y"), ("untracked_off", "z"),
+        ("untracked_taken_out", "w"), ("untracked_inputs", "u"), ("untracked_taken_out", "c")]
+    assert found[2].values["block"] == "torch.no_grad()" and found[2].values["line"] == "5"
+    assert found[3].values["how"] == ".detach()"
+    # a flag read is not a read of .grad: nothing is said of a gradient that stays None
+    assert ".grad` stays None" not in text_for(found, "en") and ".grad" not in text_for(found, "en")
+
+
+def test_a_tensor_made_by_a_constructor_is_said_to_be_a_copy() -> None:
+    watched = watch("import torch\np = torch.ones(2, requires_grad=True)\n"
+                    "q = torch.tensor([1.0, 2.0])\nprint(q.requires_grad)")
+    assert watched is not None
+    found = facts(watched, [_seen(4, "q", rg=False)])
+    assert [f.key for f in found] == ["untracked_made"]
+    assert "copies" in text_for(found, "en") and "复制" in text_for(found, "zh")
+
+
 @pytest.fixture(scope="module")
 def tutor(sandbox: Sandbox) -> Tutor:
     return Tutor(load_course(), runner=sandbox)
@@ -209,3 +248,12 @@ def test_what_ran_before_an_error_still_says_why_a_grad_printed_none(tutor: Tuto
     answer = tutor.ask(f"It prints None for x.grad, why?\n```\n{LATER_ERROR}```").text
     assert "`x` is not a leaf" in answer and "`ToCopyBackward0`" in answer
     assert "stops here at line 7" in answer and "RuntimeError" in answer
+
+
+def test_a_value_question_about_requires_grad_says_why_from_its_run(tutor: Tutor) -> None:
+    text = tutor.ask(f"```\n{FLAGS}\n```\nWhat does this print?").text
+    assert "True True False False False" in text
+    assert "runs inside `torch.no_grad()`" in text and "`w = y.detach()`" in text
+    zh = tutor.ask(f"```\n{FLAGS}\n```\n这段代码会打印什么？").text
+    assert "关闭了记录" in zh and "Line " not in zh
+

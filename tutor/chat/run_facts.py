@@ -58,6 +58,12 @@ class Binding:
     hides_leaf: bool
     """The leaf is made inside the right side and never named (``torch.tensor(5.,
     requires_grad=True) * 0.1``, ``torch.ones(2, requires_grad=True).cuda()``)."""
+    under: str | None = None
+    """The block that switches recording off around it (``torch.no_grad()``), as written."""
+    taken_out: str | None = None
+    """How the value leaves the graph (``.detach()``, ``.data``), when it does."""
+    made: bool = False
+    """A constructor makes it from values, without ``requires_grad=True``."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,11 @@ class Watched:
     """The names whose ``.grad`` it reads."""
     backwards: tuple[Backward, ...]
     bindings: dict[str, tuple[Binding, ...]]
+    flags: frozenset[tuple[int, str]] = frozenset()
+    """(line, name) where the code reads ``name.requires_grad``, ``.is_leaf`` or ``.grad_fn``
+    (and not its ``.grad``: those lines are in ``grads``)."""
+    grads: frozenset[tuple[int, str]] = frozenset()
+    """(line, name) where the code reads ``name.grad``."""
 
 
 @dataclass(frozen=True)
@@ -88,19 +99,70 @@ def _source(code: str, node: ast.AST) -> str:
     return " ".join((ast.get_source_segment(code, node) or "").split())
 
 
-def _grad_reads(statement: ast.stmt) -> list[str]:
-    """The names whose ``.grad`` the statement reads, in order, once each."""
+def _grad_reads(statement: ast.stmt, attrs: frozenset[str] = frozenset({"grad"})
+                ) -> list[str]:
+    """The names whose ``.grad`` (or another of ``attrs``) the statement reads, in order,
+    once each."""
     found: list[str] = []
     for node in ast.walk(statement):
         if (
             isinstance(node, ast.Attribute)
-            and node.attr == "grad"
+            and node.attr in attrs
             and isinstance(node.ctx, ast.Load)
             and isinstance(node.value, ast.Name)
             and node.value.id not in found
         ):
             found.append(node.value.id)
     return found
+
+
+FLAGS = frozenset({"requires_grad", "is_leaf", "grad_fn"})
+_OFF = ("no_grad", "inference_mode", "set_grad_enabled(False)")
+_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor",
+                     "as_tensor", "from_numpy", "zeros", "ones", "rand", "randn", "empty",
+                     "full", "arange", "linspace", "zeros_like", "ones_like", "rand_like",
+                     "randn_like", "full_like", "eye"})
+
+
+def _recording_off(code: str, tree: ast.AST) -> dict[int, str]:
+    """Statement (by id) -> the block that switches recording off around it, as written: a
+    ``with torch.no_grad():`` block, or a function decorated with it."""
+    out: dict[int, str] = {}
+    for node in ast.walk(tree):
+        switches: list[str] = []
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            switches = [_source(code, item.context_expr) for item in node.items]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            switches = [_source(code, d) for d in node.decorator_list]
+        off = next((w for w in switches if any(o in w.replace(" ", "") for o in _OFF)), None)
+        if off is None:
+            continue
+        for inner in node.body:
+            for sub in ast.walk(inner):
+                if isinstance(sub, ast.stmt):
+                    out.setdefault(id(sub), off)
+    return out
+
+
+def _taken_out(value: ast.expr) -> str | None:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("detach", "item", "numpy", "tolist"):
+            return f".{node.func.attr}()"
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            return ".data"
+    return None
+
+
+def _made(value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return called in _MAKERS and not any(
+        k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant)
+                                          and k.value.value is False)
+        for k in value.keywords)
 
 
 def _backward_calls(code: str, statement: ast.stmt) -> list[Backward]:
@@ -150,7 +212,8 @@ def _hides_leaf(value: ast.expr) -> bool:
     return any(makes_leaf(node) for node in ast.walk(value))
 
 
-def _bindings(code: str, statement: ast.stmt) -> list[tuple[str, Binding]]:
+def _bindings(code: str, statement: ast.stmt, under: str | None = None
+              ) -> list[tuple[str, Binding]]:
     if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
         return []
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -175,6 +238,9 @@ def _bindings(code: str, statement: ast.stmt) -> list[tuple[str, Binding]]:
                         statement=_source(code, statement),
                         rebinds=target.id in read,
                         hides_leaf=_hides_leaf(value),
+                        under=under,
+                        taken_out=_taken_out(value),
+                        made=_made(value),
                     ),
                 )
             )
@@ -202,12 +268,19 @@ def watch(code: str) -> Watched | None:
     names: list[str] = []
     backwards: list[Backward] = []
     bindings: dict[str, list[Binding]] = {}
+    off = _recording_off(code, tree)
+    flags: set[tuple[int, str]] = set()
+    grads: set[tuple[int, str]] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or isinstance(node, _COMPOUND):
             continue
-        for name, binding in _bindings(code, node):
+        for name, binding in _bindings(code, node, off.get(id(node))):
             bindings.setdefault(name, []).append(binding)
         reads = _grad_reads(node)
+        flagged = [n for n in _grad_reads(node, FLAGS) if n not in reads]
+        grads |= {(node.lineno, n) for n in reads}
+        flags |= {(node.lineno, n) for n in flagged}
+        reads = reads + flagged
         calls = _backward_calls(code, node)
         backwards += calls
         records = [_record(node.lineno, name) for name in reads]
@@ -228,6 +301,8 @@ def watch(code: str) -> Watched | None:
         names=tuple(names),
         backwards=tuple(sorted(backwards, key=lambda b: b.line)),
         bindings={k: tuple(sorted(v, key=lambda b: b.line)) for k, v in bindings.items()},
+        flags=frozenset(flags),
+        grads=frozenset(grads),
     )
 
 
@@ -319,6 +394,9 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
             continue  # not a tensor: nothing of autograd to explain
         binding = _binding_before(watched, name, line)
         call = _backward_before(watched, line)
+        if (line, name) in watched.flags:
+            _flag_fact(add, name, record, binding)
+            continue
         if not record.requires_grad:
             add("no_requires_grad", name, "requires-grad/first-gradient")
         elif not record.is_leaf and not record.grad_none:
@@ -355,6 +433,25 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
         if record.requires_grad and call is not None and call.with_gradient:
             add("vector_jacobian", "", "jacobian-vjp/intro", call=call.call)
     return out
+
+
+def _flag_fact(add: Any, name: str, record: Seen, binding: Binding | None) -> None:
+    """Why ``name`` requires grad or not (what a printed ``requires_grad``, ``is_leaf`` or
+    ``grad_fn`` shows), from the statement that bound it."""
+    at = {"line": str(binding.line), "statement": binding.statement} if binding else None
+    if record.requires_grad and record.is_leaf:
+        add("tracked_leaf", name, "requires-grad/intro")
+    elif record.requires_grad and at is not None:
+        add("tracked_result", name, "graph/leaf-or-not", grad_fn=record.grad_fn or "?", **at)
+    elif record.requires_grad is False and binding is not None and at is not None:
+        if binding.under:
+            add("untracked_off", name, "no-grad/intro", block=binding.under, **at)
+        elif binding.taken_out:
+            add("untracked_taken_out", name, "detach/intro", how=binding.taken_out, **at)
+        elif binding.made:
+            add("untracked_made", name, "requires-grad/intro", **at)
+        else:
+            add("untracked_inputs", name, "requires-grad/intro", **at)
 
 
 def worded(found: list[Fact]) -> Text:
