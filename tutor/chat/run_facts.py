@@ -130,14 +130,15 @@ def _recording_off(code: str, tree: ast.AST) -> dict[int, str]:
     out: dict[int, str] = {}
     for node in ast.walk(tree):
         switches: list[str] = []
+        body: list[ast.stmt] = []
         if isinstance(node, (ast.With, ast.AsyncWith)):
-            switches = [_source(code, item.context_expr) for item in node.items]
+            switches, body = [_source(code, item.context_expr) for item in node.items], node.body
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            switches = [_source(code, d) for d in node.decorator_list]
+            switches, body = [_source(code, d) for d in node.decorator_list], node.body
         off = next((w for w in switches if any(o in w.replace(" ", "") for o in _OFF)), None)
         if off is None:
             continue
-        for inner in node.body:
+        for inner in body:
             for sub in ast.walk(inner):
                 if isinstance(sub, ast.stmt):
                     out.setdefault(id(sub), off)
