@@ -232,7 +232,9 @@ class Topicality:
             top_score=top_score,
             coverage=coverage,
             margin=margin,
-            names_pytorch=_PYTORCH_RE.search(_REFERENCE_RE.sub(" ", question)) is not None
+            # (a commented-out `# import torch as flow` is the line the learner swapped out)
+            names_pytorch=_PYTORCH_RE.search(
+                _REFERENCE_RE.sub(" ", _COMMENT_RE.sub(" ", question))) is not None
             or _pastes_pytorch(question),
             compared_with_pytorch=_REFERENCE_RE.search(question) is not None
             and _TORCH_CODE_RE.search(question) is None,
@@ -245,6 +247,8 @@ class Topicality:
 
 
 _PYTORCH_RE = re.compile(r"torch", re.IGNORECASE)
+_COMMENT_RE = re.compile(r"(?m)(?:^|(?<=\s))#(?!\d)[^\n]*")
+"""A Python comment (not an issue number, ``#123``)."""
 _REFERENCE_RE = re.compile(
     r"\b(like|as|than)\s+(in|with|for|does|do)?\s*py\s?torch('s)?\b|\bsimilar\s+to\s+"
     r"(that\s+(in|of)\s+)?py\s?torch\b|\bpy\s?torch-(like|style)\b|"
@@ -254,18 +258,23 @@ _REFERENCE_RE = re.compile(
 """PyTorch named as the model another tool is compared with ("define-by-run, like in PyTorch",
 "像 PyTorch 的 no_grad 那样"): the question is that tool's; it does not name PyTorch as its own."""
 _TORCH_STYLE_RE = re.compile(
-    r"\.backward\(|\bnn\.[A-Z]\w*|\.zero_grad\(|\brequires_grad\b|\.grad_fn\b|\.retain_grad\(")
-"""Calls and attributes of PyTorch's API that code without any ``torch`` word still shows
-(a method pasted from a training script)."""
+    r"\.zero_grad\(|\brequires_grad(_\(|\s*=)|\.grad_fn\b|\.retain_grad\(|"
+    r"\bnn\.Module\b|\.named_parameters\(")
+"""Calls and attributes only PyTorch's API has, that code without any ``torch`` word still
+shows (a method pasted from a training script). Not ``.backward()``, ``.grad`` or
+``nn.Linear``: MXNet, Paddle, OneFlow and MegEngine code has them too."""
+_IMPORT_RE = re.compile(r"^\s*(?:import|from)\s+([\w.]+)", re.MULTILINE)
 
 
 def _pastes_pytorch(question: str) -> bool:
-    """Whether the code ``question`` pastes is PyTorch's by its API, with nothing of another
-    framework in it: another framework named in its prose is then a comparison."""
+    """Whether the code ``question`` pastes is PyTorch's by its API and imports nothing of
+    another framework: another framework named in its prose is then a comparison."""
     from tutor.chat.snippets import pasted_blocks
 
     pasted = "\n".join(pasted_blocks(question, inline=False))
-    return _TORCH_STYLE_RE.search(pasted) is not None and not foreign_words(pasted)
+    imported = {m.split(".")[0] for m in _IMPORT_RE.findall(pasted)}
+    return _TORCH_STYLE_RE.search(pasted) is not None and not foreign_words(pasted) and (
+        not imported or "torch" in imported)
 
 
 _TORCH_CODE_RE = re.compile(r"\btorch\.\w|\bimport\s+torch\b|\bfrom\s+torch\b")
