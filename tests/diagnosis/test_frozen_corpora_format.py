@@ -85,6 +85,10 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
+    # corpus25 on: the measure of 2026-12-07-f, splits built blind side by side, each from its
+    # own topic area (corpus25: autograd mechanics)
+    FrozenCorpus("corpus25", "e364993c2f96227b7d4517168958d4ab2a345be28cd467690e993d99b8fee829",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
