@@ -85,6 +85,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
+    FrozenCorpus("corpus26", "b2ae0f2f89c20d46f7b7aeef95860776e65d2d9884ccfdebe6ad668294293ce5",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
