@@ -85,9 +85,16 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
-    # corpus25 on: the measure of 2026-12-07-f, splits built blind side by side, each from its
-    # own topic area (corpus25: autograd mechanics)
+    # corpus25 to corpus28: the measure of 2026-12-07-f, splits built blind side by side, each
+    # from its own topic area (autograd mechanics, the training loop, models and modules,
+    # applied setups)
     FrozenCorpus("corpus25", "e364993c2f96227b7d4517168958d4ab2a345be28cd467690e993d99b8fee829",
+                 chinese=4, families=20),
+    FrozenCorpus("corpus26", "b2ae0f2f89c20d46f7b7aeef95860776e65d2d9884ccfdebe6ad668294293ce5",
+                 chinese=4, families=20),
+    FrozenCorpus("corpus27", "a7a7b7ea57117442f25a96e3ea8e1c5a3f74749439ed8963cfa30e76b4f3c6e5",
+                 chinese=4, families=20),
+    FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
