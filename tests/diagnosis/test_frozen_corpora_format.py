@@ -85,6 +85,10 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
+    # corpus25 to corpus28: the measure of 2026-12-07-f, built blind side by side, each from
+    # its own topic area; corpus27 takes models and modules
+    FrozenCorpus("corpus27", "a7a7b7ea57117442f25a96e3ea8e1c5a3f74749439ed8963cfa30e76b4f3c6e5",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
