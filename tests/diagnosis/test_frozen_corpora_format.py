@@ -85,6 +85,8 @@ SETS = (
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
     FrozenCorpus("corpus24", "2fd68e1b666369db8b8271433a2a15c797658000c68dfd25ebe3c431ef90d1df",
                  chinese=4, families=20, judged_later=("2026-12-07-e",)),
+    FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
