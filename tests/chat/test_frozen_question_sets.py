@@ -101,6 +101,15 @@ ROWS = (
               sha256="7e2f96c85943e16a0b58e10c9d27e7cf7ce6b76608bba5110dc869e7c5da4dcc",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=1850, reused_steps=5),
+    # learner21 and its sibling: the measure of 2026-12-07-f, built blind side by side
+    # as set 19: each of the five requests reuses a different step, none named by sets 7, 8, 11 to
+    # 20 (all five English); sources only from GitHub threads of owners a to m. value lowered to 2
+    # and real zh to 6: the area held one value-style question with runnable code and six real
+    # Chinese posts no earlier material cites (README.md)
+    FrozenSet(folder="learner21", per_language=27, lessons_asked=20, judged_days=DAYS[:17],
+              sha256="2233351389963f7a056e72fbe50217f24b80f387ff79e1bb4a9c241525850afe",
+              at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 6},
+              least_threads=2000, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
