@@ -110,6 +110,14 @@ ROWS = (
               sha256="2233351389963f7a056e72fbe50217f24b80f387ff79e1bb4a9c241525850afe",
               at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 6},
               least_threads=2000, reused_steps=5),
+    # as set 20: each of the five requests reuses a different step, none named by sets 7, 8, 11,
+    # 12, 13, 14, 15, 16, 17, 18, 19 or 20 (all five English); one of the 7 real Chinese posts is
+    # on-topic; sources only from pages and GitHub threads of owners n to z, built beside another
+    # set drawn from owners a to m (README.md)
+    FrozenSet(folder="learner22", per_language=27, lessons_asked=20, judged_days=DAYS[:17],
+              sha256="d1a2144feb41c892a00ea6951f29e4a36db0356f7d31b1eca9d137c254a0abd4",
+              at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=2000, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
