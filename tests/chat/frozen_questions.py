@@ -74,6 +74,9 @@ class FrozenSet:
     least_threads: int
     not_earlier: tuple[str, ...] = field(default=())
     reused_steps: int = 0
+    beside: tuple[str, ...] = field(default=())
+    """The diagnosis corpora (``tests/diagnosis/``) built side by side with it for the same
+    measure: not earlier material (neither builder saw the other's sources)."""
 
     @property
     def path(self) -> Path:
@@ -98,7 +101,8 @@ class FrozenSet:
         judged = ROOT / "benchmarks" / "judged"
         return [
             *self.earlier_sets,
-            *_files(ROOT / "tests" / "diagnosis"),
+            *(p for p in _files(ROOT / "tests" / "diagnosis")
+              if p.relative_to(ROOT / "tests" / "diagnosis").parts[0] not in self.beside),
             *_files(ROOT / "tutor" / "chat" / "cards"),
             *(p for day in self.judged_days for p in _files(judged / day)),
         ]

@@ -25,6 +25,8 @@ DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-0
         "2026-12-07-d", "2026-12-07-e")
 """The judged records in the order they were made; each set names those before it was built."""
 
+F_DIAGNOSIS = ("corpus25", "corpus26", "corpus27", "corpus28")
+"""The diagnosis corpora of the measure of 2026-12-07-f, built beside learner21 and 22."""
 ROWS = (
     # 16 of 20 lessons asked (none for data-norm, non-scalar, dynamic-graph or review); the 5
     # real Chinese posts no earlier set cites are all off-topic (README.md)
@@ -109,7 +111,8 @@ ROWS = (
     FrozenSet(folder="learner21", per_language=27, lessons_asked=20, judged_days=DAYS[:17],
               sha256="2233351389963f7a056e72fbe50217f24b80f387ff79e1bb4a9c241525850afe",
               at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 6},
-              least_threads=2000, reused_steps=5),
+              least_threads=2000, reused_steps=5,
+              beside=F_DIAGNOSIS),
     # as set 20: each of the five requests reuses a different step, none named by sets 7, 8, 11,
     # 12, 13, 14, 15, 16, 17, 18, 19 or 20 (all five English); one of the 7 real Chinese posts is
     # on-topic; sources only from pages and GitHub threads of owners n to z, built beside another
@@ -117,7 +120,8 @@ ROWS = (
     FrozenSet(folder="learner22", per_language=27, lessons_asked=20, judged_days=DAYS[:17],
               sha256="d1a2144feb41c892a00ea6951f29e4a36db0356f7d31b1eca9d137c254a0abd4",
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
-              least_threads=2000, reused_steps=5),
+              least_threads=2000, reused_steps=5,
+              beside=F_DIAGNOSIS),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))

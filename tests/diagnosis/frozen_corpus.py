@@ -61,6 +61,8 @@ def _files(sets: Iterable[str], places: Iterable[Path]) -> Iterator[Path]:
     for place in places:
         if place.is_dir():
             yield from sorted(p for p in place.rglob("*") if p.is_file())
+        elif place.is_file():
+            yield place
 
 
 def earlier_sources(sets: Iterable[str], places: Iterable[Path]) -> set[str]:
@@ -116,12 +118,18 @@ def main(argv: list[str] | None = None) -> int:
 # --- the checks every frozen corpus's format test makes ------------------------------------
 
 
-def judged_places(root: Path, later: Iterable[str] = ()) -> tuple[Path, ...]:
+def judged_places(root: Path, later: Iterable[str] = (), beside: Iterable[str] = ()
+                  ) -> tuple[Path, ...]:
     """The chat tests and cards and every judged benchmark run except ``later`` (the records
-    of a set's own scoring and after, which quote its sources)."""
+    of a set's own scoring and after, which quote its sources) and the question sets
+    ``beside`` (built side by side with the split, for the same measure: neither builder saw
+    the other's, so a thread both found is not earlier material)."""
     judged = root / "benchmarks" / "judged"
     days = sorted(day for day in judged.iterdir() if day.is_dir() and day.name not in set(later))
-    return (root / "tests" / "chat", root / "tutor" / "chat" / "cards", *days)
+    chat = root / "tests" / "chat"
+    skip = set(beside)
+    return (*sorted(p for p in chat.iterdir() if p.name not in skip),
+            root / "tutor" / "chat" / "cards", *days)
 
 
 def assert_valid_and_recorded(items: Sequence[Any], torch_line: str = "2.13.0") -> None:

@@ -46,8 +46,13 @@ class FrozenCorpus:
     """At least this many families."""
     judged_later: tuple[str, ...] = ()
     """The judged records of the split's own scoring and after: they quote its sources."""
+    beside: tuple[str, ...] = ()
+    """The question sets (``tests/chat/``) built side by side with it for the same measure:
+    not earlier material (neither builder saw the other's sources)."""
 
 
+F_CHAT = ("learner21", "learner22")
+"""The question sets of the measure of 2026-12-07-f, built beside corpus25 to corpus28."""
 SETS = (
     FrozenCorpus("corpus9", "0519d371d9d620919126a94719aa3816dbd60722e37098605a294d7abbd09366",
                  chinese=5, families=20, judged_later=("2026-12-06-d",)),
@@ -89,13 +94,17 @@ SETS = (
     # from its own topic area (autograd mechanics, the training loop, models and modules,
     # applied setups)
     FrozenCorpus("corpus25", "e364993c2f96227b7d4517168958d4ab2a345be28cd467690e993d99b8fee829",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 beside=F_CHAT),
     FrozenCorpus("corpus26", "b2ae0f2f89c20d46f7b7aeef95860776e65d2d9884ccfdebe6ad668294293ce5",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 beside=F_CHAT),
     FrozenCorpus("corpus27", "a7a7b7ea57117442f25a96e3ea8e1c5a3f74749439ed8963cfa30e76b4f3c6e5",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 beside=F_CHAT),
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 beside=F_CHAT),
 )
 IDS = [s.name for s in SETS]
 
@@ -146,7 +155,7 @@ def test_sources_are_distinct_and_none_was_used_before(split: FrozenCorpus) -> N
     """Not in an earlier corpus, the chat material (the question sets, the cards) or a judged
     run from before the split's own scoring."""
     assert_sources_new(items(split), earlier_sets(split),
-                       judged_places(ROOT, split.judged_later))
+                       judged_places(ROOT, split.judged_later, split.beside))
 
 
 @pytest.mark.slow
