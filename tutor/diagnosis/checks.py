@@ -25,6 +25,7 @@ from tutor.diagnosis import (
     distribution_checks,
     flag_checks,
     frequent_checks,
+    grad_read_checks,
     gradcheck_checks,
     graph_checks,
     idle_checks,
@@ -71,7 +72,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  distribution_checks, precision_checks, checkpoint_checks,
                  accumulation_checks, weighting_checks, optimizer_checks, message_checks,
                  frequent_checks, param_loop_checks, reorder_checks, term_checks,
-                 index_value_checks, copy_checks, loss_shape_checks, flag_checks)
+                 index_value_checks, copy_checks, loss_shape_checks, flag_checks,
+                 grad_read_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
