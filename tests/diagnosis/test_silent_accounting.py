@@ -187,6 +187,29 @@ for _ in range(5):
     loss.backward()
     opt.step()
 """
+# the cut inside the model's forward, the rebuild in the pre-0.4 spelling (corpus21's emoji
+# classifier had both; no history is recorded for a loss rebuilt before backward())
+LEAF_IN_FORWARD = """from torch.autograd import Variable
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 1)
+
+    def forward(self, inputs):
+        return self.fc(inputs){cut}
+
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    loss = {rebuilt}
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""
 TWO_LOSSES = """model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.05)
 for _ in range(10):
@@ -271,6 +294,10 @@ CASES = [
     ("loss-rebuilt-as-leaf", 11, "loss = value",
      DATA + LEAF.format(cut=".item()", rebuilt="torch.tensor(value, requires_grad=True)"),
      DATA + LEAF.format(cut="", rebuilt="value")),
+    ("loss-rebuilt-as-leaf", 17, "return self.fc(inputs)\n",
+     DATA + LEAF_IN_FORWARD.format(
+         cut=".data", rebuilt="Variable(F.mse_loss(model(x), y), requires_grad=True)"),
+     DATA + LEAF_IN_FORWARD.format(cut="", rebuilt="F.mse_loss(model(x), y)")),
     ("gradients-discarded", 13, "opt.step()",
      DATA + TWO_LOSSES.format(first="    opt.step()", second=""),
      DATA + TWO_LOSSES.format(first="", second="    opt.step()")),

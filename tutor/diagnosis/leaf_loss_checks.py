@@ -19,6 +19,9 @@ from tutor.diagnosis.verify import both, loss_improves, params_learn
 from tutor.i18n import T, Text
 from tutor.sandbox.models import BackwardEvidence, ChainLink
 
+REBUILDERS = MAKERS | {"Variable"}
+"""Calls that make a new tensor from a value: given ``requires_grad=True``, a new leaf."""
+
 
 def check_loss_rebuilt_as_leaf(ctx: Ctx) -> list[Candidate]:
     ev = ctx.evidence
@@ -84,7 +87,8 @@ def _rebuild(ctx: Ctx, name: str, backward_line: int) -> tuple[int, Edit] | None
                 return stmt.lineno, Edit("delete", stmt.lineno)
     made = ctx.flow.assigned_before(name, backward_line)
     value = ctx.flow.value_of(made) if made is not None else None
-    if isinstance(value, ast.Call) and call_name(value) in MAKERS and value.args and any(
+    # (``Variable(loss, requires_grad=True)``: the pre-0.4 spelling of the same rebuild)
+    if isinstance(value, ast.Call) and call_name(value) in REBUILDERS and value.args and any(
             k.arg == "requires_grad" for k in value.keywords):
         edit = replace_node(ctx.code, value, text(value.args[0]))
         if edit is not None and made is not None:
@@ -105,7 +109,40 @@ def _cut(ctx: Ctx, first: BackwardEvidence, name: str, rebuilt: int
     for op in ctx.evidence.ops:
         if op.kind == "cut" and op.detail == "python" and op.line in feeding:
             return op.line, "python", op.op
+    # no history was recorded (the value was rebuilt before it reached backward()), and the
+    # cut is inside a function the loss's line calls (a model's forward returning `.data`):
+    # the one `.data` read or detach of the run, before the rebuild, is that cut
+    called = _called_lines(ctx, feeding | {rebuilt})
+    cuts = [op for op in ctx.evidence.ops if op.line in called and op.line < rebuilt and (
+        op.kind == "data" or (op.kind == "cut" and op.op == "detach"))]
+    if len({op.line for op in cuts}) == 1:
+        op = cuts[0]
+        return op.line, "data" if op.kind == "data" else "nondifferentiable", op.op
     return None
+
+
+def _called_lines(ctx: Ctx, lines: set[int]) -> set[int]:
+    """The lines of the functions (and their callees, a few levels down) that ``lines``
+    call, by name: a model called as ``model(x)`` runs its class's ``forward``."""
+    flow = ctx.flow
+    seen: set[int] = set()
+    todo = sorted(lines)
+    out: set[int] = set()
+    for _ in range(4):
+        found: list[int] = []
+        for line in todo:
+            stmt = flow.statement_at(line)
+            if stmt is None or line in seen:
+                continue
+            seen.add(line)
+            first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+            for function in (f for f in flow.call_graph.functions if any(
+                    first <= c.lineno <= last for c in flow.calls_of(f))):
+                body = range(function.lineno, (function.end_lineno or function.lineno) + 1)
+                out |= set(body)
+                found += list(body)
+        todo = found
+    return out
 
 
 def _lost(link: ChainLink) -> bool:
