@@ -458,12 +458,21 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
                      f"而你的程序用的是 {summed[opt]} 次的：别的损失的梯度也进入了它要更新的参数")
     # a trial its budget ended (an early expectation reads the first passes) stopped because
     # the diagnosis had seen enough, not because the fixed program skips passes
-    if original.outcome == "ok" and after.cut is None and len(after.steps) < len(before.steps):
-        return T(f"with it the program takes {len(after.steps)} optimizer steps instead of "
-                 f"{len(before.steps)}: it no longer goes through every pass",
-                 f"改动后程序只执行 {len(after.steps)} 次优化器 step，而不是 {len(before.steps)} "
+    # (a pass is a step after a backward(): a second step of the same optimizer with no
+    # backward() between, removed, is no pass lost)
+    took, takes = _stepped_passes(before), _stepped_passes(after)
+    if original.outcome == "ok" and after.cut is None and takes < took:
+        return T(f"with it the program takes {takes} optimizer steps instead of "
+                 f"{took}: it no longer goes through every pass",
+                 f"改动后程序只执行 {takes} 次优化器 step，而不是 {took} "
                  "次：它不再走完每一轮")
     return None
+
+
+def _stepped_passes(ev: Evidence) -> int:
+    """The optimizer steps of a run, each optimizer's steps after one count of backward()
+    passes counted once."""
+    return len({(s.optimizer, s.where, s.after_backward) for s in ev.steps})
 
 
 def _summed_passes(ev: Evidence) -> dict[str, int]:
