@@ -160,13 +160,38 @@ def test_a_printed_requires_grad_is_explained_by_the_line_that_bound_the_name() 
         _seen(10, "x"), _seen(10, "y", leaf=False, grad_fn="MulBackward0"),
         _seen(10, "z", rg=False), _seen(10, "w", rg=False), _seen(10, "u", rg=False),
         _seen(11, "c", rg=False)])
+    # u: nothing the source says establishes why (recording may be off globally): no claim
     assert [(f.key, f.values["name"]) for f in found] == [
         ("tracked_leaf", "x"), ("tracked_result", "y"), ("untracked_off", "z"),
-        ("untracked_taken_out", "w"), ("untracked_inputs", "u"), ("untracked_taken_out", "c")]
+        ("untracked_taken_out", "w"), ("untracked_taken_out", "c")]
     assert found[2].values["block"] == "torch.no_grad()" and found[2].values["line"] == "5"
     assert found[3].values["how"] == ".detach()"
     # a flag read is not a read of .grad: nothing is said of a gradient that stays None
     assert ".grad` stays None" not in text_for(found, "en") and ".grad" not in text_for(found, "en")
+
+
+def test_only_what_the_line_establishes_is_said() -> None:
+    """Recording switched off by a statement, not a block (learner16 en-c5c29d2b: "none of
+    its inputs requires grad" would be false); a view made under no_grad that is a leaf and
+    requires grad was not "created with requires_grad=True" (learner11 en-89505d6f); a name
+    whose .grad is explained gets no second word on its flags."""
+    switched = watch("import torch\nx = torch.tensor([1.], requires_grad=True)\n"
+                     "torch.set_grad_enabled(False)\ny = x * 2\nprint(y.requires_grad)\n"
+                     "torch.set_grad_enabled(True)")
+    assert switched is not None
+    found = facts(switched, [_seen(5, "y", rg=False)])
+    assert [f.key for f in found] == ["untracked_off"]
+    assert found[0].values["block"] == "torch.set_grad_enabled(False)"
+    view = watch("import torch\na = torch.tensor(1., requires_grad=True)\nb = a.clone()\n"
+                 "with torch.no_grad():\n    c = b.expand((1, 1))\nprint(c.requires_grad)")
+    assert view is not None
+    assert facts(view, [_seen(6, "c")]) == []
+    both = watch("import torch\nb = torch.ones(3, requires_grad=True).view(3, 1)\n"
+                 "print(b.requires_grad)\nb.sum().backward()\nprint(b.grad)")
+    assert both is not None
+    found = facts(both, [_seen(3, "b", leaf=False, grad_fn="ViewBackward0", backwards=0),
+                         _seen(5, "b", leaf=False, grad_fn="ViewBackward0", grad_none=True)])
+    assert [f.key for f in found] == ["non_leaf", "hidden_leaf"]
 
 
 def test_a_tensor_made_by_a_constructor_is_said_to_be_a_copy() -> None:

@@ -64,6 +64,9 @@ class Binding:
     """How the value leaves the graph (``.detach()``, ``.data``), when it does."""
     made: bool = False
     """A constructor makes it from values, without ``requires_grad=True``."""
+    creates_leaf: bool = False
+    """The right side is itself a leaf made to require grad (``torch.ones(3,
+    requires_grad=True)``, ``nn.Parameter(...)``, ``t.requires_grad_()``)."""
 
 
 @dataclass(frozen=True)
@@ -136,12 +139,26 @@ def _recording_off(code: str, tree: ast.AST) -> dict[int, str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             switches, body = [_source(code, d) for d in node.decorator_list], node.body
         off = next((w for w in switches if any(o in w.replace(" ", "") for o in _OFF)), None)
-        if off is None:
-            continue
-        for inner in body:
-            for sub in ast.walk(inner):
-                if isinstance(sub, ast.stmt):
-                    out.setdefault(id(sub), off)
+        if off is not None:
+            for inner in body:
+                for sub in ast.walk(inner):
+                    if isinstance(sub, ast.stmt):
+                        out.setdefault(id(sub), off)
+        # `torch.set_grad_enabled(False)` as a statement: off for what follows in its block,
+        # until it is switched on again
+        for block in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+            if not isinstance(block, list):
+                continue
+            switch: str | None = None
+            for stmt in block:
+                said = _source(code, stmt).replace(" ", "")
+                if isinstance(stmt, ast.Expr) and "set_grad_enabled(" in said:
+                    switch = _source(code, stmt) if "(False)" in said else None
+                    continue
+                if switch is not None:
+                    for sub in ast.walk(stmt):
+                        if isinstance(sub, ast.stmt):
+                            out.setdefault(id(sub), switch)
     return out
 
 
@@ -192,25 +209,26 @@ def _backward_calls(code: str, statement: ast.stmt) -> list[Backward]:
     return out
 
 
+def _makes_leaf(node: ast.AST) -> bool:
+    """A call that makes a leaf that requires grad."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if called in _LEAF_MAKERS:
+        return True
+    return any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value
+        for k in node.keywords
+    )
+
+
 def _hides_leaf(value: ast.expr) -> bool:
     """Whether a leaf that requires grad is made inside ``value`` but ``value`` is the result
     of an operation on it: the name gets the result, not the leaf."""
-
-    def makes_leaf(node: ast.AST) -> bool:
-        if not isinstance(node, ast.Call):
-            return False
-        func = node.func
-        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if called in _LEAF_MAKERS:
-            return True
-        return any(
-            k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value
-            for k in node.keywords
-        )
-
-    if makes_leaf(value):
+    if _makes_leaf(value):
         return False
-    return any(makes_leaf(node) for node in ast.walk(value))
+    return any(_makes_leaf(node) for node in ast.walk(value))
 
 
 def _bindings(code: str, statement: ast.stmt, under: str | None = None
@@ -242,6 +260,7 @@ def _bindings(code: str, statement: ast.stmt, under: str | None = None
                         under=under,
                         taken_out=_taken_out(value),
                         made=_made(value),
+                        creates_leaf=_makes_leaf(value),
                     ),
                 )
             )
@@ -433,17 +452,27 @@ def facts(watched: Watched, seen: list[Seen], passes: list[Pass] | None = None) 
                 output=call.output or call.call, read=str(line))
         if record.requires_grad and call is not None and call.with_gradient:
             add("vector_jacobian", "", "jacobian-vjp/intro", call=call.call)
-    return out
+    # a name whose .grad a fact explains needs no second word on its flags
+    explained = {f.values["name"] for f in out if f.key not in FLAG_FACTS}
+    return [f for f in out if f.key not in FLAG_FACTS or f.values["name"] not in explained]
+
+
+FLAG_FACTS = frozenset({"tracked_leaf", "tracked_result", "untracked_off",
+                        "untracked_taken_out", "untracked_made"})
 
 
 def _flag_fact(add: Any, name: str, record: Seen, binding: Binding | None) -> None:
     """Why ``name`` requires grad or not (what a printed ``requires_grad``, ``is_leaf`` or
     ``grad_fn`` shows), from the statement that bound it."""
+    # only what the record and the binding's own words establish: a leaf "created to require
+    # grad" only where the line says requires_grad (a view made under no_grad can be a leaf
+    # that requires grad too), untracked inputs never (recording may be off globally)
     at = {"line": str(binding.line), "statement": binding.statement} if binding else None
     if record.requires_grad and record.is_leaf:
-        add("tracked_leaf", name, "requires-grad/intro")
-    elif record.requires_grad and at is not None:
-        add("tracked_result", name, "graph/leaf-or-not", grad_fn=record.grad_fn or "?", **at)
+        if binding is not None and binding.creates_leaf:
+            add("tracked_leaf", name, "requires-grad/intro")
+    elif record.requires_grad and record.grad_fn and at is not None:
+        add("tracked_result", name, "graph/leaf-or-not", grad_fn=record.grad_fn, **at)
     elif record.requires_grad is False and binding is not None and at is not None:
         if binding.under:
             add("untracked_off", name, "no-grad/intro", block=binding.under, **at)
@@ -451,8 +480,6 @@ def _flag_fact(add: Any, name: str, record: Seen, binding: Binding | None) -> No
             add("untracked_taken_out", name, "detach/intro", how=binding.taken_out, **at)
         elif binding.made:
             add("untracked_made", name, "requires-grad/intro", **at)
-        else:
-            add("untracked_inputs", name, "requires-grad/intro", **at)
 
 
 def worded(found: list[Fact]) -> Text:
@@ -467,8 +494,9 @@ def worded(found: list[Fact]) -> Text:
 
 
 def explains_why(found: list[Fact]) -> bool:
-    """Whether the facts say why (a leaf, a rebinding, an accumulation), not only what."""
-    return any(not f.key.startswith("filled") for f in found)
+    """Whether the facts say why (a leaf, a rebinding, an accumulation), not only what (a
+    gradient filled, a leaf made to require grad)."""
+    return any(not f.key.startswith("filled") and f.key != "tracked_leaf" for f in found)
 
 
 def read_for(found: list[Fact]) -> str | None:
