@@ -18,6 +18,7 @@ from tutor.diagnosis import (
     batch_checks,
     checkpoint_checks,
     clip_checks,
+    construction_checks,
     copy_checks,
     data_checks,
     definition_checks,
@@ -75,7 +76,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  accumulation_checks, weighting_checks, optimizer_checks, message_checks,
                  frequent_checks, param_loop_checks, reorder_checks, term_checks,
                  index_value_checks, copy_checks, loss_shape_checks, flag_checks,
-                 grad_read_checks, hook_checks, double_step_checks)
+                 grad_read_checks, hook_checks, double_step_checks, construction_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
