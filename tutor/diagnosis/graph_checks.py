@@ -946,14 +946,17 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
             # an argument used as it came in (not first rebound here), not an index
             # (`probs[0, a]`), not data a tensor is made from (`torch.Tensor(s)`)
             if name not in given or name in seen or rebound.get(name, line + 1) < line or \
-                    _only_index(value, name) or _only_made_from(value, name):
+                    _only_index(value, name) or _only_made_from(value, name) or \
+                    _called_in(value, name) or not _computed_by_caller(ctx, function, name):
                 continue
             seen.add(name)
             edit = replace_in_line(ctx.code, line, rf"\b{re.escape(name)}\b(?!\.detach)",
                                    f"{name}.detach()")
             if edit is None:
                 continue
-            out.append(Candidate(cid, line, 0.85, [
+            # below the step-between candidate when its change does not work (that one's
+            # direction, recompute after the step, is the GAN's usual fix)
+            out.append(Candidate(cid, line, 0.75, [
                 (("backward-raised" if cid.startswith("backward") else "inplace-failed"),
                  fills),
                 evidence,
@@ -966,6 +969,34 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
                     "这样这个损失不再传回计算它的那个网络"))],
                 {"line": line, "name": name}))
     return out[:2]
+
+
+def _called_in(value: ast.AST, name: str) -> bool:
+    """Whether ``name`` is called (``netG(z)``) or has a method called (``net.forward(x)``)
+    in ``value``: a module or a function, not a value with a graph."""
+    return any(isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Name) and n.func.id == name) or (
+            isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name)) for n in ast.walk(value))
+
+
+def _computed_by_caller(ctx: Ctx, function: ast.AST, name: str) -> bool:
+    """Whether some call of ``function`` gives ``name`` a value the caller computed with a
+    call of its own (``td_error = critic.learn(...)``), not data made there (``torch.randn``,
+    a batch from a list)."""
+    flow = ctx.flow
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for call, given in flow.arguments_for(function, name):
+        value: ast.AST | None = given
+        if isinstance(given, ast.Name):
+            made = flow.assigned_before(given.id, call.lineno)
+            value = flow.value_of(made) if made is not None else None
+        if value is not None and any(
+                isinstance(n, ast.Call) and call_name(n) not in MAKERS | CONVERTERS
+                for n in ast.walk(value)):
+            return True
+    return False
 
 
 def _only_made_from(value: ast.AST, name: str) -> bool:
