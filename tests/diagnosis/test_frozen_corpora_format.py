@@ -95,16 +95,16 @@ SETS = (
     # applied setups)
     FrozenCorpus("corpus25", "e364993c2f96227b7d4517168958d4ab2a345be28cd467690e993d99b8fee829",
                  chinese=4, families=20,
-                 beside=F_CHAT),
+                 judged_later=("2026-12-07-f",), beside=F_CHAT),
     FrozenCorpus("corpus26", "b2ae0f2f89c20d46f7b7aeef95860776e65d2d9884ccfdebe6ad668294293ce5",
                  chinese=4, families=20,
-                 beside=F_CHAT),
+                 judged_later=("2026-12-07-f",), beside=F_CHAT),
     FrozenCorpus("corpus27", "a7a7b7ea57117442f25a96e3ea8e1c5a3f74749439ed8963cfa30e76b4f3c6e5",
                  chinese=4, families=20,
-                 beside=F_CHAT),
+                 judged_later=("2026-12-07-f",), beside=F_CHAT),
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20,
-                 beside=F_CHAT),
+                 judged_later=("2026-12-07-f",), beside=F_CHAT),
 )
 IDS = [s.name for s in SETS]
 
