@@ -103,3 +103,52 @@ def test_a_shared_encoder_trained_by_the_same_optimizer_is_not_detached(sandbox:
     found = diagnoses_for(sandbox, SHARED_ENCODER, result)
     assert found
     assert not any("feat.detach()" in (d.patch or "") for d in found), [d.patch for d in found]
+
+
+TWO_STAGE = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class TwoStage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.second = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))
+
+    def forward(self, x, weight):
+        coarse = self.first(x * weight)
+        return coarse, self.second(coarse)
+
+
+def train(model, critic, x, weight):
+    opt_first = torch.optim.Adam(model.first.parameters(), lr=1e-3)
+    opt_all = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(2):
+        coarse, fine = model(x, weight)
+        loss_coarse = (torch.abs(coarse - x) * weight).mean()
+        loss_fine = (torch.abs(fine - x) * weight).mean()
+        opt_first.zero_grad()
+        loss_coarse.backward(retain_graph=True)
+        opt_first.step()
+        loss = 0.5 * loss_coarse + loss_fine - critic(fine).mean()
+        opt_all.zero_grad()
+        loss.backward()
+        opt_all.step()
+
+
+x = torch.randn(6, 4)
+weight = (torch.rand(6, 4) > 0.5).float()
+train(TwoStage(), nn.Sequential(nn.Linear(4, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1)), x, weight)
+"""
+
+
+def test_a_value_whose_detaching_does_not_fix_it_is_not_said_to_carry_a_graph(
+        sandbox: Any) -> None:
+    # `weight` is data computed by a call: detaching it changes nothing, so the claim that
+    # it carries another network's graph is not made anywhere, lead or alternative
+    found = diagnoses_for(sandbox, TWO_STAGE)
+    assert found and found[0].id == "inplace-modified-output"
+    said = " ".join(f"{d.explanation.en} {d.tell_apart.en if d.tell_apart else ''} "
+                    f"{' '.join(step.en for step in d.chain)}" for d in found)
+    assert "another network" not in said

@@ -29,6 +29,10 @@ class Candidate:
     """The evidence pins this cause by itself (its chain is the proof: the op that took the
     batch away, the sample made without it), so it is shown before the message's own
     diagnosis even where no change was tried or none worked."""
+    only_if_tried: bool = False
+    """Its claim is established only by its change working (a value said to carry another
+    network's graph: detaching it must fix the run): shown, as the cause or as an
+    alternative, only where the trial of one of its fixes worked."""
 
 
 def at_failing_line(ctx: Ctx, cid: str, step: str, fixes: list[Fix | None],

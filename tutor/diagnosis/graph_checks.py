@@ -120,10 +120,9 @@ def check_backward_twice(ctx: Ctx) -> list[Candidate]:
     shared = _shared_forward(ctx, target, fills) if twice is None else []
     out.extend(shared)
     # 6. a value passed in from another network's computation, still holding its graph
+    # (shown only where detaching it works: it refutes nothing by itself)
     if twice is None and not again:
-        crossing = _crossing_value(ctx, "backward-twice", fills, _freed_before(ctx))
-        out.extend(crossing)
-        shared = shared + crossing
+        out.extend(_crossing_value(ctx, "backward-twice", fills, _freed_before(ctx)))
     # 3. two backward passes through one graph in straight-line code: one backward() of the
     # sum when nothing happens between them, else (last resort: it keeps the whole graph
     # alive, and is wrong where the graph should not be reused) retain_graph
@@ -927,8 +926,10 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
     function = ctx.flow.function_at(fail)
     # another network: an optimizer of its own trains it, none trains it with this loss's
     held = [set(s.params) for s in ctx.evidence.steps]
+    # (a parameter no backward() reached yet is '?' in what a step holds: it may be the
+    # loss's own, so an optimizer holding one beside the foreign ones may train both)
     if not own or not target or function is None or not any(h & foreign for h in held) or \
-            any(h & foreign and h & set(own) for h in held):
+            any(h & foreign and (h & set(own) or "?" in h) for h in held):
         return []
     arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
     given = [a.arg for a in arguments if a.arg not in ("self", "cls")]
@@ -967,7 +968,7 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
                     "this loss no longer reaches the network that computed it",
                     f"第 {line} 行把 `{name}` 当作普通的权重：`{name}.detach()`，"
                     "这样这个损失不再传回计算它的那个网络"))],
-                {"line": line, "name": name}))
+                {"line": line, "name": name}, only_if_tried=True))
     return out[:2]
 
 

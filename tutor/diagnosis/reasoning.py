@@ -616,6 +616,10 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
         return _with_operands(base, rerun)
     failed: dict[int, list[tuple[Text, Text | None]]] = {}
     verified = _verified(code, found, rerun, budget, runs, failed) if try_fixes else {}
+    # a claim only its own trial establishes is not said where that trial failed (or none ran)
+    found = [c for c in found if id(c) in verified or not c.only_if_tried]
+    if not found:
+        return _with_operands(base, rerun)
     if error is None and try_fixes:
         # nothing failed: a suspicion whose fix did not make the symptom go away is not
         # shown as a cause (it may be how the program is meant to work)
