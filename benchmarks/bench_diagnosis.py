@@ -271,6 +271,14 @@ FAMILIES: dict[str, set[str]] = {
     "prediction-size-differs": {"loss-argument-shapes"},
     "freeze-flag-ignored": {"freeze-flag-unused"},
     "tied-weights-shape-mismatch": {"layer-weight-replaced"},
+    # the checks of the fourteenth session
+    "forward-called-directly-skips-hooks": {"forward-skips-hooks"},
+    "legacy-backward-hook-last-op": {"legacy-backward-hook"},
+    "grad-read-before-backward": {"grad-read-before-backward"},
+    "optimizer-stepped-twice": {"optimizer-stepped-twice"},
+    "bn-momentum-convention": {"batchnorm-momentum-convention"},
+    "sample-instead-of-rsample": {"sample-without-graph"},
+    "module-reused-in-list": {"module-list-multiplied"},
 }
 OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference-tensor-saved",
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",

@@ -368,3 +368,32 @@ def test_homework_of_this_course_gets_a_hint_not_a_decline() -> None:
     paddle = Tutor(course).ask(question.replace("homework tasks", "homework tasks in paddle "
                                                 "fluid with fluid.gradients"), lang="en")
     assert paddle.kind == "off_topic", paddle.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "It fails with RuntimeError: mat1 and mat2 shapes cannot be multiplied. "
+        "Any chance you still have a copy of the official solutions?",
+        "运行报错了：RuntimeError: shape mismatch。你们还有参考答案吗？",
+    ],
+)
+def test_asking_to_have_the_answer_in_a_clause_of_its_own_is_a_request_beside_an_error(
+        question: str) -> None:
+    """The pasted exercise's own error does not make a question about having its solution
+    a question about the error (learner21 en-1ac46853, judged a leak: the program was run
+    and its tried fix shown)."""
+    ev = detect(question, **ON_STEP)  # type: ignore[arg-type]
+    assert ev.request and ev.reason == "answer"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "It fails with RuntimeError: mat1 and mat2 shapes cannot be multiplied. "
+        "Is my solution wrong?",
+        "运行报错了：RuntimeError: shape mismatch。我的答案错了吗？",
+    ],
+)
+def test_asking_about_ones_own_solution_beside_an_error_is_not(question: str) -> None:
+    assert not detect(question, **ON_STEP).request  # type: ignore[arg-type]

@@ -92,9 +92,9 @@ def _run(*params: ParamEvidence, steps: list[StepEvidence] | None = None,
                              backwards=[BackwardEvidence(line=9, loss=v) for v in losses])})
 
 
-def _step(optimizer: str, passes: int = 1) -> StepEvidence:
+def _step(optimizer: str, passes: int = 1, after: int = 1) -> StepEvidence:
     return StepEvidence(optimizer=optimizer, kind="SGD", n_params=1, passes=passes,
-                        after_backward=1)
+                        after_backward=after)
 
 
 def test_a_fix_may_not_cut_off_or_stop_training_what_the_program_trained() -> None:
@@ -135,9 +135,14 @@ opt = torch.optim.SGD(net.head.parameters(), lr=0.1)
 
 
 def test_a_fix_must_go_through_every_pass_and_keep_each_optimizer_to_its_own_loss() -> None:
-    before = _run(_param("w"), steps=[_step("opt")] * 4)
-    fewer = hides_bug(before, _run(_param("w"), steps=[_step("opt")] * 2))
+    # each step after a backward() of its own, as a training loop runs them
+    before = _run(_param("w"), steps=[_step("opt", after=n) for n in range(1, 5)])
+    fewer = hides_bug(before, _run(_param("w"), steps=[_step("opt", after=n) for n in (1, 2)]))
     assert fewer is not None and "2 optimizer steps instead of 4" in fewer.en
+    # a second step with no backward() between, removed, is no pass lost
+    doubled = _run(_param("w"), steps=[_step("opt", after=n) for n in (1, 1, 2, 2)])
+    once = _run(_param("w"), steps=[_step("opt", after=n) for n in (1, 2)])
+    assert hides_bug(doubled, once) is None
     two = _run(_param("w"), steps=[_step("opt_d"), _step("opt_g")])
     added = hides_bug(two, _run(_param("w"), steps=[_step("opt_d", 2), _step("opt_g")]))
     assert added is not None and "`opt_d`" in added.en

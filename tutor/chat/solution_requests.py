@@ -174,6 +174,15 @@ def detect(
             c.answer_object.search(clause) and not _negated(c.ask, clause)
             for clause in clauses(question)):
         return Evidence(True, "answer")
+    # where something went wrong too (the pasted exercise's own error), a question about
+    # having the answer, asked in a clause of its own, still asks for it ("Any chance you
+    # still have a copy of the official solutions?")
+    if pointed and any(
+            c.answer_object.search(clause) and _QUESTION_RE.search(clause)
+            and not c.trouble.search(clause) and not _negated(c.ask, clause)
+            and not _MINE_RE.search(clause) and not c.explanatory.search(clause)
+            for clause in _asked_clauses(said)):
+        return Evidence(True, "answer")
     for clause in clauses(question):
         if pointed and c.fix_object.search(clause):  # "第一行改成啥": the change itself
             return Evidence(True, "fix")
@@ -204,6 +213,16 @@ def detect(
     ):
         return Evidence(True, "do-for-me")
     return Evidence(False, "explanatory" if trouble else "")
+
+
+_QUESTION_RE = re.compile(r"[?？]\s*$|吗\s*[?？]?\s*$")
+_MINE_RE = re.compile(r"\b(my|mine|our|i\s+wrote|i'?ve\s+written)\b|我的|我写的", re.IGNORECASE)
+"""The learner's own solution: a question about it is about their attempt, not a request."""
+
+
+def _asked_clauses(question: str) -> list[str]:
+    """The clauses of ``question``, each with the mark that ended it (``clauses`` drops it)."""
+    return [c.strip() for c in re.findall(r"[^,;!?，；！？。.\n]+[?？]?", question) if c.strip()]
 
 
 _NEGATION_RE = re.compile(

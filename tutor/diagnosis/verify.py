@@ -471,8 +471,9 @@ def _breaks_intent(original: RunResult, before: Evidence, after: Evidence, inten
 
 def _stepped_passes(ev: Evidence) -> int:
     """The optimizer steps of a run, each optimizer's steps after one count of backward()
-    passes counted once."""
-    return len({(s.optimizer, s.where, s.after_backward) for s in ev.steps})
+    passes counted once (a step before any backward() counts on its own)."""
+    after = {(s.optimizer, s.where, s.after_backward) for s in ev.steps if s.after_backward}
+    return len(after) + sum(1 for s in ev.steps if not s.after_backward)
 
 
 def _summed_passes(ev: Evidence) -> dict[str, int]:
