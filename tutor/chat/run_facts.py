@@ -74,7 +74,7 @@ class Watched:
     code: str
     """The snippet with its records, line for line the learner's."""
     names: tuple[str, ...]
-    """The names whose ``.grad`` it reads."""
+    """The names whose ``.grad`` (or ``requires_grad``, ``is_leaf``, ``grad_fn``) it reads."""
     backwards: tuple[Backward, ...]
     bindings: dict[str, tuple[Binding, ...]]
     flags: frozenset[tuple[int, str]] = frozenset()
@@ -151,8 +151,8 @@ def _recording_off(code: str, tree: ast.AST) -> dict[int, str]:
                 continue
             switch: str | None = None
             for stmt in block:
-                said = _source(code, stmt).replace(" ", "")
-                if isinstance(stmt, ast.Expr) and "set_grad_enabled(" in said:
+                said = _source(code, stmt).replace(" ", "") if isinstance(stmt, ast.Expr) else ""
+                if "set_grad_enabled(" in said:
                     switch = _source(code, stmt) if "(False)" in said else None
                     continue
                 if switch is not None:
@@ -172,12 +172,15 @@ def _taken_out(value: ast.expr) -> str | None:
     return None
 
 
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
 def _made(value: ast.expr) -> bool:
     if not isinstance(value, ast.Call):
         return False
-    func = value.func
-    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return called in _MAKERS and not any(
+    return _called(value) in _MAKERS and not any(
         k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant)
                                           and k.value.value is False)
         for k in value.keywords)
@@ -213,9 +216,7 @@ def _makes_leaf(node: ast.AST) -> bool:
     """A call that makes a leaf that requires grad."""
     if not isinstance(node, ast.Call):
         return False
-    func = node.func
-    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if called in _LEAF_MAKERS:
+    if _called(node) in _LEAF_MAKERS:
         return True
     return any(
         k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value

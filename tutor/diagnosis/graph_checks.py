@@ -933,9 +933,10 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
         return []
     arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
     given = [a.arg for a in arguments if a.arg not in ("self", "cls")]
-    rebound = {n: min(s.lineno for s in made if ctx.flow.function_at(s.lineno) is function)
-               for n, made in ctx.flow.assignments.items()
-               if any(ctx.flow.function_at(s.lineno) is function for s in made)}
+    # where the function first assigns each argument itself
+    rebound = {n: min(lines) for n in given if (lines := [
+        s.lineno for s in ctx.flow.assignments.get(n, [])
+        if ctx.flow.function_at(s.lineno) is function])}
     out: list[Candidate] = []
     seen: set[str] = set()
     for line in sorted(ctx.flow.slice_lines(target, fail)):
@@ -947,7 +948,8 @@ def _crossing_value(ctx: Ctx, cid: str, fills: dict[str, object],
             # an argument used as it came in (not first rebound here), not an index
             # (`probs[0, a]`), not data a tensor is made from (`torch.Tensor(s)`)
             if name not in given or name in seen or rebound.get(name, line + 1) < line or \
-                    _only_index(value, name) or _only_made_from(value, name) or \
+                    _only_inside(value, name, _indices(value)) or \
+                    _only_inside(value, name, _converted(value)) or \
                     _called_in(value, name) or not _computed_by_caller(ctx, function, name):
                 continue
             seen.add(name)
@@ -1000,22 +1002,22 @@ def _computed_by_caller(ctx: Ctx, function: ast.AST, name: str) -> bool:
     return False
 
 
-def _only_made_from(value: ast.AST, name: str) -> bool:
-    """Whether ``name`` appears in ``value`` only as what a tensor is made from
-    (``torch.Tensor(s[None])``): data converted, not a value with a graph."""
+def _only_inside(value: ast.AST, name: str, parts: list[ast.AST]) -> bool:
+    """Whether every use of ``name`` in ``value`` lies inside one of ``parts``."""
     uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == name]
-    made = {id(n) for call in ast.walk(value) if isinstance(call, ast.Call)
-            and call_name(call) in CONVERTERS for n in ast.walk(call)
-            if isinstance(n, ast.Name)}
-    return bool(uses) and all(id(n) in made for n in uses)
+    inside = {id(n) for part in parts for n in ast.walk(part) if isinstance(n, ast.Name)}
+    return bool(uses) and all(id(n) in inside for n in uses)
 
 
-def _only_index(value: ast.AST, name: str) -> bool:
-    """Whether ``name`` appears in ``value`` only inside subscripts' indices."""
-    uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == name]
-    indices = {id(n) for sub in ast.walk(value) if isinstance(sub, ast.Subscript)
-               for n in ast.walk(sub.slice) if isinstance(n, ast.Name)}
-    return bool(uses) and all(id(n) in indices for n in uses)
+def _indices(value: ast.AST) -> list[ast.AST]:
+    """The subscripts' indices in ``value`` (``probs[0, a]``: ``0, a``)."""
+    return [sub.slice for sub in ast.walk(value) if isinstance(sub, ast.Subscript)]
+
+
+def _converted(value: ast.AST) -> list[ast.AST]:
+    """The calls in ``value`` that make a tensor from data (``torch.Tensor(s[None])``)."""
+    return [call for call in ast.walk(value)
+            if isinstance(call, ast.Call) and call_name(call) in CONVERTERS]
 
 
 def _inplace_layer(ctx: Ctx, op: OpEvidence) -> tuple[int, Fix] | None:
