@@ -415,28 +415,46 @@ def check_state_dict_prefix(ctx: Ctx) -> list[Candidate]:
     if prefix is None:
         return []
     given = text(call.args[0])
-    if renamed == "strip":
-        new = f"{{k.removeprefix({prefix!r}): v for k, v in {given}.items()}}"
-    else:
-        new = f"{{{prefix!r} + k: v for k, v in {given}.items()}}"
-    fix = node_fix(ctx.code, call.args[0], new, runs_clean, T(
-        f"on line {line} rename the saved keys to the model's: `{new}`",
-        f"第 {line} 行把保存的键名改成模型的键名：`{new}`"))
     fill = {"line": line, "name": given, "detail": f"`{prefix}`",
             "given": f"`{unexpected[0]}`", "target": f"`{missing[0]}`"}
-    return [Candidate("state-dict-prefix", line, 0.9, [("state-dict-prefix", fill)],
-                      [fix] if fix is not None else [], fill)]
+    if renamed == "strip":
+        new = f"{{k.removeprefix({prefix!r}): v for k, v in {given}.items()}}"
+        fix = node_fix(ctx.code, call.args[0], new, runs_clean, T(
+            f"on line {line} rename the saved keys to the model's: `{new}`",
+            f"第 {line} 行把保存的键名改成模型的键名：`{new}`"))
+        return [Candidate("state-dict-prefix", line, 0.9, [("state-dict-prefix", fill)],
+                          [fix] if fix is not None else [], fill)]
+    # the model's keys carry the prefix: the weights of the bare model loaded into its
+    # wrapper, which holds that model as ``.module``
+    fixes = []
+    owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if owner is not None and prefix == "module.":
+        inner = f"{text(owner)}.module"
+        fixes.append(node_fix(ctx.code, owner, inner, runs_clean, T(
+            f"on line {line} load the weights into the wrapped model: `{inner}.load_state_dict"
+            f"({given})`", f"第 {line} 行把权重加载到被包装的模型中：`{inner}.load_state_dict"
+            f"({given})`")))
+    new = f"{{{prefix!r} + k: v for k, v in {given}.items()}}"
+    fixes.append(node_fix(ctx.code, call.args[0], new, runs_clean, T(
+        f"on line {line} rename the saved keys to the model's: `{new}`",
+        f"第 {line} 行把保存的键名改成模型的键名：`{new}`")))
+    return [Candidate("state-dict-prefix-missing", line, 0.9, [("state-dict-prefix-missing",
+                                                                 fill)],
+                      [f for f in fixes if f is not None], fill)]
 
 
 def _prefix(missing: list[str], unexpected: list[str]) -> tuple[str | None, str]:
     """The prefix the saved keys have and the model's lack ("strip"), or the other way
     round ("add"); None when the two sets of keys do not differ by one prefix."""
+    # the renamed saved keys must give every key the model misses; a saved key left over
+    # may be one the model makes itself when absent (BatchNorm's ``num_batches_tracked``)
     for longer, shorter, how in ((unexpected, missing, "strip"), (missing, unexpected, "add")):
         first, other = longer[0], shorter[0]
         if not first.endswith(other) or first == other:
             continue
         prefix = first[: len(first) - len(other)]
-        if {k.removeprefix(prefix) for k in longer if k.startswith(prefix)} >= set(shorter):
+        stripped = {k.removeprefix(prefix) for k in longer if k.startswith(prefix)}
+        if (stripped >= set(shorter)) if how == "strip" else (set(shorter) >= stripped):
             return prefix, how
     return None, ""
 

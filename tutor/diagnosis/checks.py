@@ -14,6 +14,7 @@ from tutor.diagnosis import (
     accounting_checks,
     accumulation_checks,
     alias_checks,
+    amp_checks,
     argument_checks,
     batch_checks,
     checkpoint_checks,
@@ -56,6 +57,7 @@ from tutor.diagnosis import (
     trace_checks,
     training_checks,
     weighting_checks,
+    wrapper_checks,
 )
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix
@@ -76,7 +78,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  accumulation_checks, weighting_checks, optimizer_checks, message_checks,
                  frequent_checks, param_loop_checks, reorder_checks, term_checks,
                  index_value_checks, copy_checks, loss_shape_checks, flag_checks,
-                 grad_read_checks, hook_checks, double_step_checks, construction_checks)
+                 grad_read_checks, hook_checks, double_step_checks, construction_checks,
+                 amp_checks, wrapper_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""

@@ -1,0 +1,236 @@
+"""Errors of ``GradScaler``'s protocol. Each message is raised by one documented rule of mixed
+precision (the AMP recipe in torch's docs), so the cause is the program's part in that rule,
+found in its source, and the change the rule asks for is tried before it is shown:
+
+- "Attempting to unscale FP16 gradients": the scaler keeps float32 weights and lets
+  ``autocast`` compute in half precision; a line made trainable parameters float16 (``.half()``,
+  ``.to(torch.float16)``, ``dtype=torch.float16``). Tried: that conversion taken out.
+- "No inf checks were recorded prior to update": ``scaler.update()`` with no
+  ``scaler.step(opt)`` since the last one: the optimizer was stepped by itself. Tried:
+  ``scaler.step(opt)`` in place of ``opt.step()``.
+- "No inf checks were recorded for this optimizer": ``scaler.step(opt)`` for an optimizer none
+  of whose parameters got a gradient from this pass (a part of the model the loss reaches only
+  on some steps). Tried: step it only where its parameters have gradients.
+- "unscale_() has already been called on this optimizer since the last update()": ``unscale_``
+  on every pass while the scaler steps and updates on some (gradient accumulation). Tried: the
+  ``unscale_`` and the clipping after it moved into the block that steps.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_nodes
+from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T
+
+HALF = frozenset({"torch.float16", "torch.half"})
+CLIPS = frozenset({"clip_grad_norm_", "clip_grad_value_"})
+MAX_SITES = 3
+"""Conversions tried one by one; a program that casts more is tried with all of them out."""
+
+
+def _receiver(call: ast.Call) -> ast.expr | None:
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
+
+
+def _inside_autocast(ctx: Ctx, node: ast.AST) -> bool:
+    return any(isinstance(a, ast.With) and any(call_name(i.context_expr) == "autocast"
+                                               for i in a.items)
+               for a in ctx.flow.ancestors(node)) or any(
+        isinstance(a, ast.Call) and call_name(a) == "autocast" for a in ctx.flow.ancestors(node))
+
+
+def _half_casts(ctx: Ctx) -> list[tuple[ast.Call, str]]:
+    """Each call that makes something float16 and what it becomes without the cast:
+    ``m.half()`` -> ``m``, ``m.to(torch.float16)`` -> ``m``, ``nn.Linear(4, 2,
+    dtype=torch.float16)`` -> ``nn.Linear(4, 2)``."""
+    out: list[tuple[ast.Call, str]] = []
+    for call in ctx.flow.calls:
+        owner = _receiver(call)
+        name = call_name(call)
+        halves = [a for a in call.args if text(a) in HALF]
+        dtype = next((k for k in call.keywords if k.arg in ("dtype", "torch_dtype")
+                      and text(k.value) in HALF), None)
+        plain = name == "half" and not call.args
+        converted = name in ("to", "type") and bool(halves or dtype) and \
+            len(call.args) == len(halves) and (dtype is None or len(call.keywords) == 1)
+        if owner is not None and (plain or converted):
+            out.append((call, text(owner)))
+        elif dtype is not None and not _inside_autocast(ctx, call):
+            kept = [text(a) for a in call.args] + [
+                f"{k.arg}={text(k.value)}" if k.arg else f"**{text(k.value)}"
+                for k in call.keywords if k is not dtype]
+            out.append((call, f"{text(call.func)}({', '.join(kept)})"))
+    return out
+
+
+def _uncast(ctx: Ctx, sites: list[tuple[ast.Call, str]]) -> tuple[Edit, ...] | None:
+    """One edit per line, every cast of that line taken out (outermost casts only)."""
+    by_line: dict[int, list[tuple[ast.Call, str]]] = {}
+    for call, new in sites:
+        by_line.setdefault(call.lineno, []).append((call, new))
+    edits = []
+    for changes in by_line.values():
+        outer = [(c, n) for c, n in changes if not any(
+            o is not c and o.col_offset <= c.col_offset and c.end_col_offset is not None
+            and o.end_col_offset is not None and c.end_col_offset <= o.end_col_offset
+            for o, _ in changes)]
+        edit = replace_nodes(ctx.code, list(outer))
+        if edit is None:
+            return None
+        edits.append(edit)
+    return tuple(edits)
+
+
+def check_fp16_weights(ctx: Ctx) -> list[Candidate]:
+    """A float16 gradient the scaler would unscale: trainable weights were made float16."""
+    if "Attempting to unscale FP16 gradients" not in ctx.message:
+        return []
+    fail = ctx.fail_line or 0
+    sites = _half_casts(ctx)
+    if not sites:
+        return []
+    # a module's or parameter's cast (built or assigned once) before a cast of data in a
+    # forward; the trial tells which one made the float16 gradients
+    sites.sort(key=lambda s: ctx.flow.function_at(s[0].lineno) is not None and
+               ctx.flow.function_at(s[0].lineno).name == "forward")  # type: ignore[union-attr]
+    out = []
+    for call, new in sites[:MAX_SITES]:
+        line = call.lineno
+        edits = _uncast(ctx, [(call, new)])
+        fixes = []
+        if edits:
+            fixes.append(Fix(edits, runs_clean, T(
+                f"keep the weights in float32 on line {line} (`{new}`): `autocast` runs the "
+                "operations in half precision, and the scaler needs float32 gradients",
+                f"第 {line} 行让权重保持 float32（`{new}`）：`autocast` 会以半精度执行运算，"
+                "而 scaler 需要 float32 的梯度")))
+        if len(sites) > 1:
+            every = _uncast(ctx, sites)
+            if every:
+                lines = ", ".join(str(n) for n in sorted({c.lineno for c, _ in sites}))
+                fixes.append(Fix(every, runs_clean, T(
+                    f"take out the float16 casts on lines {lines} and leave the precision to "
+                    "`autocast`; the scaler needs float32 gradients",
+                    f"去掉第 {lines} 行的 float16 转换，由 `autocast` 决定精度；scaler 需要 "
+                    "float32 的梯度")))
+        fill: dict[str, object] = {"line": line, "fail_line": fail, "expr": text(call),
+                                   "name": new}
+        out.append(Candidate("amp-fp16-weights", line, 0.85, [("fp16-cast", fill)], fixes,
+                             fill))
+    return out
+
+
+def _scaler_call(ctx: Ctx, method: str) -> tuple[int, ast.Call] | None:
+    line, stmt = ctx.failing_statement()
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and
+                 call_name(n) == method and _receiver(n) is not None), None) \
+        if stmt is not None else None
+    return (line, call) if call is not None else None
+
+
+def check_update_without_step(ctx: Ctx) -> list[Candidate]:
+    """``scaler.update()`` after an ``opt.step()`` the scaler did not make."""
+    if "No inf checks were recorded prior to update" not in ctx.message:
+        return []
+    found = _scaler_call(ctx, "update")
+    if found is None:
+        return []
+    fail, update = found
+    scaler = text(_receiver(update))  # type: ignore[arg-type]
+    scope = ctx.flow.scope_of(update)
+    plain = [(s, owner) for s in ctx.flow.statements if isinstance(s, ast.Expr) and
+             isinstance(s.value, ast.Call) and call_name(s.value) == "step" and
+             not s.value.args and (owner := _receiver(s.value)) is not None and
+             text(owner) != scaler and ctx.flow.scope_of(s) is scope and s.lineno < fail]
+    out = []
+    for stmt, owner in plain[-1:]:
+        opt = text(owner)
+        new = f"{scaler}.step({opt})"
+        line = stmt.lineno
+        edit = Edit("replace", line, indent_of(ctx.flow.line(line)) + new)
+        fill: dict[str, object] = {"line": line, "fail_line": fail, "optimizer": opt,
+                                   "name": scaler}
+        out.append(Candidate("amp-step-bypassed", line, 0.9, [("step-bypassed", fill)], [
+            Fix((edit,), runs_clean, T(
+                f"step through the scaler on line {line}: `{new}` (it unscales the gradients, "
+                "skips the step when they hold inf or NaN, and records that for `update()`)",
+                f"第 {line} 行通过 scaler 执行 step：`{new}`（它会先还原梯度的缩放，梯度含 inf 或 "
+                "NaN 时跳过这一步，并把结果记录下来供 `update()` 使用）"))], fill))
+    return out
+
+
+def check_optimizer_without_grads(ctx: Ctx) -> list[Candidate]:
+    """``scaler.step(opt)`` where none of ``opt``'s parameters got a gradient this pass."""
+    if "No inf checks were recorded for this optimizer" not in ctx.message:
+        return []
+    found = _scaler_call(ctx, "step")
+    if found is None or not found[1].args:
+        return []
+    fail, call = found
+    stmt = ctx.flow.statement_at(fail)
+    if not isinstance(stmt, ast.Expr) or stmt.lineno != stmt.end_lineno:
+        return []
+    opt = text(call.args[0])
+    pad = indent_of(ctx.flow.line(fail))
+    guard = (f'if any(p.grad is not None for group in {opt}.param_groups '
+             f'for p in group["params"]):')
+    edit = Edit("replace", fail, f"{pad}{guard}\n{pad}    {ctx.flow.line(fail).strip()}")
+    fill: dict[str, object] = {"line": fail, "optimizer": opt}
+    return [Candidate("amp-optimizer-without-grads", fail, 0.85, [("no-grads-to-step", fill)], [
+        Fix((edit,), runs_clean, T(
+            f"on line {fail} step `{opt}` through the scaler only when some of its parameters "
+            "got a gradient in this pass",
+            f"第 {fail} 行只在 `{opt}` 的参数在这一轮得到梯度时才通过 scaler 执行 step"))], fill)]
+
+
+def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:
+    """``scaler.unscale_(opt)`` on every pass, the step and update only on some."""
+    if "unscale_() has already been called on this optimizer" not in ctx.message:
+        return []
+    found = _scaler_call(ctx, "unscale_")
+    if found is None:
+        return []
+    fail, unscale = found
+    here = ctx.flow.statement_at(fail)
+    scaler = text(_receiver(unscale))  # type: ignore[arg-type]
+    step = next((s for s in ctx.flow.statements if isinstance(s, ast.Expr)
+                 and isinstance(s.value, ast.Call) and call_name(s.value) == "step"
+                 and text(_receiver(s.value) or s.value) == scaler
+                 and ctx.flow.scope_of(s) is ctx.flow.scope_of(unscale)
+                 and s.lineno > fail), None)
+    if here is None or step is None:
+        return []
+    block = next((a for a in ctx.flow.ancestors(step) if isinstance(a, ast.If)), None)
+    if block is None or block in ctx.flow.ancestors(here):
+        return []  # the step is no more conditional than the unscale_
+    moved = [here]
+    after = ctx.flow.statement_at(here.end_lineno + 1) if here.end_lineno else None
+    while after is not None and isinstance(after, ast.Expr) and isinstance(after.value, ast.Call) \
+            and call_name(after.value) in CLIPS and after.lineno == after.end_lineno:
+        moved.append(after)
+        after = ctx.flow.statement_at(after.lineno + 1)
+    if any(s.lineno != s.end_lineno for s in moved):
+        return []
+    pad = indent_of(ctx.flow.line(step.lineno))
+    body = "\n".join(pad + ctx.flow.line(s.lineno).strip() for s in moved)
+    edits = [Edit("delete", s.lineno) for s in moved]
+    edits.append(Edit("replace", step.lineno, f"{body}\n{ctx.flow.line(step.lineno)}"))
+    what = "`unscale_` and the clipping after it" if len(moved) > 1 else "`unscale_`"
+    what_zh = "`unscale_` 及其后的梯度裁剪" if len(moved) > 1 else "`unscale_`"
+    fill: dict[str, object] = {"line": fail, "step_line": step.lineno,
+                               "condition": text(block.test), "name": scaler}
+    return [Candidate("amp-unscaled-twice", fail, 0.9, [("unscale-every-pass", fill)], [
+        Fix(tuple(edits), runs_clean, T(
+            f"move {what} from line {fail} into the block that steps, before line "
+            f"{step.lineno}: unscale once per update, right before the step",
+            f"把第 {fail} 行的 {what_zh} 移到执行 step 的代码块里、第 {step.lineno} 行之前："
+            "每次更新只还原一次缩放，紧挨着 step"))], fill)]
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_fp16_weights, check_update_without_step,
+                                       check_optimizer_without_grads, check_unscaled_twice)
+SILENT_CHECKS: tuple[Check, ...] = ()
