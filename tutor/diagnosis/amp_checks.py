@@ -124,23 +124,25 @@ def check_fp16_weights(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-def _scaler_call(ctx: Ctx, method: str) -> tuple[int, ast.Call] | None:
+def _scaler_call(ctx: Ctx, marker: str, method: str) -> tuple[int, ast.Call, str] | None:
+    """Where the message says ``marker``: the failing line, its call of ``method`` on the
+    scaler, and the scaler's name."""
+    if marker not in ctx.message:
+        return None
     line, stmt = ctx.failing_statement()
-    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and
-                 call_name(n) == method and _receiver(n) is not None), None) \
-        if stmt is not None else None
-    return (line, call) if call is not None else None
+    for node in ast.walk(stmt) if stmt is not None else ():
+        if isinstance(node, ast.Call) and call_name(node) == method and \
+                (owner := _receiver(node)) is not None:
+            return line, node, text(owner)
+    return None
 
 
 def check_update_without_step(ctx: Ctx) -> list[Candidate]:
     """``scaler.update()`` after an ``opt.step()`` the scaler did not make."""
-    if "No inf checks were recorded prior to update" not in ctx.message:
-        return []
-    found = _scaler_call(ctx, "update")
+    found = _scaler_call(ctx, "No inf checks were recorded prior to update", "update")
     if found is None:
         return []
-    fail, update = found
-    scaler = text(_receiver(update))  # type: ignore[arg-type]
+    fail, update, scaler = found
     scope = ctx.flow.scope_of(update)
     plain = [(s, owner) for s in ctx.flow.statements if isinstance(s, ast.Expr) and
              isinstance(s.value, ast.Call) and call_name(s.value) == "step" and
@@ -165,12 +167,10 @@ def check_update_without_step(ctx: Ctx) -> list[Candidate]:
 
 def check_optimizer_without_grads(ctx: Ctx) -> list[Candidate]:
     """``scaler.step(opt)`` where none of ``opt``'s parameters got a gradient this pass."""
-    if "No inf checks were recorded for this optimizer" not in ctx.message:
-        return []
-    found = _scaler_call(ctx, "step")
+    found = _scaler_call(ctx, "No inf checks were recorded for this optimizer", "step")
     if found is None or not found[1].args:
         return []
-    fail, call = found
+    fail, call, _ = found
     stmt = ctx.flow.statement_at(fail)
     if not isinstance(stmt, ast.Expr) or stmt.lineno != stmt.end_lineno:
         return []
@@ -189,14 +189,12 @@ def check_optimizer_without_grads(ctx: Ctx) -> list[Candidate]:
 
 def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:
     """``scaler.unscale_(opt)`` on every pass, the step and update only on some."""
-    if "unscale_() has already been called on this optimizer" not in ctx.message:
-        return []
-    found = _scaler_call(ctx, "unscale_")
+    found = _scaler_call(ctx, "unscale_() has already been called on this optimizer",
+                         "unscale_")
     if found is None:
         return []
-    fail, unscale = found
+    fail, unscale, scaler = found
     here = ctx.flow.statement_at(fail)
-    scaler = text(_receiver(unscale))  # type: ignore[arg-type]
     step = next((s for s in ctx.flow.statements if isinstance(s, ast.Expr)
                  and isinstance(s.value, ast.Call) and call_name(s.value) == "step"
                  and text(_receiver(s.value) or s.value) == scaler
