@@ -266,7 +266,7 @@ FAMILIES: dict[str, set[str]] = {
     "clip-misplaced": {"clip-order"},
     # the checks of the twelfth session
     "batch-first-ignored": {"batch-first-missing", "rnn-batch-first"},
-    "mha-batch-first-missing": {"batch-first-missing", "rnn-batch-first"},
+    "mha-batch-first-missing": {"batch-first-missing", "rnn-batch-first", "attention-batch-first"},
     "ranking-target-shape": {"loss-argument-shapes"},
     "prediction-size-differs": {"loss-argument-shapes"},
     "freeze-flag-ignored": {"freeze-flag-unused"},
@@ -282,6 +282,7 @@ FAMILIES: dict[str, set[str]] = {
     "scaler-update-without-step": {"amp-step-bypassed"},
     "dataparallel-attribute-not-forwarded": {"wrapper-hides-attribute"},
     "module-attribute-without-dataparallel": {"module-of-unwrapped"},
+    "layernorm-size-mismatch": {"layer-built-for-other-size"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},

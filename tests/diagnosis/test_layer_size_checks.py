@@ -1,0 +1,100 @@
+"""A normalising or attention layer built for one size and given another: the size written
+where it is built changes, to the program's own name for the input's size where it has one;
+a layer whose size is in the input, in another dimension, is a layout question and is left
+alone; an attention layer given batch-first input is built batch first. Each change is
+tried."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .runs import diagnoses_for
+
+HEAD = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+"""
+
+NAMED = HEAD + """class Tagger(nn.Module):
+    def __init__(self, vocab, hidden, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.norm = nn.LayerNorm(width)
+        self.out = nn.Linear(hidden, 3)
+
+    def forward(self, ids):
+        return self.out(self.norm(self.embed(ids)))
+
+
+model = Tagger(vocab=50, hidden=24, width=32)
+print(model(torch.randint(0, 50, (4, 7))).shape)
+"""
+
+
+def test_a_layernorm_sized_by_the_wrong_argument_gets_the_inputs_name(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, NAMED)[0]
+    assert (first.id, first.root_line, first.fix_verified) == (
+        "layer-built-for-other-size", 8, True)
+    assert first.patch is not None and "+        self.norm = nn.LayerNorm(hidden)" in first.patch
+    assert "32" in first.title.en and "24" in first.title.en
+    assert any("`embed`" in step.en for step in first.chain)
+
+
+BATCHNORM = HEAD + """net = nn.Sequential(nn.Linear(10, 16), nn.BatchNorm1d(32), nn.ReLU(),
+                    nn.Linear(16, 1))
+print(net(torch.randn(8, 10)).shape)
+"""
+
+
+def test_a_batchnorm_built_for_another_width_gets_its_inputs_width(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, BATCHNORM)[0]
+    assert (first.id, first.root_line, first.fix_verified) == (
+        "layer-built-for-other-size", 4, True)
+    assert first.patch is not None and "nn.BatchNorm1d(16)" in first.patch
+
+
+LAYOUT = HEAD + """class Block(nn.Module):
+    def __init__(self, channels=8):
+        super().__init__()
+        self.conv = nn.Conv1d(4, channels, 3, padding=1)
+        self.norm = nn.LayerNorm(channels)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+print(Block()(torch.randn(2, 4, 12)).shape)
+"""
+
+
+def test_a_layernorm_whose_size_is_the_inputs_channels_is_a_layout_not_a_size(
+        sandbox: Any) -> None:
+    # (2, 8, 12): the 8 channels the layer was built for are there, in dimension 1;
+    # LayerNorm(12) would run and normalise over time
+    assert not [d for d in diagnoses_for(sandbox, LAYOUT)
+                if d.id == "layer-built-for-other-size"]
+
+
+ATTENTION = HEAD + """class Pool(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, 2)
+
+    def forward(self, x, pad):
+        out, _ = self.attn(x, x, x, key_padding_mask=pad)
+        return out.mean(1)
+
+
+x = torch.randn(3, 10, 16)
+pad = torch.zeros(3, 10, dtype=torch.bool)
+print(Pool()(x, pad).shape)
+"""
+
+
+def test_an_attention_layer_given_batch_first_input_is_built_batch_first(
+        sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, ATTENTION)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("attention-batch-first", 7, True)
+    assert first.patch is not None and \
+        "nn.MultiheadAttention(dim, 2, batch_first=True)" in first.patch
+    assert "(3, 10, 16)" in first.explanation.en
