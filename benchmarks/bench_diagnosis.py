@@ -283,6 +283,7 @@ FAMILIES: dict[str, set[str]] = {
     "dataparallel-attribute-not-forwarded": {"wrapper-hides-attribute"},
     "module-attribute-without-dataparallel": {"module-of-unwrapped"},
     "layernorm-size-mismatch": {"layer-built-for-other-size"},
+    "inplace-on-split-view": {"iterated-rows-modified"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},

@@ -1,0 +1,58 @@
+"""A row of ``for row in tensor`` modified in place: iterating made all the rows at once,
+views autograd forbids modifying in place. The rows are indexed one at a time instead, so
+the change still reaches the tensor, and that is tried; a loop over a computed expression
+(indexing would compute it again) is not rewritten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .runs import diagnoses_for
+
+HEAD = """import torch
+torch.manual_seed(0)
+w = torch.randn(3, 4, requires_grad=True)
+"""
+
+PLAIN = HEAD + """scores = w * 2
+for row in scores:
+    row.mul_(0.5)
+scores.sum().backward()
+print(w.grad)
+"""
+
+ZIPPED = HEAD + """def rescale(batch, factors):
+    for i, (row, f) in enumerate(zip(batch, factors)):
+        row /= f
+    return batch
+
+
+out = rescale(w + 1, [1.0, 2.0, 4.0])
+out.sum().backward()
+print(w.grad)
+"""
+
+
+def test_rows_of_an_iterated_tensor_are_indexed_one_at_a_time(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, PLAIN)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("iterated-rows-modified", 5, True)
+    assert first.patch is not None and \
+        "+for row in (scores[i] for i in range(len(scores))):" in first.patch
+    assert "`row`" in first.title.en and "line 6" in first.title.en
+
+
+def test_a_row_zipped_with_other_values_is_found_by_its_position(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, ZIPPED)[0]
+    # `i` is taken by the loop itself: the index gets another name
+    assert (first.id, first.root_line, first.fix_verified) == ("iterated-rows-modified", 5, True)
+    assert first.patch is not None and "zip((batch[j] for j in range(len(batch))), factors)" \
+        in first.patch
+
+
+COMPUTED = HEAD + """for row in w * 2:
+    row.mul_(0.5)
+"""
+
+
+def test_a_loop_over_a_computed_expression_is_not_rewritten(sandbox: Any) -> None:
+    assert not [d for d in diagnoses_for(sandbox, COMPUTED) if d.id == "iterated-rows-modified"]
