@@ -98,3 +98,31 @@ def test_an_attention_layer_given_batch_first_input_is_built_batch_first(
     assert first.patch is not None and \
         "nn.MultiheadAttention(dim, 2, batch_first=True)" in first.patch
     assert "(3, 10, 16)" in first.explanation.en
+
+
+HIDDEN = HEAD + """class Decoder(nn.Module):
+    def __init__(self, size, two_layers=False):
+        super().__init__()
+        self.size = size * 2 if two_layers else 1
+        self.gru = nn.GRU(4, self.size, batch_first=True)
+
+    def forward(self, x, state):
+        return self.gru(x, state)[0]
+
+
+encoder = nn.GRU(4, 32, batch_first=True)
+x = torch.randn(5, 6, 4)
+_, state = encoder(x)
+print(Decoder(32)(x, state).shape)
+"""
+
+
+def test_a_hidden_state_of_another_size_shows_how_the_layers_size_was_computed(
+        sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, HIDDEN)[0]
+    assert (first.id, first.root_line) == ("rnn-hidden-size", 8)
+    assert any("line 7" in step.en and "`size * 2 if two_layers else 1`" in step.en
+               for step in first.chain)
+    # every call passes `size` the state's 32: the program's own name for it
+    assert first.fix_verified and first.patch is not None and \
+        "+        self.gru = nn.GRU(4, size, batch_first=True)" in first.patch

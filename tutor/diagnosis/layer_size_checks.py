@@ -1,14 +1,15 @@
-"""A normalising or attention layer built for one size and given another: the size written
-where the layer is built is the one to change, where the input's size comes from an earlier
-layer of the program (its lineage says which) and the built size is nowhere else in the input
-(then the input's dimensions are in another order, a layout question, not this one).
+"""A normalising, attention or recurrent layer built for one size and given another: the
+size written where the layer is built is the one to change, where the input's size comes from
+an earlier layer of the program (its lineage says which) and the built size is nowhere else
+in the input (then the input's dimensions are in another order, a layout question).
 
 The layers and the dimension each reads (torch checks it in the layer and names both sizes):
 ``LayerNorm`` the last, ``BatchNorm1d/2d/3d`` the channels (dimension 1),
-``MultiheadAttention`` the embedding (the last). Recurrent layers are
-:func:`tutor.diagnosis.shape_checks._rnn_size`'s. The change tried writes the program's own
-name for the size the input has where there is one (a parameter of the constructor's
-function, a constant of the module), else the number.
+``MultiheadAttention`` the embedding (the last), a recurrent layer its hidden state's last
+(its input's size is :func:`tutor.diagnosis.shape_checks._rnn_size`'s). The change tried
+writes the program's own name for the size the input has where there is one (a parameter
+every call passes it to, a default, a constant of the module), else the number; where the
+layer's size is a name computed earlier, the chain shows that computation.
 """
 
 from __future__ import annotations
@@ -29,27 +30,38 @@ from tutor.i18n import T
 
 @dataclass(frozen=True)
 class Sized:
-    """How one kind of layer reports a size mismatch, and where its size is written."""
+    """How one kind of layer reports a size mismatch (the message's groups ``built`` and
+    ``got``), which of its inputs and which dimension it reads, and where the size is
+    written when it is built."""
 
     kinds: frozenset[str]
     message: re.Pattern[str]
-    built_first: bool
-    """The message names the built size before the input's."""
     dim: int
-    """The input's dimension the layer reads."""
     keyword: str
-    """The constructor's argument (its first) that holds the size."""
+    position: int = 0
+    """The constructor's argument that holds the size: its position and its keyword."""
+    operand: int = 0
+    """The input the size is read from (1: a recurrent layer's hidden state)."""
+    cid: str = "layer-built-for-other-size"
 
 
+RECURRENT = frozenset({"GRU", "RNN", "LSTM"})
 LAYERS = (
     Sized(frozenset({"LayerNorm"}), re.compile(
-        r"Given normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got "
-        r"input of size\s*\[[\d, ]*?(\d+)\]"), True, -1, "normalized_shape"),
+        r"Given normalized_shape=\[(?P<built>\d+)\], expected input with shape \[\*, \d+\], "
+        r"but got input of size\s*\[[\d, ]*?(?P<got>\d+)\]"), -1, "normalized_shape"),
     Sized(frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"}),
-          re.compile(r"running_mean should contain (\d+) elements not (\d+)"), False, 1,
-          "num_features"),
+          re.compile(r"running_mean should contain (?P<got>\d+) elements not (?P<built>\d+)"),
+          1, "num_features"),
     Sized(frozenset({"MultiheadAttention"}), re.compile(
-        r"was expecting embedding dimension of (\d+), but got (\d+)"), True, -1, "embed_dim"),
+        r"was expecting embedding dimension of (?P<built>\d+), but got (?P<got>\d+)"), -1,
+        "embed_dim"),
+    # the layers and batch agree, the state's size does not: a hidden state made by another
+    # layer (an encoder) or a hidden size computed wrong where the layer is built
+    Sized(RECURRENT, re.compile(
+        r"Expected hidden(?:\[0\])? size \((?P<lead>\d+, \d+), (?P<built>\d+)\), got "
+        r"\[(?P=lead), (?P<got>\d+)\]"), -1, "hidden_size", position=1, operand=1,
+          cid="rnn-hidden-size"),
 )
 
 
@@ -90,6 +102,28 @@ def _names_holding(ctx: Ctx, call: ast.Call, size: int) -> list[str]:
     return names
 
 
+def _with_argument(call: ast.Call, arg: ast.expr, new: str) -> str:
+    """The constructor's source with ``new`` in place of ``arg``."""
+    source = text(call)
+    if call.lineno != arg.lineno or call.end_lineno != call.lineno:
+        return source
+    start = arg.col_offset - call.col_offset
+    return source[:start] + new + source[start + len(text(arg)):]
+
+
+def _assigned_size(ctx: Ctx, call: ast.Call, arg: ast.expr) -> ast.Assign | None:
+    """The one assignment, earlier in the constructor's function, of the name or attribute
+    the layer is built with, where it computes the size (not a plain copy of a number)."""
+    if not isinstance(arg, (ast.Name, ast.Attribute)):
+        return None
+    scope = ctx.flow.scope_of(call)
+    found = [s for s in ctx.flow.assignments.get(text(arg), []) if isinstance(s, ast.Assign)
+             and ctx.flow.scope_of(s) is scope and s.lineno < call.lineno]
+    if len(found) != 1 or isinstance(found[0].value, (ast.Constant, ast.Name)):
+        return None
+    return found[0]
+
+
 def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
     failed = failed_op(ctx)
     if failed is None or not failed.inputs or failed.module is None:
@@ -99,18 +133,19 @@ def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
     m = layer.message.search(ctx.message) if layer is not None else None
     if layer is None or m is None:
         return []
-    built, got = (int(m.group(1)), int(m.group(2))) if layer.built_first else (
-        int(m.group(2)), int(m.group(1)))
-    given = failed.inputs[0]
+    built, got = int(m.group("built")), int(m.group("got"))
+    if len(failed.inputs) <= layer.operand:
+        return []
+    given = failed.inputs[layer.operand]
     shape = given.shape
     if not shape or len(shape) <= max(layer.dim, -layer.dim - 1) or shape[layer.dim] != got:
         return []
     others = shape[:layer.dim] + (shape[layer.dim + 1:] if layer.dim != -1 else [])
-    if built in others:
+    if built in others and built != 1:
         return []  # the size it was built for is there, in another dimension: a layout
     origin = Lineage(given).origin(layer.dim, got)
     call = _constructor(ctx, failed.module, kind)
-    arg = _int_arg(call, 0, layer.keyword) if call is not None else None
+    arg = _int_arg(call, layer.position, layer.keyword) if call is not None else None
     if origin is None or call is None or arg is None:
         return []
     line = arg.lineno
@@ -121,23 +156,28 @@ def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
             continue
         edit = replace_node(ctx.code, arg, new)
         if edit is not None:
-            built_as = text(call).replace(text(arg), new, 1)
+            built_as = _with_argument(call, arg, new)
             fixes.append(Fix((edit,), runs_clean, T(
-                f"build `{name}` for the {got} features its input has on line {line}: "
-                f"`{built_as}`", f"在第 {line} 行按输入实际的 {got} 个特征构建 `{name}`："
+                f"build `{name}` for the size it is given ({got}) on line {line}: "
+                f"`{built_as}`", f"在第 {line} 行按实际得到的大小（{got}）构建 `{name}`："
                 f"`{built_as}`")))
     where = origin.link.layer or origin.link.module
     fill: dict[str, object] = {
         "line": line, "module": name, "numel": built, "count": got, "dim": layer.dim,
         "name": _said(given.name), "shape": shape_text(shape), "fail_line": failed.line,
         "expr": text(arg), "detail": layer.keyword}
+    assigned = _assigned_size(ctx, call, arg)
+    if assigned is not None:
+        # the size is a name computed earlier in the same function: the chain shows how
+        fill["before_line"], fill["value"] = assigned.lineno, text(assigned.value)
     steps: list[tuple[str, dict[str, object]]] = [
         ("size-from", {"name": _said(given.name), "shape": shape_text(shape), "count": got,
                        "line": origin.line, "op": origin.op,
                        "module": module_label(where) if where else None}),
         ("layer-sized", fill)]
-    return [Candidate("layer-built-for-other-size", line, 0.8, steps, fixes, fill,
-                      pinned=True)]
+    if assigned is not None:
+        steps.append(("size-assigned", fill))
+    return [Candidate(layer.cid, line, 0.8, steps, fixes, fill, pinned=True)]
 
 
 PADDING_MASK = re.compile(r"Expected key_padded_mask\.shape\[0\] to be (\d+), but got (\d+)")
