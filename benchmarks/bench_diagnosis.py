@@ -284,6 +284,7 @@ FAMILIES: dict[str, set[str]] = {
     "module-attribute-without-dataparallel": {"module-of-unwrapped"},
     "layernorm-size-mismatch": {"layer-built-for-other-size"},
     "inplace-on-split-view": {"iterated-rows-modified"},
+    "loss-passed-to-optimizer-step": {"value-given-as-closure"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},
