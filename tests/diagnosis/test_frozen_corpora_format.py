@@ -105,6 +105,8 @@ SETS = (
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-f",), beside=F_CHAT),
+    FrozenCorpus("corpus30", "9bbf9a192e20ce4e503109ebf76af5f4a5ed79662bec2eb9014669977bfb0a63",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
