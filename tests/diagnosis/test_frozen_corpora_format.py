@@ -105,6 +105,8 @@ SETS = (
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-f",), beside=F_CHAT),
+    FrozenCorpus("corpus31", "350f739264ac067cf88d5bb855730507de68e210f45fc9ffbde8afdca7fb50b1",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
