@@ -107,6 +107,8 @@ SETS = (
                  judged_later=("2026-12-07-f",), beside=F_CHAT),
     FrozenCorpus("corpus30", "9bbf9a192e20ce4e503109ebf76af5f4a5ed79662bec2eb9014669977bfb0a63",
                  chinese=4, families=20),
+    FrozenCorpus("corpus31", "350f739264ac067cf88d5bb855730507de68e210f45fc9ffbde8afdca7fb50b1",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
