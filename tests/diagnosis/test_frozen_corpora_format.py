@@ -105,6 +105,8 @@ SETS = (
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-f",), beside=F_CHAT),
+    FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
