@@ -109,6 +109,8 @@ SETS = (
                  chinese=4, families=20),
     FrozenCorpus("corpus31", "350f739264ac067cf88d5bb855730507de68e210f45fc9ffbde8afdca7fb50b1",
                  chinese=4, families=20),
+    FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
