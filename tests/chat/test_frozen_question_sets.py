@@ -122,6 +122,15 @@ ROWS = (
               at_least={"value": 4, "solution": 5, "off_topic": 8, "real zh": 7},
               least_threads=2000, reused_steps=5,
               beside=F_DIAGNOSIS),
+    # as set 21: each of the four requests reuses a different step, none named by sets 7, 8, 11 to
+    # 22 (all English); sources only from GitHub threads of owners a to m. value lowered to 2 and
+    # solution to 4: the area held one value-style question with code that runs on a CPU and
+    # prints, and four requests for exercise answers no earlier material cites; three of the 7 real
+    # Chinese posts are on-topic (README.md)
+    FrozenSet(folder="learner23", per_language=27, lessons_asked=20, judged_days=DAYS[:18],
+              sha256="80bdda4b0a1989b8436be25849c50e1a6a918d3ca8073c27f5c060d666558b8d",
+              at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 7},
+              least_threads=2150, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
