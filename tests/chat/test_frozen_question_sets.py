@@ -131,6 +131,15 @@ ROWS = (
               sha256="80bdda4b0a1989b8436be25849c50e1a6a918d3ca8073c27f5c060d666558b8d",
               at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 7},
               least_threads=2150, reused_steps=5),
+    # learner24: the measure of 2026-12-07-g, built blind beside another set
+    # as set 22: none of the requests names a step named by sets 7, 8, 11 to 22 (all English);
+    # sources only from pages and GitHub threads of owners n to z, built beside another set drawn
+    # from owners a to m. solution lowered to 3: the area held three requests for exercise answers
+    # that no earlier material cites; the 7 real Chinese posts are all off-topic (README.md)
+    FrozenSet(folder="learner24", per_language=27, lessons_asked=20, judged_days=DAYS[:18],
+              sha256="0eb8f98a3356cf5827e5e31d72244eddb0abc482a7a6b1191b476efde4d25254",
+              at_least={"value": 4, "solution": 3, "off_topic": 8, "real zh": 7},
+              least_threads=2200, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
