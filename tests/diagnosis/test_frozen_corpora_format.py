@@ -105,6 +105,8 @@ SETS = (
     FrozenCorpus("corpus28", "edaa472dafb2769bf27d7e307e88384ffc80a4799cf163e802592a1cac2e82a7",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-f",), beside=F_CHAT),
+    FrozenCorpus("corpus29", "32cbad4d5c7880c37c8ce9ba26f8b96edb9ec1b8a79b8ae995a32bc60deedf70",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
