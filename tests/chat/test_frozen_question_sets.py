@@ -27,6 +27,8 @@ DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-0
 
 F_DIAGNOSIS = ("corpus25", "corpus26", "corpus27", "corpus28")
 """The diagnosis corpora of the measure of 2026-12-07-f, built beside learner21 and 22."""
+G_DIAGNOSIS = ("corpus29", "corpus30", "corpus31", "corpus32")
+"""The diagnosis corpora of the measure of 2026-12-07-g, built beside learner23 and 24."""
 ROWS = (
     # 16 of 20 lessons asked (none for data-norm, non-scalar, dynamic-graph or review); the 5
     # real Chinese posts no earlier set cites are all off-topic (README.md)
@@ -130,7 +132,7 @@ ROWS = (
     FrozenSet(folder="learner23", per_language=27, lessons_asked=20, judged_days=DAYS[:18],
               sha256="80bdda4b0a1989b8436be25849c50e1a6a918d3ca8073c27f5c060d666558b8d",
               at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 7},
-              least_threads=2150, reused_steps=5),
+              least_threads=2150, reused_steps=5, beside=G_DIAGNOSIS),
     # learner24: the measure of 2026-12-07-g, built blind beside another set
     # as set 22: none of the requests names a step named by sets 7, 8, 11 to 22 (all English);
     # sources only from pages and GitHub threads of owners n to z, built beside another set drawn
@@ -139,7 +141,7 @@ ROWS = (
     FrozenSet(folder="learner24", per_language=27, lessons_asked=20, judged_days=DAYS[:18],
               sha256="0eb8f98a3356cf5827e5e31d72244eddb0abc482a7a6b1191b476efde4d25254",
               at_least={"value": 4, "solution": 3, "off_topic": 8, "real zh": 7},
-              least_threads=2200, reused_steps=5),
+              least_threads=2200, reused_steps=5, beside=G_DIAGNOSIS),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
