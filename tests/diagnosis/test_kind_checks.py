@@ -11,7 +11,7 @@ import pytest
 from tutor.diagnosis.kind_checks import wanted_kind
 from tutor.diagnosis.reasoning import diagnose
 
-from .runs import first_for_error
+from .runs import diagnoses_for, first_for_error
 
 FLOAT_MASK = """import torch
 def pad_mask(lengths, width):
@@ -318,3 +318,19 @@ def test_an_index_made_float_by_a_division_is_found_where_it_is_divided(
     assert fix in first.fix.en
     assert any("line 6" in step.en and "`torch.float32`" in step.en for step in first.chain)
     assert any("第 6 行" in step.zh for step in first.chain)
+
+
+SLICED_KEYS = """import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(3, 2))
+saved = {k[8:]: v for k, v in Net().state_dict().items()}
+Net().load_state_dict(saved)
+"""
+
+
+def test_keys_that_differ_by_part_of_a_name_are_not_a_prefix(sandbox: Any) -> None:
+    # `backbone.0.weight` against `e.0.weight`: a slice cut the names, `backbon` is no prefix
+    found = [d.id for d in diagnoses_for(sandbox, SLICED_KEYS)]
+    assert "state-dict-prefix" not in found and "state-dict-prefix-missing" not in found

@@ -453,6 +453,8 @@ def _prefix(missing: list[str], unexpected: list[str]) -> tuple[str | None, str]
         if not first.endswith(other) or first == other:
             continue
         prefix = first[: len(first) - len(other)]
+        if not prefix.endswith("."):
+            continue  # a prefix ends where a module's name does (`module.`, `body.`)
         stripped = {k.removeprefix(prefix) for k in longer if k.startswith(prefix)}
         if (stripped >= set(shorter)) if how == "strip" else (set(shorter) >= stripped):
             return prefix, how
