@@ -173,3 +173,44 @@ def test_the_layers_cast_is_the_cause_where_the_data_is_cast_too(sandbox: Any) -
     assert (first.id, first.root_line, first.fix_verified) == ("amp-fp16-weights", 4, True)
     assert first.patch is not None
     assert "-net = nn.Linear(4, 2).half()\n+net = nn.Linear(4, 2)\n" in first.patch
+
+
+SKIPPED = HEAD + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+targets = [1.0, 500.0, 1.0, 1.0]
+for step, target in enumerate(targets):
+    opt.zero_grad()
+    loss = (net(torch.randn(8, 4)) - target).pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    norm = nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+    if norm > 100:
+        print("skipping a large step", step)
+        continue
+    scaler.step(opt)
+    scaler.update()
+"""
+
+
+def test_a_continue_that_skips_the_update_gets_an_update_before_it(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, SKIPPED)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("amp-update-skipped", 16, True)
+    assert first.patch is not None and "+        scaler.update()\n         continue" in first.patch
+    assert "`norm > 100`" in first.explanation.en
+
+
+NO_UPDATE = HEAD + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for step in range(3):
+    opt.zero_grad()
+    scaler.scale(net(torch.randn(8, 4)).pow(2).mean()).backward()
+    scaler.step(opt)
+"""
+
+
+def test_a_scaler_never_updated_gets_its_update_after_the_step(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, NO_UPDATE)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("amp-update-missing", 10, True)
+    assert first.patch is not None and "     scaler.step(opt)\n+    scaler.update()" in first.patch

@@ -229,6 +229,60 @@ def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:
             "每次更新只还原一次缩放，紧挨着 step"))], fill)]
 
 
+UPDATE_MISSED = ("unscale_() has already been called on this optimizer since the last update()",
+                 "step() has already been called since the last update()")
+
+
+def _calls_on(ctx: Ctx, owner: str, method: str) -> list[ast.Expr]:
+    """The statements ``owner.method(...)``."""
+    return [s for s in ctx.flow.statements if isinstance(s, ast.Expr) and isinstance(
+        s.value, ast.Call) and call_name(s.value) == method and isinstance(
+        s.value.func, ast.Attribute) and text(s.value.func.value) == owner]
+
+
+def check_update_skipped(ctx: Ctx) -> list[Candidate]:
+    """The scaler unscaled or stepped again with no ``update()`` since: the program never
+    calls ``update()``, or a ``continue`` that skips a bad step skips the ``update()`` too.
+    ``update()`` is where the scaler starts its next iteration; it is added where it was
+    missed."""
+    marker = next((m for m in UPDATE_MISSED if m in ctx.message), None)
+    found = None
+    for method in ("unscale_", "step"):
+        found = found or (_scaler_call(ctx, marker, method) if marker else None)
+    if found is None:
+        return []
+    fail, call, scaler = found
+    steps = _calls_on(ctx, scaler, "step")
+    updates = _calls_on(ctx, scaler, "update")
+    loop = next(iter(ctx.flow.loops_of(call)), None)
+    if loop is None or not steps:
+        return []
+    fill: dict[str, object] = {"fail_line": fail, "name": scaler}
+    if not updates:
+        step = steps[-1]
+        fill.update(line=step.lineno)
+        return [Candidate("amp-update-missing", step.lineno, 0.9, [("update-never", fill)], [
+            Fix((Edit("insert_after", step.lineno, f"{scaler}.update()"),), runs_clean, T(
+                f"call `{scaler}.update()` after the step on line {step.lineno}",
+                f"在第 {step.lineno} 行的 step 之后调用 `{scaler}.update()`"))], fill)]
+    update = updates[0]
+    skip = next((n for n in ast.walk(loop) if isinstance(n, ast.Continue)
+                 and fail <= n.lineno < update.lineno
+                 and next(iter(ctx.flow.loops_of(n)), None) is loop), None)
+    if skip is None:
+        return []
+    guard = next((a for a in ctx.flow.ancestors(skip) if isinstance(a, ast.If)), None)
+    fill.update(line=skip.lineno, step_line=update.lineno,
+                condition=text(guard.test) if guard is not None else "")
+    return [Candidate("amp-update-skipped", skip.lineno, 0.9, [("update-skipped", fill)], [
+        Fix((Edit("insert_before", skip.lineno, f"{scaler}.update()"),), runs_clean, T(
+            f"call `{scaler}.update()` before the `continue` on line {skip.lineno}, so a "
+            "skipped step still ends the scaler's iteration",
+            f"在第 {skip.lineno} 行的 `continue` 之前调用 `{scaler}.update()`，让跳过的这一步也"
+            "结束 scaler 的这一轮"))], fill)]
+
+
 EXCEPTION_CHECKS: tuple[Check, ...] = (check_fp16_weights, check_update_without_step,
-                                       check_optimizer_without_grads, check_unscaled_twice)
+                                       check_optimizer_without_grads, check_unscaled_twice,
+                                       check_update_skipped)
 SILENT_CHECKS: tuple[Check, ...] = ()
