@@ -288,6 +288,7 @@ FAMILIES: dict[str, set[str]] = {
     "layernorm-size-mismatch": {"layer-built-for-other-size"},
     "inplace-on-split-view": {"iterated-rows-modified"},
     "loss-passed-to-optimizer-step": {"value-given-as-closure"},
+    "plateau-step-without-metric": {"plateau-without-metric"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},
