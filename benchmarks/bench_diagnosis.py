@@ -289,6 +289,7 @@ FAMILIES: dict[str, set[str]] = {
     "inplace-on-split-view": {"iterated-rows-modified"},
     "loss-passed-to-optimizer-step": {"value-given-as-closure"},
     "plateau-step-without-metric": {"plateau-without-metric"},
+    "layernorm-on-channels-first": {"layernorm-channels-first"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},

@@ -70,9 +70,14 @@ print(Block()(torch.randn(2, 4, 12)).shape)
 def test_a_layernorm_whose_size_is_the_inputs_channels_is_a_layout_not_a_size(
         sandbox: Any) -> None:
     # (2, 8, 12): the 8 channels the layer was built for are there, in dimension 1;
-    # LayerNorm(12) would run and normalise over time
-    assert not [d for d in diagnoses_for(sandbox, LAYOUT)
-                if d.id == "layer-built-for-other-size"]
+    # LayerNorm(12) would run and normalise over time: the channels go last for it instead
+    found = diagnoses_for(sandbox, LAYOUT)
+    assert "layer-built-for-other-size" not in [d.id for d in found]
+    first = found[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("layernorm-channels-first", 11,
+                                                                True)
+    assert first.patch is not None and \
+        "self.norm(self.conv(x).movedim(1, -1)).movedim(-1, 1)" in first.patch
 
 
 ATTENTION = HEAD + """class Pool(nn.Module):

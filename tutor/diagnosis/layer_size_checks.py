@@ -26,6 +26,7 @@ from tutor.diagnosis.operand_checks import _int_arg, failed_op
 from tutor.diagnosis.shape_checks import _constructor, _said
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
+from tutor.sandbox.models import FailedOpEvidence
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,33 @@ def _assigned_size(ctx: Ctx, call: ast.Call, arg: ast.expr) -> ast.Assign | None
     return found[0]
 
 
+def _channels_first(ctx: Ctx, failed: FailedOpEvidence, shape: list[int], built: int
+                    ) -> list[Candidate]:
+    """A LayerNorm built for the channels of feature maps (N, C, H, W) or a sequence's
+    channels (N, C, L): it normalises the last dimension, so the channels go last for it and
+    come back after (``movedim``), the layout the rest of the model reads."""
+    if len(shape) < 3 or shape[1] != built or failed.module is None:
+        return []
+    line, stmt = ctx.failing_statement()
+    attr = failed.module.split(".")[-1]
+    call = next((n for n in ast.walk(stmt) if isinstance(n, ast.Call) and len(n.args) == 1
+                 and not n.keywords and text(n.func).split(".")[-1] == attr), None) \
+        if stmt is not None else None
+    if call is None:
+        return []
+    new = f"{text(call.func)}({text(call.args[0])}.movedim(1, -1)).movedim(-1, 1)"
+    edit = replace_node(ctx.code, call, new)
+    name = module_label(failed.module)
+    fill: dict[str, object] = {"line": line, "module": name, "numel": built,
+                               "shape": shape_text(shape), "expr": new}
+    fixes = [Fix((edit,), runs_clean, T(
+        f"on line {line} give `{name}` the channels last and put them back after: `{new}`",
+        f"第 {line} 行把通道维移到最后交给 `{name}`，之后再移回来：`{new}`"))] \
+        if edit is not None else []
+    return [Candidate("layernorm-channels-first", line, 0.85, [("norm-reads-last", fill)],
+                      fixes, fill, pinned=True)]
+
+
 def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
     failed = failed_op(ctx)
     if failed is None or not failed.inputs or failed.module is None:
@@ -142,7 +170,9 @@ def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
         return []
     others = shape[:layer.dim] + (shape[layer.dim + 1:] if layer.dim != -1 else [])
     if built in others and built != 1:
-        return []  # the size it was built for is there, in another dimension: a layout
+        # the size it was built for is there, in another dimension: a layout
+        return _channels_first(ctx, failed, shape, built) if "LayerNorm" in layer.kinds \
+            else []
     origin = Lineage(given).origin(layer.dim, got)
     call = _constructor(ctx, failed.module, kind)
     arg = _int_arg(call, layer.position, layer.keyword) if call is not None else None
