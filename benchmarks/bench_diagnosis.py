@@ -290,6 +290,7 @@ FAMILIES: dict[str, set[str]] = {
     "loss-passed-to-optimizer-step": {"value-given-as-closure"},
     "plateau-step-without-metric": {"plateau-without-metric"},
     "layernorm-on-channels-first": {"layernorm-channels-first"},
+    "padding-same-strided": {"same-padding-strided"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},
