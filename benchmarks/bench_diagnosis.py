@@ -241,7 +241,7 @@ FAMILIES: dict[str, set[str]] = {
     "logits-passed-as-probs": {"distribution-constraint"},
     "kl-div-input-not-log": {"kl-div-given-probabilities"},
     "sequential-given-list": {"modules-given-as-list"},
-    "scheduler-last-epoch-without-initial-lr": {"scheduler-resumed-fresh"},
+    "scheduler-last-epoch-without-initial-lr": {"scheduler-resumed-fresh", "scheduler-built-before-resume"},
     "custom-function-grad-shape": {"backward-grad-shape"},
     "fully-masked-softmax-nan": {"masked-row-nan"},
     "params-cast-to-bfloat16": {"updates-rounded-away"},

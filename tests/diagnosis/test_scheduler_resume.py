@@ -38,3 +38,37 @@ def test_another_key_error_is_not_this(sandbox: Any) -> None:
     code = PROGRAM.replace('param_groups[0]["lr"]', 'param_groups[0]["rate"]').replace(
         "last_epoch=self.start_epoch", "last_epoch=-1")
     assert first_for_error(sandbox, code).id != "scheduler-resumed-fresh"
+
+
+RESUMING = """import torch
+import torch.nn as nn
+
+
+def build(model, checkpoint=None, start_epoch=0):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5,
+                                            last_epoch=start_epoch - 1)
+    if checkpoint is not None:
+        opt.load_state_dict(checkpoint)
+    return opt, sched
+
+
+model = nn.Linear(2, 1)
+opt, sched = build(model)
+for epoch in range(3):
+    opt.step()
+    sched.step()
+opt, sched = build(model, opt.state_dict(), start_epoch=3)
+print(opt.param_groups[0]["lr"])
+"""
+
+
+def test_a_resume_builds_the_scheduler_after_the_state_is_loaded(sandbox: Any) -> None:
+    # the program loads the optimizer's state after the scheduler: dropping `last_epoch`
+    # would run and restart the schedule, so only the reorder is offered
+    first = first_for_error(sandbox, RESUMING)
+    assert (first.id, first.root_line, first.fix_verified) == (
+        "scheduler-built-before-resume", 7, True)
+    assert first.patch is not None and "last_epoch" not in first.fix.en
+    assert "+    if checkpoint is not None:\n+        opt.load_state_dict(checkpoint)\n" \
+        "     sched = torch.optim.lr_scheduler.StepLR(" in first.patch

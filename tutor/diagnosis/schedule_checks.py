@@ -141,6 +141,12 @@ def check_resumed_without_initial_lr(ctx: Ctx) -> list[Candidate]:
             f"`last_epoch={minus}`（第 {given.value.lineno} 行）")) if minus else None
         fixes = [counted] if counted is not None else []
         edit = _without_keyword(ctx.code, call, given)
+        loaded = _state_loaded_after(ctx, stmt, call)
+        if loaded is not None:
+            # the program resumes: the optimizer's saved state (with its `initial_lr`)
+            # is loaded after the scheduler is built; building it after the load is the
+            # fix, and dropping `last_epoch` would restart the schedule
+            fixes, edit = [_built_after(ctx, stmt, loaded)], None
         if edit is not None:
             fixes.append(Fix((edit,), runs_clean, T(
                 f"leave `last_epoch` out on line {given.lineno}: a fresh run starts the "
@@ -148,9 +154,47 @@ def check_resumed_without_initial_lr(ctx: Ctx) -> list[Candidate]:
                 "自己从头开始")))
         fill: dict[str, object] = {"line": given.lineno, "name": shown,
                                    "op": call_name(call) or text(call.func), "fail_line": line}
+        if loaded is not None:
+            fill.update(train_line=loaded.lineno, optimizer=text(call.args[0]))
+            return [Candidate("scheduler-built-before-resume", stmt.lineno, 0.9,
+                              [("state-loaded-after", fill)], fixes, fill)]
         return [Candidate("scheduler-resumed-fresh", given.lineno, 0.85,
                           [("last-epoch-given", fill)], fixes, fill)]
     return []
+
+
+def _state_loaded_after(ctx: Ctx, stmt: ast.stmt, call: ast.Call) -> ast.stmt | None:
+    """The statement after the scheduler's, in its block, that loads its optimizer's state
+    (``optimizer.load_state_dict(...)``, alone or inside an ``if``)."""
+    if not call.args:
+        return None
+    optimizer = text(call.args[0])
+    holder = ctx.flow.parents.get(stmt)
+    body = next((b for b in (getattr(holder, f, None) for f in ("body", "orelse"))
+                 if isinstance(b, list) and stmt in b), None)
+    if body is None:
+        return None
+    for later in body[body.index(stmt) + 1:]:
+        if any(isinstance(n, ast.Call) and call_name(n) == "load_state_dict" and isinstance(
+                n.func, ast.Attribute) and text(n.func.value) == optimizer
+               for n in ast.walk(later)):
+            return later
+    return None
+
+
+def _built_after(ctx: Ctx, stmt: ast.stmt, loaded: ast.stmt) -> Fix:
+    """The scheduler's statement moved to just after the one that loads the state."""
+    lines = ctx.code.splitlines()
+    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    end = loaded.end_lineno or loaded.lineno
+    moved = "\n".join(lines[first - 1:last])
+    edits = (*(Edit("delete", n) for n in range(first, last + 1)),
+             Edit("replace", end, f"{lines[end - 1]}\n{moved}"))
+    return Fix(edits, runs_clean, T(
+        f"build the scheduler (line {first}) after the optimizer's state is loaded (line "
+        f"{loaded.lineno}): the saved state holds the `initial_lr` it resumes from",
+        f"在加载优化器状态（第 {loaded.lineno} 行）之后再创建调度器（第 {first} 行）：保存的状态里"
+        "有它恢复时要读取的 `initial_lr`"))
 
 
 def _without_keyword(code: str, call: ast.Call, keyword: ast.keyword) -> Edit | None:
