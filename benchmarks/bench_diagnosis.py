@@ -101,7 +101,8 @@ FAMILIES: dict[str, set[str]] = {
     "batchnorm-no-eval": {"batchnorm-single-sample", "dropout-no-eval", "batchnorm-no-eval"},
     "requires-grad-after-use": {"requires-grad-after-use", "requires-grad-too-late"},
     "optimizer-wrong-params": {"optimizer-wrong-params", "optimizer-empty-params",
-                               "optimizer-params-tensor", "params-used-up"},
+                               "optimizer-empty-group", "optimizer-params-tensor",
+                               "params-used-up"},
     "lr-too-high": {"lr-too-high"},
     "scheduler-stepped-per-batch": {"lr-schedule-collapse", "scheduler-outpaces-optimizer"},
     "loss-total-keeps-graph": {"loss-total-keeps-graph"},
@@ -292,6 +293,7 @@ FAMILIES: dict[str, set[str]] = {
     "plateau-step-without-metric": {"plateau-without-metric"},
     "layernorm-on-channels-first": {"layernorm-channels-first"},
     "padding-same-strided": {"same-padding-strided"},
+    "optimizer-built-from-empty-group": {"optimizer-empty-group"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},
@@ -300,7 +302,7 @@ OWN_FAMILIES = ("gradcheck-mismatch", "retain-grad-no-requires-grad", "inference
                 "inference-tensor-requires-grad", "grad-assign-shape", "conv-kernel-too-big",
                 "pool-output-too-small", "input-eof", "softmax-implicit-dim",
                 "tensor-copy-construct", "requires-grad-to-scalar", "loss-not-falling",
-                "nan-first-seen")
+                "nan-first-seen", "rnn-hidden-size")
 """Catalog ids that are a family of their own (no other id names the same root cause)."""
 FAMILIES.update({cid: {cid} for cid in OWN_FAMILIES})
 FREQUENT_B_FAMILIES = ("deepcopy-non-leaf", "state-dict-used-as-model", "dataloader-not-iterator",

@@ -48,6 +48,7 @@ from tutor.diagnosis import (
     output_checks,
     override_checks,
     padding_checks,
+    param_list_checks,
     param_loop_checks,
     plateau_checks,
     precision_checks,
@@ -85,7 +86,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  index_value_checks, copy_checks, loss_shape_checks, flag_checks,
                  grad_read_checks, hook_checks, double_step_checks, construction_checks,
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
-                 closure_checks, plateau_checks, padding_checks)
+                 closure_checks, plateau_checks, padding_checks,
+                 param_list_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
