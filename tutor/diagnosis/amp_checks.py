@@ -95,8 +95,11 @@ def check_fp16_weights(ctx: Ctx) -> list[Candidate]:
         return []
     # a module's or parameter's cast (built or assigned once) before a cast of data in a
     # forward; the trial tells which one made the float16 gradients
-    sites.sort(key=lambda s: ctx.flow.function_at(s[0].lineno) is not None and
-               ctx.flow.function_at(s[0].lineno).name == "forward")  # type: ignore[union-attr]
+    def in_forward(site: tuple[ast.Call, str]) -> bool:
+        function = ctx.flow.function_at(site[0].lineno)
+        return function is not None and function.name == "forward"
+
+    sites.sort(key=in_forward)
     out = []
     for call, new in sites[:MAX_SITES]:
         line = call.lineno

@@ -46,8 +46,10 @@ def check_wrapper_attribute(ctx: Ctx) -> list[Candidate]:
     edit = replace_nodes(ctx.code, [(r, f"{text(r.value)}.module.{attr}") for r in reads
                                     if text(r.value) == owner])
     wrap = next(iter(_wraps(ctx)), None)
+    if wrap is None:
+        return []  # the words name the line that wraps it
     fill: dict[str, object] = {"line": line, "name": owner, "detail": attr, "module": wrapper,
-                               "before_line": wrap.lineno if wrap is not None else line}
+                               "before_line": wrap.lineno}
     fixes = [Fix((edit,), runs_clean, T(
         f"reach the wrapped model's `{attr}` through the wrapper on line {line}: "
         f"`{owner}.module.{attr}`",
