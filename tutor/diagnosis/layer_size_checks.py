@@ -88,7 +88,7 @@ def _names_holding(ctx: Ctx, call: ast.Call, size: int) -> list[str]:
         callee = owner.name if function.name == "__init__" and isinstance(
             owner, ast.ClassDef) else function.name
         calls = [c for c in ctx.flow.calls if text(c.func).split(".")[-1] == callee]
-        order = [a.arg for a in positional][1 if function.name == "__init__" else 0:]
+        order = [a.arg for a in positional][1 if isinstance(owner, ast.ClassDef) else 0:]
         for param in order + [a.arg for a in args.kwonlyargs]:
             passed = [next((k.value for k in c.keywords if k.arg == param), None) or (
                 c.args[order.index(param)] if param in order and order.index(param) < len(
