@@ -43,3 +43,14 @@ opt = torch.optim.SGD(Net().parameters(), lr=0.1)
 
 def test_a_model_without_registered_parameters_keeps_its_reading(sandbox: Any) -> None:
     assert "optimizer-empty-group" not in [d.id for d in diagnoses_for(sandbox, EMPTY_MODEL)]
+
+
+COPIED = EMPTY_MODEL.replace("opt = torch.optim.SGD(Net().parameters(), lr=0.1)",
+                             "params = list(Net().parameters())\n"
+                             "opt = torch.optim.SGD(params, lr=0.1)")
+
+
+def test_a_copy_of_all_the_models_parameters_is_no_pick(sandbox: Any) -> None:
+    # `params` holds every parameter the model has: none, so the model is what to read
+    found = [d.id for d in diagnoses_for(sandbox, COPIED)]
+    assert "optimizer-empty-group" not in found and found[0] == "optimizer-empty-params"

@@ -14,6 +14,17 @@ from tutor.diagnosis.flow import call_name, text
 MESSAGE = "optimizer got an empty parameter list"
 
 
+def _all_parameters(value: ast.expr) -> bool:
+    """``model.parameters()``, ``list(model.parameters())``, ``[*model.parameters()]``."""
+    if isinstance(value, ast.Call) and call_name(value) in ("list", "tuple") and \
+            len(value.args) == 1:
+        value = value.args[0]
+    if isinstance(value, ast.List) and len(value.elts) == 1 and isinstance(
+            value.elts[0], ast.Starred):
+        value = value.elts[0].value
+    return isinstance(value, ast.Call) and call_name(value) == "parameters" and not value.args
+
+
 def check_empty_pick(ctx: Ctx) -> list[Candidate]:
     if MESSAGE not in ctx.message:
         return []
@@ -22,11 +33,12 @@ def check_empty_pick(ctx: Ctx) -> list[Candidate]:
     if not built or not built[0][2].args:
         return []
     given = built[0][2].args[0]
-    if isinstance(given, ast.Call) and call_name(given) == "parameters" and not given.args:
-        return []  # the model's own parameters: the catalog's reading holds
     name = text(given)
-    ctx.refuted.add("optimizer-empty-params")  # its reading (no registered layers) is not shown
     made = [s for s in ctx.flow.assignments.get(name, []) if s.lineno < line]
+    value = ctx.flow.value_of(made[-1]) if made and isinstance(given, ast.Name) else given
+    if value is None or _all_parameters(value):
+        return []  # all of a model's parameters: the catalog's reading holds
+    ctx.refuted.add("optimizer-empty-params")  # its reading (no registered layers) is not shown
     fill: dict[str, object] = {"line": line, "name": name,
                                "before_line": made[-1].lineno if made else line}
     return [Candidate("optimizer-empty-group", line, 0.85, [("empty-pick", fill)], [], fill,
