@@ -214,3 +214,24 @@ def test_a_scaler_never_updated_gets_its_update_after_the_step(sandbox: Any) -> 
     first = diagnoses_for(sandbox, NO_UPDATE)[0]
     assert (first.id, first.root_line, first.fix_verified) == ("amp-update-missing", 10, True)
     assert first.patch is not None and "     scaler.step(opt)\n+    scaler.update()" in first.patch
+
+
+REBUILT = HEAD + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for step in range(3):
+    opt.zero_grad()
+    value = (net(torch.randn(8, 4)) - 1).pow(2).mean()
+    loss = torch.tensor(value.item(), requires_grad=True)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+"""
+
+
+def test_a_loss_that_reaches_no_parameter_is_not_read_as_an_idle_optimizer(
+        sandbox: Any) -> None:
+    # guarding the step would run and skip every step: the trial must see a step move
+    # parameters before the claim "idle on this pass" is made (a judged wrong of 2026-12-07-g)
+    found = [d.id for d in diagnoses_for(sandbox, REBUILT)]
+    assert "amp-optimizer-without-grads" not in found

@@ -40,19 +40,6 @@ def test_a_layernorm_sized_by_the_wrong_argument_gets_the_inputs_name(sandbox: A
     assert any("`embed`" in step.en for step in first.chain)
 
 
-BATCHNORM = HEAD + """net = nn.Sequential(nn.Linear(10, 16), nn.BatchNorm1d(32), nn.ReLU(),
-                    nn.Linear(16, 1))
-print(net(torch.randn(8, 10)).shape)
-"""
-
-
-def test_a_batchnorm_built_for_another_width_gets_its_inputs_width(sandbox: Any) -> None:
-    first = diagnoses_for(sandbox, BATCHNORM)[0]
-    assert (first.id, first.root_line, first.fix_verified) == (
-        "layer-built-for-other-size", 4, True)
-    assert first.patch is not None and "nn.BatchNorm1d(16)" in first.patch
-
-
 LAYOUT = HEAD + """class Block(nn.Module):
     def __init__(self, channels=8):
         super().__init__()

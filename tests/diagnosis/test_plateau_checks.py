@@ -45,3 +45,24 @@ def test_with_no_metric_in_sight_the_diagnosis_says_what_to_pass_without_a_patch
     first = diagnoses_for(sandbox, NOTHING)[0]
     assert (first.id, first.root_line, first.patch) == ("plateau-without-metric", 5, None)
     assert "`sched.step(val_loss)`" in first.fix.en
+
+
+PER_BATCH = """import torch
+net = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+for epoch in range(2):
+    for batch in range(4):
+        loss = net(torch.randn(4, 3)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+"""
+
+
+def test_a_training_loss_is_not_offered_as_the_metric(sandbox: Any) -> None:
+    # `sched.step(loss)` would run, stepping the plateau count per batch on the training
+    # loss (a judged wrong of 2026-12-07-g): the diagnosis says what to pass, no patch
+    first = diagnoses_for(sandbox, PER_BATCH)[0]
+    assert (first.id, first.patch) == ("plateau-without-metric", None)

@@ -24,7 +24,8 @@ from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, indent_of, replace_nodes
 from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import runs_clean
-from tutor.i18n import T
+from tutor.i18n import T, Text
+from tutor.sandbox.models import RunResult
 
 HALF = frozenset({"torch.float16", "torch.half"})
 CLIPS = frozenset({"clip_grad_norm_", "clip_grad_value_"})
@@ -168,6 +169,15 @@ def check_update_without_step(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def still_steps(original: RunResult, fixed: RunResult) -> Text | None:
+    """The fixed program runs to its end and some step of it moved parameters."""
+    done = runs_clean(original, fixed)
+    steps = fixed.evidence.steps if fixed.evidence is not None else []
+    if done is None or not any(s.moved for s in steps):
+        return None
+    return done
+
+
 def check_optimizer_without_grads(ctx: Ctx) -> list[Candidate]:
     """``scaler.step(opt)`` where none of ``opt``'s parameters got a gradient this pass."""
     found = _scaler_call(ctx, "No inf checks were recorded for this optimizer", "step")
@@ -183,11 +193,15 @@ def check_optimizer_without_grads(ctx: Ctx) -> list[Candidate]:
              f'for p in group["params"]):')
     edit = Edit("replace", fail, f"{pad}{guard}\n{pad}    {ctx.flow.line(fail).strip()}")
     fill: dict[str, object] = {"line": fail, "optimizer": opt}
+    # the claim (its parameters get gradients on some passes, not on this one) holds only
+    # where the guarded program runs and still steps: a loss that reaches no parameter at
+    # all (rebuilt as a new tensor) would run with every step skipped
     return [Candidate("amp-optimizer-without-grads", fail, 0.85, [("no-grads-to-step", fill)], [
-        Fix((edit,), runs_clean, T(
+        Fix((edit,), still_steps, T(
             f"on line {fail} step `{opt}` through the scaler only when some of its parameters "
             "got a gradient in this pass",
-            f"第 {fail} 行只在 `{opt}` 的参数在这一轮得到梯度时才通过 scaler 执行 step"))], fill)]
+            f"第 {fail} 行只在 `{opt}` 的参数在这一轮得到梯度时才通过 scaler 执行 step"))], fill,
+        only_if_tried=True)]
 
 
 def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:

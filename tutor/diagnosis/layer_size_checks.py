@@ -4,12 +4,13 @@ an earlier layer of the program (its lineage says which) and the built size is n
 in the input (then the input's dimensions are in another order, a layout question).
 
 The layers and the dimension each reads (torch checks it in the layer and names both sizes):
-``LayerNorm`` the last, ``BatchNorm1d/2d/3d`` the channels (dimension 1),
-``MultiheadAttention`` the embedding (the last), a recurrent layer its hidden state's last
-(its input's size is :func:`tutor.diagnosis.shape_checks._rnn_size`'s). The change tried
-writes the program's own name for the size the input has where there is one (a parameter
-every call passes it to, a default, a constant of the module), else the number; where the
-layer's size is a name computed earlier, the chain shows that computation.
+``LayerNorm`` the last, ``MultiheadAttention`` the embedding (the last), a recurrent layer
+its hidden state's last (its input's size is
+:func:`tutor.diagnosis.shape_checks._rnn_size`'s; a BatchNorm's width is the catalog's
+``batchnorm-width``). The change tried writes the program's own name for the size the
+input has where there is one (a parameter every call passes it to, a default, a constant of
+the module), else the number; where the layer's size is a name computed earlier, the chain
+shows that computation.
 """
 
 from __future__ import annotations
@@ -51,9 +52,6 @@ LAYERS = (
     Sized(frozenset({"LayerNorm"}), re.compile(
         r"Given normalized_shape=\[(?P<built>\d+)\], expected input with shape \[\*, \d+\], "
         r"but got input of size\s*\[[\d, ]*?(?P<got>\d+)\]"), -1, "normalized_shape"),
-    Sized(frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"}),
-          re.compile(r"running_mean should contain (?P<got>\d+) elements not (?P<built>\d+)"),
-          1, "num_features"),
     Sized(frozenset({"MultiheadAttention"}), re.compile(
         r"was expecting embedding dimension of (?P<built>\d+), but got (?P<got>\d+)"), -1,
         "embed_dim"),

@@ -1,7 +1,8 @@
 """``ReduceLROnPlateau.step()`` called without the value it watches: unlike the other
 schedulers, which count epochs, it lowers the rate when a metric stops improving, so its step
 takes that metric (the validation loss, usually). The candidates are the program's names for a
-loss or a metric visible where the step is called (a validation loss first); each is tried."""
+held-out loss or metric visible where the step is called; each is tried. A training loss is
+not offered: stepped with the batches it would count ``patience`` in batches."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ MAX_TRIED = 3
 
 def _metric_names(ctx: Ctx, stmt: ast.stmt) -> list[str]:
     """Names assigned before the step in its function (or the module), and the instance's
-    attributes its class assigns, that name a loss or a metric: a held-out one first, then
-    the function's own, the latest first."""
+    attributes its class assigns, that name a held-out loss or metric: the function's own
+    first, the latest first."""
     scope = ctx.flow.scope_of(stmt)
     seen: dict[str, int] = {}
     for node in ast.walk(scope):
@@ -46,7 +47,10 @@ def _metric_names(ctx: Ctx, stmt: ast.stmt) -> list[str]:
                     if name.startswith("self.") and name.count(".") == 1 and \
                             METRIC.search(name[5:]):
                         seen.setdefault(name, 0)
-    return sorted(seen, key=lambda n: (not HELD_OUT.search(n), "." in n, -seen[n]))
+    # a training loss, stepped where the batches are, would count `patience` in batches:
+    # only a held-out value is what the scheduler is meant to watch
+    held_out = [n for n in seen if HELD_OUT.search(n)]
+    return sorted(held_out, key=lambda n: ("." in n, -seen[n]))
 
 
 def check_plateau_without_metric(ctx: Ctx) -> list[Candidate]:
