@@ -37,6 +37,14 @@ def tutor() -> Tutor:
         # set in YAML, was answered with the detach() card
         ("微调det_v4时，在config文件里，添加配置stop_gradient:true，冻结层，有用吗",
          "另一个框架"),
+        # Paddle's API and its error class prefix, named nowhere (learner24 zh-455f8595, after
+        # its scoring): answered as PyTorch's backward-twice error
+        ("梯度回传报错\n\nstart_logit.backward(retain_graph=False)\nmodel.clear_gradients()\n\n"
+         "RuntimeError: (AlreadyExists) Accumulators are not empty before preparing it for "
+         "backward network execution.", "另一个框架"),
+        ("My second backward fails:\nloss.backward()\nmodel.clear_gradients()\n"
+         "ValueError: (InvalidArgument) The Tensor of Grad is not initialized.",
+         "another framework"),
     ],
 )
 def test_setup_questions_with_pytorch_words_are_declined_saying_why(
