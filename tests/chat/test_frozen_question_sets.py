@@ -22,7 +22,7 @@ from frozen_questions import FrozenSet
 DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-06-b",
         "2026-12-06-c", "2026-12-06-chatfacts", "2026-12-06-d", "2026-12-06-e", "2026-12-06-f",
         "2026-12-06-g", "2026-12-06-h", "2026-12-07", "2026-12-07-b", "2026-12-07-c",
-        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f")
+        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f", "2026-12-07-g")
 """The judged records in the order they were made; each set names those before it was built."""
 
 F_DIAGNOSIS = ("corpus25", "corpus26", "corpus27", "corpus28")

@@ -111,13 +111,17 @@ SETS = (
     # from its own topic area (autograd mechanics, the training loop, models and modules,
     # applied setups)
     FrozenCorpus("corpus29", "32cbad4d5c7880c37c8ce9ba26f8b96edb9ec1b8a79b8ae995a32bc60deedf70",
-                 chinese=4, families=20, beside=G_CHAT),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-g",), beside=G_CHAT),
     FrozenCorpus("corpus30", "9bbf9a192e20ce4e503109ebf76af5f4a5ed79662bec2eb9014669977bfb0a63",
-                 chinese=4, families=20, beside=G_CHAT),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-g",), beside=G_CHAT),
     FrozenCorpus("corpus31", "350f739264ac067cf88d5bb855730507de68e210f45fc9ffbde8afdca7fb50b1",
-                 chinese=4, families=20, beside=G_CHAT),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-g",), beside=G_CHAT),
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
-                 chinese=4, families=20, beside=G_CHAT),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-g",), beside=G_CHAT),
 )
 IDS = [s.name for s in SETS]
 
