@@ -56,3 +56,26 @@ COMPUTED = HEAD + """for row in w * 2:
 
 def test_a_loop_over_a_computed_expression_is_not_rewritten(sandbox: Any) -> None:
     assert not [d for d in diagnoses_for(sandbox, COMPUTED) if d.id == "iterated-rows-modified"]
+
+
+THROUGH_A_CALL = HEAD + """def scale_(row, k):
+    row.mul_(k)
+
+
+scores = w * 2
+for r in scores:
+    scale_(r, 0.5)
+scores.sum().backward()
+print(w.grad)
+"""
+
+
+def test_a_row_changed_by_a_function_it_is_passed_to_is_indexed_where_iterated(
+        sandbox: Any) -> None:
+    # making `row.mul_(k)` out of place would run and scale nothing: the function's change is
+    # for its caller's tensor (a judged wrong of 2026-12-07-g, through make_grid's norm_ip)
+    first = diagnoses_for(sandbox, THROUGH_A_CALL)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("iterated-rows-modified", 9, True)
+    assert first.patch is not None and \
+        "+for r in (scores[i] for i in range(len(scores))):" in first.patch
+    assert "row = row.mul(k)" not in (first.patch or "") + first.fix.en

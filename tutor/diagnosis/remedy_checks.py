@@ -15,6 +15,7 @@ from tutor.diagnosis.fixes import Edit, Fix, postfix, replace_in_line, replace_n
 from tutor.diagnosis.flow import call_name, target_names, text
 from tutor.diagnosis.graph_checks import INPLACE_REWRITES
 from tutor.diagnosis.verify import runs_clean
+from tutor.diagnosis.view_checks import effect_dropped
 from tutor.i18n import T
 
 PASS_KEYWORD = re.compile(r"[Pp]ass `(?P<kw>\w+)=(?P<value>\w+)` to (?P<funcs>[\w ,/]+?)"
@@ -52,9 +53,11 @@ def check_out_of_place(ctx: Ctx) -> list[Candidate]:
     """"You should replace the inplace operation by an out-of-place one" (a view of a function
     that returns several, ``torch.split``/``chunk``/``unbind``, changed in place): the failing
     line made out of place, and with it the same change of the other views unpacked beside the
-    one that failed (``a, b = torch.split(...)``, then ``a += ...; b += ...``)."""
+    one that failed (``a, b = torch.split(...)``, then ``a += ...; b += ...``). Not where the
+    change was the point: a row of an iterated tensor, a function's argument it changes for
+    its caller (out of place, the error goes and the change with it)."""
     line, stmt = ctx.failing_statement()
-    if OUT_OF_PLACE not in ctx.message or stmt is None:
+    if OUT_OF_PLACE not in ctx.message or stmt is None or effect_dropped(ctx, stmt):
         return []
     lines = [line, *_sibling_writes(ctx, stmt)]
     edits = []

@@ -32,7 +32,7 @@ def _base(node: ast.expr) -> str | None:
             return None
 
 
-def _modified(stmt: ast.stmt) -> set[str]:
+def modified_names(stmt: ast.stmt) -> set[str]:
     """The names the statement modifies in place: ``v -= ...``, ``v[...] = ...``,
     ``v.sub_(...)``."""
     names: set[str] = set()
@@ -46,6 +46,25 @@ def _modified(stmt: ast.stmt) -> set[str]:
             names.add(_base(node.func.value) or "")
     names.discard("")
     return names
+
+
+def effect_dropped(ctx: Ctx, stmt: ast.stmt) -> bool:
+    """Whether making ``stmt``'s in-place change out of place would drop what it was for:
+    the tensor changed is a row the loop iterates (the change was meant for the whole), or a
+    parameter of the function that holds it, which the function does not return (the
+    change was meant for the caller's tensor)."""
+    names = modified_names(stmt)
+    if any(isinstance(a, ast.For) and _element_of(a.target, a.iter, n) is not None
+           for a in ctx.flow.ancestors(stmt) for n in names):
+        return True
+    function = ctx.flow.function_at(stmt.lineno)
+    if function is None:
+        return False
+    params = {a.arg for a in function.args.posonlyargs + function.args.args +
+              function.args.kwonlyargs}
+    returned = {n.id for r in ast.walk(function) if isinstance(r, ast.Return)
+                and r.value is not None for n in ast.walk(r.value) if isinstance(n, ast.Name)}
+    return bool(names & params - returned)
 
 
 def _iterated(loop: ast.For, name: str) -> ast.expr | None:
@@ -74,25 +93,47 @@ def _element_of(target: ast.expr, source: ast.expr | None, name: str) -> ast.exp
     return None
 
 
+def _row_loops(ctx: Ctx, stmt: ast.stmt, name: str) -> list[tuple[ast.For, str]]:
+    """The loops whose rows reach ``name`` in ``stmt``: around it, or, where ``name`` is a
+    parameter of the function that holds it, around a call of that function that passes a
+    loop's row there (``for t in tensor: norm_(t)``). Each with the loop's own name for it."""
+    found = [(a, name) for a in ctx.flow.ancestors(stmt) if isinstance(a, ast.For)
+             and _iterated(a, name) is not None]
+    function = ctx.flow.function_at(stmt.lineno)
+    if found or function is None:
+        return found
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if name not in params:
+        return []
+    position = params.index(name)
+    for call in ctx.flow.calls_of(function):
+        arg = next((k.value for k in call.keywords if k.arg == name), None) or (
+            call.args[position] if position < len(call.args) else None)
+        if isinstance(arg, ast.Name):
+            found += [(a, arg.id) for a in ctx.flow.ancestors(call) if isinstance(a, ast.For)
+                      and _iterated(a, arg.id) is not None]
+    return found[:1]
+
+
 def check_iterated_rows_modified(ctx: Ctx) -> list[Candidate]:
     if MULTIPLE_VIEWS not in ctx.message:
         return []
     fail, stmt = ctx.failing_statement()
     if stmt is None:
         return []
-    for name in sorted(_modified(stmt)):
-        loop = next((a for a in ctx.flow.ancestors(stmt) if isinstance(a, ast.For)
-                     and _iterated(a, name) is not None), None)
-        if loop is None:
+    for name in sorted(modified_names(stmt)):
+        loops = _row_loops(ctx, stmt, name)
+        if not loops:
             continue
-        rows = _iterated(loop, name)
+        loop, row = loops[0]
+        rows = _iterated(loop, row)
         assert rows is not None
         taken = ctx.flow.names_in(ctx.flow.scope_of(loop))
         index = next(n for n in ("i", "j", "k", "row_index") if n not in taken)
         source = text(rows)
         new = f"({source}[{index}] for {index} in range(len({source})))"
         edit = replace_node(ctx.code, rows, new)
-        fill: dict[str, object] = {"line": loop.lineno, "fail_line": fail, "name": name,
+        fill: dict[str, object] = {"line": loop.lineno, "fail_line": fail, "name": row,
                                    "expr": source, "new": new}
         fixes = [Fix((edit,), runs_clean, T(
             f"on line {loop.lineno} index the rows of `{source}` one at a time instead of "
