@@ -294,6 +294,7 @@ FAMILIES: dict[str, set[str]] = {
     "layernorm-on-channels-first": {"layernorm-channels-first"},
     "padding-same-strided": {"same-padding-strided"},
     "optimizer-built-from-empty-group": {"optimizer-empty-group"},
+    "adam-eps-underflows-in-fp16": {"adam-eps-float16"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},
