@@ -79,3 +79,21 @@ def test_a_row_changed_by_a_function_it_is_passed_to_is_indexed_where_iterated(
     assert first.patch is not None and \
         "+for r in (scores[i] for i in range(len(scores))):" in first.patch
     assert "row = row.mul(k)" not in (first.patch or "") + first.fix.en
+
+
+INDEXED = HEAD + """def denorm(image, means=(0.5, 0.25, 0.0)):
+    out = image.clone()
+    for channel, mean in zip(out[0], means):
+        channel.add_(mean)
+    return out
+
+
+print(denorm(w.view(1, 3, 4)).sum())
+"""
+
+
+def test_rows_of_an_indexed_tensor_are_indexed_too(sandbox: Any) -> None:
+    first = diagnoses_for(sandbox, INDEXED)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("iterated-rows-modified", 6, True)
+    assert first.patch is not None and "zip((out[0][i] for i in range(len(out[0]))), means)" \
+        in first.patch

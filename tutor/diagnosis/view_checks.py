@@ -71,9 +71,23 @@ def _iterated(loop: ast.For, name: str) -> ast.expr | None:
     """The tensor expression whose rows the loop binds to ``name``: ``for name in t``,
     ``for name, m in zip(t, ms)``, ``for i, (name, m) in enumerate(zip(t, ms))``."""
     found = _element_of(loop.target, loop.iter, name)
-    if not isinstance(found, (ast.Name, ast.Attribute)):
+    if found is None or not _plain(found):
         return None  # a call or an expression: indexing it would compute it again
     return found
+
+
+def _plain(node: ast.expr) -> bool:
+    """A name, an attribute or an index by constants and names (``x``, ``self.w``,
+    ``batch[0]``): read again, it is the same tensor."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _plain(node.value)
+    if isinstance(node, ast.Subscript):
+        return _plain(node.value) and all(isinstance(n, (ast.Constant, ast.Name, ast.Tuple,
+                                                         ast.Slice, ast.UnaryOp, ast.USub))
+                                          for n in ast.walk(node.slice))
+    return False
 
 
 def _element_of(target: ast.expr, source: ast.expr | None, name: str) -> ast.expr | None:
