@@ -141,6 +141,21 @@ def _scaler_call(ctx: Ctx, marker: str, method: str) -> tuple[int, ast.Call, str
     return None
 
 
+def _method_calls(ctx: Ctx, method: str) -> list[tuple[ast.Expr, str, ast.Call]]:
+    """Each statement ``owner.method(...)``: the statement, the owner's source, the call."""
+    out = []
+    for stmt in ctx.flow.statements:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and call_name(
+                stmt.value) == method and isinstance(stmt.value.func, ast.Attribute):
+            out.append((stmt, text(stmt.value.func.value), stmt.value))
+    return out
+
+
+def _calls_on(ctx: Ctx, owner: str, method: str) -> list[ast.Expr]:
+    """The statements ``owner.method(...)``."""
+    return [stmt for stmt, on, _ in _method_calls(ctx, method) if on == owner]
+
+
 def check_update_without_step(ctx: Ctx) -> list[Candidate]:
     """``scaler.update()`` after an ``opt.step()`` the scaler did not make."""
     found = _scaler_call(ctx, "No inf checks were recorded prior to update", "update")
@@ -148,13 +163,10 @@ def check_update_without_step(ctx: Ctx) -> list[Candidate]:
         return []
     fail, update, scaler = found
     scope = ctx.flow.scope_of(update)
-    plain = [(s, owner) for s in ctx.flow.statements if isinstance(s, ast.Expr) and
-             isinstance(s.value, ast.Call) and call_name(s.value) == "step" and
-             not s.value.args and (owner := _receiver(s.value)) is not None and
-             text(owner) != scaler and ctx.flow.scope_of(s) is scope and s.lineno < fail]
+    plain = [(stmt, on) for stmt, on, call in _method_calls(ctx, "step") if not call.args
+             and on != scaler and ctx.flow.scope_of(stmt) is scope and stmt.lineno < fail]
     out = []
-    for stmt, owner in plain[-1:]:
-        opt = text(owner)
+    for stmt, opt in plain[-1:]:
         new = f"{scaler}.step({opt})"
         line = stmt.lineno
         edit = Edit("replace", line, indent_of(ctx.flow.line(line)) + new)
@@ -212,11 +224,9 @@ def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:
         return []
     fail, unscale, scaler = found
     here = ctx.flow.statement_at(fail)
-    step = next((s for s in ctx.flow.statements if isinstance(s, ast.Expr)
-                 and isinstance(s.value, ast.Call) and call_name(s.value) == "step"
-                 and text(_receiver(s.value) or s.value) == scaler
-                 and ctx.flow.scope_of(s) is ctx.flow.scope_of(unscale)
-                 and s.lineno > fail), None)
+    step = next((s for s in _calls_on(ctx, scaler, "step")
+                 if ctx.flow.scope_of(s) is ctx.flow.scope_of(unscale) and s.lineno > fail),
+                None)
     if here is None or step is None:
         return []
     block = next((a for a in ctx.flow.ancestors(step) if isinstance(a, ast.If)), None)
@@ -248,13 +258,6 @@ def check_unscaled_twice(ctx: Ctx) -> list[Candidate]:
 
 UPDATE_MISSED = ("unscale_() has already been called on this optimizer since the last update()",
                  "step() has already been called since the last update()")
-
-
-def _calls_on(ctx: Ctx, owner: str, method: str) -> list[ast.Expr]:
-    """The statements ``owner.method(...)``."""
-    return [s for s in ctx.flow.statements if isinstance(s, ast.Expr) and isinstance(
-        s.value, ast.Call) and call_name(s.value) == method and isinstance(
-        s.value.func, ast.Attribute) and text(s.value.func.value) == owner]
 
 
 def check_update_skipped(ctx: Ctx) -> list[Candidate]:

@@ -270,7 +270,7 @@ class Flow:
                 number = self.number_of(given, call.lineno, depth - 1)
                 if number is not None:
                     return number
-            return self.number_of(_default(function, found[1]), line, depth - 1)
+            return self.number_of(default_value(function, found[1]), line, depth - 1)
         stmt = self.assigned_before(name, line)
         return self.number_of(self.value_of(stmt), stmt.lineno, depth - 1) if (
             stmt is not None) else None
@@ -449,7 +449,7 @@ class Flow:
         return None
 
 
-def _default(function: Function, arg: ast.arg) -> ast.expr | None:
+def default_value(function: Function, arg: ast.arg) -> ast.expr | None:
     """The default value of a function's parameter, None when it has none."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]

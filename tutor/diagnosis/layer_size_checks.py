@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix, replace_node
-from tutor.diagnosis.flow import module_label, text
+from tutor.diagnosis.flow import default_value, module_label, text
 from tutor.diagnosis.lineage import Lineage, shape_text
 from tutor.diagnosis.operand_checks import _int_arg, failed_op
 from tutor.diagnosis.shape_checks import _constructor, _said
@@ -76,24 +76,16 @@ def _names_holding(ctx: Ctx, call: ast.Call, size: int) -> list[str]:
     names: list[str] = []
     function = ctx.flow.function_at(call.lineno)
     if function is not None:
+        graph = ctx.flow.call_graph
+        calls = ctx.flow.calls_of(function)
         args = function.args
-        positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]],
-                            args.defaults, strict=True))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults,
-                                                  strict=True) if d is not None})
-        owner = ctx.flow.parents.get(function)
-        callee = owner.name if function.name == "__init__" and isinstance(
-            owner, ast.ClassDef) else function.name
-        calls = [c for c in ctx.flow.calls if text(c.func).split(".")[-1] == callee]
-        order = [a.arg for a in positional][1 if isinstance(owner, ast.ClassDef) else 0:]
-        for param in order + [a.arg for a in args.kwonlyargs]:
-            passed = [next((k.value for k in c.keywords if k.arg == param), None) or (
-                c.args[order.index(param)] if param in order and order.index(param) < len(
-                    c.args) else None) for c in calls]
-            if (calls and all(_given(v, size) for v in passed)) or (
-                    not calls and _given(defaults.get(param), size)):
-                names.append(param)
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            if graph.parameter(function, arg.arg) is None:
+                continue  # `self`
+            passed = [given for _, given in ctx.flow.arguments_for(function, arg.arg)]
+            if (calls and len(passed) == len(calls) and all(_given(v, size) for v in passed)) \
+                    or (not calls and _given(default_value(function, arg), size)):
+                names.append(arg.arg)
     for stmt in ctx.flow.tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                 stmt.targets[0], ast.Name) and _given(stmt.value, size):

@@ -116,13 +116,7 @@ def _row_loops(ctx: Ctx, stmt: ast.stmt, name: str) -> list[tuple[ast.For, str]]
     function = ctx.flow.function_at(stmt.lineno)
     if found or function is None:
         return found
-    params = [a.arg for a in function.args.posonlyargs + function.args.args]
-    if name not in params:
-        return []
-    position = params.index(name)
-    for call in ctx.flow.calls_of(function):
-        arg = next((k.value for k in call.keywords if k.arg == name), None) or (
-            call.args[position] if position < len(call.args) else None)
+    for call, arg in ctx.flow.arguments_for(function, name):
         if isinstance(arg, ast.Name):
             found += [(a, arg.id) for a in ctx.flow.ancestors(call) if isinstance(a, ast.For)
                       and _iterated(a, arg.id) is not None]
