@@ -420,3 +420,32 @@ def test_an_operand_expression_is_quoted_as_written() -> None:
     assert got is not None and got.id == "broadcast-mismatch"
     assert violations(got, code) == [], violations(got, code)
     assert "`(1 - mask) * dist`" in got.fix.en and "`(1 - mask) * dist`" in got.fix.zh
+
+
+# The hidden state of a sequence-first LSTM fed (batch, time, features): `h_n[-1]` is
+# (time, hidden), the right index of the wrong layout. The run gives each output of the
+# LSTM its own record, so the index is seen taken from (1, time, hidden), not from the
+# output's (batch, time, hidden), and is not said to drop the batch (corpus31's
+# imdb-lstm-hidden-from-dim1 was blamed on its `h_n[-1]`).
+HIDDEN_OF_SEQ_FIRST = """import torch
+import torch.nn as nn
+
+encoder = nn.GRU(input_size=6, hidden_size=5)
+head = nn.Linear(5, 3)
+tokens = torch.randn(8, 12, 6)
+labels = torch.randint(0, 3, (8,))
+outputs, h_n = encoder(tokens)
+scores = head(h_n[-1])
+print(nn.functional.cross_entropy(scores, labels))
+"""
+
+
+def test_each_output_of_a_recurrent_layer_has_its_own_shape_in_the_record(
+        sandbox: Any) -> None:
+    from .runs import diagnoses_for
+
+    found = diagnoses_for(sandbox, HIDDEN_OF_SEQ_FIRST)
+    assert found and "index-drops-batch" not in {d.id for d in found}, [
+        (d.id, d.root_line) for d in found]
+    result = sandbox.run(HIDDEN_OF_SEQ_FIRST)
+    assert result.error is not None and result.error.line == 10

@@ -727,3 +727,39 @@ def test_predictions_on_inputs_prepared_unlike_the_training_data_are_flagged(
     assert "第 21 行" in found[0].title.zh
     not_diagnosed(sandbox, "inputs-unlike-training", PREPARED.format(
         prepared="(test_raw - mean) / std"))
+
+
+# A function that takes a log is called on constants after the training (a check that the
+# prior's divergence is 0): it prints inf there, but nothing of it is differentiated and no
+# loss or gradient of the training went nan, so no guard against a nan training is offered.
+# (corpus32's vae-kl-logvar-squared-as-variance had a clamp "fix" judged wrong.)
+AFTER_TRAINING = DATA + """w = torch.randn(4, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+
+
+def spread_penalty(scale):
+    var = scale ** 2
+    return (var - torch.log(var)).mean()
+
+
+for _ in range(5):
+    opt.zero_grad()
+    loss = (x @ w - y.float()).pow(2).mean() + 0.01 * spread_penalty(w + 2)
+    loss.backward()
+    opt.step()
+print("penalty at zero:", spread_penalty(torch.zeros(3)).item())
+"""
+
+
+def test_an_inf_computed_after_the_training_is_no_cause_of_a_nan_training(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    result = sandbox.run(AFTER_TRAINING)
+    assert result.ok and "penalty at zero: inf" in result.stdout
+    found = {d.id for d in diagnose(AFTER_TRAINING, result, sandbox)}
+    assert not found & {"nan-from-op", "nan-first-seen", "nan-outside-domain"}, found
+    # the same function where the training itself reaches the zero is still found
+    inside = AFTER_TRAINING.replace("spread_penalty(w + 2)", "spread_penalty(w * 0)")
+    inside_found = {d.id for d in diagnose(inside, sandbox.run(inside), sandbox)}
+    assert inside_found & {"nan-from-op", "nan-first-seen"}, inside_found

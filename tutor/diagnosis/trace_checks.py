@@ -81,6 +81,20 @@ def _operand(call: ast.Call) -> ast.expr | None:
 
 
 # -- nan / inf ------------------------------------------------------------------------------
+def _reaches(ev: Evidence, bad: NonFiniteEvidence) -> bool:
+    """The run showed ``bad`` reach the training: a backward() got a non-finite loss, or a
+    gradient went nan/inf. An inf computed where nothing is differentiated (a function
+    called on constants after the training) is no cause of a training's nan."""
+    if bad.phase == "backward":
+        return True
+    # what came after it, where the record reaches that far (else all the record holds)
+    after = bad.backwards if bad.backwards < len(ev.backwards) else 0
+    steps = bad.steps if bad.steps < len(ev.steps) else 0
+    return any(isinstance(b.loss, str) for b in ev.backwards[after:]) or any(
+        n.phase == "backward" and n.backwards >= after for n in ev.training.nonfinite) or any(
+        s.grads_nonfinite for s in ev.steps[steps:])
+
+
 def _nan_spread(ev: Evidence, bad: NonFiniteEvidence) -> tuple[Text, Text]:
     """What the re-run showed turn nan after ``bad`` (the title's words, and the
     explanation's): the loss only when a backward() got a non-finite loss, the gradients
@@ -242,7 +256,7 @@ def check_nonfinite(ctx: Ctx) -> list[Candidate]:
 def _nonfinite_causes(ctx: Ctx) -> list[Candidate]:
     ev, flow = ctx.evidence, ctx.flow
     for bad in ev.training.nonfinite:
-        if bad.from_inf:
+        if bad.from_inf or not _reaches(ev, bad):
             continue  # made from infinities, not at a singular point: check_masked_row_nan
         sites = _singular_sites(flow, bad)
         reason = REASONS.get((sites[0][0], bad.phase)) if sites else None
@@ -392,9 +406,7 @@ def _first_seen(ctx: Ctx) -> list[Candidate]:
             ctx.flow.statement_at(bad.line) is None:
         # (a nan made from infinities is where the infinities come from: masked-row-nan's)
         return []
-    reaches = any(isinstance(b.loss, str) for b in ev.backwards) or any(
-        s.grads_nonfinite for s in ev.steps) or bad.phase == "backward"
-    if not reaches:
+    if not _reaches(ev, bad):
         return []
     spread, _ = _nan_spread(ev, bad)
     given = [f for f in bad.operands if f.low is not None and f.high is not None]

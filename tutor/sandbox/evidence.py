@@ -410,7 +410,7 @@ class Recorder:
                 self.last_use[source] = index
         for o in outputs:
             if isinstance(o, torch.Tensor):
-                self.origin[id(o)] = (weakref.ref(o), index)
+                self.origin[id(o)] = (weakref.ref(o), self._sibling(record, o, out))
         if inplace and target is not None and before["requires_grad"] and (
                 not before["leaf"] or self._direct()):
             self._inplace(name, target, before, line, frame)
@@ -426,6 +426,20 @@ class Recorder:
                 inputs[0], torch.Tensor) and reorders(list(inputs[0].shape), list(out.shape)):
             self._notable(line, "reorder", name, out, frame,
                           f"{list(inputs[0].shape)} -> {list(out.shape)}")
+
+    def _sibling(self, record: Data, tensor: Any, first: Any) -> int:
+        """The record index of one output of an op: its own record where the op gave
+        several of different shapes (an LSTM's output and hidden state, an uneven split),
+        so that a later op on one of them sees that one's shape, not the first's."""
+        index: int = record["index"]
+        if tensor is first or list(tensor.shape) == record.get("shape") or len(
+                self.records) >= MAX_RECORDS:
+            return index
+        sibling = {**record, "shape": list(tensor.shape), "requires_grad": tensor.requires_grad,
+                   "grad_fn": _grad_fn(tensor), "dtype": _dtype_name(tensor.dtype),
+                   "index": len(self.records)}
+        self.records.append(sibling)
+        return len(self.records) - 1
 
     def _inplace(self, name: str, target: Any, before: Data, line: int,
                  frame: FrameType) -> None:
