@@ -252,3 +252,22 @@ print(pairs)
     first = first_for_error(sandbox, code)
     assert (first.id, first.fix_verified) == ("numpy-requires-grad", True)
     assert "`xs * w`" in first.title.en and "`xs`" not in first.title.en
+
+
+def test_of_two_conversions_on_a_line_the_one_that_requires_grad_is_named(sandbox: Any) -> None:
+    # `steps.numpy()` converts a plain range, `curve[i].numpy()` a row of a layer's weight:
+    # the trials tell them apart (detaching `steps` still fails), and the diagnosis names the
+    # second, not the line's first `.numpy()` (corpus29's embedding-inspector-plot-weights-numpy)
+    code = """import torch
+layer = torch.nn.Linear(5, 3)
+curve = layer.weight * 2
+steps = torch.arange(curve.shape[1])
+for i in range(curve.shape[0]):
+    pairs = list(zip(steps.numpy(), curve[i].numpy()))
+    print(len(pairs))
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.fix_verified, first.root_line) == ("numpy-requires-grad", True, 6)
+    assert "`curve[i]`" in first.title.en and "`steps`" not in first.title.en
+    assert first.patch is not None and "curve[i].detach().numpy()" in first.patch
+    assert "steps.detach()" not in first.patch

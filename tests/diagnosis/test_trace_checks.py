@@ -763,3 +763,50 @@ def test_an_inf_computed_after_the_training_is_no_cause_of_a_nan_training(
     inside = AFTER_TRAINING.replace("spread_penalty(w + 2)", "spread_penalty(w * 0)")
     inside_found = {d.id for d in diagnose(inside, sandbox.run(inside), sandbox)}
     assert inside_found & {"nan-from-op", "nan-first-seen"}, inside_found
+
+
+# A value that must be positive for a log. A hair below 0 (a variance computed as
+# E[x²] − E[x]² of equal values) is rounding, clamped to what it is meant to be; far below 0
+# (a tanh squashed action scaled past 1, then 1 − a²) the formula leaves the op's domain and
+# a clamp or softplus would only hide that: the run says where the nan starts, no guard.
+# (corpus32's sac-scaled-tanh-log-correction-nan had a softplus "fix" judged wrong.)
+SPREAD_LOG = """import torch
+torch.manual_seed(0)
+w = torch.tensor([0.1], requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.01)
+for _ in range(3):
+    x = w.expand(7) * 1.0
+    var = (x ** 2).mean() - x.mean() ** 2
+    loss = torch.log(var)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+"""
+SQUASHED_LOG = """import torch
+torch.manual_seed(0)
+net = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(3):
+    action = torch.tanh(net(torch.randn(64, 3)) * 4) * 2.0
+    penalty = -torch.log(1 - action.pow(2) + 1e-6).mean()
+    opt.zero_grad()
+    penalty.backward()
+    opt.step()
+    print(penalty.item())
+"""
+
+
+def test_a_value_below_zero_by_rounding_is_clamped_and_one_far_below_gets_no_guard(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    first = diagnose(SPREAD_LOG, sandbox.run(SPREAD_LOG), sandbox)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("nan-outside-domain", 8, True)
+    assert first.patch is not None and "var.clamp(min=1e-8)" in first.patch
+    assert "exact zeros" not in first.explanation.en and "reach -9.31e-10" in \
+        first.explanation.en, first.explanation.en
+    found = diagnose(SQUASHED_LOG, sandbox.run(SQUASHED_LOG), sandbox)
+    assert found and found[0].id == "nan-first-seen" and found[0].root_line == 7, [
+        (d.id, d.root_line) for d in found]
+    assert not any(d.patch and ("softplus" in d.patch or "clamp" in d.patch) for d in found)

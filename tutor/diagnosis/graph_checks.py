@@ -1261,6 +1261,23 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
     if history:
         return history
     line, stmt = ctx.failing_statement()
+    converted = [call for call in (ast.walk(stmt) if stmt else ()) if isinstance(
+        call, ast.Call) and call_name(call) == "numpy" and isinstance(call.func, ast.Attribute)]
+    if len(converted) > 1:
+        # `x.numpy(), emb[u].numpy()`: which one requires grad, the trials tell (detaching
+        # the other still fails); each its own candidate, named by what it converts
+        out = []
+        for call in converted:
+            assert isinstance(call.func, ast.Attribute)
+            tensor = call.func.value
+            shown = postfix(tensor, ".detach()")
+            fix = node_fix(ctx.code, tensor, shown, runs_clean, T(
+                f"detach it before converting on line {line}: `{shown}.numpy()`",
+                f"第 {line} 行转换前先 detach：`{shown}.numpy()`"))
+            facts = {"line": line, "tensor": f"`{text(tensor)}`", "tensor_code": text(tensor)}
+            out.append(Candidate("numpy-requires-grad", line, 0.85, [("numpy", facts)],
+                                 [fix] if fix is not None else [], facts, only_if_tried=True))
+        return out
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
     fixes = [Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
                                         f"在第 {line} 行转换前先 detach")) if edit else None]

@@ -276,6 +276,8 @@ def _nonfinite_causes(ctx: Ctx) -> list[Candidate]:
         kind = sites[0][0]
         if kind == "mean-empty":
             return _empty_mean_candidates(ctx, bad, sites, step, reason)
+        if kind.endswith("-negative") and _past_rounding(bad):
+            return []  # the formula, not an edge of the op: where it shows (_first_seen)
         if kind == "exp" or kind.endswith("-negative"):
             return _domain_candidates(ctx, bad, sites, step, reason,
                                       WHY_DOMAIN if kind.endswith("-negative") else why, spread)
@@ -488,20 +490,37 @@ def _domain_fixes(ctx: Ctx, kind: str, base: ast.expr, line: int) -> list[tuple[
                        "在 exp 之前减去最大值（比值不变）"))]
         return [(postfix(base, ".clamp(max=50)"),
                  T("cap the exponent so the exp stays finite", "限制指数，让 exp 保持有限"))]
-    return [(f"torch.nn.functional.softplus({code})",
-             T("make the value positive where the op uses it (softplus keeps its gradient)",
-               "在运算用到它的地方让它为正（softplus 保留梯度）")),
-            (postfix(base, f".clamp(min={EPS})"),
+    del code  # a value a hair below 0 is rounding: clamped, it is the value it was meant to be
+    return [(postfix(base, f".clamp(min={EPS})"),
              T("clamp the value to be positive", "把它截断为正数"))]
+
+
+ROUNDING = 1e-3
+"""A value that should be positive, found below 0 by more than this share of its largest
+value, is no rounding error: the formula that makes it leaves the op's domain, and a guard
+(a clamp, a softplus) would only hide that."""
+
+
+def _past_rounding(bad: NonFiniteEvidence) -> bool:
+    facts = bad.operands[0] if bad.operands else None
+    return facts is not None and facts.low is not None and facts.low < -ROUNDING * max(
+        abs(facts.high or 0.0), 1.0)
 
 
 def _domain_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[str, ast.expr,
                        ast.AST]], step: str, reason: Text, why: Text, spread: Text
                        ) -> list[Candidate]:
     out = []
+    operand = bad.operands[0] if bad.operands else None
+    reach = (operand.high if sites[0][0] == "exp" else operand.low) if (
+        operand is not None and sites) else None
     for kind, base, node in sites:
         name = text(base)
-        facts = {"line": bad.line, "op": text(node), "name": name, "detail": reason}
+        facts: dict[str, object] = {"line": bad.line, "op": text(node), "name": name,
+                                    "detail": reason}
+        if reach is not None:
+            facts["values"] = T(f"whose values in this run reach {reach:.3g}",
+                                f"它在这次运行中的值达到 {reach:.3g}")
         fixes = []
         for new, words in _domain_fixes(ctx, kind, base, bad.line):
             edit = replace_node(ctx.code, base, f"({new})" if kind == "exp" else new)
@@ -510,7 +529,9 @@ def _domain_candidates(ctx: Ctx, bad: NonFiniteEvidence, sites: list[tuple[str, 
                     f"{words.en} on line {bad.line}: `{new}`",
                     f"第 {bad.line} 行{words.zh}：`{new}`")))
         if fixes:
-            out.append(Candidate("nan-from-op", bad.line, 0.85, [(step, facts)], fixes,
+            # not an exact zero: the value lies past the op's domain (or its overflow)
+            out.append(Candidate("nan-outside-domain" if "values" in facts else "nan-from-op",
+                                 bad.line, 0.85, [(step, facts)], fixes,
                                  {**facts, "why": why, "label": spread}))
     return out
 
