@@ -32,7 +32,7 @@ from tutor.diagnosis.fixes import (
 )
 from tutor.diagnosis.flow import Flow, call_name, module_label, receiver, target_names, text
 from tutor.diagnosis.verify import backward_runs, params_learn, runs_clean
-from tutor.i18n import T
+from tutor.i18n import T, Text
 from tutor.sandbox.models import OpEvidence
 
 THE_LOSS = T("the loss", "损失")
@@ -1261,23 +1261,15 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
     if history:
         return history
     line, stmt = ctx.failing_statement()
-    converted = [call for call in (ast.walk(stmt) if stmt else ()) if isinstance(
+    converted = [call.func.value for call in (ast.walk(stmt) if stmt else ()) if isinstance(
         call, ast.Call) and call_name(call) == "numpy" and isinstance(call.func, ast.Attribute)]
     if len(converted) > 1:
         # `x.numpy(), emb[u].numpy()`: which one requires grad, the trials tell (detaching
         # the other still fails); each its own candidate, named by what it converts
-        out = []
-        for call in converted:
-            assert isinstance(call.func, ast.Attribute)
-            tensor = call.func.value
-            shown = postfix(tensor, ".detach()")
-            fix = node_fix(ctx.code, tensor, shown, runs_clean, T(
-                f"detach it before converting on line {line}: `{shown}.numpy()`",
-                f"第 {line} 行转换前先 detach：`{shown}.numpy()`"))
-            facts = {"line": line, "tensor": f"`{text(tensor)}`", "tensor_code": text(tensor)}
-            out.append(Candidate("numpy-requires-grad", line, 0.85, [("numpy", facts)],
-                                 [fix] if fix is not None else [], facts, only_if_tried=True))
-        return out
+        return [_detached(ctx, line, tensor, T(
+            "detach it before converting on line {line}: `{shown}.numpy()`",
+            "第 {line} 行转换前先 detach：`{shown}.numpy()`"), only_if_tried=True)
+            for tensor in converted]
     edit = replace_in_line(ctx.code, line, r"\.numpy\(\)", ".detach().numpy()")
     fixes = [Fix((edit,), runs_clean, T(f"detach before converting on line {line}",
                                         f"在第 {line} 行转换前先 detach")) if edit else None]
@@ -1288,16 +1280,21 @@ def check_numpy(ctx: Ctx) -> list[Candidate]:
         # one that works, the text names what it converts, not the line's first `.numpy()`
         if call_name(call) in ("array", "asarray") and call.args and not isinstance(
                 call.args[0], (ast.List, ast.Tuple, ast.Constant)):
-            arg = call.args[0]
-            shown = postfix(arg, ".detach()")
-            fix = node_fix(ctx.code, arg, shown, runs_clean, T(
-                f"detach it before NumPy gets it on line {line}: `{shown}`",
-                f"第 {line} 行在交给 NumPy 之前先 detach：`{shown}`"))
-            facts = {"line": line, "tensor": f"`{text(arg)}`", "tensor_code": text(arg)}
-            out.append(Candidate("numpy-requires-grad", line, 0.85, [("numpy", facts)],
-                                 [fix] if fix is not None else [], facts))
+            out.append(_detached(ctx, line, call.args[0], T(
+                "detach it before NumPy gets it on line {line}: `{shown}`",
+                "第 {line} 行在交给 NumPy 之前先 detach：`{shown}`")))
     return out
 
+
+def _detached(ctx: Ctx, line: int, tensor: ast.expr, words: Text, *,
+              only_if_tried: bool = False) -> Candidate:
+    """numpy-requires-grad for what one expression converts, with it detached as the fix."""
+    shown = postfix(tensor, ".detach()")
+    fix = node_fix(ctx.code, tensor, shown, runs_clean, T(
+        words.en.format(line=line, shown=shown), words.zh.format(line=line, shown=shown)))
+    facts = {"line": line, "tensor": f"`{text(tensor)}`", "tensor_code": text(tensor)}
+    return Candidate("numpy-requires-grad", line, 0.85, [("numpy", facts)],
+                     [fix] if fix is not None else [], facts, only_if_tried=only_if_tried)
 
 
 def _loss_history(ctx: Ctx) -> list[Candidate]:
