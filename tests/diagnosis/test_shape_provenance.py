@@ -448,4 +448,52 @@ def test_each_output_of_a_recurrent_layer_has_its_own_shape_in_the_record(
     assert found and "index-drops-batch" not in {d.id for d in found}, [
         (d.id, d.root_line) for d in found]
     result = sandbox.run(HIDDEN_OF_SEQ_FIRST)
-    assert result.error is not None and result.error.line == 10
+    assert result.error is not None and result.error.line == 12
+
+
+# A loop over every time step of a sequence-first tensor, `seq[t]`, walks dimension 0; the
+# matmul that fails is given 12 features where the second cell wants 9 (each cell is given the
+# raw input). With the sequence as long as the features are wide, the failing row's size
+# matches the sequence length, but no label counts a batch there: the index is not said to
+# drop a batch (corpus31's stacked-bnlstm-layers-get-raw-input was blamed on `input_[t]`).
+TIME_LOOP = """import torch
+import torch.nn as nn
+
+
+class Cell(nn.Module):
+    def __init__(self, size_in, hidden):
+        super().__init__()
+        self.ih = nn.Linear(size_in, hidden)
+        self.hh = nn.Linear(hidden, hidden)
+
+    def forward(self, x, h):
+        return torch.tanh(self.ih(x) + self.hh(h))
+
+
+class Stacked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cells = nn.ModuleList([Cell(12, 9), Cell(9, 9)])
+
+    def forward(self, seq):
+        for cell in self.cells:
+            h = seq.new_zeros(seq.size(1), 9)
+            outs = []
+            for t in range(seq.size(0)):
+                h = cell(seq[t], h)
+                outs.append(h)
+        return torch.stack(outs)
+
+
+print(Stacked()(torch.randn(12, 5, 12)).shape)
+"""
+
+
+def test_an_index_that_walks_every_time_step_is_not_said_to_drop_the_batch(
+        sandbox: Any) -> None:
+    from .runs import diagnoses_for
+
+    result = sandbox.run(TIME_LOOP)
+    assert result.error is not None and result.error.line == 12
+    found = diagnoses_for(sandbox, TIME_LOOP, result)
+    assert "index-drops-batch" not in {d.id for d in found}, [(d.id, d.root_line) for d in found]
