@@ -448,3 +448,58 @@ def test_validation_each_epoch_gets_eval_before_and_train_after(sandbox: Any) ->
     first = diagnose(EPOCHS, sandbox.run(EPOCHS), sandbox)[0]
     assert first.id == "dropout-no-eval" and first.fix_verified, (first.id, first.fix.en)
     assert "+    model.eval()" in (first.patch or "") and "model.train()" in (first.patch or "")
+
+
+# Two critics, and the critics' optimizer given the first one's parameters twice (torch warns
+# of duplicate parameters): the second critic's gradients are computed and never applied.
+# The second listing is the mistake, not the generator's optimizer, which in a GAN holds the
+# generator alone (corpus32's gan-discriminator-optimizer-lists-one-discriminator-twice had
+# the generator's optimizer given every parameter).
+TWO_CRITICS = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Linear(4, 4)
+        self.critic_a = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        self.critic_b = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def optimizers(self):
+        critics = [*self.critic_a.parameters(), *self.critic_a.parameters()]
+        gen_opt = torch.optim.SGD(self.gen.parameters(), lr=0.05)
+        critic_opt = torch.optim.SGD(critics, lr=0.05)
+        return gen_opt, critic_opt
+
+
+pair = Pair()
+opt_g, opt_c = pair.optimizers()
+for step in range(30):
+    real, fake = torch.randn(16, 4) + 2, pair.gen(torch.randn(16, 4))
+    c_loss = sum((c(fake.detach()) - c(real)).mean() for c in (pair.critic_a, pair.critic_b))
+    opt_c.zero_grad()
+    c_loss.backward()
+    opt_c.step()
+    g_loss = sum(-c(fake).mean() for c in (pair.critic_a, pair.critic_b))
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+print(c_loss.item(), g_loss.item())
+"""
+
+
+def test_a_module_listed_twice_in_an_optimizer_is_where_the_left_out_one_was_meant(
+        sandbox: Any) -> None:
+    from tutor.diagnosis.reasoning import diagnose
+
+    result = sandbox.run(TWO_CRITICS)
+    assert result.ok and any("duplicate parameters" in w.message for w in result.warnings)
+    first = diagnose(TWO_CRITICS, result, sandbox)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("optimizer-wrong-params", 14,
+                                                               True)
+    assert first.patch is not None and "*self.critic_b.parameters()]" in first.patch
+    chain = " ".join(step.en for step in first.chain)
+    assert "`self.critic_a` a second time" in chain and "`self.critic_b`" in chain
+    assert all(step.zh for step in first.chain)

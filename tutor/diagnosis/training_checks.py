@@ -377,6 +377,12 @@ def check_optimizer_params(ctx: Ctx) -> list[Candidate]:
             ], fixes, {"line": line, "model": holder, "optimizer": name,
                        "params": _names(idle)}))
             continue
+        # (a critic's loss need not fall once it trains: the left-out parameters moving is
+        # what the claim is about)
+        twice = _listed_twice(ctx, stmt, call, idle, name,
+                              params_learn([p.name for p in idle], most=True))
+        if twice is not None:
+            out.append(twice)
         missing = _missing_group(ctx, call, idle, name, expect)
         if missing is not None:
             out.append(Candidate("optimizer-wrong-params", missing[0], 0.85, [
@@ -528,6 +534,52 @@ def _replaced_by_helper(flow: Flow, holder: str) -> list[tuple[ast.stmt, str]]:
                 if at is not None and text(given) == holder:
                     found.append((at, function.name))
     return sorted(found, key=lambda pair: pair[0].lineno)
+
+
+def _listed_twice(ctx: Ctx, stmt: ast.stmt, call: ast.Call, idle: list[ParamEvidence],
+                  name: str, expect: Expect) -> Candidate | None:
+    """An optimizer given the same module's parameters twice (``list(self.d1.parameters()) +
+    list(self.d1.parameters())``, which torch warns of) where the loss reaches a sibling
+    module's that no optimizer holds (``self.d2``): the second listing was meant to be
+    that one. The change tried lists the sibling there instead."""
+    given = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "params"), None)
+    if isinstance(given, ast.Name):  # built on an earlier line of the same scope
+        made = [s for s in ctx.flow.assignments.get(given.id, []) if s.lineno < stmt.lineno
+                and ctx.flow.scope_of(s) is ctx.flow.scope_of(stmt)]
+        given = ctx.flow.value_of(made[-1]) if made else None
+    listed = [node for node in ast.walk(given) if isinstance(node, ast.Call) and call_name(
+        node) == "parameters" and isinstance(node.func, ast.Attribute) and isinstance(
+        node.func.value, ast.Attribute)] if given is not None else []
+    listed.sort(key=lambda n: (n.lineno, n.col_offset))
+    seen: dict[str, ast.Call] = {}
+    for node in listed:
+        assert isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute)
+        owner = node.func.value
+        if text(owner) not in seen:
+            seen[text(owner)] = node
+            continue
+        # model.loss_mpd.net.0.weight -> loss_mpd: the part, by its attribute name
+        parts = {p.name.split(".")[1] for p in idle if p.name.count(".") >= 2}
+        held = {text(o.func.value).rsplit(".", 1)[-1] for o in listed
+                if isinstance(o.func, ast.Attribute)}
+        wanted = sorted(parts - held)
+        if len(wanted) != 1:
+            return None
+        meant = f"{text(owner.value)}.{wanted[0]}"
+        edit = replace_node(ctx.code, owner, meant)
+        if edit is None:
+            return None
+        facts = {"line": node.lineno, "optimizer": name, "model": text(owner),
+                 "target": meant, "params": _names(idle)}
+        return Candidate("optimizer-wrong-params", node.lineno, 0.9, [
+            ("params-not-in-optimizer", {"params": _names(idle)}),
+            ("params-listed-twice", facts)], [Fix((edit,), expect, T(
+                f"give `{name}` the parameters of `{meant}` where line {node.lineno} lists "
+                f"those of `{text(owner)}` a second time",
+                f"第 {node.lineno} 行第二次列出了 `{text(owner)}` 的参数，改为把 `{meant}` "
+                f"的参数交给 `{name}`"))], facts, only_if_tried=True)
+    return None
 
 
 def _given(call: ast.Call) -> list[tuple[str, ast.expr]]:
