@@ -122,6 +122,10 @@ SETS = (
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-g",), beside=G_CHAT),
+    # corpus33: a split of the measure of 2026-12-07-h (autograd mechanics); 2 Chinese sources
+    # only (its README says why)
+    FrozenCorpus("corpus33", "251f7a0fcaba45b09725e789b6d54df09c2afc1c550cf2e62018f9a95a7129d3",
+                 chinese=2, families=20),
 )
 IDS = [s.name for s in SETS]
 
