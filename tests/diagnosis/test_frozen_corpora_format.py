@@ -122,6 +122,11 @@ SETS = (
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-g",), beside=G_CHAT),
+    # corpus33 to corpus36: the measure of 2026-12-07-h, splits built blind side by side, each
+    # from its own topic area (autograd mechanics, the training loop, models and modules,
+    # applied setups)
+    FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
