@@ -126,6 +126,11 @@ SETS = (
     # only (its README says why)
     FrozenCorpus("corpus33", "251f7a0fcaba45b09725e789b6d54df09c2afc1c550cf2e62018f9a95a7129d3",
                  chinese=2, families=20),
+    # corpus33 to corpus36: the measure of 2026-12-07-h, splits built blind side by side, each
+    # from its own topic area (autograd mechanics, the training loop, models and modules,
+    # applied setups)
+    FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
