@@ -122,6 +122,8 @@ SETS = (
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-g",), beside=G_CHAT),
+    FrozenCorpus("corpus35", "54162ea90ccc694b5836d6b25c8fe18115b66ef87559edb3decd74d482952381",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
