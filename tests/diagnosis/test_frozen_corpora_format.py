@@ -130,6 +130,7 @@ SETS = (
     # from its own topic area (autograd mechanics, the training loop, models and modules,
     # applied setups)
     FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
+    FrozenCorpus("corpus35", "54162ea90ccc694b5836d6b25c8fe18115b66ef87559edb3decd74d482952381",
                  chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
