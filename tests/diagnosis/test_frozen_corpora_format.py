@@ -122,6 +122,10 @@ SETS = (
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-g",), beside=G_CHAT),
+    # corpus36: the applied-setups split of the measure of 2026-12-07-h (built blind beside the
+    # other splits of that measure)
+    FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
