@@ -131,6 +131,9 @@ SETS = (
     # applied setups)
     FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
     FrozenCorpus("corpus35", "54162ea90ccc694b5836d6b25c8fe18115b66ef87559edb3decd74d482952381",
+    # corpus36: the applied-setups split of the measure of 2026-12-07-h (built blind beside the
+    # other splits of that measure)
+    FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
