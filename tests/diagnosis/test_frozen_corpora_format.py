@@ -122,17 +122,15 @@ SETS = (
     FrozenCorpus("corpus32", "1d466c970d55cb1318ad648f8d4947a38f62f4f697a8de1241d99ddd03d89d70",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-g",), beside=G_CHAT),
-    # corpus33: a split of the measure of 2026-12-07-h (autograd mechanics); 2 Chinese sources
-    # only (its README says why)
-    FrozenCorpus("corpus33", "251f7a0fcaba45b09725e789b6d54df09c2afc1c550cf2e62018f9a95a7129d3",
-                 chinese=2, families=20),
     # corpus33 to corpus36: the measure of 2026-12-07-h, splits built blind side by side, each
     # from its own topic area (autograd mechanics, the training loop, models and modules,
-    # applied setups)
+    # applied setups). corpus33 holds 24 programs and 2 Chinese sources (its README says why)
+    FrozenCorpus("corpus33", "251f7a0fcaba45b09725e789b6d54df09c2afc1c550cf2e62018f9a95a7129d3",
+                 chinese=2, families=20),
     FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
+                 chinese=4, families=20),
     FrozenCorpus("corpus35", "54162ea90ccc694b5836d6b25c8fe18115b66ef87559edb3decd74d482952381",
-    # corpus36: the applied-setups split of the measure of 2026-12-07-h (built blind beside the
-    # other splits of that measure)
+                 chinese=4, families=20),
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20),
 )
