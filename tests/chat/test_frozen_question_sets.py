@@ -142,6 +142,17 @@ ROWS = (
               sha256="0eb8f98a3356cf5827e5e31d72244eddb0abc482a7a6b1191b476efde4d25254",
               at_least={"value": 4, "solution": 3, "off_topic": 8, "real zh": 7},
               least_threads=2200, reused_steps=5, beside=G_DIAGNOSIS),
+    # learner25: the measure of 2026-12-07-h, built blind beside another set
+    # as set 23: no request names a step named by sets 7, 8, 11 to 24 (all four English); sources
+    # only from GitHub threads of owners a to m and forum pages whose path has an even length.
+    # Lowered where the sources or the course forced it (README.md): solution 4 (only four exercise
+    # steps are left that sets 7, 8 and 11 to 24 do not name), value 2 (one value-style question
+    # whose code runs on a CPU), real zh 6 (six real Chinese posts no earlier material cites),
+    # lessons_asked 17 (no uncited question in the area on no-grad, grad-hooks or custom-function)
+    FrozenSet(folder="learner25", per_language=27, lessons_asked=17, judged_days=DAYS[:19],
+              sha256="507ca2298c13a3ac15719fce582c873c24a1a2c21f7699fdbf0c878d447736dc",
+              at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 6},
+              least_threads=2300, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
