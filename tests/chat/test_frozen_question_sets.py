@@ -153,6 +153,15 @@ ROWS = (
               sha256="507ca2298c13a3ac15719fce582c873c24a1a2c21f7699fdbf0c878d447736dc",
               at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 6},
               least_threads=2300, reused_steps=5),
+    # learner26: the measure of 2026-12-07-h, built blind beside another set
+    # as set 24: sources only from pages and GitHub threads of owners n to z, built beside another
+    # set drawn from owners a to m. solution lowered to 4: only four exercise steps are left that
+    # sets 7, 8 and 11 to 24 do not name, and the four requests name them (all English, each step
+    # named by an earlier question file); two of the 7 real Chinese posts are on-topic (README.md)
+    FrozenSet(folder="learner26", per_language=27, lessons_asked=20, judged_days=DAYS[:19],
+              sha256="27db0c579b11d0c7d3c153a03ff86ac7388597f680ebb3f12b783778fa5ee7bc",
+              at_least={"value": 4, "solution": 4, "off_topic": 8, "real zh": 7},
+              least_threads=2350, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
