@@ -240,7 +240,8 @@ class Topicality:
             and _TORCH_CODE_RE.search(question) is None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
             asked_framework=any(
-                "frameworks" in foreign_words(clause).values() and not _PYTORCH_RE.search(clause)
+                "frameworks" in foreign_words(clause).values()
+                and not _PYTORCH_RE.search(_REFERENCE_RE.sub(" ", clause))
                 for clause in asking_clauses(question)),
             setup=setup_domain(foreign),
         )
@@ -252,7 +253,11 @@ _COMMENT_RE = re.compile(r"(?m)(?:^|(?<=\s))#(?!\d)[^\n]*")
 _REFERENCE_RE = re.compile(
     r"\b(like|as|than)\s+(in|with|for|does|do)?\s*py\s?torch('s)?\b|\bsimilar\s+to\s+"
     r"(that\s+(in|of)\s+)?py\s?torch\b|\bpy\s?torch-(like|style)\b|"
-    r"(像|类似于?|如同)\s*py\s?torch",
+    r"(像|类似于?|如同)\s*py\s?torch|"
+    # a torch API as the thing sought elsewhere ("a function like torch.autograd.grad() in
+    # OneFlow", "类似 torch.no_grad 的接口"): the API is the reference, not the subject
+    r"\b(like|as|than|similar\s+to|equivalent\s+(of|to)|counterpart\s+(of|to)|same\s+as)\s+"
+    r"`?torch(\.\w+)+(\(\))?`?|(像|类似于?|如同|对应)\s*`?torch(\.\w+)+(\(\))?`?",
     re.IGNORECASE,
 )
 """PyTorch named as the model another tool is compared with ("define-by-run, like in PyTorch",
