@@ -448,7 +448,7 @@ def test_each_output_of_a_recurrent_layer_has_its_own_shape_in_the_record(
     assert found and "index-drops-batch" not in {d.id for d in found}, [
         (d.id, d.root_line) for d in found]
     result = sandbox.run(HIDDEN_OF_SEQ_FIRST)
-    assert result.error is not None and result.error.line == 12
+    assert result.error is not None and result.error.line == 10
 
 
 # A loop over every time step of a sequence-first tensor, `seq[t]`, walks dimension 0; the
@@ -497,3 +497,30 @@ def test_an_index_that_walks_every_time_step_is_not_said_to_drop_the_batch(
     assert result.error is not None and result.error.line == 12
     found = diagnoses_for(sandbox, TIME_LOOP, result)
     assert "index-drops-batch" not in {d.id for d in found}, [(d.id, d.root_line) for d in found]
+
+
+# A recurrent layer's final state (layers, batch, hidden) squeezed at dimension 0, and labels
+# built as one row (1, batch): the label row is what differs. The state's dimension 0 of size 1
+# is its layers, not a batch of one the data never was: the squeeze is not said to drop a
+# batch (shapes_dev's bce-labels-built-with-extra-dim-sentiment, once each output of the
+# layer had its own shape in the record).
+STATE_SQUEEZED = """import torch
+import torch.nn as nn
+
+rnn = nn.GRU(6, 5)
+head = nn.Linear(5, 1)
+steps = torch.randn(9, 32, 6)
+labels = torch.tensor([[float(i % 2) for i in range(32)]])
+_, state = rnn(steps)
+scores = head(state.squeeze(0)).squeeze(1)
+print(nn.functional.binary_cross_entropy_with_logits(scores, labels))
+"""
+
+
+def test_a_squeezed_layers_dimension_is_no_batch_of_one(sandbox: Any) -> None:
+    from .runs import diagnoses_for
+
+    found = diagnoses_for(sandbox, STATE_SQUEEZED)
+    assert found and found[0].id == "target-size-differs" and found[0].root_line == 7, [
+        (d.id, d.root_line) for d in found]
+    assert "squeeze-drops-batch" not in {d.id for d in found}

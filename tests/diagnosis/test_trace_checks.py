@@ -810,3 +810,10 @@ def test_a_value_below_zero_by_rounding_is_clamped_and_one_far_below_gets_no_gua
     assert found and found[0].id == "nan-first-seen" and found[0].root_line == 7, [
         (d.id, d.root_line) for d in found]
     assert not any(d.patch and ("softplus" in d.patch or "clamp" in d.patch) for d in found)
+    # a network's own output given to the log is made positive there: its negatives are
+    # what an unconstrained layer gives, not a formula's mistake
+    raw = SQUASHED_LOG.replace("penalty = -torch.log(1 - action.pow(2) + 1e-6).mean()",
+                               "penalty = -torch.log(net(torch.randn(64, 3))).mean()")
+    first = diagnose(raw, sandbox.run(raw), sandbox)[0]
+    assert (first.id, first.root_line, first.fix_verified) == ("nan-outside-domain", 7, True)
+    assert first.patch is not None and "softplus(net(torch.randn(64, 3)))" in first.patch

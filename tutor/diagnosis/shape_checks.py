@@ -106,6 +106,8 @@ def check_batch_lost(ctx: Ctx) -> list[Candidate]:
             continue  # operand_checks.check_batch reads a loss's reshaped scores
         if lost[0].op in JOINS and not _joins_features(lineage, lost[0]):
             continue  # whole batches of data joined into a bigger one: a batch, not a merge
+        if lost[0].op in SQUEEZES and lineage.data_batch() not in (None, batch):
+            continue  # a batch of one the data never was (an RNN state's layers dimension)
         cand = _lost_candidate(ctx, failed, operand, batch, lost, why)
         if cand is not None:
             found.append(cand)

@@ -130,8 +130,8 @@ def _nan_spread(ev: Evidence, bad: NonFiniteEvidence) -> tuple[Text, Text]:
     return title, why
 
 
-WHY_DOMAIN = T("That value is not a number (nan), and so is what is computed from it.",
-               "这个值不是数字（nan），由它算出的结果也都不是。")
+WHY_DOMAIN = T("The op's result there is not a number (nan), and so is what is computed from "
+               "it.", "该运算在那里的结果不是数字（nan），由它算出的结果也都不是。")
 REASONS = {
     ("log", "forward"): T("the log of 0, which is -inf", "0 的对数，即 -inf"),
     ("root", "backward"): T("a square root at 0, whose slope there is infinite",
@@ -276,7 +276,8 @@ def _nonfinite_causes(ctx: Ctx) -> list[Candidate]:
         kind = sites[0][0]
         if kind == "mean-empty":
             return _empty_mean_candidates(ctx, bad, sites, step, reason)
-        if kind.endswith("-negative") and _past_rounding(bad):
+        past = kind.endswith("-negative") and _past_rounding(bad)
+        if past and not any(_network_output(flow, base, bad.line) for _, base, _ in sites):
             return []  # the formula, not an edge of the op: where it shows (_first_seen)
         if kind == "exp" or kind.endswith("-negative"):
             return _domain_candidates(ctx, bad, sites, step, reason,
@@ -477,6 +478,17 @@ def _normalized(ctx: Ctx, line: int) -> bool:
         for s in near for n in ast.walk(s))
 
 
+def _network_output(flow: Flow, base: ast.expr, line: int) -> bool:
+    """``base`` is what a module returned (``net(x)``, ``self.fc(h)``, or a name assigned
+    one): a network's unconstrained output, which a positive-only op needs made positive."""
+    if isinstance(base, ast.Name):
+        made = flow.assigned_before(base.id, line)
+        value = flow.value_of(made) if isinstance(made, ast.stmt) else None
+        base = value if value is not None else base
+    return isinstance(base, ast.Call) and isinstance(base.func, (ast.Name, ast.Attribute)) and \
+        flow.constructor(text(base.func)) is not None
+
+
 def _domain_fixes(ctx: Ctx, kind: str, base: ast.expr, line: int) -> list[tuple[str, Text]]:
     """New source for ``base`` (what exp, log or sqrt applies to) that keeps it in the op's
     range, with the words for each, most faithful first: a hand-written softmax shifted by
@@ -490,9 +502,15 @@ def _domain_fixes(ctx: Ctx, kind: str, base: ast.expr, line: int) -> list[tuple[
                        "在 exp 之前减去最大值（比值不变）"))]
         return [(postfix(base, ".clamp(max=50)"),
                  T("cap the exponent so the exp stays finite", "限制指数，让 exp 保持有限"))]
-    del code  # a value a hair below 0 is rounding: clamped, it is the value it was meant to be
-    return [(postfix(base, f".clamp(min={EPS})"),
-             T("clamp the value to be positive", "把它截断为正数"))]
+    clamp = (postfix(base, f".clamp(min={EPS})"), T("clamp the value to be positive",
+                                                    "把它截断为正数"))
+    if not _network_output(ctx.flow, base, line):
+        return [clamp]  # a hair below 0 is rounding: clamped, it is the value it was meant to be
+    # a network's output is made positive where the op uses it (softplus keeps its gradient
+    # everywhere), or clamped
+    return [(f"torch.nn.functional.softplus({code})",
+             T("make the value positive where the op uses it (softplus keeps its gradient)",
+               "在运算用到它的地方让它为正（softplus 保留梯度）")), clamp]
 
 
 ROUNDING = 1e-3
