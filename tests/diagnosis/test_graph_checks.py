@@ -271,3 +271,35 @@ for i in range(curve.shape[0]):
     assert "`curve[i]`" in first.title.en and "`steps`" not in first.title.en
     assert first.patch is not None and "curve[i].detach().numpy()" in first.patch
     assert "steps.detach()" not in first.patch
+
+
+def test_a_step_moved_past_the_clearing_of_its_gradients_is_refused(sandbox: Any) -> None:
+    # both losses computed first, the critic stepped, every gradient cleared, then the
+    # generator's backward() fails on the critic's changed weights. Moving the critic's step
+    # below that backward() makes the error go away, but the critic's own gradients are then
+    # cleared before it steps: it would step on the generator's loss. The change is refused,
+    # and the diagnosis says to compute the second loss after the step (corpus29's
+    # bigan-generator-backward-after-d-step had the move shown as a working fix).
+    code = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+gen, critic = nn.Linear(3, 4), nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+opt_c = torch.optim.SGD(critic.parameters(), lr=0.1)
+for _ in range(3):
+    fake, real = gen(torch.randn(8, 3)), torch.randn(8, 4)
+    c_loss = critic(fake).mean() - critic(real).mean()
+    g_loss = -critic(fake).mean()
+    c_loss.backward(retain_graph=True)
+    opt_c.step()
+    opt_c.zero_grad()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+"""
+    first = first_for_error(sandbox, code)
+    assert first.id == "inplace-modified-output" and first.root_line == 12, first.id
+    assert first.fix_verified is not True and not first.patch
+    chain = " ".join(step.en for step in first.chain)
+    assert "are cleared before `opt_c` steps" in chain, chain
+    assert "Compute the second loss again after the step" in first.fix.en

@@ -387,6 +387,29 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
                  "a step, so what it trains no longer learns",
                  f"改动后 `{name}`" + (f"（持有 {what}）" if what else " ") +
                  "一次 step 也不执行，它要训练的参数不再学习")
+    # an optimizer whose steps used every backward() pass since its last step, and now finds
+    # the gradients of one cleared before it steps: a step moved past a zero_grad() steps on
+    # another loss's gradients (a GAN's discriminator on the generator's loss)
+    # (step by step: the original's n-th step of that optimizer used every pass; one the
+    # original never reached, after the program's own skip, is the program's doing)
+    def nth(steps: list[StepEvidence]) -> dict[tuple[tuple[str, str | None], int],
+                                                 StepEvidence]:
+        seen: dict[tuple[str, str | None], int] = {}
+        out = {}
+        for step in steps:
+            at = seen[key(step)] = seen.get(key(step), -1) + 1
+            out[key(step), at] = step
+        return out
+
+    was = nth(before.steps)
+    cleared = next((s for at, s in nth(ev.steps).items() if s.discarded and at in was
+                    and not was[at].discarded), None)
+    if cleared is not None:
+        line = cleared.discarded[0]
+        return T(f"with it the gradients of the backward() on line {line} are cleared before "
+                 f"`{cleared.optimizer}` steps, so it steps on those of another backward()",
+                 f"改动后第 {line} 行 backward() 的梯度在 `{cleared.optimizer}` step 之前就被清空，"
+                 "它用的是另一次 backward() 的梯度")
     # a parameter a backward() reaches that no step finds a gradient for any more: what
     # the fixed program computes for it is cleared (or comes too late) before every step
     had = {p.name for p in before.params if p.steps_without_grad}
