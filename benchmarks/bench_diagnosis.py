@@ -295,6 +295,8 @@ FAMILIES: dict[str, set[str]] = {
     "padding-same-strided": {"same-padding-strided"},
     "optimizer-built-from-empty-group": {"optimizer-empty-group"},
     "adam-eps-underflows-in-fp16": {"adam-eps-float16"},
+    "custom-optimizer-not-optimizer-subclass": {"optimizer-not-subclass"},
+    "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},
     "module-reused-in-list": {"module-list-multiplied"},

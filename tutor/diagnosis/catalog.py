@@ -70,6 +70,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "value", "values",  # a non-finite value (nan, inf), what the op that made it was given
         "term_line", "sum_line", "backward_line",  # a loss term, the sum, the backward()
         "helper",  # a function of the program that replaced a model's layers
+        "class_line",  # where the program defines a class a message names
         "condition", "step_line",  # the test guarding an optimizer's step, the step's line
     }
 )

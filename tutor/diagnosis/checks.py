@@ -46,6 +46,7 @@ from tutor.diagnosis import (
     moved_leaf_checks,
     operand_checks,
     optimizer_checks,
+    optimizer_type_checks,
     output_checks,
     override_checks,
     padding_checks,
@@ -88,7 +89,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  grad_read_checks, hook_checks, double_step_checks, construction_checks,
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
                  closure_checks, plateau_checks, padding_checks,
-                 param_list_checks, adam_eps_checks)
+                 param_list_checks, adam_eps_checks, optimizer_type_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
