@@ -296,6 +296,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-built-from-empty-group": {"optimizer-empty-group"},
     "adam-eps-underflows-in-fp16": {"adam-eps-float16"},
     "custom-optimizer-not-optimizer-subclass": {"optimizer-not-subclass"},
+    "optimizer-state-param-set-mismatch": {"optimizer-state-mismatch"},
     "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},
     "sample-instead-of-rsample": {"sample-without-graph"},

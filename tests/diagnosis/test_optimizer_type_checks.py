@@ -1,4 +1,5 @@
-"""A scheduler given what is not a ``torch.optim.Optimizer`` ("X is not an Optimizer"), on
+"""A scheduler given what is not a ``torch.optim.Optimizer`` ("X is not an Optimizer"), and an
+optimizer state loaded into an optimizer over other parameters, on
 small programs of their own: a hand-written optimizer is made a subclass of it, a wrapper
 around an optimizer hands the scheduler the optimizer it holds; each change is tried."""
 
@@ -106,3 +107,27 @@ schedule = torch.optim.lr_scheduler.StepLR(net, step_size=2)
 """
     first = first_for_error(sandbox, code)
     assert first.id not in ("optimizer-not-subclass", "scheduler-given-wrapper")
+
+
+def test_an_optimizer_state_saved_over_other_parameters_is_named(sandbox: Any) -> None:
+    # the state was saved by an optimizer of the whole model, loaded into one of its head:
+    # the message's family, said with the program's name and the line, and a direction (no
+    # change of code is claimed)
+    code = """import io
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+full = torch.optim.Adam(net.parameters())
+net(torch.randn(3, 4)).sum().backward()
+full.step()
+saved = io.BytesIO()
+torch.save(full.state_dict(), saved)
+saved.seek(0)
+head = torch.optim.Adam(net[2].parameters())
+head.load_state_dict(torch.load(saved))
+"""
+    first = first_for_error(sandbox, code)
+    assert first.id == "optimizer-state-mismatch" and first.line == 12
+    assert "line 12" in first.title.en and "第 12 行" in first.title.zh
+    assert "`head`" in first.explanation.en
+    assert first.fix.en.startswith("Before loading, build the optimizer")
