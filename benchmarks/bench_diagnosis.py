@@ -296,6 +296,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-built-from-empty-group": {"optimizer-empty-group"},
     "adam-eps-underflows-in-fp16": {"adam-eps-float16"},
     "custom-optimizer-not-optimizer-subclass": {"optimizer-not-subclass"},
+    "batchnorm-input-rank-mismatch": {"norm-rank-mismatch"},
     "optimizer-state-param-set-mismatch": {"optimizer-state-mismatch"},
     "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},

@@ -44,6 +44,7 @@ from tutor.diagnosis import (
     memory_checks,
     message_checks,
     moved_leaf_checks,
+    norm_rank_checks,
     operand_checks,
     optimizer_checks,
     optimizer_type_checks,
@@ -89,7 +90,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  grad_read_checks, hook_checks, double_step_checks, construction_checks,
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
                  closure_checks, plateau_checks, padding_checks,
-                 param_list_checks, adam_eps_checks, optimizer_type_checks)
+                 param_list_checks, adam_eps_checks, optimizer_type_checks,
+                 norm_rank_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
