@@ -297,6 +297,7 @@ FAMILIES: dict[str, set[str]] = {
     "adam-eps-underflows-in-fp16": {"adam-eps-float16"},
     "custom-optimizer-not-optimizer-subclass": {"optimizer-not-subclass"},
     "batchnorm-input-rank-mismatch": {"norm-rank-mismatch"},
+    "variable-set-in-one-branch": {"unbound-in-branch"},
     "optimizer-state-param-set-mismatch": {"optimizer-state-mismatch"},
     "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},

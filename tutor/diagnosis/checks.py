@@ -64,6 +64,7 @@ from tutor.diagnosis import (
     term_checks,
     trace_checks,
     training_checks,
+    unbound_checks,
     view_checks,
     weighting_checks,
     wrapper_checks,
@@ -91,7 +92,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
                  closure_checks, plateau_checks, padding_checks,
                  param_list_checks, adam_eps_checks, optimizer_type_checks,
-                 norm_rank_checks)
+                 norm_rank_checks, unbound_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
