@@ -298,6 +298,7 @@ FAMILIES: dict[str, set[str]] = {
     "custom-optimizer-not-optimizer-subclass": {"optimizer-not-subclass"},
     "batchnorm-input-rank-mismatch": {"norm-rank-mismatch"},
     "variable-set-in-one-branch": {"unbound-in-branch"},
+    "lr-lambda-given-number": {"lr-lambda-not-function"},
     "optimizer-state-param-set-mismatch": {"optimizer-state-mismatch"},
     "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},

@@ -83,3 +83,24 @@ def test_a_schedule_sized_in_batches_but_stepped_per_epoch(sandbox: Any) -> None
     found_with_a_working_fix(sandbox, "schedule-sized-in-batches", 8, "T_max=epochs",
                              SIZED.format(horizon="len(loader) * epochs"))
     not_diagnosed(sandbox, "schedule-sized-in-batches", SIZED.format(horizon="epochs"))
+
+
+def test_a_number_given_as_lr_lambda_becomes_a_function_of_the_epoch(sandbox: Any) -> None:
+    from .runs import first_for_error
+
+    code = """import torch
+net = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+decay = torch.optim.lr_scheduler.LambdaLR(opt, 0.9)
+for epoch in range(3):
+    opt.zero_grad()
+    net(torch.randn(4, 2)).sum().backward()
+    opt.step()
+    decay.step()
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.root_line, first.fix_verified) == ("lr-lambda-not-function", 4,
+                                                               True)
+    # LambdaLR multiplies the initial rate: a decay by the factor each epoch is a power
+    assert first.patch is not None and "LambdaLR(opt, lambda epoch: 0.9 ** epoch)" in first.patch
+    assert "`LambdaLR`" in first.title.en and all(step.zh for step in first.chain)

@@ -386,6 +386,40 @@ def _iterated(loop: ast.For) -> ast.expr | None:
     return it if isinstance(it, (ast.Name, ast.Attribute)) else None
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_resumed_without_initial_lr,)
+def check_lr_lambda_number(ctx: Ctx) -> list[Candidate]:
+    """``lr_lambda=0.95``: LambdaLR and MultiplicativeLR take a function of the epoch ("should
+    be a function, but got float"). MultiplicativeLR multiplies the rate by what it returns
+    each epoch, so the number becomes ``lambda epoch: 0.95``; LambdaLR multiplies the initial
+    rate by it, so a decay by that factor each epoch is ``lambda epoch: 0.95 ** epoch``."""
+    # (LambdaLR calls it while it is built: "'float' object is not callable")
+    if ctx.error is None or not ("lr_lambda should be a function" in ctx.message
+                                 or "object is not callable" in ctx.message):
+        return []
+    functions = {n.name for n in ast.walk(ctx.flow.tree) if isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    line, stmt = ctx.failing_statement()
+    for node in ast.walk(stmt) if stmt is not None else ():
+        if not isinstance(node, ast.Call) or call_name(node) not in ("LambdaLR",
+                                                                     "MultiplicativeLR"):
+            continue
+        given = next((k.value for k in node.keywords if k.arg == "lr_lambda"),
+                     node.args[1] if len(node.args) > 1 else None)
+        if not isinstance(given, (ast.Constant, ast.Name)) or (
+                isinstance(given, ast.Name) and given.id in functions):
+            continue  # a function (a lambda, a def) is what it takes
+        kind = call_name(node) or ""
+        new = f"lambda epoch: {text(given)}" if kind == "MultiplicativeLR" else \
+            f"lambda epoch: {text(given)} ** epoch"
+        fill: dict[str, object] = {"line": line, "name": kind, "given": text(given),
+                                   "new": new}
+        fix = node_fix(ctx.code, given, new, runs_clean, T(
+            f"give `{kind}` a function of the epoch on line {line}: `lr_lambda={new}`",
+            f"第 {line} 行给 `{kind}` 传入以 epoch 为参数的函数：`lr_lambda={new}`"))
+        return [Candidate("lr-lambda-not-function", line, 0.9, [("lr-lambda-number", fill)],
+                          [fix] if fix is not None else [], fill)]
+    return []
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_resumed_without_initial_lr, check_lr_lambda_number)
 SILENT_CHECKS: tuple[Check, ...] = (check_lr_collapse, check_scheduler_outpaces_optimizer,
                                     check_horizon_in_batches)
