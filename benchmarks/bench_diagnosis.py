@@ -299,6 +299,7 @@ FAMILIES: dict[str, set[str]] = {
     "batchnorm-input-rank-mismatch": {"norm-rank-mismatch"},
     "variable-set-in-one-branch": {"unbound-in-branch"},
     "lr-lambda-given-number": {"lr-lambda-not-function"},
+    "checkpoint-indexed-with-missing-key": {"checkpoint-key-missing"},
     "optimizer-state-param-set-mismatch": {"optimizer-state-mismatch"},
     "scheduler-given-optimizer-wrapper": {"scheduler-given-wrapper"},
     "bn-momentum-convention": {"batchnorm-momentum-convention"},

@@ -51,3 +51,37 @@ def test_a_copy_kept_to_compare_with_is_not_blamed(sandbox: Any) -> None:
     used = PROGRAM.replace("        return model(x)",
                            "        return model(x), len(weights)")
     not_diagnosed(sandbox, "weights-never-loaded", used)
+
+
+def test_a_key_read_from_a_bare_state_dict_names_the_save(sandbox: Any) -> None:
+    # the latest weights are saved bare, the best ones in a dict: reading 'state_dict' from
+    # the latest fails; the bare save is named and saved as the other one is (reading the
+    # file whole would break reading the best one, which the trial would show)
+    from .runs import first_for_error
+
+    code = """import io
+import torch
+import torch.nn as nn
+net = nn.Linear(3, 2)
+last, best = io.BytesIO(), io.BytesIO()
+torch.save({"state_dict": net.state_dict(), "step": 10}, best)
+torch.save(net.state_dict(), last)
+
+
+def restore(stream):
+    stream.seek(0)
+    checkpoint = torch.load(stream)
+    fresh = nn.Linear(3, 2)
+    fresh.load_state_dict(checkpoint["state_dict"])
+    return fresh
+
+
+print(restore(best).weight.shape)
+print(restore(last).weight.shape)
+"""
+    first = first_for_error(sandbox, code)
+    assert (first.id, first.root_line, first.fix_verified) == ("checkpoint-key-missing", 7, True)
+    assert first.patch is not None and \
+        "+torch.save({'state_dict': net.state_dict()}, last)" in first.patch
+    assert "line 6 saves a dict that has it" in first.explanation.en
+    assert "第 6 行保存的字典里有它" in first.explanation.zh

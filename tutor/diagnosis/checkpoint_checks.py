@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
-from tutor.diagnosis.fixes import Edit, Fix
+from tutor.diagnosis.fixes import Edit, Fix, node_fix
 from tutor.diagnosis.flow import Flow, call_name, text
-from tutor.diagnosis.verify import prints_else
+from tutor.diagnosis.verify import prints_else, runs_clean
 from tutor.i18n import T
 
 WEIGHT_KEYS = frozenset({"model", "state_dict", "model_state_dict", "net", "weights",
@@ -83,5 +83,56 @@ def check_weights_never_loaded(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = ()
+def check_checkpoint_key(ctx: Ctx) -> list[Candidate]:
+    """``KeyError: 'model_state_dict'`` where the failing line indexes what ``torch.load``
+    read, and the program saves a model's ``state_dict()`` itself somewhere (no dict around
+    it): that file holds the weights under no key. Reading it whole is tried; the saves that
+    do have the key, and the one that does not, are named."""
+    if ctx.error is None or ctx.error.type != "KeyError":
+        return []
+    key = ctx.message.strip().strip("'\"")
+    line, stmt = ctx.failing_statement()
+    loaded = [node for node in ast.walk(stmt) if isinstance(node, ast.Subscript)
+              and isinstance(node.slice, ast.Constant) and node.slice.value == key
+              and _from_load(ctx.flow, node.value, line)] if stmt is not None else []
+    saves = [c for c in ctx.flow.calls if text(c.func).endswith("torch.save") and c.args]
+    bare = [c for c in saves if isinstance(c.args[0], ast.Call)
+            and call_name(c.args[0]) == "state_dict"]
+    keyed = [c for c in saves if isinstance(c.args[0], ast.Dict) and any(
+        isinstance(k, ast.Constant) and k.value == key for k in c.args[0].keys)]
+    if not loaded or not bare or key not in WEIGHT_KEYS:
+        return []
+    site = loaded[0]
+    fill: dict[str, object] = {
+        "line": bare[0].lineno, "fail_line": line, "name": key,
+        "expr": text(site.value), "given": text(bare[0].args[0]),
+        "detail": T(f" (line {keyed[0].lineno} saves a dict that has it)",
+                    f"（第 {keyed[0].lineno} 行保存的字典里有它）") if keyed else T("", ""),
+    }
+    whole = node_fix(ctx.code, site, text(site.value), runs_clean, T(
+        f"read the state dict itself on line {line}: `{text(site.value)}`",
+        f"第 {line} 行直接读取状态字典本身：`{text(site.value)}`"))
+    wrapped = f"{{{key!r}: {text(bare[0].args[0])}}}"
+    same = node_fix(ctx.code, bare[0].args[0], wrapped, runs_clean, T(
+        f"save it as the other checkpoints are, under '{key}', on line {bare[0].lineno}: "
+        f"`{wrapped}`",
+        f"第 {bare[0].lineno} 行像其他检查点一样把它存在 '{key}' 下：`{wrapped}`"))
+    # where another save has the key, the bare one is the odd one out: saved alike first
+    fixes = [f for f in ([same, whole] if keyed else [whole, same]) if f is not None]
+    return [Candidate("checkpoint-key-missing", bare[0].lineno, 0.85, [
+        ("saved-bare-state-dict", fill)], fixes, fill)]
+
+
+def _from_load(flow: Flow, value: ast.expr, line: int) -> bool:
+    """``value`` is what ``torch.load`` returned: the call itself, or a name assigned it."""
+    if isinstance(value, ast.Call):
+        return text(value.func).endswith("load") and "torch" in text(value.func)
+    if isinstance(value, ast.Name):
+        made = flow.assigned_before(value.id, line)
+        got = flow.value_of(made) if made is not None else None
+        return isinstance(got, ast.Call) and text(got.func).endswith("torch.load")
+    return False
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_checkpoint_key,)
 SILENT_CHECKS: tuple[Check, ...] = (check_weights_never_loaded,)
