@@ -38,6 +38,7 @@ from tutor.diagnosis import (
     index_value_checks,
     iterator_checks,
     kind_checks,
+    last_batch_checks,
     layer_size_checks,
     leaf_loss_checks,
     loss_shape_checks,
@@ -92,7 +93,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
                  closure_checks, plateau_checks, padding_checks,
                  param_list_checks, adam_eps_checks, optimizer_type_checks,
-                 norm_rank_checks, unbound_checks)
+                 norm_rank_checks, unbound_checks, last_batch_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
