@@ -226,9 +226,11 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
     # a loss's labels say the batch; or the row holds the batch's samples side by side
     sure = why[0] in ("batch-wanted-loss", "batch-wanted-target") or why[1].get(
         "high") == batch * int(str(why[1].get("numel") or 0))
-    if kind == "index-drops-batch" and walked and not sure:
+    if kind == "index-drops-batch" and walked and why[0] not in (
+            "batch-wanted-loss", "batch-wanted-target", "batch-wanted-other"):
         # ``x[t]`` for every t of a loop walks dimension 0 (the time steps of a
-        # sequence-first tensor): only labels that count the batch make it samples
+        # sequence-first tensor): only another tensor whose dimension 0 counts the batch
+        # (labels, a state built for it) makes it samples, not the layout assumed
         return None
     return Candidate(kind, root, 0.85 if sure else 0.8, steps, fixes, fill, pinned=True)
 
