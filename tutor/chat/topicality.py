@@ -233,21 +233,25 @@ class Topicality:
             coverage=coverage,
             margin=margin,
             # (a commented-out `# import torch as flow` is the line the learner swapped out)
-            names_pytorch=_PYTORCH_RE.search(
-                _REFERENCE_RE.sub(" ", _COMMENT_RE.sub(" ", question))) is not None
+            names_pytorch=_PYTORCH_RE.search(_BINDING_RE.sub(
+                " ", _REFERENCE_RE.sub(" ", _COMMENT_RE.sub(" ", question)))) is not None
             or _pastes_pytorch(question),
             compared_with_pytorch=_REFERENCE_RE.search(question) is not None
             and _TORCH_CODE_RE.search(question) is None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
             asked_framework=any(
                 "frameworks" in foreign_words(clause).values()
-                and not _PYTORCH_RE.search(_REFERENCE_RE.sub(" ", clause))
+                and not _PYTORCH_RE.search(_BINDING_RE.sub(" ", _REFERENCE_RE.sub(" ", clause)))
                 for clause in asking_clauses(question)),
             setup=setup_domain(foreign),
         )
 
 
 _PYTORCH_RE = re.compile(r"torch", re.IGNORECASE)
+_BINDING_RE = re.compile(r"\b(libtorch|torchsharp|torch\s*sharp|ocaml-torch|hasktorch|torch\.rb)\b",
+                         re.IGNORECASE)
+"""PyTorch's bindings for other languages: their name holds "torch", their API is not the
+Python one the course teaches, so naming them is not naming PyTorch."""
 _COMMENT_RE = re.compile(r"(?m)(?:^|(?<=\s))#(?!\d)[^\n]*")
 """A Python comment (not an issue number, ``#123``)."""
 _REFERENCE_RE = re.compile(
