@@ -64,9 +64,12 @@ def test_glossary_is_bilingual_and_covers_the_autograd_apis() -> None:
 
 def test_glossary_lessons_and_guiding_questions_exist_in_the_bundled_course() -> None:
     glossary = load_glossary()
-    lesson_ids = {lesson.id for lesson in load_course().lessons}
+    course = load_course()
+    lesson_ids = {lesson.id for lesson in course.lessons}
+    step_refs = {f"{lesson.id}/{step.id}" for lesson in course.lessons for step in lesson.steps}
     referenced = {e.lesson for e in glossary.entries} | set(glossary.guiding_questions)
-    missing = referenced - lesson_ids
+    # a guiding question keyed LESSON/STEP is that step's own
+    missing = referenced - lesson_ids - step_refs
     if missing and len(lesson_ids) < 13:
         pytest.skip(f"course still being written; not yet there: {sorted(missing)}")
     assert not missing

@@ -147,3 +147,22 @@ def test_a_request_for_an_exercises_answer_pasting_its_starter_gets_its_hint(
     answer = sandboxed.ask(question)
     assert answer.kind == "hint", answer.text
     assert "I ran your code" not in answer.text
+
+
+def test_a_solution_request_gets_the_steps_own_guiding_question() -> None:
+    """The training-step exercise of nn-module gets its own question (about the four calls),
+    not the lesson's about layer shapes, which is off its point; a step the lesson's question
+    is about keeps the lesson's."""
+    from tutor.chat.tutor import Tutor
+    from tutor.course import load_course
+
+    tutor = Tutor(load_course())
+    course = load_course()
+    lesson = next(item for item in course.lessons if item.id == "nn-module")
+    step = next(item for item in lesson.steps if item.id == "train-step")
+    asked = tutor._guiding(lesson, step, "en")
+    assert "zero_grad()" in asked and "shape" not in asked
+    accumulation = next(item for item in course.lessons if item.id == "accumulation")
+    stepped = next(item for item in accumulation.steps if getattr(item, "hints", None))
+    assert tutor._guiding(accumulation, stepped, "en") == \
+        tutor.glossary.guiding_questions["accumulation"].en

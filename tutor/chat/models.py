@@ -124,5 +124,6 @@ class Glossary(Frozen):
         "it about autograd: half the weight of topic_words in the on-topic judgement.",
     )
     guiding_questions: dict[str, BiText] = Field(
-        default_factory=dict, description="Lesson id -> a question that leads without telling."
+        default_factory=dict, description="Lesson id (or LESSON/STEP, for a step whose "
+        "exercise the lesson's question misses) -> a question that leads without telling."
     )

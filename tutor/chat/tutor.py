@@ -1488,8 +1488,7 @@ class Tutor:
                 parts.append(msg.SAME_HINT.get(lang))
             elif level == len(hints):
                 parts.append(msg.LAST_HINT.get(lang))
-        guiding = self.glossary.guiding_questions.get(lesson.id) if lesson else None
-        question = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
+        question = self._guiding(lesson, step, lang)
         parts.append(msg.GUIDING.format(question=question).get(lang))
         step_ref = context.step_ref if context is not None and step is not None else None
         answer = Answer(
@@ -1502,6 +1501,27 @@ class Tutor:
             lessons=[lesson.id] if lesson else [],
         )
         return self._finish(answer, secrets, "", lang)
+
+    def _guiding(self, lesson: Lesson | None, step: Step | None, lang: Lang) -> str:
+        """The lesson's guiding question where it is about what the step asks (it shares a
+        content word with the step's title, prompt or hints: "What is in .grad before your
+        second backward()?" for a step on accumulation), else the question about the
+        learner's own output: a lesson's question about layer shapes is off the point of its
+        training-step exercise."""
+        questions = self.glossary.guiding_questions
+        own = questions.get(f"{lesson.id}/{step.id}") if lesson and step else None
+        if own is not None:
+            return own.get(lang)
+        guiding = questions.get(lesson.id) if lesson else None
+        if guiding is None:
+            return msg.GUIDING_DEFAULT.get(lang)
+        if step is not None:
+            said = " ".join(t.en for t in [step.title, getattr(step, "prompt", None),
+                                           getattr(step, "body", None), *step.hints]
+                            if t is not None)
+            if not _content_words(guiding.en) & _content_words(said):
+                return msg.GUIDING_DEFAULT.get(lang)
+        return guiding.get(lang)
 
     def _nearest_hints(self, question: str, lang: Lang) -> Answer | None:
         """A solution request whose exercise is not clear: the first hint of each of the
@@ -1533,9 +1553,7 @@ class Tutor:
                     step=step.title.get(lang), ref=ref.ref, hint=hints[0].get(lang)
                 ).get(lang)
             )
-        first = found[0][1]
-        guiding = self.glossary.guiding_questions.get(first.id) if first else None
-        question_text = guiding.get(lang) if guiding else msg.GUIDING_DEFAULT.get(lang)
+        question_text = self._guiding(found[0][1], found[0][2], lang)
         parts = [
             msg.REFUSE_SOLUTION.get(lang),
             msg.NEAR_STEPS.get(lang),
@@ -1696,3 +1714,18 @@ def _release_point(text: str) -> int:
             cut = blank + 2
         start = end
     return cut
+
+
+_GUIDING_COMMON = frozenset({
+    "which", "what", "does", "your", "code", "should", "where", "when", "each", "tensor",
+    "tensors", "have", "must", "with", "from", "that", "this", "there", "them", "they",
+    "looking", "happens", "small", "like", "step", "steps", "line", "lines",
+})
+
+
+def _content_words(text: str) -> set[str]:
+    """What an English text is about, roughly: the first four letters of each of its words of
+    four letters or more (``x.grad`` and "gradients" both give "grad"), without the common
+    ones."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    return {w[:4] for w in words if len(w) >= 4 and w not in _GUIDING_COMMON}
