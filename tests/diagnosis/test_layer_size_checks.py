@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .runs import diagnoses_for
+from .runs import diagnoses_for, first_for_error
 
 HEAD = """import torch
 import torch.nn as nn
@@ -118,3 +118,33 @@ def test_a_hidden_state_of_another_size_shows_how_the_layers_size_was_computed(
     # every call passes `size` the state's 32: the program's own name for it
     assert first.fix_verified and first.patch is not None and \
         "+        self.gru = nn.GRU(4, size, batch_first=True)" in first.patch
+
+
+# A decoder cell built for the embedding and its own hidden size, given the embedding joined
+# with the encoder's context: the sum's second term was meant to be the encoder's size,
+# another name of the program (a default no call overrides), and that is tried first.
+CELL = """import torch
+import torch.nn as nn
+
+
+class Step(nn.Module):
+    def __init__(self, emb=10, enc_size=24, dec_size=12):
+        super().__init__()
+        self.cell = nn.LSTMCell(emb + dec_size, dec_size)
+        self.context = torch.zeros(3, enc_size)
+
+    def forward(self, word, state):
+        return self.cell(torch.cat([word, self.context], dim=1), state)
+
+
+step = Step()
+h = (torch.zeros(3, 12), torch.zeros(3, 12))
+print(step(torch.randn(3, 10), h)[0].shape)
+"""
+
+
+def test_a_cell_built_from_a_sum_of_sizes_gets_the_term_that_was_meant(sandbox: Any) -> None:
+    first = first_for_error(sandbox, CELL)
+    assert (first.id, first.root_line, first.fix_verified) == ("layer-built-for-other-size",
+                                                               8, True)
+    assert first.patch is not None and "nn.LSTMCell(emb + enc_size, dec_size)" in first.patch

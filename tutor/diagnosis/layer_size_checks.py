@@ -61,6 +61,11 @@ LAYERS = (
         r"Expected hidden(?:\[0\])? size \((?P<lead>\d+, \d+), (?P<built>\d+)\), got "
         r"\[(?P=lead), (?P<got>\d+)\]"), -1, "hidden_size", position=1, operand=1,
           cid="rnn-hidden-size"),
+    # a recurrent cell built for one input size and given another (an attention decoder's
+    # embedding joined with an encoder's context)
+    Sized(frozenset({"GRUCell", "LSTMCell", "RNNCell"}), re.compile(
+        r"input has inconsistent input_size: got (?P<got>\d+) expected (?P<built>\d+)"), -1,
+        "input_size"),
 )
 
 
@@ -83,14 +88,36 @@ def _names_holding(ctx: Ctx, call: ast.Call, size: int) -> list[str]:
             if graph.parameter(function, arg.arg) is None:
                 continue  # `self`
             passed = [given for _, given in ctx.flow.arguments_for(function, arg.arg)]
-            if (calls and len(passed) == len(calls) and all(_given(v, size) for v in passed)) \
-                    or (not calls and _given(default_value(function, arg), size)):
+            # every call passes the size, or leaves the parameter at a default that is it
+            defaulted = len(passed) < len(calls) or not calls
+            if all(_given(v, size) for v in passed) and (passed or defaulted) and (
+                    not defaulted or _given(default_value(function, arg), size)):
                 names.append(arg.arg)
     for stmt in ctx.flow.tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                 stmt.targets[0], ast.Name) and _given(stmt.value, size):
             names.append(stmt.targets[0].id)
     return names
+
+
+def _sum_swapped(ctx: Ctx, call: ast.Call, arg: ast.expr, built: int, got: int) -> list[str]:
+    """A size written as a sum of names (``embed_size + dec_hidden_size``) where another of
+    the program's names in place of one term gives the size the input has (``embed_size +
+    enc_hidden_size``): the term that was meant."""
+    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add)):
+        return []
+    out = []
+    for term, other in ((arg.left, arg.right), (arg.right, arg.left)):
+        value = ctx.flow.number_of(term, call.lineno)
+        if not isinstance(term, (ast.Name, ast.Attribute)) or value is None or not isinstance(
+                value.value, int):
+            continue
+        wanted = got - (built - value.value)
+        for name in _names_holding(ctx, call, wanted)[:1]:
+            if name != text(term):
+                out.append(text(arg).replace(text(term), name, 1) if term is arg.left
+                           else f"{text(other)} + {name}")
+    return out[:1]
 
 
 def _with_argument(call: ast.Call, arg: ast.expr, new: str) -> str:
@@ -171,7 +198,8 @@ def check_layer_built_for_other_size(ctx: Ctx) -> list[Candidate]:
     line = arg.lineno
     name = module_label(failed.module)
     fixes = []
-    for new in [*_names_holding(ctx, call, got)[:1], str(got)]:
+    for new in [*_names_holding(ctx, call, got)[:1], *_sum_swapped(ctx, call, arg, built, got),
+                str(got)]:
         if new == text(arg):
             continue
         edit = replace_node(ctx.code, arg, new)
