@@ -524,3 +524,40 @@ def test_a_squeezed_layers_dimension_is_no_batch_of_one(sandbox: Any) -> None:
     assert found and found[0].id == "target-size-differs" and found[0].root_line == 7, [
         (d.id, d.root_line) for d in found]
     assert "squeeze-drops-batch" not in {d.id for d in found}
+
+
+# An autoencoder whose flattening module was built for smaller images: given 16x16 images
+# it views (2, 8, 4, 4) as (-1, 32), four rows a sample, and the reconstruction meets the
+# images with another batch. The images' dimension 0 is the batch (a loss of two image-shaped
+# tensors), and the size comes from where the program builds its View: that line is named.
+# (corpus32's vaal-vae-flatten-hardcoded-for-32px was a bare broadcast diagnosis)
+CONFIGURED_VIEW = """import torch
+import torch.nn as nn
+
+
+class Reshape(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, x):
+        return x.view(self.shape)
+
+
+encoder = nn.Sequential(nn.Conv2d(1, 8, 4, 2, 1), nn.ReLU(), Reshape((-1, 8 * 2 * 2)))
+decoder = nn.Sequential(nn.Linear(32, 64), Reshape((-1, 1, 8, 8)))
+images = torch.rand(2, 1, 16, 16)
+recon = nn.functional.interpolate(decoder(encoder(images)), size=16)
+print(nn.functional.mse_loss(recon, images))
+"""
+
+
+def test_a_batch_merged_by_a_module_points_where_its_size_is_given(sandbox: Any) -> None:
+    from .runs import diagnoses_for
+
+    result = sandbox.run(CONFIGURED_VIEW)
+    assert result.error is not None
+    first = diagnoses_for(sandbox, CONFIGURED_VIEW, result)[0]
+    assert (first.id, first.root_line) == ("batch-merged", 14), (first.id, first.root_line)
+    assert "`Reshape((-1, 8 * 2 * 2))` on line 14" in first.explanation.en
+    assert any("built with on line 14" in step.en for step in first.chain)

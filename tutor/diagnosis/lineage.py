@@ -17,7 +17,7 @@ from functools import cached_property
 from tutor.diagnosis.flow import Flow, call_name, text
 from tutor.sandbox.models import ChainLink, OperandEvidence
 
-MAX_HISTORY = 12  # tutor.sandbox.evidence.MAX_CHAIN: a longer history was cut there
+MAX_HISTORY = 24  # tutor.sandbox.evidence.MAX_HISTORY: a longer history was cut there
 
 UNBATCHED_RANK = {"conv1d": 2, "conv2d": 3, "conv3d": 4, "conv_transpose1d": 2,
                   "conv_transpose2d": 3, "conv_transpose3d": 4, "max_pool1d": 2,

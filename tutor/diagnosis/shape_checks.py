@@ -134,6 +134,13 @@ def _batch_suspects(ctx: Ctx, failed: FailedOpEvidence
                     "fail_line": fail, "count": other.shape[0], "name": _said(mine.name),
                     "shape": shape_text(mine.shape), "target": _said(other.name),
                     "target_shape": shape_text(other.shape)})
+            elif len(other.shape) > 2 and len(mine.shape) > 2 and mine.shape[0] != \
+                    other.shape[0]:
+                # a reconstruction against its images: the images' dimension 0 is the batch
+                yield mine, other.shape[0], ("batch-wanted-other", {
+                    "fail_line": fail, "name": _said(mine.name),
+                    "shape": shape_text(mine.shape), "target": _said(other.name),
+                    "target_shape": shape_text(other.shape), "count": other.shape[0]})
         return
     m = MATMUL.search(ctx.message)
     if m and data:
@@ -199,6 +206,13 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         changes.append(change)
     kind = "index-drops-batch" if first.op in INDEXES else (
         "squeeze-drops-batch" if first.op in SQUEEZES else "batch-merged")
+    given_at = _configured_at(ctx, first, _site(ctx, first))
+    if given_at is not None:
+        # the op is a module of the program that reshapes to what it was built with
+        # (``View((-1, 128 * 2 * 2))``): the size is written where it is built
+        root = given_at.lineno
+        steps.append(("shape-configured", {"line": given_at.lineno, "expr": text(given_at),
+                                           "module": first.link.layer_kind}))
     fixes: list[Fix] = []
     if changes and len({e.line for e, _ in changes}) == len(changes):
         en = " and ".join(f"`{new}` on line {e.line}" for e, new in changes)
@@ -232,7 +246,23 @@ def _lost_candidate(ctx: Ctx, failed: FailedOpEvidence, operand: OperandEvidence
         # sequence-first tensor): only another tensor whose dimension 0 counts the batch
         # (labels, a state built for it) makes it samples, not the layout assumed
         return None
+    if given_at is not None:
+        fixes = []  # a change inside the module would change each of its uses, not this size
+        fill["expr"] = text(given_at)
     return Candidate(kind, root, 0.85 if sure else 0.8, steps, fixes, fill, pinned=True)
+
+
+def _configured_at(ctx: Ctx, step: Step, site: ast.expr | None) -> ast.Call | None:
+    """Where the program builds its own module whose forward ran ``step`` with a size it
+    keeps (``tensor.view(self.size)``): the constructor call that gave it that size."""
+    layer, kind = step.link.layer, step.link.layer_kind
+    if site is None or not layer or not kind or not _learner_class(ctx, kind) or not any(
+            isinstance(n, ast.Attribute) and text(n.value) == "self" for n in ast.walk(site)):
+        return None
+    built = ctx.flow.constructor(layer, kind)  # a Sequential of the program's own scope
+    if built is None or call_name(built) != kind:
+        built = _constructor(ctx, layer, kind)  # an attribute of the model called
+    return built if built is not None and built.args else None
 
 
 def _lost_step(step: Step, site: ast.AST | None, batch: int) -> tuple[str, dict[str, object]]:

@@ -338,7 +338,9 @@ def hides_bug(original: RunResult, fixed: RunResult, intent: Intent | None = Non
                  "in place, outside any optimizer step",
                  f"改动后第 {line} 行的前向计算会原地覆盖{f' {names}' if names else '一个参数'}，"
                  "而这不在任何优化器的 step 里")
-    if _broadcasts(fixed) and not _broadcasts(original):
+    # (a loss whose broadcast failed warned before it raised: one that now runs so, on a
+    # target of another shape, is that mismatch made silent)
+    if _broadcasts(fixed) and (not _broadcasts(original) or original.outcome != "ok"):
         return T("with it the loss broadcasts the prediction against a target of another "
                  "shape instead of comparing them element by element",
                  "改动后损失把预测与形状不同的目标互相广播，而不是逐元素比较")

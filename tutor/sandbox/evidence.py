@@ -50,6 +50,9 @@ MAX_STEPS = 300
 MAX_MODULE_CALLS = 60
 MAX_PARAMS = 150
 MAX_CHAIN = 12
+MAX_HISTORY = 24
+"""Ops kept of an operand's history: a model of a dozen layers (an encoder and a decoder)
+between where the batch changed and where it fails."""
 MAX_OPERANDS = 8
 MAX_SNAPSHOT_NUMEL = 1_000_000
 CHAIN_KEYS = ("line", "op", "requires_grad", "grad_fn", "inputs_rg", "grad_enabled", "cut",
@@ -605,7 +608,7 @@ class Recorder:
         whose shape is not the one the op transformed."""
         out: list[Data] = []
         index = start
-        while index is not None and len(out) < MAX_CHAIN:
+        while index is not None and len(out) < MAX_HISTORY:
             record = self.records[index]
             out.append(self._link(record))
             first = record["inputs"][0] if record["inputs"] else None

@@ -337,7 +337,7 @@ class OperandEvidence(_Data):
     grad_fn: str | None = Field(None, max_length=80)
     line: int | None = Field(None, description="Line of the op that made it.")
     op: str | None = Field(None, max_length=80, description="The op that made it.")
-    history: list[ChainLink] = Field(default_factory=list, max_length=12,
+    history: list[ChainLink] = Field(default_factory=list, max_length=24,
                                      description="The ops that made it, newest first.")
     low: float | None = Field(None, description="Integer tensors: the smallest value.")
     high: float | None = Field(None, description="Integer tensors: the largest value.")
