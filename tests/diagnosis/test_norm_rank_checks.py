@@ -54,3 +54,16 @@ def test_a_batchnorm2d_after_a_conv1d_is_built_as_batchnorm1d(sandbox: Any) -> N
     assert first.patch is not None and "+        self.norm = nn.BatchNorm1d(6)" in first.patch
     assert "`norm`" in first.title.en and "(5, 6, 36)" in first.explanation.en
     assert all(step.en and step.zh for step in first.chain)
+
+
+def test_one_image_without_its_batch_keeps_its_batchnorm2d(sandbox: Any) -> None:
+    # a Conv2d runs a (C, H, W) image unbatched and hands the BatchNorm2d 3-D input: the
+    # data lacks its batch dimension, the layer is right (corpus5's single image to YOLO)
+    code = """import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+image = torch.rand(3, 12, 12)
+print(net(image).shape)
+"""
+    first = first_for_error(sandbox, code)
+    assert first.id == "missing-batch-dim" and "norm-rank-mismatch" not in first.alternatives

@@ -13,7 +13,7 @@ import re
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix, replace_node
 from tutor.diagnosis.flow import call_name, module_label, text
-from tutor.diagnosis.lineage import shape_text
+from tutor.diagnosis.lineage import Lineage, shape_text
 from tutor.diagnosis.operand_checks import failed_op
 from tutor.diagnosis.shape_checks import _constructor
 from tutor.diagnosis.verify import runs_clean
@@ -43,6 +43,8 @@ def check_norm_rank(ctx: Ctx) -> list[Candidate]:
     if meant is None or built is None or meant == kind:
         return []
     given = failed.inputs[0] if failed.inputs else None
+    if given is not None and Lineage(given).entered_unbatched():
+        return []  # one sample without its batch dimension: the layer is right, the data not
     fill: dict[str, object] = {
         "line": built.lineno, "fail_line": ctx.fail_line or failed.line,
         "name": module_label(failed.module), "module": kind, "new": meant,
