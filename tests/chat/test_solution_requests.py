@@ -397,3 +397,22 @@ def test_asking_to_have_the_answer_in_a_clause_of_its_own_is_a_request_beside_an
 )
 def test_asking_about_ones_own_solution_beside_an_error_is_not(question: str) -> None:
     assert not detect(question, **ON_STEP).request  # type: ignore[arg-type]
+
+
+def test_looking_for_the_solutions_under_a_pasted_exercise_gets_its_hint() -> None:
+    """A forum title ("Looking for chapter 4 solutions ... I cannot find them") asks to have
+    the answers, although the pasted exercise's own text says what raises: the exercise's
+    next hint answers it, not an answer card whose fix is that exercise's (a leak judged in
+    learner26)."""
+    from tutor.chat import Tutor
+    from tutor.course import load_course
+
+    course = load_course()
+    _, step = course.find("errors/per-sample-loss")
+    assert "raises" in step.prompt.en  # the exercise's own text speaks of trouble
+    question = ("Looking for part 2 chapter 4 solutions\n\nI cannot find them. Could someone "
+                f"point me in the right direction?\n\nI'm on \"{step.title.en}\": "
+                f"{step.prompt.en}\n{step.starters.en}")
+    answer = Tutor(course).ask(question)
+    assert answer.kind == "hint" and answer.refused, answer.text
+    assert step.solution.strip().splitlines()[-1] not in answer.text
