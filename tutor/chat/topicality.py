@@ -239,10 +239,13 @@ class Topicality:
             compared_with_pytorch=_REFERENCE_RE.search(question) is not None
             and _TORCH_CODE_RE.search(question) is None,
             asked_foreign=any(foreign_words(clause) for clause in asking_clauses(question)),
+            # (PyTorch's C++ binding named beside Python PyTorch code is where the learner
+            # came from, not what is asked: "I first wrote it with libtorch, where ...")
             asked_framework=any(
                 "frameworks" in foreign_words(clause).values()
                 and not _PYTORCH_RE.search(_BINDING_RE.sub(" ", _REFERENCE_RE.sub(" ", clause)))
-                for clause in asking_clauses(question)),
+                for clause in asking_clauses(_BINDING_RE.sub(" ", question)
+                                             if _TORCH_CODE_RE.search(question) else question)),
             setup=setup_domain(foreign),
         )
 
