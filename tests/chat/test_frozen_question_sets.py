@@ -22,13 +22,15 @@ from frozen_questions import FrozenSet
 DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-06-b",
         "2026-12-06-c", "2026-12-06-chatfacts", "2026-12-06-d", "2026-12-06-e", "2026-12-06-f",
         "2026-12-06-g", "2026-12-06-h", "2026-12-07", "2026-12-07-b", "2026-12-07-c",
-        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f", "2026-12-07-g")
+        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f", "2026-12-07-g", "2026-12-07-h")
 """The judged records in the order they were made; each set names those before it was built."""
 
 F_DIAGNOSIS = ("corpus25", "corpus26", "corpus27", "corpus28")
 """The diagnosis corpora of the measure of 2026-12-07-f, built beside learner21 and 22."""
 G_DIAGNOSIS = ("corpus29", "corpus30", "corpus31", "corpus32")
 """The diagnosis corpora of the measure of 2026-12-07-g, built beside learner23 and 24."""
+H_DIAGNOSIS = ("corpus33", "corpus34", "corpus35", "corpus36")
+"""The diagnosis corpora of the measure of 2026-12-07-h, built beside learner25 and 26."""
 ROWS = (
     # 16 of 20 lessons asked (none for data-norm, non-scalar, dynamic-graph or review); the 5
     # real Chinese posts no earlier set cites are all off-topic (README.md)
@@ -152,7 +154,7 @@ ROWS = (
     FrozenSet(folder="learner25", per_language=27, lessons_asked=17, judged_days=DAYS[:19],
               sha256="507ca2298c13a3ac15719fce582c873c24a1a2c21f7699fdbf0c878d447736dc",
               at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 6},
-              least_threads=2300, reused_steps=5),
+              least_threads=2300, reused_steps=5, beside=H_DIAGNOSIS),
     # learner26: the measure of 2026-12-07-h, built blind beside another set
     # as set 24: sources only from pages and GitHub threads of owners n to z, built beside another
     # set drawn from owners a to m. solution lowered to 4: only four exercise steps are left that
@@ -161,7 +163,7 @@ ROWS = (
     FrozenSet(folder="learner26", per_language=27, lessons_asked=20, judged_days=DAYS[:19],
               sha256="27db0c579b11d0c7d3c153a03ff86ac7388597f680ebb3f12b783778fa5ee7bc",
               at_least={"value": 4, "solution": 4, "off_topic": 8, "real zh": 7},
-              least_threads=2350, reused_steps=5),
+              least_threads=2350, reused_steps=5, beside=H_DIAGNOSIS),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))

@@ -55,6 +55,8 @@ F_CHAT = ("learner21", "learner22")
 """The question sets of the measure of 2026-12-07-f, built beside corpus25 to corpus28."""
 G_CHAT = ("learner23", "learner24")
 """The question sets of the measure of 2026-12-07-g, built beside corpus29 to corpus32."""
+H_CHAT = ("learner25", "learner26")
+"""The question sets of the measure of 2026-12-07-h, built beside corpus33 to corpus36."""
 SETS = (
     FrozenCorpus("corpus9", "0519d371d9d620919126a94719aa3816dbd60722e37098605a294d7abbd09366",
                  chinese=5, families=20, judged_later=("2026-12-06-d",)),
@@ -126,13 +128,17 @@ SETS = (
     # from its own topic area (autograd mechanics, the training loop, models and modules,
     # applied setups). corpus33 holds 24 programs and 2 Chinese sources (its README says why)
     FrozenCorpus("corpus33", "251f7a0fcaba45b09725e789b6d54df09c2afc1c550cf2e62018f9a95a7129d3",
-                 chinese=2, families=20),
+                 chinese=2, families=20,
+                 judged_later=("2026-12-07-h",), beside=H_CHAT),
     FrozenCorpus("corpus34", "8db4ae3973341a6a451cd86a5b49cf5e9d4d4d86d985ebd18c6c73ec45dc628e",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-h",), beside=H_CHAT),
     FrozenCorpus("corpus35", "54162ea90ccc694b5836d6b25c8fe18115b66ef87559edb3decd74d482952381",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-h",), beside=H_CHAT),
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-07-h",), beside=H_CHAT),
 )
 IDS = [s.name for s in SETS]
 
