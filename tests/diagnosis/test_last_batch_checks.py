@@ -48,6 +48,7 @@ def test_a_state_made_for_a_full_slice_meets_the_last_slice(sandbox: Any) -> Non
     first = first_for_error(sandbox, SLICES)
     assert (first.id, first.root_line, first.fix_verified) == ("last-batch-smaller", 8, True)
     assert first.patch is not None and "range(0, len(data) - size + 1, size)" in first.patch
+    assert "last batch of `data`" in first.title.en
 
 
 def test_an_error_of_every_batch_is_not_blamed_on_the_last(sandbox: Any) -> None:

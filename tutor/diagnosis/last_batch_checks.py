@@ -71,15 +71,18 @@ def _range_loop(ctx: Ctx, loop: ast.For, line: int) -> Candidate | None:
         return None
     size = text(it.args[2])
     index = loop.target.id
-    sliced = any(isinstance(n, ast.Slice) and n.upper is not None and text(n.upper).replace(
-        " ", "") == f"{index}+{size}".replace(" ", "") for n in ast.walk(loop))
+    sliced = [n.value for n in ast.walk(loop) if isinstance(n, ast.Subscript)
+              and isinstance(n.slice, ast.Slice) and n.slice.upper is not None
+              and text(n.slice.upper).replace(" ", "") == f"{index}+{size}".replace(" ", "")]
     if not sliced:
         return None
     stop = it.args[1]
     new = f"{text(stop)} - {size} + 1"
     edit = replace_node(ctx.code, stop, new)
+    # (named by what is sliced, `data`, not by the range's stop, `len(data)`)
     fill: dict[str, object] = {"line": loop.lineno, "fail_line": ctx.fail_line or line,
-                               "name": text(stop), "expr": size, "train_line": loop.lineno}
+                               "name": text(sliced[0]), "expr": size,
+                               "train_line": loop.lineno}
     fixes = [Fix((edit,), runs_clean, T(
         f"leave out the incomplete last slice: `range({text(it.args[0])}, {new}, {size})` on "
         f"line {loop.lineno}",
