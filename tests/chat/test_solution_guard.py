@@ -160,9 +160,9 @@ def test_a_solution_request_gets_the_steps_own_guiding_question() -> None:
     course = load_course()
     lesson = next(item for item in course.lessons if item.id == "nn-module")
     step = next(item for item in lesson.steps if item.id == "train-step")
-    asked = tutor._guiding(lesson, step, "en")
+    asked = tutor.guiding_question(lesson, step, "en")
     assert "zero_grad()" in asked and "shape" not in asked
     accumulation = next(item for item in course.lessons if item.id == "accumulation")
     stepped = next(item for item in accumulation.steps if getattr(item, "hints", None))
-    assert tutor._guiding(accumulation, stepped, "en") == \
+    assert tutor.guiding_question(accumulation, stepped, "en") == \
         tutor.glossary.guiding_questions["accumulation"].en

@@ -1488,7 +1488,7 @@ class Tutor:
                 parts.append(msg.SAME_HINT.get(lang))
             elif level == len(hints):
                 parts.append(msg.LAST_HINT.get(lang))
-        question = self._guiding(lesson, step, lang)
+        question = self.guiding_question(lesson, step, lang)
         parts.append(msg.GUIDING.format(question=question).get(lang))
         step_ref = context.step_ref if context is not None and step is not None else None
         answer = Answer(
@@ -1502,7 +1502,7 @@ class Tutor:
         )
         return self._finish(answer, secrets, "", lang)
 
-    def _guiding(self, lesson: Lesson | None, step: Step | None, lang: Lang) -> str:
+    def guiding_question(self, lesson: Lesson | None, step: Step | None, lang: Lang) -> str:
         """The lesson's guiding question where it is about what the step asks (it shares a
         content word with the step's title, prompt or hints: "What is in .grad before your
         second backward()?" for a step on accumulation), else the question about the
@@ -1553,7 +1553,7 @@ class Tutor:
                     step=step.title.get(lang), ref=ref.ref, hint=hints[0].get(lang)
                 ).get(lang)
             )
-        question_text = self._guiding(found[0][1], found[0][2], lang)
+        question_text = self.guiding_question(found[0][1], found[0][2], lang)
         parts = [
             msg.REFUSE_SOLUTION.get(lang),
             msg.NEAR_STEPS.get(lang),
