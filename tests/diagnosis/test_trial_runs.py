@@ -38,9 +38,13 @@ class Counting:
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
         try:
-            if self.runner is not None:
-                return self.runner.run(code, **options)  # type: ignore[no-any-return]
             cancel = options.get("cancel")
+            if self.runner is not None:
+                try:
+                    return self.runner.run(code, **options)  # type: ignore[no-any-return]
+                finally:
+                    if cancel is not None and cancel.is_set():
+                        self.cancelled.append(code)
             while not self.release.wait(0.01):
                 if cancel is not None and cancel.is_set():
                     self.cancelled.append(code)
@@ -158,8 +162,11 @@ def test_trials_together_give_the_diagnoses_of_trials_in_turn(sandbox: Any) -> N
         assert in_turn == together
         assert in_turn[0].fix_verified, shown_text(in_turn[0])
         assert one.most == 1
-        # the re-run, then each program once (a program ahead that was not needed may add one)
-        assert len(set(many.calls)) == len(many.calls)
+        # the re-run, then each program once; a program run ahead that a later plan left out
+        # is stopped, and runs again only if a trial asks for it after all (on a loaded
+        # machine the stopped run has not finished when the plan changes)
+        again = [code for code in set(many.calls) if many.calls.count(code) > 1]
+        assert all(many.calls.count(code) == 2 and code in many.cancelled for code in again)
         if code is not RATE:
             assert many.most >= 2  # the candidates' trials ran at once
 
