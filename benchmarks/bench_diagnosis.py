@@ -92,7 +92,7 @@ KINDS = ("exception", "silent")
 
 # The catalog ids that name each root-cause family (the rubric's "right family").
 FAMILIES: dict[str, set[str]] = {
-    "softmax-before-ce": {"softmax-before-ce"},
+    "softmax-before-ce": {"softmax-before-ce", "softmax-before-nll"},
     "zero-grad-missing": {"missing-zero-grad", "optimizer-grads-never-cleared"},
     "zero-grad-misplaced": {"zero-grad-misplaced", "zero-grad-erases-accumulation"},
     "backward-not-called": {"backward-not-called", "backward-missing"},
@@ -149,9 +149,9 @@ FAMILIES: dict[str, set[str]] = {
     "int-requires-grad": {"int-requires-grad"},
     # silent families read off the training trace (tutor/diagnosis/trace_checks.py)
     "nan-gradient": {"nan-from-op", "nan-outside-domain"},
-    "nll-without-log-softmax": {"nll-without-log-softmax"},
+    "nll-without-log-softmax": {"nll-without-log-softmax", "softmax-before-nll"},
     "train-mode-not-restored": {"train-mode-not-restored"},
-    "dropout-training-flag": {"dropout-training-flag"},
+    "dropout-training-flag": {"dropout-training-flag", "attention-dropout-in-eval"},
     "shared-batchnorm": {"shared-batchnorm"},
     "inplace-activation-overwrites-input": {"inplace-overwrites-input"},
     "lr-too-low": {"lr-too-low"},

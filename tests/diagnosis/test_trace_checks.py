@@ -118,6 +118,33 @@ for epoch in range(6):
     opt.step()
     validate()
 """),
+    # attention dropout has no training flag: its rate is the module's mode's to choose
+    ("attention-dropout-in-eval", 14, "dropout_p=self.p if self.training else 0.0",
+     DATA + """class Attend(nn.Module):
+    def __init__(self, p=0.3):
+        super().__init__()
+        self.p = p
+        self.proj = nn.Linear(4, 12)
+    def forward(self, t):
+        q, k, v = self.proj(t).view(1, -1, 3, 4).unbind(2)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p)
+net = Attend()
+net.eval()
+with torch.no_grad():
+    print((net(x) - net(x)).abs().max())
+""", DATA + """class Attend(nn.Module):
+    def __init__(self, p=0.3):
+        super().__init__()
+        self.p = p
+        self.proj = nn.Linear(4, 12)
+    def forward(self, t):
+        q, k, v = self.proj(t).view(1, -1, 3, 4).unbind(2)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p if self.training else 0.0)
+net = Attend()
+net.eval()
+with torch.no_grad():
+    print((net(x) - net(x)).abs().max())
+"""),
     ("dropout-training-flag", 12, "training=self.training", DATA + """class Net(nn.Module):
     def __init__(self):
         super().__init__()

@@ -42,7 +42,7 @@ CASES = [
 Trainer().fit(25)
 """),
     # softmax fed to NLLLoss: the "loss" is a negative probability, not a log-likelihood
-    ("softmax-before-ce", 11, "log_softmax", DATA + """labels = (y[:, 0] > 0).long()
+    ("softmax-before-nll", 11, "log_softmax", DATA + """labels = (y[:, 0] > 0).long()
 net = nn.Linear(4, 2)
 opt = torch.optim.Adam(net.parameters(), lr=0.05)
 for _ in range(30):
@@ -50,6 +50,48 @@ for _ in range(30):
     p = net(x).softmax(dim=1)
     nn.NLLLoss()(p, labels).backward()
     opt.step()
+"""),
+    # a Softmax layer kept as an attribute before NLLLoss, in a short training whose fixed
+    # loss falls less than 10%: the negative "loss" before the change already showed it
+    # was none, so the fix need only make a proper loss that falls
+    ("softmax-before-nll", 13, "nn.LogSoftmax(dim=1)", DATA + """labels = (y[:, 0] > 0).long()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.softmax = nn.Softmax(dim=1)
+
+    def forward(self, t):
+        return self.softmax(self.fc(t))
+
+    def fit(self, opt, criterion):
+        for _ in range(5):
+            opt.zero_grad()
+            loss = criterion(self(x), labels)
+            loss.backward()
+            opt.step()
+            print(loss.item())
+
+
+net = Net()
+net.fit(torch.optim.SGD(net.parameters(), lr=0.05), nn.NLLLoss())
+"""),
+    # a Sigmoid layer written on one line with the Linear before it, in a Sequential of
+    # several lines, before BCEWithLogitsLoss: that line without it is the change tried
+    ("double-sigmoid", 9, "nn.Linear(8, 1),\n", DATA + """labels = (y > 0).float()
+net = nn.Sequential(
+    nn.Linear(4, 8), nn.Tanh(),
+    nn.Linear(8, 1), nn.Sigmoid(),
+)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+for _ in range(40):
+    opt.zero_grad()
+    loss = nn.BCEWithLogitsLoss()(net(x), labels)
+    loss.backward()
+    opt.step()
+print(loss.item())
 """),
     # a param group left out of the optimizer
     ("optimizer-wrong-params", 16, "model.parameters()", DATA + """class Two(nn.Module):

@@ -72,6 +72,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "helper",  # a function of the program that replaced a model's layers
         "class_line",  # where the program defines a class a message names
         "condition", "step_line",  # the test guarding an optimizer's step, the step's line
+        "rate",  # a dropout rate as the program writes it
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""

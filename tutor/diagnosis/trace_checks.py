@@ -50,6 +50,7 @@ from tutor.diagnosis.training_checks import _drop_activation
 from tutor.diagnosis.verify import loss_improves
 from tutor.i18n import T, Text
 from tutor.sandbox.models import (
+    DropoutEvidence,
     Evidence,
     LossInputEvidence,
     NonFiniteEvidence,
@@ -566,7 +567,7 @@ def _verdict(given: LossInputEvidence) -> tuple[str, str] | None:
     if given.loss == "cross_entropy" and producer in ("softmax", "_softmax"):
         return "softmax-before-ce", "CrossEntropyLoss"
     if given.loss == "nll_loss" and producer in ("softmax", "_softmax"):
-        return "softmax-before-ce", "NLLLoss"
+        return "softmax-before-nll", "NLLLoss"
     if given.loss == "binary_cross_entropy_with_logits" and producer in ("sigmoid", "sigmoid_"):
         return "double-sigmoid", "BCEWithLogitsLoss"
     if given.loss == "nll_loss" and given.log_probs is False and producer not in (
@@ -743,6 +744,13 @@ def _activation_sites(ctx: Ctx, given: LossInputEvidence, nll: bool
             if edit is not None:
                 found.append((layer.lineno, edit, _said(edit, layer.lineno, nll)))
             return found
+        if nll and layer is not None and given.producer_kind == "Softmax":
+            # a layer kept as an attribute: its log version where it is built
+            edit = replace_node(ctx.code, layer.func, text(layer.func).replace(
+                "Softmax", "LogSoftmax"))
+            if edit is not None:
+                found.append((layer.lineno, edit, _said(edit, layer.lineno, nll)))
+            return found
         calls = [c for c in flow.calls if c.lineno == given.producer_line
                  and text(c.func).split(".")[-1] == given.producer_module.split(".")[-1]]
         if calls and calls[0].args and not nll:
@@ -811,7 +819,32 @@ def _layer_out(ctx: Ctx, layer: ast.Call, parent: ast.Call, nll: bool) -> Edit |
     alone = layer.lineno == layer.end_lineno and line == text(layer) and not any(
         a is not layer and layer.lineno in (a.lineno, getattr(a, "end_lineno", 0))
         for a in parent.args) and layer.lineno not in (parent.lineno, parent.end_lineno)
-    return Edit("delete", layer.lineno) if alone else None
+    if alone:
+        return Edit("delete", layer.lineno)
+    return _cut_from_line(ctx.code, layer, parent.args)
+
+
+def _cut_from_line(code: str, layer: ast.expr, args: list[ast.expr]) -> Edit | None:
+    """The line of a Sequential written several layers to a line without ``layer``: it
+    goes with the comma before it (a layer before it on the line) or after it."""
+    at = args.index(layer)
+    before = args[at - 1] if at > 0 else None
+    after = args[at + 1] if at + 1 < len(args) else None
+    row = layer.lineno
+    if layer.end_lineno != row:
+        return None
+    lines = code.splitlines()
+    raw = lines[row - 1].encode("utf-8")
+    if before is not None and before.end_lineno == row and before.end_col_offset is not None:
+        start, stop = before.end_col_offset, layer.end_col_offset
+    elif after is not None and after.lineno == row:
+        start, stop = layer.col_offset, after.col_offset
+    else:
+        return None
+    if stop is None:
+        return None
+    new = (raw[:start] + raw[stop:]).decode("utf-8", "replace")
+    return Edit("replace", row, new) if new.strip() else None
 
 
 def _log_softmax_sites(ctx: Ctx, given: LossInputEvidence) -> list[tuple[int, Edit, Text]]:
@@ -922,6 +955,9 @@ def check_functional_dropout(ctx: Ctx) -> list[Candidate]:
         if not calls:
             continue
         call = calls[0]
+        if drop.op == "scaled_dot_product_attention":
+            out.extend(_attention_dropout(ctx, drop, call))
+            continue
         flag = next((k for k in call.keywords if k.arg == "training"), None)
         if flag is not None:
             edit = replace_node(ctx.code, flag.value, "self.training")
@@ -942,6 +978,28 @@ def check_functional_dropout(ctx: Ctx) -> list[Candidate]:
                 "`training=self.training`"))],
             {"line": drop.line, "op": text(call.func), "model": model}))
     return out
+
+
+def _attention_dropout(ctx: Ctx, drop: DropoutEvidence, call: ast.Call) -> list[Candidate]:
+    """``scaled_dot_product_attention`` drops attention weights whenever its ``dropout_p``
+    is above 0: it has no training flag, so the module's mode must choose the rate."""
+    given = next((k.value for k in call.keywords if k.arg == "dropout_p"),
+                 call.args[4] if len(call.args) > 4 else None)
+    if given is None or "self" not in _names_of_scope(ctx.flow, drop.line):
+        return []
+    rate = text(given)
+    edit = replace_node(ctx.code, given, f"{rate} if self.training else 0.0")
+    if edit is None:
+        return []
+    model = (drop.module or "").split(".")[0] or None
+    return [Candidate("attention-dropout-in-eval", drop.line, 0.9, [
+        ("dropout-in-eval", {"line": drop.line, "op": text(call.func), "model": model,
+                             "count": drop.count})],
+        [Fix((edit,), dropout_follows_mode, T(
+            f"drop attention only in training: `dropout_p={rate} if self.training else 0.0` "
+            f"on line {drop.line}", f"只在训练时丢弃注意力：第 {drop.line} 行写成 "
+            f"`dropout_p={rate} if self.training else 0.0`"))],
+        {"line": drop.line, "op": text(call.func), "model": model, "rate": rate})]
 
 
 def _names_of_scope(flow: Flow, line: int) -> set[str]:

@@ -909,7 +909,7 @@ def check_softmax_ce(ctx: Ctx) -> list[Candidate]:
             f"{line}: `{edit.text.strip()}`",
             f"第 {line} 行{'改用 log_softmax' if nll else '把原始分数（logits）交给损失'}："
             f"`{edit.text.strip()}`"))] if edit else []
-        out.append(Candidate("softmax-before-ce", line, 0.85, [
+        out.append(Candidate("softmax-before-nll" if nll else "softmax-before-ce", line, 0.85, [
             ("softmax-then-loss", {"line": line, "criterion": criterion}),
             ("loss-stays", {"loss_first": f"{first[0]:.4g}" if first else None,
                             "loss_last": f"{first[-1]:.4g}" if first else None}),

@@ -185,6 +185,10 @@ class TrainingTrace:
             self._difference(inputs, line, frame)
         if name in DROPOUTS:
             self._dropout(name, kwargs, line)
+        elif name == "scaled_dot_product_attention":
+            # its dropout_p has no training flag: it drops whatever the module's mode
+            p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+            self._dropout(name, {"p": p}, line)
 
     def _cast(self, source: Any, out: Any, index: int) -> None:
         """A floating tensor with fractional values cast to an integer dtype: the fractions
