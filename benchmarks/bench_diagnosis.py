@@ -276,6 +276,13 @@ FAMILIES: dict[str, set[str]] = {
     # the checks of the fourteenth session
     "forward-called-directly-skips-hooks": {"forward-skips-hooks"},
     "legacy-backward-hook-last-op": {"legacy-backward-hook"},
+    "rnn-dropout-single-layer": {"rnn-dropout-one-layer"},
+    "optimizer-duplicate-params": {"optimizer-duplicate-params"},
+    "scheduler-get-lr-outside-step": {"scheduler-get-lr-outside-step"},
+    "kl-div-mean-reduction": {"kl-div-mean-reduction"},
+    "reduction-too-few-values": {"reduction-too-few-values"},
+    "std-of-single-sample": {"reduction-too-few-values"},
+    "instance-norm-axis": {"instance-norm-axis"},
     "grad-read-before-backward": {"grad-read-before-backward"},
     "optimizer-stepped-twice": {"optimizer-stepped-twice"},
     "fp16-params-with-grad-scaler": {"amp-fp16-weights"},

@@ -723,6 +723,31 @@ def test_a_nan_no_known_cause_explains_is_shown_where_it_starts_and_not_as_a_cau
     not_diagnosed(sandbox, "nan-first-seen", LOGIT.format(low=1e-4))
 
 
+def test_a_nan_whose_line_torch_warned_about_is_told_by_the_warning_with_the_chain(
+        sandbox: Any) -> None:
+    # the trace only locates the nan (std over a batch of one); torch's warning on that
+    # line names the cause, and leads with the trace's chain
+    from tutor.diagnosis.reasoning import diagnose
+
+    code = DATA + """net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+one = x[:1]
+for _ in range(3):
+    opt.zero_grad()
+    z = (one - one.mean(dim=0)) / one.std(dim=0)
+    loss = net(z).pow(2).mean()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""
+    found = diagnose(code, sandbox.run(code), sandbox)
+    assert [d.id for d in found][:1] == ["reduction-too-few-values"], [d.id for d in found]
+    first = found[0]
+    assert first.root_line == first.line == 12 and "`std`" in first.title.en
+    assert first.chain and "std" in first.chain[0].en and first.chain[0].zh
+    assert "nan-first-seen" not in {d.id for d in found}
+
+
 # a test set left unnormalised while the training set was standardised (corpus6
 # test-set-not-normalized-like-train-resnet and corpus7 face-test-set-without-normalize-zh)
 PREPARED = DATA + """raw = torch.randn(200, 4) * 3 + 5

@@ -711,4 +711,12 @@ def _reason(code: str, result: RunResult, rerun: RunResult, budget: RunBudget | 
     if result.error is None:
         # a silent bug: the evidence's finding first, then what the static rules found
         rest = [d for d in rest if d.line != diag.root_line or d.id != diag.id]
+    named = next((d for d in rest if d.severity == "warning" and d.line == diag.root_line),
+                 None) if entry.generic and shown_diag.id == top.id and id(
+                     top) not in verified else None
+    if named is not None:
+        # the evidence only located a symptom (where a nan starts); torch's own warning on
+        # that line, as the catalog reads it, names the cause: it leads, with the chain
+        rest = [d for d in rest if d is not named]
+        diag = named.model_copy(update={"root_line": named.line, "chain": diag.chain})
     return [diag, *rest]
