@@ -251,6 +251,13 @@ CASES = [
      DATA + HEADS.format(kind='{"a": nn.Linear(16, 1), "b": nn.Linear(16, 1)}') + TRAIN,
      DATA + HEADS.format(kind='nn.ModuleDict({"a": nn.Linear(16, 1), '
                               '"b": nn.Linear(16, 1)})') + TRAIN),
+    # the dict written one layer to a line: wrapped where it opens and closes (corpus35
+    # moduledict-plain-dict-heads-zh, after its scoring)
+    ("params-in-plain-container", 12, "nn.ModuleDict({\n",
+     DATA + HEADS.format(kind='{\n            "a": nn.Linear(16, 1),\n'
+                              '            "b": nn.Linear(16, 1),\n        }') + TRAIN,
+     DATA + HEADS.format(kind='nn.ModuleDict({\n            "a": nn.Linear(16, 1),\n'
+                              '            "b": nn.Linear(16, 1),\n        })') + TRAIN),
     # two plain lists of layers (an encoder's and a decoder's, corpus6
     # encoder-layers-in-python-list-transformer): wrapping one alone trains half of them
     ("params-in-plain-container", 12, "self.up = nn.ModuleList()",

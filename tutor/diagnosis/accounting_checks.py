@@ -95,9 +95,9 @@ def _wrap_container(ctx: Ctx, stmt: ast.Assign, attr: str, kind: str, layers: bo
     new = f"{kind}()" if (isinstance(value, (ast.List, ast.Tuple)) and not value.elts) or (
         isinstance(value, ast.Dict) and not value.keys) else f"{kind}({text(value)})"
     first = replace_node(ctx.code, value, new)
-    if first is None:
+    edits = [first] if first is not None else _wrap_lines(ctx.code, value, kind)
+    if not edits:
         return []
-    edits = [first]
     for call in ctx.flow.calls_named("append"):
         owner = call.func.value if isinstance(call.func, ast.Attribute) else None
         if owner is None or text(owner) != f"self.{attr}" or not call.args:
@@ -110,6 +110,21 @@ def _wrap_container(ctx: Ctx, stmt: ast.Assign, attr: str, kind: str, layers: bo
                 return []
             edits.extend(edit)
     return edits
+
+
+def _wrap_lines(code: str, node: ast.expr, kind: str) -> list[Edit]:
+    """A value written over several lines (a dict of layers, one to a line) wrapped in
+    ``kind(...)`` where it opens and closes, its lines between kept as they are."""
+    end = node.end_lineno or node.lineno
+    if end == node.lineno or node.end_col_offset is None:
+        return []
+    lines = code.splitlines()
+    first = lines[node.lineno - 1].encode("utf-8")
+    last = lines[end - 1].encode("utf-8")
+    opened = first[:node.col_offset] + f"{kind}(".encode() + first[node.col_offset:]
+    closed = last[:node.end_col_offset] + b")" + last[node.end_col_offset:]
+    return [Edit("replace", node.lineno, opened.decode("utf-8", "replace")),
+            Edit("replace", end, closed.decode("utf-8", "replace"))]
 
 
 def _replace_span(code: str, node: ast.expr, new: str) -> list[Edit] | None:
