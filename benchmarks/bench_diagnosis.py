@@ -280,6 +280,7 @@ FAMILIES: dict[str, set[str]] = {
     "optimizer-duplicate-params": {"optimizer-duplicate-params"},
     "scheduler-get-lr-outside-step": {"scheduler-get-lr-outside-step"},
     "kl-div-mean-reduction": {"kl-div-mean-reduction"},
+    "training-flag-not-propagated": {"argument-not-passed-on"},
     "reduction-too-few-values": {"reduction-too-few-values"},
     "std-of-single-sample": {"reduction-too-few-values"},
     "instance-norm-axis": {"instance-norm-axis"},

@@ -73,6 +73,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "class_line",  # where the program defines a class a message names
         "condition", "step_line",  # the test guarding an optimizer's step, the step's line
         "rate",  # a dropout rate as the program writes it
+        "function", "callee",  # a function of the program, and what a call in it runs
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
