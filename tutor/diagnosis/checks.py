@@ -21,6 +21,7 @@ from tutor.diagnosis import (
     checkpoint_checks,
     clip_checks,
     closure_checks,
+    config_checks,
     construction_checks,
     copy_checks,
     data_checks,
@@ -94,7 +95,8 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  amp_checks, wrapper_checks, layer_size_checks, view_checks,
                  closure_checks, plateau_checks, padding_checks,
                  param_list_checks, adam_eps_checks, optimizer_type_checks,
-                 norm_rank_checks, unbound_checks, last_batch_checks, passed_on_checks)
+                 norm_rank_checks, unbound_checks, last_batch_checks, passed_on_checks,
+                 config_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
