@@ -282,6 +282,7 @@ FAMILIES: dict[str, set[str]] = {
     "kl-div-mean-reduction": {"kl-div-mean-reduction"},
     "training-flag-not-propagated": {"argument-not-passed-on"},
     "lr-read-as-string": {"yaml-number-as-string"},
+    "init-on-absent-parameter": {"parameter-absent"},
     "reduction-too-few-values": {"reduction-too-few-values"},
     "std-of-single-sample": {"reduction-too-few-values"},
     "instance-norm-axis": {"instance-norm-axis"},

@@ -74,6 +74,7 @@ EVIDENCE_PLACEHOLDERS = frozenset(
         "condition", "step_line",  # the test guarding an optimizer's step, the step's line
         "rate",  # a dropout rate as the program writes it
         "function", "callee",  # a function of the program, and what a call in it runs
+        "layer_line",  # where a layer the failing line reaches was built
     }
 )
 """Placeholders an evidence check fills (entries with ``check``, and evidence steps)."""
