@@ -283,6 +283,7 @@ FAMILIES: dict[str, set[str]] = {
     "training-flag-not-propagated": {"argument-not-passed-on"},
     "lr-read-as-string": {"yaml-number-as-string"},
     "init-on-absent-parameter": {"parameter-absent"},
+    "checkpoint-dict-loaded-as-state-dict": {"whole-checkpoint-loaded"},
     "reduction-too-few-values": {"reduction-too-few-values"},
     "std-of-single-sample": {"reduction-too-few-values"},
     "instance-norm-axis": {"instance-norm-axis"},

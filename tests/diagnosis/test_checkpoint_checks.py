@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .runs import found_with_a_working_fix, not_diagnosed
+from tutor.diagnosis.reasoning import diagnose
+
+from .runs import found_with_a_working_fix, not_diagnosed, verified_diagnosis
 
 PROGRAM = """import torch
 import torch.nn as nn
@@ -85,3 +87,37 @@ print(restore(last).weight.shape)
         "+torch.save({'state_dict': net.state_dict()}, last)" in first.patch
     assert "line 6 saves a dict that has it" in first.explanation.en
     assert "第 6 行保存的字典里有它" in first.explanation.zh
+
+
+WHOLE = """import io
+
+import torch
+import torch.nn as nn
+
+net = nn.Linear(3, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+buffer = io.BytesIO()
+torch.save({{"epoch": 4, "model_state": net.state_dict(), "optim": opt.state_dict()}}, buffer)
+buffer.seek(0)
+checkpoint = torch.load(buffer)
+restored = nn.Linear(3, 2)
+restored.load_state_dict({given})
+print(restored.weight.shape)
+"""
+
+
+def test_a_whole_checkpoint_given_to_load_state_dict_gets_its_model_entry(
+        sandbox: Any) -> None:
+    code = WHOLE.format(given="checkpoint")
+    first = verified_diagnosis(sandbox, code, {"whole-checkpoint-loaded"}, 13,
+                               "checkpoint['model_state']")
+    assert "'epoch'" in first.explanation.en and "'optim'" in first.explanation.zh
+    assert sandbox.run(WHOLE.format(given="checkpoint['model_state']")).ok
+
+
+def test_keys_of_another_model_are_not_a_whole_checkpoint(sandbox: Any) -> None:
+    # unexpected keys with dots are another model's parameters: not this mistake
+    code = WHOLE.format(given="nn.Sequential(nn.Linear(3, 2)).state_dict()")
+    result = sandbox.run(code)
+    assert result.error is not None and "Unexpected key(s)" in result.error.message
+    assert "whole-checkpoint-loaded" not in {d.id for d in diagnose(code, result, sandbox)}

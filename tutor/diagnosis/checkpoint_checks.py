@@ -7,10 +7,11 @@ only where the program then runs and prints something else than it did."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix, node_fix
-from tutor.diagnosis.flow import Flow, call_name, text
+from tutor.diagnosis.flow import Flow, call_name, receiver, text
 from tutor.diagnosis.verify import prints_else, runs_clean
 from tutor.i18n import T
 
@@ -123,6 +124,47 @@ def check_checkpoint_key(ctx: Ctx) -> list[Candidate]:
         ("saved-bare-state-dict", fill)], fixes, fill)]
 
 
+UNEXPECTED = re.compile(r"Unexpected key\(s\) in state_dict: (?P<keys>(?:\"[^\"]*\"(?:, )?)+)")
+
+
+def check_whole_checkpoint(ctx: Ctx) -> list[Candidate]:
+    """``load_state_dict`` given a whole checkpoint (``{"epoch": ..., "netG_state_dict": ...,
+    "optimizer_state_dict": ...}``): every model key is missing and the unexpected keys are
+    the checkpoint's own, none with a dot. The checkpoint's entry that holds the model's
+    weights is the change tried (the keys that read like a model's first)."""
+    if ctx.error is None or "Error(s) in loading state_dict" not in ctx.message:
+        return []
+    found = UNEXPECTED.search(ctx.message)
+    if found is None:
+        return []
+    keys = re.findall(r'"([^"]*)"', found["keys"])
+    if not keys or any("." in k for k in keys):
+        return []  # a prefix or a renamed layer: other checks' story
+    line, stmt = ctx.failing_statement()
+    calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call)
+             and call_name(c) == "load_state_dict" and c.args] if stmt is not None else []
+    if not calls:
+        return []
+    call = calls[0]
+    given = call.args[0]
+    model = receiver(call) or ""
+    weights = [k for k in keys if "optim" not in k.lower() and "sched" not in k.lower()
+               and (k in WEIGHT_KEYS or "state" in k.lower() or "model" in k.lower()
+                    or "net" in k.lower() or (model and model.lower() in k.lower()))]
+    # the key that names this model first (netG_state_dict for netG)
+    weights.sort(key=lambda k: (not (model and model.lower() in k.lower()), keys.index(k)))
+    fixes = [f for f in (node_fix(ctx.code, given, f"{text(given)}[{k!r}]", runs_clean, T(
+        f"give it the checkpoint's model weights on line {line}: `{text(given)}[{k!r}]`",
+        f"第 {line} 行把检查点中的模型权重交给它：`{text(given)}[{k!r}]`"))
+        for k in weights[:2]) if f is not None]
+    if not fixes:
+        return []
+    fill: dict[str, object] = {"line": line, "name": text(given), "model": model,
+                               "detail": ", ".join(f"'{k}'" for k in keys)}
+    return [Candidate("whole-checkpoint-loaded", line, 0.85, [
+        ("checkpoint-keys", fill)], fixes, fill)]
+
+
 def _from_load(flow: Flow, value: ast.expr, line: int) -> bool:
     """``value`` is what ``torch.load`` returned: the call itself, or a name assigned it."""
     if isinstance(value, ast.Call):
@@ -134,5 +176,5 @@ def _from_load(flow: Flow, value: ast.expr, line: int) -> bool:
     return False
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_checkpoint_key,)
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_checkpoint_key, check_whole_checkpoint)
 SILENT_CHECKS: tuple[Check, ...] = (check_weights_never_loaded,)
