@@ -284,6 +284,7 @@ FAMILIES: dict[str, set[str]] = {
     "lr-read-as-string": {"yaml-number-as-string"},
     "init-on-absent-parameter": {"parameter-absent"},
     "checkpoint-dict-loaded-as-state-dict": {"whole-checkpoint-loaded"},
+    "parameter-generators-nested-in-param-list": {"parameters-appended"},
     "reduction-too-few-values": {"reduction-too-few-values"},
     "std-of-single-sample": {"reduction-too-few-values"},
     "instance-norm-axis": {"instance-norm-axis"},

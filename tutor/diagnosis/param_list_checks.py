@@ -7,9 +7,13 @@ line that built it are named."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
+from tutor.diagnosis.fixes import Fix, replace_node
 from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.verify import runs_clean
+from tutor.i18n import T
 
 MESSAGE = "optimizer got an empty parameter list"
 
@@ -45,5 +49,42 @@ def check_empty_pick(ctx: Ctx) -> list[Candidate]:
                       pinned=True)]
 
 
-EXCEPTION_CHECKS: tuple[Check, ...] = (check_empty_pick,)
+GENERATOR_MET = re.compile(r"optimizer can only optimize Tensors, but one of the params is "
+                           r"(?:Module\.parameters|generator|Module\.named_parameters)")
+
+
+def check_generators_listed(ctx: Ctx) -> list[Candidate]:
+    """"optimizer can only optimize Tensors, but one of the params is Module.parameters":
+    the program collects ``x.parameters()`` into a list with ``append``, so the list holds
+    the generators, not the tensors they yield. ``extend`` at each such append is tried."""
+    if ctx.error is None or not GENERATOR_MET.search(ctx.message):
+        return []
+    appends = [c for c in ctx.flow.calls_named("append") if isinstance(c.func, ast.Attribute)
+               and len(c.args) == 1 and isinstance(c.args[0], ast.Call)
+               and call_name(c.args[0]) in ("parameters", "named_parameters")]
+    if not appends:
+        return []
+    edits = []
+    for call in appends:
+        assert isinstance(call.func, ast.Attribute)
+        edit = replace_node(ctx.code, call.func, f"{text(call.func.value)}.extend")
+        if edit is None:
+            return []
+        edits.append(edit)
+    first = appends[0]
+    assert isinstance(first.func, ast.Attribute)
+    name = text(first.func.value)
+    fill: dict[str, object] = {"line": first.lineno, "name": name,
+                               "fail_line": ctx.fail_line or first.lineno,
+                               "count": len(appends)}
+    return [Candidate("parameters-appended", first.lineno, 0.9, [("generator-listed", fill)], [
+        Fix(tuple(edits), runs_clean, T(
+            f"add the tensors themselves: `{name}.extend(...)` instead of `append` on "
+            + ("line " if len(appends) == 1 else "lines ")
+            + ", ".join(str(c.lineno) for c in appends),
+            f"把张量本身加进去：第 {'、'.join(str(c.lineno) for c in appends)} 行用 "
+            f"`{name}.extend(...)` 代替 `append`"))], fill)]
+
+
+EXCEPTION_CHECKS: tuple[Check, ...] = (check_empty_pick, check_generators_listed)
 SILENT_CHECKS: tuple[Check, ...] = ()
