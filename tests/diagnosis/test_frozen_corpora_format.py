@@ -139,6 +139,10 @@ SETS = (
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-h",), beside=H_CHAT),
+    # corpus37: the autograd-mechanics split of the measure of 2026-12-08-i (built blind beside
+    # the other splits); it holds 2 Chinese sources (its README says why)
+    FrozenCorpus("corpus37", "c76231883cf899d54bd4aebc97e75a2606b8ada5a4e5ff84fbfacf659adc9128",
+                 chinese=2, families=20),
 )
 IDS = [s.name for s in SETS]
 
