@@ -139,6 +139,8 @@ SETS = (
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-h",), beside=H_CHAT),
+    FrozenCorpus("corpus38", "714ccb6e5bbb97f500f8f74a8133610a4dec996c1c1e27bec955d921c56c83e0",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
