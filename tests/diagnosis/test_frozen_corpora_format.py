@@ -139,6 +139,9 @@ SETS = (
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-h",), beside=H_CHAT),
+    # corpus39: a split of the next measure, built blind from model-definition sources
+    FrozenCorpus("corpus39", "b7bc862c76b2786669049380d7d268bebe4292cfa616648321bccb5a5f1bd4ea",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
