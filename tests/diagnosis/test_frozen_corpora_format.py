@@ -139,6 +139,10 @@ SETS = (
     FrozenCorpus("corpus36", "2b0eeb6203e28b1f94039229138d6a3adef0abaa95c838aa22830ef5d752d848",
                  chinese=4, families=20,
                  judged_later=("2026-12-07-h",), beside=H_CHAT),
+    # corpus40: a split of the measure of 2026-12-08-i, built blind from its own topic area
+    # (applied code: GANs, reinforcement learning, input gradients, dtypes, numerics, research code)
+    FrozenCorpus("corpus40", "bc327d55b7d51aacdf7c94b1092d4ab4a0f5c6189c1bfc3ca9775914515b63e0",
+                 chinese=4, families=20),
 )
 IDS = [s.name for s in SETS]
 
