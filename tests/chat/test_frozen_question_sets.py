@@ -164,6 +164,15 @@ ROWS = (
               sha256="27db0c579b11d0c7d3c153a03ff86ac7388597f680ebb3f12b783778fa5ee7bc",
               at_least={"value": 4, "solution": 4, "off_topic": 8, "real zh": 7},
               least_threads=2350, reused_steps=5, beside=H_DIAGNOSIS),
+    # learner27: the measure of 2026-12-08-i, built blind beside another set
+    # as set 25: sources only from GitHub threads of owners a to m (pages with an even path length
+    # were searched too; none usable was found). Lowered where the sources forced it (README.md):
+    # value 2 (one value-style question whose pasted code runs and prints, with its translation);
+    # the five requests all name steps named by earlier sets (none is left free)
+    FrozenSet(folder="learner27", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
+              sha256="cea83eb89db55704301aa9d7e1f675257399d8d0797a09a0f1d55d3a7c96bbe9",
+              at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=2500, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))
