@@ -172,6 +172,16 @@ ROWS = (
     FrozenSet(folder="learner27", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
               sha256="cea83eb89db55704301aa9d7e1f675257399d8d0797a09a0f1d55d3a7c96bbe9",
               at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 7},
+    # learner28: built blind beside another set of the same measure
+    # as set 26: sources only from pages whose URL path has an odd length and GitHub threads of
+    # owners n to z, built beside another set drawn from owners a to m and even-length pages.
+    # Lowered where the sources forced it (README.md): value 2 (one value-style question whose code
+    # runs on a CPU and prints) and solution 4 (four requests for exercise answers no earlier
+    # material cites, each put to a different step named by an earlier question file); none of the
+    # 7 real Chinese posts is on-topic
+    FrozenSet(folder="learner28", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
+              sha256="8caa4e516466a0eed3dc7a4fd7d007b465760a96590cc5afac0cf3643980b3a2",
+              at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 7},
               least_threads=2500, reused_steps=5),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
