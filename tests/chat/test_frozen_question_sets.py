@@ -172,6 +172,7 @@ ROWS = (
     FrozenSet(folder="learner27", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
               sha256="cea83eb89db55704301aa9d7e1f675257399d8d0797a09a0f1d55d3a7c96bbe9",
               at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 7},
+              least_threads=2500, reused_steps=5),
     # learner28: built blind beside another set of the same measure
     # as set 26: sources only from pages whose URL path has an odd length and GitHub threads of
     # owners n to z, built beside another set drawn from owners a to m and even-length pages.

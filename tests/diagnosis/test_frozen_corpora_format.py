@@ -144,8 +144,10 @@ SETS = (
     FrozenCorpus("corpus37", "c76231883cf899d54bd4aebc97e75a2606b8ada5a4e5ff84fbfacf659adc9128",
                  chinese=2, families=20),
     FrozenCorpus("corpus38", "714ccb6e5bbb97f500f8f74a8133610a4dec996c1c1e27bec955d921c56c83e0",
+                 chinese=4, families=20),
     # corpus39: a split of the next measure, built blind from model-definition sources
     FrozenCorpus("corpus39", "b7bc862c76b2786669049380d7d268bebe4292cfa616648321bccb5a5f1bd4ea",
+                 chinese=4, families=20),
     # corpus40: a split of the measure of 2026-12-08-i, built blind from its own topic area
     # (applied code: GANs, reinforcement learning, input gradients, dtypes, numerics, research code)
     FrozenCorpus("corpus40", "bc327d55b7d51aacdf7c94b1092d4ab4a0f5c6189c1bfc3ca9775914515b63e0",
