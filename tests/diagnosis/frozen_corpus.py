@@ -17,6 +17,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ def load_recorder(corpus: str) -> Any:
     return module
 
 
-def families_of(path: Path) -> set[str]:
-    return {raw["family"] for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"]}
+@cache
+def families_of(path: Path) -> frozenset[str]:
+    # each corpus is read by every later one's test: once per process is enough (frozen files)
+    return frozenset(raw["family"]
+                     for raw in YAML(typ="safe").load(path.read_text("utf-8"))["items"])
 
 
 def normalized(url: str) -> str:
@@ -70,11 +74,18 @@ def earlier_sources(sets: Iterable[str], places: Iterable[Path]) -> set[str]:
     comments) and in ``places`` (the chat tests and cards)."""
     found: set[str] = set()
     for path in _files(sets, places):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        found |= {normalized(url) for url in _URL.findall(text)}
-        found |= {f"{owner.lower()}#{number}" for owner, number in _REF.findall(text)}
-        found |= {f"pytorch/pytorch#{n}" for n in re.findall(r"\bpytorch#(\d+)", text)}
+        found |= _sources_in(path, path.stat().st_mtime_ns)
     return found
+
+
+@cache
+def _sources_in(path: Path, _mtime: int) -> frozenset[str]:
+    """The sources one file cites (cached by its modification time: every later set reads
+    the earlier ones' files)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return frozenset({normalized(url) for url in _URL.findall(text)}
+                     | {f"{owner.lower()}#{number}" for owner, number in _REF.findall(text)}
+                     | {f"pytorch/pytorch#{n}" for n in re.findall(r"\bpytorch#(\d+)", text)})
 
 
 class CorpusRecorder:
