@@ -285,6 +285,7 @@ FAMILIES: dict[str, set[str]] = {
     "init-on-absent-parameter": {"parameter-absent"},
     "checkpoint-dict-loaded-as-state-dict": {"whole-checkpoint-loaded"},
     "parameter-generators-nested-in-param-list": {"parameters-appended"},
+    "return-inside-loop": {"return-inside-loop"},
     "reduction-too-few-values": {"reduction-too-few-values"},
     "std-of-single-sample": {"reduction-too-few-values"},
     "instance-norm-axis": {"instance-norm-axis"},

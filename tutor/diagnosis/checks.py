@@ -43,6 +43,7 @@ from tutor.diagnosis import (
     last_batch_checks,
     layer_size_checks,
     leaf_loss_checks,
+    loop_return_checks,
     loss_shape_checks,
     memory_checks,
     message_checks,
@@ -97,7 +98,7 @@ CHECK_MODULES = (graph_checks, operand_checks, program_checks, argument_checks, 
                  closure_checks, plateau_checks, padding_checks,
                  param_list_checks, adam_eps_checks, optimizer_type_checks,
                  norm_rank_checks, unbound_checks, last_batch_checks, passed_on_checks,
-                 config_checks, absent_param_checks)
+                 config_checks, absent_param_checks, loop_return_checks)
 """Where the checks live; each lists its own (:data:`tutor.diagnosis.candidate.Check`). The
 exceptions' first (the graph, then what an op was given), the silent bugs' read off the
 training trace first: the order ties are ranked in."""
