@@ -22,7 +22,8 @@ from frozen_questions import FrozenSet
 DAYS = ("2026-12-03", "2026-12-04", "2026-12-05-chat3", "2026-12-06", "2026-12-06-b",
         "2026-12-06-c", "2026-12-06-chatfacts", "2026-12-06-d", "2026-12-06-e", "2026-12-06-f",
         "2026-12-06-g", "2026-12-06-h", "2026-12-07", "2026-12-07-b", "2026-12-07-c",
-        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f", "2026-12-07-g", "2026-12-07-h")
+        "2026-12-07-d", "2026-12-07-e", "2026-12-07-f", "2026-12-07-g", "2026-12-07-h",
+        "2026-12-08-i")
 """The judged records in the order they were made; each set names those before it was built."""
 
 F_DIAGNOSIS = ("corpus25", "corpus26", "corpus27", "corpus28")
@@ -31,6 +32,8 @@ G_DIAGNOSIS = ("corpus29", "corpus30", "corpus31", "corpus32")
 """The diagnosis corpora of the measure of 2026-12-07-g, built beside learner23 and 24."""
 H_DIAGNOSIS = ("corpus33", "corpus34", "corpus35", "corpus36")
 """The diagnosis corpora of the measure of 2026-12-07-h, built beside learner25 and 26."""
+I_DIAGNOSIS = ("corpus37", "corpus38", "corpus39", "corpus40")
+"""The diagnosis corpora of the measure of 2026-12-08-i, built beside learner27 and 28."""
 ROWS = (
     # 16 of 20 lessons asked (none for data-norm, non-scalar, dynamic-graph or review); the 5
     # real Chinese posts no earlier set cites are all off-topic (README.md)
@@ -172,7 +175,7 @@ ROWS = (
     FrozenSet(folder="learner27", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
               sha256="cea83eb89db55704301aa9d7e1f675257399d8d0797a09a0f1d55d3a7c96bbe9",
               at_least={"value": 2, "solution": 5, "off_topic": 8, "real zh": 7},
-              least_threads=2500, reused_steps=5),
+              least_threads=2500, reused_steps=5, beside=I_DIAGNOSIS),
     # learner28: built blind beside another set of the same measure
     # as set 26: sources only from pages whose URL path has an odd length and GitHub threads of
     # owners n to z, built beside another set drawn from owners a to m and even-length pages.
@@ -183,7 +186,7 @@ ROWS = (
     FrozenSet(folder="learner28", per_language=27, lessons_asked=20, judged_days=DAYS[:20],
               sha256="8caa4e516466a0eed3dc7a4fd7d007b465760a96590cc5afac0cf3643980b3a2",
               at_least={"value": 2, "solution": 4, "off_topic": 8, "real zh": 7},
-              least_threads=2500, reused_steps=5),
+              least_threads=2500, reused_steps=5, beside=I_DIAGNOSIS),
 )
 SETS = tuple(dataclasses.replace(row, not_earlier=tuple(r.folder for r in ROWS[i + 1:]))
              for i, row in enumerate(ROWS))

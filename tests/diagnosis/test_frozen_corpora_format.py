@@ -57,6 +57,8 @@ G_CHAT = ("learner23", "learner24")
 """The question sets of the measure of 2026-12-07-g, built beside corpus29 to corpus32."""
 H_CHAT = ("learner25", "learner26")
 """The question sets of the measure of 2026-12-07-h, built beside corpus33 to corpus36."""
+I_CHAT = ("learner27", "learner28")
+"""The question sets of the measure of 2026-12-08-i, built beside corpus37 to corpus40."""
 SETS = (
     FrozenCorpus("corpus9", "0519d371d9d620919126a94719aa3816dbd60722e37098605a294d7abbd09366",
                  chinese=5, families=20, judged_later=("2026-12-06-d",)),
@@ -142,16 +144,20 @@ SETS = (
     # corpus37: the autograd-mechanics split of the measure of 2026-12-08-i (built blind beside
     # the other splits); it holds 2 Chinese sources (its README says why)
     FrozenCorpus("corpus37", "c76231883cf899d54bd4aebc97e75a2606b8ada5a4e5ff84fbfacf659adc9128",
-                 chinese=2, families=20),
+                 chinese=2, families=20,
+                 judged_later=("2026-12-08-i",), beside=I_CHAT),
     FrozenCorpus("corpus38", "714ccb6e5bbb97f500f8f74a8133610a4dec996c1c1e27bec955d921c56c83e0",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-08-i",), beside=I_CHAT),
     # corpus39: a split of the next measure, built blind from model-definition sources
     FrozenCorpus("corpus39", "b7bc862c76b2786669049380d7d268bebe4292cfa616648321bccb5a5f1bd4ea",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-08-i",), beside=I_CHAT),
     # corpus40: a split of the measure of 2026-12-08-i, built blind from its own topic area
     # (applied code: GANs, reinforcement learning, input gradients, dtypes, numerics, research code)
     FrozenCorpus("corpus40", "bc327d55b7d51aacdf7c94b1092d4ab4a0f5c6189c1bfc3ca9775914515b63e0",
-                 chinese=4, families=20),
+                 chinese=4, families=20,
+                 judged_later=("2026-12-08-i",), beside=I_CHAT),
 )
 IDS = [s.name for s in SETS]
 
