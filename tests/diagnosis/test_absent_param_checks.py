@@ -51,3 +51,31 @@ def test_a_none_attribute_of_a_layer_built_with_it_is_not_this(sandbox: Any) -> 
     result = sandbox.run(code)
     assert result.error is not None and result.error.type == "AttributeError"
     assert "parameter-absent" not in {d.id for d in diagnose(code, result, sandbox)}
+
+
+NAMED = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2, bias=False)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        self.head.weight.data.uniform_(-0.1, 0.1)
+        self.head.bias.data.fill_(0)
+
+    def forward(self, x):
+        return self.head(x)
+
+
+print(Net()(torch.randn(3, 4)).shape)
+"""
+
+
+def test_a_layer_the_program_names_is_found_where_it_is_built(sandbox: Any) -> None:
+    first = verified_diagnosis(sandbox, NAMED, {"parameter-absent"}, 13,
+                               "if self.head.bias is not None:")
+    assert "line 8" in first.title.en and "`self.head.bias`" in first.title.en

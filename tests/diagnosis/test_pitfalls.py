@@ -105,6 +105,30 @@ def test_data_written_as_an_update_after_backward_is_no_pitfall() -> None:
     assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 14)]
 
 
+def test_data_written_by_an_init_function_is_no_pitfall() -> None:
+    """``m.weight.data.normal_()`` in ``__init__``, a reset/init function or one given to
+    ``.apply()`` sets starting values before any graph exists (three judged silent bugs of
+    corpus35 and corpus39 were blamed on it); a ``.data`` write in a forward still is one."""
+    code = """
+    import torch
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+            self.fc.weight.data.normal_(0, 0.01)
+        def reset_parameters(self):
+            self.fc.bias.data = torch.zeros(2)
+        def forward(self, x):
+            self.fc.weight.data.clamp_(-1, 1)
+            return self.fc(x)
+    def weights(m):
+        nn.init.xavier_uniform_(m.weight.data)
+    Net().apply(weights)
+    """
+    assert [(h[0], h[1]) for h in hits(code)] == [("data-attribute", 12)]
+
+
 def test_data_read_only_to_be_shown_is_no_pitfall() -> None:
     """``print(outputs.data)`` changes nothing autograd sees: corpus6's
     cross-entropy-one-score-per-sample-float-labels was diagnosed as that and nothing else."""

@@ -11,7 +11,7 @@ import re
 
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Edit, Fix
-from tutor.diagnosis.flow import call_name
+from tutor.diagnosis.flow import call_name, text
 from tutor.diagnosis.verify import runs_clean
 from tutor.i18n import T
 from tutor.sandbox.models import ValueSnapshot
@@ -33,15 +33,19 @@ def check_absent_parameter(ctx: Ctx) -> list[Candidate]:
     out: list[Candidate] = []
     for node in ast.walk(stmt):
         if not (isinstance(node, ast.Attribute) and node.attr in WITHOUT
-                and isinstance(node.value, ast.Name)):
+                and isinstance(node.value, (ast.Name, ast.Attribute))):
             continue
-        owner, attr = node.value.id, node.attr
-        snap = ctx.error.locals.get(owner)
-        kind = snap.type if isinstance(snap, ValueSnapshot) else None
-        built = [call for call in ctx.flow.calls
-                 if (kind is None or call_name(call) == kind) and any(
-                     k.arg in WITHOUT[attr] and isinstance(k.value, ast.Constant)
-                     and k.value.value is False for k in call.keywords)]
+        owner, attr = text(node.value), node.attr
+        if isinstance(node.value, ast.Name):  # a loop's layer: its kind from the frame
+            snap = ctx.error.locals.get(owner)
+            kind = snap.type if isinstance(snap, ValueSnapshot) else None
+            calls = [c for c in ctx.flow.calls if kind is None or call_name(c) == kind]
+        else:  # a layer the program names (self.fc): where it is built
+            values = [ctx.flow.value_of(s) for s in ctx.flow.assignments.get(owner, [])]
+            calls = [c for c in values if isinstance(c, ast.Call)]
+        built = [call for call in calls if any(
+            k.arg in WITHOUT[attr] and isinstance(k.value, ast.Constant)
+            and k.value.value is False for k in call.keywords)]
         if not built:
             continue
         made = built[0]

@@ -263,8 +263,9 @@ def data_attribute(source: Source) -> list[Hit]:
             continue
         owner = node.value
         if (isinstance(owner, ast.Attribute) and owner.attr == "grad") or _manual_update(
-                source, node) or _read_by_update(source, node):
-            continue  # a gradient's values, or a weight updated after backward(): no graph
+                source, node) or _read_by_update(source, node) or _initialises(source, node):
+            continue  # a gradient's values, or a weight updated after backward() or set up
+            # by an init function before any pass: no graph it could corrupt
         owner_name = dotted(owner)
         tensorish = (
             isinstance(owner, ast.Attribute) and owner.attr in TENSOR_ATTRS
@@ -272,6 +273,30 @@ def data_attribute(source: Source) -> list[Hit]:
         if tensorish:
             hits.append(Hit(node.lineno, owner_name))
     return _first_per_line(hits)
+
+
+INIT_FUNCTION = re.compile(r"init|reset", re.IGNORECASE)
+
+
+def _initialises(source: Source, node: ast.Attribute) -> bool:
+    """``m.weight.data.normal_(0, 0.01)`` (or ``nn.init.xavier_uniform_(m.weight.data)``,
+    ``w.data = ...``) in an ``__init__``, an init/reset function or one given to
+    ``.apply()``: the old idiom for setting a parameter's starting values, which runs before
+    any graph exists and so corrupts none."""
+    function = next((a for a in source.ancestors(node)
+                     if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return False
+    applied = {dotted(a) for c in ast.walk(source.tree) if isinstance(c, ast.Call)
+               and call_name(c) == "apply" for a in c.args}
+    if not (INIT_FUNCTION.search(function.name) or function.name in applied):
+        return False
+    parent = source.parents.get(node)
+    return (isinstance(parent, ast.Attribute) and parent.attr.endswith("_")
+            and isinstance(source.parents.get(parent), ast.Call)) or (
+        isinstance(parent, ast.Assign) and node in parent.targets) or (
+        isinstance(parent, ast.Call) and node in parent.args
+        and call_name(parent).endswith("_") and "init" in (dotted(parent.func) or ""))
 
 
 def _read_by_update(source: Source, node: ast.Attribute) -> bool:
