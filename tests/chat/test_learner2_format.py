@@ -84,6 +84,14 @@ class LearnerQuestion(BaseModel):
         return self
 
 
+def built_before(folder: str, number: int) -> bool:
+    """A folder of tests/chat a question set numbered ``number`` may count as earlier: a
+    question set built before it (a later one, learner27 say, may name its steps again:
+    every step is named by now), or the chat's other material."""
+    found = re.fullmatch(r"learner(\d+)", folder)
+    return found is None or int(found.group(1)) < number
+
+
 @cache
 def questions() -> tuple[LearnerQuestion, ...]:
     raw = yaml.safe_load(SET.read_text(encoding="utf-8"))

@@ -30,19 +30,12 @@ from test_learner2_format import (
     NON_LESSON_TOPICS,
     Kind,
     LearnerQuestion,
+    built_before,
     course,
     prints_as_expected,
 )
 
 from tutor.course import AnswerStep, CodeStep, FixStep
-
-
-def _before(folder: str) -> bool:
-    """A question set built before this one (a later one, learner27 say, may name its steps
-    again: every step is named by now), or the chat's other material."""
-    number = re.fullmatch(r"learner(\d+)", folder)
-    return number is None or int(number.group(1)) < 8
-
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -58,7 +51,8 @@ JUDGED_DAYS = (
 )
 # Every earlier question set, whatever its format, the diagnosis corpora, the chat's cards and those
 # judged records: only their URLs are read from the raw text.
-EARLIER_SETS = sorted(p for p in HERE.rglob("*.yaml") if _before(p.relative_to(HERE).parts[0]))
+EARLIER_SETS = sorted(p for p in HERE.rglob("*.yaml")
+                      if built_before(p.relative_to(HERE).parts[0], 8))
 EARLIER = [
     *EARLIER_SETS,
     *sorted(p for p in (ROOT / "tests" / "diagnosis").rglob("*") if p.is_file()),

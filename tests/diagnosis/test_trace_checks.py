@@ -23,6 +23,20 @@ TWO_LAYERS = "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 NORMED = "model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))\n"
 SIGMOID_NET = "model = nn.Sequential(nn.Linear(4, 6), nn.Sigmoid(), nn.Linear(6, 2))\n"
 
+ATTEND = """class Attend(nn.Module):
+    def __init__(self, p=0.3):
+        super().__init__()
+        self.p = p
+        self.proj = nn.Linear(4, 12)
+    def forward(self, t):
+        q, k, v = self.proj(t).view(1, -1, 3, 4).unbind(2)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p={rate})
+net = Attend()
+net.eval()
+with torch.no_grad():
+    print((net(x) - net(x)).abs().max())
+"""
+
 # (id, root line, text the patch holds, program with the bug, the same program right)
 CASES = [
     ("nan-from-op", 11, "clamp(min=1e-8)", DATA + """w = torch.randn(4, requires_grad=True)
@@ -120,31 +134,8 @@ for epoch in range(6):
 """),
     # attention dropout has no training flag: its rate is the module's mode's to choose
     ("attention-dropout-in-eval", 14, "dropout_p=self.p if self.training else 0.0",
-     DATA + """class Attend(nn.Module):
-    def __init__(self, p=0.3):
-        super().__init__()
-        self.p = p
-        self.proj = nn.Linear(4, 12)
-    def forward(self, t):
-        q, k, v = self.proj(t).view(1, -1, 3, 4).unbind(2)
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p)
-net = Attend()
-net.eval()
-with torch.no_grad():
-    print((net(x) - net(x)).abs().max())
-""", DATA + """class Attend(nn.Module):
-    def __init__(self, p=0.3):
-        super().__init__()
-        self.p = p
-        self.proj = nn.Linear(4, 12)
-    def forward(self, t):
-        q, k, v = self.proj(t).view(1, -1, 3, 4).unbind(2)
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p if self.training else 0.0)
-net = Attend()
-net.eval()
-with torch.no_grad():
-    print((net(x) - net(x)).abs().max())
-"""),
+     DATA + ATTEND.format(rate="self.p"),
+     DATA + ATTEND.format(rate="self.p if self.training else 0.0")),
     ("dropout-training-flag", 12, "training=self.training", DATA + """class Net(nn.Module):
     def __init__(self):
         super().__init__()

@@ -41,8 +41,8 @@ def check_absent_parameter(ctx: Ctx) -> list[Candidate]:
             kind = snap.type if isinstance(snap, ValueSnapshot) else None
             calls = [c for c in ctx.flow.calls if kind is None or call_name(c) == kind]
         else:  # a layer the program names (self.fc): where it is built
-            values = [ctx.flow.value_of(s) for s in ctx.flow.assignments.get(owner, [])]
-            calls = [c for c in values if isinstance(c, ast.Call)]
+            made = ctx.flow.constructor(owner)
+            calls = [made] if made is not None else []
         built = [call for call in calls if any(
             k.arg in WITHOUT[attr] and isinstance(k.value, ast.Constant)
             and k.value.value is False for k in call.keywords)]

@@ -11,33 +11,33 @@ from __future__ import annotations
 
 import ast
 
+from tutor.diagnosis.calls import Calls, Function
 from tutor.diagnosis.candidate import Candidate, Check, Ctx
 from tutor.diagnosis.fixes import Fix, replace_node
-from tutor.diagnosis.flow import call_name, text
+from tutor.diagnosis.flow import default_value, text
 from tutor.diagnosis.verify import prints_else
 from tutor.i18n import T
-
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def check_argument_not_passed_on(ctx: Ctx) -> list[Candidate]:
     if ctx.error is not None:
         return []
-    tree = ctx.flow.tree
-    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    graph = ctx.flow.call_graph
     out: list[Candidate] = []
-    for owner, function in _functions(tree):
+    for function in graph.functions:
         read = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Load)}
         names = [a.arg for a in (*function.args.args, *function.args.kwonlyargs)
                  if a.arg not in ("self", "cls") and a.arg not in read]
+        owner = graph.parents.get(function)
         for name in names:
-            if not _given_by_program(tree, owner, function, name):
-                continue
-            for call in _calls_in(function):
-                inner = _callee(tree, classes, owner, call)
-                if inner is None or inner is function or not _takes_default(inner, name) or any(
-                        k.arg in (name, None) for k in call.keywords):
+            if not graph.arguments_for(function, name):
+                continue  # nobody gives it a value: an unused parameter may well be meant
+            for call in sorted((n for n in ast.walk(function) if isinstance(n, ast.Call)),
+                               key=lambda c: (c.lineno, c.col_offset)):
+                inner = _callee(graph, owner, call)
+                if inner is None or inner is function or not _takes_default(
+                        graph, inner, name) or any(k.arg in (name, None) for k in call.keywords):
                     continue
                 new = ast.unparse(ast.Call(call.func, call.args, [
                     *call.keywords, ast.keyword(name, ast.Name(name, ast.Load()))]))
@@ -45,7 +45,8 @@ def check_argument_not_passed_on(ctx: Ctx) -> list[Candidate]:
                 if edit is None:
                     continue
                 callee = text(call.func)
-                where = f"{owner.name}.{function.name}" if owner else function.name
+                where = f"{owner.name}.{function.name}" if isinstance(
+                    owner, ast.ClassDef) else function.name
                 fill: dict[str, object] = {"line": call.lineno, "name": name,
                                            "function": where, "callee": callee}
                 out.append(Candidate("argument-not-passed-on", call.lineno, 0.8, [
@@ -57,78 +58,34 @@ def check_argument_not_passed_on(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-def _functions(tree: ast.Module) -> list[tuple[ast.ClassDef | None, Function]]:
-    """The program's functions and methods, each with its class (None: a function)."""
-    out: list[tuple[ast.ClassDef | None, Function]] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append((None, node))
-        elif isinstance(node, ast.ClassDef):
-            out.extend((node, f) for f in node.body
-                       if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return out
-
-
-def _calls_in(function: Function) -> list[ast.Call]:
-    return sorted((n for n in ast.walk(function) if isinstance(n, ast.Call)),
-                  key=lambda c: (c.lineno, c.col_offset))
-
-
-def _instances(tree: ast.Module, cls: str) -> set[str]:
-    """The names the program binds to an object of ``cls`` (``model``, ``self.masking``)."""
-    return {text(target) for node in ast.walk(tree) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call) and call_name(node.value) == cls
-            for target in node.targets}
-
-
-def _given_by_program(tree: ast.Module, owner: ast.ClassDef | None, function: Function,
-                      name: str) -> bool:
-    """A call of the program gives ``function`` a value for ``name`` (by keyword)."""
-    if owner is not None and function.name == "forward":
-        callers = _instances(tree, owner.name)
-        calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
-                 and (text(c.func) in callers or call_name(c) == "forward")]
-    else:
-        calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)
-                 and call_name(c) == function.name]
-    return any(k.arg == name for c in calls if c not in ast.walk(function) for k in c.keywords)
-
-
-def _callee(tree: ast.Module, classes: dict[str, ast.ClassDef], owner: ast.ClassDef | None,
-            call: ast.Call) -> Function | None:
-    """The function of the program a call runs: a function by its name, a method of the
-    same class (``self.helper(...)``), or the forward of the program's class whose object
-    the attribute holds (``self.masking(...)``)."""
+def _callee(graph: Calls, owner: ast.AST | None, call: ast.Call) -> Function | None:
+    """The function of the program a call runs: a module-level function by its name, a
+    method of the same class (``self.helper(...)``), or the forward of the program's class
+    whose object the attribute holds (``self.masking(...)``)."""
     func = call.func
     if isinstance(func, ast.Name):
-        found = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name == func.id]
+        found = [f for f in graph.functions if f.name == func.id
+                 and isinstance(graph.parents.get(f), ast.Module)]
         return found[0] if len(found) == 1 else None
-    if owner is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                             and func.value.id == "self"):
+    if not (isinstance(owner, ast.ClassDef) and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
     for node in owner.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.attr:
             return node
-    held = {call_name(n.value) for n in ast.walk(owner) if isinstance(n, ast.Assign)
-            and isinstance(n.value, ast.Call) and any(text(t) == f"self.{func.attr}"
-                                                      for t in n.targets)}
-    if len(held) != 1:
+    held = [cls for cls, names in graph.instances.items() if text(func) in names]
+    classes = [c for c in ast.walk(graph.tree) if isinstance(c, ast.ClassDef) and c.name in held]
+    if len(classes) != 1:
         return None
-    cls = classes.get(next(iter(held)))
-    if cls is None:
-        return None
-    return next((f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return next((f for f in classes[0].body
+                 if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and f.name == "forward"), None)
 
 
-def _takes_default(function: Function, name: str) -> bool:
+def _takes_default(graph: Calls, function: Function, name: str) -> bool:
     """``function`` has a parameter ``name`` with a default (the value it runs with)."""
-    args = function.args
-    positional = args.args[len(args.args) - len(args.defaults):] if args.defaults else []
-    keyword = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
-               if d is not None]
-    return any(a.arg == name for a in (*positional, *keyword))
+    found = graph.parameter(function, name)
+    return found is not None and default_value(function, found[1]) is not None
 
 
 EXCEPTION_CHECKS: tuple[Check, ...] = ()

@@ -257,15 +257,19 @@ def _tensor_names(source: Source) -> set[str]:
 def data_attribute(source: Source) -> list[Hit]:
     tensors = _tensor_names(source)
     shown = _only_shown(source.tree)
+    applied = {dotted(a) for c in ast.walk(source.tree) if isinstance(c, ast.Call)
+               and call_name(c) == "apply" for a in c.args}
     hits: list[Hit] = []
     for node in ast.walk(source.tree):
         if not (isinstance(node, ast.Attribute) and node.attr == "data") or id(node) in shown:
             continue
         owner = node.value
+        # a gradient's values, a weight updated after backward(), or one set up by an init
+        # function before any pass: no graph it could corrupt
         if (isinstance(owner, ast.Attribute) and owner.attr == "grad") or _manual_update(
-                source, node) or _read_by_update(source, node) or _initialises(source, node):
-            continue  # a gradient's values, or a weight updated after backward() or set up
-            # by an init function before any pass: no graph it could corrupt
+                source, node) or _read_by_update(source, node) or _initialises(
+                source, node, applied):
+            continue
         owner_name = dotted(owner)
         tensorish = (
             isinstance(owner, ast.Attribute) and owner.attr in TENSOR_ATTRS
@@ -278,7 +282,7 @@ def data_attribute(source: Source) -> list[Hit]:
 INIT_FUNCTION = re.compile(r"init|reset", re.IGNORECASE)
 
 
-def _initialises(source: Source, node: ast.Attribute) -> bool:
+def _initialises(source: Source, node: ast.Attribute, applied: set[str | None]) -> bool:
     """``m.weight.data.normal_(0, 0.01)`` (or ``nn.init.xavier_uniform_(m.weight.data)``,
     ``w.data = ...``) in an ``__init__``, an init/reset function or one given to
     ``.apply()``: the old idiom for setting a parameter's starting values, which runs before
@@ -287,8 +291,6 @@ def _initialises(source: Source, node: ast.Attribute) -> bool:
                      if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if function is None:
         return False
-    applied = {dotted(a) for c in ast.walk(source.tree) if isinstance(c, ast.Call)
-               and call_name(c) == "apply" for a in c.args}
     if not (INIT_FUNCTION.search(function.name) or function.name in applied):
         return False
     parent = source.parents.get(node)

@@ -746,8 +746,7 @@ def _activation_sites(ctx: Ctx, given: LossInputEvidence, nll: bool
             return found
         if nll and layer is not None and given.producer_kind == "Softmax":
             # a layer kept as an attribute: its log version where it is built
-            edit = replace_node(ctx.code, layer.func, text(layer.func).replace(
-                "Softmax", "LogSoftmax"))
+            edit = _log_layer(ctx, layer)
             if edit is not None:
                 found.append((layer.lineno, edit, _said(edit, layer.lineno, nll)))
             return found
@@ -811,8 +810,7 @@ def _used_elsewhere(flow: Flow, name: str, made: int, loss_line: int) -> bool:
 def _layer_out(ctx: Ctx, layer: ast.Call, parent: ast.Call, nll: bool) -> Edit | None:
     """The activation layer out of its Sequential (or, for NLLLoss, its log version)."""
     if nll:
-        return replace_node(ctx.code, layer.func, text(layer.func).replace("Softmax",
-                                                                           "LogSoftmax"))
+        return _log_layer(ctx, layer)
     if parent.lineno == parent.end_lineno:
         return _drop_activation(ctx, layer)
     line = ctx.flow.line(layer.lineno).strip().rstrip(",")
@@ -822,6 +820,11 @@ def _layer_out(ctx: Ctx, layer: ast.Call, parent: ast.Call, nll: bool) -> Edit |
     if alone:
         return Edit("delete", layer.lineno)
     return _cut_from_line(ctx.code, layer, parent.args)
+
+
+def _log_layer(ctx: Ctx, layer: ast.Call) -> Edit | None:
+    """``nn.Softmax(dim=1)`` -> ``nn.LogSoftmax(dim=1)`` where the layer is built."""
+    return replace_node(ctx.code, layer.func, text(layer.func).replace("Softmax", "LogSoftmax"))
 
 
 def _cut_from_line(code: str, layer: ast.expr, args: list[ast.expr]) -> Edit | None:
